@@ -1,0 +1,1 @@
+"""The GitHub App: webhook server, GitHub API client, durable jobs, publishing."""

@@ -1,0 +1,31 @@
+"""How a job tells the worker pool what to do with a failure.
+
+Anything else a job raises is treated as unexpected: retried with backoff and,
+after the last attempt, parked with its error for a human to look at.
+"""
+
+from __future__ import annotations
+
+
+class RetryLater(Exception):
+    """The job should run again after ``delay`` seconds (``None``: the pool's backoff).
+
+    Raised for GitHub rate limits (``retry-after`` / ``x-ratelimit-reset``), 5xx answers,
+    time-outs and connection errors that outlasted the client's own retries.
+    """
+
+    def __init__(self, reason: str, delay: float | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.delay = delay
+
+
+class GiveUp(Exception):
+    """The job cannot and need not be done; it ends cleanly without retry.
+
+    Example: GitHub answers 404 because the app was uninstalled or the repository deleted.
+    """
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
