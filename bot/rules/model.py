@@ -78,3 +78,6 @@ class RuleHit:
     skip: bool = False
     reasons: tuple[str, ...] = ()
     captures: Mapping[str, str] = field(default_factory=dict)
+    #: Changed files the rule's ``files`` condition matched (empty when it has none);
+    #: the guide groups "what changed" by area with it.
+    files: tuple[str, ...] = ()
