@@ -1,0 +1,105 @@
+"""The tag view's tables and their migrations (component ``"tagview"`` in ``schema_versions``)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+from bot.app.db import migrate, open_database
+
+#: Name under which the tag view's schema version is recorded.
+COMPONENT = "tagview"
+
+_TABLES = """
+CREATE TABLE tagview_repositories (
+    name TEXT PRIMARY KEY COLLATE NOCASE,
+    visibility TEXT NOT NULL DEFAULT 'private' CHECK (visibility IN ('public', 'private'))
+);
+CREATE TABLE tagview_guides (
+    id INTEGER PRIMARY KEY,
+    repository TEXT NOT NULL COLLATE NOCASE REFERENCES tagview_repositories (name),
+    number INTEGER NOT NULL,
+    title TEXT NOT NULL,
+    url TEXT,
+    author TEXT,
+    merged_at TEXT,
+    change_type TEXT,
+    breaking INTEGER NOT NULL DEFAULT 0,
+    importance INTEGER,
+    reading_level TEXT,
+    reading_minutes INTEGER,
+    lang TEXT,
+    summary TEXT NOT NULL DEFAULT '',
+    labels TEXT NOT NULL DEFAULT '[]',
+    areas TEXT NOT NULL DEFAULT '[]',
+    focus_text TEXT NOT NULL DEFAULT '',
+    data TEXT NOT NULL,
+    stored_at TEXT NOT NULL,
+    UNIQUE (repository, number)
+);
+CREATE INDEX tagview_guides_merged ON tagview_guides (repository, merged_at DESC, number DESC);
+CREATE TABLE tagview_labels (
+    guide_id INTEGER NOT NULL REFERENCES tagview_guides (id) ON DELETE CASCADE,
+    repository TEXT NOT NULL COLLATE NOCASE,
+    label TEXT NOT NULL COLLATE NOCASE,
+    source TEXT NOT NULL DEFAULT 'rule' CHECK (source IN ('rule', 'human')),
+    rule TEXT,
+    merged_at TEXT,
+    number INTEGER NOT NULL,
+    PRIMARY KEY (guide_id, label)
+);
+CREATE INDEX tagview_labels_by_label ON tagview_labels (repository, label, merged_at DESC, number DESC);
+CREATE TABLE tagview_areas (
+    guide_id INTEGER NOT NULL REFERENCES tagview_guides (id) ON DELETE CASCADE,
+    repository TEXT NOT NULL COLLATE NOCASE,
+    area TEXT NOT NULL COLLATE NOCASE,
+    PRIMARY KEY (guide_id, area)
+);
+CREATE INDEX tagview_areas_by_area ON tagview_areas (repository, area);
+CREATE TABLE tagview_label_info (
+    repository TEXT NOT NULL COLLATE NOCASE,
+    label TEXT NOT NULL COLLATE NOCASE,
+    description TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (repository, label)
+);
+"""
+
+_SEARCH_FTS = """
+CREATE VIRTUAL TABLE tagview_search USING fts5 (title, focus, tokenize = 'trigram');
+INSERT INTO tagview_search (rowid, title, focus) SELECT id, title, focus_text FROM tagview_guides;
+"""
+
+# Python builds without FTS5 still record version 2, and search falls back to LIKE.
+_SEARCH_NONE = "SELECT 1;"
+
+
+def fts5_trigram_available() -> bool:
+    """Whether this Python's SQLite has FTS5 with the trigram tokenizer (SQLite >= 3.34)."""
+    probe = sqlite3.connect(":memory:")
+    try:
+        probe.execute("CREATE VIRTUAL TABLE t USING fts5 (x, tokenize = 'trigram')")
+        return True
+    except sqlite3.Error:
+        return False
+    finally:
+        probe.close()
+
+
+def migrations() -> list[str]:
+    """The tag view's migration scripts, in order (see :func:`bot.app.db.migrate`)."""
+    return [_TABLES, _SEARCH_FTS if fts5_trigram_available() else _SEARCH_NONE]
+
+
+def open_connection(path: str | os.PathLike[str]) -> sqlite3.Connection:
+    """Open the shared prguide database file (:func:`bot.app.db.open_database`)."""
+    return open_database(path)
+
+
+def migrate_tagview(conn: sqlite3.Connection) -> bool:
+    """Bring the tag view's tables up to date; return whether the FTS5 search index exists.
+
+    Raises :class:`bot.app.db.DatabaseError` when the database is newer than this code.
+    """
+    migrate(conn, COMPONENT, migrations())
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'tagview_search'").fetchone()
+    return found is not None
