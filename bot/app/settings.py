@@ -1,0 +1,216 @@
+"""The GitHub App's settings, read once from the environment at start-up.
+
+Every problem is collected and reported together, so an operator fixes a broken
+deployment in one pass instead of one variable per restart.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from bot.rules.model import LANGUAGES
+
+DEFAULT_API_URL = "https://api.github.com"
+DEFAULT_PORT = 8080
+DEFAULT_HOST = "0.0.0.0"
+DEFAULT_DB = "prguide.sqlite3"
+DEFAULT_WORKERS = 4
+MAX_WORKERS = 64
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+_PEM_RE = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.+-----END [A-Z ]*PRIVATE KEY-----", re.DOTALL)
+
+
+class SettingsError(ValueError):
+    """Raised by :func:`from_env` when the environment is unusable.
+
+    ``problems`` lists every finding, one sentence each, naming the variable.
+    """
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        lines = "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(f"prguide cannot start; fix these settings:\n{lines}")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What the server needs to run, validated.
+
+    ``app_id``: the GitHub App's id (App settings page, "About"). ``private_key``: the
+    App's PEM private key text, used to sign JWTs ("Generating a JSON Web Token (JWT) for
+    a GitHub App"). ``webhook_secret``: the secret GitHub signs deliveries with
+    ("Validating webhook deliveries"). ``api_url``: REST API root without a trailing
+    slash (GitHub Enterprise Server: ``https://HOST/api/v3``). ``rules``: extra rule
+    files/folders applied to every repository on top of the shipped defaults.
+    ``lang``: ``"en"`` or ``"zh"``. ``db_path``: the SQLite job queue file.
+    ``workers``: concurrent jobs. ``view_token``: when set, the tag view asks for it.
+
+    The key, secret and view token never appear in ``repr``.
+    """
+
+    app_id: int
+    private_key: str = field(repr=False)
+    webhook_secret: str = field(repr=False)
+    api_url: str = DEFAULT_API_URL
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    rules: tuple[Path, ...] = ()
+    lang: str = "en"
+    db_path: Path = Path(DEFAULT_DB)
+    workers: int = DEFAULT_WORKERS
+    view_token: str | None = field(default=None, repr=False)
+    log_level: str = "INFO"
+
+    @property
+    def log_level_number(self) -> int:
+        """``log_level`` as a :mod:`logging` level number."""
+        return logging.getLevelName(self.log_level)
+
+
+def from_env(environ: Mapping[str, str] | None = None) -> Settings:
+    """Read and validate :class:`Settings` from ``environ`` (default :data:`os.environ`).
+
+    Variables: ``GITHUB_APP_ID``, ``GITHUB_PRIVATE_KEY`` (PEM text; ``\\n`` escapes are
+    turned into newlines) or ``GITHUB_PRIVATE_KEY_PATH``, ``GITHUB_WEBHOOK_SECRET``,
+    ``GITHUB_API_URL``, ``HOST``, ``PORT``, ``PRGUIDE_RULES`` (files/folders separated by
+    ``os.pathsep`` or commas), ``PRGUIDE_LANG``, ``PRGUIDE_DB``, ``PRGUIDE_WORKERS``,
+    ``PRGUIDE_VIEW_TOKEN``, ``PRGUIDE_LOG_LEVEL``. Empty values count as unset.
+
+    Raises :class:`SettingsError` listing every problem found.
+    """
+    env = os.environ if environ is None else environ
+    problems: list[str] = []
+
+    def get(name: str) -> str | None:
+        value = env.get(name)
+        if value is None:
+            return None
+        value = value.strip()
+        return value or None
+
+    app_id = _int(get("GITHUB_APP_ID"), "GITHUB_APP_ID", problems, low=1, required=True)
+    private_key = _private_key(get("GITHUB_PRIVATE_KEY"), get("GITHUB_PRIVATE_KEY_PATH"), problems)
+
+    # Not stripped: a secret may legitimately end in whitespace, and it must match GitHub's byte for byte.
+    secret = env.get("GITHUB_WEBHOOK_SECRET") or ""
+    if not secret:
+        problems.append(
+            "GITHUB_WEBHOOK_SECRET is not set: prguide refuses to accept unsigned deliveries "
+            "(use the secret from the App's webhook settings)"
+        )
+
+    api_url = (get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/")
+    parts = urlsplit(api_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        problems.append(f"GITHUB_API_URL must be an http(s) URL such as {DEFAULT_API_URL}, got {api_url!r}")
+
+    port = _int(get("PORT"), "PORT", problems, low=0, high=65535, default=DEFAULT_PORT)
+    host = get("HOST") or DEFAULT_HOST
+
+    rules: list[Path] = []
+    for item in re.split(rf"[,{re.escape(os.pathsep)}]", get("PRGUIDE_RULES") or ""):
+        item = item.strip()
+        if not item:
+            continue
+        path = Path(item).expanduser()
+        if not path.exists():
+            problems.append(f"PRGUIDE_RULES: no such rule file or folder: {item}")
+        rules.append(path)
+
+    lang = (get("PRGUIDE_LANG") or "en").lower()
+    if lang not in LANGUAGES:
+        problems.append(f"PRGUIDE_LANG must be one of {', '.join(LANGUAGES)}, got {lang!r}")
+
+    db_path = Path(get("PRGUIDE_DB") or DEFAULT_DB).expanduser()
+    if not db_path.parent.is_dir():
+        problems.append(f"PRGUIDE_DB: folder {str(db_path.parent)!r} does not exist")
+
+    workers = _int(get("PRGUIDE_WORKERS"), "PRGUIDE_WORKERS", problems, low=1, high=MAX_WORKERS, default=DEFAULT_WORKERS)
+
+    log_level = (get("PRGUIDE_LOG_LEVEL") or "INFO").upper()
+    if log_level not in LOG_LEVELS:
+        problems.append(f"PRGUIDE_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, got {log_level!r}")
+
+    if problems:
+        raise SettingsError(problems)
+    assert app_id is not None and private_key is not None  # guaranteed by the checks above
+    return Settings(
+        app_id=app_id,
+        private_key=private_key,
+        webhook_secret=secret,
+        api_url=api_url,
+        host=host,
+        port=port if port is not None else DEFAULT_PORT,
+        rules=tuple(rules),
+        lang=lang,
+        db_path=db_path,
+        workers=workers if workers is not None else DEFAULT_WORKERS,
+        view_token=get("PRGUIDE_VIEW_TOKEN"),
+        log_level=log_level,
+    )
+
+
+def _int(
+    raw: str | None,
+    name: str,
+    problems: list[str],
+    *,
+    low: int,
+    high: int | None = None,
+    default: int | None = None,
+    required: bool = False,
+) -> int | None:
+    if raw is None:
+        if required:
+            problems.append(f"{name} is not set (the GitHub App's numeric id)")
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        problems.append(f"{name} must be a whole number, got {raw!r}")
+        return default
+    if value < low or (high is not None and value > high):
+        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
+        problems.append(f"{name} must be {bound}, got {value}")
+        return default
+    return value
+
+
+def _private_key(text: str | None, path: str | None, problems: list[str]) -> str | None:
+    if text and path:
+        problems.append("set only one of GITHUB_PRIVATE_KEY and GITHUB_PRIVATE_KEY_PATH")
+        return None
+    source = "GITHUB_PRIVATE_KEY"
+    if path:
+        source = "GITHUB_PRIVATE_KEY_PATH"
+        try:
+            text = Path(path).expanduser().read_text(encoding="ascii")
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(f"GITHUB_PRIVATE_KEY_PATH: cannot read {path!r}: {exc.strerror or exc}")
+            return None
+    if not text:
+        problems.append("GITHUB_PRIVATE_KEY or GITHUB_PRIVATE_KEY_PATH must be set (the App's .pem private key)")
+        return None
+    # Platforms that only take one-line variables carry the PEM with literal "\n".
+    if "\\n" in text and "\n" not in text.strip():
+        text = text.replace("\\n", "\n")
+    text = text.strip() + "\n"
+    if not _PEM_RE.search(text):
+        problems.append(f"{source} is not a PEM private key (expected '-----BEGIN ... PRIVATE KEY-----')")
+        return None
+    try:
+        from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+        load_pem_private_key(text.encode("ascii"), password=None)
+    except (ValueError, TypeError, UnicodeEncodeError) as exc:
+        # The library's message never quotes the key material.
+        problems.append(f"{source} cannot be loaded as a private key: {exc}")
+        return None
+    return text
