@@ -1,0 +1,632 @@
+"""The durable job queue and the worker pool that drains it.
+
+Every webhook delivery becomes one row of the ``jobs`` table *before* the webhook
+answers 2xx, so nothing GitHub sent is lost to a crash or a restart. The delivery id
+(the ``X-GitHub-Delivery`` header, which a redelivery keeps) is the idempotency key:
+a delivery is queued at most once.
+
+Jobs carry a *key*, normally the pull request (``"owner/repo#N"``). Jobs for one key
+run one at a time in arrival order, so a merge event and a ``/prguide refresh``
+racing each other leave exactly one comment; jobs for different keys run
+concurrently, up to the pool's concurrency.
+
+A job's life::
+
+    queued --claim--> running --success / GiveUp--> done
+       ^                 |
+       +--RetryLater / error (attempts left) / stop() / restart
+                         |
+                         +--error (no attempts left)--> parked --retry_parked()--> queued
+
+Times are Unix seconds (``time.time()``), stored so they survive a restart. One
+:class:`WorkerPool` per database file: at start it takes back every ``running`` row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import sqlite3
+import threading
+import time
+import traceback
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from bot.app.db import migrate, open_database
+from bot.app.errors import GiveUp, RetryLater
+
+log = logging.getLogger(__name__)
+
+#: The job states, in the order :meth:`JobStore.counts` reports them.
+STATES = ("queued", "running", "done", "parked")
+#: ``outcome`` of a ``done`` job.
+SUCCEEDED = "succeeded"
+GIVEN_UP = "given_up"
+
+#: GitHub lets a user redeliver a webhook delivery from the past 3 days ("Redelivering
+#: webhooks"); delivery ids are kept longer than that so a redelivery is recognised.
+KEEP_DELIVERIES_S = 7 * 86400.0
+#: Payloads of done jobs are only kept this long (for debugging); the row stays for dedupe.
+KEEP_PAYLOADS_S = 86400.0
+#: Hard cap on done rows, oldest deleted first, even inside the redelivery window.
+MAX_DONE_ROWS = 200_000
+
+MIGRATIONS = [
+    """
+    CREATE TABLE jobs (
+        id INTEGER PRIMARY KEY,
+        delivery_id TEXT NOT NULL UNIQUE,
+        event TEXT NOT NULL,
+        action TEXT,
+        key TEXT NOT NULL,
+        payload BLOB NOT NULL,
+        installation_id INTEGER,
+        state TEXT NOT NULL DEFAULT 'queued'
+            CHECK (state IN ('queued', 'running', 'done', 'parked')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        not_before REAL NOT NULL,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        outcome TEXT,
+        error TEXT
+    );
+    CREATE INDEX jobs_due ON jobs (state, not_before, id);
+    CREATE INDEX jobs_key ON jobs (key, state, id);
+    """,
+]
+
+_JOB_COLUMNS = "id, delivery_id, event, action, key, payload, installation_id, attempts, created_at"
+
+_ENQUEUE = (
+    "INSERT INTO jobs (delivery_id, event, action, key, payload, installation_id,"
+    " not_before, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (delivery_id) DO NOTHING"
+)
+
+# A queued job may start only when it is the oldest unfinished job of its key and no
+# job of its key is running (a parked job put back by retry_parked() can be older
+# than a running one).
+_HEAD_OF_KEY = """
+    j.state = 'queued'
+    AND NOT EXISTS (SELECT 1 FROM jobs e WHERE e.key = j.key
+                    AND e.state IN ('queued', 'running') AND e.id < j.id)
+    AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.key = j.key AND r.state = 'running')
+"""
+
+_CLAIM = f"""
+    UPDATE jobs SET state = 'running', attempts = attempts + 1, updated_at = :now
+    WHERE id = (SELECT j.id FROM jobs j WHERE {_HEAD_OF_KEY} AND j.not_before <= :now
+                ORDER BY j.not_before, j.id LIMIT 1)
+    RETURNING {_JOB_COLUMNS}
+"""
+
+_NEXT_DUE = f"SELECT min(j.not_before) FROM jobs j WHERE {_HEAD_OF_KEY}"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One queued webhook delivery, as the handler receives it.
+
+    ``delivery_id``: the ``X-GitHub-Delivery`` header; ``event``: ``X-GitHub-Event``
+    (``pull_request``, ``issue_comment``, ...); ``action``: the payload's ``action``;
+    ``key``: what the job serialises on, e.g. ``"owner/repo#N"``; ``payload``: the raw
+    request body (see :attr:`data`); ``installation_id``: the payload's
+    ``installation.id``; ``attempts``: 1 on the first run, 2 on the first retry, ...;
+    ``created_at``: Unix seconds when the delivery was queued.
+    """
+
+    id: int
+    delivery_id: str
+    event: str
+    action: str | None
+    key: str
+    payload: bytes = field(repr=False)
+    installation_id: int | None
+    attempts: int
+    created_at: float
+
+    @cached_property
+    def data(self) -> Any:
+        """The payload parsed as JSON (parsed on first use). Raises ``ValueError`` if it is not JSON."""
+        try:
+            return json.loads(self.payload)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"payload of delivery {self.delivery_id} is not JSON: {exc}") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class ParkedJob:
+    """A job that failed ``attempts`` times; ``error`` is its last error (traceback text)."""
+
+    id: int
+    delivery_id: str
+    event: str
+    action: str | None
+    key: str
+    attempts: int
+    error: str | None
+    created_at: float
+    updated_at: float
+
+
+def _job(row: sqlite3.Row | tuple) -> Job:
+    return Job(
+        id=row[0],
+        delivery_id=row[1],
+        event=row[2],
+        action=row[3],
+        key=row[4],
+        payload=bytes(row[5]),
+        installation_id=row[6],
+        attempts=row[7],
+        created_at=row[8],
+    )
+
+
+class JobStore:
+    """The ``jobs`` table: queueing, claiming and settling jobs.
+
+    Every method is one short SQLite transaction (well under a millisecond with WAL),
+    safe to call from the event loop or from worker threads; a lock serialises use of
+    the connection. ``now`` arguments default to ``clock()`` (Unix seconds).
+    Database failures raise ``sqlite3.Error``.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, *, clock: Callable[[], float] = time.time):
+        """Wrap an open connection (see :func:`bot.app.db.open_database`) and migrate the ``jobs`` tables."""
+        self.conn = conn
+        self.clock = clock
+        self._lock = threading.Lock()
+        with self._lock:
+            migrate(conn, "jobs", MIGRATIONS)
+
+    @classmethod
+    def open(cls, path: str | None = None, *, clock: Callable[[], float] = time.time) -> JobStore:
+        """Open the store in the database at ``path`` (default ``$PRGUIDE_DB`` or ``prguide.db``)."""
+        return cls(open_database(path), clock=clock)
+
+    def close(self) -> None:
+        """Close the connection; jobs still ``running`` are taken back by the next start."""
+        with self._lock:
+            self.conn.close()
+
+    def enqueue(
+        self,
+        delivery_id: str,
+        event: str,
+        key: str,
+        payload: bytes,
+        *,
+        installation_id: int | None,
+        action: str | None,
+        now: float | None = None,
+    ) -> bool:
+        """Queue a webhook delivery; return False (writing nothing) if ``delivery_id`` is known.
+
+        The row is committed when this returns, so the webhook may answer 2xx.
+        ``delivery_id`` and ``event`` are the ``X-GitHub-Delivery``/``X-GitHub-Event``
+        headers ("Webhook events and payloads"), ``payload`` the raw body.
+        Raises ``ValueError`` for an empty ``delivery_id``, ``event`` or ``key`` or a
+        ``payload`` that is not bytes.
+        """
+        if not delivery_id or not event or not key:
+            raise ValueError(
+                f"delivery_id, event and key must be non-empty (got {delivery_id!r}, {event!r}, {key!r})"
+            )
+        if not isinstance(payload, (bytes, bytearray, memoryview)):
+            raise ValueError(f"payload must be bytes, not {type(payload).__name__}")
+        at = self.clock() if now is None else now
+        with self._lock:
+            cur = self.conn.execute(
+                _ENQUEUE, (delivery_id, event, action, key, bytes(payload), installation_id, at, at, at)
+            )
+        return cur.rowcount == 1
+
+    def claim(self, now: float | None = None) -> Job | None:
+        """Mark the next runnable job ``running`` (counting an attempt) and return it.
+
+        Runnable: ``queued``, due (``not_before <= now``), the oldest unfinished job of
+        its key, and no job of its key running. Among those, the earliest due wins,
+        then the earliest queued. Returns None when nothing is runnable.
+        """
+        at = self.clock() if now is None else now
+        with self._lock:
+            rows = self.conn.execute(_CLAIM, {"now": at}).fetchall()
+        return _job(rows[0]) if rows else None
+
+    def next_due(self) -> float | None:
+        """When the earliest job that is only waiting for its time becomes due (Unix s), or None.
+
+        Jobs waiting behind a running job of their key do not count: that job's
+        completion is what wakes the pool for them.
+        """
+        with self._lock:
+            return self.conn.execute(_NEXT_DUE).fetchone()[0]
+
+    def complete(self, job_id: int, *, outcome: str = SUCCEEDED, reason: str | None = None, now: float | None = None) -> None:
+        """Mark a job ``done`` with ``outcome`` (``succeeded`` or ``given_up`` plus its ``reason``)."""
+        if outcome not in (SUCCEEDED, GIVEN_UP):
+            raise ValueError(f"outcome must be {SUCCEEDED!r} or {GIVEN_UP!r}, not {outcome!r}")
+        self._settle(job_id, "done", now, outcome=outcome, error=reason)
+
+    def retry(self, job_id: int, *, delay: float, error: str | None, now: float | None = None) -> None:
+        """Put a job back in the queue, due ``delay`` seconds from ``now``, recording ``error``."""
+        self._settle(job_id, "queued", now, not_before_in=max(0.0, delay), error=error)
+
+    def park(self, job_id: int, *, error: str, now: float | None = None) -> None:
+        """Set a job aside (``parked``) with its last ``error`` until :meth:`retry_parked`."""
+        self._settle(job_id, "parked", now, error=error)
+
+    def release(self, job_id: int, *, now: float | None = None) -> None:
+        """Put a running job back, due now, without counting the interrupted attempt (shutdown)."""
+        at = self.clock() if now is None else now
+        with self._lock:
+            self.conn.execute(
+                "UPDATE jobs SET state = 'queued', attempts = max(attempts - 1, 0), not_before = ?, updated_at = ?"
+                " WHERE id = ? AND state = 'running'",
+                (at, at, job_id),
+            )
+
+    def _settle(
+        self,
+        job_id: int,
+        state: str,
+        now: float | None,
+        *,
+        outcome: str | None = None,
+        error: str | None = None,
+        not_before_in: float = 0.0,
+    ) -> None:
+        at = self.clock() if now is None else now
+        with self._lock:
+            self.conn.execute(
+                "UPDATE jobs SET state = ?, outcome = ?, error = ?, not_before = ?, updated_at = ?"
+                " WHERE id = ? AND state = 'running'",
+                (state, outcome, error, at + not_before_in, at, job_id),
+            )
+
+    def requeue_running(self, *, max_attempts: int | None = None, now: float | None = None) -> int:
+        """Take back jobs left ``running`` by a stopped process; return how many.
+
+        They are queued again, due now, keeping the interrupted attempt in their count
+        so a job that keeps crashing the process is parked once it has used
+        ``max_attempts`` (when given). Call only while no pool is running on this file.
+        """
+        at = self.clock() if now is None else now
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                parked = 0
+                if max_attempts is not None:
+                    parked = self.conn.execute(
+                        "UPDATE jobs SET state = 'parked', updated_at = ?,"
+                        " error = 'interrupted while running ' || attempts || ' times'"
+                        " || coalesce(char(10) || 'last error: ' || error, '')"
+                        " WHERE state = 'running' AND attempts >= ?",
+                        (at, max_attempts),
+                    ).rowcount
+                queued = self.conn.execute(
+                    "UPDATE jobs SET state = 'queued', not_before = ?, updated_at = ? WHERE state = 'running'",
+                    (at, at),
+                ).rowcount
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+        if parked:
+            log.warning("parked %d job(s) that were interrupted %s times", parked, max_attempts)
+        return parked + queued
+
+    def retry_parked(self, job_id: int | None = None, *, now: float | None = None) -> int:
+        """Queue parked jobs again (one by id, or all), with a fresh attempt count; return how many."""
+        at = self.clock() if now is None else now
+        sql = "UPDATE jobs SET state = 'queued', attempts = 0, not_before = ?, updated_at = ? WHERE state = 'parked'"
+        params: tuple = (at, at)
+        if job_id is not None:
+            sql += " AND id = ?"
+            params += (job_id,)
+        with self._lock:
+            return self.conn.execute(sql, params).rowcount
+
+    def counts(self) -> dict[str, int]:
+        """Number of jobs in each state: ``{"queued": n, "running": n, "done": n, "parked": n}``."""
+        with self._lock:
+            rows = self.conn.execute("SELECT state, count(*) FROM jobs GROUP BY state").fetchall()
+        result = dict.fromkeys(STATES, 0)
+        result.update({state: n for state, n in rows})
+        return result
+
+    def oldest_queued_age(self, now: float | None = None) -> float | None:
+        """Seconds since the oldest still-queued job was received, or None when none is queued."""
+        at = self.clock() if now is None else now
+        with self._lock:
+            oldest = self.conn.execute("SELECT min(created_at) FROM jobs WHERE state = 'queued'").fetchone()[0]
+        return None if oldest is None else max(0.0, at - oldest)
+
+    def parked(self, limit: int = 100) -> list[ParkedJob]:
+        """The parked jobs, oldest first, at most ``limit``."""
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT id, delivery_id, event, action, key, attempts, error, created_at, updated_at"
+                " FROM jobs WHERE state = 'parked' ORDER BY id LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return [ParkedJob(*row) for row in rows]
+
+    def get(self, job_id: int) -> dict[str, Any] | None:
+        """The whole row of one job as a dict (payload excluded), or None."""
+        with self._lock:
+            row = self.conn.execute(
+                "SELECT id, delivery_id, event, action, key, installation_id, state, attempts,"
+                " not_before, created_at, updated_at, outcome, error FROM jobs WHERE id = ?",
+                (job_id,),
+            ).fetchone()
+        return dict(row) if row is not None else None
+
+    def prune(
+        self,
+        now: float | None = None,
+        *,
+        keep_payloads: float = KEEP_PAYLOADS_S,
+        keep_deliveries: float = KEEP_DELIVERIES_S,
+        max_done: int = MAX_DONE_ROWS,
+    ) -> int:
+        """Bound the table: drop payloads of done jobs older than ``keep_payloads`` seconds,
+        delete done jobs older than ``keep_deliveries`` seconds and all but the newest
+        ``max_done`` done jobs. Queued, running and parked jobs are never touched.
+        Returns the number of rows deleted.
+        """
+        at = self.clock() if now is None else now
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.conn.execute(
+                    "UPDATE jobs SET payload = x'' WHERE state = 'done' AND updated_at < ? AND length(payload) > 0",
+                    (at - keep_payloads,),
+                )
+                deleted = self.conn.execute(
+                    "DELETE FROM jobs WHERE state = 'done' AND updated_at < ?", (at - keep_deliveries,)
+                ).rowcount
+                deleted += self.conn.execute(
+                    "DELETE FROM jobs WHERE state = 'done' AND id <= ("
+                    " SELECT id FROM jobs WHERE state = 'done' ORDER BY id DESC LIMIT 1 OFFSET ?)",
+                    (max_done,),
+                ).rowcount
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+        return deleted
+
+
+def exponential_backoff(attempt: int, *, base: float = 30.0, cap: float = 1800.0) -> float:
+    """Seconds to wait after failed attempt number ``attempt`` (1-based).
+
+    ``base * 2**(attempt-1)`` capped at ``cap``, of which a random half is taken away
+    ("equal jitter") so jobs that failed together do not retry together:
+    15-30 s, 30-60 s, 60-120 s, ... up to 15-30 min.
+    """
+    full = min(cap, base * 2 ** max(0, attempt - 1))
+    return full / 2 + random.uniform(0, full / 2)
+
+
+Handler = Callable[[Job], Awaitable[None]]
+
+
+class WorkerPool:
+    """Runs queued jobs with ``handler``, at most ``concurrency`` at once, one per key.
+
+    Failure policy: :class:`~bot.app.errors.RetryLater` queues the job again after its
+    ``delay`` (or ``backoff(attempt)`` when None); :class:`~bot.app.errors.GiveUp` ends it
+    (``done``, outcome ``given_up``, the reason recorded); any other exception is logged
+    with its traceback and retried after ``backoff(attempt)``. A job whose
+    ``max_attempts``-th attempt fails is ``parked`` with its last error.
+
+    The pool sleeps while idle: it wakes on :meth:`notify`, when a job finishes and
+    when the earliest retry falls due. ``clock`` (Unix seconds) and ``sleep`` are
+    injectable for tests; ``sleep`` also times :meth:`stop`'s grace period.
+    """
+
+    def __init__(
+        self,
+        store: JobStore,
+        handler: Handler,
+        *,
+        concurrency: int = 4,
+        max_attempts: int = 6,
+        backoff: Callable[[int], float] = exponential_backoff,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        prune_every: float = 3600.0,
+        prune_options: Mapping[str, Any] | None = None,
+    ):
+        """Raises ``ValueError`` when ``concurrency`` or ``max_attempts`` is below 1."""
+        if concurrency < 1 or max_attempts < 1:
+            raise ValueError("concurrency and max_attempts must be at least 1")
+        self.store = store
+        self.handler = handler
+        self.concurrency = concurrency
+        self.max_attempts = max_attempts
+        self.backoff = backoff
+        self.clock = clock
+        self.sleep = sleep
+        self.prune_every = prune_every
+        self.prune_options = dict(prune_options or {})
+        self._running: dict[asyncio.Task, Job] = {}
+        self._wake: asyncio.Event | None = None
+        self._dispatcher: asyncio.Task | None = None
+        self._stopping = False
+        self._last_prune: float | None = None
+        self._passes = 0
+        self._idle_pass = -1
+        self._pass_done: asyncio.Condition | None = None
+
+    @property
+    def running_jobs(self) -> list[Job]:
+        """The jobs being handled right now."""
+        return list(self._running.values())
+
+    def start(self) -> int:
+        """Take back jobs a previous process left ``running`` and start working; return how many were taken back.
+
+        Must be called from the running event loop.
+        """
+        if self._dispatcher is not None:
+            raise RuntimeError("the worker pool is already started")
+        self._wake = asyncio.Event()
+        self._pass_done = asyncio.Condition()
+        self._stopping = False
+        resumed = self.store.requeue_running(max_attempts=self.max_attempts, now=self.clock())
+        if resumed:
+            log.info("resuming %d job(s) left running by the previous process", resumed)
+        self._dispatcher = asyncio.create_task(self._dispatch(), name="prguide-jobs-dispatcher")
+        return resumed
+
+    def notify(self) -> None:
+        """Wake the pool because a job was queued; call from the event loop's thread."""
+        if self._wake is not None:
+            self._wake.set()
+
+    def retry_parked(self, job_id: int | None = None) -> int:
+        """Queue parked jobs again (see :meth:`JobStore.retry_parked`) and wake the pool."""
+        count = self.store.retry_parked(job_id, now=self.clock())
+        self.notify()
+        return count
+
+    async def wait_idle(self) -> None:
+        """Return once the pool has looked at the queue after this call and found nothing
+        due and nothing running. Jobs scheduled for later do not keep it busy.
+        """
+        if self._pass_done is None or self._dispatcher is None:
+            raise RuntimeError("the worker pool is not started")
+        dispatcher = self._dispatcher
+        target = self._passes + 1
+        self.notify()
+        async with self._pass_done:
+            await self._pass_done.wait_for(lambda: self._idle_pass >= target or dispatcher.done())
+
+    async def stop(self, timeout: float = 25.0) -> list[Job]:
+        """Stop claiming, give running jobs ``timeout`` seconds to finish, put back the rest.
+
+        Returns the jobs that were interrupted and queued again; they run first after
+        the next start. Safe to call twice.
+        """
+        if self._dispatcher is None:
+            return []
+        self._stopping = True
+        self.notify()
+        await asyncio.gather(self._dispatcher, return_exceptions=True)
+        pending = set(self._running)
+        if pending:
+            timer = asyncio.ensure_future(self.sleep(timeout))
+            while pending and not timer.done():
+                done, pending = await asyncio.wait(pending | {timer}, return_when=asyncio.FIRST_COMPLETED)
+                pending.discard(timer)
+            timer.cancel()
+        interrupted = [self._running[t] for t in pending if t in self._running]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        self._dispatcher = None
+        if interrupted:
+            log.warning("stopped with %d job(s) unfinished; they were queued again", len(interrupted))
+        return interrupted
+
+    async def _dispatch(self) -> None:
+        assert self._wake is not None and self._pass_done is not None
+        while not self._stopping:
+            self._wake.clear()
+            now = self.clock()
+            timeout: float | None = None
+            try:
+                self._maybe_prune(now)
+                while len(self._running) < self.concurrency:
+                    job = self.store.claim(now)
+                    if job is None:
+                        break
+                    task = asyncio.create_task(self._run(job), name=f"prguide-job-{job.id}")
+                    self._running[task] = job
+                    task.add_done_callback(self._finished)
+                if len(self._running) < self.concurrency:
+                    due = self.store.next_due()
+                    if due is not None:
+                        timeout = max(due - now, 0.0)
+            except Exception:
+                # Keep the pool alive through a locked or failing database (or a bug
+                # here); the queue is durable, so nothing is lost by trying later.
+                log.exception("cannot read the job queue; trying again in 5 s")
+                timeout = 5.0
+            self._passes += 1
+            if not self._running and (timeout is None or timeout > 0):
+                self._idle_pass = self._passes
+                async with self._pass_done:
+                    self._pass_done.notify_all()
+            await self._wait(timeout)
+        async with self._pass_done:
+            self._pass_done.notify_all()
+
+    async def _wait(self, timeout: float | None) -> None:
+        assert self._wake is not None
+        if timeout is None:
+            await self._wake.wait()
+            return
+        waiter = asyncio.ensure_future(self._wake.wait())
+        timer = asyncio.ensure_future(self.sleep(timeout))
+        try:
+            await asyncio.wait({waiter, timer}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+            timer.cancel()
+
+    def _maybe_prune(self, now: float) -> None:
+        if self._last_prune is not None and now - self._last_prune < self.prune_every:
+            return
+        self._last_prune = now
+        deleted = self.store.prune(now, **self.prune_options)
+        if deleted:
+            log.info("pruned %d finished job(s)", deleted)
+
+    def _finished(self, task: asyncio.Task) -> None:
+        self._running.pop(task, None)
+        if self._wake is not None:
+            self._wake.set()
+
+    async def _run(self, job: Job) -> None:
+        try:
+            await self.handler(job)
+        except asyncio.CancelledError:
+            self._record(self.store.release, job.id)
+            raise
+        except RetryLater as exc:
+            delay = exc.delay if exc.delay is not None else self.backoff(job.attempts)
+            self._failed(job, f"RetryLater: {exc.reason}", delay)
+        except GiveUp as exc:
+            log.info("job %d (%s %s, %s) given up: %s", job.id, job.event, job.delivery_id, job.key, exc.reason)
+            self._record(self.store.complete, job.id, outcome=GIVEN_UP, reason=exc.reason)
+        except Exception:
+            log.exception(
+                "job %d (%s %s, %s) failed on attempt %d", job.id, job.event, job.delivery_id, job.key, job.attempts
+            )
+            self._failed(job, traceback.format_exc(), self.backoff(job.attempts))
+        else:
+            self._record(self.store.complete, job.id)
+
+    def _failed(self, job: Job, error: str, delay: float) -> None:
+        if job.attempts >= self.max_attempts:
+            log.error("job %d (%s, %s) parked after %d attempts", job.id, job.delivery_id, job.key, job.attempts)
+            self._record(self.store.park, job.id, error=error)
+        else:
+            self._record(self.store.retry, job.id, delay=delay, error=error)
+
+    def _record(self, method: Callable[..., None], job_id: int, **kwargs: Any) -> None:
+        # A job whose result cannot be written stays 'running' and is taken back at the
+        # next start; the pool itself keeps going.
+        try:
+            method(job_id, now=self.clock(), **kwargs)
+        except sqlite3.Error:
+            log.exception("cannot record the result of job %d; it will run again after a restart", job_id)
