@@ -56,7 +56,7 @@ def test_every_problem_is_listed_in_one_error(tmp_path):
                 "PRGUIDE_LOG_LEVEL": "chatty",
                 "GITHUB_API_URL": "api.github.com",
                 "PRGUIDE_RULES": str(tmp_path / "missing.yml"),
-                "PRGUIDE_DB": str(tmp_path / "no-such-dir" / "db.sqlite3"),
+                "PRGUIDE_DB": str(tmp_path),
             }
         )
     problems = info.value.problems
@@ -72,7 +72,7 @@ def test_every_problem_is_listed_in_one_error(tmp_path):
         "PRGUIDE_LOG_LEVEL must be one of",
         "GITHUB_API_URL must be an http(s) URL",
         "PRGUIDE_RULES: no such rule file or folder",
-        "PRGUIDE_DB: folder",
+        "is a folder",
     ):
         assert needle in text
 

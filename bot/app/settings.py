@@ -19,7 +19,7 @@ from bot.rules.model import LANGUAGES
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_PORT = 8080
 DEFAULT_HOST = "0.0.0.0"
-DEFAULT_DB = "prguide.sqlite3"
+DEFAULT_DB = "prguide.db"
 DEFAULT_WORKERS = 4
 MAX_WORKERS = 64
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -49,7 +49,7 @@ class Settings:
     ("Validating webhook deliveries"). ``api_url``: REST API root without a trailing
     slash (GitHub Enterprise Server: ``https://HOST/api/v3``). ``rules``: extra rule
     files/folders applied to every repository on top of the shipped defaults.
-    ``lang``: ``"en"`` or ``"zh"``. ``db_path``: the SQLite job queue file.
+    ``lang``: ``"en"`` or ``"zh"``. ``db_path``: the SQLite database (job queue, tag view); its folder is created on first use.
     ``workers``: concurrent jobs. ``view_token``: when set, the tag view asks for it.
 
     The key, secret and view token never appear in ``repr``.
@@ -129,8 +129,10 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
         problems.append(f"PRGUIDE_LANG must be one of {', '.join(LANGUAGES)}, got {lang!r}")
 
     db_path = Path(get("PRGUIDE_DB") or DEFAULT_DB).expanduser()
-    if not db_path.parent.is_dir():
-        problems.append(f"PRGUIDE_DB: folder {str(db_path.parent)!r} does not exist")
+    if db_path.is_dir():
+        problems.append(f"PRGUIDE_DB must name a database file, but {str(db_path)!r} is a folder")
+    elif db_path.parent.exists() and not db_path.parent.is_dir():
+        problems.append(f"PRGUIDE_DB: {str(db_path.parent)!r} is not a folder")
 
     workers = _int(get("PRGUIDE_WORKERS"), "PRGUIDE_WORKERS", problems, low=1, high=MAX_WORKERS, default=DEFAULT_WORKERS)
 
