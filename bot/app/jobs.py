@@ -199,7 +199,7 @@ class JobStore:
         self,
         delivery_id: str,
         event: str,
-        key: str,
+        key: str | None,
         payload: bytes,
         *,
         installation_id: int | None,
@@ -210,14 +210,18 @@ class JobStore:
 
         The row is committed when this returns, so the webhook may answer 2xx.
         ``delivery_id`` and ``event`` are the ``X-GitHub-Delivery``/``X-GitHub-Event``
-        headers ("Webhook events and payloads"), ``payload`` the raw body.
+        headers ("Webhook events and payloads"), ``payload`` the raw body. ``key`` None
+        (a delivery about no pull request, e.g. ``installation``) gives the job a key of
+        its own, ``"delivery:<delivery_id>"``, so it waits for nothing.
         Raises ``ValueError`` for an empty ``delivery_id``, ``event`` or ``key`` or a
         ``payload`` that is not bytes.
         """
-        if not delivery_id or not event or not key:
+        if not delivery_id or not event or key == "":
             raise ValueError(
                 f"delivery_id, event and key must be non-empty (got {delivery_id!r}, {event!r}, {key!r})"
             )
+        if key is None:
+            key = f"delivery:{delivery_id}"
         if not isinstance(payload, (bytes, bytearray, memoryview)):
             raise ValueError(f"payload must be bytes, not {type(payload).__name__}")
         at = self.clock() if now is None else now

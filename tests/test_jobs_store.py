@@ -1,0 +1,185 @@
+"""The durable job table: dedupe by delivery id, per-key claiming, settling and pruning."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.app.db import open_database, schema_version
+from bot.app.jobs import GIVEN_UP, JobStore
+
+T0 = 1_750_000_000.0
+DAY = 86400.0
+
+
+@pytest.fixture
+def store():
+    s = JobStore(open_database(":memory:"), clock=lambda: T0)
+    yield s
+    s.close()
+
+
+def put(store: JobStore, delivery: str, key: str = "octo/repo#1", *, now: float = T0, payload: bytes = b"{}") -> bool:
+    return store.enqueue(delivery, "pull_request", key, payload, installation_id=7, action="closed", now=now)
+
+
+def test_enqueue_dedupes_on_delivery_id(store):
+    assert put(store, "d-1", payload=b'{"first": true}') is True
+    assert put(store, "d-1", payload=b'{"second": true}') is False
+    assert store.counts() == {"queued": 1, "running": 0, "done": 0, "parked": 0}
+    job = store.claim()
+    assert job.payload == b'{"first": true}'
+    assert (job.delivery_id, job.event, job.action, job.installation_id) == ("d-1", "pull_request", "closed", 7)
+    assert job.attempts == 1 and job.created_at == T0
+
+
+def test_enqueue_is_visible_to_another_connection_at_once(tmp_path):
+    path = tmp_path / "q.db"
+    writer = JobStore.open(str(path))
+    reader = JobStore.open(str(path))
+    try:
+        put(writer, "d-1")
+        assert reader.counts()["queued"] == 1
+        assert put(reader, "d-1") is False
+    finally:
+        writer.close()
+        reader.close()
+
+
+def test_enqueue_rejects_bad_input_and_writes_nothing(store):
+    with pytest.raises(ValueError, match="non-empty"):
+        store.enqueue("", "pull_request", "o/r#1", b"{}", installation_id=None, action=None)
+    with pytest.raises(ValueError, match="non-empty"):
+        store.enqueue("d", "pull_request", "", b"{}", installation_id=None, action=None)
+    with pytest.raises(ValueError, match="bytes"):
+        store.enqueue("d", "pull_request", "o/r#1", {"a": 1}, installation_id=None, action=None)
+    assert sum(store.counts().values()) == 0
+
+
+def test_delivery_without_a_key_gets_its_own(store):
+    store.enqueue("d-9", "installation", None, b"{}", installation_id=3, action="created")
+    assert store.claim().key == "delivery:d-9"
+
+
+def test_job_payload_is_parsed_lazily(store):
+    put(store, "good", key="a", payload=b'{"action": "closed"}')
+    put(store, "bad", key="b", payload=b"\xff not json")
+    good, bad = store.claim(), store.claim()
+    assert good.data == {"action": "closed"}
+    assert bad.payload == b"\xff not json"
+    with pytest.raises(ValueError, match="delivery bad is not JSON"):
+        bad.data
+
+
+def test_claim_keeps_one_job_per_key_in_arrival_order(store):
+    put(store, "a1", "o/r#1")
+    put(store, "a2", "o/r#1")
+    put(store, "b1", "o/r#2")
+    a1 = store.claim()
+    assert a1.delivery_id == "a1"
+    assert store.claim().delivery_id == "b1"
+    assert store.claim() is None  # a2 waits for a1
+    assert store.next_due() is None  # nothing is waiting only for time
+    store.complete(a1.id)
+    assert store.claim().delivery_id == "a2"
+
+
+def test_a_job_waiting_for_retry_holds_back_later_jobs_of_its_key(store):
+    put(store, "a1", "k")
+    put(store, "a2", "k")
+    job = store.claim()
+    store.retry(job.id, delay=60, error="RetryLater: rate limited")
+    assert store.claim() is None
+    assert store.next_due() == T0 + 60
+    again = store.claim(now=T0 + 60)
+    assert (again.delivery_id, again.attempts) == ("a1", 2)
+    assert store.get(again.id)["error"] == "RetryLater: rate limited"
+
+
+def test_parked_job_put_back_waits_for_the_running_job_of_its_key(store):
+    put(store, "a1", "k")
+    put(store, "a2", "k")
+    first = store.claim()
+    store.park(first.id, error="boom")
+    second = store.claim()
+    assert second.delivery_id == "a2"  # a parked job does not block its key
+    assert store.retry_parked(first.id) == 1
+    assert store.claim() is None  # a2 still running
+    store.complete(second.id)
+    again = store.claim()
+    assert (again.delivery_id, again.attempts) == ("a1", 1)
+
+
+def test_settling_records_outcome_and_ignores_jobs_not_running(store):
+    put(store, "a", "k1")
+    put(store, "b", "k2")
+    a, b = store.claim(), store.claim()
+    store.complete(a.id, outcome=GIVEN_UP, reason="repository deleted")
+    store.complete(a.id)  # already done: no change
+    assert store.get(a.id)["outcome"] == GIVEN_UP
+    assert store.get(a.id)["error"] == "repository deleted"
+    store.release(b.id)
+    row = store.get(b.id)
+    assert (row["state"], row["attempts"]) == ("queued", 0)
+    with pytest.raises(ValueError):
+        store.complete(b.id, outcome="maybe")
+
+
+def test_requeue_running_resumes_and_parks_jobs_that_keep_crashing(store):
+    put(store, "a", "k1")
+    put(store, "b", "k2")
+    a = store.claim()
+    store.retry(a.id, delay=0, error="RetryLater: 502")
+    store.claim()  # a, attempt 2
+    store.claim()  # b, attempt 1
+    assert store.requeue_running(max_attempts=2) == 2
+    assert store.counts() == {"queued": 1, "running": 0, "done": 0, "parked": 1}
+    (parked,) = store.parked()
+    assert parked.delivery_id == "a"
+    assert parked.error.startswith("interrupted while running 2 times")
+    assert "RetryLater: 502" in parked.error
+    assert store.retry_parked() == 1
+    assert store.counts()["queued"] == 2
+
+
+def test_counts_oldest_age_and_parked_listing(store):
+    assert store.oldest_queued_age() is None
+    put(store, "old", "k1", now=T0 - 90)
+    put(store, "new", "k2", now=T0 - 10)
+    assert store.oldest_queued_age() == 90
+    job = store.claim()
+    store.park(job.id, error="Traceback ...\nValueError: boom")
+    assert store.oldest_queued_age() == 10
+    (parked,) = store.parked()
+    assert (parked.delivery_id, parked.key, parked.attempts) == ("old", "k1", 1)
+    assert parked.error.endswith("ValueError: boom")
+    assert store.counts() == {"queued": 1, "running": 0, "done": 0, "parked": 1}
+
+
+def test_prune_bounds_done_jobs_but_keeps_recent_delivery_ids(store):
+    for i in range(6):
+        put(store, f"d{i}", f"k{i}", now=T0 - 10 * DAY)
+    put(store, "parked", "kp", now=T0 - 10 * DAY)
+    put(store, "queued", "kq", now=T0 - 10 * DAY)
+    jobs = [store.claim(now=T0 - 10 * DAY) for _ in range(7)]
+    for job, when in zip(jobs[:6], [T0 - 9 * DAY, T0 - 2 * DAY, T0 - 2 * DAY, T0 - 1, T0 - 1, T0 - 1]):
+        store.complete(job.id, now=when)
+    store.park(jobs[6].id, error="boom", now=T0 - 9 * DAY)
+
+    deleted = store.prune(keep_payloads=DAY, keep_deliveries=3 * DAY, max_done=4)
+    assert deleted == 2  # d0 by age, d1 by the row cap
+    assert store.counts() == {"queued": 1, "running": 0, "done": 4, "parked": 1}
+    # A redelivery of a still-remembered delivery is not queued again.
+    assert put(store, "d2", "k2") is False
+    assert put(store, "d0", "k0") is True  # forgotten after the window
+    payloads = dict(store.conn.execute("SELECT delivery_id, length(payload) FROM jobs WHERE state = 'done'").fetchall())
+    assert payloads == {"d2": 0, "d3": 2, "d4": 2, "d5": 2}
+
+
+def test_reopening_keeps_the_schema_version(tmp_path):
+    path = str(tmp_path / "q.db")
+    JobStore.open(path).close()
+    store = JobStore.open(path)
+    try:
+        assert schema_version(store.conn, "jobs") == 1
+    finally:
+        store.close()
