@@ -10,8 +10,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot import ENGINE_VERSION
+from bot.analysis import analyse
+from bot.classify import classify
+from bot.focus import follow_ups, focus_points, review_summary
 from bot.marker import MarkerState
-from bot.rules.model import LabelSpec
+from bot.render.guide import GuideFacts, describe_factors, describe_focus, render_guide, summary_line
+from bot.render.messages import t
+from bot.rules.model import LANGUAGES, LabelSpec, RuleHit
 from bot.snapshot import PullRequestSnapshot
 
 
@@ -56,11 +62,127 @@ class Guide:
     skipped: bool = False
 
 
-def build_guide(snapshot: PullRequestSnapshot, rules: Any, *, lang: str = "en", overrides: Overrides | None = None) -> Guide:
+def build_guide(
+    snapshot: PullRequestSnapshot,
+    rules: Any,
+    *,
+    lang: str = "en",
+    overrides: Overrides | None = None,
+    notices: Mapping[str, tuple[str, ...]] | None = None,
+) -> Guide:
     """Analyse, classify and render one pull request.
 
     ``rules`` is a loaded :class:`bot.rules.RuleSet`. ``lang`` is ``"en"`` or ``"zh"``
-    (``overrides.lang`` wins). Never raises on odd PR content; raises ``ValueError``
-    for an unknown language.
+    (``overrides.lang`` wins). ``notices`` are extra lines by language shown near the
+    top (for instance an invalid repository config file). Never raises on odd PR
+    content; raises ``ValueError`` for an unknown language.
     """
-    raise NotImplementedError
+    overrides = overrides or Overrides()
+    lang = overrides.lang or lang
+    if lang not in LANGUAGES:
+        raise ValueError(f"unknown language {lang!r}; expected one of {', '.join(LANGUAGES)}")
+    analysis = analyse(snapshot)
+    hits = tuple(rules.evaluate(snapshot, analysis))
+    classification = classify(
+        snapshot,
+        analysis,
+        hits,
+        audience_for_area=getattr(rules, "area_audience", None),
+        labels_added=overrides.labels_added,
+        labels_removed=overrides.labels_removed,
+    )
+    review = review_summary(snapshot)
+    points = focus_points(analysis, hits, review)
+    follow = follow_ups(snapshot, analysis, review, classification.change_type)
+    state = MarkerState(
+        rules=tuple(h.rule_id for h in hits),
+        labels=tuple(d.name for d in classification.labels if d.source == "rule"),
+        lang=lang,
+        human_added=overrides.labels_added,
+        human_removed=overrides.labels_removed,
+        engine=ENGINE_VERSION,
+    )
+    facts = GuideFacts(
+        snapshot=snapshot,
+        analysis=analysis,
+        classification=classification,
+        focus=points,
+        review=review,
+        follow_ups=follow,
+        state=state,
+        area_name=_area_namer(rules),
+        reverted=_reverted_number(hits),
+        notices=notices or {},
+    )
+    markdown = render_guide(facts, lang)
+    labels = classification.label_names
+    specs = {name: _label_spec(rules, name) for name in labels}
+    data = _guide_data(facts, lang, markdown)
+    return Guide(
+        repository=snapshot.repository,
+        number=snapshot.number,
+        lang=lang,
+        markdown=markdown,
+        labels=labels,
+        label_specs=specs,
+        state=state,
+        data=data,
+        skipped=classification.skip,
+    )
+
+
+def _area_namer(rules: Any):
+    namer = getattr(rules, "area_name", None)
+    if namer is None:
+        return lambda area, lang: area
+    return lambda area, lang: namer(area, lang) or area
+
+
+def _label_spec(rules: Any, name: str) -> LabelSpec:
+    getter = getattr(rules, "label_spec", None)
+    spec = getter(name) if getter else None
+    return spec if isinstance(spec, LabelSpec) else LabelSpec(name)
+
+
+def _reverted_number(hits: tuple[RuleHit, ...]) -> int | None:
+    for hit in hits:
+        for key in ("reverted", "revert", "pr"):
+            value = (hit.captures or {}).get(key)
+            if value and str(value).lstrip("#").isdigit():
+                return int(str(value).lstrip("#"))
+    return None
+
+
+def _guide_data(facts: GuideFacts, lang: str, markdown: str) -> dict[str, Any]:
+    s, c = facts.snapshot, facts.classification
+    return {
+        "repository": s.repository,
+        "number": s.number,
+        "title": s.title,
+        "url": s.html_url,
+        "author": s.author,
+        "merged_at": s.merged_at,
+        "base_branch": s.base_branch,
+        "labels": list(c.label_names),
+        "label_details": [{"name": d.name, "source": d.source, "rule": d.rule} for d in c.labels],
+        "areas": list(c.areas),
+        "change_type": c.change_type,
+        "breaking": c.breaking,
+        "reverted": facts.reverted,
+        "importance": c.importance,
+        "importance_factors": describe_factors(c.factors, lang),
+        "reading_level": c.reading_level,
+        "reading_minutes": c.reading_minutes,
+        "audience": list(c.audience.get(lang, ())),
+        "summary": summary_line(facts, lang),
+        "focus": describe_focus(facts.focus, lang),
+        "follow_ups": [t(f.key, lang, {**f.params, **({"file": f.file} if f.file else {})}) for f in facts.follow_ups],
+        "symbols": list(facts.analysis.symbols[:50]),
+        "lines_changed": facts.analysis.lines_changed,
+        "truncated": s.truncated,
+        "skipped": c.skip,
+        "rules": [h.rule_id for h in c.hits],
+        "lang": lang,
+        "engine_version": ENGINE_VERSION,
+        "markdown": markdown,
+    }

@@ -1,0 +1,220 @@
+"""What a reader should look at: focus points, review highlights and follow-ups.
+
+Pure. Like :mod:`bot.classify`, sentences are message keys and parameters, except
+rule-written focus notes, which arrive already written in each language.
+
+Focus points are ranked by weight (rule notes first, then removed code paths,
+config keys, compatibility shims, dependencies, new public API, the largest
+changes, tests) and at most two come from one file, so the list covers the PR
+rather than one corner of it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.analysis.model import DiffAnalysis, FileAnalysis
+from bot.rules.model import RuleHit
+from bot.snapshot import PullRequestSnapshot
+
+MAX_FOCUS = 7
+MAX_PER_FILE = 2
+MAX_NAMES = 3
+
+
+@dataclass(frozen=True, slots=True)
+class FocusPoint:
+    """One numbered point of the guide.
+
+    ``file``/``symbol`` name what to open; ``key``/``params`` say why (a message key),
+    or ``text`` holds a rule's own note by language. ``weight`` only orders points.
+    """
+
+    file: str | None
+    symbol: str | None
+    key: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    text: Mapping[str, str] = field(default_factory=dict)
+    weight: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Thread:
+    """A review-comment thread: where, how many comments, who, and its opening words."""
+
+    path: str
+    line: int | None
+    comments: int
+    participants: tuple[str, ...]
+    opening: str
+    has_suggestion: bool
+    author_replied: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewSummary:
+    """Review facts: each reviewer's last decisive state, and the busiest threads first."""
+
+    reviewers: tuple[tuple[str, str, bool], ...] = ()
+    threads: tuple[Thread, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        """True when nobody reviewed or commented on the diff."""
+        return not self.reviewers and not self.threads
+
+
+@dataclass(frozen=True, slots=True)
+class FollowUp:
+    """Something left to do after the merge (a message key and its parameters)."""
+
+    key: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    file: str | None = None
+
+
+def focus_points(analysis: DiffAnalysis, hits: tuple[RuleHit, ...], review: ReviewSummary) -> tuple[FocusPoint, ...]:
+    """The ranked focus points, at most :data:`MAX_FOCUS`, at most two per file."""
+    candidates: list[FocusPoint] = []
+    for order, hit in enumerate(hits):
+        for note in hit.focus:
+            candidates.append(FocusPoint(note.file, note.symbol, text=note.text, weight=1000 - order))
+    for f in analysis.files:
+        candidates.extend(_file_points(f))
+    for thread in review.threads[:2]:
+        if thread.comments >= 2:
+            candidates.append(
+                FocusPoint(
+                    thread.path,
+                    None,
+                    "focus.thread",
+                    {"comments": thread.comments, "people": thread.participants, "line": thread.line},
+                    weight=45 + thread.comments,
+                )
+            )
+    candidates.sort(key=lambda p: -p.weight)
+    chosen: list[FocusPoint] = []
+    per_file: dict[str | None, int] = defaultdict(int)
+    seen: set[tuple[str | None, str | None, str | None]] = set()
+    for point in candidates:
+        ident = (point.file, point.symbol, point.key or next(iter(point.text.values()), None))
+        if ident in seen or (point.file and per_file[point.file] >= MAX_PER_FILE):
+            continue
+        seen.add(ident)
+        per_file[point.file] += 1
+        chosen.append(point)
+        if len(chosen) == MAX_FOCUS:
+            break
+    return tuple(chosen)
+
+
+def _file_points(f: FileAnalysis) -> list[FocusPoint]:
+    points: list[FocusPoint] = []
+    code = f.kind in ("source", "example")
+    removed = [d.name for d in f.definitions_removed if d.public] if code else []
+    if removed:
+        points.append(FocusPoint(f.path, removed[0], "focus.removed", {"names": tuple(removed[:MAX_NAMES]), "count": len(removed)}, weight=90))
+    elif f.status == "removed" and f.kind == "source" and f.deletions >= 20:
+        points.append(FocusPoint(f.path, None, "focus.file_removed", {"lines": f.deletions}, weight=85))
+    if f.kind not in ("test", "ci"):
+        keys_removed = list(f.config_keys_removed)
+        keys_added = list(f.config_keys_added)
+        if keys_removed:
+            points.append(FocusPoint(f.path, keys_removed[0], "focus.config_removed", {"names": tuple(keys_removed[:MAX_NAMES]), "count": len(keys_removed)}, weight=80))
+        if keys_added:
+            points.append(FocusPoint(f.path, keys_added[0], "focus.config_added", {"names": tuple(keys_added[:MAX_NAMES]), "count": len(keys_added)}, weight=70))
+    if f.shims and f.kind == "source":
+        points.append(FocusPoint(f.path, None, "focus.shim", {"shim": f.shims[0]}, weight=65))
+    if f.dependency_changes and f.kind != "generated":
+        dep = f.dependency_changes[0]
+        points.append(
+            FocusPoint(
+                f.path,
+                dep.name,
+                f"focus.dep_{dep.action}",
+                {"name": dep.name, "old": dep.old_spec, "new": dep.new_spec, "count": len(f.dependency_changes)},
+                weight=55,
+            )
+        )
+    added = [d.name for d in f.definitions_added if d.public] if code else []
+    if added:
+        points.append(FocusPoint(f.path, added[0], "focus.added", {"names": tuple(added[:MAX_NAMES]), "count": len(added)}, weight=60))
+    if f.kind in ("source", "config", "build", "example") and f.changes:
+        symbols = tuple(s for s in f.symbols_touched if s not in added)[:MAX_NAMES]
+        key = "focus.largest_symbols" if symbols else "focus.largest"
+        points.append(
+            FocusPoint(
+                f.path,
+                symbols[0] if symbols else None,
+                key,
+                {"additions": f.additions, "deletions": f.deletions, "names": symbols},
+                weight=min(50, 20 + f.changes // 10),
+            )
+        )
+    elif f.kind in ("ci", "docs") and f.changes:
+        points.append(FocusPoint(f.path, None, "focus.largest", {"additions": f.additions, "deletions": f.deletions, "names": ()}, weight=min(15, 5 + f.changes // 20)))
+    if f.tests_added:
+        points.append(FocusPoint(f.path, f.tests_added[0], "focus.tests", {"names": tuple(f.tests_added[:MAX_NAMES]), "count": len(f.tests_added)}, weight=40))
+    return points
+
+
+def review_summary(snapshot: PullRequestSnapshot) -> ReviewSummary:
+    """Reviewers with their last decisive state, and threads busiest first.
+
+    A reviewer's state is their last ``APPROVED``/``CHANGES_REQUESTED``/``DISMISSED``
+    review, else ``COMMENTED`` ("List reviews for a pull request"). The PR author's
+    own reviews (replies) are left out.
+    """
+    states: dict[str, tuple[str, bool]] = {}
+    for review in snapshot.reviews:
+        if review.user == snapshot.author or review.state == "PENDING":
+            continue
+        previous = states.get(review.user)
+        if previous is None or review.state != "COMMENTED":
+            states[review.user] = (review.state, review.user_is_bot)
+    by_thread: dict[int, list] = defaultdict(list)
+    for comment in snapshot.review_comments:
+        by_thread[comment.thread_id].append(comment)
+    threads = []
+    for comments in by_thread.values():
+        first = comments[0]
+        people = tuple(dict.fromkeys(c.user for c in comments))
+        threads.append(
+            Thread(
+                path=first.path,
+                line=first.line,
+                comments=len(comments),
+                participants=people,
+                opening=first.body,
+                has_suggestion=any("```suggestion" in c.body for c in comments),
+                author_replied=any(c.user == snapshot.author for c in comments[1:]) or first.user == snapshot.author,
+            )
+        )
+    threads.sort(key=lambda t: (-t.comments, t.path))
+    return ReviewSummary(tuple((u, s, b) for u, (s, b) in states.items()), tuple(threads))
+
+
+def follow_ups(snapshot: PullRequestSnapshot, analysis: DiffAnalysis, review: ReviewSummary, change_type: str) -> tuple[FollowUp, ...]:
+    """Things left to do: TODOs added, unanswered suggestions, untested source changes, gaps."""
+    out: list[FollowUp] = []
+    for f in analysis.files:
+        for todo in f.todos_added[:2]:
+            out.append(FollowUp("follow.todo", {"text": todo}, f.path))
+    for thread in review.threads:
+        if thread.has_suggestion and not thread.author_replied:
+            out.append(FollowUp("follow.suggestion", {"line": thread.line, "people": thread.participants}, thread.path))
+    if any(state == "CHANGES_REQUESTED" for _, state, _ in review.reviewers):
+        people = tuple(u for u, s, _ in review.reviewers if s == "CHANGES_REQUESTED")
+        out.append(FollowUp("follow.changes_requested", {"people": people}))
+    sources = [f for f in analysis.of_kind("source") if f.changes]
+    if sources and not analysis.of_kind("test") and change_type not in ("docs", "ci", "build", "revert"):
+        out.append(FollowUp("follow.no_tests", {"count": len(sources), "lines": sum(f.changes for f in sources)}))
+    if snapshot.truncated:
+        out.append(FollowUp("follow.truncated", {"listed": len(snapshot.files), "total": snapshot.changed_files}))
+    missing = [f for f in analysis.files if f.patch_missing and f.kind != "binary"]
+    if missing:
+        out.append(FollowUp("follow.missing_patches", {"count": len(missing), "names": tuple(f.path for f in missing[:MAX_NAMES])}))
+    return tuple(out[:10])

@@ -1,0 +1,1 @@
+"""Rendering: a classified pull request -> the guide's Markdown, in English or Chinese."""
