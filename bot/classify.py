@@ -211,7 +211,7 @@ def _factors(
     code = analysis.reading_lines
     size_points = 0 if code == 0 else 1 if code < 20 else 2 if code < 100 else 3 if code < 500 else 4
     if size_points:
-        factors.append(Factor(size_points, "size", "factor.size", {"lines": code}))
+        factors.append(Factor(size_points, "size", "factor.size", {"count": code}))
     for hit in hits:
         if hit.importance:
             factors.append(Factor(hit.importance, hit.rule_id, "factor.rule", {"rule": hit.rule_id}))

@@ -123,7 +123,8 @@ def _description(title: str) -> str:
 
 def _context(facts: GuideFacts, lang: str, caps: _Caps) -> dict[str, Any]:
     s, a, c = facts.snapshot, facts.analysis, facts.classification
-    headings = {k.split(".", 1)[1]: t(k, lang) for k in ("h.focus", "h.changed", "h.tests", "h.deps", "h.review", "h.follow", "h.labels", "h.score")}
+    headings = {k.split(".", 1)[1]: t(k, lang) for k in ("h.focus", "h.changed", "h.tests", "h.deps", "h.review", "h.follow", "h.labels")}
+    headings["score"] = t("h.score", lang, {"importance": c.importance}, raw=True)
     headings["files"] = t("h.files", lang, {"count": len(a.files)})
     return {
         "marker": render_marker(facts.state),
@@ -153,16 +154,14 @@ def _context(facts: GuideFacts, lang: str, caps: _Caps) -> dict[str, Any]:
         "label_lines": _label_lines(c, lang),
         "importance": c.importance,
         "factor_lines": [_factor_line(f, lang) for f in c.factors[: caps.factors]],
-        "footer": t("footer", lang, {"version": __version__, "rules": len(c.hits)}, raw=True),
+        "footer": t("footer", lang, {"version": __version__, "count": len(c.hits)}, raw=True),
     }
 
 
 def _summary_extra(facts: GuideFacts, lang: str) -> str:
     s, c = facts.snapshot, facts.classification
-    n = len(s.files)
-    params = {"files": n, "additions": s.additions, "deletions": s.deletions}
-    scale = t("summary.scale1" if n == 1 else "summary.scale", lang, params)
-    parts = [f"({scale})" if lang == "en" else f"（{scale}）"]
+    params = {"count": s.changed_files or len(s.files), "additions": s.additions, "deletions": s.deletions}
+    parts = [t("summary.scale", lang, params)]
     if facts.reverted:
         parts.append(t("summary.reverts", lang, {"number": facts.reverted}, raw=True))
     if c.breaking:
@@ -183,7 +182,7 @@ def _audience_line(facts: GuideFacts, lang: str) -> str:
 def _top_dirs(analysis: DiffAnalysis, n: int = 2) -> list[str]:
     weight: dict[str, int] = defaultdict(int)
     for f in analysis.files:
-        if f.counts_as_code:
+        if f.counts_as_code and f.kind not in ("test", "docs"):
             head = f.path.rsplit("/", 1)[0] + "/" if "/" in f.path else f.path
             weight[head] += f.changes or 1
     return [d for d, _ in sorted(weight.items(), key=lambda kv: -kv[1])[:n]]
@@ -263,7 +262,7 @@ def _file_lines(analysis: DiffAnalysis, lang: str, cap: int) -> list[str]:
     lines = []
     for f in analysis.files[:cap]:
         status = t(f"status.{f.status}", lang) if f"status.{f.status}" in _STATUSES else sanitize.table_cell(f.status)
-        line = f"{sanitize.code(f.path)} ({status}, +{f.additions}/−{f.deletions})"
+        line = t("changed.file", lang, {"path": sanitize.code(f.path), "status": status, "additions": f.additions, "deletions": f.deletions}, raw=True)
         if f.previous_path:
             line += f" ← {sanitize.code(f.previous_path)}"
         if f.symbols_touched:

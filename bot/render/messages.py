@@ -22,15 +22,15 @@ MESSAGES: dict[str, dict[str, str]] = {
     "h.review": {"en": "Review highlights", "zh": "评审要点"},
     "h.follow": {"en": "Follow-ups", "zh": "后续跟进"},
     "h.labels": {"en": "Labels", "zh": "标签"},
-    "h.score": {"en": "Why this score", "zh": "评分依据"},
+    "h.score": {"en": "Why this score ({importance}/10)", "zh": "评分依据（{importance}/10）"},
     "h.notices": {"en": "Notices", "zh": "提示"},
     "h.files": {"en": "All changed files ({count})", "zh": "全部改动文件（{count} 个）"},
     "h.config": {"en": "prguide configuration in this PR", "zh": "本 PR 中的 prguide 配置"},
     # summary line
     "summary": {"en": "{type} in {areas}: {description}", "zh": "{areas} · {type}：{description}"},
     "summary.noarea": {"en": "{type}: {description}", "zh": "{type}：{description}"},
-    "summary.scale": {"en": "{files} files, +{additions}/−{deletions} lines", "zh": "{files} 个文件，+{additions}/−{deletions} 行"},
-    "summary.scale1": {"en": "1 file, +{additions}/−{deletions} lines", "zh": "1 个文件，+{additions}/−{deletions} 行"},
+    "summary.scale": {"en": "({count} files, +{additions}/−{deletions} lines)", "zh": "（{count} 个文件，+{additions}/−{deletions} 行）"},
+    "summary.scale.one": {"en": "(1 file, +{additions}/−{deletions} lines)", "zh": "（1 个文件，+{additions}/−{deletions} 行）"},
     "summary.reverts": {"en": "Reverts #{number}.", "zh": "回退了 #{number}。"},
     "summary.breaking": {"en": "Breaking change.", "zh": "破坏性变更。"},
     # change types
@@ -60,14 +60,20 @@ MESSAGES: dict[str, dict[str, str]] = {
     "list.and": {"en": ", ", "zh": "、"},
     # importance factors
     "factor.base": {"en": "every merged PR starts at 1", "zh": "每个合并的 PR 基础分为 1"},
-    "factor.size": {"en": "{lines} lines of code changed", "zh": "改动了 {lines} 行代码"},
+    "factor.size": {"en": "{count} lines of code changed", "zh": "改动了 {count} 行代码"},
+    "factor.size.one": {"en": "1 line of code changed", "zh": "改动了 1 行代码"},
     "factor.rule": {"en": "rule {rule} matched", "zh": "命中规则 {rule}"},
     "factor.api_added": {"en": "{count} public definitions added ({names})", "zh": "新增 {count} 个公开定义（{names}）"},
+    "factor.api_added.one": {"en": "a public definition added ({names})", "zh": "新增 1 个公开定义（{names}）"},
     "factor.api_removed": {"en": "{count} public definitions removed ({names})", "zh": "删除 {count} 个公开定义（{names}）"},
+    "factor.api_removed.one": {"en": "a public definition removed ({names})", "zh": "删除 1 个公开定义（{names}）"},
     "factor.config": {"en": "{count} config keys added or removed ({names})", "zh": "增删 {count} 个配置项（{names}）"},
+    "factor.config.one": {"en": "a config key added or removed ({names})", "zh": "增删 1 个配置项（{names}）"},
     "factor.breaking": {"en": "marked as a breaking change", "zh": "标记为破坏性变更"},
     "factor.tests": {"en": "{count} tests added with the change", "zh": "随改动新增 {count} 个测试"},
+    "factor.tests.one": {"en": "a test added with the change", "zh": "随改动新增 1 个测试"},
     "factor.deps": {"en": "{count} dependencies changed ({names})", "zh": "变更 {count} 个依赖（{names}）"},
+    "factor.deps.one": {"en": "a dependency changed ({names})", "zh": "变更 1 个依赖（{names}）"},
     "factor.shim": {"en": "adds compatibility handling (import fallback or version check)", "zh": "加入兼容处理（导入回退或版本判断）"},
     "factor.revert": {"en": "reverts an earlier change: worth knowing why", "zh": "回退了之前的改动，值得了解原因"},
     "factor.review": {"en": "review discussion ({threads} threads or changes requested)", "zh": "评审讨论较多（{threads} 个讨论串或被要求修改）"},
@@ -95,6 +101,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "changed.removed_paths": {"en": "Removed code paths: {names}.", "zh": "删除的代码路径：{names}。"},
     "changed.removed_files": {"en": "Files removed: {count} ({lines} lines).", "zh": "删除文件 {count} 个（{lines} 行）。"},
     "changed.renamed": {"en": "Files renamed or moved: {count}.", "zh": "重命名或移动的文件：{count} 个。"},
+    "changed.file": {"en": "{path} ({status}, +{additions}/−{deletions})", "zh": "{path}（{status}，+{additions}/−{deletions}）"},
     "changed.more_files": {"en": "…and {count} more files.", "zh": "……以及另外 {count} 个文件。"},
     "kind.source": {"en": "source", "zh": "源代码"},
     "kind.test": {"en": "tests", "zh": "测试"},
@@ -114,7 +121,9 @@ MESSAGES: dict[str, dict[str, str]] = {
     "status.unchanged": {"en": "unchanged", "zh": "未变"},
     # tests
     "tests.added": {"en": "{count} tests added in {file}: {names}", "zh": "{file} 新增 {count} 个测试：{names}"},
+    "tests.added.one": {"en": "a test added in {file}: {names}", "zh": "{file} 新增 1 个测试：{names}"},
     "tests.changed": {"en": "{count} test files changed (+{additions}/−{deletions}).", "zh": "改动了 {count} 个测试文件（+{additions}/−{deletions}）。"},
+    "tests.changed.one": {"en": "1 test file changed (+{additions}/−{deletions}).", "zh": "改动了 1 个测试文件（+{additions}/−{deletions}）。"},
     "tests.none": {"en": "No tests changed.", "zh": "没有改动测试。"},
     # dependencies
     "deps.added": {"en": "{name} added {new} ({file})", "zh": "新增 {name} {new}（{file}）"},
@@ -151,8 +160,12 @@ MESSAGES: dict[str, dict[str, str]] = {
     "config.invalid": {"en": "The repository's {file} is invalid, so prguide used its defaults:", "zh": "仓库的 {file} 无效，prguide 已改用默认配置："},
     # footer
     "footer": {
-        "en": "prguide {version} · {rules} rules matched · comment `/prguide help` for commands",
-        "zh": "prguide {version} · 命中 {rules} 条规则 · 评论 `/prguide help` 查看命令",
+        "en": "prguide {version} · {count} rules matched · comment `/prguide help` for commands",
+        "zh": "prguide {version} · 命中 {count} 条规则 · 评论 `/prguide help` 查看命令",
+    },
+    "footer.one": {
+        "en": "prguide {version} · 1 rule matched · comment `/prguide help` for commands",
+        "zh": "prguide {version} · 命中 1 条规则 · 评论 `/prguide help` 查看命令",
     },
     "skipped": {"en": "prguide skipped this pull request (rule {rule}).", "zh": "prguide 跳过了此 PR（规则 {rule}）。"},
     "details.more": {"en": "Show all", "zh": "展开全部"},
@@ -194,9 +207,12 @@ def format_params(lang: str, params: Mapping[str, Any]) -> dict[str, Any]:
 def t(key: str, lang: str, params: Mapping[str, Any] | None = None, *, raw: bool = False) -> str:
     """The message ``key`` in ``lang`` with ``params`` substituted.
 
-    Unless ``raw``, parameters pass through :func:`format_params`. Raises ``KeyError``
+    When ``params["count"]`` is 1 and a ``KEY.one`` message exists, that singular form
+    is used. Unless ``raw``, parameters pass through :func:`format_params`. Raises ``KeyError``
     for an unknown key (a programming error, caught by the tests).
     """
+    if params and params.get("count") == 1 and f"{key}.one" in MESSAGES:
+        key = f"{key}.one"
     template = MESSAGES[key][lang]
     if not params:
         return template

@@ -1,0 +1,117 @@
+"""The guide's Markdown: sections, both languages, safety and the size limit."""
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot.analysis.model import Definition, DiffAnalysis, FileAnalysis
+from bot.classify import classify
+from bot.focus import follow_ups, focus_points, review_summary
+from bot.marker import MarkerState, parse_marker
+from bot.render.guide import MAX_COMMENT_CHARS, GuideFacts, render_guide, summary_line
+from bot.render.messages import MESSAGES
+from bot.rules.model import FocusNote, RuleHit
+from bot.snapshot import ChangedFile, PullRequestSnapshot, ReviewComment
+
+
+def facts_for(snapshot, files, hits=()):
+    analysis = DiffAnalysis(tuple(files))
+    c = classify(snapshot, analysis, hits)
+    review = review_summary(snapshot)
+    return GuideFacts(
+        snapshot=snapshot,
+        analysis=analysis,
+        classification=c,
+        focus=focus_points(analysis, c.hits, review),
+        review=review,
+        follow_ups=follow_ups(snapshot, analysis, review, c.change_type),
+        state=MarkerState(rules=tuple(h.rule_id for h in hits), labels=c.label_names),
+    )
+
+
+def basic():
+    s = PullRequestSnapshot(repository="o/r", number=7, title="[rollout] fix: keep extra fields", changed_files=2, additions=50, deletions=2)
+    files = [
+        FileAnalysis("pkg/agent.py", "modified", "source", "python", additions=5, deletions=2, symbols_touched=("AgentLoopOutput.as_dict",)),
+        FileAnalysis("tests/test_agent.py", "modified", "test", "python", additions=45, tests_added=("test_keeps_fields",)),
+    ]
+    hits = (RuleHit("scope-fix", "config/rules/type.yml:3", labels=("type/fix",), change_type="fix", areas=("rollout",), files=("pkg/agent.py",)),)
+    return facts_for(s, files, hits)
+
+
+def test_english_guide_has_every_section_and_the_marker():
+    md = render_guide(basic(), "en")
+    assert md.startswith("<!-- prguide:v1 ")
+    assert parse_marker(md).labels == ("type/fix",)
+    for heading in ("What to focus on", "What changed", "Tests", "Follow-ups", "Labels", "Why this score"):
+        assert heading in md
+    assert "**Fix in rollout: Keep extra fields**" in md
+    assert "`AgentLoopOutput.as_dict`" in md
+    assert "`type/fix` ← rule `scope-fix`" in md
+    assert re.search(r"^1\. `pkg/agent.py`|^1\. `tests/test_agent.py`", md, re.M)
+
+
+def test_chinese_guide_is_fully_localised():
+    md = render_guide(basic(), "zh")
+    english = {v["en"] for k, v in MESSAGES.items() if k.startswith("h.") and "{" not in v["en"]}
+    assert not any(f"#### {h}" in md for h in english)
+    for heading in ("阅读重点", "改动概览", "测试", "后续跟进", "标签", "评分依据"):
+        assert heading in md
+    assert "修复" in md
+
+
+def test_pr_text_is_neutralised():
+    s = PullRequestSnapshot(repository="o/r", number=8, title="fix: <script>alert(1)</script> thanks @alice", changed_files=1,
+                            review_comments=(ReviewComment(1, "bob", "<img src=x onerror=y> @carol", "a.py", 3),
+                                             ReviewComment(2, "dan", "ok", "a.py", 3, in_reply_to_id=1)))
+    md = render_guide(facts_for(s, [FileAnalysis("a.py", "modified", "source", additions=1)]), "en")
+    body = md.split("\n", 1)[1]
+    assert "<script>" not in body and "<img" not in body
+    assert "@alice" not in body and "@carol" not in body
+    assert "**bob**" in body  # reviewers named, not pinged
+
+
+def test_removed_code_paths_and_review_threads_are_called_out():
+    s = PullRequestSnapshot(repository="o/r", number=9, title="refactor: drop old path", changed_files=1,
+                            review_comments=(ReviewComment(1, "bob", "why remove?", "a.py", 3),
+                                             ReviewComment(2, "eve", "agree", "a.py", 3, in_reply_to_id=1)))
+    f = FileAnalysis("a.py", "modified", "source", deletions=30, definitions_removed=(Definition("legacy_step", "function"),))
+    md = render_guide(facts_for(s, [f]), "en")
+    assert "Removed code paths: `legacy_step`" in md
+    assert "Review highlights" in md and "2 comments" in md and "“why remove?”" in md
+
+
+def test_rule_focus_notes_come_first():
+    hit = RuleHit("cfg", "f:1", focus=(FocusNote({"en": "check the defaults", "zh": "检查默认值"}, file="cfg.yaml"),))
+    facts = facts_for(PullRequestSnapshot(repository="o/r", number=1, title="x"), [FileAnalysis("a.py", "modified", "source", additions=3)], (hit,))
+    assert "1. `cfg.yaml` — check the defaults" in render_guide(facts, "en")
+    assert "1. `cfg.yaml` — 检查默认值" in render_guide(facts, "zh")
+
+
+def test_huge_pr_stays_under_the_limit_and_keeps_tables_whole():
+    files = [FileAnalysis(f"pkg/very/long/directory/name/module_{i:05d}.py", "modified", "source", additions=3,
+                          symbols_touched=tuple(f"Class{i}.method_{j}" for j in range(4))) for i in range(3000)]
+    s = PullRequestSnapshot(repository="o/r", number=1, title="big", changed_files=3500,
+                            files=tuple(ChangedFile(f.path) for f in files))
+    md = render_guide(facts_for(s, files), "en")
+    assert len(md) <= MAX_COMMENT_CHARS
+    assert md.count("<details>") == md.count("</details>")
+    assert "GitHub listed only 3,000 of 3,500 changed files" in md
+
+
+def test_summary_line_strips_conventions():
+    f = basic()
+    assert summary_line(f, "en") == "Fix in rollout: Keep extra fields"
+
+
+@settings(max_examples=60, deadline=None)
+@given(title=st.text(max_size=300), body=st.text(max_size=300), names=st.lists(st.text(max_size=80), max_size=5))
+def test_renderer_never_crashes_and_respects_the_limit(title, body, names):
+    s = PullRequestSnapshot(repository="o/r", number=1, title=title, body=body,
+                            review_comments=tuple(ReviewComment(i, n or "x", body, n, 1) for i, n in enumerate(names)))
+    files = [FileAnalysis(n or "f", "modified", "source", symbols_touched=tuple(names), todos_added=(body,)) for n in names]
+    for lang in ("en", "zh"):
+        md = render_guide(facts_for(s, files), lang)
+        assert len(md) <= MAX_COMMENT_CHARS
+        assert md.startswith("<!-- prguide:v1 ")
