@@ -1,0 +1,205 @@
+"""Authenticating as the GitHub App and as its installations.
+
+GitHub docs: "Generating a JSON Web Token (JWT) for a GitHub App" (RS256, ``iss`` = app
+id, ``iat`` backdated 60 s for clock drift, ``exp`` at most 10 minutes ahead) and
+"Create an installation access token for an app" (``POST
+/app/installations/{installation_id}/access_tokens``, a token valid for one hour,
+``expires_at`` in ISO 8601).
+
+Neither a token nor the private key is ever logged or shown by ``repr()``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import weakref
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import aiohttp
+import cachetools
+import gidgethub.apps
+import jwt
+
+from bot.app.github import DEFAULT_API_URL, DEFAULT_REQUESTER, GitHubClient, NotFound, ResponseHook, RetryPolicy
+
+log = logging.getLogger(__name__)
+
+#: Lifetime of the app JWT; GitHub refuses more than 10 minutes.
+JWT_LIFETIME = 9 * 60
+#: Reuse one JWT for this long (seconds), well inside its lifetime.
+JWT_REUSE = 5 * 60
+
+
+@dataclass(frozen=True, slots=True)
+class InstallationToken:
+    """An installation access token; ``expires_at`` is epoch seconds."""
+
+    token: str = field(repr=False)
+    expires_at: float
+
+
+class AppAuth:
+    """The GitHub App's credentials: its JWT, installation tokens and its own slug.
+
+    ``app_id`` is the numeric App ID as a string; ``private_key`` the PEM text of the
+    app's RSA key (``\\n`` escapes from an environment variable are accepted).
+    ``api_url`` is the REST root (GitHub Enterprise Server: ``https://HOST/api/v3``);
+    ``session`` the process's shared ``aiohttp.ClientSession``. Installation tokens are
+    cached per installation (at most ``max_installations``) until ``refresh_margin``
+    seconds before they expire. ``clock`` is the wall clock in epoch seconds.
+
+    Raises ``ValueError`` at construction when the key cannot sign a JWT.
+    """
+
+    def __init__(
+        self,
+        app_id: str,
+        private_key: str,
+        *,
+        api_url: str = DEFAULT_API_URL,
+        session: aiohttp.ClientSession,
+        refresh_margin: float = 300.0,
+        max_installations: int = 4096,
+        clock: Callable[[], float] = time.time,
+        policy: RetryPolicy | None = None,
+        on_response: ResponseHook | None = None,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        requester: str = DEFAULT_REQUESTER,
+    ):
+        self.app_id = str(app_id).strip()
+        if not self.app_id:
+            raise ValueError("the GitHub App ID is empty")
+        self._private_key = private_key.replace("\\n", "\n").strip() + "\n"
+        self.api_url = api_url.rstrip("/")
+        self._clock = clock
+        self._margin = refresh_margin
+        self._tokens: cachetools.TLRUCache = cachetools.TLRUCache(
+            maxsize=max_installations, ttu=self._refresh_at, timer=clock
+        )
+        # A lock lives only while a refresh holds or waits for it, so this stays small.
+        self._locks: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
+        self._jwt: str | None = None
+        self._jwt_made = 0.0
+        self._slug: str | None = None
+        self._slug_lock = asyncio.Lock()
+        #: Token requests sent (for tests and logs).
+        self.token_requests = 0
+        self._client = GitHubClient(
+            session,
+            authorization=self._bearer,
+            on_unauthorized=self._drop_jwt,
+            api_url=self.api_url,
+            policy=policy,
+            on_response=on_response,
+            sleep=sleep,
+            wall_clock=clock,
+            requester=requester,
+        )
+        self.app_jwt()  # fail now, with a clear message, if the key is unusable
+
+    def __repr__(self) -> str:
+        return f"<AppAuth app {self.app_id} at {self.api_url}, {len(self._tokens)} cached token(s)>"
+
+    def app_jwt(self) -> str:
+        """A JWT authenticating as the app (RS256; ``iat`` 60 s back, ``exp`` 9 min after ``iat``).
+
+        Reused for a few minutes. Raises ``ValueError`` when the private key is not a
+        usable RSA key in PEM format.
+        """
+        now = self._clock()
+        if self._jwt is None or now - self._jwt_made >= JWT_REUSE:
+            try:
+                self._jwt = gidgethub.apps.get_jwt(
+                    app_id=self.app_id, private_key=self._private_key, expiration=JWT_LIFETIME
+                )
+            except (ValueError, TypeError, jwt.PyJWTError) as exc:
+                # The key itself never goes into the message.
+                raise ValueError(
+                    f"the GitHub App private key cannot sign a JWT ({type(exc).__name__}); "
+                    "expected the PEM text of the app's RSA private key"
+                ) from None
+            self._jwt_made = now
+        return self._jwt
+
+    async def _bearer(self) -> str:
+        return f"bearer {self.app_jwt()}"
+
+    def _drop_jwt(self) -> None:
+        self._jwt = None
+
+    def _refresh_at(self, _key: int, value: InstallationToken, _now: float) -> float:
+        return value.expires_at - self._margin
+
+    async def installation_token(self, installation_id: int) -> str:
+        """An access token for ``installation_id``, cached until shortly before it expires.
+
+        Concurrent callers for one installation share a single token request.
+        Raises :class:`~bot.app.github.NotFound` (a ``GiveUp``) when the installation is
+        gone, ``RetryLater`` on GitHub or network trouble.
+        """
+        key = int(installation_id)
+        cached = self._tokens.get(key)
+        if cached is not None:
+            return cached.token
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        async with lock:
+            cached = self._tokens.get(key)
+            if cached is not None:
+                return cached.token
+            token = await self._request_token(key)
+            if token.expires_at - self._margin > self._clock():
+                self._tokens[key] = token
+            return token.token
+
+    async def _request_token(self, installation_id: int) -> InstallationToken:
+        self.token_requests += 1
+        try:
+            data = await self._client.post(
+                "/app/installations/{installation_id}/access_tokens",
+                {"installation_id": installation_id},
+                data={},
+                idempotent=True,  # a second token does no harm
+            )
+        except NotFound as exc:
+            raise NotFound(f"installation {installation_id} not found (uninstalled?)", path=exc.path) from exc
+        if not isinstance(data, dict) or not isinstance(data.get("token"), str):
+            raise ValueError(f"installation {installation_id}: GitHub's token answer has no token")
+        expires_at = _epoch(data.get("expires_at"), default=self._clock() + 3600)
+        log.info("new access token for installation %d, expires in %.0fs", installation_id, expires_at - self._clock())
+        return InstallationToken(data["token"], expires_at)
+
+    def forget(self, installation_id: int) -> None:
+        """Drop the cached token of an installation (deleted, suspended, or after a 401)."""
+        self._tokens.pop(int(installation_id), None)
+
+    async def app_slug(self) -> str:
+        """The app's slug from ``GET /app`` ("Get the authenticated app"), fetched once."""
+        if self._slug is None:
+            async with self._slug_lock:
+                if self._slug is None:
+                    data = await self._client.getitem("/app")
+                    slug = data.get("slug") if isinstance(data, dict) else None
+                    if not isinstance(slug, str) or not slug:
+                        raise ValueError("GitHub's GET /app answer has no slug")
+                    self._slug = slug
+        return self._slug
+
+    async def bot_login(self) -> str:
+        """The login the app comments as: ``"{slug}[bot]"``."""
+        return f"{await self.app_slug()}[bot]"
+
+
+def _epoch(value: Any, *, default: float) -> float:
+    if not isinstance(value, str):
+        return default
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return default

@@ -1,0 +1,122 @@
+"""Reading a pull request's facts (and prguide's config file) from the GitHub REST API.
+
+GitHub docs: "Get a pull request", "List pull requests files" (``per_page`` up to 100,
+at most 3000 files), "List reviews for a pull request", "List review comments on a
+pull request", "Get repository content".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from bot.app.github import GitHubClient, NotFound
+from bot.snapshot import GITHUB_FILE_LIST_CAP, PullRequestSnapshot
+
+#: The largest page GitHub serves.
+PER_PAGE = 100
+
+_PULL = "/repos/{owner}/{repo}/pulls/{pull_number}"
+_FILES = _PULL + "/files{?per_page,page}"
+_REVIEWS = _PULL + "/reviews{?per_page}"
+_REVIEW_COMMENTS = _PULL + "/comments{?per_page}"
+_CONTENTS = "/repos/{owner}/{repo}/contents/{+path}{?ref}"
+
+
+def split_repository(repository: str) -> tuple[str, str]:
+    """``"owner/name"`` -> ``("owner", "name")``; raises ``ValueError`` for anything else."""
+    owner, sep, name = repository.partition("/")
+    if not sep or not owner or not name or "/" in name:
+        raise ValueError(f"repository must be 'owner/name', got {repository!r}")
+    return owner, name
+
+
+async def fetch_snapshot(
+    client: GitHubClient,
+    repository: str,
+    number: int,
+    *,
+    pull: Mapping[str, Any] | None = None,
+) -> PullRequestSnapshot:
+    """Build the :class:`PullRequestSnapshot` of pull request ``number`` in ``repository``.
+
+    ``pull`` is the pull request object from a webhook payload; without it the PR is
+    fetched first (one more call). Files, reviews and review comments are then fetched
+    concurrently, 100 per page. When ``changed_files`` is known, all file pages (up to
+    GitHub's 3000-file cap) are requested at once; if the last one is fuller than that
+    count promised, the following pages are read one by one until a short page.
+    A PR with at most 100 files and short review lists costs 3 calls.
+
+    Raises ``ValueError`` for a malformed ``repository``, ``SnapshotError`` for a PR
+    object without a number, and the client's errors (``NotFound`` when the PR is gone).
+    """
+    owner, repo = split_repository(repository)
+    where = {"owner": owner, "repo": repo, "pull_number": int(number)}
+    if pull is None:
+        pull = await client.getitem(_PULL, where)
+    changed = pull.get("changed_files")
+    files, reviews, review_comments = await asyncio.gather(
+        _files(client, where, changed if isinstance(changed, int) else None),
+        client.getlist(_REVIEWS, {**where, "per_page": PER_PAGE}),
+        client.getlist(_REVIEW_COMMENTS, {**where, "per_page": PER_PAGE}),
+    )
+    return PullRequestSnapshot.from_github(pull, files, reviews, review_comments, repository=repository)
+
+
+async def _files(client: GitHubClient, where: Mapping[str, Any], changed: int | None) -> list[Any]:
+    if changed is None:
+        return await client.getlist(_FILES, {**where, "per_page": PER_PAGE})
+    max_pages = GITHUB_FILE_LIST_CAP // PER_PAGE
+    expected = min(changed, GITHUB_FILE_LIST_CAP)
+    pages = max(1, math.ceil(expected / PER_PAGE))
+
+    async def page(n: int) -> list[Any]:
+        data = await client.getitem(_FILES, {**where, "per_page": PER_PAGE, "page": n})
+        return list(data or ())
+
+    results = await asyncio.gather(*(page(n) for n in range(1, pages + 1)))
+    files = [f for chunk in results for f in chunk]
+    # A full last page beyond what changed_files promised means the count was stale.
+    n = pages
+    last = results[-1]
+    while len(last) == PER_PAGE and len(files) > expected and n < max_pages:
+        n += 1
+        last = await page(n)
+        files.extend(last)
+    return files[:GITHUB_FILE_LIST_CAP]
+
+
+async def fetch_file(client: GitHubClient, repository: str, path: str, ref: str | None = None) -> str | None:
+    """The text of one file at ``ref`` (a branch, tag or commit; default branch when ``None``).
+
+    Uses "Get repository content" and decodes its base64 ``content``; files over 1 MB,
+    which GitHub sends without content, are read again as raw text. Returns ``None``
+    when the file (or ref) does not exist. Raises ``ValueError`` when the path is a
+    directory or the file is not UTF-8 text.
+    """
+    owner, repo = split_repository(repository)
+    where: dict[str, Any] = {"owner": owner, "repo": repo, "path": path.lstrip("/")}
+    if ref:
+        where["ref"] = ref
+    try:
+        data = await client.getitem(_CONTENTS, where)
+        if isinstance(data, list) or (isinstance(data, Mapping) and data.get("type") not in (None, "file")):
+            raise ValueError(f"{repository}:{path} is not a file")
+        if isinstance(data, Mapping) and data.get("encoding") == "base64":
+            try:
+                raw = base64.b64decode(str(data.get("content") or ""), validate=False)
+            except binascii.Error as exc:
+                raise ValueError(f"{repository}:{path}: GitHub sent invalid base64 ({exc})") from None
+        else:
+            text = await client.getitem(_CONTENTS, where, accept="application/vnd.github.raw+json")
+            raw = text.encode("utf-8") if isinstance(text, str) else bytes(text or b"")
+    except NotFound:
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{repository}:{path} is not UTF-8 text (byte {exc.start})") from None

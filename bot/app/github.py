@@ -1,0 +1,625 @@
+"""A thin client over gidgethub for one GitHub App installation.
+
+What it adds to ``gidgethub.aiohttp.GitHubAPI``:
+
+* the REST headers GitHub asks for (``Accept: application/vnd.github+json``,
+  ``X-GitHub-Api-Version: 2022-11-28``) and a fresh installation token on every attempt;
+* retries with exponential backoff and full jitter on 5xx answers, time-outs and
+  connection errors, then :class:`~bot.app.errors.RetryLater`;
+* GitHub's rate limits ("Rate limits for the REST API", "Best practices for using the
+  REST API"): ``retry-after``, ``x-ratelimit-remaining: 0`` + ``x-ratelimit-reset`` and
+  secondary limits without headers; short waits are slept, long ones become
+  ``RetryLater(delay=...)``;
+* one retry with a new token after a 401;
+* errors callers can act on: :class:`NotFound` and :class:`Forbidden` end a job
+  (both are :class:`~bot.app.errors.GiveUp`), :class:`ValidationFailed` (422) carries
+  GitHub's message and ``errors``;
+* a per-job call counter and an ``on_response`` hook for metrics;
+* conditional requests through a shared, bounded LRU cache (304 answers do not count
+  against the primary rate limit);
+* a token bucket per installation for content-creating requests (GitHub's secondary
+  limit: at most 80 per minute).
+
+A POST is not repeated after a 5xx or a time-out unless the caller says it is
+idempotent: GitHub may have carried it out before failing, and a second comment would
+be visible to everyone. The job is retried instead, and publishing finds its comment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import email.utils
+import json
+import logging
+import random
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+import cachetools
+import gidgethub
+import gidgethub.aiohttp
+
+from bot.app.errors import GiveUp, RetryLater
+
+log = logging.getLogger(__name__)
+
+#: The public GitHub REST API; GitHub Enterprise Server uses ``https://HOST/api/v3``.
+DEFAULT_API_URL = "https://api.github.com"
+#: The REST API version prguide is written against ("API Versions").
+API_VERSION = "2022-11-28"
+#: The media type GitHub recommends for REST requests ("Getting started with the REST API").
+ACCEPT = "application/vnd.github+json"
+#: Who we are, in the ``User-Agent`` header GitHub requires.
+DEFAULT_REQUESTER = "prguide"
+
+#: Methods that create or change content, subject to the secondary limit of 80 per minute.
+WRITE_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
+
+#: ``on_response(method, path_template, status, rate_remaining)``; status 0 means no
+#: HTTP answer arrived (time-out or connection error); ``rate_remaining`` is
+#: ``x-ratelimit-remaining`` or ``None``.
+ResponseHook = Callable[[str, str, int, "int | None"], None]
+
+# Set by callers that know a POST can safely be sent twice (adding labels, reactions).
+_idempotent_post: contextvars.ContextVar[bool] = contextvars.ContextVar("prguide_idempotent_post", default=False)
+
+
+class GitHubError(Exception):
+    """GitHub refused a request for a reason retrying will not fix.
+
+    ``status`` is the HTTP status, ``message`` GitHub's ``message`` field, ``errors``
+    its ``errors`` list (may be empty), ``method``/``path`` the request.
+    """
+
+    def __init__(self, message: str, *, status: int, method: str = "", path: str = "", errors: Any = ()):
+        super().__init__(f"{method} {path}: {status} {message}".strip())
+        self.message = message
+        self.status = status
+        self.method = method
+        self.path = path
+        self.errors = list(errors or ()) if not isinstance(errors, str) else [errors]
+
+
+class ValidationFailed(GitHubError):
+    """GitHub answered 422 ("Validation failed"); the request itself is wrong and is never retried.
+
+    The worker pool treats it as unexpected (retried and then parked for a human),
+    since it means prguide sent something GitHub does not accept.
+    """
+
+    def has_code(self, code: str) -> bool:
+        """True when one of GitHub's ``errors`` has this ``code`` (e.g. ``"already_exists"``)."""
+        return any(isinstance(e, Mapping) and e.get("code") == code for e in self.errors)
+
+
+class NotFound(GiveUp):
+    """GitHub answered 404 or 410: the repository, pull request or installation is gone.
+
+    A :class:`GiveUp`, so a job that meets it ends cleanly; callers that expect absence
+    (a missing config file, a label already removed) catch it.
+    """
+
+    def __init__(self, reason: str, *, status: int = 404, method: str = "", path: str = ""):
+        super().__init__(reason)
+        self.status = status
+        self.method = method
+        self.path = path
+
+
+class Forbidden(GiveUp):
+    """GitHub answered 403 and it is not a rate limit: the installation lacks a permission,
+    or the repository refuses the change (e.g. a locked conversation)."""
+
+    def __init__(self, reason: str, *, method: str = "", path: str = ""):
+        super().__init__(reason)
+        self.status = 403
+        self.method = method
+        self.path = path
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How hard one request tries before the job is handed back with ``RetryLater``.
+
+    All times are seconds. ``attempts`` counts the first try. Backoff before attempt
+    ``n + 1`` is uniform in ``[0, min(max_delay, base_delay * 2**(n - 1))]`` ("full jitter").
+    Rate-limit waits up to ``max_rate_limit_wait`` are slept; longer ones raise
+    ``RetryLater(delay=...)``. ``max_total_wait`` bounds all sleeping for one request.
+    ``secondary_limit_wait`` applies when GitHub signals a secondary rate limit without
+    ``retry-after`` (GitHub: "wait at least one minute").
+    """
+
+    attempts: int = 4
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+    max_total_wait: float = 90.0
+    max_rate_limit_wait: float = 60.0
+    secondary_limit_wait: float = 60.0
+    request_timeout: float = 30.0
+
+    def backoff(self, attempt: int, rand: float) -> float:
+        """Seconds to wait after failed attempt number ``attempt`` (1-based); ``rand`` in [0, 1)."""
+        return rand * min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
+
+
+class TokenBucket:
+    """A token bucket: ``rate`` tokens per second, holding at most ``capacity``.
+
+    With ``capacity + 60 * rate <= 80`` no 60-second window sees more than 80 requests,
+    GitHub's secondary limit for content-creating requests. ``clock`` is a monotonic
+    time source in seconds.
+    """
+
+    def __init__(self, rate: float = 1.0, capacity: float = 20.0, *, clock: Callable[[], float] = time.monotonic):
+        if rate <= 0 or capacity < 1:
+            raise ValueError("a token bucket needs rate > 0 and capacity >= 1")
+        self.rate = rate
+        self.capacity = capacity
+        self._clock = clock
+        self._tokens = capacity
+        self._updated = clock()
+
+    def reserve(self) -> float:
+        """Take one token and return how many seconds to wait before using it (0 when free).
+
+        Reservations are first come, first served: the balance may go negative, and each
+        caller waits for its own token to be refilled.
+        """
+        now = self._clock()
+        self._tokens = min(self.capacity, self._tokens + (now - self._updated) * self.rate)
+        self._updated = now
+        self._tokens -= 1
+        return 0.0 if self._tokens >= 0 else -self._tokens / self.rate
+
+
+@dataclass(slots=True)
+class CallStats:
+    """HTTP requests one client made: ``total`` and ``by_status`` (0: no HTTP answer)."""
+
+    total: int = 0
+    by_status: Counter = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.by_status is None:
+            self.by_status = Counter()
+
+    def record(self, status: int) -> None:
+        """Count one request that ended with ``status``."""
+        self.total += 1
+        self.by_status[status] += 1
+
+
+def path_template(url: str, base_url: str = DEFAULT_API_URL) -> str:
+    """Return the route of an API URL with owner, repository, numbers and names replaced.
+
+    ``https://api.github.com/repos/o/r/issues/5/labels/bug?x=1`` ->
+    ``/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}``. Keeps metric labels
+    few, whatever the repository.
+    """
+    path = urlsplit(url).path
+    base_path = urlsplit(base_url).path.rstrip("/")
+    if base_path and path.startswith(base_path + "/"):
+        path = path[len(base_path) :]
+    parts = [p for p in path.split("/") if p]
+    out: list[str] = []
+    i = 0
+    while i < len(parts):
+        part = parts[i]
+        prev = parts[i - 1] if i else ""
+        if prev == "repos" and i == 1 and len(parts) >= 3:
+            out += ["{owner}", "{repo}"]
+            i += 2
+            continue
+        if prev == "contents":
+            out.append("{path}")
+            break
+        if prev == "labels" and not part.isdigit():
+            out.append("{name}")
+        elif part.isdigit():
+            out.append(_NUMBER_NAMES.get(prev, "{id}"))
+        else:
+            out.append(part)
+        i += 1
+    return "/" + "/".join(out)
+
+
+_NUMBER_NAMES = {
+    "pulls": "{pull_number}",
+    "issues": "{issue_number}",
+    "comments": "{comment_id}",
+    "installations": "{installation_id}",
+    "reviews": "{review_id}",
+}
+
+
+def rate_limit_delay(status: int, headers: Mapping[str, str], body: bytes, *, now: float, policy: RetryPolicy) -> float | None:
+    """Seconds GitHub asks us to wait before retrying, or ``None`` when this is no rate limit.
+
+    Follows "Rate limits for the REST API": a ``retry-after`` header wins (seconds or an
+    HTTP date); else ``x-ratelimit-remaining: 0`` means wait until ``x-ratelimit-reset``
+    (epoch seconds; ``now`` is the wall clock); else a 429, or a 403 whose message names
+    a secondary rate limit, means ``policy.secondary_limit_wait``. Any other 403 is a
+    permission problem (``None``).
+    """
+    if status not in (403, 429):
+        return None
+    retry_after = headers.get("retry-after")
+    if retry_after:
+        try:
+            return max(0.0, float(retry_after))
+        except ValueError:
+            try:
+                when = email.utils.parsedate_to_datetime(retry_after)
+            except (TypeError, ValueError):
+                when = None
+            if when is not None:
+                return max(0.0, when.timestamp() - now)
+    if headers.get("x-ratelimit-remaining") == "0":
+        reset = headers.get("x-ratelimit-reset")
+        try:
+            # One second of slack: GitHub's reset is rounded down to the second.
+            return max(0.0, float(reset) - now) + 1.0 if reset else policy.secondary_limit_wait
+        except ValueError:
+            return policy.secondary_limit_wait
+    message = _message_of(body).lower()
+    if status == 429 or "rate limit" in message or "abuse" in message:
+        return policy.secondary_limit_wait
+    return None
+
+
+def _message_of(body: bytes) -> str:
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return body[:200].decode("utf-8", "replace") if body else ""
+    return str(data.get("message") or "") if isinstance(data, dict) else ""
+
+
+def _rate_remaining(headers: Mapping[str, str]) -> int | None:
+    try:
+        return int(headers["x-ratelimit-remaining"])
+    except (KeyError, ValueError):
+        return None
+
+
+class _Transport(gidgethub.aiohttp.GitHubAPI):
+    """gidgethub with prguide's ``_request``: auth per attempt, retries, limits, counting."""
+
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        requester: str,
+        *,
+        base_url: str,
+        cache: MutableMapping | None,
+        authorization: Callable[[], Awaitable[str]],
+        on_unauthorized: Callable[[], None] | None,
+        policy: RetryPolicy,
+        stats: CallStats,
+        reserve_write: Callable[[], float] | None,
+        on_response: ResponseHook | None,
+        sleep: Callable[[float], Awaitable[Any]],
+        rand: Callable[[], float],
+        wall_clock: Callable[[], float],
+    ):
+        super().__init__(session, requester, cache=cache, base_url=base_url)
+        self._authorization = authorization
+        self._on_unauthorized = on_unauthorized
+        self._policy = policy
+        self._stats = stats
+        self._reserve_write = reserve_write
+        self._on_response = on_response
+        self._sleep = sleep
+        self._rand = rand
+        self._wall_clock = wall_clock
+
+    def __repr__(self) -> str:
+        return f"<GitHub transport {self.base_url}>"
+
+    async def sleep(self, seconds: float) -> None:
+        await self._sleep(seconds)
+
+    async def _request(self, method: str, url: str, headers: Mapping[str, str], body: bytes = b"") -> tuple[int, Mapping[str, str], bytes]:
+        policy = self._policy
+        route = path_template(url, self.base_url)
+        what = f"{method} {route}"
+        safe_to_repeat = method != "POST" or _idempotent_post.get()
+        send_headers = dict(headers)
+        send_headers["x-github-api-version"] = API_VERSION
+        waited = 0.0
+        refreshed = False
+        attempt = 0
+        while True:
+            attempt += 1
+            send_headers["authorization"] = await self._authorization()
+            if method in WRITE_METHODS and self._reserve_write is not None:
+                delay = self._reserve_write()
+                if delay > 0:
+                    await self._sleep(delay)
+            try:
+                async with self._session.request(
+                    method,
+                    url,
+                    headers=send_headers,
+                    data=body,
+                    timeout=aiohttp.ClientTimeout(total=policy.request_timeout),
+                ) as response:
+                    status, resp_headers, resp_body = response.status, response.headers, await response.read()
+            except (asyncio.TimeoutError, aiohttp.ClientError) as exc:
+                self._observe(method, route, 0, {})
+                # A refused connection never reached GitHub, so even a POST may be repeated.
+                repeatable = safe_to_repeat or isinstance(exc, aiohttp.ClientConnectorError)
+                delay = policy.backoff(attempt, self._rand())
+                if repeatable and attempt < policy.attempts and waited + delay <= policy.max_total_wait:
+                    log.info("%s failed (%s); retry %d in %.2fs", what, type(exc).__name__, attempt, delay)
+                    await self._sleep(delay)
+                    waited += delay
+                    continue
+                raise RetryLater(f"{what}: {type(exc).__name__} after {attempt} attempt(s)") from exc
+            self._observe(method, route, status, resp_headers)
+
+            if status == 401 and self._on_unauthorized is not None and not refreshed:
+                # An expired or revoked token: get a new one, once.
+                refreshed = True
+                self._on_unauthorized()
+                continue
+            if status >= 500:
+                delay = policy.backoff(attempt, self._rand())
+                if safe_to_repeat and attempt < policy.attempts and waited + delay <= policy.max_total_wait:
+                    log.info("%s answered %d; retry %d in %.2fs", what, status, attempt, delay)
+                    await self._sleep(delay)
+                    waited += delay
+                    continue
+                raise RetryLater(f"{what}: GitHub answered {status} after {attempt} attempt(s)")
+            wait = rate_limit_delay(status, resp_headers, resp_body, now=self._wall_clock(), policy=policy)
+            if wait is not None:
+                if wait <= policy.max_rate_limit_wait and attempt < policy.attempts and waited + wait <= policy.max_total_wait:
+                    log.warning("%s rate limited (%d); waiting %.1fs", what, status, wait)
+                    await self._sleep(wait)
+                    waited += wait
+                    continue
+                raise RetryLater(f"{what}: rate limited ({status}), retry in {wait:.0f}s", delay=wait)
+            return status, resp_headers, resp_body
+
+    def _observe(self, method: str, route: str, status: int, headers: Mapping[str, str]) -> None:
+        self._stats.record(status)
+        log.debug("%s %s -> %s", method, route, status or "no answer")
+        if self._on_response is not None:
+            try:
+                self._on_response(method, route, status, _rate_remaining(headers))
+            except Exception:  # a metrics bug must not fail a job
+                log.exception("on_response hook failed")
+
+
+class GitHubClient:
+    """REST calls as one identity: an installation (for jobs) or the app itself (its JWT).
+
+    ``authorization()`` returns the ``Authorization`` header value (``"token ..."`` or
+    ``"bearer ..."``) and is awaited before every attempt; ``on_unauthorized()`` is called
+    once after a 401 (e.g. ``AppAuth.forget``). ``session`` is the process's shared
+    ``aiohttp.ClientSession``. ``api_url`` is the REST root (GitHub Enterprise Server:
+    ``https://HOST/api/v3``). ``cache`` is a shared bounded mapping (e.g.
+    ``cachetools.LRUCache``) for conditional GETs. ``reserve_write()`` returns the
+    seconds to wait before a content-creating request (e.g. :meth:`TokenBucket.reserve`).
+    ``sleep``, ``rand`` (uniform [0, 1))
+    and ``wall_clock`` (epoch seconds) are injectable for tests.
+
+    ``calls`` counts every HTTP request this client sent (retries included);
+    ``calls_by_status`` splits them by status (0: no answer).
+
+    Every method raises :class:`RetryLater` (5xx, time-outs, rate limits),
+    :class:`NotFound` (404/410), :class:`Forbidden` (403 without rate limit),
+    :class:`ValidationFailed` (422) or :class:`GitHubError` (other 4xx).
+    """
+
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        *,
+        authorization: Callable[[], Awaitable[str]],
+        on_unauthorized: Callable[[], None] | None = None,
+        api_url: str = DEFAULT_API_URL,
+        cache: MutableMapping | None = None,
+        policy: RetryPolicy | None = None,
+        reserve_write: Callable[[], float] | None = None,
+        on_response: ResponseHook | None = None,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        rand: Callable[[], float] = random.random,
+        wall_clock: Callable[[], float] = time.time,
+        requester: str = DEFAULT_REQUESTER,
+        installation_id: int | None = None,
+    ):
+        self.installation_id = installation_id
+        self.api_url = api_url.rstrip("/")
+        self.stats = CallStats()
+        self._gh = _Transport(
+            session,
+            requester,
+            base_url=self.api_url,
+            cache=cache,
+            authorization=authorization,
+            on_unauthorized=on_unauthorized,
+            policy=policy or RetryPolicy(),
+            stats=self.stats,
+            reserve_write=reserve_write,
+            on_response=on_response,
+            sleep=sleep,
+            rand=rand,
+            wall_clock=wall_clock,
+        )
+
+    def __repr__(self) -> str:
+        who = f"installation {self.installation_id}" if self.installation_id is not None else "app"
+        return f"<GitHubClient {who} at {self.api_url}, {self.calls} calls>"
+
+    @property
+    def calls(self) -> int:
+        """HTTP requests sent so far, retries and 304s included."""
+        return self.stats.total
+
+    @property
+    def calls_by_status(self) -> dict[int, int]:
+        """Requests per HTTP status (0: no answer)."""
+        return dict(self.stats.by_status)
+
+    async def getitem(self, url: str, url_vars: Mapping[str, Any] | None = None, *, accept: str = ACCEPT) -> Any:
+        """GET one resource; ``url`` may be a URI template filled from ``url_vars`` (values are percent-encoded)."""
+        with _mapped("GET", url):
+            return await self._gh.getitem(url, url_vars or {}, accept=accept)
+
+    async def getiter(self, url: str, url_vars: Mapping[str, Any] | None = None, *, accept: str = ACCEPT) -> AsyncIterator[Any]:
+        """Yield the items of a list, following ``Link: rel="next"`` page by page."""
+        with _mapped("GET", url):
+            async for item in self._gh.getiter(url, url_vars or {}, accept=accept):
+                yield item
+
+    async def getlist(self, url: str, url_vars: Mapping[str, Any] | None = None, *, accept: str = ACCEPT) -> list[Any]:
+        """All items of a paginated list (see :meth:`getiter`)."""
+        return [item async for item in self.getiter(url, url_vars, accept=accept)]
+
+    async def post(self, url: str, url_vars: Mapping[str, Any] | None = None, *, data: Any, idempotent: bool = False, accept: str = ACCEPT) -> Any:
+        """POST ``data`` as JSON; ``idempotent=True`` allows repeating it after a 5xx or time-out."""
+        token = _idempotent_post.set(idempotent)
+        try:
+            with _mapped("POST", url):
+                return await self._gh.post(url, url_vars or {}, data=data, accept=accept)
+        finally:
+            _idempotent_post.reset(token)
+
+    async def patch(self, url: str, url_vars: Mapping[str, Any] | None = None, *, data: Any, accept: str = ACCEPT) -> Any:
+        """PATCH ``data`` as JSON and return GitHub's answer."""
+        with _mapped("PATCH", url):
+            return await self._gh.patch(url, url_vars or {}, data=data, accept=accept)
+
+    async def put(self, url: str, url_vars: Mapping[str, Any] | None = None, *, data: Any = b"", accept: str = ACCEPT) -> Any:
+        """PUT ``data`` as JSON (or nothing) and return GitHub's answer."""
+        with _mapped("PUT", url):
+            return await self._gh.put(url, url_vars or {}, data=data, accept=accept)
+
+    async def delete(self, url: str, url_vars: Mapping[str, Any] | None = None, *, accept: str = ACCEPT) -> None:
+        """DELETE a resource."""
+        with _mapped("DELETE", url):
+            await self._gh.delete(url, url_vars or {}, accept=accept)
+
+
+class _mapped:
+    """Turn gidgethub's HTTP exceptions into prguide's (a context manager)."""
+
+    def __init__(self, method: str, url: str):
+        self.method = method
+        self.url = url
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if exc is None or not isinstance(exc, gidgethub.HTTPException):
+            return False
+        raise _translate(exc, self.method, self.url) from exc
+
+
+def _translate(exc: gidgethub.HTTPException, method: str, url: str) -> Exception:
+    status = int(exc.status_code)
+    message = str(exc) or exc.status_code.phrase
+    path = path_template(url) if "://" in url else url.split("?")[0]
+    where = f"{method} {path}"
+    if status in (404, 410):
+        return NotFound(f"{where}: {status} {message}", status=status, method=method, path=path)
+    if status == 422:
+        errors = getattr(exc, "errors", None) or ()
+        return ValidationFailed(message, status=status, method=method, path=path, errors=errors)
+    if status == 403:
+        return Forbidden(f"{where}: 403 {message}", method=method, path=path)
+    if status >= 500:
+        return RetryLater(f"{where}: {status} {message}")
+    return GitHubError(message, status=status, method=method, path=path)
+
+
+class ClientFactory:
+    """Process-wide state every job's :class:`GitHubClient` shares; one per process.
+
+    Holds the one ``aiohttp.ClientSession``, the app's :class:`~bot.app.auth.AppAuth`,
+    the conditional-request cache (an LRU of ``cache_size`` responses) and one write
+    :class:`TokenBucket` per installation (at most ``max_installations``, each dropped
+    once idle long enough to be full again). ``write_rate`` (per second) and ``write_burst`` size the
+    buckets. ``api_url`` defaults to the auth's.
+    """
+
+    def __init__(
+        self,
+        auth: Any,
+        *,
+        session: aiohttp.ClientSession,
+        api_url: str | None = None,
+        policy: RetryPolicy | None = None,
+        cache_size: int = 512,
+        write_rate: float = 1.0,
+        write_burst: float = 20.0,
+        max_installations: int = 4096,
+        on_response: ResponseHook | None = None,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        rand: Callable[[], float] = random.random,
+        wall_clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
+        requester: str = DEFAULT_REQUESTER,
+    ):
+        self.auth = auth
+        self.session = session
+        self.api_url = (api_url or getattr(auth, "api_url", DEFAULT_API_URL)).rstrip("/")
+        self.policy = policy or RetryPolicy()
+        self.cache: MutableMapping = cachetools.LRUCache(maxsize=cache_size)
+        self._write_rate = write_rate
+        self._write_burst = write_burst
+        # A bucket untouched for burst/rate seconds is full again, so dropping it loses nothing.
+        self._buckets: MutableMapping[int, TokenBucket] = cachetools.TTLCache(
+            maxsize=max_installations, ttl=write_burst / write_rate, timer=monotonic
+        )
+        self._on_response = on_response
+        self._sleep = sleep
+        self._rand = rand
+        self._wall_clock = wall_clock
+        self._monotonic = monotonic
+        self._requester = requester
+
+    def __repr__(self) -> str:
+        return f"<ClientFactory {self.api_url}>"
+
+    def reserve_write(self, installation_id: int) -> float:
+        """Take a write token of ``installation_id``; return the seconds to wait before writing."""
+        key = int(installation_id)
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = TokenBucket(self._write_rate, self._write_burst, clock=self._monotonic)
+        # Re-set on every use, so the bucket is only dropped once it would be full again.
+        self._buckets[key] = bucket
+        return bucket.reserve()
+
+    def for_installation(self, installation_id: int) -> GitHubClient:
+        """A fresh client (with its own call counter) acting as ``installation_id``; make one per job."""
+        installation_id = int(installation_id)
+        auth = self.auth
+
+        async def authorization() -> str:
+            return f"token {await auth.installation_token(installation_id)}"
+
+        return GitHubClient(
+            self.session,
+            authorization=authorization,
+            on_unauthorized=lambda: auth.forget(installation_id),
+            api_url=self.api_url,
+            cache=self.cache,
+            policy=self.policy,
+            reserve_write=lambda: self.reserve_write(installation_id),
+            on_response=self._on_response,
+            sleep=self._sleep,
+            rand=self._rand,
+            wall_clock=self._wall_clock,
+            requester=self._requester,
+            installation_id=installation_id,
+        )

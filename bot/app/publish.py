@@ -1,0 +1,271 @@
+"""Everything prguide writes to GitHub: its guide comment, labels, replies and reactions.
+
+This is the only module that changes anything on GitHub. Publishing is idempotent: a
+redelivered event or a second run edits (or leaves alone) the one comment instead of
+adding another, and re-adding labels already present is a no-op on GitHub's side.
+
+GitHub docs: "List issue comments", "Create an issue comment", "Update an issue
+comment", "Add labels to an issue", "Remove a label from an issue", "Update a label",
+"List issue events", "Create reaction for an issue comment".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from bot.app.fetch import PER_PAGE, split_repository
+from bot.app.github import GitHubClient, NotFound
+from bot.marker import MarkerState, has_marker, parse_marker
+
+if TYPE_CHECKING:  # the engine is only needed for its Guide type here
+    from bot.engine import Guide
+
+#: GitHub's limit on a comment body, in characters.
+MAX_COMMENT_CHARS = 65536
+#: The colour GitHub gives a label it creates implicitly when one is added to an issue.
+GITHUB_DEFAULT_LABEL_COLOR = "ededed"
+#: Reactions GitHub accepts ("Create reaction for an issue comment").
+REACTIONS = frozenset({"+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"})
+
+_COMMENTS = "/repos/{owner}/{repo}/issues/{issue_number}/comments{?per_page}"
+_COMMENT = "/repos/{owner}/{repo}/issues/comments/{comment_id}"
+_ISSUE_LABELS = "/repos/{owner}/{repo}/issues/{issue_number}/labels{?per_page}"
+_ISSUE_LABEL = "/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}"
+_REPO_LABEL = "/repos/{owner}/{repo}/labels/{name}"
+_EVENTS = "/repos/{owner}/{repo}/issues/{issue_number}/events{?per_page}"
+_REACTIONS = "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"
+
+
+@dataclass(frozen=True, slots=True)
+class PublishResult:
+    """What :func:`publish_guide` did.
+
+    ``comment`` is ``"created"``, ``"edited"`` or ``"unchanged"``; ``labels_styled``
+    are labels GitHub had just created in its default look, given their colour and
+    description from the rules; ``calls`` is the HTTP requests publishing made.
+    """
+
+    comment_id: int
+    comment: str
+    comment_url: str = ""
+    labels_added: tuple[str, ...] = ()
+    labels_removed: tuple[str, ...] = ()
+    labels_styled: tuple[str, ...] = ()
+    calls: int = 0
+
+
+def _where(repository: str, **more: Any) -> dict[str, Any]:
+    owner, repo = split_repository(repository)
+    return {"owner": owner, "repo": repo, **more}
+
+
+def _same_login(a: str, b: str) -> bool:
+    return a.casefold() == b.casefold()
+
+
+def is_guide_comment(comment: Mapping[str, Any], bot_login: str) -> bool:
+    """True when ``comment`` (an issue comment object) is prguide's guide.
+
+    It must carry the marker *and* be written by ``bot_login``: a human quoting the
+    marker has not written a guide.
+    """
+    user = comment.get("user") or {}
+    return has_marker(comment.get("body")) and _same_login(str(user.get("login") or ""), bot_login)
+
+
+async def find_guide_comment(client: GitHubClient, repository: str, number: int, *, bot_login: str) -> Mapping[str, Any] | None:
+    """prguide's earlier guide comment on a pull request (the oldest, if several), or ``None``.
+
+    Lists the issue comments, 100 per page. ``bot_login`` is ``"{app slug}[bot]"``.
+    """
+    where = _where(repository, issue_number=int(number), per_page=PER_PAGE)
+    async with aclosing(client.getiter(_COMMENTS, where)) as comments:
+        async for comment in comments:
+            if is_guide_comment(comment, bot_login):
+                return comment
+    return None
+
+
+async def publish_guide(
+    client: GitHubClient,
+    repository: str,
+    number: int,
+    guide: Guide,
+    *,
+    bot_login: str,
+    current_labels: Iterable[str] | None = None,
+) -> PublishResult:
+    """Post or update the guide comment on pull request ``number`` and set its labels.
+
+    ``current_labels`` are the labels on the PR now (e.g. ``snapshot.labels``); when
+    ``None`` they are read from GitHub (one more call). Label names compare without
+    regard to case, as on GitHub.
+
+    Labels go first, then the comment, so the marker never records labels that were
+    not applied. Rules for labels:
+
+    * ``guide.labels`` not on the PR are added in one call, except labels prguide added
+      before that are gone now: a human removed them, and prguide does not fight that
+      (unless a maintainer asked for them with ``/prguide label``).
+    * GitHub creates unknown labels in grey without a description; those just created
+      are then given their colour and description from ``guide.label_specs`` (one call
+      each, only the first time a label appears in a repository).
+    * Labels prguide added earlier (the previous marker's ``labels``) that no longer
+      apply are removed, unless a maintainer asked for them or the issue events show a
+      human added them last.
+
+    Raises ``ValueError`` when the comment is longer than GitHub allows, and the
+    client's errors.
+    """
+    if len(guide.markdown) > MAX_COMMENT_CHARS:
+        raise ValueError(f"guide comment has {len(guide.markdown)} characters; GitHub allows {MAX_COMMENT_CHARS}")
+    calls_before = client.calls
+    existing = await find_guide_comment(client, repository, number, bot_login=bot_login)
+    previous = parse_marker(existing.get("body")) if existing else None
+
+    if current_labels is None:
+        current_labels = [label["name"] for label in await client.getlist(_ISSUE_LABELS, _where(repository, issue_number=int(number), per_page=PER_PAGE))]
+    current = {name.casefold() for name in current_labels}
+    to_add, candidates = _plan_labels(guide, previous, current)
+
+    styled: tuple[str, ...] = ()
+    if to_add:
+        on_issue = await add_labels(client, repository, number, to_add)
+        styled = await _style_new_labels(client, repository, to_add, on_issue, guide)
+    removed: list[str] = []
+    if candidates:
+        keep = await _labelled_by_humans(client, repository, number, candidates, bot_login=bot_login)
+        for name in candidates:
+            if name.casefold() not in keep and await remove_label(client, repository, number, name):
+                removed.append(name)
+
+    if existing is None:
+        created = await client.post(_COMMENTS, _where(repository, issue_number=int(number)), data={"body": guide.markdown})
+        comment_id, outcome, url = int(created["id"]), "created", str(created.get("html_url") or "")
+    elif existing.get("body") == guide.markdown:
+        comment_id, outcome, url = int(existing["id"]), "unchanged", str(existing.get("html_url") or "")
+    else:
+        edited = await client.patch(_COMMENT, _where(repository, comment_id=int(existing["id"])), data={"body": guide.markdown})
+        comment_id, outcome = int(existing["id"]), "edited"
+        url = str((edited or {}).get("html_url") or existing.get("html_url") or "")
+
+    return PublishResult(
+        comment_id=comment_id,
+        comment=outcome,
+        comment_url=url,
+        labels_added=tuple(to_add),
+        labels_removed=tuple(removed),
+        labels_styled=styled,
+        calls=client.calls - calls_before,
+    )
+
+
+def _plan_labels(guide: Guide, previous: MarkerState | None, current: set[str]) -> tuple[list[str], list[str]]:
+    """Labels to add, and labels that may need removing (before the human check)."""
+    asked = {n.casefold() for n in guide.state.human_added}
+    ours_before = {n.casefold(): n for n in (previous.labels if previous else ())}
+    if previous:
+        asked |= {n.casefold() for n in previous.human_added}
+    wanted: dict[str, str] = {}
+    for name in guide.labels:
+        wanted.setdefault(name.casefold(), name)
+    to_add = [
+        name
+        for key, name in wanted.items()
+        if key not in current and (key not in ours_before or key in asked)
+    ]
+    candidates = [name for key, name in ours_before.items() if key not in wanted and key not in asked]
+    return to_add, candidates
+
+
+async def _style_new_labels(
+    client: GitHubClient, repository: str, added: Sequence[str], on_issue: Sequence[Mapping[str, Any]], guide: Guide
+) -> tuple[str, ...]:
+    specs = {name.casefold(): spec for name, spec in guide.label_specs.items()}
+    looks = {str(label.get("name", "")).casefold(): label for label in on_issue if isinstance(label, Mapping)}
+    styled = []
+    for name in added:
+        spec = specs.get(name.casefold())
+        label = looks.get(name.casefold())
+        if spec is None or label is None:
+            continue
+        is_default_look = str(label.get("color") or "").lower() == GITHUB_DEFAULT_LABEL_COLOR and not label.get("description")
+        wants_other_look = spec.color.lower() != GITHUB_DEFAULT_LABEL_COLOR or bool(spec.description)
+        if is_default_look and wants_other_look:
+            await client.patch(
+                _REPO_LABEL,
+                _where(repository, name=str(label.get("name") or name)),
+                data={"color": spec.color.lstrip("#").lower(), "description": spec.description[:100]},
+            )
+            styled.append(name)
+    return tuple(styled)
+
+
+async def _labelled_by_humans(
+    client: GitHubClient, repository: str, number: int, names: Sequence[str], *, bot_login: str
+) -> set[str]:
+    """Casefolded names among ``names`` whose last ``labeled`` event was by someone other than prguide."""
+    wanted = {n.casefold() for n in names}
+    last_actor: dict[str, str] = {}
+    try:
+        async for event in client.getiter(_EVENTS, _where(repository, issue_number=int(number), per_page=PER_PAGE)):
+            if event.get("event") != "labeled":
+                continue
+            key = str((event.get("label") or {}).get("name") or "").casefold()
+            if key in wanted:
+                last_actor[key] = str((event.get("actor") or {}).get("login") or "")
+    except NotFound:
+        return wanted  # cannot tell who added them: keep them all
+    return {key for key, login in last_actor.items() if not _same_login(login, bot_login)}
+
+
+async def add_labels(client: GitHubClient, repository: str, number: int, names: Sequence[str]) -> list[Mapping[str, Any]]:
+    """Add labels to an issue or pull request in one call; return all labels now on it.
+
+    GitHub creates labels the repository does not have yet (grey, no description).
+    """
+    if not names:
+        return []
+    data = await client.post(
+        _ISSUE_LABELS, _where(repository, issue_number=int(number)), data={"labels": list(names)}, idempotent=True
+    )
+    return list(data or ())
+
+
+async def remove_label(client: GitHubClient, repository: str, number: int, name: str) -> bool:
+    """Remove one label from an issue or pull request; ``False`` when it was not there."""
+    try:
+        await client.delete(_ISSUE_LABEL, _where(repository, issue_number=int(number), name=name))
+    except NotFound:
+        return False
+    return True
+
+
+async def reply(client: GitHubClient, repository: str, number: int, body: str) -> int:
+    """Post a new comment on an issue or pull request and return its id.
+
+    ``body`` is Markdown as written; callers must not paste text from the PR or its
+    comments into it unescaped (it could mention people or carry a marker).
+    Raises ``ValueError`` when the body is empty or too long.
+    """
+    if not body.strip():
+        raise ValueError("a reply needs a body")
+    if len(body) > MAX_COMMENT_CHARS:
+        raise ValueError(f"reply has {len(body)} characters; GitHub allows {MAX_COMMENT_CHARS}")
+    created = await client.post(_COMMENTS, _where(repository, issue_number=int(number)), data={"body": body})
+    return int(created["id"])
+
+
+async def react(client: GitHubClient, repository: str, comment_id: int, content: str) -> None:
+    """React to an issue comment (e.g. ``"eyes"`` when a command is seen, ``"+1"`` when done).
+
+    Raises ``ValueError`` for a reaction GitHub does not know.
+    """
+    if content not in REACTIONS:
+        raise ValueError(f"unknown reaction {content!r}; expected one of {sorted(REACTIONS)}")
+    await client.post(
+        _REACTIONS, _where(repository, comment_id=int(comment_id)), data={"content": content}, idempotent=True
+    )
