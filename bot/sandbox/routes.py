@@ -1,0 +1,578 @@
+"""The GitHub REST endpoints the sandbox answers, and its own ``/_sandbox/`` control endpoints.
+
+Each GitHub handler names the GitHub docs page whose shape it follows and the
+credential it needs (``@needs("app")`` for an app JWT, ``@needs("installation")``
+for an installation access token); :mod:`bot.sandbox.server` checks the
+credential, counts the rate limit and records the request before a handler runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+
+from bot.sandbox.auth import Caller
+from bot.sandbox.errors import ApiError, BundleError
+from bot.sandbox.faults import FaultBook, parse_faults
+from bot.sandbox.paging import paginate
+from bot.sandbox.state import SandboxState, iso, read_git_file
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+STATE = web.AppKey("sandbox_state", SandboxState)
+FAULTS = web.AppKey("sandbox_faults", FaultBook)
+CALLER = "sandbox_caller"
+
+
+def needs(kind: str | None) -> Callable[[Handler], Handler]:
+    """Mark a handler as needing an ``"app"`` JWT, an ``"installation"`` token, or nothing (``None``)."""
+
+    def mark(handler: Handler) -> Handler:
+        handler.sandbox_auth = kind  # type: ignore[attr-defined]
+        return handler
+
+    return mark
+
+
+def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    return web.json_response(data, status=status, headers=headers, dumps=lambda d: json.dumps(d, ensure_ascii=False))
+
+
+async def _body(request: web.Request) -> Any:
+    try:
+        return await request.json(loads=json.loads)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ApiError(400, "Problems parsing JSON") from exc
+
+
+def _state(request: web.Request) -> SandboxState:
+    return request.app[STATE]
+
+
+def _author(request: web.Request) -> tuple[str, str]:
+    """Who writes: the app's bot user for installation tokens (``<slug>[bot]``, type Bot)."""
+    state = _state(request)
+    caller: Caller = request[CALLER]
+    if caller.kind == "installation":
+        return state.bot_login, "Bot"
+    return "anonymous", "User"
+
+
+def _paged(request: web.Request, items: list[Any]) -> web.Response:
+    base = str(request.url.with_query(None))
+    page, link = paginate(items, base, request.query_string)
+    return _json(page, headers={"Link": link} if link else None)
+
+
+def _repo_args(request: web.Request) -> tuple[str, str]:
+    return request.match_info["owner"], request.match_info["repo"]
+
+
+def _number(request: web.Request, key: str = "number") -> int:
+    return int(request.match_info[key])
+
+
+# ----- apps and installations ---------------------------------------------------
+
+
+@needs("app")
+async def get_app(request: web.Request) -> web.Response:
+    """GET /app ("Get the authenticated app")."""
+    return _json(_state(request).app_json())
+
+
+@needs("app")
+async def list_installations(request: web.Request) -> web.Response:
+    """GET /app/installations ("List installations for the authenticated app")."""
+    return _paged(request, [_state(request).installation_json()])
+
+
+@needs("app")
+async def get_installation(request: web.Request) -> web.Response:
+    """GET /app/installations/{installation_id} ("Get an installation for the authenticated app")."""
+    state = _state(request)
+    if int(request.match_info["installation_id"]) != state.installation_id:
+        raise ApiError(404, "Not Found", documentation_url="https://docs.github.com/rest/apps/apps#get-an-installation-for-the-authenticated-app")
+    return _json(state.installation_json())
+
+
+@needs("app")
+async def create_access_token(request: web.Request) -> web.Response:
+    """POST /app/installations/{installation_id}/access_tokens → 201 ``{token, expires_at, ...}``.
+
+    ("Create an installation access token for an app"); 404 for another installation.
+    """
+    state = _state(request)
+    token = state.issue_token(int(request.match_info["installation_id"]))
+    return _json(
+        {
+            "token": token.token,
+            "expires_at": iso(token.expires_at),
+            "permissions": state.installation_json()["permissions"],
+            "repository_selection": "all",
+        },
+        status=201,
+    )
+
+
+@needs("app")
+async def get_repo_installation(request: web.Request) -> web.Response:
+    """GET /repos/{owner}/{repo}/installation ("Get a repository installation for the authenticated app")."""
+    state = _state(request)
+    record = state.repo(*_repo_args(request))
+    return _json(state.installation_json(record.owner))
+
+
+@needs("installation")
+async def list_installation_repos(request: web.Request) -> web.Response:
+    """GET /installation/repositories ("List repositories accessible to the app installation")."""
+    state = _state(request)
+    repos = [state.repo_json(r) for r in state.repos.values()]
+    base = str(request.url.with_query(None))
+    page, link = paginate(repos, base, request.query_string)
+    return _json({"total_count": len(repos), "repositories": page}, headers={"Link": link} if link else None)
+
+
+@needs("installation")
+async def revoke_own_token(request: web.Request) -> web.Response:
+    """DELETE /installation/token → 204 ("Revoke an installation access token")."""
+    _, _, credential = request.headers.get("Authorization", "").partition(" ")
+    _state(request).revoke_token(credential.strip())
+    return web.Response(status=204)
+
+
+# ----- repositories and pull requests -------------------------------------------
+
+
+@needs("installation")
+async def get_repo(request: web.Request) -> web.Response:
+    """GET /repos/{owner}/{repo} ("Get a repository")."""
+    state = _state(request)
+    return _json(state.repo_json(state.repo(*_repo_args(request))))
+
+
+@needs("installation")
+async def list_pulls(request: web.Request) -> web.Response:
+    """GET /repos/{owner}/{repo}/pulls ("List pull requests"): ``state`` open (default), closed or all; newest first."""
+    state = _state(request)
+    record = state.repo(*_repo_args(request))
+    wanted = request.query.get("state", "open")
+    pulls = [
+        state.pull_json(record, number)
+        for number in sorted(record.pulls, reverse=True)
+        if wanted == "all" or record.pulls[number]["pull"].get("state", "closed") == wanted
+    ]
+    return _paged(request, pulls)
+
+
+@needs("installation")
+async def get_pull(request: web.Request) -> web.Response:
+    """GET /repos/{owner}/{repo}/pulls/{pull_number} ("Get a pull request")."""
+    state = _state(request)
+    record, _ = state.pull(*_repo_args(request), _number(request))
+    return _json(state.pull_json(record, _number(request)))
+
+
+@needs("installation")
+async def list_pull_files(request: web.Request) -> web.Response:
+    """GET .../pulls/{pull_number}/files ("List pull requests files"): paginated, at most 3000 files."""
+    state = _state(request)
+    record, _ = state.pull(*_repo_args(request), _number(request))
+    return _paged(request, state.files_of(record, _number(request)))
+
+
+@needs("installation")
+async def list_pull_reviews(request: web.Request) -> web.Response:
+    """GET .../pulls/{pull_number}/reviews ("List reviews for a pull request"), paginated."""
+    _, bundle = _state(request).pull(*_repo_args(request), _number(request))
+    return _paged(request, bundle["reviews"])
+
+
+@needs("installation")
+async def list_pull_review_comments(request: web.Request) -> web.Response:
+    """GET .../pulls/{pull_number}/comments ("List review comments on a pull request"), paginated."""
+    _, bundle = _state(request).pull(*_repo_args(request), _number(request))
+    return _paged(request, bundle["review_comments"])
+
+
+@needs("installation")
+async def get_issue(request: web.Request) -> web.Response:
+    """GET /repos/{owner}/{repo}/issues/{issue_number} ("Get an issue"), for a served pull request."""
+    state = _state(request)
+    number = _number(request)
+    record, _ = state.pull(*_repo_args(request), number)
+    pull = state.pull_json(record, number)
+    api = f"{state.api_url}/repos/{record.full_name}"
+    return _json(
+        {
+            "id": pull.get("id", number),
+            "number": number,
+            "url": f"{api}/issues/{number}",
+            "repository_url": api,
+            "html_url": pull.get("html_url"),
+            "title": pull.get("title"),
+            "body": pull.get("body"),
+            "user": pull.get("user"),
+            "labels": pull["labels"],
+            "state": pull.get("state"),
+            "locked": pull.get("locked", False),
+            "comments": len(state.comments_on(*_repo_args(request), number)),
+            "created_at": pull.get("created_at"),
+            "updated_at": pull.get("updated_at"),
+            "closed_at": pull.get("closed_at"),
+            "author_association": pull.get("author_association", "NONE"),
+            "pull_request": {
+                "url": pull.get("url"),
+                "html_url": pull.get("html_url"),
+                "diff_url": pull.get("diff_url"),
+                "patch_url": pull.get("patch_url"),
+                "merged_at": pull.get("merged_at"),
+            },
+        }
+    )
+
+
+# ----- issue comments and reactions ---------------------------------------------
+
+
+@needs("installation")
+async def list_comments(request: web.Request) -> web.Response:
+    """GET /repos/{owner}/{repo}/issues/{issue_number}/comments ("List issue comments"), oldest first."""
+    state = _state(request)
+    comments = state.comments_on(*_repo_args(request), _number(request))
+    return _paged(request, [state.comment_json(c) for c in comments])
+
+
+@needs("installation")
+async def create_comment(request: web.Request) -> web.Response:
+    """POST .../issues/{issue_number}/comments ``{"body"}`` → 201 ("Create an issue comment")."""
+    state = _state(request)
+    data = await _body(request)
+    user, user_type = _author(request)
+    body = data.get("body") if isinstance(data, dict) else None
+    comment = state.create_comment(*_repo_args(request), _number(request), body, user=user, user_type=user_type)
+    return _json(state.comment_json(comment), status=201, headers={"Location": state.comment_json(comment)["url"]})
+
+
+@needs("installation")
+async def get_comment(request: web.Request) -> web.Response:
+    """GET /repos/{owner}/{repo}/issues/comments/{comment_id} ("Get an issue comment")."""
+    state = _state(request)
+    return _json(state.comment_json(state.comment(*_repo_args(request), _number(request, "comment_id"))))
+
+
+@needs("installation")
+async def edit_comment(request: web.Request) -> web.Response:
+    """PATCH /repos/{owner}/{repo}/issues/comments/{comment_id} ``{"body"}`` ("Update an issue comment")."""
+    state = _state(request)
+    data = await _body(request)
+    body = data.get("body") if isinstance(data, dict) else None
+    comment = state.edit_comment(*_repo_args(request), _number(request, "comment_id"), body)
+    return _json(state.comment_json(comment))
+
+
+@needs("installation")
+async def delete_comment(request: web.Request) -> web.Response:
+    """DELETE /repos/{owner}/{repo}/issues/comments/{comment_id} → 204 ("Delete an issue comment")."""
+    _state(request).delete_comment(*_repo_args(request), _number(request, "comment_id"))
+    return web.Response(status=204)
+
+
+@needs("installation")
+async def list_reactions(request: web.Request) -> web.Response:
+    """GET .../issues/comments/{comment_id}/reactions ("List reactions for an issue comment")."""
+    state = _state(request)
+    comment = state.comment(*_repo_args(request), _number(request, "comment_id"))
+    return _paged(request, [state.reaction_json(r) for r in state.reactions.get(comment.id, [])])
+
+
+@needs("installation")
+async def create_reaction(request: web.Request) -> web.Response:
+    """POST .../issues/comments/{comment_id}/reactions ``{"content"}`` → 201 new, 200 existing.
+
+    ("Create reaction for an issue comment").
+    """
+    state = _state(request)
+    data = await _body(request)
+    user, user_type = _author(request)
+    content = data.get("content") if isinstance(data, dict) else None
+    reaction, created = state.add_reaction(
+        *_repo_args(request), _number(request, "comment_id"), content, user=user, user_type=user_type
+    )
+    return _json(state.reaction_json(reaction), status=201 if created else 200)
+
+
+# ----- labels ---------------------------------------------------------------------
+
+
+@needs("installation")
+async def list_repo_labels(request: web.Request) -> web.Response:
+    """GET /repos/{owner}/{repo}/labels ("List labels for a repository"), paginated."""
+    state = _state(request)
+    record = state.repo(*_repo_args(request))
+    return _paged(request, [state.label_json(record, label) for label in state.repo_labels(*_repo_args(request))])
+
+
+@needs("installation")
+async def get_label(request: web.Request) -> web.Response:
+    """GET /repos/{owner}/{repo}/labels/{name} ("Get a label"); the name is URL-decoded."""
+    state = _state(request)
+    record = state.repo(*_repo_args(request))
+    return _json(state.label_json(record, state.label(*_repo_args(request), request.match_info["name"])))
+
+
+@needs("installation")
+async def create_label(request: web.Request) -> web.Response:
+    """POST /repos/{owner}/{repo}/labels ``{"name", "color", "description"}`` → 201 ("Create a label")."""
+    state = _state(request)
+    record = state.repo(*_repo_args(request))
+    label = state.create_label(*_repo_args(request), await _body(request))
+    return _json(state.label_json(record, label), status=201)
+
+
+def _labels_answer(state: SandboxState, request: web.Request, labels: list[Any]) -> web.Response:
+    record = state.repo(*_repo_args(request))
+    return _json([state.label_json(record, label) for label in labels])
+
+
+@needs("installation")
+async def list_issue_labels(request: web.Request) -> web.Response:
+    """GET /repos/{owner}/{repo}/issues/{issue_number}/labels ("List labels for an issue")."""
+    state = _state(request)
+    record = state.repo(*_repo_args(request))
+    labels = state.labels_on(*_repo_args(request), _number(request))
+    return _paged(request, [state.label_json(record, label) for label in labels])
+
+
+@needs("installation")
+async def add_issue_labels(request: web.Request) -> web.Response:
+    """POST .../issues/{issue_number}/labels ``{"labels": [...]}`` ("Add labels to an issue")."""
+    state = _state(request)
+    labels = state.add_labels(*_repo_args(request), _number(request), await _body(request))
+    return _labels_answer(state, request, labels)
+
+
+@needs("installation")
+async def set_issue_labels(request: web.Request) -> web.Response:
+    """PUT .../issues/{issue_number}/labels ``{"labels": [...]}`` ("Set labels for an issue")."""
+    state = _state(request)
+    labels = state.add_labels(*_repo_args(request), _number(request), await _body(request), replace=True)
+    return _labels_answer(state, request, labels)
+
+
+@needs("installation")
+async def remove_issue_label(request: web.Request) -> web.Response:
+    """DELETE .../issues/{issue_number}/labels/{name} ("Remove a label from an issue"); 404 when absent."""
+    state = _state(request)
+    labels = state.remove_label(*_repo_args(request), _number(request), request.match_info["name"])
+    return _labels_answer(state, request, labels)
+
+
+# ----- collaborators and contents -------------------------------------------------
+
+
+@needs("installation")
+async def get_permission(request: web.Request) -> web.Response:
+    """GET /repos/{owner}/{repo}/collaborators/{username}/permission ("Get repository permissions for a user")."""
+    return _json(_state(request).permission_json(*_repo_args(request), request.match_info["username"]))
+
+
+@needs("installation")
+async def get_content(request: web.Request) -> web.Response:
+    """GET /repos/{owner}/{repo}/contents/{path}?ref= ("Get repository content"), files only.
+
+    Serves files set through ``POST /_sandbox/files``, then, for a repository read
+    from a local git checkout, the file at ``ref`` (default: the default branch).
+    404 when missing.
+    """
+    state = _state(request)
+    record = state.repo(*_repo_args(request))
+    path = request.match_info["path"]
+    ref = request.query.get("ref") or None
+    data = state.stored_file(record, path, ref)
+    if data is None and record.git_dir is not None:
+        data = await asyncio.to_thread(read_git_file, record.git_dir, ref or "HEAD", path.strip("/"))
+    if data is None:
+        raise ApiError(404, "Not Found", documentation_url="https://docs.github.com/rest/repos/contents#get-repository-content")
+    return _json(state.content_json(record, path, ref or record.default_branch, data))
+
+
+# ----- the sandbox's own control endpoints ---------------------------------------
+
+
+def _control_error(exc: Exception) -> ApiError:
+    return ApiError(400, str(exc))
+
+
+async def control_state(request: web.Request) -> web.Response:
+    """GET /_sandbox/state: comments, labels, requests and reactions (see :meth:`SandboxState.snapshot`)."""
+    return _json(_state(request).snapshot())
+
+
+async def control_add_faults(request: web.Request) -> web.Response:
+    """POST /_sandbox/faults with a list of faults (see :mod:`bot.sandbox.faults`) → 201 with those in force."""
+    try:
+        faults = parse_faults(await _body(request))
+    except ValueError as exc:
+        raise _control_error(exc) from exc
+    book = request.app[FAULTS]
+    book.add(faults)
+    return _json({"faults": [f.describe() for f in book.faults]}, status=201)
+
+
+async def control_list_faults(request: web.Request) -> web.Response:
+    """GET /_sandbox/faults: the faults in force with their remaining ``times``."""
+    return _json({"faults": [f.describe() for f in request.app[FAULTS].faults]})
+
+
+async def control_clear_faults(request: web.Request) -> web.Response:
+    """DELETE /_sandbox/faults → 204."""
+    request.app[FAULTS].clear()
+    return web.Response(status=204)
+
+
+async def control_reset(request: web.Request) -> web.Response:
+    """POST /_sandbox/reset → 204: forget comments, reactions, labels, requests and rate-limit counts."""
+    _state(request).reset()
+    return web.Response(status=204)
+
+
+async def control_add_pull(request: web.Request) -> web.Response:
+    """POST /_sandbox/pulls ``{"repo"?: "o/r", "bundle": {...}}`` → 201 ``{"repo", "number"}``."""
+    data = await _body(request)
+    if not isinstance(data, dict) or not isinstance(data.get("bundle"), dict):
+        raise ApiError(400, "expected {\"repo\": \"owner/name\", \"bundle\": {\"pull\": ..., \"files\": [...]}}")
+    try:
+        full_name = _state(request).add_bundle(data["bundle"], repo=data.get("repo") or None)
+    except BundleError as exc:
+        raise _control_error(exc) from exc
+    return _json({"repo": full_name, "number": data["bundle"]["pull"]["number"]}, status=201)
+
+
+async def control_add_comment(request: web.Request) -> web.Response:
+    """POST /_sandbox/comments ``{"repo", "number", "user", "body", "user_type"?}`` → 201 comment.
+
+    Lets a test speak as any user (``user_type`` ``User`` by default, or ``Bot``).
+    """
+    state = _state(request)
+    data = await _body(request)
+    if not isinstance(data, dict) or not isinstance(data.get("repo"), str) or data["repo"].count("/") != 1:
+        raise ApiError(400, "expected {\"repo\": \"owner/name\", \"number\": N, \"user\": LOGIN, \"body\": TEXT}")
+    if not isinstance(data.get("number"), int) or not isinstance(data.get("user"), str) or not data["user"]:
+        raise ApiError(400, "'number' must be an integer and 'user' a login")
+    owner, name = data["repo"].split("/")
+    comment = state.create_comment(
+        owner, name, data["number"], data.get("body"), user=data["user"], user_type=str(data.get("user_type") or "User")
+    )
+    return _json(state.comment_json(comment), status=201)
+
+
+async def control_collaborators(request: web.Request) -> web.Response:
+    """POST /_sandbox/collaborators ``{"LOGIN": "ROLE"}`` → 200 with every collaborator's role."""
+    state = _state(request)
+    data = await _body(request)
+    if not isinstance(data, dict):
+        raise ApiError(400, "expected {\"LOGIN\": \"admin|maintain|write|triage|read|none\"}")
+    try:
+        state.set_collaborators(data)
+    except ValueError as exc:
+        raise _control_error(exc) from exc
+    return _json({login: role for login, role in state.collaborators.values()})
+
+
+async def control_files(request: web.Request) -> web.Response:
+    """POST /_sandbox/files ``{"repo", "path", "content", "ref"?}`` → 201: serve a file through the contents API."""
+    data = await _body(request)
+    if not isinstance(data, dict) or not all(isinstance(data.get(k), str) for k in ("repo", "path", "content")):
+        raise ApiError(400, "expected {\"repo\": \"owner/name\", \"path\": PATH, \"content\": TEXT, \"ref\"?: REF}")
+    ref = data.get("ref")
+    try:
+        _state(request).set_file(data["repo"], data["path"], data["content"], ref if isinstance(ref, str) else None)
+    except ValueError as exc:
+        raise _control_error(exc) from exc
+    return _json({"repo": data["repo"], "path": data["path"], "ref": ref}, status=201)
+
+
+async def control_tokens(request: web.Request) -> web.Response:
+    """GET /_sandbox/tokens: every issued installation token with ``expires_at`` and ``revoked``."""
+    state = _state(request)
+    return _json(
+        [
+            {
+                "token": t.token,
+                "installation_id": t.installation_id,
+                "expires_at": iso(t.expires_at),
+                "expired": t.expires_at <= state.now(),
+                "revoked": t.revoked,
+            }
+            for t in state.tokens.values()
+        ]
+    )
+
+
+async def control_expire_tokens(request: web.Request) -> web.Response:
+    """POST /_sandbox/tokens/expire → 200 ``{"expired": N}``: every issued token is now expired."""
+    return _json({"expired": _state(request).expire_tokens()})
+
+
+async def control_revoke_token(request: web.Request) -> web.Response:
+    """POST /_sandbox/tokens/revoke ``{"token"}`` → 200 ``{"revoked": bool}``."""
+    data = await _body(request)
+    if not isinstance(data, dict) or not isinstance(data.get("token"), str):
+        raise ApiError(400, "expected {\"token\": TOKEN}")
+    return _json({"revoked": _state(request).revoke_token(data["token"])})
+
+
+_REPO = "/repos/{owner}/{repo}"
+
+GITHUB_ROUTES: list[tuple[str, str, Handler]] = [
+    ("GET", "/app", get_app),
+    ("GET", "/app/installations", list_installations),
+    ("GET", r"/app/installations/{installation_id:\d+}", get_installation),
+    ("POST", r"/app/installations/{installation_id:\d+}/access_tokens", create_access_token),
+    ("GET", "/installation/repositories", list_installation_repos),
+    ("DELETE", "/installation/token", revoke_own_token),
+    ("GET", _REPO, get_repo),
+    ("GET", _REPO + "/installation", get_repo_installation),
+    ("GET", _REPO + "/pulls", list_pulls),
+    ("GET", _REPO + r"/pulls/{number:\d+}", get_pull),
+    ("GET", _REPO + r"/pulls/{number:\d+}/files", list_pull_files),
+    ("GET", _REPO + r"/pulls/{number:\d+}/reviews", list_pull_reviews),
+    ("GET", _REPO + r"/pulls/{number:\d+}/comments", list_pull_review_comments),
+    ("GET", _REPO + r"/issues/{number:\d+}", get_issue),
+    ("GET", _REPO + r"/issues/{number:\d+}/comments", list_comments),
+    ("POST", _REPO + r"/issues/{number:\d+}/comments", create_comment),
+    ("GET", _REPO + r"/issues/comments/{comment_id:\d+}", get_comment),
+    ("PATCH", _REPO + r"/issues/comments/{comment_id:\d+}", edit_comment),
+    ("DELETE", _REPO + r"/issues/comments/{comment_id:\d+}", delete_comment),
+    ("GET", _REPO + r"/issues/comments/{comment_id:\d+}/reactions", list_reactions),
+    ("POST", _REPO + r"/issues/comments/{comment_id:\d+}/reactions", create_reaction),
+    ("GET", _REPO + "/labels", list_repo_labels),
+    ("POST", _REPO + "/labels", create_label),
+    ("GET", _REPO + "/labels/{name:.+}", get_label),
+    ("GET", _REPO + r"/issues/{number:\d+}/labels", list_issue_labels),
+    ("POST", _REPO + r"/issues/{number:\d+}/labels", add_issue_labels),
+    ("PUT", _REPO + r"/issues/{number:\d+}/labels", set_issue_labels),
+    ("DELETE", _REPO + r"/issues/{number:\d+}/labels/{name:.+}", remove_issue_label),
+    ("GET", _REPO + "/collaborators/{username}/permission", get_permission),
+    ("GET", _REPO + "/contents/{path:.+}", get_content),
+]
+
+CONTROL_ROUTES: list[tuple[str, str, Handler]] = [
+    ("GET", "/_sandbox/state", control_state),
+    ("GET", "/_sandbox/faults", control_list_faults),
+    ("POST", "/_sandbox/faults", control_add_faults),
+    ("DELETE", "/_sandbox/faults", control_clear_faults),
+    ("POST", "/_sandbox/reset", control_reset),
+    ("POST", "/_sandbox/pulls", control_add_pull),
+    ("POST", "/_sandbox/comments", control_add_comment),
+    ("POST", "/_sandbox/collaborators", control_collaborators),
+    ("POST", "/_sandbox/files", control_files),
+    ("GET", "/_sandbox/tokens", control_tokens),
+    ("POST", "/_sandbox/tokens/expire", control_expire_tokens),
+    ("POST", "/_sandbox/tokens/revoke", control_revoke_token),
+]
