@@ -195,11 +195,14 @@ async def _style_new_labels(
         is_default_look = str(label.get("color") or "").lower() == GITHUB_DEFAULT_LABEL_COLOR and not label.get("description")
         wants_other_look = spec.color.lower() != GITHUB_DEFAULT_LABEL_COLOR or bool(spec.description)
         if is_default_look and wants_other_look:
-            await client.patch(
-                _REPO_LABEL,
-                _where(repository, name=str(label.get("name") or name)),
-                data={"color": spec.color.lstrip("#").lower(), "description": spec.description[:100]},
-            )
+            try:
+                await client.patch(
+                    _REPO_LABEL,
+                    _where(repository, name=str(label.get("name") or name)),
+                    data={"color": spec.color.lstrip("#").lower(), "description": spec.description[:100]},
+                )
+            except NotFound:
+                continue  # deleted in the meantime; its look no longer matters
             styled.append(name)
     return tuple(styled)
 
