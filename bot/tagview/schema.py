@@ -33,9 +33,13 @@ CREATE TABLE tagview_guides (
     labels TEXT NOT NULL DEFAULT '[]',
     areas TEXT NOT NULL DEFAULT '[]',
     focus_text TEXT NOT NULL DEFAULT '',
-    data TEXT NOT NULL,
     stored_at TEXT NOT NULL,
     UNIQUE (repository, number)
+);
+-- The full guide JSON (Markdown included) lives apart so list queries read small rows.
+CREATE TABLE tagview_guide_data (
+    guide_id INTEGER PRIMARY KEY REFERENCES tagview_guides (id) ON DELETE CASCADE,
+    data TEXT NOT NULL
 );
 CREATE INDEX tagview_guides_merged ON tagview_guides (repository, merged_at DESC, number DESC);
 CREATE TABLE tagview_labels (

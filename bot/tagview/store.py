@@ -228,11 +228,11 @@ class GuideStore:
                 INSERT INTO tagview_guides (
                     repository, number, title, url, author, merged_at, change_type, breaking,
                     importance, reading_level, reading_minutes, lang, summary, labels, areas,
-                    focus_text, data, stored_at
+                    focus_text, stored_at
                 ) VALUES (
                     :repository, :number, :title, :url, :author, :merged_at, :change_type, :breaking,
                     :importance, :reading_level, :reading_minutes, :lang, :summary, :labels_json,
-                    :areas_json, :focus_text, :data, :stored_at
+                    :areas_json, :focus_text, :stored_at
                 )
                 ON CONFLICT (repository, number) DO UPDATE SET
                     title = excluded.title, url = excluded.url, author = excluded.author,
@@ -240,12 +240,16 @@ class GuideStore:
                     breaking = excluded.breaking, importance = excluded.importance,
                     reading_level = excluded.reading_level, reading_minutes = excluded.reading_minutes,
                     lang = excluded.lang, summary = excluded.summary, labels = excluded.labels,
-                    areas = excluded.areas, focus_text = excluded.focus_text, data = excluded.data,
-                    stored_at = excluded.stored_at
+                    areas = excluded.areas, focus_text = excluded.focus_text, stored_at = excluded.stored_at
                 RETURNING id
                 """,
                 {**row, "labels_json": json.dumps(row["labels"]), "areas_json": json.dumps(areas)},
             ).fetchone()[0]
+            conn.execute(
+                "INSERT INTO tagview_guide_data (guide_id, data) VALUES (?, ?) "
+                "ON CONFLICT (guide_id) DO UPDATE SET data = excluded.data",
+                (guide_id, row["data"]),
+            )
             conn.execute("DELETE FROM tagview_labels WHERE guide_id = ?", (guide_id,))
             conn.executemany(
                 "INSERT OR IGNORE INTO tagview_labels (guide_id, repository, label, source, rule, merged_at, number) "
@@ -295,7 +299,7 @@ class GuideStore:
             ).fetchone()
             if found is None:
                 return False
-            for table in ("tagview_labels", "tagview_areas"):
+            for table in ("tagview_labels", "tagview_areas", "tagview_guide_data"):
                 conn.execute(f"DELETE FROM {table} WHERE guide_id = ?", (found[0],))
             if self._fts:
                 conn.execute("DELETE FROM tagview_search WHERE rowid = ?", (found[0],))
@@ -307,7 +311,9 @@ class GuideStore:
     def get(self, repository: str, number: int) -> dict[str, Any] | None:
         """The stored guide data (as saved, extra keys included), or ``None``."""
         found = self._conn.execute(
-            "SELECT data FROM tagview_guides WHERE repository = ? AND number = ?", (repository, number)
+            "SELECT d.data FROM tagview_guides g JOIN tagview_guide_data d ON d.guide_id = g.id "
+            "WHERE g.repository = ? AND g.number = ?",
+            (repository, number),
         ).fetchone()
         return json.loads(found[0]) if found else None
 
@@ -386,7 +392,7 @@ class GuideStore:
         total = self._conn.execute(f"SELECT COUNT(*) FROM tagview_guides g WHERE {where}", params).fetchone()[0]
         rows = self._conn.execute(
             f"SELECT {_ROW_COLUMNS} FROM tagview_guides g WHERE {where} "
-            "ORDER BY g.merged_at IS NULL, g.merged_at DESC, g.number DESC LIMIT ? OFFSET ?",
+            "ORDER BY g.merged_at DESC, g.number DESC LIMIT ? OFFSET ?",
             (*params, limit, offset),
         ).fetchall()
         return GuidePage(tuple(_row(r) for r in rows), total, limit, offset)
@@ -400,44 +406,56 @@ class GuideStore:
         flt = flt or GuideFilter()
         if per_label < 1:
             raise ValueError(f"per_label must be at least 1, got {per_label}")
-        label_filter = flt.label
-        where, params = self._where(repository, GuideFilter(
+        label_sql = " AND l.label = ?" if flt.label else ""
+        label_params = (flt.label,) if flt.label else ()
+        narrowed = GuideFilter(
             area=flt.area, level=flt.level, min_importance=flt.min_importance,
             since=flt.since, until=flt.until, search=flt.search,
-        ))
-        label_sql = " AND l.label = ?" if label_filter else ""
-        label_params = (label_filter,) if label_filter else ()
-        counts = self._conn.execute(
-            f"""
-            SELECT l.label, COUNT(*), COALESCE(i.description, '')
-            FROM tagview_labels l JOIN tagview_guides g ON g.id = l.guide_id
-            LEFT JOIN tagview_label_info i ON i.repository = l.repository AND i.label = l.label
-            WHERE l.repository = ?{label_sql} AND {where}
-            GROUP BY l.label
-            """,
-            (repository, *label_params, *params),
-        ).fetchall()
-        if not counts:
-            return []
-        # Window over the filtered label rows: one pass returns the newest rows of every label.
-        rows = self._conn.execute(
-            f"""
-            SELECT label, {_ROW_COLUMNS.replace('g.', '')} FROM (
-                SELECT l.label, {_ROW_COLUMNS}, ROW_NUMBER() OVER (
-                    PARTITION BY l.label ORDER BY l.merged_at IS NULL, l.merged_at DESC, l.number DESC
-                ) AS position
-                FROM tagview_labels l JOIN tagview_guides g ON g.id = l.guide_id
-                WHERE l.repository = ?{label_sql} AND {where}
-            ) WHERE position <= ? ORDER BY label, position
-            """,
-            (repository, *label_params, *params, per_label),
-        ).fetchall()
+        )
+        where, params = self._where(repository, narrowed)
+        descriptions = {
+            name.casefold(): text
+            for name, text in map(tuple, self._conn.execute(
+                "SELECT label, description FROM tagview_label_info WHERE repository = ?", (repository,)
+            ))
+        }
         grouped: dict[str, list[GuideRow]] = {}
-        for found in rows:
-            grouped.setdefault(found[0].casefold(), []).append(_row(tuple(found)[1:]))
+        if narrowed.active:
+            # Filter the guides once, then count and rank only their label rows.
+            hits = f"WITH hits AS MATERIALIZED (SELECT g.id FROM tagview_guides g WHERE {where}) "
+            counts = [tuple(r) for r in self._conn.execute(
+                f"{hits}SELECT l.label, COUNT(*) FROM hits JOIN tagview_labels l ON l.guide_id = hits.id "
+                f"WHERE l.repository = ?{label_sql} GROUP BY l.label",
+                (*params, repository, *label_params),
+            )]
+            ranked = self._conn.execute(
+                f"""{hits}SELECT label, {_ROW_COLUMNS.replace('g.', '')} FROM (
+                    SELECT l.label, {_ROW_COLUMNS}, ROW_NUMBER() OVER (
+                        PARTITION BY l.label ORDER BY l.merged_at DESC, l.number DESC) AS position
+                    FROM hits JOIN tagview_labels l ON l.guide_id = hits.id JOIN tagview_guides g ON g.id = hits.id
+                    WHERE l.repository = ?{label_sql}
+                ) WHERE position <= ? ORDER BY label, position""",
+                (*params, repository, *label_params, per_label),
+            )
+            for found in map(tuple, ranked):
+                grouped.setdefault(found[0].casefold(), []).append(_row(found[1:]))
+        else:
+            # Unfiltered: counts come from the label index alone, rows from one short
+            # index walk per label (newest first, stopping after per_label).
+            counts = [tuple(r) for r in self._conn.execute(
+                f"SELECT l.label, COUNT(*) FROM tagview_labels l WHERE l.repository = ?{label_sql} GROUP BY l.label",
+                (repository, *label_params),
+            )]
+            walk = (
+                f"SELECT {_ROW_COLUMNS} FROM tagview_labels l JOIN tagview_guides g ON g.id = l.guide_id "
+                "WHERE l.repository = ? AND l.label = ? ORDER BY l.merged_at DESC, l.number DESC LIMIT ?"
+            )
+            for name, _count in counts:
+                rows = self._conn.execute(walk, (repository, name, per_label)).fetchall()
+                grouped[name.casefold()] = [_row(r) for r in rows]
         sections = [
-            LabelSection(name, count, description, tuple(grouped.get(name.casefold(), ())))
-            for name, count, description in map(tuple, counts)
+            LabelSection(name, count, descriptions.get(name.casefold(), ""), tuple(grouped.get(name.casefold(), ())))
+            for name, count in counts
         ]
         return sorted(sections, key=lambda s: s.name.casefold())
 

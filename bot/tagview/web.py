@@ -1,0 +1,364 @@
+"""The tag view over HTTP: aiohttp routes for the HTML pages and the JSON list.
+
+Routes (all ``GET``; ``HEAD`` too):
+
+- ``/repos``: the repositories this request may see.
+- ``/repos/{owner}/{repo}/tags``: one section per label, newest pull requests first, with
+  a filter form (``label``, ``area``, ``level``, ``min_importance``, ``from``, ``to``, ``q``)
+  and ``lang=zh`` for Chinese chrome; with ``label`` set, that label's pull requests page
+  by ``page``.
+- ``/repos/{owner}/{repo}/tags.json``: the same filters, ``per_page`` (1-100, default 30)
+  and ``page``; a ``Link`` header and a ``next`` field point at the next page.
+- ``/repos/{owner}/{repo}/pulls/{number}/guide``: one guide rendered to HTML.
+
+Access: with a view token, every page needs ``Authorization: Bearer <token>`` (else
+401); without one, only public repositories are served and a private or unknown one
+answers 404 alike, so its existence does not leak.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from aiohttp import web
+
+from bot.tagview.i18n import Messages, pick_language
+from bot.tagview.pages import (
+    CONTENT_SECURITY_POLICY,
+    Pager,
+    WebLinks,
+    render_error_page,
+    render_guide_page,
+    render_index_page,
+    render_tags_page,
+)
+from bot.tagview.store import READING_LEVELS, GuideFilter, GuideStore, LabelSection
+
+#: Headers sent with every tag-view response, error pages included.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
+#: Longest accepted search text, in characters.
+MAX_SEARCH = 200
+#: Largest ``per_page`` of ``tags.json`` (larger values are lowered to it, as GitHub does).
+MAX_PER_PAGE = 100
+DEFAULT_PER_PAGE = 30
+
+
+class FilterError(ValueError):
+    """A query parameter has a value the tag view cannot use; the message names it."""
+
+
+@dataclass(frozen=True, slots=True)
+class TagViewSettings:
+    """How the tag view serves pages.
+
+    ``view_token``: when set, every request must carry ``Authorization: Bearer <token>``.
+    ``rows_per_label``: newest pull requests shown per label before a "more" link.
+    ``page_size``: rows per page of a single label. ``show_private``: serve private
+    repositories without a token; only for the local ``prguide view`` server.
+    """
+
+    view_token: str | None = None
+    rows_per_label: int = 10
+    page_size: int = 50
+    show_private: bool = False
+
+    @classmethod
+    def coerce(cls, settings: Any) -> TagViewSettings:
+        """``settings`` itself, defaults for ``None``, or built from an object with ``view_token`` (the app's Settings)."""
+        if settings is None:
+            return cls()
+        if isinstance(settings, cls):
+            return settings
+        return cls(view_token=getattr(settings, "view_token", None) or None)
+
+
+def parse_filters(query: Mapping[str, str]) -> GuideFilter:
+    """Read the filter parameters of a request's query string into a :class:`GuideFilter`.
+
+    Empty values mean "any". Raises :class:`FilterError` naming a bad parameter.
+    """
+
+    def text(name: str) -> str | None:
+        value = (query.get(name) or "").strip()
+        return value or None
+
+    level = text("level")
+    if level is not None and level not in READING_LEVELS:
+        raise FilterError(f"level must be one of {', '.join(READING_LEVELS)}, got {level!r}")
+    importance = text("min_importance")
+    min_importance = None
+    if importance is not None:
+        try:
+            min_importance = int(importance)
+        except ValueError:
+            raise FilterError(f"min_importance must be a whole number 1-10, got {importance!r}") from None
+        if not 1 <= min_importance <= 10:
+            raise FilterError(f"min_importance must be a whole number 1-10, got {importance!r}")
+    bounds: dict[str, date | None] = {}
+    for name in ("from", "to"):
+        value = text(name)
+        try:
+            bounds[name] = date.fromisoformat(value) if value else None
+        except ValueError:
+            raise FilterError(f"{name} must be a date YYYY-MM-DD, got {value!r}") from None
+    if bounds["from"] and bounds["to"] and bounds["from"] > bounds["to"]:
+        raise FilterError("from must not be later than to")
+    search = text("q")
+    if search is not None and len(search) > MAX_SEARCH:
+        raise FilterError(f"q must be at most {MAX_SEARCH} characters")
+    return GuideFilter(
+        label=text("label"), area=text("area"), level=level, min_importance=min_importance,
+        since=bounds["from"], until=bounds["to"], search=search,
+    )
+
+
+def _positive(query: Mapping[str, str], name: str, default: int) -> int:
+    raw = (query.get(name) or "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise FilterError(f"{name} must be a whole number >= 1, got {raw!r}") from None
+    if value < 1:
+        raise FilterError(f"{name} must be a whole number >= 1, got {raw!r}")
+    return value
+
+
+class _Refusal(Exception):
+    """Ends a request early with ``response`` (401, 404, 400)."""
+
+    def __init__(self, response: web.StreamResponse):
+        super().__init__(response.status)
+        self.response = response
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class TagView:
+    """The tag view's request handlers over one :class:`GuideStore`."""
+
+    def __init__(self, store: GuideStore, settings: TagViewSettings):
+        self.store = store
+        self.settings = settings
+
+    # -- access ----------------------------------------------------------------------
+
+    def _authorised(self, request: web.Request, lang: str, *, as_json: bool) -> bool:
+        """Whether the request carries the view token; raises a 401 when one is needed and missing."""
+        token = self.settings.view_token
+        if not token:
+            return False
+        scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode()):
+            return True
+        challenge = 'Bearer realm="prguide tag view"'
+        if request.headers.get("Authorization"):
+            challenge += ', error="invalid_token"'
+        response = _error(401, "unauthorized", lang, as_json=as_json, text_key="unauthorized_text")
+        response.headers["WWW-Authenticate"] = challenge
+        raise _Refusal(response)
+
+    def _may_see(self, visibility: str | None, authorised: bool) -> bool:
+        return authorised or self.settings.show_private or visibility == "public"
+
+    def _repository(self, request: web.Request, lang: str, *, as_json: bool = False) -> str:
+        authorised = self._authorised(request, lang, as_json=as_json)
+        name = self.store.canonical_name(f"{request.match_info['owner']}/{request.match_info['repo']}")
+        if name is None or not self._may_see(self.store.visibility(name), authorised):
+            raise _Refusal(_error(404, "not_found", lang, as_json=as_json, text_key="not_found_text"))
+        return name
+
+    # -- handlers --------------------------------------------------------------------
+
+    async def index(self, request: web.Request) -> web.StreamResponse:
+        lang = pick_language(request.query.get("lang"))
+        authorised = self._authorised(request, lang, as_json=False)
+        visible = [r for r in self.store.repositories() if self._may_see(r.visibility, authorised) and r.guides]
+        html = render_index_page(
+            repositories=visible, lang=lang, links=_IndexLinks(lang),
+            tags_link=lambda name: WebLinks(name, {}, lang).tags(),
+        )
+        return _html(html)
+
+    async def tags(self, request: web.Request) -> web.StreamResponse:
+        lang = pick_language(request.query.get("lang"))
+        repository = self._repository(request, lang)
+        try:
+            flt = parse_filters(request.query)
+            page = _positive(request.query, "page", 1)
+        except FilterError as exc:
+            return _error(400, "bad_request", lang, text=str(exc))
+        labels = self.store.labels(repository)
+        links = WebLinks(repository, request.query, lang)
+        pager = None
+        if flt.label:
+            size = self.settings.page_size
+            found = self.store.query(
+                repository, label=flt.label, area=flt.area, level=flt.level, min_importance=flt.min_importance,
+                since=flt.since, until=flt.until, search=flt.search, limit=size, offset=(page - 1) * size,
+            )
+            known = next((item for item in labels if item.name.casefold() == flt.label.casefold()), None)
+            sections = []
+            if found.total:
+                sections.append(LabelSection(
+                    known.name if known else flt.label, found.total, known.description if known else "", found.items,
+                ))
+                pager = Pager(
+                    first=found.offset + 1 if found.items else 0,
+                    last=found.offset + len(found.items),
+                    total=found.total,
+                    newer=links.page(page - 1) if page > 1 else None,
+                    older=links.page(page + 1) if found.next_offset is not None else None,
+                )
+        else:
+            sections = self.store.sections(repository, flt, per_label=self.settings.rows_per_label)
+        html = render_tags_page(
+            repository=repository, sections=sections, lang=lang, links=links,
+            filters=request.query, label_options=labels, area_options=self.store.areas(repository),
+            pager=pager, single_label=bool(flt.label),
+        )
+        return _html(html)
+
+    async def tags_json(self, request: web.Request) -> web.StreamResponse:
+        repository = self._repository(request, "en", as_json=True)
+        try:
+            flt = parse_filters(request.query)
+            page = _positive(request.query, "page", 1)
+            per_page = min(_positive(request.query, "per_page", DEFAULT_PER_PAGE), MAX_PER_PAGE)
+        except FilterError as exc:
+            return _json({"error": str(exc)}, status=400)
+        found = self.store.query(
+            repository, label=flt.label, area=flt.area, level=flt.level, min_importance=flt.min_importance,
+            since=flt.since, until=flt.until, search=flt.search, limit=per_page, offset=(page - 1) * per_page,
+        )
+        last_page = max(1, -(-found.total // per_page))
+
+        def page_url(number: int) -> str:
+            query = {k: v for k, v in request.query.items() if k not in ("page", "per_page")}
+            query.update(page=str(number), per_page=str(per_page))
+            return str(request.url.with_query(query))
+
+        links = WebLinks(repository, {}, "en")
+        items = []
+        for row in found.items:
+            item = row.to_json()
+            item["guide_url"] = str(request.url.with_path(links.guide(row.number)).with_query(None))
+            items.append(item)
+        body = {
+            "repository": repository,
+            "total_count": found.total,
+            "page": page,
+            "per_page": per_page,
+            "items": items,
+            "next": page_url(page + 1) if page < last_page else None,
+            "prev": page_url(min(page - 1, last_page)) if page > 1 else None,
+        }
+        relations = [(body["next"], "next"), (page_url(last_page), "last"), (page_url(1), "first"), (body["prev"], "prev")]
+        response = _json(body)
+        response.headers["Link"] = ", ".join(f'<{url}>; rel="{rel}"' for url, rel in relations if url)
+        return response
+
+    async def guide(self, request: web.Request) -> web.StreamResponse:
+        query_lang = request.query.get("lang")
+        repository = self._repository(request, pick_language(query_lang))
+        data = self.store.get(repository, int(request.match_info["number"]))
+        if data is None:
+            lang = pick_language(query_lang)
+            return _error(404, "not_found", lang, text_key="not_found_text")
+        # Without ?lang the chrome follows the guide's own language.
+        lang = pick_language(query_lang, default=pick_language(str(data.get("lang") or "")))
+        links = WebLinks(repository, {}, lang, here=request.path)
+        return _html(render_guide_page(data={**data, "repository": repository}, lang=lang, links=links))
+
+
+class _IndexLinks:
+    """Links of the ``/repos`` page (no repository of its own)."""
+
+    can_filter = False
+
+    def __init__(self, lang: str):
+        self.lang = lang
+
+    def home(self) -> str:
+        return WebLinks("-/-", {}, self.lang).home()
+
+    def language(self, lang: str) -> str:
+        return WebLinks("-/-", {}, lang).home()
+
+
+def _secure(response: web.StreamResponse) -> web.StreamResponse:
+    for name, value in SECURITY_HEADERS.items():
+        response.headers[name] = value
+    # Pages may show private repositories to token holders: keep them out of shared caches.
+    response.headers.setdefault("Cache-Control", "private, no-cache")
+    return response
+
+
+def _html(html: str, status: int = 200) -> web.Response:
+    return web.Response(text=html, status=status, content_type="text/html", charset="utf-8")
+
+
+def _json(body: Any, status: int = 200) -> web.Response:
+    return web.Response(
+        text=json.dumps(body, ensure_ascii=False), status=status, content_type="application/json", charset="utf-8"
+    )
+
+
+def _error(
+    status: int, title_key: str, lang: str, *, as_json: bool = False, text: str | None = None, text_key: str | None = None
+) -> web.Response:
+    messages = Messages(lang)
+    message = text if text is not None else messages(text_key) if text_key else ""
+    if as_json:
+        return _json({"error": message or messages(title_key)}, status=status)
+    return _html(render_error_page(title=messages(title_key), text=message, lang=lang), status=status)
+
+
+def _guarded(handler: Handler) -> Handler:
+    async def run(request: web.Request) -> web.StreamResponse:
+        try:
+            response = await handler(request)
+        except _Refusal as refusal:
+            response = refusal.response
+        return _secure(response)
+
+    return run
+
+
+def add_routes(app_or_router: web.Application | web.UrlDispatcher, store: GuideStore, settings: Any = None) -> TagView:
+    """Mount the tag view's routes (see the module docstring) on an app or router.
+
+    ``settings`` is a :class:`TagViewSettings`, the app's Settings (its ``view_token`` is
+    used) or ``None``. Returns the :class:`TagView` serving them.
+    """
+    router = app_or_router.router if isinstance(app_or_router, web.Application) else app_or_router
+    view = TagView(store, TagViewSettings.coerce(settings))
+    router.add_get("/repos", _guarded(view.index))
+    router.add_get("/repos/{owner}/{repo}/tags", _guarded(view.tags))
+    router.add_get("/repos/{owner}/{repo}/tags.json", _guarded(view.tags_json))
+    router.add_get(r"/repos/{owner}/{repo}/pulls/{number:\d{1,10}}/guide", _guarded(view.guide))
+    return view
+
+
+def create_app(store: GuideStore, settings: Any = None) -> web.Application:
+    """A stand-alone aiohttp application serving only the tag view (``/`` redirects to ``/repos``)."""
+    app = web.Application()
+    add_routes(app, store, settings)
+
+    async def root(request: web.Request) -> web.StreamResponse:
+        raise web.HTTPFound("/repos")
+
+    app.router.add_get("/", root)
+    return app
