@@ -81,3 +81,40 @@ def sign_delivery(secret: str | bytes, body: bytes) -> str:
     """The ``X-Hub-Signature-256`` header GitHub sends with a webhook delivery: ``sha256=<hex HMAC>``."""
     key = secret.encode() if isinstance(secret, str) else secret
     return "sha256=" + hmac.new(key, body, hashlib.sha256).hexdigest()
+
+
+def synthetic_bundle(number: int, *, repo: str = "octo-org/demo", files: int = 3, private: bool = False) -> dict[str, Any]:
+    """A small merged pull request bundle in the corpus shape, with ``files`` changed files."""
+    owner, name = repo.split("/")
+    return {
+        "pull": {
+            "url": f"https://api.github.com/repos/{repo}/pulls/{number}",
+            "html_url": f"https://github.com/{repo}/pull/{number}",
+            "number": number,
+            "state": "closed",
+            "title": f"Change number {number}",
+            "body": "What this does.",
+            "user": {"login": "alice", "type": "User"},
+            "labels": [],
+            "merged": True,
+            "merged_at": "2024-05-01T10:00:00Z",
+            "created_at": "2024-04-30T10:00:00Z",
+            "base": {
+                "ref": "main",
+                "repo": {
+                    "full_name": repo,
+                    "name": name,
+                    "owner": {"login": owner, "type": "Organization"},
+                    "default_branch": "main",
+                    "private": private,
+                },
+            },
+            "head": {"ref": f"topic-{number}", "sha": "0" * 40},
+        },
+        "files": [
+            {"filename": f"src/module_{i:04d}.py", "status": "modified", "additions": 1, "deletions": 0, "changes": 1}
+            for i in range(files)
+        ],
+        "reviews": [],
+        "review_comments": [],
+    }

@@ -25,7 +25,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 STATE = web.AppKey("sandbox_state", SandboxState)
 FAULTS = web.AppKey("sandbox_faults", FaultBook)
-CALLER = "sandbox_caller"
+# RequestKey arrived in aiohttp 3.13; older releases take the plain string.
+CALLER: Any = web.RequestKey("sandbox_caller", Caller) if hasattr(web, "RequestKey") else "sandbox_caller"
 
 
 def needs(kind: str | None) -> Callable[[Handler], Handler]:

@@ -18,7 +18,7 @@ import hashlib
 import itertools
 import secrets
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +62,8 @@ class Sandbox:
     key. ``bundles`` are corpus-shaped dicts ``{"pull", "files", "reviews",
     "review_comments"}``; ``collaborators`` maps login to role (admin, maintain,
     write, triage, read, none). ``token_lifetime`` is in seconds, ``latency_ms``
-    delays every GitHub-API answer, ``clock`` returns epoch seconds.
+    delays every GitHub-API answer, ``clock`` returns epoch seconds and ``sleep``
+    waits that many seconds (both replaceable so tests need not wait for real).
 
     Raises :class:`ValueError` for a key that is not a PEM private key, and
     :class:`~bot.sandbox.errors.BundleError` for a malformed bundle.
@@ -82,6 +83,7 @@ class Sandbox:
         rate_limit: int = 5000,
         latency_ms: float = 0.0,
         clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     ):
         self.state = SandboxState(
             app_id=app_id,
@@ -95,6 +97,7 @@ class Sandbox:
         self.auth = Authenticator(self.state, private_key_pem)
         self.faults = FaultBook()
         self.latency_ms = float(latency_ms)
+        self._sleep = sleep
         self._runner: web.AppRunner | None = None
         self._base_url: str | None = None
         self._request_ids = itertools.count(1)
@@ -229,7 +232,7 @@ class Sandbox:
         fault = self.faults.take(request.method, request.path_qs)
         delay = self.latency_ms + (fault.latency_ms if fault else 0.0)
         if delay > 0:
-            await asyncio.sleep(delay / 1000)
+            await self._sleep(delay / 1000)
         charged = False
         primary_fault = False
         try:
