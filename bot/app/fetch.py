@@ -47,8 +47,8 @@ async def fetch_snapshot(
     ``pull`` is the pull request object from a webhook payload; without it the PR is
     fetched first (one more call). Files, reviews and review comments are then fetched
     concurrently, 100 per page. When ``changed_files`` is known, all file pages (up to
-    GitHub's 3000-file cap) are requested at once; if the last one is fuller than that
-    count promised, the following pages are read one by one until a short page.
+    GitHub's 3000-file cap) are requested at once; should the last of them still link
+    to a next page, the rest are read by following the links.
     A PR with at most 100 files and short review lists costs 3 calls.
 
     Raises ``ValueError`` for a malformed ``repository``, ``SnapshotError`` for a PR
@@ -70,23 +70,17 @@ async def fetch_snapshot(
 async def _files(client: GitHubClient, where: Mapping[str, Any], changed: int | None) -> list[Any]:
     if changed is None:
         return await client.getlist(_FILES, {**where, "per_page": PER_PAGE})
-    max_pages = GITHUB_FILE_LIST_CAP // PER_PAGE
-    expected = min(changed, GITHUB_FILE_LIST_CAP)
-    pages = max(1, math.ceil(expected / PER_PAGE))
-
-    async def page(n: int) -> list[Any]:
-        data = await client.getitem(_FILES, {**where, "per_page": PER_PAGE, "page": n})
-        return list(data or ())
-
-    results = await asyncio.gather(*(page(n) for n in range(1, pages + 1)))
-    files = [f for chunk in results for f in chunk]
-    # A full last page beyond what changed_files promised means the count was stale.
-    n = pages
-    last = results[-1]
-    while len(last) == PER_PAGE and len(files) > expected and n < max_pages:
-        n += 1
-        last = await page(n)
-        files.extend(last)
+    pages = max(1, math.ceil(min(changed, GITHUB_FILE_LIST_CAP) / PER_PAGE))
+    results = await asyncio.gather(
+        *(client.get_page(_FILES, {**where, "per_page": PER_PAGE, "page": n}) for n in range(1, pages + 1))
+    )
+    files = [f for page in results for f in page.items]
+    # More pages than changed_files promised: follow GitHub's links from the last one.
+    next_url = results[-1].next_url
+    while next_url and len(files) < GITHUB_FILE_LIST_CAP:
+        page = await client.get_page(next_url)
+        files.extend(page.items)
+        next_url = page.next_url
     return files[:GITHUB_FILE_LIST_CAP]
 
 

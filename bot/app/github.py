@@ -33,6 +33,7 @@ import email.utils
 import json
 import logging
 import random
+import re
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
@@ -44,6 +45,7 @@ import aiohttp
 import cachetools
 import gidgethub
 import gidgethub.aiohttp
+import gidgethub.sansio
 
 from bot.app.errors import GiveUp, RetryLater
 
@@ -68,6 +70,9 @@ ResponseHook = Callable[[str, str, int, "int | None"], None]
 
 # Set by callers that know a POST can safely be sent twice (adding labels, reactions).
 _idempotent_post: contextvars.ContextVar[bool] = contextvars.ContextVar("prguide_idempotent_post", default=False)
+# Set by get_page to learn the status and Link header of the answer it gets.
+_answer: contextvars.ContextVar[dict | None] = contextvars.ContextVar("prguide_answer", default=None)
+_NEXT_LINK = re.compile(r'<([^>]+)>\s*;\s*rel="next"')
 
 
 class GitHubError(Exception):
@@ -176,6 +181,14 @@ class TokenBucket:
         self._updated = now
         self._tokens -= 1
         return 0.0 if self._tokens >= 0 else -self._tokens / self.rate
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of a REST list: its ``items`` and the absolute ``next_url`` (``None`` on the last)."""
+
+    items: list[Any]
+    next_url: str | None
 
 
 @dataclass(slots=True)
@@ -363,6 +376,9 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
                     continue
                 raise RetryLater(f"{what}: {type(exc).__name__} after {attempt} attempt(s)") from exc
             self._observe(method, route, status, resp_headers)
+            answer = _answer.get()
+            if answer is not None:
+                answer.update(status=status, link=resp_headers.get("link"))
 
             if status == 401 and self._on_unauthorized is not None and not refreshed:
                 # An expired or revoked token: get a new one, once.
@@ -482,6 +498,26 @@ class GitHubClient:
     async def getlist(self, url: str, url_vars: Mapping[str, Any] | None = None, *, accept: str = ACCEPT) -> list[Any]:
         """All items of a paginated list (see :meth:`getiter`)."""
         return [item async for item in self.getiter(url, url_vars, accept=accept)]
+
+    async def get_page(self, url: str, url_vars: Mapping[str, Any] | None = None) -> Page:
+        """GET one page of a list and the URL of the next page (from ``Link: rel="next"``).
+
+        Lets callers fetch several pages at once instead of following links one by one.
+        """
+        answer: dict[str, Any] = {}
+        token = _answer.set(answer)
+        try:
+            with _mapped("GET", url):
+                data = await self._gh.getitem(url, url_vars or {}, accept=ACCEPT)
+        finally:
+            _answer.reset(token)
+        link = answer.get("link")
+        if answer.get("status") == 304 and self._gh._cache is not None:
+            # A 304 may omit Link; gidgethub cached it as (etag, last_modified, data, next_url).
+            cached = self._gh._cache.get(gidgethub.sansio.format_url(url, url_vars or {}, base_url=self.api_url))
+            return Page(list(data or ()), cached[3] if cached else None)
+        match = _NEXT_LINK.search(link or "")
+        return Page(list(data or ()), match.group(1) if match else None)
 
     async def post(self, url: str, url_vars: Mapping[str, Any] | None = None, *, data: Any, idempotent: bool = False, accept: str = ACCEPT) -> Any:
         """POST ``data`` as JSON; ``idempotent=True`` allows repeating it after a 5xx or time-out."""

@@ -1,0 +1,149 @@
+"""Fetching a pull request snapshot and a config file from the sandbox, counting calls."""
+
+from __future__ import annotations
+
+import copy
+
+import aiohttp
+import pytest
+from sandbox_helpers import APP_ID, app_private_key, start_sandbox, synthetic_bundle  # noqa: F401
+
+from bot.app.auth import AppAuth
+from bot.app.fetch import fetch_file, fetch_snapshot, split_repository
+from bot.app.github import ClientFactory, NotFound
+
+
+async def _no_sleep(_seconds: float) -> None:
+    return None
+
+
+@pytest.fixture
+async def sandbox(app_private_key):  # noqa: F811
+    async with start_sandbox(app_private_key) as box:
+        yield box
+
+
+@pytest.fixture
+async def factory(sandbox, app_private_key):  # noqa: F811
+    async with aiohttp.ClientSession() as session:
+        auth = AppAuth(str(APP_ID), app_private_key.decode(), api_url=sandbox.base_url, session=session)
+        await auth.installation_token(1)  # keep the token request out of the counts below
+        yield ClientFactory(auth, session=session, sleep=_no_sleep)
+
+
+def api_requests(sandbox, since: int = 0) -> list[dict]:
+    return [r for r in sandbox.requests[since:] if not r["path"].endswith("/access_tokens")]
+
+
+@pytest.mark.corpus
+async def test_a_344_file_pull_request_comes_in_concurrent_pages(sandbox, factory, load_bundle_json):
+    bundle = load_bundle_json(4795)
+    repo = sandbox.add_bundle(bundle)
+    client = factory.for_installation(1)
+    seen_before = len(sandbox.requests)
+
+    snapshot = await fetch_snapshot(client, repo, 4795, pull=bundle["pull"])
+
+    assert [f.filename for f in snapshot.files] == [f["filename"] for f in bundle["files"]]
+    assert snapshot.changed_files == 344 and not snapshot.truncated
+    assert snapshot.repository == repo and snapshot.number == 4795
+    # 4 file pages + reviews + review comments; no GET of the PR itself
+    assert client.calls == 6
+    paths = sorted(r["path"] for r in api_requests(sandbox, seen_before))
+    file_pages = [p for p in paths if "/files" in p]
+    assert file_pages == sorted(f"/repos/{repo}/pulls/4795/files?per_page=100&page={n}" for n in (1, 2, 3, 4))
+    assert all(r["status"] == 200 for r in api_requests(sandbox, seen_before))
+
+
+@pytest.mark.corpus
+async def test_fetching_again_is_answered_with_304s(sandbox, factory, load_bundle_json):
+    bundle = load_bundle_json(4795)
+    repo = sandbox.add_bundle(bundle)
+    first = await fetch_snapshot(factory.for_installation(1), repo, 4795, pull=bundle["pull"])
+    again = factory.for_installation(1)
+    second = await fetch_snapshot(again, repo, 4795, pull=bundle["pull"])
+    assert second.files == first.files
+    assert again.calls_by_status == {304: 6}
+
+
+async def test_a_small_pull_request_costs_three_calls(sandbox, factory):
+    bundle = synthetic_bundle(7, files=100)
+    bundle["pull"]["changed_files"] = 100
+    repo = sandbox.add_bundle(bundle)
+    client = factory.for_installation(1)
+    snapshot = await fetch_snapshot(client, repo, 7, pull=bundle["pull"])
+    assert len(snapshot.files) == 100
+    assert client.calls == 3
+
+
+async def test_without_the_payload_the_pull_request_is_fetched_first(sandbox, factory):
+    bundle = synthetic_bundle(8, files=2)
+    bundle["pull"]["changed_files"] = 2
+    bundle["pull"]["labels"] = [{"name": "bug"}]
+    repo = sandbox.add_bundle(bundle)
+    client = factory.for_installation(1)
+    snapshot = await fetch_snapshot(client, repo, 8)
+    assert client.calls == 4
+    assert snapshot.title == "Change number 8" and snapshot.labels == ("bug",)
+    assert [f.filename for f in snapshot.files] == ["src/module_0000.py", "src/module_0001.py"]
+
+
+async def test_a_stale_count_still_gets_every_file(sandbox, factory):
+    bundle = synthetic_bundle(9, files=250)
+    repo = sandbox.add_bundle(bundle)
+    stale = copy.deepcopy(bundle["pull"])
+    stale["changed_files"] = 100  # the payload was written before more files came in
+    client = factory.for_installation(1)
+    snapshot = await fetch_snapshot(client, repo, 9, pull=stale)
+    assert [f.filename for f in snapshot.files] == [f["filename"] for f in bundle["files"]]
+    assert client.calls == 2 + 3  # reviews, review comments, three file pages
+
+
+async def test_a_count_larger_than_the_list_is_fine(sandbox, factory):
+    bundle = synthetic_bundle(10, files=120)
+    repo = sandbox.add_bundle(bundle)
+    inflated = copy.deepcopy(bundle["pull"])
+    inflated["changed_files"] = 400
+    snapshot = await fetch_snapshot(factory.for_installation(1), repo, 10, pull=inflated)
+    assert len(snapshot.files) == 120 and snapshot.truncated  # GitHub listed fewer than it counted
+
+
+async def test_reviews_and_review_comments_are_read(sandbox, factory):
+    bundle = synthetic_bundle(11, files=1)
+    bundle["reviews"] = [{"id": 5, "user": {"login": "bob"}, "state": "APPROVED", "body": "ok", "submitted_at": "2024-05-01T09:00:00Z"}]
+    bundle["review_comments"] = [
+        {"id": 6, "user": {"login": "bob"}, "body": "nit", "path": "src/module_0000.py", "line": 1, "diff_hunk": "@@"}
+    ]
+    repo = sandbox.add_bundle(bundle)
+    snapshot = await fetch_snapshot(factory.for_installation(1), repo, 11, pull=bundle["pull"])
+    assert [(r.user, r.state) for r in snapshot.reviews] == [("bob", "APPROVED")]
+    assert [(c.id, c.path, c.body) for c in snapshot.review_comments] == [(6, "src/module_0000.py", "nit")]
+
+
+async def test_a_missing_pull_request_is_not_found(sandbox, factory):
+    repo = sandbox.add_bundle(synthetic_bundle(12))
+    with pytest.raises(NotFound):
+        await fetch_snapshot(factory.for_installation(1), repo, 999)
+
+
+async def test_fetch_file_decodes_and_returns_none_when_absent(sandbox, factory):
+    repo = sandbox.add_bundle(synthetic_bundle(13))
+    sandbox.set_file(repo, ".github/prguide.yml", "lang: zh\n# 中文\n")
+    client = factory.for_installation(1)
+    assert await fetch_file(client, repo, ".github/prguide.yml", "main") == "lang: zh\n# 中文\n"
+    assert await fetch_file(client, repo, ".github/missing.yml", "main") is None
+
+
+async def test_fetch_file_refuses_binary(sandbox, factory):
+    repo = sandbox.add_bundle(synthetic_bundle(14))
+    sandbox.set_file(repo, "logo.bin", b"\xff\xfe\x00")
+    with pytest.raises(ValueError, match="not UTF-8"):
+        await fetch_file(factory.for_installation(1), repo, "logo.bin")
+
+
+def test_split_repository_wants_owner_and_name():
+    assert split_repository("verl-project/verl") == ("verl-project", "verl")
+    for bad in ("verl", "/verl", "a/b/c", "a/"):
+        with pytest.raises(ValueError):
+            split_repository(bad)
+
