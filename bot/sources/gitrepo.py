@@ -89,6 +89,7 @@ class _FileDiff:
 class _Repo:
     path: Path
     name: str
+    shallow: frozenset[str]  # commits of a shallow clone whose parents were not fetched
 
 
 def merged_pull_requests(
@@ -106,7 +107,8 @@ def merged_pull_requests(
     ``repository`` (``"owner/name"``) defaults to the one in ``remote.origin.url``
     (https or ssh forms), else ``"local/<folder name>"``; ``html_url`` is
     ``https://github.com/{repository}/pull/{N}`` when the repository is on GitHub
-    (given, or guessed from a github.com remote), else ``""``.
+    (given, or guessed from a github.com remote), else ``""``. In a shallow clone the
+    walk stops at the depth limit, since older commits and their diffs are not there.
 
     Each bundle is ``{"pull", "files", "reviews": [], "review_comments": [], "_meta"}``:
 
@@ -158,12 +160,13 @@ def merged_pull_requests(
 
     walk = _walk_first_parent(where, tip)
     try:
-        merged = list(_select(walk, last))
+        merged = list(_select(walk, last, where.shallow))
     finally:
         walk.close()  # stops git log once ``last`` pull requests are found
     if not merged:
         return []
-    branch_authors = _authors(where, [m.commit.parents[1] for m in merged if m.kind == "merge" and len(m.commit.parents) > 1])
+    branch_tips = [m.commit.parents[1] for m in merged if m.kind == "merge" and len(m.commit.parents) > 1]
+    branch_authors = _authors(where, branch_tips)
     diffs = _diffs(where, [m.commit for m in merged])
     return [
         _bundle(m, diffs[m.commit.sha], repository, on_github, base_ref, branch_authors)
@@ -221,7 +224,13 @@ def _open_repository(repo: str | Path) -> _Repo:
     if not path.is_dir():
         raise GitRepositoryError(f"{repo}: no such folder")
     try:
-        out = _text(_git(path, ["rev-parse", "--is-bare-repository", "--absolute-git-dir"])).splitlines()
+        out = _text(
+            _git(
+                path,
+                ["rev-parse", "--is-bare-repository", "--absolute-git-dir", "--is-shallow-repository",
+                 "--git-path", "shallow"],
+            )  # fmt: skip
+        ).splitlines()
     except GitRepositoryError as exc:
         if "not a git repository" in str(exc):
             raise GitRepositoryError(
@@ -229,13 +238,19 @@ def _open_repository(repo: str | Path) -> _Repo:
             ) from exc
         raise
     bare, git_dir = out[0] == "true", Path(out[1])
+    shallow: frozenset[str] = frozenset()
+    if out[2] == "true":
+        try:
+            shallow = frozenset((path / out[3]).read_text(encoding="ascii").split())
+        except (OSError, UnicodeDecodeError) as exc:
+            raise GitRepositoryError(f"{repo}: cannot read the shallow clone's boundary ({exc})") from exc
     if git_dir.name == ".git":
         name = git_dir.parent.name
     elif bare:
         name = git_dir.name.removesuffix(".git") or git_dir.name
     else:
         name = path.name
-    return _Repo(path=path, name=name)
+    return _Repo(path=path, name=name, shallow=shallow)
 
 
 def _resolve_commit(repo: _Repo, ref: str) -> str:
@@ -302,6 +317,8 @@ def _walk_first_parent(repo: _Repo, tip: str) -> Iterator[_Commit]:
         )
     except FileNotFoundError as exc:
         raise GitRepositoryError("git is not installed (no `git` on PATH)") from exc
+    except OSError as exc:
+        raise GitRepositoryError(f"cannot run git: {exc}") from exc
     assert proc.stdout is not None and proc.stderr is not None
     try:
         pending = b""
@@ -337,9 +354,11 @@ def _commit(fields: list[bytes]) -> _Commit:
     )
 
 
-def _select(commits: Iterator[_Commit], last: int | None) -> Iterator[_MergedPull]:
+def _select(commits: Iterator[_Commit], last: int | None, shallow: frozenset[str]) -> Iterator[_MergedPull]:
     found = 0
     for commit in commits:
+        if commit.sha in shallow:
+            return  # the clone's history ends here; this commit's parent is not in it
         merged = _as_merged_pull(commit)
         if merged is None:
             continue
