@@ -21,14 +21,14 @@ def test_each_app_has_its_own_registry():
 
 def test_api_responses_count_calls_errors_and_rate_limit():
     m = create_metrics()
-    m.observe_api_response(200, installation_id=7, remaining=4999)
-    m.observe_api_response(404, installation_id=7, remaining=4998)
-    m.observe_api_response(None)
+    m.observe_api_response(200, remaining=4999)
+    m.github_hook("GET", "/repos/{owner}/{repo}", 404, 4998)
+    m.observe_api_response(0)
     assert sample(m, "prguide_github_api_requests_total", {"status": "200"}) == 1
     assert sample(m, "prguide_github_api_errors_total", {"status": "404"}) == 1
-    assert sample(m, "prguide_github_api_errors_total", {"status": "error"}) == 1
+    assert sample(m, "prguide_github_api_errors_total", {"status": "none"}) == 1
     assert sample(m, "prguide_github_api_errors_total", {"status": "200"}) is None
-    assert sample(m, "prguide_github_rate_limit_remaining", {"installation": "7"}) == 4998
+    assert sample(m, "prguide_github_rate_limit_remaining", None) == 4998
 
 
 def test_job_counts_reset_states_that_emptied():

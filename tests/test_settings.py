@@ -158,3 +158,7 @@ def test_settings_are_frozen(env):
         settings.port = 1  # type: ignore[misc]
     assert isinstance(settings, Settings)
     assert isinstance(settings.db_path, Path)
+
+
+def test_classmethod_reads_the_same(env):
+    assert Settings.from_env(env) == from_env(env)

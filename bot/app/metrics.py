@@ -28,8 +28,8 @@ class Metrics:
       by HTTP status (``error`` when no answer came).
     - ``api_errors``: ``prguide_github_api_errors_total{status}``, calls that failed
       (4xx/5xx or no answer).
-    - ``rate_limit_remaining``: ``prguide_github_rate_limit_remaining{installation}``,
-      the last ``x-ratelimit-remaining`` GitHub sent ("Rate limits for the REST API").
+    - ``rate_limit_remaining``: ``prguide_github_rate_limit_remaining``, the last
+      ``x-ratelimit-remaining`` GitHub sent ("Rate limits for the REST API").
     """
 
     registry: CollectorRegistry
@@ -42,14 +42,22 @@ class Metrics:
     # States ever reported, so a state that emptied reads 0 rather than its last value.
     job_states: set[str] = field(default_factory=set)
 
-    def observe_api_response(self, status: int | None, *, installation_id: int | None = None, remaining: int | None = None) -> None:
-        """Count one GitHub API answer (``status`` ``None``: no answer) and its rate-limit headroom."""
-        label = str(status) if status is not None else "error"
+    def observe_api_response(self, status: int | None, remaining: int | None = None) -> None:
+        """Count one GitHub API answer and its rate-limit headroom.
+
+        ``status`` 0 or ``None`` means no answer came (time-out, connection error) and is
+        counted as ``status="none"``; ``remaining`` is ``x-ratelimit-remaining``.
+        """
+        label = str(status) if status else "none"
         self.api_requests.labels(status=label).inc()
-        if status is None or status >= 400:
+        if not status or status >= 400:
             self.api_errors.labels(status=label).inc()
         if remaining is not None:
-            self.rate_limit_remaining.labels(installation=str(installation_id or "app")).set(remaining)
+            self.rate_limit_remaining.set(remaining)
+
+    def github_hook(self, method: str, path: str, status: int, remaining: int | None) -> None:
+        """The ``on_response`` hook of :class:`bot.app.github.GitHubClient`, feeding these metrics."""
+        self.observe_api_response(status, remaining)
 
     def set_job_counts(self, counts: Mapping[str, int]) -> None:
         """Set the queue-depth gauge from ``{state: count}``; states absent from ``counts`` go to 0."""
@@ -85,7 +93,7 @@ def create_metrics(registry: CollectorRegistry | None = None) -> Metrics:
         ),
         rate_limit_remaining=Gauge(
             "prguide_github_rate_limit_remaining", "Requests left in the current GitHub rate-limit window.",
-            ("installation",), registry=registry,
+            registry=registry,
         ),
     )
 

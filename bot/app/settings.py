@@ -68,6 +68,11 @@ class Settings:
     view_token: str | None = field(default=None, repr=False)
     log_level: str = "INFO"
 
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Same as the module's :func:`from_env`."""
+        return from_env(environ)
+
     @property
     def log_level_number(self) -> int:
         """``log_level`` as a :mod:`logging` level number."""
