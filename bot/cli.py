@@ -139,22 +139,18 @@ def _cmd_guide(args: argparse.Namespace) -> int:
 def _cmd_history(args: argparse.Namespace) -> int:
     from bot.engine import build_guide
     from bot.rules import RuleError
-    from bot.snapshot import PullRequestSnapshot
-    from bot.sources.gitrepo import merged_pull_requests
+    from bot.sources.gitrepo import GitRepositoryError, load_merged_pull_requests
 
     try:
         rules = _load_rules(args)
-    except RuleError as exc:
-        print(exc, file=sys.stderr)
+        snapshots = load_merged_pull_requests(args.repo, last=args.last, repository=args.repository)
+    except (RuleError, GitRepositoryError) as exc:
+        print(f"prguide history: {exc}", file=sys.stderr)
         return 1
-    bundles = merged_pull_requests(args.repo, last=args.last, repository=args.repository)
-    if not bundles:
+    if not snapshots:
         print(f"prguide history: no merged pull requests found in {args.repo}", file=sys.stderr)
         return 1
-    guides = []
-    for bundle in _progress(bundles, "guides"):
-        snapshot = PullRequestSnapshot.from_github(bundle["pull"], bundle["files"], bundle["reviews"], bundle["review_comments"])
-        guides.append(build_guide(snapshot, rules, lang=args.lang))
+    guides = [build_guide(snapshot, rules, lang=args.lang) for snapshot in _progress(snapshots, "guides")]
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         suffix = "json" if args.format == "json" else "md"
