@@ -570,8 +570,6 @@ def _normalise(data: Mapping[str, Any]) -> dict[str, Any]:
         details[item["name"]] = (source, str(rule) if rule is not None else None)
         if isinstance(item.get("description"), str) and item["description"]:
             descriptions[item["name"]] = item["description"]
-    # A label only named in label_details still belongs to the PR.
-    labels.extend(name for name in details if name.casefold() not in {x.casefold() for x in labels})
 
     focus_lines = []
     for point in data.get("focus") or ():

@@ -1,0 +1,82 @@
+"""``prguide view``: browse stored guides locally, or export them as static HTML.
+
+``prguide view --db PATH`` serves the tag view on 127.0.0.1 (see :mod:`bot.tagview.web`);
+``prguide view --db PATH --export DIR`` writes it to ``DIR`` (see :mod:`bot.tagview.export`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+import sys
+from pathlib import Path
+
+from bot.app.db import database_path
+
+#: Address the local server binds to unless told otherwise.
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8081
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``view`` options to ``parser``."""
+    parser.add_argument("--db", type=Path, default=None, help="prguide database file (default: $PRGUIDE_DB or prguide.db)")
+    parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default: {DEFAULT_HOST}, this machine only)")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port to listen on (default: {DEFAULT_PORT}; 0 picks a free one)")
+    parser.add_argument("--export", type=Path, metavar="DIR", default=None, help="write static HTML pages to DIR instead of serving")
+    parser.add_argument(
+        "--include-private", action="store_true",
+        help="also show private repositories (export, or a server bound to a loopback address)",
+    )
+    parser.add_argument(
+        "--token", default=None,
+        help="require 'Authorization: Bearer TOKEN' on every page (default: $PRGUIDE_VIEW_TOKEN)",
+    )
+    parser.add_argument("--per-label", type=int, default=10, metavar="N", help="newest pull requests shown per label (default: 10)")
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve or export the tag view as ``args`` say; returns the exit status (2 for bad options)."""
+    from bot.tagview.store import GuideStore
+
+    path = Path(args.db) if args.db is not None else Path(database_path())
+    if not path.is_file():
+        print(f"prguide view: no database at {path} (pass --db or set PRGUIDE_DB)", file=sys.stderr)
+        return 2
+    if args.per_label < 1:
+        print("prguide view: --per-label must be at least 1", file=sys.stderr)
+        return 2
+    with GuideStore(path) as store:
+        if args.export is not None:
+            from bot.tagview.export import export_site
+
+            summary = export_site(store, args.export, include_private=args.include_private, per_label=args.per_label)
+            print(f"wrote {summary.files} pages for {len(summary.repositories)} repositories to {args.export}")
+            return 0
+
+        from aiohttp import web
+
+        from bot.tagview.web import TagViewSettings, create_app
+
+        token = args.token or os.environ.get("PRGUIDE_VIEW_TOKEN") or None
+        if args.include_private and not token and not _loopback(args.host):
+            print(
+                "prguide view: --include-private without a token only binds to a loopback address "
+                f"(got --host {args.host}); pass --token or drop --include-private",
+                file=sys.stderr,
+            )
+            return 2
+        settings = TagViewSettings(view_token=token, rows_per_label=args.per_label, show_private=args.include_private)
+        # aiohttp prints the bound address (useful with --port 0); the pages start at /repos.
+        web.run_app(create_app(store, settings), host=args.host, port=args.port)
+    return 0

@@ -1,0 +1,313 @@
+"""The tag view's guide store: saving, refreshing, migrating, filtering, grouping by label."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import date, datetime, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot.app.db import open_database, schema_version
+from bot.tagview.schema import COMPONENT, migrations
+from bot.tagview.store import GuideDataError, GuideFilter, GuideStore
+
+
+def make_guide(number: int, **changes) -> dict:
+    """A guide shaped like ``Guide.data``, merged ``number`` days into 2026 (UTC)."""
+    data = {
+        "repository": "acme/rocket",
+        "number": number,
+        "title": f"[core] fix: thing {number}",
+        "url": f"https://github.com/acme/rocket/pull/{number}",
+        "author": "octocat",
+        "merged_at": f"2026-01-{number:02d}T12:00:00Z" if number <= 28 else None,
+        "labels": ["bug"],
+        "label_details": [{"name": "bug", "source": "rule", "rule": "fix-title"}],
+        "areas": ["core"],
+        "change_type": "fix",
+        "breaking": False,
+        "importance": 5,
+        "importance_factors": [{"points": 5, "reason": "fix", "source": "rule"}],
+        "reading_level": "quick",
+        "reading_minutes": 4,
+        "audience": ["maintainers"],
+        "summary": f"Fixes thing {number}.",
+        "focus": [{"file": "rocket/core.py", "symbol": "launch", "reason": "retry loop changed"}],
+        "follow_ups": [],
+        "truncated": False,
+        "lang": "en",
+        "engine_version": "1",
+        "markdown": f"## Guide {number}\n",
+    }
+    data.update(changes)
+    return data
+
+
+@pytest.fixture
+def store(tmp_path):
+    with GuideStore(tmp_path / "prguide.db") as s:
+        yield s
+
+
+def numbers(page) -> list[int]:
+    return [row.number for row in page.items]
+
+
+def test_round_trip_keeps_every_key_including_unknown_ones(store):
+    guide = make_guide(3, extra={"nested": [1, 2]}, title="数据 <b>")
+    store.save(guide)
+    assert store.get("acme/rocket", 3) == guide
+    row = store.query("acme/rocket").items[0]
+    assert (row.number, row.title, row.importance, row.reading_level, row.reading_minutes) == (3, "数据 <b>", 5, "quick", 4)
+    assert row.labels == ("bug",) and row.areas == ("core",)
+    assert row.merged_at == "2026-01-03T12:00:00Z" and row.merged_date == "2026-01-03"
+    assert store.get("acme/rocket", 4) is None
+
+
+def test_missing_optional_keys_are_tolerated(store):
+    store.save({"repository": "acme/rocket", "number": 9, "title": "bare"})
+    row = store.query("acme/rocket").items[0]
+    assert (row.importance, row.reading_level, row.merged_at, row.labels, row.summary) == (None, None, None, (), "")
+    assert store.labels("acme/rocket") == []
+
+
+def test_refresh_replaces_the_row_and_its_labels(store):
+    store.save(make_guide(1, labels=["bug", "ci"]))
+    store.save(make_guide(1, title="renamed", labels=["docs"], label_details=[], importance=9))
+    page = store.query("acme/rocket")
+    assert page.total == 1 and page.items[0].title == "renamed" and page.items[0].importance == 9
+    assert [(item.name, item.count) for item in store.labels("acme/rocket")] == [("docs", 1)]
+    assert store.query("acme/rocket", label="bug").total == 0
+    assert store.query("acme/rocket", search="renamed").total == 1
+    assert store.query("acme/rocket", search="thing").total == 0
+
+
+def test_label_provenance_and_descriptions_are_kept(store):
+    store.save(
+        make_guide(1, labels=["bug", "needs-docs"], label_details=[
+            {"name": "bug", "source": "rule", "rule": "fix-title", "description": "Something is broken"},
+            {"name": "needs-docs", "source": "human", "rule": None},
+        ]),
+        label_descriptions={"needs-docs": "Docs must follow"},
+    )
+    rows = store.connection.execute(
+        "SELECT label, source, rule FROM tagview_labels ORDER BY label"
+    ).fetchall()
+    assert [tuple(r) for r in rows] == [("bug", "rule", "fix-title"), ("needs-docs", "human", None)]
+    assert [(i.name, i.count, i.description) for i in store.labels("acme/rocket")] == [
+        ("bug", 1, "Something is broken"),
+        ("needs-docs", 1, "Docs must follow"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "changes, key",
+    [
+        ({"repository": "no-slash"}, "repository"),
+        ({"repository": "acme/.."}, "repository"),
+        ({"number": 0}, "number"),
+        ({"number": "7"}, "number"),
+        ({"title": None}, "title"),
+        ({"importance": 11}, "importance"),
+        ({"reading_level": "slow"}, "reading_level"),
+        ({"merged_at": "yesterday"}, "merged_at"),
+        ({"labels": "bug"}, "labels"),
+        ({"label_details": [{"source": "rule"}]}, "label_details"),
+    ],
+)
+def test_bad_guide_data_is_refused_and_nothing_is_written(store, changes, key):
+    store.save(make_guide(1, title="before"))
+    with pytest.raises(GuideDataError, match=key):
+        store.save({**make_guide(1), **changes})
+    assert store.get("acme/rocket", 1)["title"] == "before"
+    assert store.query("acme/rocket").total == 1
+
+
+def test_failed_write_rolls_back_the_whole_save(store, monkeypatch):
+    store.save(make_guide(1, title="before", labels=["bug"]))
+
+    class Boom(Exception):
+        pass
+
+    real = store.connection
+
+    class Failing:
+        """Passes everything through but fails on the label insert."""
+
+        def execute(self, sql, *args):
+            return real.execute(sql, *args)
+
+        def executemany(self, sql, *args):
+            if "tagview_labels" in sql:
+                raise Boom()
+            return real.executemany(sql, *args)
+
+    monkeypatch.setattr(store, "_conn", Failing())
+    with pytest.raises(Boom):
+        store.save(make_guide(1, title="after", labels=["ci"]))
+    monkeypatch.setattr(store, "_conn", real)
+    assert store.get("acme/rocket", 1)["title"] == "before"
+    assert [i.name for i in store.labels("acme/rocket")] == ["bug"]
+
+
+def test_migrations_run_on_an_empty_database_and_reopening_is_idempotent(tmp_path):
+    path = tmp_path / "fresh.db"
+    with GuideStore(path) as first:
+        first.save(make_guide(1))
+    conn = open_database(path)
+    assert schema_version(conn, COMPONENT) == len(migrations()) == 2
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
+    assert {"tagview_guides", "tagview_labels", "tagview_labels_by_label", "tagview_guide_data"} <= tables
+    conn.close()
+    with GuideStore(path) as again:
+        assert again.query("acme/rocket").total == 1
+    conn = open_database(path)
+    assert schema_version(conn, COMPONENT) == 2
+    conn.close()
+
+
+def test_store_shares_a_database_connection_it_does_not_close(tmp_path):
+    conn = open_database(tmp_path / "shared.db")
+    conn.execute("CREATE TABLE jobs (id INTEGER PRIMARY KEY)")
+    with GuideStore(conn) as s:
+        s.save(make_guide(1))
+    assert conn.execute("SELECT COUNT(*) FROM tagview_guides").fetchone()[0] == 1
+    assert conn.execute("SELECT COUNT(*) FROM jobs").fetchone()[0] == 0
+
+
+def test_the_label_index_serves_label_grouping(store):
+    store.save(make_guide(1))
+    plan = store.connection.execute(
+        "EXPLAIN QUERY PLAN SELECT number FROM tagview_labels WHERE repository = ? AND label = ? "
+        "ORDER BY merged_at DESC, number DESC LIMIT 10",
+        ("acme/rocket", "bug"),
+    ).fetchall()
+    detail = " ".join(str(tuple(r)) for r in plan)
+    assert "tagview_labels_by_label" in detail and "TEMP B-TREE" not in detail
+
+
+def test_visibility_defaults_to_private_and_is_kept_on_refresh(store):
+    store.save(make_guide(1))
+    assert store.visibility("acme/rocket") == "private"
+    store.save(make_guide(2), visibility="public")
+    store.save(make_guide(3))
+    assert store.visibility("ACME/Rocket") == "public"
+    store.set_visibility("acme/rocket", "private")
+    assert [(r.name, r.visibility, r.guides) for r in store.repositories()] == [("acme/rocket", "private", 3)]
+    with pytest.raises(ValueError):
+        store.set_visibility("acme/rocket", "internal")
+    with pytest.raises(GuideDataError):
+        store.save(make_guide(4), visibility="secret")
+
+
+@pytest.fixture
+def filled(store):
+    store.save(make_guide(1, labels=["bug"], areas=["core"], importance=2, reading_level="skim"))
+    store.save(make_guide(2, labels=["bug", "ci"], areas=["ci"], importance=7, reading_level="deep", title="Speed up rollout"))
+    store.save(make_guide(3, labels=["Docs"], areas=["docs"], importance=3, reading_level="skip", title="文档 更新 rollout"))
+    store.save(make_guide(4, labels=["bug"], areas=["core", "ci"], importance=9, reading_level="deep",
+                          focus=[{"file": "rocket/ckpt.py", "symbol": "save_100%", "reason": "checkpoint format"}]))
+    store.save(make_guide(30, labels=["bug"], merged_at=None, title="unmerged but stored"))
+    store.save(make_guide(5, repository="other/repo", labels=["bug"]))
+    return store
+
+
+def test_query_orders_newest_first_with_unmerged_last(filled):
+    assert numbers(filled.query("acme/rocket")) == [4, 3, 2, 1, 30]
+
+
+@pytest.mark.parametrize(
+    "filters, expected",
+    [
+        ({"label": "bug"}, [4, 2, 1, 30]),
+        ({"label": "BUG"}, [4, 2, 1, 30]),
+        ({"label": "docs"}, [3]),
+        ({"area": "ci"}, [4, 2]),
+        ({"level": "deep"}, [4, 2]),
+        ({"min_importance": 7}, [4, 2]),
+        ({"since": date(2026, 1, 2)}, [4, 3, 2]),
+        ({"until": date(2026, 1, 2)}, [2, 1]),
+        ({"since": "2026-01-02", "until": "2026-01-03"}, [3, 2]),
+        ({"since": datetime(2026, 1, 2, 12, 0, 1, tzinfo=timezone.utc)}, [4, 3]),
+        ({"search": "rollout"}, [3, 2]),
+        ({"search": "ROLL"}, [3, 2]),
+        ({"search": "文档"}, [3]),
+        ({"search": "checkpoint"}, [4]),
+        ({"search": "ckpt.py"}, [4]),
+        ({"search": "100%"}, [4]),
+        ({"search": "0%"}, [4]),
+        ({"search": "g_1"}, []),
+        ({"search": "e_1"}, [4]),
+        ({"search": "speed rollout"}, [2]),
+        ({"search": "speed nothing"}, []),
+        ({"label": "bug", "level": "deep", "min_importance": 8}, [4]),
+    ],
+)
+def test_query_filters(filled, filters, expected):
+    assert numbers(filled.query("acme/rocket", **filters)) == expected
+
+
+def test_query_pages(filled):
+    first = filled.query("acme/rocket", limit=2)
+    assert numbers(first) == [4, 3] and first.total == 5 and first.next_offset == 2
+    last = filled.query("acme/rocket", limit=2, offset=4)
+    assert numbers(last) == [30] and last.next_offset is None
+    with pytest.raises(ValueError):
+        filled.query("acme/rocket", limit=0)
+    with pytest.raises(ValueError):
+        filled.query("acme/rocket", level="slow")
+    with pytest.raises(ValueError):
+        filled.query("acme/rocket", since="last week")
+
+
+def test_sections_group_by_label_newest_first(filled):
+    sections = filled.sections("acme/rocket", per_label=2)
+    assert [(s.name, s.count, [r.number for r in s.rows]) for s in sections] == [
+        ("bug", 4, [4, 2]),
+        ("ci", 1, [2]),
+        ("Docs", 1, [3]),
+    ]
+
+
+def test_sections_follow_filters(filled):
+    sections = filled.sections("acme/rocket", GuideFilter(level="deep"), per_label=1)
+    assert [(s.name, s.count, [r.number for r in s.rows]) for s in sections] == [("bug", 2, [4]), ("ci", 1, [2])]
+    only = filled.sections("acme/rocket", GuideFilter(label="CI"))
+    assert [(s.name, s.count) for s in only] == [("ci", 1)]
+    assert filled.sections("acme/rocket", GuideFilter(search="zzz")) == []
+
+
+def test_delete_forgets_a_guide(filled):
+    assert filled.delete("acme/rocket", 4) is True
+    assert filled.delete("acme/rocket", 4) is False
+    assert filled.get("acme/rocket", 4) is None
+    assert filled.query("acme/rocket", search="checkpoint").total == 0
+    assert [(i.name, i.count) for i in filled.labels("acme/rocket")][0] == ("bug", 3)
+
+
+def test_full_text_search_is_used_when_sqlite_has_fts5(store):
+    assert store.full_text_search is True
+    assert store.connection.execute("SELECT 1 FROM sqlite_master WHERE name = 'tagview_search'").fetchone()
+
+
+_WORDS = ["rollout", "ckpt", "vllm", "fix", "文档更新", "a_b", "50%", "Ray"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    titles=st.lists(st.lists(st.sampled_from(_WORDS), min_size=1, max_size=3).map(" ".join), min_size=1, max_size=6),
+    query=st.lists(st.sampled_from(_WORDS + ["ol", "LL", "文档", "x"]), min_size=1, max_size=2).map(" ".join),
+)
+def test_full_text_and_plain_search_agree(titles, query):
+    """The FTS5 trigram path and the LIKE fallback find the same guides."""
+    with GuideStore(sqlite3.connect(":memory:", isolation_level=None)) as s:
+        for number, title in enumerate(titles, start=1):
+            s.save(make_guide(number, title=title, focus=[]))
+        with_fts = numbers(s.query("acme/rocket", search=query))
+        s._fts = False
+        without = numbers(s.query("acme/rocket", search=query))
+    assert with_fts == without
+    expected = [n for n, t in enumerate(titles, start=1) if all(w.casefold() in t.casefold() for w in query.split())]
+    assert sorted(with_fts) == sorted(expected)
