@@ -276,3 +276,17 @@ async def test_labels_github_just_created_get_their_colour_and_description(fake)
     assert fake.repo_labels["area: rollout"] == {"name": "area: rollout", "color": "1d76db", "description": "Rollout workers"}
     assert fake.repo_labels["docs"]["color"] == "0075ca"
     assert result.calls == 4  # list comments, add labels, style one label, create comment
+
+
+async def test_a_comment_looked_up_already_is_not_listed_again(sandbox, factory):
+    repo = sandbox.add_bundle(synthetic_bundle(29))
+    await publish_guide(factory.for_installation(1), repo, 29, make_guide("v1"), bot_login=BOT, current_labels=())
+    client = factory.for_installation(1)
+    found = await find_guide_comment(client, repo, 29, bot_login=BOT)
+    result = await publish_guide(client, repo, 29, make_guide("v2"), bot_login=BOT, current_labels=(), existing=found)
+    assert result.comment == "edited" and result.calls == 1  # just the PATCH
+    # existing=None is the caller's word that there is no comment yet
+    result = await publish_guide(factory.for_installation(1), repo, 29, make_guide("v3"), bot_login=BOT, current_labels=(), existing=None)
+    assert result.comment == "created" and result.calls == 1
+    with pytest.raises(ValueError, match="own guide comment"):
+        await publish_guide(client, repo, 29, make_guide("v4"), bot_login=BOT, existing={"body": "hi", "user": {"login": "alice"}})

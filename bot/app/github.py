@@ -37,7 +37,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -196,11 +196,7 @@ class CallStats:
     """HTTP requests one client made: ``total`` and ``by_status`` (0: no HTTP answer)."""
 
     total: int = 0
-    by_status: Counter = None  # type: ignore[assignment]
-
-    def __post_init__(self) -> None:
-        if self.by_status is None:
-            self.by_status = Counter()
+    by_status: Counter = field(default_factory=Counter)
 
     def record(self, status: int) -> None:
         """Count one request that ended with ``status``."""

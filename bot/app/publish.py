@@ -30,6 +30,9 @@ GITHUB_DEFAULT_LABEL_COLOR = "ededed"
 #: Reactions GitHub accepts ("Create reaction for an issue comment").
 REACTIONS = frozenset({"+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"})
 
+# "Not given": look prguide's comment up (None would mean "there is none").
+_LOOK_UP: Any = object()
+
 _COMMENTS = "/repos/{owner}/{repo}/issues/{issue_number}/comments{?per_page}"
 _COMMENT = "/repos/{owner}/{repo}/issues/comments/{comment_id}"
 _ISSUE_LABELS = "/repos/{owner}/{repo}/issues/{issue_number}/labels{?per_page}"
@@ -97,12 +100,15 @@ async def publish_guide(
     *,
     bot_login: str,
     current_labels: Iterable[str] | None = None,
+    existing: Mapping[str, Any] | None | object = _LOOK_UP,
 ) -> PublishResult:
     """Post or update the guide comment on pull request ``number`` and set its labels.
 
     ``current_labels`` are the labels on the PR now (e.g. ``snapshot.labels``); when
-    ``None`` they are read from GitHub (one more call). Label names compare without
-    regard to case, as on GitHub.
+    ``None`` they are read from GitHub (one more call). ``existing`` is prguide's
+    comment when the caller already looked it up with :func:`find_guide_comment`
+    (``None``: there is none), which saves listing the comments again. Label names
+    compare without regard to case, as on GitHub.
 
     Labels go first, then the comment, so the marker never records labels that were
     not applied. Rules for labels:
@@ -123,7 +129,10 @@ async def publish_guide(
     if len(guide.markdown) > MAX_COMMENT_CHARS:
         raise ValueError(f"guide comment has {len(guide.markdown)} characters; GitHub allows {MAX_COMMENT_CHARS}")
     calls_before = client.calls
-    existing = await find_guide_comment(client, repository, number, bot_login=bot_login)
+    if existing is _LOOK_UP:
+        existing = await find_guide_comment(client, repository, number, bot_login=bot_login)
+    elif existing is not None and not is_guide_comment(existing, bot_login):
+        raise ValueError("existing must be prguide's own guide comment (see find_guide_comment)")
     previous = parse_marker(existing.get("body")) if existing else None
 
     if current_labels is None:
