@@ -83,7 +83,9 @@ def sign_delivery(secret: str | bytes, body: bytes) -> str:
     return "sha256=" + hmac.new(key, body, hashlib.sha256).hexdigest()
 
 
-def synthetic_bundle(number: int, *, repo: str = "octo-org/demo", files: int = 3, private: bool = False) -> dict[str, Any]:
+def synthetic_bundle(
+    number: int, *, repo: str = "octo-org/demo", files: int = 3, private: bool = False
+) -> dict[str, Any]:
     """A small merged pull request bundle in the corpus shape, with ``files`` changed files."""
     owner, name = repo.split("/")
     return {

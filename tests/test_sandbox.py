@@ -38,9 +38,16 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 async def sandbox(app_private_key, clock):
-    bundles = [synthetic_bundle(7), synthetic_bundle(8, files=65), synthetic_bundle(3, repo="octo-org/secret", private=True)]
+    bundles = [
+        synthetic_bundle(7),
+        synthetic_bundle(8, files=65),
+        synthetic_bundle(3, repo="octo-org/secret", private=True),
+    ]
     async with start_sandbox(
-        app_private_key, bundles=bundles, clock=clock, collaborators={"mia": "maintain", "ada": "admin", "tom": "triage"}
+        app_private_key,
+        bundles=bundles,
+        clock=clock,
+        collaborators={"mia": "maintain", "ada": "admin", "tom": "triage"},
     ) as sb:
         yield sb
 
@@ -168,14 +175,18 @@ async def test_tokens_expired_through_the_control_api_are_refused_and_new_ones_w
     assert (await http.get(API, headers=auth)).status == 401
     tokens = await (await http.get("/_sandbox/tokens")).json()
     assert tokens[0]["expired"] is True
-    fresh = await http.post("/app/installations/1/access_tokens", headers=bearer(make_app_jwt(app_private_key, now=clock())))
+    fresh = await http.post(
+        "/app/installations/1/access_tokens", headers=bearer(make_app_jwt(app_private_key, now=clock()))
+    )
     assert (await http.get(API, headers=bearer((await fresh.json())["token"]))).status == 200
 
 
 async def test_token_lifetime_is_configurable(app_private_key, clock):
     async with start_sandbox(app_private_key, bundles=[synthetic_bundle(1)], clock=clock, token_lifetime=60) as sb:
         async with aiohttp.ClientSession(sb.base_url) as http:
-            resp = await http.post("/app/installations/1/access_tokens", headers=bearer(make_app_jwt(app_private_key, now=clock())))
+            resp = await http.post(
+                "/app/installations/1/access_tokens", headers=bearer(make_app_jwt(app_private_key, now=clock()))
+            )
             token = (await resp.json())["token"]
             clock.now += 59
             assert (await http.get(API, headers=bearer(token))).status == 200
@@ -203,7 +214,15 @@ async def test_pull_request_and_lists(http, auth):
     assert await (await http.get(f"{API}/pulls", headers=auth)).json() == []
 
 
-@pytest.mark.parametrize("path", ["/repos/octo-org/demo/pulls/99", "/repos/nobody/nothing/pulls/7", "/repos/octo-org/demo/pulls/99/files", "/nowhere"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/repos/octo-org/demo/pulls/99",
+        "/repos/nobody/nothing/pulls/7",
+        "/repos/octo-org/demo/pulls/99/files",
+        "/nowhere",
+    ],
+)
 async def test_unknown_things_are_404_with_githubs_body(http, auth, path):
     resp = await http.get(path, headers=auth)
     assert resp.status == 404
@@ -229,7 +248,8 @@ async def test_corpus_pr_4795_pages_like_github(app_private_key, load_bundle_jso
     async with start_sandbox(app_private_key, bundles=[bundle], clock=clock) as sb:
         async with aiohttp.ClientSession() as http:
             resp = await http.post(
-                f"{sb.base_url}/app/installations/1/access_tokens", headers=bearer(make_app_jwt(app_private_key, now=clock()))
+                f"{sb.base_url}/app/installations/1/access_tokens",
+                headers=bearer(make_app_jwt(app_private_key, now=clock())),
             )
             auth = bearer((await resp.json())["token"])
             base = f"{sb.base_url}/repos/verl-project/verl/pulls/4795/files"
@@ -260,7 +280,9 @@ async def test_corpus_pr_4795_pages_like_github(app_private_key, load_bundle_jso
 async def test_file_list_stops_at_3000(app_private_key, clock):
     async with start_sandbox(app_private_key, bundles=[synthetic_bundle(5, files=3500)], clock=clock) as sb:
         async with aiohttp.ClientSession(sb.base_url) as http:
-            resp = await http.post("/app/installations/1/access_tokens", headers=bearer(make_app_jwt(app_private_key, now=clock())))
+            resp = await http.post(
+                "/app/installations/1/access_tokens", headers=bearer(make_app_jwt(app_private_key, now=clock()))
+            )
             auth = bearer((await resp.json())["token"])
             first = await http.get(f"{API}/pulls/5/files?per_page=100", headers=auth)
             assert first.headers["Link"].endswith('page=30>; rel="last"')
@@ -308,7 +330,9 @@ async def test_comment_length_limit_is_65536(http, auth, sandbox):
     assert body["message"] == "Validation Failed"
     assert body["errors"][0]["field"] == "body"
     assert [len(c.body) for c in sandbox.comments(REPO, 7)] == [65_536]
-    edit = await http.patch(f"{API}/issues/comments/{(await ok.json())['id']}", json={"body": "z" * 65_537}, headers=auth)
+    edit = await http.patch(
+        f"{API}/issues/comments/{(await ok.json())['id']}", json={"body": "z" * 65_537}, headers=auth
+    )
     assert edit.status == 422
 
 
@@ -328,10 +352,14 @@ async def test_comment_on_unknown_issue_is_404(http, auth):
 
 
 async def test_humans_can_comment_through_the_control_api(http, auth):
-    resp = await http.post("/_sandbox/comments", json={"repo": REPO, "number": 7, "user": "alice", "body": "/prguide lang zh"})
+    resp = await http.post(
+        "/_sandbox/comments", json={"repo": REPO, "number": 7, "user": "alice", "body": "/prguide lang zh"}
+    )
     assert resp.status == 201
     listed = await (await http.get(f"{API}/issues/7/comments", headers=auth)).json()
-    assert [(c["user"]["login"], c["user"]["type"], c["body"]) for c in listed] == [("alice", "User", "/prguide lang zh")]
+    assert [(c["user"]["login"], c["user"]["type"], c["body"]) for c in listed] == [
+        ("alice", "User", "/prguide lang zh")
+    ]
     bad = await http.post("/_sandbox/comments", json={"repo": REPO, "number": "7", "user": "alice", "body": "x"})
     assert bad.status == 400
 
@@ -340,7 +368,9 @@ async def test_humans_can_comment_through_the_control_api(http, auth):
 
 
 async def test_reactions_201_then_200_and_invalid_content_422(http, auth):
-    comment = await (await http.post("/_sandbox/comments", json={"repo": REPO, "number": 7, "user": "alice", "body": "hi"})).json()
+    comment = await (
+        await http.post("/_sandbox/comments", json={"repo": REPO, "number": 7, "user": "alice", "body": "hi"})
+    ).json()
     url = f"{API}/issues/comments/{comment['id']}/reactions"
     first = await http.post(url, json={"content": "eyes"}, headers=auth)
     assert first.status == 201
@@ -349,7 +379,9 @@ async def test_reactions_201_then_200_and_invalid_content_422(http, auth):
     assert (await again.json())["id"] == (await first.json())["id"]
     assert (await http.post(url, json={"content": "+1"}, headers=auth)).status == 201
     assert (await http.post(url, json={"content": "thumbsup"}, headers=auth)).status == 422
-    assert (await http.post(f"{API}/issues/comments/999999/reactions", json={"content": "eyes"}, headers=auth)).status == 404
+    assert (
+        await http.post(f"{API}/issues/comments/999999/reactions", json={"content": "eyes"}, headers=auth)
+    ).status == 404
     state = await (await http.get("/_sandbox/state")).json()
     assert state["reactions"] == {
         str(comment["id"]): [{"user": "prguide[bot]", "content": "eyes"}, {"user": "prguide[bot]", "content": "+1"}]
@@ -360,7 +392,9 @@ async def test_reactions_201_then_200_and_invalid_content_422(http, auth):
 
 
 async def test_create_label_rules(http, auth):
-    resp = await http.post(f"{API}/labels", json={"name": "area: docs", "color": "00FF00", "description": "Docs"}, headers=auth)
+    resp = await http.post(
+        f"{API}/labels", json={"name": "area: docs", "color": "00FF00", "description": "Docs"}, headers=auth
+    )
     assert resp.status == 201
     assert (await resp.json())["color"] == "00ff00"
     dup = await http.post(f"{API}/labels", json={"name": "AREA: DOCS", "color": "000000"}, headers=auth)
@@ -446,7 +480,9 @@ async def test_collaborators_added_at_runtime(http, auth):
 
 async def test_contents_base64_with_git_sha_and_refs(http, auth):
     await http.post("/_sandbox/files", json={"repo": REPO, "path": ".github/prguide.yml", "content": "hello\n"})
-    await http.post("/_sandbox/files", json={"repo": REPO, "path": ".github/prguide.yml", "content": "old\n", "ref": "v1"})
+    await http.post(
+        "/_sandbox/files", json={"repo": REPO, "path": ".github/prguide.yml", "content": "old\n", "ref": "v1"}
+    )
     resp = await http.get(f"{API}/contents/.github/prguide.yml", headers=auth)
     assert resp.status == 200
     body = await resp.json()

@@ -64,9 +64,7 @@ def public_key_pem(private_key_pem: bytes | str) -> bytes:
         key = serialization.load_pem_private_key(data, password=None)
     except (ValueError, TypeError) as exc:
         raise ValueError(f"not a PEM private key without password: {exc}") from exc
-    return key.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
+    return key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
 
 
 def _is_number(value: Any) -> bool:

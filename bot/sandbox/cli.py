@@ -37,10 +37,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--app-slug", default="prguide", help="the app's slug; its comments come from '<slug>[bot]'")
     parser.add_argument("--installation-id", type=int, default=1, help="the one installation's ID (default: 1)")
     parser.add_argument(
-        "--bundles", type=Path, action="append", default=[], help="folder of pull request bundle *.json files (repeatable)"
+        "--bundles",
+        type=Path,
+        action="append",
+        default=[],
+        help="folder of pull request bundle *.json files (repeatable)",
     )
     parser.add_argument(
-        "--repo", type=Path, action="append", default=[], help="local git repository whose merged pull requests to serve"
+        "--repo",
+        type=Path,
+        action="append",
+        default=[],
+        help="local git repository whose merged pull requests to serve",
     )
     parser.add_argument(
         "--collaborator",

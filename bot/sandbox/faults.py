@@ -31,7 +31,9 @@ from typing import Any
 
 from bot.sandbox.errors import DOCS_REST, ApiError
 
-DOC_PRIMARY_LIMIT = "https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-primary-rate-limits"
+DOC_PRIMARY_LIMIT = (
+    "https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-primary-rate-limits"
+)
 DOC_SECONDARY_LIMIT = (
     "https://docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-secondary-rate-limits"
 )

@@ -71,4 +71,3 @@ def paginate(items: Sequence[T], base: str, query: str) -> tuple[list[T], str | 
     last = max(1, -(-len(items) // per_page))
     start = (page - 1) * per_page
     return list(items[start : start + per_page]), link_header(base, query, page, last)
-

@@ -97,7 +97,11 @@ async def get_installation(request: web.Request) -> web.Response:
     """GET /app/installations/{installation_id} ("Get an installation for the authenticated app")."""
     state = _state(request)
     if int(request.match_info["installation_id"]) != state.installation_id:
-        raise ApiError(404, "Not Found", documentation_url="https://docs.github.com/rest/apps/apps#get-an-installation-for-the-authenticated-app")
+        raise ApiError(
+            404,
+            "Not Found",
+            documentation_url="https://docs.github.com/rest/apps/apps#get-an-installation-for-the-authenticated-app",
+        )
     return _json(state.installation_json())
 
 
@@ -398,7 +402,9 @@ async def get_content(request: web.Request) -> web.Response:
     if data is None and record.git_dir is not None:
         data = await asyncio.to_thread(read_git_file, record.git_dir, ref or "HEAD", path.strip("/"))
     if data is None:
-        raise ApiError(404, "Not Found", documentation_url="https://docs.github.com/rest/repos/contents#get-repository-content")
+        raise ApiError(
+            404, "Not Found", documentation_url="https://docs.github.com/rest/repos/contents#get-repository-content"
+        )
     return _json(state.content_json(record, path, ref or record.default_branch, data))
 
 
@@ -446,7 +452,7 @@ async def control_add_pull(request: web.Request) -> web.Response:
     """POST /_sandbox/pulls ``{"repo"?: "o/r", "bundle": {...}}`` → 201 ``{"repo", "number"}``."""
     data = await _body(request)
     if not isinstance(data, dict) or not isinstance(data.get("bundle"), dict):
-        raise ApiError(400, "expected {\"repo\": \"owner/name\", \"bundle\": {\"pull\": ..., \"files\": [...]}}")
+        raise ApiError(400, 'expected {"repo": "owner/name", "bundle": {"pull": ..., "files": [...]}}')
     try:
         full_name = _state(request).add_bundle(data["bundle"], repo=data.get("repo") or None)
     except BundleError as exc:
@@ -462,7 +468,7 @@ async def control_add_comment(request: web.Request) -> web.Response:
     state = _state(request)
     data = await _body(request)
     if not isinstance(data, dict) or not isinstance(data.get("repo"), str) or data["repo"].count("/") != 1:
-        raise ApiError(400, "expected {\"repo\": \"owner/name\", \"number\": N, \"user\": LOGIN, \"body\": TEXT}")
+        raise ApiError(400, 'expected {"repo": "owner/name", "number": N, "user": LOGIN, "body": TEXT}')
     if not isinstance(data.get("number"), int) or not isinstance(data.get("user"), str) or not data["user"]:
         raise ApiError(400, "'number' must be an integer and 'user' a login")
     owner, name = data["repo"].split("/")
@@ -477,7 +483,7 @@ async def control_collaborators(request: web.Request) -> web.Response:
     state = _state(request)
     data = await _body(request)
     if not isinstance(data, dict):
-        raise ApiError(400, "expected {\"LOGIN\": \"admin|maintain|write|triage|read|none\"}")
+        raise ApiError(400, 'expected {"LOGIN": "admin|maintain|write|triage|read|none"}')
     try:
         state.set_collaborators(data)
     except ValueError as exc:
@@ -489,7 +495,7 @@ async def control_files(request: web.Request) -> web.Response:
     """POST /_sandbox/files ``{"repo", "path", "content", "ref"?}`` → 201: serve a file through the contents API."""
     data = await _body(request)
     if not isinstance(data, dict) or not all(isinstance(data.get(k), str) for k in ("repo", "path", "content")):
-        raise ApiError(400, "expected {\"repo\": \"owner/name\", \"path\": PATH, \"content\": TEXT, \"ref\"?: REF}")
+        raise ApiError(400, 'expected {"repo": "owner/name", "path": PATH, "content": TEXT, "ref"?: REF}')
     ref = data.get("ref")
     try:
         _state(request).set_file(data["repo"], data["path"], data["content"], ref if isinstance(ref, str) else None)
@@ -524,7 +530,7 @@ async def control_revoke_token(request: web.Request) -> web.Response:
     """POST /_sandbox/tokens/revoke ``{"token"}`` → 200 ``{"revoked": bool}``."""
     data = await _body(request)
     if not isinstance(data, dict) or not isinstance(data.get("token"), str):
-        raise ApiError(400, "expected {\"token\": TOKEN}")
+        raise ApiError(400, 'expected {"token": TOKEN}')
     return _json({"revoked": _state(request).revoke_token(data["token"])})
 
 

@@ -216,8 +216,10 @@ class Sandbox:
     # ----- the request pipeline ---------------------------------------------------
 
     def _request_id(self) -> str:
+        # Same look as GitHub's ids ("0000:00000:0000000:0000000:00000000"), unique per sandbox.
         n = next(self._request_ids)
-        return f"{n:04X}:{self._request_salt:05X}:{n * 7919 % 16**7:07X}:{n * 104729 % 16**7:07X}:{int(time.time()) % 16**8:08X}"
+        stamp = int(time.time()) % 16**8
+        return f"{n:04X}:{self._request_salt:05X}:{n * 7919 % 16**7:07X}:{n * 104729 % 16**7:07X}:{stamp:08X}"
 
     @web.middleware
     async def _middleware(self, request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:

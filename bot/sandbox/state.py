@@ -37,7 +37,14 @@ REACTION_CONTENTS = ("+1", "-1", "laugh", "confused", "heart", "hooray", "rocket
 #: Repository roles, most access first; ``permission`` maps maintain to write and triage to read
 #: ("Get repository permissions for a user").
 ROLES = ("admin", "maintain", "write", "triage", "read", "none")
-_LEGACY_PERMISSION = {"admin": "admin", "maintain": "write", "write": "write", "triage": "read", "read": "read", "none": "none"}
+_LEGACY_PERMISSION = {
+    "admin": "admin",
+    "maintain": "write",
+    "write": "write",
+    "triage": "read",
+    "read": "read",
+    "none": "none",
+}
 
 DOC_CREATE_COMMENT = "https://docs.github.com/rest/issues/comments#create-an-issue-comment"
 DOC_UPDATE_COMMENT = "https://docs.github.com/rest/issues/comments#update-an-issue-comment"
@@ -810,7 +817,7 @@ class SandboxState:
         for c in self.comments.values():
             comments.setdefault(f"{c.repo}#{c.number}", []).append({"id": c.id, "user": c.user, "body": c.body})
         labels: dict[str, list[str]] = {}
-        for (repo, number), keys in self.issue_labels.items():
+        for repo, number in self.issue_labels:
             record = self.repos[repo.lower()]
             names = [label.name for label in self._issue_labels(record, number)]
             if names:
