@@ -1,0 +1,100 @@
+"""Static export of the tag view and the ``prguide view`` command's options."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from test_tagview_store import make_guide
+from test_tagview_web import Page
+
+from bot.tagview import cli
+from bot.tagview.export import export_site
+from bot.tagview.pages import label_slug
+from bot.tagview.store import GuideStore
+
+
+@pytest.fixture
+def db(tmp_path) -> Path:
+    path = tmp_path / "prguide.db"
+    with GuideStore(path) as s:
+        for n in range(1, 6):
+            s.save(make_guide(n, labels=["bug"] + (["ci"] if n % 2 else [])), visibility="public")
+        s.save(make_guide(6, labels=["bug"], title="<script>x()</script>"), visibility="public")
+        s.save(make_guide(1, repository="acme/secret", title="hidden work"), visibility="private")
+    return path
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="prguide view")
+    cli.add_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def local_links(root: Path, page: Path) -> list[str]:
+    return [href for href in Page(page.read_text(encoding="utf-8")).links if not urlsplit(href).scheme]
+
+
+def test_export_writes_linked_pages_for_public_repositories(db, tmp_path):
+    out = tmp_path / "site"
+    with GuideStore(db) as store:
+        summary = export_site(store, out, per_label=2)
+    assert summary.repositories == ("acme/rocket",)
+    assert (out / ".nojekyll").exists()
+    tags = out / "acme" / "rocket" / "index.html"
+    page = Page(tags.read_text(encoding="utf-8"))
+    assert page.title == "acme/rocket · tag view"
+    assert page.summary() == [("bug", 6, [6, 5]), ("ci", 3, [5, 3])]
+    assert "<form" not in tags.read_text(encoding="utf-8")
+    full = Page((out / "acme" / "rocket" / "labels" / f"{label_slug('bug')}.html").read_text(encoding="utf-8"))
+    assert full.summary() == [("bug", 6, [6, 5, 4, 3, 2, 1])]
+    guide = (out / "acme" / "rocket" / "pulls" / "6.html").read_text(encoding="utf-8")
+    assert "&lt;script&gt;x()&lt;/script&gt;" in guide and "<script" not in guide
+    assert (out / "acme" / "rocket" / "pulls" / "6.zh.html").exists()
+    assert "标签视图" in (out / "acme" / "rocket" / "index.zh.html").read_text(encoding="utf-8")
+    # Private repositories stay out of a public site.
+    assert not (out / "acme" / "secret").exists()
+    assert "acme/secret" not in (out / "index.html").read_text(encoding="utf-8")
+    # Every relative link of every page points at a file that was written.
+    pages = sorted(out.rglob("*.html"))
+    assert len(pages) == summary.files
+    for html in pages:
+        ids = Page(html.read_text(encoding="utf-8")).ids
+        for href in local_links(out, html):
+            if href.startswith("#"):
+                assert href[1:] in ids, f"{html.relative_to(out)} links to missing anchor {href}"
+                continue
+            target = (html.parent / href).resolve()
+            assert target.is_file(), f"{html.relative_to(out)} links to missing {href}"
+
+
+def test_export_includes_private_repositories_only_when_asked(db, tmp_path):
+    with GuideStore(db) as store:
+        summary = export_site(store, tmp_path / "all", include_private=True)
+    assert summary.repositories == ("acme/rocket", "acme/secret")
+    assert (tmp_path / "all" / "acme" / "secret" / "pulls" / "1.html").is_file()
+
+
+def test_view_command_exports(db, tmp_path, capsys):
+    assert cli.run(parse(["--db", str(db), "--export", str(tmp_path / "out")])) == 0
+    assert "pages for 1 repositories" in capsys.readouterr().out
+    assert (tmp_path / "out" / "acme" / "rocket" / "index.html").is_file()
+
+
+def test_view_command_defaults_to_this_machine_only():
+    args = parse(["--db", "x.db"])
+    assert args.host == "127.0.0.1" and args.export is None and args.include_private is False
+
+
+def test_view_command_refuses_a_missing_database(tmp_path, capsys):
+    assert cli.run(parse(["--db", str(tmp_path / "none.db")])) == 2
+    assert "no database" in capsys.readouterr().err
+    assert not (tmp_path / "none.db").exists()
+
+
+def test_view_command_keeps_private_repositories_off_the_network(db, capsys, monkeypatch):
+    monkeypatch.delenv("PRGUIDE_VIEW_TOKEN", raising=False)
+    assert cli.run(parse(["--db", str(db), "--host", "0.0.0.0", "--include-private"])) == 2
+    assert "loopback" in capsys.readouterr().err
