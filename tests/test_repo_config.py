@@ -1,0 +1,89 @@
+"""The per-repository settings file, .github/prguide.yml."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.repo_config import RepoConfig, RepoConfigError, load_repo_config, parse_repo_config
+
+SOURCE = ".github/prguide.yml"
+
+
+def test_full_file():
+    config = parse_repo_config(
+        "# prguide settings\n"
+        "lang: zh\n"
+        "relabel: [maintainers, authors]\n"
+        "disable: [size-xxl]\n"
+        "rules:\n"
+        "  - id: engine-area\n"
+        "    files: src/engine/**\n"
+        "    labels: [area/engine]\n"
+    )
+    assert config.lang == "zh"
+    assert config.relabel == ("maintainers", "authors")
+    assert config.disable == ("size-xxl",)
+    assert config.rules.rule_ids == ("engine-area",)
+    assert config.problems == ()
+
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n", "---\n"])
+def test_empty_file_gives_defaults(text):
+    assert parse_repo_config(text) == RepoConfig.default()
+
+
+def test_settings_without_rules_keep_rules_none():
+    config = parse_repo_config("lang: en\nrelabel: authors\n")
+    assert (config.lang, config.relabel, config.rules) == ("en", ("authors",), None)
+
+
+def test_every_problem_has_file_line_and_message():
+    with pytest.raises(RepoConfigError) as info:
+        parse_repo_config(
+            "lnag: zh\n"
+            "relabel: bosses\n"
+            "lang: fr\n"
+            "rules:\n"
+            "  - id: bad-rule\n"
+            "    filez: src/**\n"
+            "    labels: [x]\n"
+        )
+    text = str(info.value).splitlines()
+    assert text[0] == f"{SOURCE}:1: unknown key 'lnag' (did you mean 'lang'?)"
+    assert text[1] == f"{SOURCE}:2: relabel must be one or more of maintainers, authors, got 'bosses'"
+    assert text[2] == f"{SOURCE}:3: lang must be one of en, zh, got 'fr'"
+    assert text[3].startswith(f"{SOURCE}:6: rule bad-rule: unknown key 'filez'")
+    assert len(text) == 4
+
+
+def test_yaml_syntax_error_is_reported_once_with_its_line():
+    with pytest.raises(RepoConfigError) as info:
+        parse_repo_config("lang: en\nrules: [\n")
+    (problem,) = info.value.problems
+    assert problem.file == SOURCE and problem.line >= 2
+    assert "YAML" in problem.message
+
+
+def test_top_level_must_be_a_mapping():
+    with pytest.raises(RepoConfigError, match="mapping"):
+        parse_repo_config("- lang: zh\n")
+
+
+def test_custom_source_name_is_used():
+    with pytest.raises(RepoConfigError, match=r"^\.github/prguide\.yaml:1: "):
+        parse_repo_config("nope: 1\n", source=".github/prguide.yaml")
+
+
+def test_load_never_raises():
+    assert load_repo_config(None) == RepoConfig.default()
+    broken = load_repo_config("lang: fr\nrelabel: [authors]\n")
+    assert broken.lang is None and broken.relabel == ("maintainers",)
+    assert [(p.line, p.message) for p in broken.problems] == [(1, "lang must be one of en, zh, got 'fr'")]
+
+
+def test_repository_rules_merge_onto_base_rules():
+    from bot.rules import parse_rules
+
+    base = parse_rules("rules:\n  - id: docs\n    files: docs/**\n    labels: [docs]\n  - id: big\n    min_lines: 1000\n    labels: [big]\n", "base.yml")
+    config = parse_repo_config("disable: [big]\nrules:\n  - id: engine\n    files: src/**\n    labels: [engine]\n")
+    assert base.merged(config.rules).rule_ids == ("docs", "engine")
