@@ -1,0 +1,130 @@
+"""What rules look at, prepared once per pull request and shared by every rule.
+
+Built from a :class:`~bot.snapshot.PullRequestSnapshot` (title, body, author,
+base branch: "Get a pull request") and a :class:`~bot.analysis.model.DiffAnalysis`
+(files, kinds, lines, symbols). Expensive views (glob index, joined diff lines)
+are made on first use and cached, so a rule set pays for each once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from bot.analysis.model import DiffAnalysis, FileAnalysis
+from bot.rules.corpus import LineCorpus
+from bot.rules.globs import FileIndex
+from bot.rules.safe_regex import DEFAULT_TIMEOUT, Budget
+from bot.snapshot import PullRequestSnapshot
+
+#: Characters of the title and body that regexes see (GitHub caps a body at 65,536).
+MAX_TITLE_CHARS = 1024
+MAX_BODY_CHARS = 65_536
+
+# "[BREAKING][megatron, fsdp] fix: ..." and "feat(api, cli)!: ..."; both linear patterns.
+_BRACKETS = re.compile(r"\s*\[([^\[\]\n]*)\]")
+_CONVENTIONAL_SCOPE = re.compile(r"\s*[A-Za-z][\w-]*\(([^()\n]*)\)!?\s*:")
+_NOT_SCOPES = frozenset({"breaking", "wip", "draft"})
+
+
+def title_scopes(title: str) -> tuple[str, ...]:
+    """The scopes a title names, lower-cased, in order.
+
+    ``[BREAKING][megatron, fsdp] fix: x`` -> ``("megatron", "fsdp")``;
+    ``feat(api,cli)!: x`` -> ``("api", "cli")``. ``BREAKING``, ``WIP`` and ``DRAFT``
+    brackets are markers, not scopes.
+    """
+    found: list[str] = []
+    pos = 0
+    while True:
+        m = _BRACKETS.match(title, pos)
+        if not m:
+            break
+        found.extend(part.strip().lower() for part in m.group(1).split(","))
+        pos = m.end()
+    m = _CONVENTIONAL_SCOPE.match(title, pos)
+    if m:
+        found.extend(part.strip().lower() for part in m.group(1).split(","))
+    return tuple(s for s in dict.fromkeys(found) if s and s not in _NOT_SCOPES)
+
+
+@dataclass
+class Facts:
+    """One pull request as the rules see it.
+
+    ``files`` are the analysed files (or, when analysis has none, bare entries made
+    from the snapshot's "List pull requests files" entries); ``timeout`` is the
+    seconds each condition may spend on regexes; ``warnings`` collects regex
+    timeouts and dropped labels for the caller to log.
+    """
+
+    snapshot: PullRequestSnapshot
+    analysis: DiffAnalysis
+    timeout: float = DEFAULT_TIMEOUT
+    warnings: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        files = self.analysis.files
+        if not files and self.snapshot.files:
+            files = tuple(
+                FileAnalysis(path=f.filename, status=f.status, kind="source", additions=f.additions, deletions=f.deletions)
+                for f in self.snapshot.files
+            )
+            self.analysis = DiffAnalysis(files)
+        self.files: tuple[FileAnalysis, ...] = tuple(files)
+        self.paths: tuple[str, ...] = tuple(f.path for f in self.files)
+        self.title = self.snapshot.title[:MAX_TITLE_CHARS]
+        self.body = (self.snapshot.body or "")[:MAX_BODY_CHARS]
+        self.lines_changed = self.analysis.lines_changed
+        self.file_count = max(self.snapshot.changed_files, len(self.files))
+
+    def budget(self) -> Budget:
+        """A fresh time budget for one condition."""
+        return Budget(self.timeout)
+
+    @cached_property
+    def index(self) -> FileIndex:
+        """The changed paths, indexed for globs."""
+        return FileIndex(self.paths)
+
+    @cached_property
+    def scopes(self) -> tuple[str, ...]:
+        """The title's scopes (see :func:`title_scopes`)."""
+        return title_scopes(self.title)
+
+    @cached_property
+    def added(self) -> LineCorpus:
+        """Added diff lines, by file."""
+        return LineCorpus([f.added_lines for f in self.files])
+
+    @cached_property
+    def removed(self) -> LineCorpus:
+        """Removed diff lines, by file."""
+        return LineCorpus([f.removed_lines for f in self.files])
+
+    @cached_property
+    def symbols(self) -> LineCorpus:
+        """Qualified names of touched definitions, by file."""
+        return LineCorpus([f.symbols_touched for f in self.files])
+
+    @cached_property
+    def removed_definitions(self) -> LineCorpus:
+        """Public definitions removed and not added back anywhere in the PR (a move is no removal)."""
+        added = {d.name for f in self.files for d in f.definitions_added}
+        return LineCorpus([[d.name for d in f.definitions_removed if d.public and d.name not in added] for f in self.files])
+
+    @cached_property
+    def removed_config_keys(self) -> LineCorpus:
+        """Config keys removed and not added back anywhere in the PR."""
+        added = {k for f in self.files for k in f.config_keys_added}
+        return LineCorpus([[k for k in f.config_keys_removed if k not in added] for f in self.files])
+
+    @cached_property
+    def dependencies(self) -> LineCorpus:
+        """Names of dependencies added, removed or re-pinned, by file."""
+        return LineCorpus([[d.name for d in f.dependency_changes] for f in self.files])
+
+    def corpus(self, name: str) -> LineCorpus:
+        """One of the line corpora above by condition name (``added``, ``symbols``, ...)."""
+        return getattr(self, name)

@@ -1,0 +1,100 @@
+"""Read YAML while remembering the line of every key and list item.
+
+Rule-file problems are reported as ``FILE:LINE``, so the loader keeps PyYAML's node
+marks: mappings become :class:`YMap` (a ``dict`` that also knows the line of each
+key) and sequences :class:`YList` (a ``list`` that knows the line of each item).
+Scalars are plain Python values, resolved the way ``yaml.safe_load`` resolves them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from bot.rules.model import Problem
+
+
+class YMap(dict):
+    """A mapping read from YAML: ``line`` is where it starts, ``key_lines[key]`` where each key is (1-based)."""
+
+    line: int
+    key_lines: dict[Any, int]
+
+    def line_of(self, key: Any) -> int:
+        """The line of ``key``, or of the mapping itself when the key is absent."""
+        return self.key_lines.get(key, self.line)
+
+
+class YList(list):
+    """A sequence read from YAML: ``line`` is where it starts, ``item_lines[i]`` where item ``i`` is (1-based)."""
+
+    line: int
+    item_lines: list[int]
+
+    def line_of(self, index: int) -> int:
+        """The line of item ``index``, or of the sequence itself when out of range."""
+        return self.item_lines[index] if 0 <= index < len(self.item_lines) else self.line
+
+
+def line_of(value: Any, default: int) -> int:
+    """The line a YAML value starts on, or ``default`` for scalars (which carry none)."""
+    return getattr(value, "line", default)
+
+
+def load_yaml(text: str, source: str) -> tuple[Any, list[Problem]]:
+    """Parse one YAML document, keeping line numbers.
+
+    Returns ``(value, problems)``: ``value`` is ``None`` for an empty document or a
+    syntax error; ``problems`` holds the syntax error (with PyYAML's line) and any
+    duplicate keys, which plain ``yaml.safe_load`` would silently let the last win.
+    """
+    loader = yaml.SafeLoader(text)
+    problems: list[Problem] = []
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, problems
+        return _build(loader, node, source, problems), problems
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        what = exc.problem or str(exc)
+        if exc.context:
+            what = f"{exc.context}, {what}"
+        problems.append(Problem(source, line, f"YAML syntax error: {what}"))
+        return None, problems
+    except yaml.YAMLError as exc:
+        problems.append(Problem(source, 1, f"YAML error: {exc}"))
+        return None, problems
+    finally:
+        loader.dispose()
+
+
+def _build(loader: yaml.SafeLoader, node: yaml.Node, source: str, problems: list[Problem]) -> Any:
+    if isinstance(node, yaml.MappingNode):
+        loader.flatten_mapping(node)  # resolves "<<" merge keys the way safe_load does
+        out = YMap()
+        out.line = node.start_mark.line + 1
+        out.key_lines = {}
+        for key_node, value_node in node.value:
+            key = _build(loader, key_node, source, problems)
+            line = key_node.start_mark.line + 1
+            if isinstance(key, (dict, list)):
+                problems.append(Problem(source, line, "a mapping key must be a plain value"))
+                continue
+            if key in out.key_lines:
+                problems.append(Problem(source, line, f"duplicate key {key!r} (first on line {out.key_lines[key]})"))
+                continue
+            out.key_lines[key] = line
+            out[key] = _build(loader, value_node, source, problems)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        seq = YList()
+        seq.line = node.start_mark.line + 1
+        seq.item_lines = []
+        for item in node.value:
+            seq.item_lines.append(item.start_mark.line + 1)
+            seq.append(_build(loader, item, source, problems))
+        return seq
+    return loader.construct_object(node, deep=True)
