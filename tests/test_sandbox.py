@@ -328,7 +328,14 @@ async def test_comment_length_limit_is_65536(http, auth, sandbox):
     assert resp.status == 422
     body = await resp.json()
     assert body["message"] == "Validation Failed"
-    assert body["errors"][0]["field"] == "body"
+    assert body["errors"] == [
+        {
+            "resource": "IssueComment",
+            "code": "unprocessable",
+            "field": "data",
+            "message": "Body is too long (maximum is 65536 characters)",
+        }
+    ]
     assert [len(c.body) for c in sandbox.comments(REPO, 7)] == [65_536]
     edit = await http.patch(
         f"{API}/issues/comments/{(await ok.json())['id']}", json={"body": "z" * 65_537}, headers=auth
@@ -403,7 +410,9 @@ async def test_create_label_rules(http, auth):
     assert (await http.post(f"{API}/labels", json={"name": "n" * 50}, headers=auth)).status == 201
     long = await http.post(f"{API}/labels", json={"name": "n" * 51}, headers=auth)
     assert long.status == 422
-    assert (await long.json())["errors"][0]["field"] == "name"
+    assert (await long.json())["errors"] == [
+        {"resource": "Label", "code": "invalid", "field": "name", "value": "n" * 51}
+    ]
     color = await http.post(f"{API}/labels", json={"name": "bad", "color": "invalid"}, headers=auth)
     assert (await color.json())["errors"] == [{"resource": "Label", "code": "invalid", "field": "color"}]
     names = [label["name"] for label in await (await http.get(f"{API}/labels", headers=auth)).json()]

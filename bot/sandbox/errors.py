@@ -48,12 +48,19 @@ def not_found(documentation_url: str = DOCS_REST) -> ApiError:
 
 
 def validation_failed(
-    resource: str, field: str, code: str, documentation_url: str, message: str | None = None
+    resource: str,
+    field: str,
+    code: str,
+    documentation_url: str,
+    message: str | None = None,
+    value: Any = None,
 ) -> ApiError:
-    """GitHub's 422 "Validation Failed" with one entry in ``errors``."""
+    """GitHub's 422 "Validation Failed" with one entry in ``errors`` (``message``/``value`` when given)."""
     error: dict[str, Any] = {"resource": resource, "code": code, "field": field}
     if message:
         error["message"] = message
+    if value is not None:
+        error["value"] = value
     return ApiError(422, "Validation Failed", documentation_url=documentation_url, errors=[error])
 
 

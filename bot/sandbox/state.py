@@ -380,12 +380,13 @@ class SandboxState:
         if not isinstance(body, str):
             raise validation_failed("IssueComment", "body", "missing_field", documentation_url)
         if len(body) > COMMENT_MAX_CHARS:
+            # GitHub's own wording and fields for this refusal.
             raise validation_failed(
                 "IssueComment",
-                "body",
-                "custom",
+                "data",
+                "unprocessable",
                 documentation_url,
-                f"body is too long (maximum is {COMMENT_MAX_CHARS} characters)",
+                f"Body is too long (maximum is {COMMENT_MAX_CHARS} characters)",
             )
         return body
 
@@ -516,13 +517,7 @@ class SandboxState:
         if not isinstance(label_name, str) or not label_name.strip():
             raise validation_failed("Label", "name", "missing_field", documentation_url)
         if len(label_name) > LABEL_NAME_MAX_CHARS:
-            raise validation_failed(
-                "Label",
-                "name",
-                "invalid",
-                documentation_url,
-                f"name is too long (maximum is {LABEL_NAME_MAX_CHARS} characters)",
-            )
+            raise validation_failed("Label", "name", "invalid", documentation_url, value=label_name)
         return label_name
 
     def create_label(self, owner: str, name: str, data: Any) -> Label:
