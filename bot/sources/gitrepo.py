@@ -149,14 +149,7 @@ def merged_pull_requests(
         return []
     tip = _resolve_commit(where, ref)
     base_ref = _branch_name(where, ref)
-    on_github = repository is not None
-    if repository is None:
-        guessed = _repository_from_remote(_origin_url(where))
-        if guessed is not None:
-            host, repository = guessed
-            on_github = host in {"github.com", "www.github.com", "ssh.github.com"}
-        else:
-            repository = f"local/{where.name}"
+    repository, on_github = _repository_name(where, repository)
 
     walk = _walk_first_parent(where, tip)
     try:
@@ -172,6 +165,41 @@ def merged_pull_requests(
         _bundle(m, diffs[m.commit.sha], repository, on_github, base_ref, branch_authors)
         for m in merged
     ]
+
+
+def commit_as_pull_request(
+    repo: str | Path,
+    *,
+    number: int = 1,
+    repository: str | None = None,
+    ref: str = "HEAD",
+) -> dict[str, Any]:
+    """Return the commit at ``ref`` dressed as merged pull request ``number``, for
+    repositories whose history has no pull request merges to replay.
+
+    The bundle has the shape :func:`merged_pull_requests` gives (same ``repo`` and
+    ``repository`` rules): the title is the commit subject, the body its message body,
+    the files its diff against its first parent (a root commit: every file added),
+    ``head`` the commit itself, and ``_meta.kind`` is ``"commit"``.
+
+    Raises :class:`GitRepositoryError` as :func:`merged_pull_requests` does, and
+    :class:`ValueError` for a ``number`` below 1 or a malformed ``repository``.
+    """
+    if number < 1:
+        raise ValueError(f"number must be 1 or more, not {number}")
+    if repository is not None and not _is_owner_name(repository):
+        raise ValueError(f'repository must look like "owner/name", not {repository!r}')
+    where = _open_repository(repo)
+    tip = _resolve_commit(where, ref)
+    base_ref = _branch_name(where, ref)
+    repository, on_github = _repository_name(where, repository)
+    walk = _walk_first_parent(where, tip)
+    try:
+        commit = next(walk)
+    finally:
+        walk.close()
+    presented = _MergedPull(commit, number, commit.subject, commit.body, "commit", f"pull/{number}/head")
+    return _bundle(presented, _diffs(where, [commit])[commit.sha], repository, on_github, base_ref, {})
 
 
 def load_merged_pull_requests(
@@ -272,6 +300,17 @@ def _branch_name(repo: _Repo, ref: str) -> str:
     if full.startswith("refs/remotes/"):
         return full.removeprefix("refs/remotes/").partition("/")[2] or "main"
     return "main"
+
+
+def _repository_name(repo: _Repo, given: str | None) -> tuple[str, bool]:
+    """``("owner/name", on_github)``: as given, else from the origin remote, else ``local/<folder>``."""
+    if given is not None:
+        return given, True
+    guessed = _repository_from_remote(_origin_url(repo))
+    if guessed is None:
+        return f"local/{repo.name}", False
+    host, name = guessed
+    return name, host in {"github.com", "www.github.com", "ssh.github.com"}
 
 
 def _origin_url(repo: _Repo) -> str:
