@@ -10,7 +10,7 @@ from sandbox_helpers import APP_ID, app_private_key, start_sandbox, synthetic_bu
 
 from bot.app.auth import AppAuth
 from bot.app.fetch import fetch_file, fetch_snapshot, split_repository
-from bot.app.github import ClientFactory, NotFound
+from bot.app.github import ClientFactory, GitHubClient, NotFound
 
 
 async def _no_sleep(_seconds: float) -> None:
@@ -147,3 +147,40 @@ def test_split_repository_wants_owner_and_name():
         with pytest.raises(ValueError):
             split_repository(bad)
 
+
+
+@pytest.fixture
+async def contents_fake():
+    """A GitHub that sends big files without content, as "Get repository content" does over 1 MB."""
+    from aiohttp import web
+    from aiohttp.test_utils import TestServer
+
+    async def handle(request: web.Request) -> web.Response:
+        path = request.match_info["path"]
+        if path == "docs":
+            return web.json_response([{"type": "file", "name": "a.md"}])
+        if "raw" in request.headers.get("Accept", ""):
+            return web.Response(text="big: true\n", content_type="application/vnd.github.raw")
+        return web.json_response({"type": "file", "encoding": "none", "content": "", "size": 2_000_000})
+
+    app = web.Application()
+    app.router.add_get("/repos/o/r/contents/{path:.+}", handle)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    async with aiohttp.ClientSession() as session:
+
+        async def authorization() -> str:
+            return "token t"
+
+        yield GitHubClient(session, authorization=authorization, api_url=str(server.make_url("")))
+    await server.close()
+
+
+async def test_fetch_file_reads_big_files_raw(contents_fake):
+    assert await fetch_file(contents_fake, "o/r", "big.yml", "main") == "big: true\n"
+    assert contents_fake.calls == 2
+
+
+async def test_fetch_file_refuses_a_directory(contents_fake):
+    with pytest.raises(ValueError, match="not a file"):
+        await fetch_file(contents_fake, "o/r", "docs")
