@@ -1,0 +1,299 @@
+"""The GitHub App's web server: webhook intake, health and metrics.
+
+A delivery is verified, routed, written to the durable job queue and answered with
+202 at once; the worker pool does the work afterwards (GitHub stops waiting for an
+answer after 10 seconds, "Handling webhook deliveries"). Nothing is built at import
+time: :func:`create_app` makes every part, and its cleanup context opens and closes
+the shared HTTP session, the job store and the worker pool.
+
+Routes: ``POST /webhook``, ``GET /healthz``, ``GET /metrics``.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+from bot import __version__
+from bot.app.handlers import Router, Services, default_router, run_job
+from bot.app.logging import configure_logging
+from bot.app.metrics import Metrics, create_metrics
+from bot.app.settings import Settings
+from bot.app.webhook import MAX_BODY_BYTES, WebhookError, parse_delivery
+
+log = logging.getLogger("prguide.server")
+
+#: Seconds running jobs get to finish on shutdown before they are put back in the queue.
+STOP_TIMEOUT = 20.0
+#: Time limit of one GitHub API request, seconds (the client retries within its policy).
+HTTP_TIMEOUT = aiohttp.ClientTimeout(total=30, connect=10)
+#: ``installation`` actions after which the installation's cached token is useless.
+FORGET_TOKEN_ACTIONS = ("deleted", "suspend")
+
+_REASONS = {401: "unauthorized", 400: "bad_request", 415: "unsupported_media_type"}
+
+
+@dataclass
+class AppState:
+    """One app's parts; ``store``, ``pool`` and ``services`` exist while the app runs."""
+
+    settings: Settings
+    router: Router
+    metrics: Metrics
+    store: Any = None
+    pool: Any = None
+    services: Services | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+STATE = web.AppKey("prguide", AppState)
+
+
+def create_app(
+    settings: Settings,
+    *,
+    session: aiohttp.ClientSession | None = None,
+    router: Router | None = None,
+    rules: Any = None,
+    auth: Any = None,
+    guides: Any = None,
+    metrics: Metrics | None = None,
+    pool_options: Mapping[str, Any] | None = None,
+    client_options: Mapping[str, Any] | None = None,
+    stop_timeout: float = STOP_TIMEOUT,
+) -> web.Application:
+    """Build the web application; nothing starts until the app does.
+
+    ``session``: a shared ``aiohttp.ClientSession`` (default: one made at start-up and
+    closed at clean-up). ``router``: what prguide acts on (default
+    :func:`bot.app.handlers.default_router`). ``rules``: the base
+    :class:`bot.rules.RuleSet` (default: ``load_rules(settings.rules)`` at start-up,
+    raising ``RuleError`` there). ``auth``: an :class:`bot.app.auth.AppAuth` (default:
+    made from the settings). ``guides``: the tag view store, or ``None``.
+    ``pool_options``/``client_options``: extra keyword arguments for
+    :class:`bot.app.jobs.WorkerPool` and :class:`bot.app.github.ClientFactory` (tests pass
+    fake clocks and sleeps). ``stop_timeout``: grace, in seconds, for running jobs on
+    shutdown.
+    """
+    app = web.Application(client_max_size=MAX_BODY_BYTES + 64 * 1024)
+    app[STATE] = AppState(
+        settings=settings,
+        router=router if router is not None else default_router(),
+        metrics=metrics if metrics is not None else create_metrics(),
+        options={
+            "session": session,
+            "rules": rules,
+            "auth": auth,
+            "guides": guides,
+            "pool": dict(pool_options or {}),
+            "client": dict(client_options or {}),
+            "stop_timeout": stop_timeout,
+        },
+    )
+    app.router.add_post("/webhook", webhook)
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/metrics", metrics_view)
+    app.cleanup_ctx.append(_lifecycle)
+    return app
+
+
+async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
+    # Imported here: the server module stays importable (and cheap) without them.
+    from bot.app.auth import AppAuth
+    from bot.app.github import ClientFactory
+    from bot.app.jobs import JobStore, WorkerPool
+
+    state = app[STATE]
+    settings, options = state.settings, state.options
+    own_session = options["session"] is None
+    session = options["session"] or aiohttp.ClientSession(timeout=HTTP_TIMEOUT)
+    store = None
+    try:
+        rules = options["rules"]
+        if rules is None:
+            from bot.rules import load_rules
+
+            rules = load_rules(settings.rules)
+        auth = options["auth"] or AppAuth(
+            str(settings.app_id),
+            settings.private_key,
+            api_url=settings.api_url,
+            session=session,
+            on_response=state.metrics.github_hook,
+        )
+        clients = ClientFactory(auth, session=session, on_response=state.metrics.github_hook, **options["client"])
+        store = JobStore.open(str(settings.db_path))
+        state.services = Services(
+            settings=settings, clients=clients, auth=auth, rules=rules, metrics=state.metrics, guides=options["guides"]
+        )
+        services, router = state.services, state.router
+
+        async def handle(job: Any) -> None:
+            await run_job(job, services, router)
+
+        pool = WorkerPool(store, handle, concurrency=settings.workers, **options["pool"])
+        state.store, state.pool = store, pool
+        resumed = pool.start()
+        log.info(
+            "prguide %s ready: %d worker(s), %d job(s) resumed", __version__, settings.workers, resumed,
+            extra={"events": list(router.events), "db": str(settings.db_path)},
+        )
+    except BaseException:
+        if store is not None:
+            store.close()
+        if own_session:
+            await session.close()
+        raise
+
+    yield
+
+    # aiohttp has stopped accepting connections by now; let running jobs finish.
+    interrupted = await pool.stop(options["stop_timeout"])
+    if interrupted:
+        log.warning("%d job(s) put back in the queue for the next start", len(interrupted))
+    store.close()
+    state.store = state.pool = None
+    if own_session:
+        await session.close()
+    log.info("prguide stopped")
+
+
+async def webhook(request: web.Request) -> web.Response:
+    """``POST /webhook``: verify, route and durably queue one GitHub delivery.
+
+    Answers 401 (bad or missing ``X-Hub-Signature-256``), 400 (malformed delivery),
+    415 (not JSON), 413 (over 25 MB, from aiohttp), 200 ``pong`` for ``ping``, 200 for
+    deliveries prguide ignores (with the reason), 202 when queued or already queued,
+    503 when the job store is unavailable (GitHub shows the failure; the delivery can
+    be redelivered).
+    """
+    state = request.app[STATE]
+    body = await request.read()
+    try:
+        delivery = parse_delivery(request.headers, body, secret=state.settings.webhook_secret)
+    except WebhookError as exc:
+        # The event header of an unverified delivery is not to be trusted, even as a label.
+        event = request.headers.get("X-GitHub-Event", "") if exc.status != 401 else "unverified"
+        outcome = _REASONS.get(exc.status, str(exc.status))
+        state.metrics.deliveries.labels(event=event[:64] or "none", outcome=outcome).inc()
+        log.warning(
+            "refused delivery: %s", exc.message,
+            extra={"delivery": request.headers.get("X-GitHub-Delivery", "")[:64], "status": exc.status, "remote": request.remote},
+        )
+        return web.json_response({"error": exc.message}, status=exc.status)
+
+    fields = {"delivery": delivery.id, "event": delivery.event, "action": delivery.action, "installation": delivery.installation_id}
+
+    if delivery.event == "ping":
+        return _answer(state, delivery, "pong", 200, fields, text="pong")
+
+    if delivery.event == "installation" and delivery.action in FORGET_TOKEN_ACTIONS:
+        if state.services is not None and delivery.installation_id is not None:
+            state.services.auth.forget(delivery.installation_id)
+        return _answer(state, delivery, "handled", 200, fields, text=f"installation {delivery.action}: token forgotten")
+
+    route, reason = state.router.decide(delivery)
+    if route is None:
+        return _answer(state, delivery, "ignored", 200, {**fields, "reason": reason}, json={"ignored": reason})
+
+    if state.store is None:
+        return _answer(state, delivery, "unavailable", 503, fields, json={"error": "prguide is starting or stopping"})
+    try:
+        queued = state.store.enqueue(
+            delivery.id,
+            delivery.event,
+            delivery.key,
+            delivery.body,
+            installation_id=delivery.installation_id,
+            action=delivery.action,
+        )
+    except sqlite3.Error as exc:
+        log.exception("cannot queue delivery %s", delivery.id, extra=fields)
+        return _answer(state, delivery, "unavailable", 503, fields, json={"error": f"job queue unavailable: {exc}"})
+    if queued:
+        state.pool.notify()
+    outcome = "queued" if queued else "duplicate"
+    return _answer(state, delivery, outcome, 202, {**fields, "key": delivery.key}, json={outcome: delivery.key, "delivery": delivery.id})
+
+
+def _answer(state: AppState, delivery: Any, outcome: str, status: int, fields: Mapping[str, Any], *, text: str | None = None, json: Any = None) -> web.Response:
+    state.metrics.deliveries.labels(event=delivery.event, outcome=outcome).inc()
+    log.info("delivery %s %s: %s", delivery.event, delivery.action or "-", outcome, extra={**fields, "outcome": outcome})
+    if json is not None:
+        return web.json_response(json, status=status)
+    return web.Response(text=text or outcome, status=status)
+
+
+async def healthz(request: web.Request) -> web.Response:
+    """``GET /healthz``: 200 with queue counts while the job database answers, else 503.
+
+    Body: ``{"ok", "version", "queue": {state: count}, "parked", "oldest_queued_age_s"}``.
+    """
+    state = request.app[STATE]
+    if state.store is None:
+        return web.json_response({"ok": False, "version": __version__, "error": "not started"}, status=503)
+    try:
+        counts = state.store.counts()
+        oldest = state.store.oldest_queued_age()
+    except sqlite3.Error as exc:
+        return web.json_response({"ok": False, "version": __version__, "error": f"job database: {exc}"}, status=503)
+    state.metrics.set_job_counts(counts)
+    return web.json_response(
+        {
+            "ok": True,
+            "version": __version__,
+            "queue": counts,
+            "parked": counts.get("parked", 0),
+            "oldest_queued_age_s": None if oldest is None else round(oldest, 3),
+        }
+    )
+
+
+async def metrics_view(request: web.Request) -> web.Response:
+    """``GET /metrics``: this app's Prometheus metrics (text exposition format)."""
+    state = request.app[STATE]
+    if state.store is not None:
+        try:
+            state.metrics.set_job_counts(state.store.counts())
+        except sqlite3.Error:
+            log.exception("cannot count jobs for /metrics")
+    body, content_type = state.metrics.render()
+    response = web.Response(body=body)
+    response.headers["Content-Type"] = content_type
+    return response
+
+
+def run(settings: Settings) -> None:
+    """Serve until SIGINT/SIGTERM (``prguide serve``): JSON logs on stderr, then a graceful stop.
+
+    On a signal aiohttp stops accepting connections, finishes in-flight requests, then
+    the app's clean-up stops the worker pool (running jobs get :data:`STOP_TIMEOUT`
+    seconds; the rest are queued again for the next start).
+    """
+    configure_logging(settings.log_level)
+    app = create_app(settings)
+    web.run_app(
+        app,
+        host=settings.host,
+        port=settings.port,
+        access_log=None,
+        print=None,
+        shutdown_timeout=5.0,
+        handle_signals=True,
+    )
+
+
+async def wait_idle(app: web.Application) -> None:
+    """Return once the app's worker pool has nothing due and nothing running."""
+    pool = app[STATE].pool
+    if pool is None:
+        raise RuntimeError("the app is not running")
+    await pool.wait_idle()
+
+
