@@ -208,3 +208,26 @@ async def test_git_repository_pull_requests_and_contents(monkeypatch, git_checko
             ).stdout.strip()  # fmt: skip
             assert (body["sha"], base64.b64decode(body["content"])) == (blob, b"lang: zh\n")
             assert (await http.get("/repos/local/repo/contents/nope.yml", headers=auth)).status == 404
+
+
+async def test_real_git_repository_is_served(git_checkout, app_private_key):
+    def git(*args: str) -> None:
+        subprocess.run(
+            ["git", "-C", str(git_checkout), "-c", "user.name=Bea", "-c", "user.email=b@example.org", *args],
+            check=True,
+            capture_output=True,
+        )
+
+    (git_checkout / "tool.py").write_text("print('hi')\n")
+    git("add", ".")
+    git("commit", "-qm", "Add the tool (#5)")
+    async with Sandbox(9, app_private_key) as sandbox:
+        assert sandbox.add_git_repo(git_checkout) == ["local/repo"]
+        async with aiohttp.ClientSession(sandbox.base_url) as http:
+            jwt = make_app_jwt(app_private_key, app_id=9)
+            resp = await http.post("/app/installations/1/access_tokens", headers={"Authorization": f"Bearer {jwt}"})
+            auth = {"Authorization": f"token {(await resp.json())['token']}"}
+            pull = await (await http.get("/repos/local/repo/pulls/5", headers=auth)).json()
+            assert pull["title"] == "Add the tool"
+            files = await (await http.get("/repos/local/repo/pulls/5/files", headers=auth)).json()
+            assert [f["filename"] for f in files] == ["tool.py"]

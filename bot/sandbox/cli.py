@@ -67,7 +67,8 @@ def build_sandbox(args: argparse.Namespace) -> Sandbox:
     """Create the :class:`Sandbox` the options describe.
 
     Raises :class:`OSError` for an unreadable key or folder, :class:`ValueError`
-    for a key that is not a PEM private key, :class:`BundleError` for a bad bundle.
+    for a key that is not a PEM private key, :class:`BundleError` for a bad bundle,
+    and :class:`bot.sources.gitrepo.GitRepositoryError` when git cannot read ``--repo``.
     """
     key = Path(args.app_key).read_bytes()
     sandbox = Sandbox(
@@ -94,7 +95,7 @@ async def run(args: argparse.Namespace) -> int:
     """Serve until SIGINT/SIGTERM; returns the exit status (2 when the options cannot be used)."""
     try:
         sandbox = build_sandbox(args)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RuntimeError) as exc:  # RuntimeError: git failed on --repo
         print(f"prguide sandbox: {exc}", file=sys.stderr)
         return 2
     base_url = await sandbox.start(args.host, args.port)
