@@ -12,6 +12,7 @@ factor                    points  when
 ========================  ======  ==========================================
 base                      1       always
 size                      0..4    code lines changed: 1-19 / 20-99 / 100-499 / 500+
+behaviour                 +1      source code changed by a fix, feature, perf change or revert
 rule                      rule's  a rule with ``importance:`` matched
 public API added          +1      public definitions added in source files
 code path removed         +1      public definitions removed in source files
@@ -212,10 +213,12 @@ def _factors(
     size_points = 0 if code == 0 else 1 if code < 20 else 2 if code < 100 else 3 if code < 500 else 4
     if size_points:
         factors.append(Factor(size_points, "size", "factor.size", {"count": code}))
+    sources = analysis.of_kind("source")
+    if sources and change_type in ("fix", "feature", "perf", "revert"):
+        factors.append(Factor(1, "behaviour", "factor.behaviour", {"type": change_type}))
     for hit in hits:
         if hit.importance:
             factors.append(Factor(hit.importance, hit.rule_id, "factor.rule", {"rule": hit.rule_id}))
-    sources = analysis.of_kind("source")
     added = [d.name for f in sources for d in f.definitions_added if d.public]
     removed = [d.name for f in sources for d in f.definitions_removed if d.public]
     if added:

@@ -9,6 +9,8 @@ Heavy modules are imported inside each command so ``prguide --help`` stays fast.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import inspect
 import json
 import sys
 from collections.abc import Sequence
@@ -89,7 +91,11 @@ def _optional_subcommand(sub, name: str, help_text: str, module: str) -> None:
         p.set_defaults(func=lambda args, exc=exc: _unavailable(name, exc))
         return
     mod.add_arguments(p)
-    p.set_defaults(func=mod.run_cli)
+    runner = getattr(mod, "run_cli", None) or mod.run
+    if inspect.iscoroutinefunction(runner):
+        p.set_defaults(func=lambda args: asyncio.run(runner(args)))
+    else:
+        p.set_defaults(func=runner)
 
 
 def _unavailable(name: str, exc: Exception) -> int:  # pragma: no cover

@@ -157,7 +157,7 @@ def _file_points(f: FileAnalysis) -> list[FocusPoint]:
     elif f.kind in ("ci", "docs") and f.changes:
         points.append(FocusPoint(f.path, None, "focus.largest", {"additions": f.additions, "deletions": f.deletions, "names": ()}, weight=min(15, 5 + f.changes // 20)))
     if f.tests_added:
-        points.append(FocusPoint(f.path, f.tests_added[0], "focus.tests", {"names": tuple(f.tests_added[:MAX_NAMES]), "count": len(f.tests_added)}, weight=40))
+        points.append(FocusPoint(f.path, f.tests_added[0], "focus.tests", {"names": tuple(f.tests_added[:2]), "count": len(f.tests_added)}, weight=40))
     return points
 
 

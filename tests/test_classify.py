@@ -53,10 +53,10 @@ def test_importance_is_the_sum_of_its_factors_and_clamped():
         shims=("try/except ImportError",),
     )
     tests = FileAnalysis(path="tests/test_a.py", status="added", kind="test", additions=40, tests_added=("test_a",))
-    hits = (RuleHit("core", "f:1", importance=3, breaking=True),)
+    hits = (RuleHit("core", "f:1", importance=3, breaking=True, change_type="feature"),)
     c = classify(snap(), DiffAnalysis((f, tests)), hits)
     points = {x.source: x.points for x in c.factors}
-    assert points == {"base": 1, "size": 4, "core": 3, "api": 1, "removed": 1, "config": 1, "breaking": 2, "tests": 1, "dependencies": 1, "shim": 1}
+    assert points == {"base": 1, "size": 4, "behaviour": 1, "core": 3, "api": 1, "removed": 1, "config": 1, "breaking": 2, "tests": 1, "dependencies": 1, "shim": 1}
     assert c.importance == 10  # 16 clamped
     removed = next(x for x in c.factors if x.source == "removed")
     assert removed.params["names"] == ("old_api",)  # private definitions are not public API

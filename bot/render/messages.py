@@ -62,6 +62,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "factor.base": {"en": "every merged PR starts at 1", "zh": "每个合并的 PR 基础分为 1"},
     "factor.size": {"en": "{count} lines of code changed", "zh": "改动了 {count} 行代码"},
     "factor.size.one": {"en": "1 line of code changed", "zh": "改动了 1 行代码"},
+    "factor.behaviour": {"en": "changes how the code behaves", "zh": "改变了代码的行为"},
     "factor.rule": {"en": "rule {rule} matched", "zh": "命中规则 {rule}"},
     "factor.api_added": {"en": "{count} public definitions added ({names})", "zh": "新增 {count} 个公开定义（{names}）"},
     "factor.api_added.one": {"en": "a public definition added ({names})", "zh": "新增 1 个公开定义（{names}）"},
@@ -188,7 +189,7 @@ def format_params(lang: str, params: Mapping[str, Any]) -> dict[str, Any]:
         if key == "people":
             out[key] = sep.join(sanitize.login(p) for p in value)
         elif key == "names":
-            names = [sanitize.code(n) for n in value]
+            names = [sanitize.code(n, 64) for n in value]
             more = int(params.get("count", len(names))) > len(names)
             out[key] = sep.join(names) + ("…" if more else "")
         elif key in _CODE_PARAMS:
