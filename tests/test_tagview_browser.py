@@ -1,0 +1,259 @@
+"""The tag view in a real browser: headless Chromium driven over the DevTools Protocol.
+
+The pages are served on 127.0.0.1 by the test itself; Chromium is started with
+networking extras switched off, so nothing leaves the machine. Skips when the
+``chromium`` binary is missing (``apt-get install -y chromium``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import itertools
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import TestServer
+from test_tagview_store import make_guide
+
+from bot.tagview.store import GuideStore
+from bot.tagview.web import TagViewSettings, create_app
+
+CHROMIUM = shutil.which("chromium")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium)")
+
+#: Generous upper bounds so a slow machine fails loudly instead of hanging; nothing waits on them.
+START_TIMEOUT = 60
+STEP_TIMEOUT = 30
+
+INJECTED = (
+    '<script>document.title="pwned";'
+    'document.body.insertAdjacentHTML("beforeend","<p id=pwned>pwned</p>")</script>'
+)
+
+
+class Browser:
+    """One headless Chromium with a single page, driven over the DevTools Protocol websocket."""
+
+    def __init__(self, profile: Path):
+        self.profile = profile
+        self.process: asyncio.subprocess.Process | None = None
+        self.session: aiohttp.ClientSession | None = None
+        self.ws: aiohttp.ClientWebSocketResponse | None = None
+        self.ids = itertools.count(1)
+        self.pending: dict[int, asyncio.Future] = {}
+        self.waiters: list[tuple[str, asyncio.Future]] = []
+        self.exceptions: list[dict] = []
+        self.tasks: list[asyncio.Task] = []
+
+    async def start(self) -> None:
+        self.process = await asyncio.create_subprocess_exec(
+            CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--disable-dev-shm-usage", "--disable-extensions", "--mute-audio",
+            f"--user-data-dir={self.profile}", "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
+            "--window-size=1280,900", "about:blank",
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+        )
+        endpoint = await asyncio.wait_for(self._devtools_endpoint(), START_TIMEOUT)
+        # Keep reading stderr so Chromium never blocks on a full pipe.
+        self.tasks.append(asyncio.create_task(self._drain()))
+        port = re.match(r"ws://127\.0\.0\.1:(\d+)/", endpoint).group(1)
+        self.session = aiohttp.ClientSession()
+        async with self.session.get(f"http://127.0.0.1:{port}/json/list") as response:
+            targets = await response.json()
+        page = next(t for t in targets if t["type"] == "page")
+        self.ws = await self.session.ws_connect(page["webSocketDebuggerUrl"], max_msg_size=0)
+        self.tasks.append(asyncio.create_task(self._read()))
+        await self.send("Page.enable")
+        await self.send("Runtime.enable")
+
+    async def _devtools_endpoint(self) -> str:
+        assert self.process and self.process.stderr
+        while True:
+            line = await self.process.stderr.readline()
+            if not line:
+                raise RuntimeError("chromium exited before opening the DevTools port")
+            found = re.search(rb"DevTools listening on (ws://\S+)", line)
+            if found:
+                return found.group(1).decode()
+
+    async def _drain(self) -> None:
+        assert self.process and self.process.stderr
+        while await self.process.stderr.read(65536):
+            pass
+
+    async def _read(self) -> None:
+        assert self.ws
+        async for message in self.ws:
+            data = json.loads(message.data)
+            if "id" in data:
+                future = self.pending.pop(data["id"], None)
+                if future and not future.done():
+                    if "error" in data:
+                        future.set_exception(RuntimeError(f"{data['error']}"))
+                    else:
+                        future.set_result(data.get("result", {}))
+                continue
+            if data.get("method") == "Runtime.exceptionThrown":
+                self.exceptions.append(data["params"])
+            for name, future in list(self.waiters):
+                if name == data.get("method") and not future.done():
+                    future.set_result(data.get("params", {}))
+                    self.waiters.remove((name, future))
+
+    async def send(self, method: str, **params: Any) -> dict:
+        assert self.ws
+        call = next(self.ids)
+        future = asyncio.get_running_loop().create_future()
+        self.pending[call] = future
+        await self.ws.send_str(json.dumps({"id": call, "method": method, "params": params}))
+        return await asyncio.wait_for(future, STEP_TIMEOUT)
+
+    def expect(self, event: str) -> asyncio.Future:
+        future = asyncio.get_running_loop().create_future()
+        self.waiters.append((event, future))
+        return future
+
+    async def goto(self, url: str) -> None:
+        loaded = self.expect("Page.loadEventFired")
+        await self.send("Page.navigate", url=url)
+        await asyncio.wait_for(loaded, STEP_TIMEOUT)
+
+    async def run(self, expression: str) -> Any:
+        result = await self.send("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        if "exceptionDetails" in result:
+            raise RuntimeError(result["exceptionDetails"])
+        return result["result"].get("value")
+
+    async def screenshot(self, path: Path) -> bytes:
+        data = base64.b64decode((await self.send("Page.captureScreenshot", format="png", captureBeyondViewport=True))["data"])
+        path.write_bytes(data)
+        return data
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            with contextlib.suppress(Exception):
+                await self.send("Browser.close")
+            await self.ws.close()
+        if self.session is not None:
+            await self.session.close()
+        if self.process is not None and self.process.returncode is None:
+            self.process.kill()
+        if self.process is not None:
+            await self.process.wait()
+        for task in self.tasks:
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+
+
+def hand_made_guides() -> list[dict]:
+    """Guides shaped like ``Guide.data`` for three labels, one with an injected script title."""
+    return [
+        make_guide(1, labels=["bug"], reading_level="skim", importance=2),
+        make_guide(2, labels=["bug", "ci"], reading_level="deep", importance=8, title="Speed up rollout workers"),
+        make_guide(3, labels=["docs"], reading_level="skip", importance=1, title="文档：安装步骤"),
+        make_guide(4, labels=["bug"], reading_level="deep", importance=9, title=INJECTED,
+                   markdown="## Focus\n\n<img src=x onerror=\"document.title='pwned'\">\n\n[x](javascript:alert(1))\n"),
+    ]
+
+
+SECTIONS_JS = """
+[...document.querySelectorAll('section')].map(s => [
+    s.dataset.label,
+    Number(s.dataset.count),
+    s.querySelector('h2').textContent.trim(),
+    [...s.querySelectorAll('tbody tr')].map(r => Number(r.dataset.number)),
+])
+"""
+
+
+@pytest.fixture
+async def browser(tmp_path):
+    chromium = Browser(tmp_path / "profile")
+    try:
+        await chromium.start()
+        yield chromium
+    finally:
+        await chromium.close()
+
+
+async def test_tag_view_in_headless_chromium(tmp_path, browser):
+    with GuideStore(tmp_path / "prguide.db") as store:
+        for guide in hand_made_guides():
+            store.save(guide, visibility="public")
+        server = TestServer(create_app(store, TagViewSettings(rows_per_label=10)), host="127.0.0.1")
+        await server.start_server()
+        try:
+            base = f"http://127.0.0.1:{server.port}/repos/acme/rocket"
+
+            await browser.goto(f"{base}/tags")
+            assert await browser.run("document.title") == "acme/rocket · tag view"
+            sections = await browser.run(SECTIONS_JS)
+            assert [(s[0], s[1], s[3]) for s in sections] == [
+                ("bug", 3, [4, 2, 1]),
+                ("ci", 1, [2]),
+                ("docs", 1, [3]),
+            ]
+            assert sections[0][2] == "bug · 3 pull requests"
+            # The injected title is shown as text and never ran.
+            assert await browser.run("document.getElementById('pwned')") is None
+            assert await browser.run("document.scripts.length") == 0
+            cell = await browser.run("document.querySelector('tr[data-number=\"4\"] td.title').textContent")
+            assert cell.strip() == INJECTED
+            assert browser.exceptions == []
+
+            # Keyboard focus is visible: the first Tab lands on the skip link, outlined.
+            await browser.send("Input.dispatchKeyEvent", type="keyDown", key="Tab", code="Tab", windowsVirtualKeyCode=9)
+            await browser.send("Input.dispatchKeyEvent", type="keyUp", key="Tab", code="Tab", windowsVirtualKeyCode=9)
+            focused = await browser.run(
+                "(() => { const e = document.activeElement, s = getComputedStyle(e);"
+                " return [e.className, s.outlineStyle, s.outlineWidth]; })()"
+            )
+            assert focused == ["skip", "solid", "3px"]
+
+            # Filtering through the form itself (a plain GET form, no page script).
+            loaded = browser.expect("Page.loadEventFired")
+            await browser.run(
+                "document.getElementById('f-level').value = 'deep';"
+                "document.querySelector('form.filters').requestSubmit(); true"
+            )
+            await asyncio.wait_for(loaded, STEP_TIMEOUT)
+            assert await browser.run("location.search") == "?label=&area=&level=deep&min_importance=&from=&to=&q="
+            assert [(s[0], s[3]) for s in await browser.run(SECTIONS_JS)] == [("bug", [4, 2]), ("ci", [2])]
+
+            # A filtered URL loaded directly, in Chinese.
+            await browser.goto(f"{base}/tags?q=rollout&lang=zh")
+            assert await browser.run("document.title") == "acme/rocket · 标签视图"
+            assert [(s[0], s[3]) for s in await browser.run(SECTIONS_JS)] == [("bug", [2]), ("ci", [2])]
+
+            # Open a guide by following its link from the tag view.
+            await browser.goto(f"{base}/tags")
+            href = await browser.run("document.querySelector('tr[data-number=\"4\"] td.title a').href")
+            await browser.goto(href)
+            assert await browser.run("document.querySelector('article h1').textContent") == f"acme/rocket #4: {INJECTED}"
+            assert await browser.run("document.querySelector('.guide h3').textContent") == "Focus"
+            assert await browser.run("document.querySelectorAll('.guide img').length") == 0
+            assert await browser.run("document.querySelectorAll('a[href^=\"javascript:\"]').length") == 0
+            assert await browser.run("document.scripts.length") == 0
+            assert await browser.run("document.title") == f"acme/rocket #4 · {INJECTED}"
+            assert await browser.run("document.getElementById('pwned')") is None
+            assert browser.exceptions == []
+
+            # Readable on a phone: nothing but the tables scrolls sideways.
+            await browser.send(
+                "Emulation.setDeviceMetricsOverride", width=390, height=844, deviceScaleFactor=2, mobile=True
+            )
+            await browser.goto(f"{base}/tags")
+            widths = await browser.run("[document.documentElement.scrollWidth, window.innerWidth]")
+            assert widths[0] <= widths[1]
+            shot = await browser.screenshot(tmp_path / "tags-phone.png")
+            assert shot.startswith(b"\x89PNG\r\n\x1a\n") and len(shot) > 5000
+        finally:
+            await server.close()
