@@ -28,8 +28,9 @@ no source                 -1      nothing but docs, tests, CI or generated files
 ========================  ======  ==========================================
 
 Reading level: importance >= 7 deep, 5-6 quick, 3-4 skim, 1-2 skip.
-Reading minutes: code lines / 20 + test and docs lines / 60, rounded up, at least 1
-(code lines are changed lines of source, config, build, CI and example files).
+Reading minutes: code lines / 20 + test, docs and CI lines / 60, rounded up, between
+1 and 180 (code lines are changed lines of source, config, build and example files;
+files removed whole and generated files are not counted).
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ READING_LEVELS = ("deep", "quick", "skim", "skip")
 #: Lines per minute a reader gets through, by what the lines are.
 CODE_LINES_PER_MINUTE = 20
 OTHER_LINES_PER_MINUTE = 60
+#: Past three hours a number stops helping; the guide says "deep read" anyway.
+MAX_READING_MINUTES = 180
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,10 +163,22 @@ def reading_level(importance: int) -> str:
 
 
 def reading_minutes(analysis: DiffAnalysis) -> int:
-    """Minutes to read the change: code lines / 20 + test and docs lines / 60, at least 1."""
-    code = analysis.reading_lines
-    other = sum(f.changes for f in analysis.files if f.kind in ("test", "docs"))
-    return max(1, math.ceil(code / CODE_LINES_PER_MINUTE + other / OTHER_LINES_PER_MINUTE))
+    """Minutes to read the change, at least 1 and at most :data:`MAX_READING_MINUTES`.
+
+    Changed lines of source, config, build and example files at 20 a minute; test,
+    docs and CI lines at 60 a minute. Files removed whole are not read line by line
+    (the guide names them instead), nor are generated, lock and binary files.
+    """
+    code = other = 0
+    for f in analysis.files:
+        if f.status == "removed":
+            continue
+        if f.kind in ("source", "config", "build", "example"):
+            code += f.changes
+        elif f.kind in ("test", "docs", "ci"):
+            other += f.changes
+    minutes = math.ceil(code / CODE_LINES_PER_MINUTE + other / OTHER_LINES_PER_MINUTE)
+    return max(1, min(MAX_READING_MINUTES, minutes))
 
 
 def _labels(hits: tuple[RuleHit, ...], added: Sequence[str], removed: Sequence[str]) -> tuple[LabelDecision, ...]:

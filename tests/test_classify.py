@@ -98,3 +98,10 @@ def test_audience_from_hits_and_areas():
 
 def test_skip_effect():
     assert classify(snap(), DiffAnalysis(()), (RuleHit("s", "f:1", skip=True),)).skip
+
+
+def test_reading_minutes_skip_removed_files_and_are_capped():
+    gone = FileAnalysis(path="old/big.py", status="removed", kind="source", deletions=30000)
+    ci = FileAnalysis(path=".github/workflows/a.yml", status="modified", kind="ci", additions=120)
+    assert reading_minutes(DiffAnalysis((gone, ci))) == 2
+    assert reading_minutes(DiffAnalysis((src(additions=100000),))) == 180
