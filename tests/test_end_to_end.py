@@ -1,0 +1,293 @@
+"""Webhook to guide, end to end: the real app, engine and rules against the GitHub sandbox.
+
+Everything talks HTTP over loopback: signed deliveries go to the app's ``POST /webhook``,
+the app's jobs call the sandbox as GitHub, and assertions read the sandbox's state and
+request log. Jobs are awaited with the worker pool's ``wait_idle()``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+from sandbox_helpers import APP_ID, app_private_key, start_sandbox  # noqa: F401
+
+from bot.app.auth import AppAuth
+from bot.app.server import STATE, create_app, wait_idle
+from bot.app.settings import Settings
+from bot.app.webhook import sign
+from bot.engine import build_guide
+from bot.marker import parse_marker
+from bot.rules import load_rules
+from bot.snapshot import PullRequestSnapshot
+
+pytestmark = pytest.mark.corpus
+
+SECRET = "end-to-end secret"
+REPO = "verl-project/verl"
+SMALL_PR = 7491  # 2 files
+BIG_PR = 4795  # 344 files
+
+
+def delivery_payload(webhook_payload, bundle: dict, *, merged: bool = True) -> dict:
+    """A real ``pull_request.closed`` payload pointed at a corpus pull request."""
+    payload = copy.deepcopy(webhook_payload("pull_request", "closed.payload.json"))
+    pull = copy.deepcopy(bundle["pull"])
+    pull["merged"] = merged
+    if not merged:
+        pull["merged_at"] = None
+    payload["number"] = pull["number"]
+    payload["pull_request"] = pull
+    base_repo = pull["base"]["repo"]
+    payload["repository"].update(
+        full_name=base_repo["full_name"],
+        name=base_repo["name"],
+        owner=base_repo["owner"],
+        default_branch=base_repo.get("default_branch", "main"),
+        private=False,
+    )
+    payload["installation"] = {"id": 1, "node_id": "x"}
+    return payload
+
+
+class Harness:
+    def __init__(self, client: TestClient, sandbox: Any, bundles: dict[int, dict]):
+        self.client = client
+        self.sandbox = sandbox
+        self.bundles = bundles
+        self.app = client.app
+
+    async def deliver(self, payload: dict, *, delivery: str, secret: str = SECRET, event: str = "pull_request") -> aiohttp.ClientResponse:
+        body = json.dumps(payload).encode()
+        return await self.client.post(
+            "/webhook",
+            data=body,
+            headers={
+                "X-GitHub-Event": event,
+                "X-GitHub-Delivery": delivery,
+                "Content-Type": "application/json",
+                "X-Hub-Signature-256": sign(secret, body),
+            },
+        )
+
+    async def merged(self, webhook_payload, number: int, *, delivery: str) -> None:
+        resp = await self.deliver(delivery_payload(webhook_payload, self.bundles[number]), delivery=delivery)
+        assert resp.status == 202, await resp.text()
+        await wait_idle(self.app)
+
+    def writes(self) -> list[dict]:
+        return [r for r in self.sandbox.requests if r["method"] != "GET"]
+
+    def jobs(self) -> dict[str, int]:
+        return self.app[STATE].store.counts()
+
+
+async def no_wait(_seconds: float) -> None:
+    """The GitHub client's sleep between retries: tests do not wait for real."""
+
+
+async def start_app(settings: Settings, **kwargs: Any) -> TestClient:
+    kwargs.setdefault("client_options", {"sleep": no_wait})
+    client = TestClient(TestServer(create_app(settings, **kwargs)))
+    await client.start_server()
+    return client
+
+
+@pytest.fixture
+async def harness(app_private_key, load_bundle_json, tmp_path):  # noqa: F811
+    bundles = {n: load_bundle_json(n) for n in (SMALL_PR, BIG_PR, 7422, 7404, 7358)}
+    async with start_sandbox(app_private_key, bundles=list(bundles.values())) as sandbox:
+        settings = Settings(
+            app_id=APP_ID,
+            private_key=app_private_key.decode(),
+            webhook_secret=SECRET,
+            api_url=sandbox.base_url,
+            db_path=tmp_path / "prguide.db",
+            workers=4,
+        )
+        client = await start_app(settings)
+        try:
+            yield Harness(client, sandbox, bundles)
+        finally:
+            await client.close()
+
+
+def expected_guide(bundle: dict, rules=None):
+    snapshot = PullRequestSnapshot.from_github(bundle["pull"], bundle["files"], bundle["reviews"], bundle["review_comments"])
+    return build_guide(snapshot, rules or load_rules())
+
+
+async def test_merged_pull_request_gets_one_comment_and_its_labels(harness, webhook_payload, caplog):
+    caplog.set_level(logging.INFO, logger="prguide.jobs")
+    await harness.merged(webhook_payload, SMALL_PR, delivery="m-1")
+
+    expected = expected_guide(harness.bundles[SMALL_PR])
+    (comment,) = harness.sandbox.comments(REPO, SMALL_PR)
+    assert comment.user == "prguide[bot]"
+    assert comment.body == expected.markdown
+    assert expected.labels, "the shipped rules label this PR"
+    assert sorted(harness.sandbox.labels(REPO, SMALL_PR)) == sorted(expected.labels)
+    assert parse_marker(comment.body).labels == tuple(expected.labels)
+    assert harness.jobs()["done"] == 1
+
+    # One structured line per job, with the API calls it used and no secrets.
+    (record,) = [r for r in caplog.records if r.name == "prguide.jobs"]
+    assert (record.delivery, record.repository, record.number, record.outcome) == ("m-1", REPO, SMALL_PR, "created")
+    assert record.installation == 1
+    files_reviews_comments_config_list_labels_create = 7
+    assert files_reviews_comments_config_list_labels_create <= record.api_calls <= 7 + len(expected.labels)
+    assert record.duration_ms > 0
+    assert SECRET not in caplog.text
+
+
+async def test_same_delivery_twice_writes_one_comment(harness, webhook_payload):
+    await harness.merged(webhook_payload, SMALL_PR, delivery="dup")
+    requests_after_first = len(harness.sandbox.requests)
+    await harness.merged(webhook_payload, SMALL_PR, delivery="dup")
+    assert len(harness.sandbox.comments(REPO, SMALL_PR)) == 1
+    assert len(harness.sandbox.requests) == requests_after_first  # the redelivery did no work
+    assert harness.jobs()["done"] == 1
+
+
+async def test_second_run_after_new_rules_edits_the_same_comment(harness, webhook_payload):
+    await harness.merged(webhook_payload, SMALL_PR, delivery="first")
+    (before,) = harness.sandbox.comments(REPO, SMALL_PR)
+    before_id, before_body = before.id, before.body  # the sandbox edits comment objects in place
+
+    harness.sandbox.set_file(
+        REPO,
+        ".github/prguide.yml",
+        "rules:\n  - id: rollout-area\n    files: verl/**\n    labels: [area/e2e-rollout]\n    importance: 3\n",
+    )
+    await harness.merged(webhook_payload, SMALL_PR, delivery="second")
+
+    (after,) = harness.sandbox.comments(REPO, SMALL_PR)
+    assert after.id == before_id
+    assert after.body != before_body
+    assert "area/e2e-rollout" not in before_body
+    assert "area/e2e-rollout" in parse_marker(after.body).labels
+    assert "area/e2e-rollout" in harness.sandbox.labels(REPO, SMALL_PR)
+    patches = [r for r in harness.writes() if r["method"] == "PATCH" and "/issues/comments/" in r["path"]]
+    assert len(patches) == 1 and patches[0]["status"] == 200
+
+
+async def test_third_identical_run_changes_nothing(harness, webhook_payload):
+    await harness.merged(webhook_payload, SMALL_PR, delivery="a")
+    writes = len(harness.writes())
+    await harness.merged(webhook_payload, SMALL_PR, delivery="b")
+    assert len(harness.writes()) == writes
+    assert len(harness.sandbox.comments(REPO, SMALL_PR)) == 1
+
+
+async def test_invalid_repository_config_is_reported_in_the_guide(harness, webhook_payload):
+    harness.sandbox.set_file(REPO, ".github/prguide.yml", "lnag: zh\n")
+    await harness.merged(webhook_payload, SMALL_PR, delivery="cfg")
+    (comment,) = harness.sandbox.comments(REPO, SMALL_PR)
+    assert ".github/prguide.yml" in comment.body
+    assert "unknown key 'lnag'" in comment.body
+    assert harness.sandbox.labels(REPO, SMALL_PR)  # the default rules still applied
+
+
+async def test_repository_config_sets_the_language(harness, webhook_payload):
+    harness.sandbox.set_file(REPO, ".github/prguide.yml", "lang: zh\n")
+    await harness.merged(webhook_payload, SMALL_PR, delivery="zh")
+    (comment,) = harness.sandbox.comments(REPO, SMALL_PR)
+    assert parse_marker(comment.body).lang == "zh"
+
+
+async def test_closed_unmerged_writes_nothing(harness, webhook_payload):
+    payload = delivery_payload(webhook_payload, harness.bundles[SMALL_PR], merged=False)
+    resp = await harness.deliver(payload, delivery="unmerged")
+    assert resp.status == 200
+    await wait_idle(harness.app)
+    assert harness.sandbox.requests == []
+    assert harness.sandbox.comments(REPO, SMALL_PR) == []
+
+
+async def test_bad_signature_is_refused_and_nothing_is_written(harness, webhook_payload):
+    payload = delivery_payload(webhook_payload, harness.bundles[SMALL_PR])
+    resp = await harness.deliver(payload, delivery="forged", secret="not the secret")
+    assert resp.status == 401
+    await wait_idle(harness.app)
+    assert harness.sandbox.requests == []
+    assert harness.jobs() == {"queued": 0, "running": 0, "done": 0, "parked": 0}
+
+
+async def test_344_file_pull_request_is_read_in_4_pages(harness, webhook_payload):
+    assert harness.bundles[BIG_PR]["pull"]["changed_files"] == 344
+    await harness.merged(webhook_payload, BIG_PR, delivery="big")
+    pages = [r for r in harness.sandbox.requests if r["path"].startswith(f"/repos/{REPO}/pulls/{BIG_PR}/files")]
+    assert len(pages) == 4
+    assert sorted(p["path"].split("page=")[-1] for p in pages if "&page=" in p["path"] or "?page=" in p["path"]) == ["1", "2", "3", "4"]
+    assert all(p["status"] == 200 for p in pages)
+    (comment,) = harness.sandbox.comments(REPO, BIG_PR)
+    assert comment.body == expected_guide(harness.bundles[BIG_PR]).markdown
+
+
+async def test_token_near_expiry_is_refreshed_once_under_concurrent_jobs(app_private_key, load_bundle_json, webhook_payload, tmp_path):  # noqa: F811
+    offset = [0.0]
+
+    def clock() -> float:
+        return time.time() + offset[0]
+
+    numbers = (SMALL_PR, 7422, 7404, 7358)
+    bundles = {n: load_bundle_json(n) for n in numbers}
+    # Tokens live 400 s; the app renews them 300 s before they expire.
+    async with start_sandbox(app_private_key, bundles=list(bundles.values()), token_lifetime=400, clock=clock) as sandbox:
+        settings = Settings(
+            app_id=APP_ID, private_key=app_private_key.decode(), webhook_secret=SECRET,
+            api_url=sandbox.base_url, db_path=tmp_path / "prguide.db", workers=4,
+        )
+        async with aiohttp.ClientSession() as session:
+            auth = AppAuth(str(APP_ID), settings.private_key, api_url=sandbox.base_url, session=session, clock=clock)
+            client = await start_app(settings, session=session, auth=auth)
+            harness = Harness(client, sandbox, bundles)
+            try:
+                await harness.merged(webhook_payload, SMALL_PR, delivery="warm-up")
+                assert auth.token_requests == 1
+
+                offset[0] = 200.0  # the cached token now expires in under 300 s
+                for n in numbers[1:]:
+                    resp = await harness.deliver(delivery_payload(webhook_payload, bundles[n]), delivery=f"job-{n}")
+                    assert resp.status == 202
+                await wait_idle(harness.app)
+
+                assert auth.token_requests == 2
+                token_posts = [r for r in sandbox.requests if r["path"] == "/app/installations/1/access_tokens"]
+                assert len(token_posts) == 2
+                for n in numbers:
+                    assert len(sandbox.comments(REPO, n)) == 1
+                assert harness.jobs()["done"] == len(numbers)
+            finally:
+                await client.close()
+
+
+async def test_installation_deleted_forgets_the_token(harness, webhook_payload):
+    await harness.merged(webhook_payload, SMALL_PR, delivery="before")
+    auth = harness.app[STATE].services.auth
+    payload = webhook_payload("installation", "deleted.payload.json")
+    payload["installation"]["id"] = 1
+    resp = await harness.deliver(payload, delivery="uninstall", event="installation")
+    assert resp.status == 200
+    requests_before = auth.token_requests
+    await harness.merged(webhook_payload, 7422, delivery="after")
+    assert auth.token_requests == requests_before + 1
+
+
+async def test_github_outage_is_retried_not_lost(harness, webhook_payload):
+    harness.sandbox.add_faults([{"method": "GET", "path": f"/repos/{REPO}/pulls/{SMALL_PR}/files", "status": 502, "times": None}])
+    resp = await harness.deliver(delivery_payload(webhook_payload, harness.bundles[SMALL_PR]), delivery="outage")
+    assert resp.status == 202
+    await wait_idle(harness.app)
+    counts = harness.jobs()
+    assert counts["queued"] == 1 and counts["done"] == 0  # waiting for its retry, not dropped
+    assert harness.sandbox.comments(REPO, SMALL_PR) == []
