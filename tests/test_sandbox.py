@@ -505,6 +505,16 @@ async def test_contents_base64_with_git_sha_and_refs(http, auth):
     assert (await http.post("/_sandbox/files", json={"repo": "no/such", "path": "a", "content": "x"})).status == 400
 
 
+async def test_contents_over_1_mb_come_raw_only(http, auth):
+    big = "x" * (1024 * 1024) + "\n"
+    await http.post("/_sandbox/files", json={"repo": REPO, "path": "data/big.txt", "content": big})
+    body = await (await http.get(f"{API}/contents/data/big.txt", headers=auth)).json()
+    assert (body["encoding"], body["content"], body["size"]) == ("none", "", len(big))
+    raw = await http.get(f"{API}/contents/data/big.txt", headers={**auth, "Accept": "application/vnd.github.raw+json"})
+    assert raw.status == 200
+    assert await raw.text() == big
+
+
 async def test_conditional_request_gets_304_and_costs_nothing(http, auth):
     await http.post("/_sandbox/files", json={"repo": REPO, "path": "README.md", "content": "# Demo\n"})
     first = await http.get(f"{API}/contents/README.md", headers=auth)

@@ -392,7 +392,9 @@ async def get_content(request: web.Request) -> web.Response:
 
     Serves files set through ``POST /_sandbox/files``, then, for a repository read
     from a local git checkout, the file at ``ref`` (default: the default branch).
-    404 when missing.
+    404 when missing. As on GitHub, files over 1 MB come with ``encoding: "none"``
+    and empty ``content``, and ``Accept: application/vnd.github.raw+json`` gets the
+    bytes themselves.
     """
     state = _state(request)
     record = state.repo(*_repo_args(request))
@@ -405,6 +407,8 @@ async def get_content(request: web.Request) -> web.Response:
         raise ApiError(
             404, "Not Found", documentation_url="https://docs.github.com/rest/repos/contents#get-repository-content"
         )
+    if "vnd.github.raw" in request.headers.get("Accept", ""):
+        return web.Response(body=data, headers={"Content-Type": "application/vnd.github.raw+json; charset=utf-8"})
     return _json(state.content_json(record, path, ref or record.default_branch, data))
 
 

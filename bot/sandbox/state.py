@@ -30,6 +30,8 @@ from bot.snapshot import GITHUB_FILE_LIST_CAP
 COMMENT_MAX_CHARS = 65_536
 #: GitHub refuses label names longer than this many characters ("Create a label").
 LABEL_NAME_MAX_CHARS = 50
+#: "Get repository content" inlines base64 content only up to this many bytes.
+CONTENTS_INLINE_MAX_BYTES = 1024 * 1024
 #: Colour GitHub gives labels created without one (seen in "Add labels to an issue" answers).
 DEFAULT_LABEL_COLOR = "ededed"
 #: The ``content`` values "Create reaction for an issue comment" accepts.
@@ -667,17 +669,24 @@ class SandboxState:
         return versions.get(None)
 
     def content_json(self, record: Repository, path: str, ref: str, data: bytes) -> dict[str, Any]:
-        """A file object of "Get repository content": base64 ``content`` in 60-char lines, blob ``sha``."""
+        """A file object of "Get repository content": base64 ``content`` in 60-char lines, blob ``sha``.
+
+        Over 1 MB, ``encoding`` is ``"none"`` and ``content`` empty, as GitHub sends them.
+        """
         clean = str(PurePosixPath(path.strip("/")))
-        encoded = base64.b64encode(data).decode()
-        wrapped = "".join(encoded[i : i + 60] + "\n" for i in range(0, len(encoded), 60))
+        if len(data) > CONTENTS_INLINE_MAX_BYTES:
+            encoding, wrapped = "none", ""
+        else:
+            encoded = base64.b64encode(data).decode()
+            encoding = "base64"
+            wrapped = "".join(encoded[i : i + 60] + "\n" for i in range(0, len(encoded), 60))
         sha = git_blob_sha(data)
         api = f"{self.api_url}/repos/{record.full_name}"
         html = f"{self.html_url}/{record.full_name}/blob/{ref}/{clean}"
         self_url = f"{api}/contents/{clean}?ref={ref}"
         return {
             "type": "file",
-            "encoding": "base64",
+            "encoding": encoding,
             "size": len(data),
             "name": PurePosixPath(clean).name,
             "path": clean,
