@@ -47,7 +47,10 @@ class FileAnalysis:
 
     Line counts are lines of the diff. ``symbols_touched`` holds qualified names of the
     definitions whose bodies the diff touches (from hunk headers and from definitions
-    added/removed), in first-seen order.
+    added/removed), in first-seen order. ``definitions_modified`` are definitions whose
+    ``def``/``class`` line is on both sides of the diff (a new signature, or moved);
+    ``config_keys_changed`` are keys on both sides (a new value, or moved). Neither
+    appears in the ``*_added``/``*_removed`` tuples.
     """
 
     path: str
@@ -69,6 +72,8 @@ class FileAnalysis:
     todos_added: tuple[str, ...] = ()
     added_lines: tuple[str, ...] = field(default=(), repr=False)
     removed_lines: tuple[str, ...] = field(default=(), repr=False)
+    definitions_modified: tuple[Definition, ...] = ()
+    config_keys_changed: tuple[str, ...] = ()
 
     @property
     def changes(self) -> int:

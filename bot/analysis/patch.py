@@ -1,0 +1,168 @@
+"""Parse the ``patch`` text GitHub gives for one file into hunks.
+
+GitHub's "List pull requests files" returns, per file, a unified diff without file
+headers: it starts at the first ``@@ -a,b +c,d @@ section`` line. The section text is
+git's "function name" for the hunk: by default the last line above the hunk that
+starts with a letter, ``_`` or ``$`` (so usually the enclosing top-level ``def``,
+``class`` or YAML key), cut to 80 characters.
+
+The parser is total: any string (or ``None`` or bytes) gives a tuple of hunks, and
+lines it cannot place are skipped rather than raising.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import NamedTuple
+
+ADDED = "+"
+REMOVED = "-"
+CONTEXT = " "
+
+_HEADER = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)")
+
+#: GitHub and git cap line numbers far below this; larger values mean garbage.
+_MAX_LINE = 10**9
+
+
+class DiffLine(NamedTuple):
+    """One line of a hunk.
+
+    ``kind`` is ``"+"`` (added), ``"-"`` (removed) or ``" "`` (context); ``text`` is the
+    line without that prefix and without a trailing ``\r``. ``old_line``/``new_line``
+    are 1-based line numbers in the old/new file, or 0 on the side the line is not on.
+    A named tuple rather than a dataclass: patches of big PRs hold many thousands of
+    lines, and tuples are several times cheaper to build.
+    """
+
+    kind: str
+    text: str
+    old_line: int
+    new_line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Hunk:
+    """One ``@@`` block of a unified diff.
+
+    ``old_start``/``old_length`` and ``new_start``/``new_length`` come from the header
+    (a missing length means 1). ``section`` is the text after the second ``@@`` (empty
+    when absent). ``old_missing_newline``/``new_missing_newline`` record a
+    ``\\ No newline at end of file`` marker after the hunk's last old/new line.
+    """
+
+    old_start: int
+    old_length: int
+    new_start: int
+    new_length: int
+    section: str
+    lines: tuple[DiffLine, ...]
+    old_missing_newline: bool = False
+    new_missing_newline: bool = False
+
+    @property
+    def added(self) -> tuple[DiffLine, ...]:
+        """The added lines, in order."""
+        return tuple(line for line in self.lines if line.kind == ADDED)
+
+    @property
+    def removed(self) -> tuple[DiffLine, ...]:
+        """The removed lines, in order."""
+        return tuple(line for line in self.lines if line.kind == REMOVED)
+
+
+def _as_text(patch: object) -> str:
+    if isinstance(patch, str):
+        return patch
+    if isinstance(patch, (bytes, bytearray)):
+        return bytes(patch).decode("utf-8", errors="replace")
+    return ""
+
+
+def _parse_header(line: str) -> tuple[int, int, int, int, str] | None:
+    m = _HEADER.match(line)
+    if m is None:
+        return None
+    old_start, old_len, new_start, new_len, section = m.groups()
+    numbers = [int(old_start), int(old_len or 1), int(new_start), int(new_len or 1)]
+    if any(n > _MAX_LINE for n in numbers):
+        return None
+    return numbers[0], numbers[1], numbers[2], numbers[3], section.strip()
+
+
+def parse_patch(patch: object) -> tuple[Hunk, ...]:
+    """Split one file's patch into :class:`Hunk` objects, in order.
+
+    ``patch`` is GitHub's per-file ``patch`` string ("List pull requests files"); CRLF
+    line ends are accepted. ``None``, non-strings and text without an ``@@`` header give
+    ``()``. Text before the first header (for example ``diff --git``/``---``/``+++``
+    file headers of a full ``git diff``) is ignored, and so are lines past the counts a
+    header announced, so headers of a following file are never read as changes. Never
+    raises.
+    """
+    text = _as_text(patch)
+    if "@@" not in text:
+        return ()
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").removesuffix("\r")
+    hunks: list[Hunk] = []
+    header: tuple[int, int, int, int, str] | None = None
+    lines: list[DiffLine] = []
+    append = lines.append
+    make = tuple.__new__  # skips the named tuple's argument handling on the hot path
+    old_no = new_no = old_left = new_left = 0
+    old_eof = new_eof = False
+    last_kind = ""
+
+    def close() -> None:
+        if header is not None:
+            hunks.append(Hunk(*header, lines=tuple(lines), old_missing_newline=old_eof, new_missing_newline=new_eof))
+
+    for line in text.split("\n"):
+        first = line[:1]
+        if first == "@" and line.startswith("@@"):
+            parsed = _parse_header(line)
+            if parsed is not None:
+                close()
+                header, lines = parsed, []
+                append = lines.append
+                old_no, new_no = parsed[0], parsed[2]
+                old_left, new_left = parsed[1], parsed[3]
+                old_eof = new_eof = False
+                last_kind = ""
+                continue
+        if header is None:
+            continue
+        if first == ADDED:
+            if new_left <= 0:
+                continue
+            append(make(DiffLine, (ADDED, line[1:], 0, new_no)))
+            new_no += 1
+            new_left -= 1
+            last_kind = ADDED
+        elif first == REMOVED:
+            if old_left <= 0:
+                continue
+            append(make(DiffLine, (REMOVED, line[1:], old_no, 0)))
+            old_no += 1
+            old_left -= 1
+            last_kind = REMOVED
+        elif first == CONTEXT or not line:
+            # Some tools strip the single space of an empty context line.
+            if old_left <= 0 or new_left <= 0:
+                continue
+            append(make(DiffLine, (CONTEXT, line[1:], old_no, new_no)))
+            old_no += 1
+            new_no += 1
+            old_left -= 1
+            new_left -= 1
+            last_kind = CONTEXT
+        elif first == "\\":
+            # "\ No newline at end of file" belongs to the line just before it.
+            if last_kind == REMOVED or last_kind == CONTEXT:
+                old_eof = True
+            if last_kind == ADDED or last_kind == CONTEXT:
+                new_eof = True
+    close()
+    return tuple(hunks)

@@ -1,0 +1,256 @@
+"""What a diff does to a Python file, read line by line from its hunks.
+
+A real parser cannot read diff fragments, so scopes are followed by indentation:
+each side of the diff (old file = context and removed lines, new file = context and
+added lines) keeps a stack of the ``class``/``def`` blocks that enclose the current
+line, seeded with the hunk header's section text (git puts the last top-level line
+above the hunk there, e.g. ``class AgentLoopOutput(BaseModel):``).
+
+Recognised:
+
+* definitions added, removed and modified (a ``def``/``class`` line on both sides, for
+  example with a new signature), qualified with their enclosing classes
+  (``AgentLoopOutput.as_dict``); functions nested in functions are local helpers and
+  count only as touching their outer function;
+* the symbols whose bodies the diff touches;
+* fields of data classes: annotated names directly in a class body
+  (``name: int = 3``), reported as ``Class.field``. Dataclasses, pydantic models,
+  attrs classes, ``TypedDict`` and ``NamedTuple`` all declare fields this way, and the
+  decorator or base class is seldom visible in a hunk; ``ClassVar`` names are skipped;
+* tests added (``test*`` functions and ``Test*`` classes);
+* compatibility shims added: ``except ImportError`` fallbacks, ``hasattr(`` checks and
+  version checks (``version.parse(``, ``sys.version_info``, ``__version__`` compared,
+  ``is_version_ge(``...).
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from bot.analysis.model import Definition
+from bot.analysis.patch import ADDED, CONTEXT, REMOVED, Hunk
+
+_DEF = re.compile(r"(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)")
+_DEF_PREFIXES = ("def ", "class ", "async ")
+_FIELD = re.compile(r"([A-Za-z_]\w*)\s*:\s*([^=#]+?)\s*(?:=.*)?(?:#.*)?")
+# An annotation holds only names, brackets, quotes and ``|``/``,`` separators; this keeps
+# docstring prose ("Note: see https://...") that a hunk shows without its opening quotes
+# from passing as a field.
+_ANNOTATION = re.compile(r"[\w.\[\]'\"()-]+(?:\s*[|,]\s*[\w.\[\]'\"()-]+)*")
+_FIELD_SKIP_ENDS = (",", ":", "(", "[", "{", "\\")
+_VERSION_CHECK = re.compile(
+    r"version\.parse\(|\bVersion\(|\bparse_version\(|sys\.version_info|__version__\s*[<>!=]=?"
+    r"|[<>!=]=?\s*[\w.]*__version__|\bis_version_(?:ge|gt|le|lt|greater|less|at_least)\w*\("
+    r"|\b\w*version\w*(?:\(\))?\s*[<>]=?\s*['\"(\d]"
+)
+_SHIM_TEXT_LIMIT = 160
+
+_SKIP, _COMMENT, _CODE, _DEFLINE = range(4)
+
+
+@dataclass(frozen=True, slots=True)
+class PythonFacts:
+    """The facts :func:`analyse_python` finds in one Python file's hunks.
+
+    Definitions and fields are qualified names; ``*_changed`` are names present on both
+    sides of the diff (moved or edited).
+    """
+
+    symbols_touched: tuple[str, ...] = ()
+    definitions_added: tuple[Definition, ...] = ()
+    definitions_removed: tuple[Definition, ...] = ()
+    definitions_modified: tuple[Definition, ...] = ()
+    fields_added: tuple[str, ...] = ()
+    fields_removed: tuple[str, ...] = ()
+    fields_changed: tuple[str, ...] = ()
+    tests_added: tuple[str, ...] = ()
+    shims: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Block:
+    indent: int
+    is_class: bool
+    symbol: str  # what a change inside this block touches
+    nested: bool  # inside a function: a local helper, not an API definition
+    kind: str
+
+
+class _Side:
+    """Scope tracking for one side (old or new) of one hunk."""
+
+    __slots__ = ("stack", "quote", "last_import")
+
+    def __init__(self, stack: list[_Block]):
+        self.stack = list(stack)
+        self.quote = ""
+        self.last_import = ""
+
+    def feed(self, text: str) -> tuple[int, int, str]:
+        """Update the scope with one line; return (line class, indent, stripped text)."""
+        if self.quote:
+            if self.quote in text and text.count(self.quote) % 2 == 1:
+                self.quote = ""
+            return _SKIP, 0, ""
+        stripped = text.lstrip()
+        if not stripped:
+            return _SKIP, 0, ""
+        indent = len(text) - len(stripped)
+        first = stripped[0]
+        if first == "#":
+            return _COMMENT, indent, stripped
+        if '"""' in stripped or "'''" in stripped:
+            self._track_quotes(stripped)
+        if first in ")]}":
+            return _CODE, indent, stripped  # the end of a bracket opened above, not a new statement
+        stack = self.stack
+        while stack and stack[-1].indent >= indent:
+            stack.pop()
+        if stripped.startswith(_DEF_PREFIXES):
+            m = _DEF.match(stripped)
+            if m is not None:
+                stack.append(_block(stack, indent, m.group(2), m.group(1) == "class"))
+                return _DEFLINE, indent, stripped
+        return _CODE, indent, stripped
+
+    def _track_quotes(self, stripped: str) -> None:
+        d = stripped.find('"""')
+        s = stripped.find("'''")
+        quote = '"""' if s < 0 or (0 <= d < s) else "'''"
+        if stripped.count(quote) % 2 == 1:
+            self.quote = quote
+
+
+def _block(stack: list[_Block], indent: int, name: str, is_class: bool) -> _Block:
+    parent = stack[-1] if stack else None
+    if parent is None:
+        return _Block(indent, is_class, name, False, "class" if is_class else "function")
+    if parent.nested or not parent.is_class:
+        return _Block(indent, is_class, parent.symbol, True, "class" if is_class else "function")
+    return _Block(indent, is_class, f"{parent.symbol}.{name}", False, "class" if is_class else "method")
+
+
+def _section_stack(section: str) -> list[_Block]:
+    m = _DEF.match(section)
+    if m is None:
+        return []
+    return [_block([], 0, m.group(2), m.group(1) == "class")]
+
+
+def _shim_text(prefix: str, text: str) -> str:
+    text = text.strip()
+    if len(text) > _SHIM_TEXT_LIMIT:
+        text = text[: _SHIM_TEXT_LIMIT - 1] + "…"
+    return f"{prefix}: {text}"
+
+
+def _field_name(side: _Side, stripped: str) -> str | None:
+    stack = side.stack
+    if not stack or not stack[-1].is_class or stack[-1].nested:
+        return None
+    if stripped.endswith(_FIELD_SKIP_ENDS) or ":" not in stripped:
+        return None
+    m = _FIELD.fullmatch(stripped)
+    if m is None or keyword.iskeyword(m.group(1)) or not _ANNOTATION.fullmatch(m.group(2)):
+        return None
+    if m.group(2).startswith(("ClassVar", "typing.ClassVar")):
+        return None
+    return f"{stack[-1].symbol}.{m.group(1)}"
+
+
+def _shims_of(side: _Side, stripped: str, added: bool, out: dict[str, None]) -> None:
+    if stripped.startswith(("import ", "from ")):
+        side.last_import = stripped
+        return
+    if stripped.startswith("try:"):
+        side.last_import = ""
+        return
+    if not added:
+        return
+    if stripped.startswith("except") and ("ImportError" in stripped or "ModuleNotFoundError" in stripped):
+        out[_shim_text("import fallback", side.last_import or stripped)] = None
+    if "hasattr(" in stripped:
+        out[_shim_text("hasattr check", stripped)] = None
+    if "ersion" in stripped and _VERSION_CHECK.search(stripped):
+        out[_shim_text("version check", stripped)] = None
+
+
+def _pair(old: dict[str, object], new: dict[str, object]) -> tuple[list[str], list[str], list[str]]:
+    added = [n for n in new if n not in old]
+    removed = [n for n in old if n not in new]
+    changed = [n for n in new if n in old]
+    return added, removed, changed
+
+
+def analyse_python(hunks: Iterable[Hunk]) -> PythonFacts:
+    """Find definitions, fields, tests and shims changed in one Python file's hunks.
+
+    ``hunks`` come from :func:`bot.analysis.patch.parse_patch`. Line numbers of
+    definitions are in the new file (old file for removed ones). Never raises.
+    """
+    touched: dict[str, None] = {}
+    old_defs: dict[str, Definition] = {}
+    new_defs: dict[str, Definition] = {}
+    old_fields: dict[str, None] = {}
+    new_fields: dict[str, None] = {}
+    shims: dict[str, None] = {}
+    for hunk in hunks:
+        start = _section_stack(hunk.section)
+        old, new = _Side(start), _Side(start)
+        for line in hunk.lines:
+            kind = line.kind
+            if kind == CONTEXT:
+                old.feed(line.text)
+                what, _indent, stripped = new.feed(line.text)
+                if what == _CODE:
+                    _shims_of(new, stripped, False, shims)
+                continue
+            side = new if kind == ADDED else old
+            what, indent, stripped = side.feed(line.text)
+            if what == _SKIP:
+                continue
+            stack = side.stack
+            if what == _COMMENT:
+                if stack and indent > stack[-1].indent:
+                    touched[stack[-1].symbol] = None
+                continue
+            if not stack:
+                if what == _CODE and kind == ADDED:
+                    _shims_of(side, stripped, True, shims)
+                continue
+            block = stack[-1]
+            touched[block.symbol] = None
+            if what == _DEFLINE:
+                if not block.nested:
+                    defs = new_defs if kind == ADDED else old_defs
+                    number = line.new_line if kind == ADDED else line.old_line
+                    defs.setdefault(block.symbol, Definition(block.symbol, block.kind, number))
+                continue
+            field = _field_name(side, stripped)
+            if field is not None:
+                (new_fields if kind == ADDED else old_fields)[field] = None
+            if kind == ADDED or kind == REMOVED:
+                _shims_of(side, stripped, kind == ADDED, shims)
+    added, removed, modified = _pair(old_defs, new_defs)  # type: ignore[arg-type]
+    f_added, f_removed, f_changed = _pair(old_fields, new_fields)  # type: ignore[arg-type]
+    definitions_added = tuple(new_defs[n] for n in added)
+    tests = tuple(
+        d.name
+        for d in definitions_added
+        if (d.kind == "class" and d.name.rsplit(".", 1)[-1].startswith("Test"))
+        or (d.kind != "class" and d.name.rsplit(".", 1)[-1].startswith("test"))
+    )
+    return PythonFacts(
+        symbols_touched=tuple(touched),
+        definitions_added=definitions_added,
+        definitions_removed=tuple(old_defs[n] for n in removed),
+        definitions_modified=tuple(new_defs[n] for n in modified),
+        fields_added=tuple(f_added),
+        fields_removed=tuple(f_removed),
+        fields_changed=tuple(f_changed),
+        tests_added=tests,
+        shims=tuple(shims),
+    )
