@@ -150,13 +150,14 @@ class TextCondition:
         return False
 
 
-#: Line conditions: name -> (what the reason calls the lines, whether hits are symbols/keys).
+#: Line conditions: name -> what a reason calls the lines.
 LINE_FIELDS = {
     "added": "added lines",
     "removed": "removed lines",
     "symbols": "touched symbols",
     "removed_definitions": "removed public definitions",
     "removed_config_keys": "removed config keys",
+    "config_keys": "changed config keys",
     "dependencies": "changed dependencies",
 }
 
@@ -189,7 +190,7 @@ class LinesCondition:
             state.line_files = files if state.line_files is None else state.line_files | files
             if wants_names:
                 pairs = [(h.file, h.line) for h in hits]
-                (state.keys if self.field == "removed_config_keys" else state.symbols).extend(pairs)
+                (state.keys if self.field.endswith("config_keys") else state.symbols).extend(pairs)
                 state.reasons.append(f"{LINE_FIELDS[self.field]} match {_quote(p.text)}: {_names([h.line for h in hits])}")
             else:
                 first = hits[0]
@@ -268,7 +269,11 @@ class CountCondition:
 
 @dataclass(frozen=True, slots=True)
 class KindsCondition:
-    """``kinds:`` file kinds from the analysis: ``any`` -- some changed file is of one of them; ``all`` -- every one is."""
+    """``kinds:`` file kinds from the analysis: ``any`` -- some changed file is of one of them; ``all`` -- every one is.
+
+    ``any`` narrows the rule's matched files to files of those kinds (so with a
+    ``files`` condition, one file must satisfy both).
+    """
 
     any: frozenset[str] = frozenset()
     all: frozenset[str] = frozenset()
@@ -279,10 +284,13 @@ class KindsCondition:
             return False
         parts = []
         if self.any:
-            n = sum(k in self.any for k in kinds)
-            if not n:
+            of_kind = frozenset(i for i, k in enumerate(kinds) if k in self.any)
+            if state.files is not None:
+                of_kind &= state.files
+            if not of_kind:
                 return False
-            parts.append(f"{n} of {len(kinds)} changed files are {' or '.join(sorted(self.any))}")
+            state.files = of_kind
+            parts.append(f"{len(of_kind)} of {len(kinds)} changed files are {' or '.join(sorted(self.any))}")
         if self.all:
             if not all(k in self.all for k in kinds):
                 return False

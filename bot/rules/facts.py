@@ -121,6 +121,16 @@ class Facts:
         return LineCorpus([[k for k in f.config_keys_removed if k not in added] for f in self.files])
 
     @cached_property
+    def config_keys(self) -> LineCorpus:
+        """Config keys added, removed or given a new value, by file."""
+        return LineCorpus(
+            [
+                dict.fromkeys((*f.config_keys_added, *f.config_keys_removed, *getattr(f, "config_keys_changed", ())))
+                for f in self.files
+            ]
+        )
+
+    @cached_property
     def dependencies(self) -> LineCorpus:
         """Names of dependencies added, removed or re-pinned, by file."""
         return LineCorpus([[d.name for d in f.dependency_changes] for f in self.files])

@@ -37,7 +37,7 @@ from bot.rules.yamlsrc import YList, YMap, line_of
 CONDITION_KEYS = (
     "bots", "authors", "base_branch", "min_lines", "max_lines", "min_files", "max_files", "kinds", "scopes",
     "title", "body", "files", "any", "added", "removed", "symbols", "removed_definitions", "removed_config_keys",
-    "dependencies",
+    "config_keys", "dependencies",
 )
 EFFECT_KEYS = ("labels", "area", "type", "importance", "breaking", "audience", "focus", "skip")
 RULE_KEYS = ("id", "description", "enabled", *CONDITION_KEYS, *EFFECT_KEYS)
