@@ -1,0 +1,364 @@
+"""The ``issue_comment`` job: read a comment's commands, decide, act, answer.
+
+Route: ``issue_comment`` ``created`` and ``edited`` deliveries on pull requests
+(:data:`COMMAND_ROUTE`). The job key is the pull request (``owner/repo#N``), the
+same as the merged pull request's job, so a command and a merge never publish at
+the same time.
+
+Steps, as the job's installation:
+
+1. Find the commands (for an ``edited`` comment, only those its earlier version,
+   ``changes.body.from`` in the payload, lacked). None: stop, having called nothing.
+2. React ``eyes`` to the comment ("Create reaction for an issue comment").
+3. Read the repository's ``.github/prguide.yml``, prguide's guide comment (its
+   marker remembers the language and the labels maintainers decided) and, when a
+   command needs it, the commenter's role ("Get repository permissions for a user",
+   cached for a minute).
+4. :func:`bot.commands.decide.decide`, then carry the actions out: labels first,
+   then one rebuild of the guide from fresh API data, published through
+   :func:`bot.app.publish.publish_guide`, then one reply with explanations, help and
+   refusals.
+5. React ``+1`` when every command ran, ``confused`` when any did not.
+
+Only :mod:`bot.app.publish` writes to GitHub. A ``RetryLater`` (GitHub down, rate
+limited) propagates so the worker pool runs the job again; every step is safe to
+repeat, and the reply is posted last.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot.app.errors import GiveUp, RetryLater
+from bot.app.fetch import fetch_snapshot
+from bot.app.github import GitHubError, NotFound
+from bot.app.handlers import JobContext, Route, config_notices, read_repo_config, save_guide
+from bot.app.jobs import Job
+from bot.app.publish import add_labels, find_guide_comment, publish_guide, react, remove_label, reply
+from bot.app.webhook import Delivery
+from bot.commands.decide import (
+    Actor,
+    AddLabels,
+    Explain,
+    PullState,
+    Rebuild,
+    Refuse,
+    Remembered,
+    RemoveLabels,
+    ShowHelp,
+    decide,
+    needs_role,
+)
+from bot.commands.explain import classify_for_why, render_why
+from bot.commands.messages import t
+from bot.commands.parse import HELP, Command, new_commands, parse_commands
+from bot.commands.permissions import PermissionCache
+from bot.commands.reply import compose_reply, help_text, refusal_text
+from bot.engine import Overrides, build_guide
+from bot.marker import has_marker, parse_marker
+
+log = logging.getLogger("prguide.commands")
+
+#: The comment actions that can carry new commands ("Webhook events and payloads", issue_comment).
+ACTIONS = ("created", "edited")
+
+
+@dataclass(frozen=True, slots=True)
+class CommentFacts:
+    """What the job needs from an ``issue_comment`` payload.
+
+    ``actor`` is who wrote the commands (the ``sender``: for an edit, the editor);
+    ``author`` the pull request's author; ``pull`` its state from
+    ``issue.pull_request.merged_at`` and ``issue.state``.
+    """
+
+    repository: str
+    number: int
+    comment_id: int
+    actor: str
+    author: str
+    pull: PullState
+    body: str
+    before: str | None
+    edited: bool
+    default_branch: str | None
+    private: bool = True
+
+
+def _is_bot(user: Any) -> bool:
+    if not isinstance(user, Mapping):
+        return False
+    return user.get("type") == "Bot" or str(user.get("login") or "").endswith("[bot]")
+
+
+def ignore_reason(payload: Mapping[str, Any]) -> str | None:
+    """Why an ``issue_comment`` payload cannot carry commands for prguide, or ``None``.
+
+    Cheap and without I/O (it runs before the webhook answers): not a pull request,
+    written or edited by a bot (prguide included), a comment carrying prguide's
+    marker, an edit that left the body alone, or no ``/prguide`` or ``@`` at all.
+    """
+    issue = payload.get("issue") if isinstance(payload.get("issue"), Mapping) else {}
+    comment = payload.get("comment") if isinstance(payload.get("comment"), Mapping) else {}
+    if not isinstance(issue.get("pull_request"), Mapping):
+        return "not a pull request"
+    if _is_bot(comment.get("user")) or _is_bot(payload.get("sender")):
+        return "written by a bot"
+    body = comment.get("body")
+    if not isinstance(body, str) or has_marker(body):
+        return "no commands"
+    if payload.get("action") == "edited" and not _previous_body(payload):
+        return "the comment's text did not change"
+    if "/prguide" not in body.lower() and "@" not in body:
+        return "no commands"
+    return None
+
+
+def _previous_body(payload: Mapping[str, Any]) -> str | None:
+    changes = payload.get("changes")
+    body = changes.get("body") if isinstance(changes, Mapping) else None
+    before = body.get("from") if isinstance(body, Mapping) else None
+    return before if isinstance(before, str) else None
+
+
+def comment_facts(payload: Mapping[str, Any]) -> CommentFacts:
+    """Read :class:`CommentFacts` from an ``issue_comment`` payload.
+
+    Raises :class:`GiveUp` when the payload lacks the repository, the issue number
+    or the comment id.
+    """
+    issue, comment = payload.get("issue"), payload.get("comment")
+    repo = payload.get("repository")
+    if not (isinstance(issue, Mapping) and isinstance(comment, Mapping) and isinstance(repo, Mapping)):
+        raise GiveUp("issue_comment payload without issue, comment or repository")
+    number, comment_id = issue.get("number"), comment.get("id")
+    repository = repo.get("full_name")
+    if not isinstance(number, int) or not isinstance(comment_id, int) or not isinstance(repository, str):
+        raise GiveUp("issue_comment payload without issue number, comment id or repository name")
+    pr = issue.get("pull_request") if isinstance(issue.get("pull_request"), Mapping) else {}
+    sender = payload.get("sender") if isinstance(payload.get("sender"), Mapping) else comment.get("user") or {}
+    return CommentFacts(
+        repository=repository,
+        number=number,
+        comment_id=comment_id,
+        actor=str(sender.get("login") or ""),
+        author=str((issue.get("user") or {}).get("login") or ""),
+        pull=PullState(merged=bool(pr.get("merged_at")), open=issue.get("state") == "open"),
+        body=str(comment.get("body") or ""),
+        before=_previous_body(payload),
+        edited=payload.get("action") == "edited",
+        default_branch=repo.get("default_branch") if isinstance(repo.get("default_branch"), str) else None,
+        private=repo.get("private") is not False,
+    )
+
+
+def accept_comment(delivery: Delivery) -> str | None:
+    """:class:`~bot.app.handlers.Route` check: queue only comments that may carry commands."""
+    return ignore_reason(delivery.payload)
+
+
+def permissions_of(services: Any) -> PermissionCache:
+    """The process's :class:`PermissionCache`, kept on the app's ``Services``."""
+    cache = vars(services).get("command_permissions")
+    if cache is None:
+        cache = vars(services).setdefault("command_permissions", PermissionCache())
+    return cache
+
+
+async def handle_issue_comment(job: Job, ctx: JobContext) -> None:
+    """Run the commands of one ``issue_comment`` delivery (see the module docstring).
+
+    Sets ``ctx.outcome`` to ``ignored`` (no commands), ``done`` (every command ran)
+    or ``refused`` (some did not); ``ctx.fields`` gets ``repository``, ``number``,
+    ``commands``. Raises ``RetryLater`` and ``GiveUp`` from the GitHub client.
+    """
+    payload = job.data if isinstance(job.data, Mapping) else {}
+    if ignore_reason(payload):
+        ctx.outcome = "ignored"
+        return
+    facts = comment_facts(payload)
+    ctx.fields.update(repository=facts.repository, number=facts.number)
+    services = ctx.services
+    slug = await services.auth.app_slug()
+    if facts.edited:
+        commands = new_commands(facts.body, facts.before, app_slug=slug)
+    else:
+        commands = parse_commands(facts.body, app_slug=slug)
+    ctx.fields["commands"] = [c.name or "?" for c in commands]
+    if not commands:
+        ctx.outcome = "ignored"
+        return
+
+    client = ctx.client
+    await react(client, facts.repository, facts.comment_id, "eyes")
+    runner = _Runner(ctx, facts, commands, await services.auth.bot_login())
+    ok = await runner.run()
+    await react(client, facts.repository, facts.comment_id, "+1" if ok else "confused")
+    ctx.outcome = "done" if ok else "refused"
+
+
+class _Runner:
+    """Carries one comment's commands out; keeps what several actions share."""
+
+    def __init__(self, ctx: JobContext, facts: CommentFacts, commands: Sequence[Command], bot_login: str):
+        self.ctx = ctx
+        self.services = ctx.services
+        self.client = ctx.client
+        self.facts = facts
+        self.commands = commands
+        self.bot_login = bot_login
+        self.snapshot: Any = None
+        self.rules: Any = None
+        self.problems: tuple = ()
+        self.config: Any = None
+        self.existing: Mapping[str, Any] | None = None
+        self.remembered = Remembered()
+        self.lang = "en"
+        self.overrides = Overrides()
+
+    async def run(self) -> bool:
+        facts = self.facts
+        only_help = all(c.ok and c.name == HELP for c in self.commands)
+        if only_help:
+            self.config = await read_repo_config(self.client, facts.repository, facts.default_branch)
+        else:
+            self.config, self.existing = await asyncio.gather(
+                read_repo_config(self.client, facts.repository, facts.default_branch),
+                find_guide_comment(self.client, facts.repository, facts.number, bot_login=self.bot_login),
+            )
+        marker = parse_marker(self.existing.get("body")) if self.existing else None
+        self.remembered = Remembered.from_marker(marker)
+        self.overrides = Overrides.from_marker(marker)
+        self.lang = self.remembered.lang or self.config.lang or self.services.settings.lang
+
+        relabel = tuple(self.config.relabel)
+        is_author = bool(facts.author) and facts.author.casefold() == facts.actor.casefold()
+        role = None
+        if needs_role(self.commands, is_author=is_author, authors_relabel="authors" in relabel):
+            role = await permissions_of(self.services).role(self.client, facts.repository, facts.actor)
+        actor = Actor(facts.actor, role, is_author)
+        actions = decide(self.commands, actor, self.remembered, facts.pull, relabel=relabel)
+        log.info(
+            "%s#%s: %d command(s) from %s (%s)", facts.repository, facts.number, len(self.commands), facts.actor, role or "-",
+            extra={"repository": facts.repository, "number": facts.number, "actions": [type(a).__name__ for a in actions]},
+        )
+
+        sections: list[str] = []
+        problems: list[str] = []
+        for action in actions:
+            if isinstance(action, Refuse):
+                problems.append(refusal_text(action, self.lang))
+                continue
+            try:
+                text = await self._act(action)
+            except RetryLater:
+                raise
+            except (GitHubError, NotFound, GiveUp) as exc:
+                log.warning("%s#%s: %s failed: %s", facts.repository, facts.number, type(action).__name__, exc)
+                problems.append(self._failure(action, exc))
+                continue
+            except Exception:
+                log.exception("%s#%s: %s failed", facts.repository, facts.number, type(action).__name__)
+                problems.append(self._failure(action, None))
+                continue
+            if text:
+                sections.append(text)
+        if problems:
+            sections.append("\n".join(problems))
+        if sections:
+            await reply(self.client, facts.repository, facts.number, compose_reply(facts.actor, sections, self.lang))
+        return not problems
+
+    async def _act(self, action: Any) -> str | None:
+        facts = self.facts
+        if isinstance(action, RemoveLabels):
+            for name in action.names:
+                await remove_label(self.client, facts.repository, facts.number, name)
+            return None
+        if isinstance(action, AddLabels):
+            await add_labels(self.client, facts.repository, facts.number, list(action.names))
+            return None
+        if isinstance(action, Rebuild):
+            await self._rebuild(action)
+            return None
+        if isinstance(action, Explain):
+            await self._load()
+            classification = classify_for_why(
+                self.snapshot,
+                self.rules,
+                labels_added=self.overrides.labels_added,
+                labels_removed=self.overrides.labels_removed,
+            )
+            return render_why(classification, self.lang, action.label)
+        if isinstance(action, ShowHelp):
+            return help_text(self.lang, authors_relabel="authors" in self.config.relabel)
+        raise TypeError(f"unknown action {action!r}")
+
+    async def _load(self) -> None:
+        """Fresh pull request data and the repository's rules (once per job)."""
+        if self.snapshot is None:
+            self.snapshot = await fetch_snapshot(self.client, self.facts.repository, self.facts.number)
+            rules, rule_problems = self.services.rules_for(self.config)
+            self.rules, self.problems = rules, tuple(self.config.problems) + tuple(rule_problems)
+
+    async def _rebuild(self, action: Rebuild) -> None:
+        facts = self.facts
+        await self._load()
+        self.overrides = Overrides(lang=action.lang, labels_added=action.labels_added, labels_removed=action.labels_removed)
+        notices = {lang: list(lines) for lang, lines in (config_notices(self.config.source, self.problems) or {}).items()}
+        if action.preview:
+            for lang in ("en", "zh"):
+                notices.setdefault(lang, []).insert(0, t("cmd.reply.preview", lang))
+        guide = build_guide(
+            self.snapshot,
+            self.rules,
+            lang=self.config.lang or self.services.settings.lang,
+            overrides=self.overrides,
+            notices={lang: tuple(lines) for lang, lines in notices.items()},
+        )
+        result = await publish_guide(
+            self.client,
+            facts.repository,
+            facts.number,
+            guide,
+            bot_login=self.bot_login,
+            current_labels=self.snapshot.labels,
+            existing=self.existing,
+        )
+        self.lang = guide.lang
+        self.ctx.fields.update(comment_id=result.comment_id, comment=result.comment)
+        if self.services.guides is not None and facts.pull.merged:
+            save_guide(self.services.guides, guide, private=facts.private)
+
+    def _failure(self, action: Any, exc: BaseException | None) -> str:
+        what = {
+            RemoveLabels: "cmd.act.labels",
+            AddLabels: "cmd.act.labels",
+            Rebuild: "cmd.act.rebuild",
+            Explain: "cmd.act.why",
+            ShowHelp: "cmd.act.help",
+        }.get(type(action), "cmd.act.rebuild")
+        if exc is None:
+            reason = t("cmd.fail.internal", self.lang)
+        elif isinstance(exc, NotFound):
+            reason = t("cmd.fail.gone", self.lang, {"text": exc.reason})
+        else:
+            status = getattr(exc, "status", "?")
+            reason = t("cmd.fail.github", self.lang, {"status": str(status), "text": getattr(exc, "message", str(exc))})
+        return f"- {t('cmd.reply.action_failed', self.lang, {'action': t(what, self.lang), 'reason': reason})}"
+
+
+#: The route for :class:`bot.app.handlers.Router`: commands in comments on pull
+#: requests. Comments by bots are not queued (``bots=False``), prguide's own included.
+COMMAND_ROUTE = Route(
+    event="issue_comment",
+    actions=ACTIONS,
+    handle=handle_issue_comment,
+    accept=accept_comment,
+    bots=False,
+)
+
