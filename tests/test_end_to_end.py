@@ -291,3 +291,18 @@ async def test_github_outage_is_retried_not_lost(harness, webhook_payload):
     counts = harness.jobs()
     assert counts["queued"] == 1 and counts["done"] == 0  # waiting for its retry, not dropped
     assert harness.sandbox.comments(REPO, SMALL_PR) == []
+
+
+async def test_published_guide_appears_in_the_tag_view(harness, webhook_payload):
+    await harness.merged(webhook_payload, SMALL_PR, delivery="tv")
+    expected = expected_guide(harness.bundles[SMALL_PR])
+    resp = await harness.client.get(f"/repos/{REPO}/tags.json")
+    assert resp.status == 200
+    data = await resp.json()
+    text = json.dumps(data)
+    assert str(SMALL_PR) in text
+    for label in expected.labels:
+        assert label in text
+    page = await harness.client.get(f"/repos/{REPO}/pulls/{SMALL_PR}/guide")
+    assert page.status == 200
+    assert expected.data["title"] in await page.text()

@@ -312,7 +312,7 @@ async def test_each_app_has_its_own_metrics(tmp_path):
 
 
 async def test_factory_starts_nothing(tmp_path):
-    app = create_app(settings_for(tmp_path), rules=object(), auth=FakeAuth())
+    app = create_app(settings_for(tmp_path), rules=object(), auth=FakeAuth(), tag_view=False)
     state = app[STATE]
     assert state.store is None and state.pool is None
     assert not (tmp_path / "jobs.db").exists()

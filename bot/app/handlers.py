@@ -46,8 +46,8 @@ class Services:
     ``clients``: a :class:`bot.app.github.ClientFactory` (``for_installation(id)``).
     ``auth``: the :class:`bot.app.auth.AppAuth` (``bot_login()``, ``forget(id)``).
     ``rules``: the :class:`bot.rules.RuleSet` every repository starts from (shipped
-    defaults plus ``PRGUIDE_RULES``). ``guides``: the tag view's store (with a
-    ``save(guide_data, ...)`` method), or ``None``.
+    defaults plus ``PRGUIDE_RULES``). ``guides``: the tag view's
+    :class:`bot.tagview.store.GuideStore`, or ``None``.
     """
 
     settings: Settings
@@ -280,7 +280,11 @@ def _problem_text(problem: Problem) -> str:
 def save_guide(store: Any, guide: Any, *, private: bool) -> None:
     """Store a published guide for the tag view; a store failure is logged, never fatal."""
     try:
-        store.save(dict(guide.data, markdown=guide.markdown), visibility="private" if private else "public")
+        store.save(
+            dict(guide.data, markdown=guide.markdown),
+            visibility="private" if private else "public",
+            label_descriptions={name: spec.description for name, spec in guide.label_specs.items()},
+        )
     except Exception:  # the comment is published; the tag view catches up on the next refresh
         log.exception("cannot store the guide of %s#%s for the tag view", guide.repository, guide.number)
 

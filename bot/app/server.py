@@ -6,7 +6,8 @@ answer after 10 seconds, "Handling webhook deliveries"). Nothing is built at imp
 time: :func:`create_app` makes every part, and its cleanup context opens and closes
 the shared HTTP session, the job store and the worker pool.
 
-Routes: ``POST /webhook``, ``GET /healthz``, ``GET /metrics``.
+Routes: ``POST /webhook``, ``GET /healthz``, ``GET /metrics``, and the tag view's
+pages under ``/repos`` (see :mod:`bot.tagview.web`), served from the same database.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ def create_app(
     rules: Any = None,
     auth: Any = None,
     guides: Any = None,
+    tag_view: bool = True,
     metrics: Metrics | None = None,
     pool_options: Mapping[str, Any] | None = None,
     client_options: Mapping[str, Any] | None = None,
@@ -75,13 +77,25 @@ def create_app(
     :func:`bot.app.handlers.default_router`). ``rules``: the base
     :class:`bot.rules.RuleSet` (default: ``load_rules(settings.rules)`` at start-up,
     raising ``RuleError`` there). ``auth``: an :class:`bot.app.auth.AppAuth` (default:
-    made from the settings). ``guides``: the tag view store, or ``None``.
+    made from the settings). ``guides``: the tag view's
+    :class:`bot.tagview.store.GuideStore`; by default, with ``tag_view`` true, one is
+    opened here on ``settings.db_path`` (the one piece of I/O in the factory, as the
+    tag view's routes need it) and closed at clean-up. ``tag_view=False``: no tag view
+    routes, and guides are not stored.
     ``pool_options``/``client_options``: extra keyword arguments for
     :class:`bot.app.jobs.WorkerPool` and :class:`bot.app.github.ClientFactory` (tests pass
     fake clocks and sleeps). ``stop_timeout``: grace, in seconds, for running jobs on
     shutdown.
     """
     app = web.Application(client_max_size=MAX_BODY_BYTES + 64 * 1024)
+    if tag_view:
+        from bot.tagview.store import GuideStore
+        from bot.tagview.web import add_routes
+
+        if guides is None:
+            guides = GuideStore(settings.db_path)
+            app.on_cleanup.append(_closer(guides))
+        add_routes(app, guides, settings)
     app[STATE] = AppState(
         settings=settings,
         router=router if router is not None else default_router(),
@@ -101,6 +115,13 @@ def create_app(
     app.router.add_get("/metrics", metrics_view)
     app.cleanup_ctx.append(_lifecycle)
     return app
+
+
+def _closer(store: Any) -> Any:
+    async def close(_app: web.Application) -> None:
+        store.close()
+
+    return close
 
 
 async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
