@@ -12,7 +12,9 @@ pages under ``/repos`` (see :mod:`bot.tagview.web`), served from the same databa
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import signal
 import sqlite3
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -291,23 +293,41 @@ async def metrics_view(request: web.Request) -> web.Response:
 
 
 def run(settings: Settings) -> None:
-    """Serve until SIGINT/SIGTERM (``prguide serve``): JSON logs on stderr, then a graceful stop.
+    """Serve until SIGINT/SIGTERM (``prguide serve``), with JSON logs on stderr.
 
-    On a signal aiohttp stops accepting connections, finishes in-flight requests, then
-    the app's clean-up stops the worker pool (running jobs get :data:`STOP_TIMEOUT`
-    seconds; the rest are queued again for the next start).
+    See :func:`serve`. Returns after a graceful stop.
     """
     configure_logging(settings.log_level)
-    app = create_app(settings)
-    web.run_app(
-        app,
-        host=settings.host,
-        port=settings.port,
-        access_log=None,
-        print=None,
-        shutdown_timeout=5.0,
-        handle_signals=True,
-    )
+    asyncio.run(serve(settings))
+
+
+async def serve(settings: Settings, *, stop: asyncio.Event | None = None, **app_options: Any) -> None:
+    """Run the app on ``settings.host``/``settings.port`` until SIGINT/SIGTERM or ``stop`` is set.
+
+    Logs ``listening`` with the bound addresses once connections are accepted (with
+    ``PORT=0`` the system picks the port). On a signal: stop accepting connections, let
+    in-flight requests finish, then stop the worker pool (running jobs get
+    :data:`STOP_TIMEOUT` seconds; the rest are queued again for the next start).
+    ``app_options`` go to :func:`create_app`.
+    """
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    signals = (signal.SIGINT, signal.SIGTERM)
+    for sig in signals:
+        loop.add_signal_handler(sig, stop.set)
+    runner = web.AppRunner(create_app(settings, **app_options), access_log=None, shutdown_timeout=5.0)
+    try:
+        await runner.setup()
+        site = web.TCPSite(runner, settings.host, settings.port)
+        await site.start()
+        addresses = [f"{host}:{port}" for host, port, *_ in runner.addresses]
+        log.info("listening on %s", ", ".join(addresses), extra={"addresses": addresses})
+        await stop.wait()
+        log.info("stopping: no new deliveries are accepted")
+    finally:
+        await runner.cleanup()
+        for sig in signals:
+            loop.remove_signal_handler(sig)
 
 
 async def wait_idle(app: web.Application) -> None:
