@@ -272,7 +272,7 @@ async def test_non_ascii_and_emoji_payload_is_accepted(server, webhook_payload):
 
 async def test_large_payload_up_to_githubs_cap_is_accepted(server, webhook_payload):
     client, seen, _ = server
-    payload = merged_payload(webhook_payload, body="x" * (5 * 1024 * 1024))
+    payload = merged_payload(webhook_payload, body="x" * (24 * 1024 * 1024))
     resp = await deliver(client, "pull_request", payload)
     assert resp.status == 202
 

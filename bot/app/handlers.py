@@ -224,7 +224,10 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
             extra={"repository": repository, "problems": [str(p) for p in problems]},
         )
     previous = parse_marker(existing.get("body")) if existing else None
-    guide = build_guide(
+    # The engine is pure but CPU-bound (a 3,000-file PR takes a while): keep it off the
+    # event loop so deliveries are still answered at once.
+    guide = await asyncio.to_thread(
+        build_guide,
         snapshot,
         rules,
         lang=config.lang or services.settings.lang,
