@@ -73,7 +73,7 @@ def render_why(classification: Classification, lang: str, label: str | None = No
             reason = guide_t(factor.key, lang, factor.params)
             lines.append(f"- {t('cmd.why.factor', lang, {'points': f'{factor.points:+d}', 'reason': reason})}")
         if total != c.importance:
-            lines.append(t("cmd.why.clamped", lang))
+            lines += ["", t("cmd.why.clamped", lang)]
         return "\n".join(lines)
 
     key = label.casefold()
@@ -101,7 +101,7 @@ def _label_lines(c: Classification, decision: Any, lang: str) -> list[str]:
 
 
 def _reason_lines(reasons: Sequence[str], lang: str) -> list[str]:
-    shown = [f"  - {t('cmd.why.condition', lang, {'text': r})}" for r in reasons[:MAX_REASONS]]
+    shown = [f"  - {t('cmd.why.condition', lang, {'condition': r})}" for r in reasons[:MAX_REASONS]]
     if len(reasons) > MAX_REASONS:
         shown.append("  - …")
     return shown

@@ -52,7 +52,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "{label} 不在本指南的标签中；现有标签：{labels}。",
     },
     "cmd.why.not_applied_none": {"en": "{label} is not among this guide's labels; it has none.", "zh": "{label} 不在本指南的标签中；本指南没有标签。"},
-    "cmd.why.condition": {"en": "condition: {text}", "zh": "条件：{text}"},
+    "cmd.why.condition": {"en": "condition: {condition}", "zh": "条件：{condition}"},
     "cmd.why.rules": {"en": "Rules that matched", "zh": "命中的规则"},
     "cmd.why.rule": {"en": "rule {rule} ({source})", "zh": "规则 {rule}（{source}）"},
     "cmd.why.no_rules": {"en": "No rule matched.", "zh": "没有命中任何规则。"},
@@ -139,14 +139,14 @@ HELP_KEYS: Mapping[str, str] = {
 }
 
 #: Parameters that hold text someone typed; they are quoted back as code spans.
-_TYPED = {"value", "command", "label", "source", "usage"}
+_TYPED = {"value", "command", "label", "source", "usage", "condition"}
 
 
 def t(key: str, lang: str, params: Mapping[str, Any] | None = None) -> str:
     """The reply message ``key`` in ``lang`` (``"en"``/``"zh"``) with ``params`` made safe.
 
     A ``KEY.one`` form is used when ``params["count"]`` is 1. Typed text (``value``,
-    ``command``, ``label``, ``source``, ``usage``) becomes a code span and ``labels`` a
+    ``command``, ``label``, ``source``, ``usage``, ``condition``) becomes a code span and ``labels`` a
     list of them; ``user`` must already be safe (see :func:`bot.render.sanitize.login`);
     the rest goes through :func:`bot.render.messages.format_params`. Raises
     ``KeyError`` for an unknown key.
