@@ -304,3 +304,20 @@ def test_generated_app_keys_are_fresh_2048_bit_rsa_pem():
     assert first != second
     assert first.startswith("-----BEGIN PRIVATE KEY-----")
     assert load_pem_private_key(first.encode(), password=None).key_size == 2048
+
+
+@needs_git
+def test_a_root_commit_is_presented_with_every_file_added(tmp_path):
+    repo = make_repo(tmp_path / "one", ["First and only commit"])
+
+    bundle = demo.latest_commit_bundle(repo)
+
+    pull = bundle["pull"]
+    assert (pull["number"], pull["title"], pull["body"]) == (1, "First and only commit", "Why this change was made.")
+    assert pull["merged"] is True and pull["base"]["sha"] is None
+    assert pull["head"]["sha"] == bundle["_meta"]["commit"] == git(repo, "rev-parse", "HEAD")
+    assert bundle["_meta"]["kind"] == "commit"
+    assert {(f["filename"], f["status"]) for f in bundle["files"]} == {
+        ("pkg/mod0.py", "added"),
+        ("tests/test_mod0.py", "added"),
+    }
