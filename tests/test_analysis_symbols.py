@@ -1,0 +1,121 @@
+"""Definitions in languages other than Python, and TODO notes."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.analysis.patch import parse_patch
+from bot.analysis.symbols import analyse_symbols, definition_in
+from bot.analysis.todos import todos_added
+
+
+@pytest.mark.parametrize(
+    ("line", "language", "expected"),
+    [
+        ("func (s *Server) Start(ctx context.Context) error {", "go", ("Server.Start", "method")),
+        ("func main() {", "go", ("main", "function")),
+        ("type Store interface {", "go", ("Store", "type")),
+        ("pub async fn handle(req: Request) -> Result<()> {", "rust", ("handle", "function")),
+        ("impl<T> Display for Wrapper<T> {", "rust", ("Wrapper", "impl")),
+        ("pub struct Config {", "rust", ("Config", "type")),
+        ("export default async function handler(req, res) {", "javascript", ("handler", "function")),
+        ("export const add = (a: number, b: number): number => a + b;", "typescript", ("add", "function")),
+        ("export class Foo extends Bar {", "typescript", ("Foo", "class")),
+        ("export interface Props {", "typescript", ("Props", "type")),
+        ("static int parse_args(int argc, char **argv) {", "c", ("parse_args", "function")),
+        ("void Foo::bar(const std::string& s)", "cpp", ("Foo::bar", "function")),
+        ("__global__ void fused_kernel(float* x, int n) {", "cuda", ("fused_kernel", "function")),
+        ("template <typename T> class Buffer {", "cpp", ("Buffer", "class")),
+        ("setup_env() {", "shell", ("setup_env", "function")),
+        ("function cleanup {", "shell", ("cleanup", "function")),
+        ("public static void main(String[] args) {", "java", ("main", "method")),
+        ("fun greet(name: String): String {", "kotlin", ("greet", "function")),
+    ],
+)
+def test_definition_lines(line, language, expected):
+    assert definition_in(line, language) == expected
+
+
+@pytest.mark.parametrize(
+    ("line", "language"),
+    [
+        ("    return foo(x);", "c"),
+        ("if (ready) {", "c"),
+        ("int (*callback)(int);", "c"),
+        ("// func commented() {", "go"),
+        ('echo "done"', "shell"),
+        ("x = 1", "python"),
+        ("const value = compute(1);", "javascript"),
+    ],
+)
+def test_lines_that_define_nothing(line, language):
+    assert definition_in(line, language) is None
+
+
+def test_go_file_section_symbol_added_removed_modified_and_tests():
+    patch = """@@ -10,6 +10,12 @@ func (s *Server) Start(ctx context.Context) error {
+ 	s.ready = true
+-	return nil
++	return s.listen()
+ }
+-func oldHelper() {}
++func newHelper() {}
++func (s *Server) listen() error {
++	return nil
++}
++func TestListen(t *testing.T) {}
+@@ -40,3 +46,3 @@ type Server struct {
+-func Parse(a string) int {
++func Parse(a string, strict bool) int {
+"""
+    f = analyse_symbols(parse_patch(patch), "go")
+    assert f.symbols_touched[0] == "Server.Start"
+    assert [d.name for d in f.definitions_added] == ["newHelper", "Server.listen", "TestListen"]
+    assert [d.name for d in f.definitions_removed] == ["oldHelper"]
+    assert [d.name for d in f.definitions_modified] == ["Parse"]
+    assert f.tests_added == ("TestListen",)
+
+
+def test_typescript_test_titles_are_tests_added():
+    patch = """@@ -1,2 +1,5 @@ describe("cart", () => {
+   it("adds items", () => {});
++  it("removes items", () => {});
++  test.only('totals', () => {});
++  const helper = () => 1;
+ });
+"""
+    f = analyse_symbols(parse_patch(patch), "typescript")
+    assert f.tests_added == ("removes items", "totals")
+    assert [d.name for d in f.definitions_added] == ["helper"]
+
+
+def test_unsupported_language_gives_nothing():
+    patch = "@@ -1 +1 @@\n-a\n+b"
+    assert analyse_symbols(parse_patch(patch), "markdown").symbols_touched == ()
+
+
+def test_todos_added_in_comments_only():
+    added = [
+        "    # TODO: remove after vllm 0.25",
+        "x = 1  # FIXME handle None",
+        "// HACK: work around driver bug",
+        "<!-- XXX: outdated section -->",
+        "name = 'XXXX'  # placeholder",
+        'print("TODO list")',
+        "    # TODO: remove after vllm 0.25",
+    ]
+    assert todos_added(added) == (
+        "TODO: remove after vllm 0.25",
+        "FIXME handle None",
+        "HACK: work around driver bug",
+        "XXX: outdated section",
+    )
+
+
+def test_todos_long_notes_are_cut():
+    (note,) = todos_added(["# TODO " + "x" * 300])
+    assert len(note) == 160 and note.endswith("…")
+
+
+def test_todos_none_without_markers():
+    assert todos_added(["a = 1", "# plain comment"]) == ()
