@@ -339,6 +339,18 @@ async def create_label(request: web.Request) -> web.Response:
     return _json(state.label_json(record, label), status=201)
 
 
+@needs("installation")
+async def update_label(request: web.Request) -> web.Response:
+    """PATCH /repos/{owner}/{repo}/labels/{name} ``{"new_name"?, "color"?, "description"?}`` ("Update a label").
+
+    404 when the label does not exist, 422 for a bad colour, name or description.
+    """
+    state = _state(request)
+    record = state.repo(*_repo_args(request))
+    label = state.update_label(*_repo_args(request), request.match_info["name"], await _body(request))
+    return _json(state.label_json(record, label))
+
+
 def _labels_answer(state: SandboxState, request: web.Request, labels: list[Any]) -> web.Response:
     record = state.repo(*_repo_args(request))
     return _json([state.label_json(record, label) for label in labels])
@@ -357,7 +369,10 @@ async def list_issue_labels(request: web.Request) -> web.Response:
 async def add_issue_labels(request: web.Request) -> web.Response:
     """POST .../issues/{issue_number}/labels ``{"labels": [...]}`` ("Add labels to an issue")."""
     state = _state(request)
-    labels = state.add_labels(*_repo_args(request), _number(request), await _body(request))
+    user, user_type = _author(request)
+    labels = state.add_labels(
+        *_repo_args(request), _number(request), await _body(request), actor=user, actor_type=user_type
+    )
     return _labels_answer(state, request, labels)
 
 
@@ -365,7 +380,10 @@ async def add_issue_labels(request: web.Request) -> web.Response:
 async def set_issue_labels(request: web.Request) -> web.Response:
     """PUT .../issues/{issue_number}/labels ``{"labels": [...]}`` ("Set labels for an issue")."""
     state = _state(request)
-    labels = state.add_labels(*_repo_args(request), _number(request), await _body(request), replace=True)
+    user, user_type = _author(request)
+    labels = state.add_labels(
+        *_repo_args(request), _number(request), await _body(request), replace=True, actor=user, actor_type=user_type
+    )
     return _labels_answer(state, request, labels)
 
 
@@ -373,8 +391,22 @@ async def set_issue_labels(request: web.Request) -> web.Response:
 async def remove_issue_label(request: web.Request) -> web.Response:
     """DELETE .../issues/{issue_number}/labels/{name} ("Remove a label from an issue"); 404 when absent."""
     state = _state(request)
-    labels = state.remove_label(*_repo_args(request), _number(request), request.match_info["name"])
+    user, user_type = _author(request)
+    labels = state.remove_label(
+        *_repo_args(request), _number(request), request.match_info["name"], actor=user, actor_type=user_type
+    )
     return _labels_answer(state, request, labels)
+
+
+@needs("installation")
+async def list_issue_events(request: web.Request) -> web.Response:
+    """GET /repos/{owner}/{repo}/issues/{issue_number}/events ("List issue events"), paginated.
+
+    Only ``labeled`` and ``unlabeled`` events, oldest first; the actor of a change
+    made with an installation token is the app's bot user.
+    """
+    state = _state(request)
+    return _paged(request, [state.event_json(e) for e in state.events_on(*_repo_args(request), _number(request))])
 
 
 # ----- collaborators and contents -------------------------------------------------
@@ -482,6 +514,37 @@ async def control_add_comment(request: web.Request) -> web.Response:
     return _json(state.comment_json(comment), status=201)
 
 
+async def control_labels(request: web.Request) -> web.Response:
+    """POST /_sandbox/labels ``{"repo", "number", "user", "add"?: [names], "remove"?: [names], "user_type"?}`` → 200.
+
+    Lets a test change a pull request's labels as any user, as from GitHub's
+    sidebar: removals first, then additions, each recorded as an ``unlabeled`` or
+    ``labeled`` issue event by that user. Answers with the labels now on the
+    issue; 404 (nothing changed) when a label to remove is not on it.
+    """
+    state = _state(request)
+    data = await _body(request)
+    if not isinstance(data, dict) or not isinstance(data.get("repo"), str) or data["repo"].count("/") != 1:
+        raise ApiError(400, 'expected {"repo": "owner/name", "number": N, "user": LOGIN, "add": [..], "remove": [..]}')
+    if not isinstance(data.get("number"), int) or not isinstance(data.get("user"), str) or not data["user"]:
+        raise ApiError(400, "'number' must be an integer and 'user' a login")
+    add, remove = data.get("add", []), data.get("remove", [])
+    if not all(isinstance(names, list) and all(isinstance(n, str) for n in names) for names in (add, remove)):
+        raise ApiError(400, "'add' and 'remove' must be lists of label names")
+    owner, name = data["repo"].split("/")
+    labels = state.change_labels(
+        owner,
+        name,
+        data["number"],
+        actor=data["user"],
+        actor_type=str(data.get("user_type") or "User"),
+        add=add,
+        remove=remove,
+    )
+    record = state.repo(owner, name)
+    return _json([state.label_json(record, label) for label in labels])
+
+
 async def control_collaborators(request: web.Request) -> web.Response:
     """POST /_sandbox/collaborators ``{"LOGIN": "ROLE"}`` → 200 with every collaborator's role."""
     state = _state(request)
@@ -565,10 +628,12 @@ GITHUB_ROUTES: list[tuple[str, str, Handler]] = [
     ("GET", _REPO + "/labels", list_repo_labels),
     ("POST", _REPO + "/labels", create_label),
     ("GET", _REPO + "/labels/{name:.+}", get_label),
+    ("PATCH", _REPO + "/labels/{name:.+}", update_label),
     ("GET", _REPO + r"/issues/{number:\d+}/labels", list_issue_labels),
     ("POST", _REPO + r"/issues/{number:\d+}/labels", add_issue_labels),
     ("PUT", _REPO + r"/issues/{number:\d+}/labels", set_issue_labels),
     ("DELETE", _REPO + r"/issues/{number:\d+}/labels/{name:.+}", remove_issue_label),
+    ("GET", _REPO + r"/issues/{number:\d+}/events", list_issue_events),
     ("GET", _REPO + "/collaborators/{username}/permission", get_permission),
     ("GET", _REPO + "/contents/{path:.+}", get_content),
 ]
@@ -581,6 +646,7 @@ CONTROL_ROUTES: list[tuple[str, str, Handler]] = [
     ("POST", "/_sandbox/reset", control_reset),
     ("POST", "/_sandbox/pulls", control_add_pull),
     ("POST", "/_sandbox/comments", control_add_comment),
+    ("POST", "/_sandbox/labels", control_labels),
     ("POST", "/_sandbox/collaborators", control_collaborators),
     ("POST", "/_sandbox/files", control_files),
     ("GET", "/_sandbox/tokens", control_tokens),

@@ -28,7 +28,7 @@ from bot.sandbox.auth import Authenticator, Caller, require
 from bot.sandbox.errors import ApiError, not_found
 from bot.sandbox.faults import DOC_PRIMARY_LIMIT, FaultBook, fault_error, parse_faults
 from bot.sandbox.routes import CALLER, CONTROL_ROUTES, FAULTS, GITHUB_ROUTES, STATE, _json
-from bot.sandbox.state import Comment, SandboxState
+from bot.sandbox.state import Comment, LabelEvent, SandboxState
 
 DEFAULT_API_VERSION = "2022-11-28"
 CONTROL_PREFIX = "/_sandbox/"
@@ -195,6 +195,22 @@ class Sandbox:
     def labels(self, repo: str, number: int) -> list[str]:
         """The label names on one pull request of ``repo``."""
         return [label.name for label in self.state.labels_on(*repo.split("/", 1), number)]
+
+    def change_labels(
+        self, repo: str, number: int, user: str, *, add: Iterable[str] = (), remove: Iterable[str] = ()
+    ) -> list[str]:
+        """Remove, then add, labels on a pull request as ``user`` (a person); returns the label names now on it.
+
+        Same as ``POST /_sandbox/labels``: each change is a ``labeled``/``unlabeled``
+        issue event by ``user``. Raises :class:`~bot.sandbox.errors.ApiError` (404)
+        when a label to remove is not there, changing nothing.
+        """
+        labels = self.state.change_labels(*repo.split("/", 1), number, actor=user, add=add, remove=remove)
+        return [label.name for label in labels]
+
+    def label_events(self, repo: str, number: int) -> list[LabelEvent]:
+        """The ``labeled``/``unlabeled`` events of one pull request of ``repo``, oldest first."""
+        return self.state.events_on(*repo.split("/", 1), number)
 
     @property
     def requests(self) -> list[dict[str, Any]]:

@@ -30,6 +30,8 @@ from bot.snapshot import GITHUB_FILE_LIST_CAP
 COMMENT_MAX_CHARS = 65_536
 #: GitHub refuses label names longer than this many characters ("Create a label").
 LABEL_NAME_MAX_CHARS = 50
+#: GitHub refuses label descriptions longer than this many characters ("Update a label").
+LABEL_DESCRIPTION_MAX_CHARS = 100
 #: "Get repository content" inlines base64 content only up to this many bytes.
 CONTENTS_INLINE_MAX_BYTES = 1024 * 1024
 #: Colour GitHub gives labels created without one (seen in "Add labels to an issue" answers).
@@ -51,6 +53,7 @@ _LEGACY_PERMISSION = {
 DOC_CREATE_COMMENT = "https://docs.github.com/rest/issues/comments#create-an-issue-comment"
 DOC_UPDATE_COMMENT = "https://docs.github.com/rest/issues/comments#update-an-issue-comment"
 DOC_CREATE_LABEL = "https://docs.github.com/rest/issues/labels#create-a-label"
+DOC_UPDATE_LABEL = "https://docs.github.com/rest/issues/labels#update-a-label"
 DOC_ADD_LABELS = "https://docs.github.com/rest/issues/labels#add-labels-to-an-issue"
 DOC_REMOVE_LABEL = "https://docs.github.com/rest/issues/labels#remove-a-label-from-an-issue"
 DOC_REACTION = "https://docs.github.com/rest/reactions/reactions#create-reaction-for-an-issue-comment"
@@ -156,6 +159,25 @@ class Label:
     name: str
     color: str = DEFAULT_LABEL_COLOR
     description: str | None = None
+
+
+@dataclass
+class LabelEvent:
+    """A ``labeled`` or ``unlabeled`` issue event ("List issue events").
+
+    ``actor`` and ``actor_type`` are who changed the labels; ``label_name`` and
+    ``label_color`` are the label as it looked then (a later rename does not change them).
+    """
+
+    id: int
+    repo: str
+    number: int
+    event: str
+    actor: str
+    actor_type: str
+    label_name: str
+    label_color: str
+    created_at: float
 
 
 @dataclass
@@ -369,6 +391,7 @@ class SandboxState:
         self.comments: dict[int, Comment] = {}
         self.labels: dict[str, dict[str, Label]] = {}
         self.issue_labels: dict[tuple[str, int], list[str]] = {}
+        self.label_events: list[LabelEvent] = []
         self.reactions: dict[int, list[Reaction]] = {}
 
     def _issue(self, owner: str, name: str, number: int) -> Repository:
@@ -533,17 +556,55 @@ class SandboxState:
         if not isinstance(data, Mapping):
             raise validation_failed("Label", "name", "missing_field", DOC_CREATE_LABEL)
         label_name = self._check_label_name(data.get("name"), DOC_CREATE_LABEL)
-        color = data.get("color", DEFAULT_LABEL_COLOR)
-        color = color[1:] if isinstance(color, str) and color.startswith("#") else color
-        if not isinstance(color, str) or not _HEX6.match(color):
-            raise validation_failed("Label", "color", "invalid", DOC_CREATE_LABEL)
+        color = self._check_color(data.get("color", DEFAULT_LABEL_COLOR), DOC_CREATE_LABEL)
         known = self._repo_labels(record)
         if label_name.lower() in known:
             raise validation_failed("Label", "name", "already_exists", DOC_CREATE_LABEL)
         description = data.get("description")
-        label = Label(self._new_id(), label_name, color.lower(), description if isinstance(description, str) else None)
+        label = Label(self._new_id(), label_name, color, description if isinstance(description, str) else None)
         known[label_name.lower()] = label
         return label
+
+    @staticmethod
+    def _check_color(color: Any, documentation_url: str) -> str:
+        color = color[1:] if isinstance(color, str) and color.startswith("#") else color
+        if not isinstance(color, str) or not _HEX6.match(color):
+            raise validation_failed("Label", "color", "invalid", documentation_url)
+        return color.lower()
+
+    def update_label(self, owner: str, name: str, label_name: str, data: Any) -> Label:
+        """Change a repository label's name, colour or description ("Update a label").
+
+        ``data`` is ``{"new_name"?, "color"?, "description"?}``; fields left out keep
+        their value, and a renamed label stays on the issues that carry it. 404 when
+        the label does not exist; 422 (nothing changed) for a colour that is not 6
+        hex digits, a description over 100 characters, or a ``new_name`` that is
+        empty, over 50 characters or another label's (``already_exists``).
+        """
+        record = self.repo(owner, name)
+        known = self._repo_labels(record)
+        found = known.get(label_name.lower())
+        if found is None:
+            raise not_found(DOC_UPDATE_LABEL)
+        if not isinstance(data, Mapping):
+            raise validation_failed("Label", "name", "invalid", DOC_UPDATE_LABEL)
+        new_name = self._check_label_name(data.get("new_name", found.name), DOC_UPDATE_LABEL)
+        old_key, new_key = found.name.lower(), new_name.lower()
+        if new_key != old_key and new_key in known:
+            raise validation_failed("Label", "name", "already_exists", DOC_UPDATE_LABEL)
+        color = self._check_color(data.get("color", found.color), DOC_UPDATE_LABEL)
+        description = data.get("description", found.description)
+        if description is not None and (
+            not isinstance(description, str) or len(description) > LABEL_DESCRIPTION_MAX_CHARS
+        ):
+            raise validation_failed("Label", "description", "invalid", DOC_UPDATE_LABEL)
+        if new_key != old_key:
+            self.labels[record.full_name] = {(new_key if k == old_key else k): v for k, v in known.items()}
+            for (repo, _number), keys in self.issue_labels.items():
+                if repo == record.full_name and old_key in keys:
+                    keys[keys.index(old_key)] = new_key
+        found.name, found.color, found.description = new_name, color, description
+        return found
 
     def label(self, owner: str, name: str, label_name: str) -> Label:
         """Return a repository label by name, case-insensitively ("Get a label"); 404 otherwise."""
@@ -568,34 +629,120 @@ class SandboxState:
             raise validation_failed("Label", "labels", "invalid", DOC_ADD_LABELS)
         return [item.get("name") if isinstance(item, Mapping) else item for item in data]
 
-    def add_labels(self, owner: str, name: str, number: int, data: Any, *, replace: bool = False) -> list[Label]:
+    def add_labels(
+        self,
+        owner: str,
+        name: str,
+        number: int,
+        data: Any,
+        *,
+        replace: bool = False,
+        actor: str | None = None,
+        actor_type: str = "User",
+    ) -> list[Label]:
         """Add labels to an issue, creating unknown ones ("Add labels to an issue").
 
         ``data`` is ``{"labels": [names]}`` or a bare list of names. With
         ``replace`` the issue's labels become exactly these ("Set labels for an
-        issue"). Returns the issue's labels; 404 unknown issue, 422 bad name.
+        issue"). Each label put on or taken off is recorded as a ``labeled`` or
+        ``unlabeled`` event by ``actor`` (no event without an actor). Returns the
+        issue's labels; 404 unknown issue, 422 bad name.
         """
         record = self._issue(owner, name, number)
         names = [self._check_label_name(n, DOC_ADD_LABELS) for n in self._label_names(data)]
-        keys = [] if replace else list(self.issue_labels.get((record.full_name, number), []))
+        before = list(self.issue_labels.get((record.full_name, number), []))
+        keys = [] if replace else list(before)
         for label_name in names:
             label = self._get_or_create_label(record, label_name)
             if label.name.lower() not in keys:
                 keys.append(label.name.lower())
         self.issue_labels[(record.full_name, number)] = keys
+        if actor:
+            for key in before:
+                if key not in keys:
+                    self._record_label_event(record, number, "unlabeled", key, actor, actor_type)
+            for key in keys:
+                if key not in before:
+                    self._record_label_event(record, number, "labeled", key, actor, actor_type)
         return self._issue_labels(record, number)
 
-    def remove_label(self, owner: str, name: str, number: int, label_name: str) -> list[Label]:
+    def remove_label(
+        self, owner: str, name: str, number: int, label_name: str, *, actor: str | None = None, actor_type: str = "User"
+    ) -> list[Label]:
         """Take one label off an issue ("Remove a label from an issue").
 
-        Returns the labels left; 404 ``Label does not exist`` when it is not on the issue.
+        Recorded as an ``unlabeled`` event by ``actor`` when one is given. Returns
+        the labels left; 404 ``Label does not exist`` when it is not on the issue.
         """
         record = self._issue(owner, name, number)
         keys = self.issue_labels.get((record.full_name, number), [])
         if label_name.lower() not in keys:
             raise ApiError(404, "Label does not exist", documentation_url=DOC_REMOVE_LABEL)
         keys.remove(label_name.lower())
+        if actor:
+            self._record_label_event(record, number, "unlabeled", label_name.lower(), actor, actor_type)
         return self._issue_labels(record, number)
+
+    def change_labels(
+        self,
+        owner: str,
+        name: str,
+        number: int,
+        *,
+        actor: str,
+        add: Iterable[str] = (),
+        remove: Iterable[str] = (),
+        actor_type: str = "User",
+    ) -> list[Label]:
+        """Remove, then add, labels on an issue as ``actor``, recording each change as an issue event.
+
+        What a person does from the pull request's sidebar. Checks everything
+        first, so a bad request changes nothing: 404 for an unknown issue or a
+        label to remove that is not on it, 422 for a bad name to add.
+        """
+        record = self._issue(owner, name, number)
+        adding = [self._check_label_name(n, DOC_ADD_LABELS) for n in add]
+        removing = list(remove)
+        on_issue = self.issue_labels.get((record.full_name, number), [])
+        for label_name in removing:
+            if not isinstance(label_name, str) or label_name.lower() not in on_issue:
+                raise ApiError(404, "Label does not exist", documentation_url=DOC_REMOVE_LABEL)
+        for label_name in dict.fromkeys(n.lower() for n in removing):
+            self.remove_label(owner, name, number, label_name, actor=actor, actor_type=actor_type)
+        return self.add_labels(owner, name, number, adding, actor=actor, actor_type=actor_type)
+
+    def _record_label_event(
+        self, record: Repository, number: int, event: str, key: str, actor: str, actor_type: str
+    ) -> None:
+        label = self._repo_labels(record)[key]
+        self.label_events.append(
+            LabelEvent(
+                self._new_id(), record.full_name, number, event, actor, actor_type, label.name, label.color, self.now()
+            )
+        )
+
+    def events_on(self, owner: str, name: str, number: int) -> list[LabelEvent]:
+        """An issue's ``labeled``/``unlabeled`` events, oldest first ("List issue events"); 404 unknown issue.
+
+        Labels a pull request bundle arrives with have no events: they were there before.
+        """
+        record = self._issue(owner, name, number)
+        return [e for e in self.label_events if e.repo == record.full_name and e.number == number]
+
+    def event_json(self, event: LabelEvent) -> dict[str, Any]:
+        """An issue event object as "List issue events" returns it (``labeled-issue-event`` shape)."""
+        return {
+            "id": event.id,
+            "node_id": base64.b64encode(f"014:LabeledEvent{event.id}".encode()).decode(),
+            "url": f"{self.api_url}/repos/{event.repo}/issues/events/{event.id}",
+            "actor": self.user_json(event.actor, event.actor_type),
+            "event": event.event,
+            "commit_id": None,
+            "commit_url": None,
+            "created_at": iso(event.created_at),
+            "label": {"name": event.label_name, "color": event.label_color},
+            "performed_via_github_app": None,
+        }
 
     def label_json(self, record: Repository, label: Label) -> dict[str, Any]:
         """A label object as GitHub returns it."""
@@ -798,7 +945,7 @@ class SandboxState:
         self.requests.append({"method": method, "path": path, "status": status})
 
     def reset(self) -> None:
-        """Forget comments, reactions, labels, the request log and rate-limit counts.
+        """Forget comments, reactions, labels and their events, the request log and rate-limit counts.
 
         Labels carried by the bundles' pull requests are put back; repositories,
         pull requests, files, collaborators and tokens stay.
