@@ -87,36 +87,40 @@ class FilesCondition:
 
     def check(self, facts: Facts, state: MatchState) -> bool:
         index = facts.index
-        considered = frozenset(range(len(facts.paths)))
+        total = len(facts.paths)
         excluded: frozenset[int] = frozenset()
         for g in self.exclude:
             excluded |= index.match(g)
-        considered -= excluded
+        considered = total - len(excluded)
         if not considered:
             return False
-        matched = considered
+        matched: frozenset[int] | None = None
         parts = []
         if self.any:
-            matched, globs = self._union(index, self.any, considered)
+            matched, globs = self._union(index, self.any, excluded)
             if not matched:
                 return False
-            parts.append(f"{len(matched)} of {len(considered)} changed files match {_names(globs)}")
+            parts.append(f"{len(matched)} of {considered} changed files match {_names(globs)}")
         if self.all:
-            every, globs = self._union(index, self.all, considered)
-            if every != considered:
+            every, globs = self._union(index, self.all, excluded)
+            if len(every) != considered:
                 return False
-            parts.append(f"all {len(considered)} changed files match {_names(globs)}")
+            parts.append(f"all {considered} changed files match {_names(globs)}")
+            if matched is None:
+                matched = every
         note = f" ({len(excluded)} excluded)" if excluded else ""
         state.reasons.append("files: " + "; ".join(parts) + note)
         state.files = matched if state.files is None else state.files & matched
         return bool(state.files)
 
     @staticmethod
-    def _union(index, globs: tuple[Glob, ...], considered: frozenset[int]) -> tuple[frozenset[int], list[str]]:
+    def _union(index, globs: tuple[Glob, ...], excluded: frozenset[int]) -> tuple[frozenset[int], list[str]]:
         found: frozenset[int] = frozenset()
         used = []
         for g in globs:
-            hit = index.match(g) & considered
+            hit = index.match(g)
+            if excluded:
+                hit = hit - excluded
             if hit:
                 found |= hit
                 used.append(g.pattern)
@@ -279,12 +283,12 @@ class KindsCondition:
     all: frozenset[str] = frozenset()
 
     def check(self, facts: Facts, state: MatchState) -> bool:
-        kinds = [f.kind for f in facts.files]
+        kinds = facts.kinds
         if not kinds:
             return False
         parts = []
         if self.any:
-            of_kind = frozenset(i for i, k in enumerate(kinds) if k in self.any)
+            of_kind = frozenset().union(*(facts.files_of_kind(k) for k in self.any))
             if state.files is not None:
                 of_kind &= state.files
             if not of_kind:
@@ -292,7 +296,7 @@ class KindsCondition:
             state.files = of_kind
             parts.append(f"{len(of_kind)} of {len(kinds)} changed files are {' or '.join(sorted(self.any))}")
         if self.all:
-            if not all(k in self.all for k in kinds):
+            if sum(len(facts.files_of_kind(k)) for k in self.all) != len(kinds):
                 return False
             parts.append(f"all {len(kinds)} changed files are {' or '.join(sorted(self.all))}")
         state.reasons.append("kinds: " + "; ".join(parts))

@@ -14,7 +14,7 @@ dropped); the :class:`~bot.rules.safe_regex.Budget` bounds the time.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import regex
@@ -36,44 +36,62 @@ class LineMatch:
     match: str
 
 
+@dataclass(frozen=True, slots=True)
+class _Joined:
+    text: str
+    starts: list[int]
+    files: list[int]
+
+
 class LineCorpus:
     """The lines of each changed file (by position), joined for searching.
 
-    ``truncated`` tells whether lines were dropped or cut to the limits.
+    Files are read lazily: a search limited to a few files never touches the
+    others. ``truncated`` tells whether lines were dropped or cut to the limits.
     """
 
-    def __init__(self, lines_by_file: Sequence[Iterable[str]]):
-        parts: list[str] = []
-        starts: list[int] = []
-        files: list[int] = []
-        offset = 0
-        budget = MAX_LINES
+    def __init__(self, lines_by_file: Sequence[Sequence[str]]):
+        self._source = lines_by_file
+        self._texts: dict[int, str | None] = {}
+        self._joins: dict[frozenset[int] | None, _Joined] = {}
+        self._budget = MAX_LINES
         self.truncated = False
-        for index, lines in enumerate(lines_by_file):
-            kept = []
-            for line in lines:
-                if budget <= 0:
-                    self.truncated = True
-                    break
-                budget -= 1
-                line = line.replace("\n", " ")
-                if len(line) > MAX_LINE_CHARS:
-                    line = line[:MAX_LINE_CHARS]
-                    self.truncated = True
-                kept.append(line)
-            if not kept:
-                continue
-            text = "\n".join(kept)
-            starts.append(offset)
-            files.append(index)
-            parts.append(text)
-            offset += len(text) + 1
-        self._text = "\n".join(parts)
-        self._starts = starts
-        self._files = files
 
-    def __bool__(self) -> bool:
-        return bool(self._files)
+    def _text(self, index: int) -> str | None:
+        """File ``index``'s lines joined, within the limits (``None``: no lines)."""
+        if index in self._texts:
+            return self._texts[index]
+        lines = self._source[index]
+        text = None
+        if lines:
+            if len(lines) > self._budget:
+                lines = lines[: self._budget]
+                self.truncated = True
+            self._budget -= len(lines)
+            if lines:
+                text = "\n".join(lines)
+                # Only touch lines one by one when one holds a newline or is too long.
+                if text.count("\n") != len(lines) - 1 or max(map(len, lines)) > MAX_LINE_CHARS:
+                    self.truncated = self.truncated or max(map(len, lines)) > MAX_LINE_CHARS
+                    text = "\n".join(line.replace("\n", " ")[:MAX_LINE_CHARS] for line in lines)
+        self._texts[index] = text
+        return text
+
+    def _joined(self, files: frozenset[int] | None) -> _Joined:
+        joined = self._joins.get(files)
+        if joined is None:
+            order = range(len(self._source)) if files is None else sorted(files)
+            parts, starts, ids, offset = [], [], [], 0
+            for index in order:
+                text = self._text(index)
+                if text is None:
+                    continue
+                parts.append(text)
+                starts.append(offset)
+                ids.append(index)
+                offset += len(text) + 1
+            joined = self._joins[files] = _Joined("\n".join(parts), starts, ids)
+        return joined
 
     def search(
         self,
@@ -90,55 +108,30 @@ class LineCorpus:
         ``per_file`` stops looking in a file after that many hits (``None``: no cap);
         ``limit`` caps the total. A timeout ends the search early (``budget.timed_out``).
         """
+        joined = self._joined(files)
+        text, starts = joined.text, joined.starts
         out: list[LineMatch] = []
-        text = self._text
         counts: dict[int, int] = {}
-        for run_start, run_end in self._runs(files):
-            pos = run_start
-            while pos < run_end and len(out) < limit:
-                m = budget.search(pattern, text, pos, run_end)
-                if m is None:
-                    break
-                line_start = text.rfind("\n", 0, m.start()) + 1
-                line_end = text.find("\n", m.start(), run_end)
-                line_end = run_end if line_end < 0 else line_end
-                if m.end() > line_end:
-                    # The match ran past its line; look again within that line alone.
-                    m = budget.search(pattern, text, m.start(), line_end)
-                    if m is None:
-                        if budget.timed_out:
-                            break
-                        pos = line_end + 1
-                        continue
-                slot = bisect.bisect_right(self._starts, line_start) - 1
-                out.append(LineMatch(self._files[slot], text[line_start:line_end], m.group()))
-                counts[slot] = counts.get(slot, 0) + 1
-                pos = line_end + 1
-                if per_file is not None and counts[slot] >= per_file:
-                    pos = max(pos, self._end(slot) + 1)
-            if budget.timed_out or len(out) >= limit:
+        pos, end = 0, len(text)
+        while starts and pos < end and len(out) < limit:
+            m = budget.search(pattern, text, pos, end)
+            if m is None:
                 break
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            line_end = text.find("\n", m.start())
+            line_end = end if line_end < 0 else line_end
+            if m.end() > line_end:
+                # The match ran past its line; look again within that line alone.
+                m = budget.search(pattern, text, m.start(), line_end)
+                if m is None:
+                    if budget.timed_out:
+                        break
+                    pos = line_end + 1
+                    continue
+            slot = bisect.bisect_right(starts, line_start) - 1
+            out.append(LineMatch(joined.files[slot], text[line_start:line_end], m.group()))
+            counts[slot] = counts.get(slot, 0) + 1
+            pos = line_end + 1
+            if per_file is not None and counts[slot] >= per_file:
+                pos = max(pos, starts[slot + 1] if slot + 1 < len(starts) else end)
         return out
-
-    def _end(self, slot: int) -> int:
-        """Where file ``slot``'s text ends (its joining newline, or the end of the text)."""
-        return self._starts[slot + 1] - 1 if slot + 1 < len(self._starts) else len(self._text)
-
-    def _runs(self, files: frozenset[int] | None) -> list[tuple[int, int]]:
-        """``(start, end)`` text spans covering the wanted files; neighbouring files share a span."""
-        if files is None:
-            return [(0, len(self._text))] if self._files else []
-        runs: list[tuple[int, int]] = []
-        for slot, start in enumerate(self._starts):
-            if self._files[slot] not in files:
-                continue
-            end = self._end(slot)
-            if runs and runs[-1][1] + 1 == start:
-                runs[-1] = (runs[-1][0], end)
-            else:
-                runs.append((start, end))
-        return runs
-
-    def file_of(self, offset: int) -> int:
-        """The file position holding text ``offset`` (for tests and debugging)."""
-        return self._files[bisect.bisect_right(self._starts, offset) - 1]

@@ -9,6 +9,7 @@ are made on first use and cached, so a rule set pays for each once.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -47,6 +48,20 @@ def title_scopes(title: str) -> tuple[str, ...]:
     if m:
         found.extend(part.strip().lower() for part in m.group(1).split(","))
     return tuple(s for s in dict.fromkeys(found) if s and s not in _NOT_SCOPES)
+
+
+class _PerFile(Sequence):
+    """``lines(file)`` for each file, computed when first asked for."""
+
+    def __init__(self, files: Sequence[FileAnalysis], lines: Callable[[FileAnalysis], Sequence[str]]):
+        self._files = files
+        self._lines = lines
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return self._lines(self._files[index])
 
 
 @dataclass
@@ -89,6 +104,22 @@ class Facts:
         return FileIndex(self.paths)
 
     @cached_property
+    def kinds(self) -> tuple[str, ...]:
+        """Each changed file's kind, by position."""
+        return tuple(f.kind for f in self.files)
+
+    @cached_property
+    def _by_kind(self) -> dict[str, frozenset[int]]:
+        groups: dict[str, list[int]] = {}
+        for i, kind in enumerate(self.kinds):
+            groups.setdefault(kind, []).append(i)
+        return {k: frozenset(v) for k, v in groups.items()}
+
+    def files_of_kind(self, kind: str) -> frozenset[int]:
+        """Positions of the changed files of ``kind``."""
+        return self._by_kind.get(kind, frozenset())
+
+    @cached_property
     def scopes(self) -> tuple[str, ...]:
         """The title's scopes (see :func:`title_scopes`)."""
         return title_scopes(self.title)
@@ -96,44 +127,48 @@ class Facts:
     @cached_property
     def added(self) -> LineCorpus:
         """Added diff lines, by file."""
-        return LineCorpus([f.added_lines for f in self.files])
+        return LineCorpus(_PerFile(self.files, lambda f: f.added_lines))
 
     @cached_property
     def removed(self) -> LineCorpus:
         """Removed diff lines, by file."""
-        return LineCorpus([f.removed_lines for f in self.files])
+        return LineCorpus(_PerFile(self.files, lambda f: f.removed_lines))
 
     @cached_property
     def symbols(self) -> LineCorpus:
         """Qualified names of touched definitions, by file."""
-        return LineCorpus([f.symbols_touched for f in self.files])
+        return LineCorpus(_PerFile(self.files, lambda f: f.symbols_touched))
 
     @cached_property
     def removed_definitions(self) -> LineCorpus:
         """Public definitions removed and not added back anywhere in the PR (a move is no removal)."""
         added = {d.name for f in self.files for d in f.definitions_added}
-        return LineCorpus([[d.name for d in f.definitions_removed if d.public and d.name not in added] for f in self.files])
+        return LineCorpus(
+            _PerFile(self.files, lambda f: [d.name for d in f.definitions_removed if d.public and d.name not in added])
+        )
 
     @cached_property
     def removed_config_keys(self) -> LineCorpus:
         """Config keys removed and not added back anywhere in the PR."""
         added = {k for f in self.files for k in f.config_keys_added}
-        return LineCorpus([[k for k in f.config_keys_removed if k not in added] for f in self.files])
+        return LineCorpus(_PerFile(self.files, lambda f: [k for k in f.config_keys_removed if k not in added]))
 
     @cached_property
     def config_keys(self) -> LineCorpus:
         """Config keys added, removed or given a new value, by file."""
         return LineCorpus(
-            [
-                dict.fromkeys((*f.config_keys_added, *f.config_keys_removed, *getattr(f, "config_keys_changed", ())))
-                for f in self.files
-            ]
+            _PerFile(
+                self.files,
+                lambda f: list(
+                    dict.fromkeys((*f.config_keys_added, *f.config_keys_removed, *getattr(f, "config_keys_changed", ())))
+                ),
+            )
         )
 
     @cached_property
     def dependencies(self) -> LineCorpus:
         """Names of dependencies added, removed or re-pinned, by file."""
-        return LineCorpus([[d.name for d in f.dependency_changes] for f in self.files])
+        return LineCorpus(_PerFile(self.files, lambda f: [d.name for d in f.dependency_changes]))
 
     def corpus(self, name: str) -> LineCorpus:
         """One of the line corpora above by condition name (``added``, ``symbols``, ...)."""

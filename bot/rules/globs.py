@@ -10,7 +10,8 @@ Speed matters: a 3000-file pull request meets every glob of every rule. Each glo
 is brace-expanded and sorted into a shape:
 
 * a literal path compares for equality;
-* ``DIR/**`` is a prefix test and ``**/*.EXT`` or ``**/NAME`` a suffix test;
+* ``DIR/**`` is a prefix test, ``**/*.EXT`` or ``**/NAME`` a suffix test and
+  ``**/DIR/**`` a folder-name test;
 * anything else runs wcmatch's regex, but only on files that share the glob's
   literal prefix (found by bisecting the sorted paths) and literal suffix.
 
@@ -21,8 +22,9 @@ share a glob pay for it once.
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import bracex
@@ -33,6 +35,8 @@ GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB | wcglob.BRACE
 
 _SPECIAL = frozenset("*?[\\")
 _BRACE_LIMIT = 256
+#: Below this many files sharing a glob's literal prefix, testing them all beats a text scan.
+_FEW = 64
 
 
 class GlobProblem(ValueError):
@@ -41,10 +45,11 @@ class GlobProblem(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class _Shape:
-    kind: str  # "exact", "prefix", "suffix", "name", "all", "regex"
+    kind: str  # "exact", "prefix", "suffix", "name", "folder", "all", "regex"
     text: str = ""
     prefix: str = ""
     suffix: str = ""
+    pieces: tuple[str, ...] = ()
     regex: re.Pattern | None = None
 
     def test(self, path: str) -> bool:
@@ -58,7 +63,14 @@ class _Shape:
             return path == self.text or path.endswith("/" + self.text)
         if self.kind == "all":
             return True
-        return bool(path.startswith(self.prefix) and path.endswith(self.suffix) and self.regex.fullmatch(path))
+        if self.kind == "folder":
+            return path.startswith(self.text + "/") or f"/{self.text}/" in path
+        return bool(
+            path.startswith(self.prefix)
+            and path.endswith(self.suffix)
+            and all(p in path for p in self.pieces)
+            and self.regex.fullmatch(path)
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,9 +121,14 @@ def _shape(pattern: str) -> _Shape:
             return _Shape("suffix", rest[1:])
         if _is_literal(rest) and "/" not in rest and rest:
             return _Shape("name", rest)
+        if rest.endswith("/**") and _is_literal(rest[:-3]) and "/" not in rest[:-3] and rest[:-3]:
+            return _Shape("folder", rest[:-3])
     include, _ = wcglob.translate(pattern, flags=GLOB_FLAGS)
     regex = re.compile("|".join(f"(?:{r})" for r in include))
-    return _Shape("regex", pattern, prefix=_literal_prefix(pattern), suffix=_literal_suffix(pattern), regex=regex)
+    prefix = _literal_prefix(pattern)
+    # Pieces inside the prefix add nothing to the prefix test.
+    pieces = tuple(p for p in _pieces(pattern) if p not in prefix)
+    return _Shape("regex", pattern, prefix=prefix, suffix=_literal_suffix(pattern), pieces=pieces, regex=regex)
 
 
 def _literal_prefix(pattern: str) -> str:
@@ -130,23 +147,38 @@ def _literal_suffix(pattern: str) -> str:
     return pattern[i:].lstrip("/")
 
 
+def _pieces(pattern: str) -> tuple[str, ...]:
+    """Runs of literal characters without '/' that every match contains ('**/' may vanish, literal text never)."""
+    runs = re.split(r"\[[^\]]*\]|[*?\\/\[\]]", pattern)
+    return tuple(sorted({r for r in runs if len(r) >= 2}, key=len, reverse=True))
+
+
 @dataclass
 class FileIndex:
     """The changed files of one pull request, indexed for glob matching.
 
     ``paths`` keeps GitHub's order; results are sets of positions in it. Results are
-    cached per glob text for the life of the index (one evaluation).
+    cached per glob text for the life of the index (one evaluation). Literal parts
+    of globs are found by scanning all paths joined by newlines (one C-speed search
+    instead of a Python loop), so a glob costs little more than its matches.
     """
 
     paths: Sequence[str]
     _sorted: list[str] = field(default_factory=list, repr=False)
     _order: list[int] = field(default_factory=list, repr=False)
     _cache: dict[str, frozenset[int]] = field(default_factory=dict, repr=False)
+    _joined: str | None = field(default=None, repr=False)
+    _starts: list[int] = field(default_factory=list, repr=False)
+    _pieces: dict[str, list[int]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         order = sorted(range(len(self.paths)), key=self.paths.__getitem__)
         self._order = order
         self._sorted = [self.paths[i] for i in order]
+        joined = "\n".join(self.paths)
+        if joined.count("\n") == max(len(self.paths) - 1, 0):  # no path holds a newline
+            self._joined = joined
+            self._starts = [0, *itertools.accumulate(len(p) + 1 for p in self.paths)][: len(self.paths)]
 
     def match(self, glob: Glob) -> frozenset[int]:
         """Positions of the files ``glob`` matches."""
@@ -158,18 +190,49 @@ class FileIndex:
             hit = self._cache[glob.pattern] = frozenset(found)
         return hit
 
-    def _match_shape(self, shape: _Shape) -> list[int]:
+    def _match_shape(self, shape: _Shape) -> Iterable[int]:
+        paths = self.paths
         if shape.kind == "all":
-            return list(range(len(self.paths)))
+            return range(len(paths))
         if shape.kind == "exact":
             return self._range(shape.text, exact=True)
         if shape.kind == "prefix":
             return self._range(shape.text)
-        if shape.kind == "regex" and shape.prefix:
+        if shape.kind in ("suffix", "name"):
+            return [i for i in self._containing(shape.text) if shape.test(paths[i])]
+        if shape.kind == "folder":
+            return [*self._range(shape.text + "/"), *self._containing(f"/{shape.text}/")]
+        # A regex glob: start from the files sharing its literal prefix when few do,
+        # else from those containing its longest literal piece; the regex decides.
+        candidates: Iterable[int] | None = None
+        if shape.prefix:
             candidates = self._range(shape.prefix)
-            return [i for i in candidates if shape.test(self.paths[i])]
+        if shape.pieces and (candidates is None or len(candidates) > _FEW):
+            candidates = self._containing(shape.pieces[0])
+        if candidates is None:
+            candidates = range(len(paths))
         test = shape.test
-        return [i for i, p in enumerate(self.paths) if test(p)]
+        return [i for i in candidates if test(paths[i])]
+
+    def _containing(self, text: str) -> list[int]:
+        """Positions of paths containing ``text`` (which holds no newline); cached per text."""
+        found = self._pieces.get(text)
+        if found is None:
+            found = self._pieces[text] = self._scan(text)
+        return found
+
+    def _scan(self, text: str) -> list[int]:
+        if self._joined is None:
+            return [i for i, p in enumerate(self.paths) if text in p]
+        joined, starts = self._joined, self._starts
+        found: list[int] = []
+        pos = joined.find(text)
+        while pos >= 0:
+            line = bisect.bisect_right(starts, pos) - 1
+            found.append(line)
+            nxt = starts[line + 1] if line + 1 < len(starts) else len(joined)
+            pos = joined.find(text, nxt)
+        return found
 
     def _range(self, prefix: str, *, exact: bool = False) -> list[int]:
         lo = bisect.bisect_left(self._sorted, prefix)
