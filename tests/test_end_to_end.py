@@ -306,3 +306,30 @@ async def test_published_guide_appears_in_the_tag_view(harness, webhook_payload)
     page = await harness.client.get(f"/repos/{REPO}/pulls/{SMALL_PR}/guide")
     assert page.status == 200
     assert expected.data["title"] in await page.text()
+
+
+async def test_a_command_comment_runs_through_the_same_server(harness, webhook_payload):
+    await harness.merged(webhook_payload, SMALL_PR, delivery="merge")
+    owner, name = REPO.split("/")
+    human = harness.sandbox.state.create_comment(owner, name, SMALL_PR, "/prguide help", user="maintainer", user_type="User")
+    pull = harness.bundles[SMALL_PR]["pull"]
+    payload = copy.deepcopy(webhook_payload("issue_comment", "created.with-installation.payload.json"))
+    payload["issue"] = {
+        "number": SMALL_PR,
+        "state": "closed",
+        "user": pull["user"],
+        "pull_request": {"url": pull["url"], "merged_at": pull["merged_at"]},
+    }
+    payload["comment"] = harness.sandbox.state.comment_json(human)
+    payload["repository"].update(full_name=REPO, name=name, default_branch="main", private=False)
+    payload["installation"] = {"id": 1}
+    payload["sender"] = {"login": "maintainer", "type": "User"}
+
+    resp = await harness.deliver(payload, delivery="cmd", event="issue_comment")
+    assert resp.status == 202
+    await wait_idle(harness.app)
+
+    comments = harness.sandbox.comments(REPO, SMALL_PR)
+    assert [c.user for c in comments] == ["prguide[bot]", "maintainer", "prguide[bot]"]
+    assert "/prguide" in comments[-1].body  # the help reply
+    assert harness.jobs()["done"] == 2

@@ -170,8 +170,11 @@ class Router:
 
 
 def default_router() -> Router:
-    """The routes prguide ships: the merged pull request guide."""
-    return Router([MERGED_PULL_REQUEST])
+    """The routes prguide ships: the merged pull request guide and ``/prguide`` commands."""
+    # Imported here: the commands feature builds on this module.
+    from bot.commands.handler import COMMAND_ROUTE
+
+    return Router([MERGED_PULL_REQUEST, COMMAND_ROUTE])
 
 
 def accept_merged(delivery: Delivery) -> str | None:
