@@ -249,10 +249,14 @@ class _Runner:
 
         sections: list[str] = []
         problems: list[str] = []
+        labels_failed = False
         for action in actions:
             if isinstance(action, Refuse):
                 problems.append(refusal_text(action, self.lang))
                 continue
+            if isinstance(action, Rebuild) and labels_failed:
+                # Remember only what is true on GitHub: the earlier human decisions.
+                action = Rebuild(action.lang, self.remembered.human_added, self.remembered.human_removed, action.preview)
             try:
                 text = await self._act(action)
             except RetryLater:
@@ -260,10 +264,12 @@ class _Runner:
             except (GitHubError, NotFound, GiveUp) as exc:
                 log.warning("%s#%s: %s failed: %s", facts.repository, facts.number, type(action).__name__, exc)
                 problems.append(self._failure(action, exc))
+                labels_failed = labels_failed or isinstance(action, (AddLabels, RemoveLabels))
                 continue
             except Exception:
                 log.exception("%s#%s: %s failed", facts.repository, facts.number, type(action).__name__)
                 problems.append(self._failure(action, None))
+                labels_failed = labels_failed or isinstance(action, (AddLabels, RemoveLabels))
                 continue
             if text:
                 sections.append(text)

@@ -1,0 +1,321 @@
+"""Slash commands end to end: signed issue_comment deliveries through the real app and
+worker pool, with the real engine and shipped rules, against the GitHub sandbox.
+
+Everything talks HTTP over loopback. Jobs are awaited with the pool's ``wait_idle()``;
+assertions read the sandbox's comments, labels, reactions and request log.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+from sandbox_helpers import APP_ID, app_private_key, start_sandbox, synthetic_bundle  # noqa: F401
+
+from bot.app.handlers import default_router
+from bot.app.server import STATE, create_app, wait_idle
+from bot.app.settings import Settings
+from bot.app.webhook import sign
+from bot.commands.handler import COMMAND_ROUTE
+from bot.marker import parse_marker
+
+SECRET = "commands secret"
+REPO = "verl-project/verl"
+PR = 7491  # 2 files; the shipped rules label it type/fix, tests, size/M
+AUTHOR = "contributor-79"
+OPEN_PR = 900001
+MAINTAINER, STRANGER = "mo", "sam"
+
+
+def router():
+    r = default_router()
+    if r.route("issue_comment", "created") is None:
+        r.add(COMMAND_ROUTE)
+    return r
+
+
+async def no_wait(_seconds: float) -> None:
+    """The GitHub client's sleep between retries: tests do not wait for real."""
+
+
+class Harness:
+    def __init__(self, client: TestClient, sandbox: Any, bundles: dict[int, dict], base_comment: dict, base_merge: dict):
+        self.client = client
+        self.app = client.app
+        self.sandbox = sandbox
+        self.bundles = bundles
+        self.base_comment = base_comment
+        self.base_merge = base_merge
+        self.deliveries = 0
+
+    async def deliver(self, event: str, payload: dict) -> int:
+        self.deliveries += 1
+        body = json.dumps(payload).encode()
+        resp = await self.client.post(
+            "/webhook",
+            data=body,
+            headers={
+                "X-GitHub-Event": event,
+                "X-GitHub-Delivery": f"d-{self.deliveries}",
+                "Content-Type": "application/json",
+                "X-Hub-Signature-256": sign(SECRET, body),
+            },
+        )
+        await wait_idle(self.app)
+        return resp.status
+
+    async def merge(self, number: int = PR) -> None:
+        payload = copy.deepcopy(self.base_merge)
+        pull = copy.deepcopy(self.bundles[number]["pull"])
+        payload.update(number=number, pull_request=pull, installation={"id": 1})
+        payload["repository"].update(full_name=REPO, name="verl", default_branch="main", private=False)
+        assert await self.deliver("pull_request", payload) == 202
+
+    async def comment(self, user: str, body: str, *, number: int = PR, user_type: str = "User") -> Any:
+        """Write a comment as ``user`` on the sandbox and deliver its ``created`` event."""
+        comment = self.sandbox.state.create_comment(*REPO.split("/"), number, body, user=user, user_type=user_type)
+        self.last_status = await self.deliver("issue_comment", self.payload(comment, "created", number))
+        return comment
+
+    async def edit(self, comment: Any, body: str, *, number: int = PR) -> None:
+        before = comment.body
+        self.sandbox.state.edit_comment(*REPO.split("/"), comment.id, body)
+        payload = self.payload(comment, "edited", number)
+        payload["changes"] = {"body": {"from": before}}
+        self.last_status = await self.deliver("issue_comment", payload)
+
+    def payload(self, comment: Any, action: str, number: int) -> dict:
+        pull = self.bundles[number]["pull"]
+        payload = copy.deepcopy(self.base_comment)
+        payload["action"] = action
+        payload["issue"].update(
+            number=number,
+            title=pull["title"],
+            user=pull["user"],
+            state=pull["state"],
+            labels=[],
+            pull_request={"url": pull["url"], "html_url": pull["html_url"], "merged_at": pull.get("merged_at")},
+        )
+        user = {"login": comment.user, "type": comment.user_type, "id": 1}
+        payload["comment"].update(id=comment.id, body=comment.body, user=user)
+        payload["sender"] = dict(user)
+        payload["repository"].update(full_name=REPO, name="verl", default_branch="main", private=False)
+        payload["installation"] = {"id": 1}
+        return payload
+
+    # ----- reading the sandbox -----
+
+    def guide(self, number: int = PR) -> Any:
+        guides = [c for c in self.sandbox.comments(REPO, number) if c.user == "prguide[bot]" and parse_marker(c.body)]
+        assert len(guides) == 1, f"expected one guide comment, found {len(guides)}"
+        return guides[0]
+
+    def replies(self, number: int = PR) -> list[Any]:
+        return [c for c in self.sandbox.comments(REPO, number) if c.user == "prguide[bot]" and not parse_marker(c.body)]
+
+    def reactions(self, comment: Any) -> list[str]:
+        return [r.content for r in self.sandbox.state.reactions.get(comment.id, []) if r.user == "prguide[bot]"]
+
+    def labels(self, number: int = PR) -> list[str]:
+        return sorted(self.sandbox.labels(REPO, number))
+
+    def writes(self) -> list[dict]:
+        return [r for r in self.sandbox.requests if r["method"] != "GET"]
+
+
+@pytest.fixture
+async def harness(app_private_key, load_bundle_json, webhook_payload, tmp_path):  # noqa: F811
+    open_bundle = synthetic_bundle(OPEN_PR, repo=REPO, files=2)
+    open_bundle["pull"].update(state="open", merged=False, merged_at=None)
+    bundles = {PR: load_bundle_json(PR), OPEN_PR: open_bundle}
+    base_comment = webhook_payload("issue_comment", "created.with-installation.payload.json")
+    base_merge = webhook_payload("pull_request", "closed.payload.json")
+    async with start_sandbox(
+        app_private_key, bundles=list(bundles.values()), collaborators={MAINTAINER: "maintain", "rita": "read"}
+    ) as sandbox:
+        settings = Settings(
+            app_id=APP_ID,
+            private_key=app_private_key.decode(),
+            webhook_secret=SECRET,
+            api_url=sandbox.base_url,
+            db_path=tmp_path / "prguide.db",
+            workers=4,
+        )
+        client = TestClient(TestServer(create_app(settings, router=router(), client_options={"sleep": no_wait})))
+        await client.start_server()
+        try:
+            yield Harness(client, sandbox, bundles, base_comment, base_merge)
+        finally:
+            await client.close()
+
+
+pytestmark = pytest.mark.corpus
+
+
+async def test_maintainer_refresh_edits_the_one_comment(harness):
+    await harness.merge()
+    before_id, before_body = harness.guide().id, harness.guide().body
+    harness.sandbox.set_file(REPO, ".github/prguide.yml", "rules:\n  - id: rollout\n    files: verl/**\n    labels: [area/rollout]\n")
+    mark = len(harness.sandbox.requests)
+
+    command = await harness.comment(MAINTAINER, "Rules changed, please redo.\n/prguide refresh")
+
+    guide = harness.guide()
+    assert guide.id == before_id and guide.body != before_body
+    assert "area/rollout" in parse_marker(guide.body).labels
+    assert "area/rollout" in harness.labels()
+    assert harness.replies() == []  # success says +1, not a comment
+    assert harness.reactions(command) == ["eyes", "+1"]
+    new = harness.sandbox.requests[mark:]
+    assert [r["status"] for r in new if r["method"] == "PATCH" and "/issues/comments/" in r["path"]] == [200]
+    assert not any(r["method"] == "POST" and r["path"].endswith("/comments") for r in new)
+    assert harness.app[STATE].store.counts()["done"] == 2
+
+
+async def test_stranger_cannot_relabel_and_is_told_why(harness):
+    await harness.merge()
+    labels_before = harness.labels()
+    mark = len(harness.sandbox.requests)
+
+    command = await harness.comment(STRANGER, "/prguide label add shiny")
+
+    assert harness.labels() == labels_before
+    assert not any("/labels" in r["path"] for r in harness.sandbox.requests[mark:] if r["method"] != "GET")
+    (reply,) = harness.replies()
+    assert "**sam**" in reply.body and "@sam" not in reply.body
+    assert "only people with write access" in reply.body
+    assert "`/prguide label add shiny`" in reply.body
+    assert harness.reactions(command) == ["eyes", "confused"]
+    permission_checks = [r for r in harness.sandbox.requests if r["path"].endswith(f"/collaborators/{STRANGER}/permission")]
+    assert len(permission_checks) == 1
+
+
+async def test_command_in_a_quote_reply_does_nothing(harness):
+    await harness.merge()
+    mark = len(harness.sandbox.requests)
+    command = await harness.comment(STRANGER, "> /prguide label add shiny\n\nWhy would anyone do that?")
+    assert harness.sandbox.requests[mark:] == [] or all(r["method"] == "GET" for r in harness.sandbox.requests[mark:])
+    assert harness.reactions(command) == []
+    assert harness.replies() == []
+
+
+async def test_prguides_own_comment_is_not_obeyed(harness):
+    await harness.merge()
+    mark = len(harness.sandbox.requests)
+    # A reply of prguide's quoting a command, and an edit of its guide, both by the bot.
+    own = await harness.comment("prguide[bot]", "/prguide label add shiny\n/prguide refresh", user_type="Bot")
+    assert harness.last_status == 200  # ignored at the door, never queued
+    await harness.edit(harness.guide(), harness.guide().body + "\n/prguide lang zh")
+    assert harness.last_status == 200
+    assert harness.sandbox.requests[mark:] == []
+    assert harness.reactions(own) == []
+    assert "shiny" not in harness.labels()
+
+
+async def test_label_remove_then_refresh_keeps_it_removed(harness):
+    await harness.merge()
+    assert "size/M" in harness.labels()
+
+    removal = await harness.comment(MAINTAINER, "/prguide label remove size/M")
+    assert "size/M" not in harness.labels()
+    state = parse_marker(harness.guide().body)
+    assert state.human_removed == ("size/M",)
+    assert harness.reactions(removal) == ["eyes", "+1"]
+
+    await harness.comment(MAINTAINER, "/prguide refresh")
+    assert "size/M" not in harness.labels()
+    assert parse_marker(harness.guide().body).human_removed == ("size/M",)
+    # A merge redelivery does not bring it back either.
+    await harness.merge()
+    assert "size/M" not in harness.labels()
+    # One permission lookup served both commands (cached for a minute).
+    checks = [r for r in harness.sandbox.requests if r["path"].endswith(f"/collaborators/{MAINTAINER}/permission")]
+    assert len(checks) == 1
+
+
+async def test_label_add_with_spaces_and_slash_then_remove(harness):
+    await harness.merge()
+    await harness.comment(MAINTAINER, '/prguide label add "good first/read?" docs')
+    assert {"good first/read?", "docs"} <= set(harness.labels())
+    assert parse_marker(harness.guide().body).human_added == ("good first/read?", "docs")
+
+    await harness.comment(MAINTAINER, '/prguide label remove "good first/read?"')
+    assert "good first/read?" not in harness.labels() and "docs" in harness.labels()
+    state = parse_marker(harness.guide().body)
+    assert state.human_added == ("docs",) and state.human_removed == ("good first/read?",)
+    deletes = [r for r in harness.writes() if r["method"] == "DELETE"]
+    assert any(r["path"].endswith("/labels/good%20first%2Fread%3F") and r["status"] == 200 for r in deletes)
+
+
+async def test_author_switches_language_to_chinese(harness):
+    await harness.merge()
+    assert parse_marker(harness.guide().body).lang == "en"
+    command = await harness.comment(AUTHOR, "@prguide lang zh")
+    body = harness.guide().body
+    assert parse_marker(body).lang == "zh"
+    assert "阅读指南" in body
+    assert harness.reactions(command) == ["eyes", "+1"]
+    # Not a collaborator, but the author: no permission lookup was needed.
+    assert not any("/collaborators/" in r["path"] for r in harness.sandbox.requests)
+
+    await harness.comment(MAINTAINER, "/prguide refresh")
+    assert parse_marker(harness.guide().body).lang == "zh"
+
+
+async def test_why_answers_anyone_in_the_guides_language(harness):
+    await harness.merge()
+    mark = len(harness.sandbox.requests)
+    command = await harness.comment(STRANGER, "/prguide why\n/prguide why size/M")
+    (reply,) = harness.replies()
+    assert "`type/fix` ← rule `type-fix`" in reply.body
+    assert "Importance" in reply.body and "every merged PR starts at 1" in reply.body
+    assert "Why `size/M`:" in reply.body
+    assert harness.reactions(command) == ["eyes", "+1"]
+    writes = [r for r in harness.sandbox.requests[mark:] if r["method"] != "GET"]
+    assert [r["path"].rsplit("/", 1)[-1] for r in writes] == ["reactions", "comments", "reactions"]  # the guide is untouched
+
+
+async def test_edited_comment_runs_only_the_added_command(harness):
+    await harness.merge()
+    command = await harness.comment(MAINTAINER, "/prguide label add docs")
+    assert "docs" in harness.labels()
+    await harness.comment(MAINTAINER, "/prguide label remove docs")
+    assert "docs" not in harness.labels()
+
+    await harness.edit(command, "/prguide label add docs\n/prguide help")
+    assert "docs" not in harness.labels()  # the old command did not run again
+    (reply,) = harness.replies()
+    assert "prguide commands" in reply.body
+
+
+async def test_unknown_command_gets_usage_and_confused(harness):
+    await harness.merge()
+    command = await harness.comment(MAINTAINER, "/prguide frobnicate\n/prguide lang fr")
+    (reply,) = harness.replies()
+    assert "there is no command `frobnicate`" in reply.body
+    assert "`fr` is not a language" in reply.body
+    assert "Usage:" in reply.body
+    assert harness.reactions(command) == ["eyes", "confused"]
+
+
+async def test_open_pull_request_gets_a_preview_guide(harness):
+    command = await harness.comment(MAINTAINER, "/prguide refresh", number=OPEN_PR)
+    guide = harness.guide(OPEN_PR)
+    assert "not merged yet" in guide.body and "preview" in guide.body
+    assert harness.reactions(command) == ["eyes", "+1"]
+
+
+async def test_github_refusal_is_reported_not_silent(harness):
+    await harness.merge()
+    harness.sandbox.add_faults([{"method": "POST", "path": f"/repos/{REPO}/issues/{PR}/labels", "status": 422, "times": 1}])
+    command = await harness.comment(MAINTAINER, "/prguide label add docs")
+    (reply,) = harness.replies()
+    assert "Changing the labels failed: GitHub refused the change (422" in reply.body
+    assert harness.reactions(command) == ["eyes", "confused"]
+    # The guide does not claim a label GitHub refused.
+    assert "docs" not in harness.labels()
+    assert parse_marker(harness.guide().body).human_added == ()
+    assert harness.app[STATE].store.counts()["done"] == 2
