@@ -7,13 +7,10 @@ request log. Jobs are awaited with the worker pool's ``wait_idle()``.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
 import logging
 import time
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -143,8 +140,9 @@ async def test_merged_pull_request_gets_one_comment_and_its_labels(harness, webh
     (record,) = [r for r in caplog.records if r.name == "prguide.jobs"]
     assert (record.delivery, record.repository, record.number, record.outcome) == ("m-1", REPO, SMALL_PR, "created")
     assert record.installation == 1
-    files_reviews_comments_config_list_labels_create = 7
-    assert files_reviews_comments_config_list_labels_create <= record.api_calls <= 7 + len(expected.labels)
+    # files, reviews, review comments, config file, comment list, add labels, create comment;
+    # plus, the first time a label appears in a repository, one call to give it its colour.
+    assert 7 <= record.api_calls <= 7 + len(expected.labels)
     assert record.duration_ms > 0
     assert SECRET not in caplog.text
 
