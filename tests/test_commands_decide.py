@@ -162,3 +162,56 @@ def test_role_is_looked_up_only_when_it_matters(body, is_author, expected):
 
 def test_author_relabel_needs_no_lookup_when_authors_may():
     assert needs_role(parse_commands("/prguide label add x"), is_author=True, authors_relabel=True) is False
+
+
+# ----- reading the webhook payload ----------------------------------------------------
+
+from bot.commands.handler import comment_facts, ignore_reason  # noqa: E402
+
+
+def comment_payload(body="/prguide help", *, user=None, sender=None, pr=True, action="created", before=None, merged_at="2024-05-01T10:00:00Z", state="closed"):
+    user = user or {"login": "alice", "type": "User"}
+    payload = {
+        "action": action,
+        "issue": {"number": 7, "state": state, "user": {"login": "alice", "type": "User"}},
+        "comment": {"id": 99, "body": body, "user": user},
+        "sender": sender or user,
+        "repository": {"full_name": "o/r", "default_branch": "main", "private": False},
+    }
+    if pr:
+        payload["issue"]["pull_request"] = {"url": "u", "merged_at": merged_at}
+    if before is not None:
+        payload["changes"] = {"body": {"from": before}}
+    return payload
+
+
+IGNORED = [
+    ("an issue, not a pull request", comment_payload(pr=False), "not a pull request"),
+    ("a bot's comment", comment_payload(user={"login": "dependabot[bot]", "type": "Bot"}), "written by a bot"),
+    ("a [bot] login without the type", comment_payload(user={"login": "prguide[bot]", "type": "User"}), "written by a bot"),
+    ("edited by a bot", comment_payload(sender={"login": "prguide[bot]", "type": "Bot"}), "written by a bot"),
+    ("prguide's marker", comment_payload("<!-- prguide:v1 {} -->\n/prguide refresh"), "no commands"),
+    ("no prefix at all", comment_payload("LGTM"), "no commands"),
+    ("edit that kept the body", comment_payload(action="edited"), "the comment's text did not change"),
+]
+
+
+@pytest.mark.parametrize("payload, reason", [c[1:] for c in IGNORED], ids=[c[0] for c in IGNORED])
+def test_comments_that_carry_no_commands_are_not_queued(payload, reason):
+    assert ignore_reason(payload) == reason
+
+
+def test_command_comments_are_queued():
+    assert ignore_reason(comment_payload()) is None
+    assert ignore_reason(comment_payload("@prguide why")) is None
+    assert ignore_reason(comment_payload(action="edited", before="")) is None
+
+
+def test_comment_facts_read_the_pull_request_state_and_the_editor():
+    facts = comment_facts(comment_payload(action="edited", before="old", sender={"login": "mo", "type": "User"}))
+    assert (facts.repository, facts.number, facts.comment_id) == ("o/r", 7, 99)
+    assert (facts.actor, facts.author, facts.before, facts.edited) == ("mo", "alice", "old", True)
+    assert facts.pull == PullState(merged=True, open=False)
+    assert facts.private is False
+    open_pr = comment_facts(comment_payload(merged_at=None, state="open"))
+    assert open_pr.pull == PullState(merged=False, open=True)

@@ -111,7 +111,7 @@ def ignore_reason(payload: Mapping[str, Any]) -> str | None:
     body = comment.get("body")
     if not isinstance(body, str) or has_marker(body):
         return "no commands"
-    if payload.get("action") == "edited" and not _previous_body(payload):
+    if payload.get("action") == "edited" and _previous_body(payload) is None:
         return "the comment's text did not change"
     if "/prguide" not in body.lower() and "@" not in body:
         return "no commands"
