@@ -145,6 +145,12 @@ def test_missing_id_uses_the_rule_position():
     ) == ["rules.yml:4: rule #2: missing 'id'"]
 
 
+def test_yaml_booleans_as_ids_are_explained():
+    assert problems_of("rules:\n  - id: off\n    skip: true\n") == [
+        "rules.yml:2: rule #1: 'id' must be text, but YAML reads yes/no/on/off/true/false as true or false; put the id in quotes"
+    ]
+
+
 def test_rule_without_effect_and_impossible_bounds():
     assert problems_of(
         """\

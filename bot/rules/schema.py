@@ -193,10 +193,13 @@ def _rule(node: Any, index: int, line: int, out: RuleFile) -> Rule | None:
         return None
     rid = node.get("id")
     good_id = isinstance(rid, str) and bool(_ID.match(rid))
-    chk = _Checker(out, rid if good_id else (str(rid) if isinstance(rid, (str, int)) and rid != "" else f"#{index + 1}"))
+    shown = rid if isinstance(rid, str) and rid.strip() else f"#{index + 1}"
+    chk = _Checker(out, shown)
     before = len(out.problems)
     if "id" not in node:
         chk.problem(node.line, "missing 'id'")
+    elif isinstance(rid, bool):
+        chk.problem(node.line_of("id"), "'id' must be text, but YAML reads yes/no/on/off/true/false as true or false; put the id in quotes")
     elif not good_id:
         chk.problem(node.line_of("id"), "'id' must be text of letters, digits and - _ . / (starting with a letter or digit)")
     chk.unknown_keys(node, RULE_KEYS, "")
