@@ -284,3 +284,15 @@ def test_real_pr_7373_config_dataclass_fields(load_bundle_json):
     f = facts(config["patch"])
     assert "HybridRolloutSwitchConfig.enable_switch" in f.fields_added
     assert "HybridRolloutSwitchConfig" in names(f.definitions_added)
+
+
+def test_docstring_edit_touches_its_function():
+    patch = '''@@ -1,6 +1,6 @@
+ def run(config):
+     """Run the job.
+ 
+-    Old wording.
++    New wording.
+     """
+'''
+    assert facts(patch).symbols_touched == ("run",)

@@ -74,7 +74,7 @@ def _finish(events: list[tuple[str, Sequence[_Entry], str, int]], steps: list[in
 
 
 _YAML_KEY = re.compile(
-    r"""(?:"((?:[^"\\]|\\.)*)"|'((?:[^']|'')*)'|([^\s#'"{}\[\],&*!|>%@`][^:#]*?))\s*:(?:\s+(.*))?$"""
+    r"""(?:"((?:[^"\\]|\\.){0,200})"|'((?:[^']|''){0,200})'|([^\s#'"{}\[\],&*!|>%@`][^:#]{0,200}?))\s*:(?:\s+(.*))?$"""
 )
 _YAML_BLOCK = re.compile(r"[|>][-+0-9]*\s*(?:#.*)?$")
 
@@ -226,7 +226,7 @@ def json_keys(hunks: Iterable[Hunk]) -> KeyChanges:
 
 _TOML_TABLE = re.compile(r"\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
 _TOML_KEY = re.compile(r"""((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=\s*(.*)$""")
-_INI_KEY = re.compile(r"([^=:\s\[;#][^=:]*?)\s*[=:]\s*(.*)$")
+_INI_KEY = re.compile(r"([^=:\s\[;#][^=:]{0,200}?)\s*[=:]\s*(.*)$")
 
 
 @dataclass(slots=True)

@@ -368,14 +368,14 @@ def _yarn_lock_version(text: str) -> str | None:
 
 # --- go.mod, Dockerfiles, submodules -------------------------------------------------------
 
-_GO_REQUIRE = re.compile(r"(?:require\s+)?([A-Za-z0-9][\w.~-]*\.[\w.~/-]+)\s+(v\d[\w.+-]*)")
+_GO_REQUIRE = re.compile(r"(?:require\s+)?([A-Za-z0-9][\w.~/-]*)\s+(v\d[\w.+-]*)")
 
 
 def _go_mod(hunks: Iterable[Hunk]) -> dict[str, _Side]:
     sides = _new_sides()
     for side, text in _changed_lines(hunks):
         m = _GO_REQUIRE.match(text.strip())
-        if m is not None:
+        if m is not None and "." in m.group(1):
             _record(sides, side, "", m.group(1), m.group(2), python=False)
     return sides
 

@@ -392,9 +392,14 @@ def language_of(path: str, first_line: str | None = None) -> str | None:
     return language
 
 
+_SUBMODULE_PATCH = re.compile(r"@@ [^\n]*@@[^\n]*\n(?:[-+]Subproject commit [0-9a-f]{7,64}(?:-dirty)?(?:\n|$)){1,2}")
+
+
 def is_submodule_patch(patch: str | None) -> bool:
-    """True when a patch only moves a git submodule pointer (``Subproject commit <sha>``)."""
-    return bool(patch) and "Subproject commit " in patch[:400] and patch.count("\n") <= 4
+    """True when a patch only moves a git submodule pointer (``Subproject commit <sha>`` lines)."""
+    if not patch or len(patch) >= 300:
+        return False
+    return _SUBMODULE_PATCH.fullmatch(patch) is not None
 
 
 def looks_binary(path: str, *, status: str, patch: str | None, changes: int) -> bool:

@@ -44,11 +44,13 @@ _FIELD_SKIP_ENDS = (",", ":", "(", "[", "{", "\\")
 _VERSION_CHECK = re.compile(
     r"version\.parse\(|\bVersion\(|\bparse_version\(|sys\.version_info|__version__\s*[<>!=]=?"
     r"|[<>!=]=?\s*[\w.]*__version__|\bis_version_(?:ge|gt|le|lt|greater|less|at_least)\w*\("
-    r"|\b\w*version\w*(?:\(\))?\s*[<>]=?\s*['\"(\d]"
+    r"|\b\w{0,40}version\w{0,40}(?:\(\))?\s*[<>]=?\s*['\"(\d]"
 )
 _SHIM_TEXT_LIMIT = 160
+#: Longer lines are data, not declarations; skipping them keeps the regexes linear.
+_MAX_LINE = 400
 
-_SKIP, _COMMENT, _CODE, _DEFLINE = range(4)
+_SKIP, _STRING, _COMMENT, _CODE, _DEFLINE = range(5)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +96,7 @@ class _Side:
         if self.quote:
             if self.quote in text and text.count(self.quote) % 2 == 1:
                 self.quote = ""
-            return _SKIP, 0, ""
+            return _STRING, 0, ""
         stripped = text.lstrip()
         if not stripped:
             return _SKIP, 0, ""
@@ -151,7 +153,7 @@ def _field_name(side: _Side, stripped: str) -> str | None:
     stack = side.stack
     if not stack or not stack[-1].is_class or stack[-1].nested:
         return None
-    if stripped.endswith(_FIELD_SKIP_ENDS) or ":" not in stripped:
+    if stripped.endswith(_FIELD_SKIP_ENDS) or ":" not in stripped or len(stripped) > _MAX_LINE:
         return None
     m = _FIELD.fullmatch(stripped)
     if m is None or keyword.iskeyword(m.group(1)) or not _ANNOTATION.fullmatch(m.group(2)):
@@ -168,7 +170,7 @@ def _shims_of(side: _Side, stripped: str, added: bool, out: dict[str, None]) -> 
     if stripped.startswith("try:"):
         side.last_import = ""
         return
-    if not added:
+    if not added or len(stripped) > _MAX_LINE:
         return
     if stripped.startswith("except") and ("ImportError" in stripped or "ModuleNotFoundError" in stripped):
         out[_shim_text("import fallback", side.last_import or stripped)] = None
@@ -213,6 +215,10 @@ def analyse_python(hunks: Iterable[Hunk]) -> PythonFacts:
             if what == _SKIP:
                 continue
             stack = side.stack
+            if what == _STRING:
+                if stack:
+                    touched[stack[-1].symbol] = None  # an edited docstring or multi-line string
+                continue
             if what == _COMMENT:
                 if stack and indent > stack[-1].indent:
                     touched[stack[-1].symbol] = None

@@ -1,5 +1,5 @@
 """Definitions touched in files that are not Python: C/C++/CUDA, Go, Rust, JavaScript,
-TypeScript, shell, Java/Kotlin.
+TypeScript, shell, Java/Kotlin/C#.
 
 Two sources, both line-based: the hunk header's section text (git's "function name"
 for the hunk, usually the enclosing function) and definition lines among the added and
@@ -81,7 +81,6 @@ _BY_LANGUAGE: dict[str, tuple[_Matcher, ...]] = {
     "shell": _SHELL,
     "java": _JAVA,
     "kotlin": _JAVA,
-    "scala": _JAVA,
     "csharp": _JAVA,
 }
 
@@ -97,7 +96,6 @@ _HINTS: dict[str, tuple[str, ...]] = {
     "shell": ("()", "function "),
     "java": ("(", "class ", "interface ", "enum ", "record ", "object "),
     "kotlin": ("fun ", "class ", "interface ", "object "),
-    "scala": ("def ", "class ", "object ", "trait "),
     "csharp": ("(", "class ", "interface ", "enum ", "record "),
 }
 
