@@ -49,8 +49,13 @@ def load_yaml(text: str, source: str) -> tuple[Any, list[Problem]]:
     syntax error; ``problems`` holds the syntax error (with PyYAML's line) and any
     duplicate keys, which plain ``yaml.safe_load`` would silently let the last win.
     """
-    loader = yaml.SafeLoader(text)
     problems: list[Problem] = []
+    try:
+        loader = yaml.SafeLoader(text)
+    except yaml.reader.ReaderError as exc:  # a control character, before any parsing
+        line = text[: max(exc.position, 0)].count("\n") + 1
+        problems.append(Problem(source, line, f"YAML error: control character #x{exc.character:04x} is not allowed"))
+        return None, problems
     try:
         node = loader.get_single_node()
         if node is None:

@@ -1,0 +1,165 @@
+"""Rules cannot hang or crash the bot: regex time limits, backtracking checks, fuzzed rule files, glob equivalence."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from wcmatch import glob as wcglob
+
+import regex
+from bot.analysis.model import DiffAnalysis, FileAnalysis
+from bot.rules import RuleError, parse_rules
+from bot.rules.corpus import MAX_LINE_CHARS, LineCorpus
+from bot.rules.globs import GLOB_FLAGS, FileIndex, GlobProblem, compile_glob
+from bot.rules.safe_regex import RULE_FLAGS, Budget, nested_repetition
+from bot.rules.schema import CONDITION_KEYS, EFFECT_KEYS
+from bot.snapshot import PullRequestSnapshot
+
+CATASTROPHIC = regex.compile(r"(a+)+$", RULE_FLAGS)  # compiled directly: the loader would refuse it
+
+
+def test_catastrophic_regex_on_a_huge_input_returns_no_match():
+    budget = Budget(0.05)
+    assert budget.search(CATASTROPHIC, "a" * 100_000 + "!") is None
+    assert budget.timed_out
+    assert budget.search(regex.compile("a"), "a") is None  # a spent budget answers nothing more
+
+
+def test_catastrophic_regex_in_a_line_corpus_stops_and_says_so():
+    corpus = LineCorpus([["a" * 1000 + "!"], ["b"]])
+    budget = Budget(0.05)
+    assert corpus.search(CATASTROPHIC, budget) == []
+    assert budget.timed_out
+
+
+def test_timeout_in_a_rule_is_a_no_match_reported_in_warnings_and_reasons():
+    # (a|aa)+ passes the load-time check (each alternative holds a literal) yet backtracks exponentially.
+    rules = parse_rules(
+        "rules:\n"
+        "  - id: slow\n"
+        "    any:\n"
+        "      - added: '(a|aa)+$'\n"
+        "      - files: 'x.py'\n"
+        "    labels: [slow]\n"
+        "  - id: only-slow\n"
+        "    added: '(a|aa)+$'\n"
+        "    labels: [never]\n",
+        "r.yml",
+    )
+    snapshot = PullRequestSnapshot(repository="o/r", number=1, title="t")
+    analysis = DiffAnalysis((FileAnalysis("x.py", "modified", "source", added_lines=("a" * 200 + "!",)),))
+    result = rules.run(snapshot, analysis)
+    assert [h.rule_id for h in result.hits] == ["slow"]
+    note = 'added lines regex "(a|aa)+$" ran out of time (0.1 s) and counts as no match'
+    assert result.hits[0].reasons[0] == note
+    assert list(result.warnings) == [note, note]
+
+
+def test_lines_are_cut_to_the_limit():
+    corpus = LineCorpus([["x" * (MAX_LINE_CHARS + 50) + "needle"]])
+    assert corpus.search(regex.compile("needle"), Budget()) == []
+    assert corpus.truncated
+
+
+def test_line_corpus_reports_each_matching_file_once_by_default():
+    corpus = LineCorpus([["foo", "foo again"], [], ["bar", "foo"]])
+    found = corpus.search(regex.compile("foo"), Budget())
+    assert [(m.file, m.line) for m in found] == [(0, "foo"), (2, "foo")]
+    every = corpus.search(regex.compile("foo"), Budget(), per_file=None)
+    assert [(m.file, m.line) for m in every] == [(0, "foo"), (0, "foo again"), (2, "foo")]
+    assert [m.file for m in corpus.search(regex.compile("foo"), Budget(), files=frozenset({2}))] == [2]
+
+
+def test_nested_repetition_detection():
+    risky = [r"(a+)+$", r"(\w+\s*)*", r"(a*b*)*", r"(.*)*x", r"x(?:y(a+)+)", r"(?P<n>a|b+)*", r"(a{1,})+"]
+    safe = [
+        r"^\s*(?:\[[^\]]*\]\s*)*fix(?:\([^)]*\))?!?\s*:",
+        r"(?:\w+,)*",
+        r"(?>a+)+",
+        r"(a+)++",
+        r"a+b+",
+        r"\((a+)\)+",
+        r"[(]a+[)]+",
+    ]
+    assert [p for p in risky if not nested_repetition(p)] == []
+    assert [p for p in safe if nested_repetition(p)] == []
+
+
+# --- fuzzing the validator ------------------------------------------------------------------------------
+
+_KEYS = st.sampled_from([*CONDITION_KEYS, *EFFECT_KEYS, "id", "description", "enabled", "any", "all", "exclude", "regex", "en", "zh", "x"])
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-20, 20),
+    st.sampled_from(["docs/**", "(a+)+", "^fix", "{scope}", "{", "test", "feature", "[x", "**/*.md", "/abs", ""]),
+    st.text(max_size=8),
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_KEYS, inner, max_size=4)),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.dictionaries(_KEYS, _VALUES, max_size=6), max_size=4), st.dictionaries(_KEYS, _VALUES, max_size=2))
+def test_random_rule_files_only_ever_raise_rule_error(rules, extra):
+    text = yaml.safe_dump({"rules": rules, **{str(k): v for k, v in extra.items()}}, allow_unicode=True)
+    try:
+        loaded = parse_rules(text, "fuzz.yml")
+    except RuleError as exc:
+        assert exc.problems and all(p.file == "fuzz.yml" and p.line >= 1 for p in exc.problems)
+        return
+    snapshot = PullRequestSnapshot(repository="o/r", number=1, title="[a, b] fix: x", body="body")
+    analysis = DiffAnalysis((FileAnalysis("docs/a.md", "modified", "docs", additions=3, added_lines=("test",)),))
+    assert isinstance(loaded.run(snapshot, analysis).hits, tuple)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=200))
+def test_random_text_only_ever_raises_rule_error(text):
+    try:
+        parse_rules(text, "fuzz.yml")
+    except RuleError as exc:
+        assert exc.problems
+
+
+def test_control_characters_are_a_problem_with_a_line():
+    with pytest.raises(RuleError) as info:
+        parse_rules("rules:\n  - id: a\x1f\n", "c.yml")
+    assert [str(p) for p in info.value.problems] == ["c.yml:2: YAML error: control character #x001f is not allowed"]
+
+
+# --- globs agree with wcmatch ---------------------------------------------------------------------------
+
+_SEGMENTS = st.sampled_from(["a", "b", "ab", ".a", "docs", "x.md", "x.py", ".github", "test_x.py", "a.b"])
+_PATHS = st.lists(_SEGMENTS, min_size=1, max_size=4).map("/".join)
+_TOKENS = st.sampled_from(["**", "*", "?", "a", "b", ".", "/", "docs", "x", ".md", ".py", "[ab]", "{a,b}", "test_", ".github"])
+_GLOBS = st.lists(_TOKENS, min_size=1, max_size=6).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_GLOBS, st.lists(_PATHS, min_size=1, max_size=12, unique=True))
+def test_file_index_matches_exactly_what_wcmatch_matches(pattern, paths):
+    try:
+        glob = compile_glob(pattern)
+    except GlobProblem:
+        assume(False)
+    index = FileIndex(paths)
+    mine = {paths[i] for i in index.match(glob)}
+    expected = {p for p in paths if wcglob.globmatch(p, pattern, flags=GLOB_FLAGS)}
+    assert mine == expected
+
+
+def test_file_index_on_many_files_agrees_with_wcmatch():
+    paths = [f"{top}/{mid}/file_{i}.{ext}" for i, (top, mid, ext) in enumerate(
+        (t, m, e) for t in ("verl", "docs", "tests", ".github") for m in ("megatron", "fsdp", "a/b", "workflows") for e in ("py", "md", "yml")
+    )] * 1
+    paths += [f"verl/models/mcore/m{i}.py" for i in range(200)]
+    index = FileIndex(paths)
+    for pattern in ("verl/**/megatron/**", "**/*.md", ".github/**", "**/workflows/**", "tests/**/*fsdp*", "verl/models/mcore/m1*.py", "**/file_1.py"):
+        mine = {paths[i] for i in index.match(compile_glob(pattern))}
+        assert mine == {p for p in paths if wcglob.globmatch(p, pattern, flags=GLOB_FLAGS)}, pattern
