@@ -23,6 +23,8 @@ from bot.snapshot import PullRequestSnapshot
 MAX_FOCUS = 7
 MAX_PER_FILE = 2
 MAX_NAMES = 3
+#: A rule's own note ranks with new config keys: above "largest change", below removed code.
+RULE_NOTE_WEIGHT = 75
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,9 +81,12 @@ class FollowUp:
 def focus_points(analysis: DiffAnalysis, hits: tuple[RuleHit, ...], review: ReviewSummary) -> tuple[FocusPoint, ...]:
     """The ranked focus points, at most :data:`MAX_FOCUS`, at most two per file."""
     candidates: list[FocusPoint] = []
-    for order, hit in enumerate(hits):
-        for note in hit.focus:
-            candidates.append(FocusPoint(note.file, note.symbol, text=note.text, weight=1000 - order))
+    for hit in hits:
+        # One point per rule: a rule that matched twelve files says the same thing twelve times.
+        if hit.focus:
+            note = hit.focus[0]
+            more = {"similar": len(hit.focus) - 1} if len(hit.focus) > 1 else {}
+            candidates.append(FocusPoint(note.file, note.symbol, params=more, text=note.text, weight=RULE_NOTE_WEIGHT))
     for f in analysis.files:
         candidates.extend(_file_points(f))
     for thread in review.threads[:2]:
@@ -98,9 +103,10 @@ def focus_points(analysis: DiffAnalysis, hits: tuple[RuleHit, ...], review: Revi
     candidates.sort(key=lambda p: -p.weight)
     chosen: list[FocusPoint] = []
     per_file: dict[str | None, int] = defaultdict(int)
-    seen: set[tuple[str | None, str | None, str | None]] = set()
+    seen: set[tuple[str | None, str | None]] = set()
     for point in candidates:
-        ident = (point.file, point.symbol, point.key or next(iter(point.text.values()), None))
+        # The same file and symbol said twice (a rule's note and a built-in point) is one point.
+        ident = (point.file, point.symbol) if point.symbol else (point.file, point.key or next(iter(point.text.values()), None))
         if ident in seen or (point.file and per_file[point.file] >= MAX_PER_FILE):
             continue
         seen.add(ident)

@@ -37,6 +37,7 @@ MAX_COMMENT_CHARS = 60_000
 _SCOPES = re.compile(r"^\s*(?:\[[^\]]*\]\s*)+:?\s*")
 _CONVENTIONAL = re.compile(r"^\s*[A-Za-z-]+(?:\([^)]*\))?!?:\s*")
 _PR_SUFFIX = re.compile(r"\s*\(#\d+\)\s*$")
+_LOCK_FILE = re.compile(r"(^|/)[^/]*[.-]lock(\.json|\.yaml)?$|(^|/)(go\.sum|Gemfile\.lock|composer\.lock)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,7 +200,12 @@ def _top_factors(c: Classification, lang: str) -> str:
 def _focus_line(point: FocusPoint, lang: str) -> str:
     where = sanitize.code(point.file) if point.file else ""
     if point.text:
-        reason = sanitize.neutralize(sanitize.one_line(point.text.get(lang) or next(iter(point.text.values())), 300))
+        note = sanitize.one_line(point.text.get(lang) or next(iter(point.text.values())), 300)
+        reason = sanitize.neutralize(note)
+        if point.params.get("similar"):
+            reason += t("focus.similar", lang, {"count": point.params["similar"]})
+        if point.file and point.file in note:
+            return reason  # the rule's note already names its file
     else:
         reason = t(point.key or "focus.largest", lang, point.params)
     return f"{where} — {reason}" if where else reason
@@ -295,7 +301,7 @@ def _dep_lines(analysis: DiffAnalysis, lang: str) -> list[str]:
         for d in f.dependency_changes:
             key = f"deps.{d.action}" if d.action in ("added", "removed", "changed") else "deps.changed"
             lines.append(t(key, lang, {"name": d.name, "old": d.old_spec, "new": d.new_spec, "file": d.file or f.path}))
-    locks = [f.path for f in analysis.files if f.kind == "generated" and f.changes]
+    locks = [f.path for f in analysis.files if f.kind == "generated" and f.changes and _LOCK_FILE.search(f.path)]
     if locks:
         lines.append(t("deps.lock", lang, {"count": len(locks), "names": tuple(locks[:3])}))
     return lines[:15]

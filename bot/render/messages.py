@@ -93,6 +93,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "focus.largest": {"en": "+{additions}/−{deletions} lines here", "zh": "此处 +{additions}/−{deletions} 行"},
     "focus.largest_symbols": {"en": "+{additions}/−{deletions} lines, in {names}", "zh": "+{additions}/−{deletions} 行，涉及 {names}"},
     "focus.tests": {"en": "tests {names} show the intended behaviour: read them first", "zh": "测试 {names} 说明了预期行为，建议先读"},
+    "focus.similar": {"en": " (and {count} more like it)", "zh": "（另有 {count} 处类似）"},
     "focus.thread": {"en": "most discussed in review ({comments} comments by {people})", "zh": "评审中讨论最多（{people} 共 {comments} 条评论）"},
     # what changed
     "changed.area": {"en": "Area", "zh": "领域"},
@@ -131,6 +132,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "deps.removed": {"en": "{name} removed ({file})", "zh": "移除 {name}（{file}）"},
     "deps.changed": {"en": "{name} {old} → {new} ({file})", "zh": "{name} {old} → {new}（{file}）"},
     "deps.lock": {"en": "{count} lock files regenerated: {names}", "zh": "重新生成了 {count} 个锁文件：{names}"},
+    "deps.lock.one": {"en": "lock file regenerated: {names}", "zh": "重新生成了锁文件：{names}"},
     # review
     "review.none": {"en": "No review discussion was recorded for this PR.", "zh": "此 PR 没有记录到评审讨论。"},
     "review.reviewers": {"en": "Reviewers: {reviewers}.", "zh": "评审人：{reviewers}。"},
