@@ -485,7 +485,7 @@ def dependency_changes(path: str, hunks: Sequence[Hunk]) -> tuple[DependencyChan
         return ()
     name = posixpath.basename(path).lower()
     sides: dict[str, _Side] | None = None
-    if name.endswith((".txt", ".in")) and (name.startswith(("requirements", "constraints")) or "/requirements/" in path):
+    if name.endswith((".txt", ".in")) and (name.startswith(("requirements", "constraints")) or "/requirements/" in f"/{path}"):
         sides = _requirements(hunks)
     elif name in ("pyproject.toml", "cargo.toml", "pipfile"):
         sides = _toml_manifest(hunks)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import keyword
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from bot.analysis.model import Definition
@@ -58,7 +58,9 @@ class PythonFacts:
     """The facts :func:`analyse_python` finds in one Python file's hunks.
 
     Definitions and fields are qualified names; ``*_changed`` are names present on both
-    sides of the diff (moved or edited).
+    sides of the diff (moved or edited). Each shim is one line of added code prefixed
+    with what it is: ``import fallback: <the import guarded>``, ``hasattr check: ...``
+    or ``version check: ...`` (cut to 160 characters).
     """
 
     symbols_touched: tuple[str, ...] = ()
@@ -180,7 +182,7 @@ def _shims_of(side: _Side, stripped: str, added: bool, out: dict[str, None]) -> 
         out[_shim_text("version check", stripped)] = None
 
 
-def _pair(old: dict[str, object], new: dict[str, object]) -> tuple[list[str], list[str], list[str]]:
+def _pair(old: Mapping[str, object], new: Mapping[str, object]) -> tuple[list[str], list[str], list[str]]:
     added = [n for n in new if n not in old]
     removed = [n for n in old if n not in new]
     changed = [n for n in new if n in old]
@@ -238,10 +240,9 @@ def analyse_python(hunks: Iterable[Hunk]) -> PythonFacts:
             field = _field_name(side, stripped)
             if field is not None:
                 (new_fields if kind == ADDED else old_fields)[field] = None
-            if kind == ADDED or kind == REMOVED:
-                _shims_of(side, stripped, kind == ADDED, shims)
-    added, removed, modified = _pair(old_defs, new_defs)  # type: ignore[arg-type]
-    f_added, f_removed, f_changed = _pair(old_fields, new_fields)  # type: ignore[arg-type]
+            _shims_of(side, stripped, kind == ADDED, shims)
+    added, removed, modified = _pair(old_defs, new_defs)
+    f_added, f_removed, f_changed = _pair(old_fields, new_fields)
     definitions_added = tuple(new_defs[n] for n in added)
     tests = tuple(
         d.name
