@@ -38,8 +38,19 @@ def labels(found) -> set[str]:
 
 @pytest.mark.parametrize(
     ("lines", "label"),
-    [(0, "size/XS"), (9, "size/XS"), (10, "size/S"), (29, "size/S"), (30, "size/M"), (99, "size/M"),
-     (100, "size/L"), (499, "size/L"), (500, "size/XL"), (999, "size/XL"), (1000, "size/XXL")],
+    [
+        (0, "size/XS"),
+        (9, "size/XS"),
+        (10, "size/S"),
+        (29, "size/S"),
+        (30, "size/M"),
+        (99, "size/M"),
+        (100, "size/L"),
+        (499, "size/L"),
+        (500, "size/XL"),
+        (999, "size/XL"),
+        (1000, "size/XXL"),
+    ],
 )
 def test_size_labels(defaults, lines, label):
     found = run(defaults, src(adds=lines), src("uv.lock", adds=50_000, kind="generated"))
@@ -155,14 +166,20 @@ def test_verl_scopes_and_paths_give_areas(verl):
 def test_verl_config_keys_get_focus_notes(verl):
     config = src("verl/trainer/config/actor/actor.yaml", kind="config", config_keys_added=("actor.profiler.enable",))
     hit = run(verl, config, title="[perf] feat: x")["area-config"]
-    assert hit.focus[0].text["en"].startswith("`actor.profiler.enable` in `verl/trainer/config/actor/actor.yaml` is a user-facing option")
+    assert (
+        hit.focus[0]
+        .text["en"]
+        .startswith("`actor.profiler.enable` in `verl/trainer/config/actor/actor.yaml` is a user-facing option")
+    )
 
 
 def _corpus_results(corpus_dir, rules):
     out = {}
     for path in sorted(corpus_dir.glob("*.json")):
         bundle = json.loads(path.read_text(encoding="utf-8"))
-        snapshot = PullRequestSnapshot.from_github(bundle["pull"], bundle["files"], bundle["reviews"], bundle["review_comments"])
+        snapshot = PullRequestSnapshot.from_github(
+            bundle["pull"], bundle["files"], bundle["reviews"], bundle["review_comments"]
+        )
         out[snapshot.number] = rules.run(snapshot, analyse(snapshot))
     return out
 

@@ -226,7 +226,9 @@ def test_all_problems_of_a_file_are_reported_in_line_order():
 
 def test_duplicate_id_names_both_places(tmp_path: Path):
     (tmp_path / "a.yml").write_text("rules:\n  - id: same\n    labels: [a]\n", encoding="utf-8")
-    (tmp_path / "b.yml").write_text("rules:\n  - id: other\n    labels: [b]\n  - id: same\n    labels: [c]\n", encoding="utf-8")
+    (tmp_path / "b.yml").write_text(
+        "rules:\n  - id: other\n    labels: [b]\n  - id: same\n    labels: [c]\n", encoding="utf-8"
+    )
     with pytest.raises(RuleError) as info:
         load_rules([tmp_path], defaults=False)
     a, b = tmp_path / "a.yml", tmp_path / "b.yml"
@@ -307,7 +309,9 @@ def test_repository_config_can_disable_and_replace_a_default_rule():
     merged = defaults.merged(repo)
     assert merged.rule("size-xs").source == ".github/prguide.yml:3"
     assert merged.rule_ids.count("size-xs") == 1
-    assert [str(w) for w in merged.warnings] == [".github/prguide.yml:1: disable: there is no rule 'gone-rule' to disable"]
+    assert [str(w) for w in merged.warnings] == [
+        ".github/prguide.yml:1: disable: there is no rule 'gone-rule' to disable"
+    ]
 
 
 def test_merging_a_duplicate_id_without_disabling_is_an_error():
@@ -328,7 +332,8 @@ def test_extra_keys_are_left_to_the_caller():
 
 def test_without_and_disabled_rules():
     rules = parse_rules(
-        "rules:\n  - id: a\n    skip: true\n  - id: b\n    enabled: false\n    skip: true\n  - id: c\n    skip: true\n", "r.yml"
+        "rules:\n  - id: a\n    skip: true\n  - id: b\n    enabled: false\n    skip: true\n  - id: c\n    skip: true\n",
+        "r.yml",
     )
     assert rules.rule_ids == ("a", "c")
     assert rules.without(["a"]).rule_ids == ("c",)
@@ -375,7 +380,9 @@ def test_areas_display_and_audience():
 
 def test_empty_file_and_non_mapping():
     assert parse_rules("", "e.yml").rule_ids == ()
-    assert problems_of("- id: a\n", "e.yml") == ["e.yml:1: a rule file must be a mapping with a 'rules:' list, got a list"]
+    assert problems_of("- id: a\n", "e.yml") == [
+        "e.yml:1: a rule file must be a mapping with a 'rules:' list, got a list"
+    ]
     assert problems_of("rules: {id: a}\n", "e.yml") == ["e.yml:1: 'rules' must be a list of rules, got a mapping"]
 
 

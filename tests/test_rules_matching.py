@@ -13,7 +13,15 @@ def fa(path: str, kind: str = "source", adds: int = 1, dels: int = 0, **kw) -> F
     return FileAnalysis(path=path, status=kw.pop("status", "modified"), kind=kind, additions=adds, deletions=dels, **kw)
 
 
-def pr(*files: FileAnalysis, title: str = "change", body: str = "", author: str = "alice", bot: bool = False, base: str = "main", changed_files: int | None = None):
+def pr(
+    *files: FileAnalysis,
+    title: str = "change",
+    body: str = "",
+    author: str = "alice",
+    bot: bool = False,
+    base: str = "main",
+    changed_files: int | None = None,
+):
     snapshot = PullRequestSnapshot(
         repository="o/r",
         number=7,
@@ -40,7 +48,13 @@ def test_files_any_with_reason_and_matched_files():
             files: "verl/models/mcore/**"
             labels: [mcore]
         """,
-        *pr(fa("verl/models/mcore/a.py"), fa("verl/models/mcore/b/c.py"), fa("verl/x.py"), fa("docs/a.md"), fa("README.md")),
+        *pr(
+            fa("verl/models/mcore/a.py"),
+            fa("verl/models/mcore/b/c.py"),
+            fa("verl/x.py"),
+            fa("docs/a.md"),
+            fa("README.md"),
+        ),
     )
     hit = found["mcore"]
     assert hit.labels == ("mcore",)
@@ -153,7 +167,9 @@ def test_added_lines_narrowed_to_matched_files_with_focus_per_file():
     assert hit.focus[0].text["en"] == "`src/a.py` now imports torch"
     assert hit.reasons[-1] == 'added lines match "^import torch" in src/a.py: "import torch"'
     assert "anywhere" in found
-    only_tests = hits(rules, *pr(fa("src/b.py", added_lines=("y",)), fa("tests/t.py", kind="test", added_lines=("import torch",))))
+    only_tests = hits(
+        rules, *pr(fa("src/b.py", added_lines=("y",)), fa("tests/t.py", kind="test", added_lines=("import torch",)))
+    )
     assert "torch-import" not in only_tests
     assert "anywhere" in only_tests
 
@@ -212,9 +228,19 @@ def test_config_keys_focus_one_note_per_key():
             config_keys: '^actor\\.'
             focus: "`{key}` in `{file}`"
         """,
-        *pr(fa("conf/a.yaml", kind="config", config_keys_added=("actor.lr", "critic.lr"), config_keys_removed=("actor.old",))),
+        *pr(
+            fa(
+                "conf/a.yaml",
+                kind="config",
+                config_keys_added=("actor.lr", "critic.lr"),
+                config_keys_removed=("actor.old",),
+            )
+        ),
     )
-    assert [n.text["en"] for n in found["config"].focus] == ["`actor.lr` in `conf/a.yaml`", "`actor.old` in `conf/a.yaml`"]
+    assert [n.text["en"] for n in found["config"].focus] == [
+        "`actor.lr` in `conf/a.yaml`",
+        "`actor.old` in `conf/a.yaml`",
+    ]
 
 
 def test_removed_config_keys_and_dependencies():
@@ -283,7 +309,9 @@ def test_size_bounds_and_file_counts():
             min_files: 3000
             labels: [many]
         """
-    big = hits(rules, *pr(fa("a.py", adds=1200, dels=33), fa("uv.lock", kind="generated", adds=5000), changed_files=3400))
+    big = hits(
+        rules, *pr(fa("a.py", adds=1200, dels=33), fa("uv.lock", kind="generated", adds=5000), changed_files=3400)
+    )
     assert big["huge"].reasons == ("lines changed 1,233 >= 1,000",)
     assert big["many-files"].reasons == ("changed files 3,400 >= 3,000",)
     assert "small" not in big
@@ -376,9 +404,7 @@ def test_skip_disabled_rule_and_rule_without_conditions():
 
 
 def test_long_generated_label_is_dropped_with_a_warning():
-    rules = parse_rules(
-        "rules:\n  - id: s\n    title: '^(?P<what>\\w+)'\n    labels: ['x/{what}']\n", "r.yml"
-    )
+    rules = parse_rules("rules:\n  - id: s\n    title: '^(?P<what>\\w+)'\n    labels: ['x/{what}']\n", "r.yml")
     result = rules.run(*pr(title="a" * 60))
     assert result.hits[0].labels == ()
     assert result.warnings == (f"rule s: label 'x/{'a' * 60}' is longer than 50 characters; not added",)
@@ -390,5 +416,10 @@ def test_analysis_without_files_falls_back_to_the_snapshot_file_list():
     snapshot = PullRequestSnapshot(
         repository="o/r", number=1, title="t", files=(ChangedFile("docs/a.md", additions=3),), changed_files=1
     )
-    found = {h.rule_id: h for h in parse_rules("rules:\n  - id: d\n    files: 'docs/**'\n    labels: [d]\n", "r.yml").evaluate(snapshot, DiffAnalysis())}
+    found = {
+        h.rule_id: h
+        for h in parse_rules("rules:\n  - id: d\n    files: 'docs/**'\n    labels: [d]\n", "r.yml").evaluate(
+            snapshot, DiffAnalysis()
+        )
+    }
     assert found["d"].files == ("docs/a.md",)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
+import regex
 import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from wcmatch import glob as wcglob
 
-import regex
 from bot.analysis.model import DiffAnalysis, FileAnalysis
 from bot.rules import RuleError, parse_rules
 from bot.rules.corpus import MAX_LINE_CHARS, LineCorpus
@@ -89,7 +89,9 @@ def test_nested_repetition_detection():
 
 # --- fuzzing the validator ------------------------------------------------------------------------------
 
-_KEYS = st.sampled_from([*CONDITION_KEYS, *EFFECT_KEYS, "id", "description", "enabled", "any", "all", "exclude", "regex", "en", "zh", "x"])
+_KEYS = st.sampled_from(
+    [*CONDITION_KEYS, *EFFECT_KEYS, "id", "description", "enabled", "any", "all", "exclude", "regex", "en", "zh", "x"]
+)
 _SCALARS = st.one_of(
     st.none(),
     st.booleans(),
@@ -137,7 +139,9 @@ def test_control_characters_are_a_problem_with_a_line():
 
 _SEGMENTS = st.sampled_from(["a", "b", "ab", ".a", "docs", "x.md", "x.py", ".github", "test_x.py", "a.b"])
 _PATHS = st.lists(_SEGMENTS, min_size=1, max_size=4).map("/".join)
-_TOKENS = st.sampled_from(["**", "*", "?", "a", "b", ".", "/", "docs", "x", ".md", ".py", "[ab]", "{a,b}", "test_", ".github"])
+_TOKENS = st.sampled_from(
+    ["**", "*", "?", "a", "b", ".", "/", "docs", "x", ".md", ".py", "[ab]", "{a,b}", "test_", ".github"]
+)
 _GLOBS = st.lists(_TOKENS, min_size=1, max_size=6).map("".join)
 
 
@@ -155,11 +159,25 @@ def test_file_index_matches_exactly_what_wcmatch_matches(pattern, paths):
 
 
 def test_file_index_on_many_files_agrees_with_wcmatch():
-    paths = [f"{top}/{mid}/file_{i}.{ext}" for i, (top, mid, ext) in enumerate(
-        (t, m, e) for t in ("verl", "docs", "tests", ".github") for m in ("megatron", "fsdp", "a/b", "workflows") for e in ("py", "md", "yml")
-    )] * 1
+    paths = [
+        f"{top}/{mid}/file_{i}.{ext}"
+        for i, (top, mid, ext) in enumerate(
+            (t, m, e)
+            for t in ("verl", "docs", "tests", ".github")
+            for m in ("megatron", "fsdp", "a/b", "workflows")
+            for e in ("py", "md", "yml")
+        )
+    ] * 1
     paths += [f"verl/models/mcore/m{i}.py" for i in range(200)]
     index = FileIndex(paths)
-    for pattern in ("verl/**/megatron/**", "**/*.md", ".github/**", "**/workflows/**", "tests/**/*fsdp*", "verl/models/mcore/m1*.py", "**/file_1.py"):
+    for pattern in (
+        "verl/**/megatron/**",
+        "**/*.md",
+        ".github/**",
+        "**/workflows/**",
+        "tests/**/*fsdp*",
+        "verl/models/mcore/m1*.py",
+        "**/file_1.py",
+    ):
         mine = {paths[i] for i in index.match(compile_glob(pattern))}
         assert mine == {p for p in paths if wcglob.globmatch(p, pattern, flags=GLOB_FLAGS)}, pattern

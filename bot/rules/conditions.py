@@ -195,7 +195,9 @@ class LinesCondition:
             if wants_names:
                 pairs = [(h.file, h.line) for h in hits]
                 (state.keys if self.field.endswith("config_keys") else state.symbols).extend(pairs)
-                state.reasons.append(f"{LINE_FIELDS[self.field]} match {_quote(p.text)}: {_names([h.line for h in hits])}")
+                state.reasons.append(
+                    f"{LINE_FIELDS[self.field]} match {_quote(p.text)}: {_names([h.line for h in hits])}"
+                )
             else:
                 first = hits[0]
                 more = "" if len(files) == 1 else f" and {len(files) - 1} more file{'s' if len(files) > 2 else ''}"

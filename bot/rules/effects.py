@@ -45,8 +45,14 @@ class Effects:
     def empty(self) -> bool:
         """True when the rule would change nothing."""
         return not (
-            self.labels or self.areas or self.change_type or self.importance or self.breaking
-            or self.audience or self.focus or self.skip
+            self.labels
+            or self.areas
+            or self.change_type
+            or self.importance
+            or self.breaking
+            or self.audience
+            or self.focus
+            or self.skip
         )
 
 
@@ -70,7 +76,9 @@ def render(effects: Effects, facts: Facts, state: MatchState, *, rule_id: str, m
     labels = []
     for name in _expand(effects.labels, multi):
         if len(name) > MAX_LABEL_CHARS:
-            facts.warnings.append(f"rule {rule_id}: label {name!r} is longer than {MAX_LABEL_CHARS} characters; not added")
+            facts.warnings.append(
+                f"rule {rule_id}: label {name!r} is longer than {MAX_LABEL_CHARS} characters; not added"
+            )
             continue
         labels.append(name)
     single = dict(state.captures)
@@ -99,9 +107,13 @@ def _focus(
         if state.keys:
             units = list(state.keys)
         else:
-            units = [(i, k) for i in files for k in (*facts.files[i].config_keys_removed, *facts.files[i].config_keys_added)]
+            units = [
+                (i, k) for i in files for k in (*facts.files[i].config_keys_removed, *facts.files[i].config_keys_added)
+            ]
     elif "symbol" in fields:
-        units = list(state.symbols) if state.symbols else [(i, s) for i in files for s in facts.files[i].symbols_touched]
+        units = (
+            list(state.symbols) if state.symbols else [(i, s) for i in files for s in facts.files[i].symbols_touched]
+        )
     elif "file" in fields:
         units = [(i, None) for i in files]
     else:

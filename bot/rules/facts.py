@@ -83,7 +83,9 @@ class Facts:
         files = self.analysis.files
         if not files and self.snapshot.files:
             files = tuple(
-                FileAnalysis(path=f.filename, status=f.status, kind="source", additions=f.additions, deletions=f.deletions)
+                FileAnalysis(
+                    path=f.filename, status=f.status, kind="source", additions=f.additions, deletions=f.deletions
+                )
                 for f in self.snapshot.files
             )
             self.analysis = DiffAnalysis(files)
@@ -160,7 +162,9 @@ class Facts:
             _PerFile(
                 self.files,
                 lambda f: list(
-                    dict.fromkeys((*f.config_keys_added, *f.config_keys_removed, *getattr(f, "config_keys_changed", ())))
+                    dict.fromkeys(
+                        (*f.config_keys_added, *f.config_keys_removed, *getattr(f, "config_keys_changed", ()))
+                    )
                 ),
             )
         )

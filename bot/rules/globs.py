@@ -88,7 +88,9 @@ def compile_glob(pattern: object) -> Glob:
     if not pattern.strip():
         raise GlobProblem("empty glob")
     if pattern.startswith("/"):
-        raise GlobProblem(f"glob {pattern!r} starts with '/'; globs are relative to the repository root, write {pattern.lstrip('/')!r}")
+        raise GlobProblem(
+            f"glob {pattern!r} starts with '/'; globs are relative to the repository root, write {pattern.lstrip('/')!r}"
+        )
     if pattern.startswith("!"):
         raise GlobProblem(f"glob {pattern!r} starts with '!'; list files to leave out under 'exclude:' instead")
     try:

@@ -55,7 +55,9 @@ def load_rules(paths: Sequence[str | Path] = (), *, defaults: bool = True) -> Ru
         known = {r.id for r in kept}
         for rid, line in file.disable:
             if rid not in known:
-                problems.append(Problem(file.source, line, f"disable: there is no rule {rid!r} in the files loaded before this one"))
+                problems.append(
+                    Problem(file.source, line, f"disable: there is no rule {rid!r} in the files loaded before this one")
+                )
         kept = [r for r in kept if r.id not in drop]
         problems.extend(duplicate_problems(kept, file.rules))
         kept.extend(file.rules)

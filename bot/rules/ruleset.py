@@ -192,7 +192,9 @@ def duplicate_problems(earlier: Iterable[Rule], later: Iterable[Rule]) -> list[P
     for rule in later:
         first = seen.get(rule.id)
         if first is not None:
-            problems.append(Problem(rule.file, rule.line, f"duplicate rule id (also defined at {first.source})", rule.id))
+            problems.append(
+                Problem(rule.file, rule.line, f"duplicate rule id (also defined at {first.source})", rule.id)
+            )
         else:
             seen[rule.id] = rule
     return problems

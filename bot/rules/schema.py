@@ -35,9 +35,26 @@ from bot.rules.yamlsrc import YList, YMap, line_of
 
 #: Conditions, in the order a rule tests them (cheap first; files before the line conditions they narrow).
 CONDITION_KEYS = (
-    "bots", "authors", "base_branch", "min_lines", "max_lines", "min_files", "max_files", "kinds", "scopes",
-    "title", "body", "files", "any", "added", "removed", "symbols", "removed_definitions", "removed_config_keys",
-    "config_keys", "dependencies",
+    "bots",
+    "authors",
+    "base_branch",
+    "min_lines",
+    "max_lines",
+    "min_files",
+    "max_files",
+    "kinds",
+    "scopes",
+    "title",
+    "body",
+    "files",
+    "any",
+    "added",
+    "removed",
+    "symbols",
+    "removed_definitions",
+    "removed_config_keys",
+    "config_keys",
+    "dependencies",
 )
 EFFECT_KEYS = ("labels", "area", "type", "importance", "breaking", "audience", "focus", "skip")
 RULE_KEYS = ("id", "description", "enabled", *CONDITION_KEYS, *EFFECT_KEYS)
@@ -112,7 +129,8 @@ def suggest(key: object, known: Collection[str]) -> str:
 
 def _kind(value: object) -> str:
     return {str: "text", int: "a number", float: "a number", bool: "true/false", type(None): "nothing"}.get(
-        type(value), "a mapping" if isinstance(value, dict) else "a list" if isinstance(value, list) else type(value).__name__
+        type(value),
+        "a mapping" if isinstance(value, dict) else "a list" if isinstance(value, list) else type(value).__name__,
     )
 
 
@@ -199,9 +217,14 @@ def _rule(node: Any, index: int, line: int, out: RuleFile) -> Rule | None:
     if "id" not in node:
         chk.problem(node.line, "missing 'id'")
     elif isinstance(rid, bool):
-        chk.problem(node.line_of("id"), "'id' must be text, but YAML reads yes/no/on/off/true/false as true or false; put the id in quotes")
+        chk.problem(
+            node.line_of("id"),
+            "'id' must be text, but YAML reads yes/no/on/off/true/false as true or false; put the id in quotes",
+        )
     elif not good_id:
-        chk.problem(node.line_of("id"), "'id' must be text of letters, digits and - _ . / (starting with a letter or digit)")
+        chk.problem(
+            node.line_of("id"), "'id' must be text of letters, digits and - _ . / (starting with a letter or digit)"
+        )
     chk.unknown_keys(node, RULE_KEYS, "")
     description = node.get("description", "")
     if not isinstance(description, str):
@@ -214,7 +237,9 @@ def _rule(node: Any, index: int, line: int, out: RuleFile) -> Rule | None:
     conditions, captures, has_scopes = _conditions(node, chk)
     effects = _effects(node, chk, captures, has_scopes, out)
     if effects.empty and not any(k in node for k in EFFECT_KEYS):
-        chk.problem(node.line, "rule has no effect; give it labels, area, type, importance, breaking, audience, focus or skip")
+        chk.problem(
+            node.line, "rule has no effect; give it labels, area, type, importance, breaking, audience, focus or skip"
+        )
     if len(out.problems) > before or not good_id:
         return None
     return Rule(rid, out.source, node.line, tuple(conditions), effects, description, enabled)
@@ -241,7 +266,9 @@ def _conditions(node: YMap, chk: _Checker, *, prefix: str = "") -> tuple[list[An
         elif key in LINE_FIELDS:
             cond = _lines(key, value, line, chk, what)
         elif key in ("authors", "base_branch", "scopes"):
-            globs = [(text, _simple_glob(text, case=key == "base_branch")) for text, _ in chk.strings(value, line, what)]
+            globs = [
+                (text, _simple_glob(text, case=key == "base_branch")) for text, _ in chk.strings(value, line, what)
+            ]
             if globs:
                 cond = NameCondition(key, tuple(globs))
                 has_scopes |= key == "scopes"
@@ -266,7 +293,10 @@ def _conditions(node: YMap, chk: _Checker, *, prefix: str = "") -> tuple[list[An
     for unit in ("lines", "files"):
         lo, hi = node.get(f"min_{unit}"), node.get(f"max_{unit}")
         if isinstance(lo, int) and isinstance(hi, int) and lo > hi:
-            chk.problem(node.line_of(f"max_{unit}"), f"{prefix}max_{unit} {hi} is below min_{unit} {lo}; no pull request can match")
+            chk.problem(
+                node.line_of(f"max_{unit}"),
+                f"{prefix}max_{unit} {hi} is below min_{unit} {lo}; no pull request can match",
+            )
     return conditions, captures, has_scopes
 
 
@@ -282,9 +312,14 @@ def _any(value: Any, line: int, chk: _Checker, what: str) -> tuple[AnyCondition 
             continue
         for key in group:
             if key in EFFECT_KEYS:
-                chk.problem(group.line_of(key), f"{what}[{i + 1}]: {key!r} is an effect; effects belong to the rule, not inside 'any'")
+                chk.problem(
+                    group.line_of(key),
+                    f"{what}[{i + 1}]: {key!r} is an effect; effects belong to the rule, not inside 'any'",
+                )
             elif key not in CONDITION_KEYS:
-                chk.problem(group.line_of(key), f"{what}[{i + 1}]: unknown condition {key!r}{suggest(key, CONDITION_KEYS)}")
+                chk.problem(
+                    group.line_of(key), f"{what}[{i + 1}]: unknown condition {key!r}{suggest(key, CONDITION_KEYS)}"
+                )
         conds, caps, sc = _conditions(group, chk, prefix=f"{what}[{i + 1}].")
         if conds:
             groups.append(tuple(conds))
@@ -309,7 +344,9 @@ def _files(value: Any, line: int, chk: _Checker, what: str) -> FilesCondition | 
         if "any" not in value and "all" not in value:
             chk.problem(line, f"{what}: give 'any' or 'all' globs")
             return None
-        parts = {k: _globs(value[k], value.line_of(k), chk, f"{what}.{k}") for k in ("any", "all", "exclude") if k in value}
+        parts = {
+            k: _globs(value[k], value.line_of(k), chk, f"{what}.{k}") for k in ("any", "all", "exclude") if k in value
+        }
         if not (parts.get("any") or parts.get("all")):
             return None
         return FilesCondition(**parts)
@@ -333,7 +370,10 @@ def _lines(key: str, value: Any, line: int, chk: _Checker, what: str) -> LinesCo
         chk.unknown_keys(value, ("regex", "in_matched_files"), what)
         narrow = value.get("in_matched_files", True)
         if not isinstance(narrow, bool):
-            chk.problem(value.line_of("in_matched_files"), f"{what}.in_matched_files: expected true or false, got {_kind(narrow)}")
+            chk.problem(
+                value.line_of("in_matched_files"),
+                f"{what}.in_matched_files: expected true or false, got {_kind(narrow)}",
+            )
             narrow = True
         if "regex" not in value:
             chk.problem(line, f"{what}: missing 'regex'")
@@ -350,7 +390,9 @@ def _kinds(value: Any, line: int, chk: _Checker, what: str) -> KindsCondition | 
             if text in KINDS:
                 good.add(text)
             else:
-                chk.problem(item_line, f"{w}: unknown kind {text!r}{suggest(text, KINDS)}; kinds are {', '.join(KINDS)}")
+                chk.problem(
+                    item_line, f"{w}: unknown kind {text!r}{suggest(text, KINDS)}; kinds are {', '.join(KINDS)}"
+                )
         return frozenset(good)
 
     if isinstance(value, YMap):
@@ -399,7 +441,10 @@ def _effects(node: YMap, chk: _Checker, captures: set[str], has_scopes: bool, ou
             chk.problem(line, f"{what}: {exc}")
             return None
         for name in sorted(t.fields - fields):
-            chk.problem(line, f"{what}: unknown placeholder {{{name}}}{suggest(name, fields)}; this rule provides {', '.join(sorted(fields)) or 'none'}")
+            chk.problem(
+                line,
+                f"{what}: unknown placeholder {{{name}}}{suggest(name, fields)}; this rule provides {', '.join(sorted(fields)) or 'none'}",
+            )
             return None
         return t
 
@@ -411,7 +456,10 @@ def _effects(node: YMap, chk: _Checker, captures: set[str], has_scopes: bool, ou
             pairs = []
             for lang in value:
                 if lang not in LANGUAGES:
-                    chk.problem(value.line_of(lang), f"{key}: unknown language {lang!r}{suggest(lang, LANGUAGES)}; use {', '.join(LANGUAGES)}")
+                    chk.problem(
+                        value.line_of(lang),
+                        f"{key}: unknown language {lang!r}{suggest(lang, LANGUAGES)}; use {', '.join(LANGUAGES)}",
+                    )
                 else:
                     pairs.append((lang, value[lang], value.line_of(lang)))
         else:
@@ -436,13 +484,19 @@ def _effects(node: YMap, chk: _Checker, captures: set[str], has_scopes: bool, ou
         if value in CHANGE_TYPES:
             kw["change_type"] = value
         else:
-            chk.problem(node.line_of("type"), f"type: unknown change type {value!r}{suggest(value, CHANGE_TYPES)}; types are {', '.join(CHANGE_TYPES)}")
+            chk.problem(
+                node.line_of("type"),
+                f"type: unknown change type {value!r}{suggest(value, CHANGE_TYPES)}; types are {', '.join(CHANGE_TYPES)}",
+            )
     if "importance" in node:
         value = node["importance"]
         if isinstance(value, int) and not isinstance(value, bool) and -MAX_IMPORTANCE <= value <= MAX_IMPORTANCE:
             kw["importance"] = value
         else:
-            chk.problem(node.line_of("importance"), f"importance: expected a whole number from -{MAX_IMPORTANCE} to {MAX_IMPORTANCE}, got {value!r}")
+            chk.problem(
+                node.line_of("importance"),
+                f"importance: expected a whole number from -{MAX_IMPORTANCE} to {MAX_IMPORTANCE}, got {value!r}",
+            )
     for key in ("breaking", "skip"):
         if key in node:
             if isinstance(node[key], bool):
@@ -476,11 +530,16 @@ def _labels(value: Any, line: int, chk: _Checker) -> None:
         if isinstance(color, int) and not isinstance(color, bool) and len(str(color)) == 6:
             color = str(color)  # YAML reads 000000-style colours as numbers
         if not isinstance(color, str) or not _COLOR.match(color):
-            chk.problem(spec.line_of("color"), f"labels: {name}: color must be 6 hex digits such as 'd73a4a', got {color!r}")
+            chk.problem(
+                spec.line_of("color"), f"labels: {name}: color must be 6 hex digits such as 'd73a4a', got {color!r}"
+            )
             continue
         description = spec.get("description", "")
         if not isinstance(description, str) or len(description) > MAX_DESCRIPTION_CHARS:
-            chk.problem(spec.line_of("description"), f"labels: {name}: description must be text of at most {MAX_DESCRIPTION_CHARS} characters")
+            chk.problem(
+                spec.line_of("description"),
+                f"labels: {name}: description must be text of at most {MAX_DESCRIPTION_CHARS} characters",
+            )
             continue
         try:
             name_t = parse_template(name)
@@ -489,7 +548,10 @@ def _labels(value: Any, line: int, chk: _Checker) -> None:
             chk.problem(name_line, f"labels: {exc}")
             continue
         for extra in sorted(desc_t.fields - name_t.fields):
-            chk.problem(spec.line_of("description"), f"labels: {name}: description uses {{{extra}}}, which the label name does not have")
+            chk.problem(
+                spec.line_of("description"),
+                f"labels: {name}: description uses {{{extra}}}, which the label name does not have",
+            )
         spec_obj = LabelSpec(name, color.lstrip("#").lower(), description)
         if name_t.fields or "*" in name:
             if len("".join(lit for lit, _ in name_t.parts)) > MAX_LABEL_CHARS:
@@ -542,7 +604,13 @@ def _areas(value: Any, line: int, chk: _Checker) -> None:
                     if isinstance(aud[lang], str) and aud[lang].strip():
                         audience[lang] = aud[lang].strip()
                     else:
-                        chk.problem(aud.line_of(lang), f"areas: {area_id}.audience.{lang}: expected text, got {_kind(aud[lang])}")
+                        chk.problem(
+                            aud.line_of(lang),
+                            f"areas: {area_id}.audience.{lang}: expected text, got {_kind(aud[lang])}",
+                        )
         elif aud is not None:
-            chk.problem(spec.line_of("audience"), f"areas: {area_id}.audience: expected text or a mapping of language to text, got {_kind(aud)}")
+            chk.problem(
+                spec.line_of("audience"),
+                f"areas: {area_id}.audience: expected text or a mapping of language to text, got {_kind(aud)}",
+            )
         chk.out.areas[area_id] = Area(area_id, names, audience, chk.out.source, area_line)

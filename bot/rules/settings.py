@@ -60,9 +60,16 @@ def load_settings(path: str | Path | None = None) -> Settings:
                 values["label_color"] = value.lstrip("#").lower()
             except ValueError:
                 problems.append(Problem(source, line, f"label_color: expected 6 hex digits, got {value!r}"))
-        elif key == "max_focus_per_rule" and isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 50:
+        elif (
+            key == "max_focus_per_rule" and isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 50
+        ):
             values["max_focus_per_rule"] = value
-        elif key == "regex_timeout_ms" and isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 10_000:
+        elif (
+            key == "regex_timeout_ms"
+            and isinstance(value, int)
+            and not isinstance(value, bool)
+            and 1 <= value <= 10_000
+        ):
             values["regex_timeout"] = value / 1000
         elif key in _KEYS:
             problems.append(Problem(source, line, f"{key}: invalid value {value!r}"))
