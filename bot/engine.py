@@ -12,7 +12,7 @@ from typing import Any
 
 from bot import ENGINE_VERSION
 from bot.analysis import analyse
-from bot.classify import classify
+from bot.classify import Classification, classify
 from bot.focus import follow_ups, focus_points, review_summary
 from bot.marker import MarkerState
 from bot.render.guide import GuideFacts, describe_factors, describe_focus, render_guide, summary_line
@@ -38,7 +38,7 @@ class Overrides:
         """The overrides remembered in an earlier comment's marker (none when ``state`` is None)."""
         if state is None:
             return cls()
-        return cls(lang=state.lang, labels_added=state.human_added, labels_removed=state.human_removed)
+        return cls(lang=state.human_lang, labels_added=state.human_added, labels_removed=state.human_removed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +60,8 @@ class Guide:
     state: MarkerState
     data: Mapping[str, Any] = field(default_factory=dict)
     skipped: bool = False
+    #: The decisions behind the guide (labels with their rules, factors); ``/prguide why`` words them.
+    classification: Classification | None = field(default=None, compare=False, repr=False)
 
 
 def build_guide(
@@ -100,6 +102,7 @@ def build_guide(
         lang=lang,
         human_added=overrides.labels_added,
         human_removed=overrides.labels_removed,
+        human_lang=overrides.lang,
         engine=ENGINE_VERSION,
     )
     facts = GuideFacts(
@@ -128,6 +131,7 @@ def build_guide(
         state=state,
         data=data,
         skipped=classification.skip,
+        classification=classification,
     )
 
 

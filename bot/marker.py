@@ -22,8 +22,10 @@ class MarkerState:
     """Machine-readable state kept in the comment.
 
     ``rules``: ids of rules that fired; ``labels``: labels prguide itself applied;
-    ``lang``: ``"en"``/``"zh"``; ``human_added``/``human_removed``: labels a maintainer
-    decided with ``/prguide label``, which later refreshes must not undo;
+    ``lang``: the language it was written in; ``human_lang``: the language someone asked
+    for with ``/prguide lang`` (kept across refreshes; otherwise the configured language
+    applies); ``human_added``/``human_removed``: labels a maintainer decided with
+    ``/prguide label``, which later refreshes must not undo;
     ``engine``: the engine version that wrote it.
     """
 
@@ -32,6 +34,7 @@ class MarkerState:
     lang: str = "en"
     human_added: tuple[str, ...] = ()
     human_removed: tuple[str, ...] = ()
+    human_lang: str | None = None
     engine: str = "1"
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -44,6 +47,8 @@ class MarkerState:
             "labels": list(self.labels),
             "human": {"added": list(self.human_added), "removed": list(self.human_removed)},
         }
+        if self.human_lang:
+            data["human"]["lang"] = self.human_lang
         data.update(self.extra)
         return data
 
@@ -58,6 +63,7 @@ class MarkerState:
             lang=str(data.get("lang") or "en"),
             human_added=tuple(str(x) for x in human.get("added") or ()),
             human_removed=tuple(str(x) for x in human.get("removed") or ()),
+            human_lang=str(human["lang"]) if human.get("lang") else None,
             engine=str(data.get("engine") or "1"),
             extra={k: v for k, v in data.items() if k not in known},
         )

@@ -140,8 +140,10 @@ def test_partial_permission_runs_what_is_allowed():
 
 
 def test_remembered_comes_from_the_marker():
-    state = MarkerState(lang="zh", human_added=("a",), human_removed=("b",))
+    state = MarkerState(lang="zh", human_lang="zh", human_added=("a",), human_removed=("b",))
     assert Remembered.from_marker(state) == Remembered("zh", ("a",), ("b",))
+    # A guide written in Chinese because of the repository's config is not a human's choice.
+    assert Remembered.from_marker(MarkerState(lang="zh")).lang is None
     assert Remembered.from_marker(None) == Remembered()
 
 

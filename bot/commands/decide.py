@@ -81,7 +81,7 @@ class Remembered:
         """From a :class:`~bot.marker.MarkerState`, or nothing remembered for ``None``."""
         if state is None:
             return cls()
-        return cls(lang=state.lang, human_added=tuple(state.human_added), human_removed=tuple(state.human_removed))
+        return cls(lang=state.human_lang, human_added=tuple(state.human_added), human_removed=tuple(state.human_removed))
 
 
 # ----- actions --------------------------------------------------------------------

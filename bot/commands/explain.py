@@ -1,44 +1,18 @@
 """``/prguide why``: which rules, conditions and factors gave the labels and the score.
 
-Pure. :func:`classify_for_why` runs the same analysis and classification as
-:func:`bot.engine.build_guide` (whose :class:`~bot.engine.Guide` keeps only the
-rendered result); :func:`render_why` words the answer in English or Chinese.
+Pure. :func:`render_why` words, in English or Chinese, the
+:class:`~bot.classify.Classification` that :func:`bot.engine.build_guide` keeps on
+the :class:`~bot.engine.Guide` it returns.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
-from bot.classify import Classification, classify
+from bot.classify import Classification
 from bot.commands.messages import t
 from bot.render.messages import t as guide_t
-from bot.snapshot import PullRequestSnapshot
 
 #: Conditions shown per rule; rule files rarely need more to be understood.
 MAX_REASONS = 8
-
-
-def classify_for_why(
-    snapshot: PullRequestSnapshot,
-    rules: Any,
-    *,
-    labels_added: Sequence[str] = (),
-    labels_removed: Sequence[str] = (),
-) -> Classification:
-    """Classify ``snapshot`` with ``rules`` (a :class:`bot.rules.RuleSet`) and human label decisions."""
-    from bot.analysis import analyse
-
-    analysis = analyse(snapshot)
-    hits = tuple(rules.evaluate(snapshot, analysis))
-    return classify(
-        snapshot,
-        analysis,
-        hits,
-        audience_for_area=getattr(rules, "area_audience", None),
-        labels_added=tuple(labels_added),
-        labels_removed=tuple(labels_removed),
-    )
 
 
 def render_why(classification: Classification, lang: str, label: str | None = None) -> str:

@@ -53,7 +53,7 @@ from bot.commands.decide import (
     decide,
     needs_role,
 )
-from bot.commands.explain import classify_for_why, render_why
+from bot.commands.explain import render_why
 from bot.commands.messages import t
 from bot.commands.parse import HELP, Command, new_commands, parse_commands
 from bot.commands.permissions import PermissionCache
@@ -233,7 +233,8 @@ class _Runner:
         marker = parse_marker(self.existing.get("body")) if self.existing else None
         self.remembered = Remembered.from_marker(marker)
         self.overrides = Overrides.from_marker(marker)
-        self.lang = self.remembered.lang or self.config.lang or self.services.settings.lang
+        # Replies speak the guide's language: the one asked for, else the one it was written in.
+        self.lang = self.remembered.lang or (marker.lang if marker else None) or self.config.lang or self.services.settings.lang
 
         relabel = tuple(self.config.relabel)
         is_author = bool(facts.author) and facts.author.casefold() == facts.actor.casefold()
@@ -293,13 +294,8 @@ class _Runner:
             return None
         if isinstance(action, Explain):
             await self._load()
-            classification = classify_for_why(
-                self.snapshot,
-                self.rules,
-                labels_added=self.overrides.labels_added,
-                labels_removed=self.overrides.labels_removed,
-            )
-            return render_why(classification, self.lang, action.label)
+            guide = build_guide(self.snapshot, self.rules, lang=self.lang, overrides=self.overrides)
+            return render_why(guide.classification, self.lang, action.label)
         if isinstance(action, ShowHelp):
             return help_text(self.lang, authors_relabel="authors" in self.config.relabel)
         raise TypeError(f"unknown action {action!r}")
