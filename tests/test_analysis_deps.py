@@ -100,10 +100,11 @@ def test_real_uv_integration_pyproject(load_bundle_json):
     found = {c.name: c for c in dependency_changes("pyproject.toml", parse_patch(by_name["pyproject.toml"]["patch"]))}
     assert found["vllm"].action == "added" and found["vllm"].new_spec == "==0.24.0"
     assert found["tensordict"].new_spec == ">=0.8.0,<=0.10.0,!=0.9.0"
+    assert "qwen-vl-utils" in found and "qwen_vl_utils" not in found
     assert by_name["uv.lock"].get("patch") is None  # too large: GitHub omitted it
     requirements = changes("requirements.txt", by_name["requirements.txt"]["patch"])
     assert requirements == [
-        ("TransferQueue", "changed", "==0.1.8", "@ git+https://github.com/Ascend/TransferQueue.git@main")
+        ("transferqueue", "changed", "==0.1.8", "@ git+https://github.com/Ascend/TransferQueue.git@main")
     ]
 
 

@@ -16,8 +16,10 @@ dependencies every requirement string counts; where the list cannot be told, onl
 strings with a version constraint or a direct reference (``pkg>=1``, ``pkg @ url``)
 count, so that lint codes or module names in other lists are not taken for packages.
 
-Python names are normalised per PEP 503 ("Normalized names"); a package on both
-sides with a different spec is ``changed``, with the same spec (moved) it is left out.
+Python package names are reported normalised per PEP 503 ("Normalized names":
+``TransferQueue`` and ``qwen_vl_utils`` become ``transferqueue`` and ``qwen-vl-utils``);
+npm, Go, Cargo and image names are kept as written. A package on both sides with a
+different spec is ``changed``; with the same spec (moved) it is left out.
 """
 
 from __future__ import annotations
@@ -71,7 +73,7 @@ def _pair(path: str, old: _Side, new: _Side) -> tuple[DependencyChange, ...]:
     out: dict[tuple[str, str, str, str], DependencyChange] = {}
 
     def put(change: DependencyChange) -> None:
-        out.setdefault((normalize_name(change.name), change.action, change.old_spec, change.new_spec), change)
+        out.setdefault((change.name, change.action, change.old_spec, change.new_spec), change)
 
     for key, (name, spec) in new.items():
         if key in old:
@@ -87,8 +89,9 @@ def _pair(path: str, old: _Side, new: _Side) -> tuple[DependencyChange, ...]:
 
 
 def _record(sides: dict[str, _Side], side: str, group: str, name: str, spec: str, *, python: bool = True) -> None:
-    key = (group, normalize_name(name) if python else name)
-    sides[side].setdefault(key, (name, spec))
+    if python:
+        name = normalize_name(name)
+    sides[side].setdefault((group, name), (name, spec))
 
 
 def _changed_lines(hunks: Iterable[Hunk]) -> Iterable[tuple[str, str]]:
