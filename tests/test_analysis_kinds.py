@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot.analysis.kinds import GlobSet, kind_of, language_of, looks_binary, validate_kind_globs
 
@@ -160,3 +162,16 @@ def test_globset_matches_like_wcmatch(pattern, path, matches):
 )
 def test_language_of(path, first_line, language):
     assert language_of(path, first_line) == language
+
+
+_pattern_parts = st.sampled_from(["**", "*", "a", "b*", "*.py", "{a,b}", "x?", "*_test.py", ".d", "A", "[ab]", "{tests,docs}"])
+_path_parts = st.sampled_from(["a", "b", "c.py", ".d", "ab", "x1", "A", "tests", "docs", "q_test.py"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_pattern_parts, min_size=1, max_size=4).map("/".join), st.lists(_path_parts, min_size=1, max_size=4).map("/".join))
+def test_globset_agrees_with_wcmatch_on_random_globs(pattern, path):
+    from wcmatch import glob
+
+    flags = glob.GLOBSTAR | glob.DOTGLOB | glob.BRACE | glob.IGNORECASE
+    assert GlobSet([pattern]).match(path) == glob.globmatch(path, pattern, flags=flags)
