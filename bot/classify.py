@@ -13,7 +13,7 @@ factor                    points  when
 base                      1       always
 size                      0..4    code lines changed: 1-19 / 20-99 / 100-499 / 500+
 behaviour                 +1      source code changed by a fix, feature, perf change or revert
-rule                      rule's  a rule with ``importance:`` matched
+rule                      rule's  a rule with ``importance:`` matched (at most +4 from all rules)
 public API added          +1      public definitions added in source files
 code path removed         +1      public definitions removed in source files
 config schema             +1      config keys (YAML keys, dataclass fields) added/removed
@@ -27,7 +27,8 @@ bot author                -2      the author is a bot (dependency bumps and the 
 no source                 -1      nothing but docs, tests, CI or generated files
 ========================  ======  ==========================================
 
-Reading level: importance >= 7 deep, 5-6 quick, 3-4 skim, 1-2 skip.
+Reading level: importance >= 7 with at least 8 minutes of reading is deep; >= 5 quick;
+3-4 skim; 1-2 skip.
 Reading minutes: code lines / 20 + test, docs and CI lines / 60, rounded up, between
 1 and 180 (code lines are changed lines of source, config, build and example files;
 files removed whole and generated files are not counted).
@@ -49,6 +50,10 @@ READING_LEVELS = ("deep", "quick", "skim", "skip")
 #: Lines per minute a reader gets through, by what the lines are.
 CODE_LINES_PER_MINUTE = 20
 OTHER_LINES_PER_MINUTE = 60
+#: Below this many minutes even an important change is a quick read.
+DEEP_READ_MINUTES = 8
+#: Rule points beyond this add nothing: a change touching six areas is not six times as important.
+MAX_RULE_POINTS = 4
 #: Past three hours a number stops helping; the guide says "deep read" anyway.
 MAX_READING_MINUTES = 180
 
@@ -127,7 +132,7 @@ def classify(
     """
     hits = tuple(hits)
     labels = _labels(hits, labels_added, labels_removed)
-    areas = tuple(dict.fromkeys(a for h in hits for a in h.areas))
+    areas = _ranked_areas(hits, analysis)
     change_type, type_source = _change_type(hits, analysis)
     breaking = any(h.breaking for h in hits)
     factors = tuple(_factors(snapshot, analysis, hits, change_type, breaking))
@@ -142,7 +147,7 @@ def classify(
         breaking=breaking,
         importance=importance,
         factors=factors,
-        reading_level=reading_level(importance),
+        reading_level=reading_level(importance, minutes),
         reading_minutes=minutes,
         audience=audience,
         hits=hits,
@@ -151,9 +156,14 @@ def classify(
     )
 
 
-def reading_level(importance: int) -> str:
-    """``deep`` (7-10), ``quick`` (5-6), ``skim`` (3-4) or ``skip`` (1-2)."""
-    if importance >= 7:
+def reading_level(importance: int, minutes: int = DEEP_READ_MINUTES) -> str:
+    """``deep`` (importance 7-10 and at least 8 minutes of reading), ``quick`` (5-10),
+    ``skim`` (3-4) or ``skip`` (1-2).
+
+    An important change that reads in five minutes is a quick read, not a deep one:
+    the level says how to read, the score how much it matters.
+    """
+    if importance >= 7 and minutes >= DEEP_READ_MINUTES:
         return "deep"
     if importance >= 5:
         return "quick"
@@ -231,9 +241,12 @@ def _factors(
     sources = analysis.of_kind("source")
     if sources and change_type in ("fix", "feature", "perf", "revert"):
         factors.append(Factor(1, "behaviour", "factor.behaviour", {"type": change_type}))
+    budget = MAX_RULE_POINTS
     for hit in hits:
-        if hit.importance:
-            factors.append(Factor(hit.importance, hit.rule_id, "factor.rule", {"rule": hit.rule_id}))
+        points = hit.importance if hit.importance < 0 else min(hit.importance, budget)
+        if points:
+            budget -= max(points, 0)
+            factors.append(Factor(points, hit.rule_id, "factor.rule", {"rule": hit.rule_id}))
     added = [d.name for f in sources for d in f.definitions_added if d.public]
     removed = [d.name for f in sources for d in f.definitions_removed if d.public]
     if added:
@@ -264,6 +277,17 @@ def _factors(
     if not sources and not analysis.of_kind("config", "build", "example"):
         factors.append(Factor(-1, "no-source", "factor.no_source"))
     return factors
+
+
+def _ranked_areas(hits: tuple[RuleHit, ...], analysis: DiffAnalysis) -> tuple[str, ...]:
+    """Areas, the ones named without files (the title's scope) first, then by changed lines."""
+    size = {f.path: f.changes for f in analysis.files if f.counts_as_code}
+    weight: dict[str, float] = {}
+    for hit in hits:
+        w = sum(size.get(p, 0) for p in hit.files) if hit.files else float("inf")
+        for area in hit.areas:
+            weight[area] = max(weight.get(area, -1.0), w)
+    return tuple(sorted(weight, key=lambda a: -weight[a]))
 
 
 def _first(names: Sequence[str], n: int = 3) -> tuple[str, ...]:

@@ -80,6 +80,18 @@ def test_review_discussion_counts():
 
 def test_reading_level_thresholds():
     assert [reading_level(i) for i in (1, 2, 3, 4, 5, 6, 7, 10)] == ["skip", "skip", "skim", "skim", "quick", "quick", "deep", "deep"]
+    assert reading_level(10, minutes=3) == "quick"  # important but short: read it now, quickly
+
+
+def test_rule_points_are_capped_and_areas_ranked_by_size():
+    big = src("big/a.py", additions=300)
+    small = src("small/b.py", additions=3)
+    hits = tuple(RuleHit(f"area-{i}", "f:1", areas=(f"a{i}",), importance=2, files=("small/b.py",)) for i in range(4))
+    hits += (RuleHit("area-big", "f:9", areas=("big",), importance=2, files=("big/a.py",)),
+             RuleHit("scope", "f:10", areas=("titled",)))
+    c = classify(snap(), DiffAnalysis((big, small)), hits)
+    assert sum(f.points for f in c.factors if f.key == "factor.rule") == 4
+    assert c.areas[:2] == ("titled", "big")
 
 
 def test_reading_minutes_formula():

@@ -122,5 +122,7 @@ class DiffAnalysis:
 
     @property
     def symbols(self) -> tuple[str, ...]:
-        """Every touched symbol, qualified, in file order, without repeats."""
-        return tuple(dict.fromkeys(s for f in self.files for s in f.symbols_touched))
+        """Every touched symbol, qualified, without repeats: source files first, tests last."""
+        rank = {kind: i for i, kind in enumerate(KINDS)}
+        ordered = sorted(self.files, key=lambda f: rank.get(f.kind, len(rank)))
+        return tuple(dict.fromkeys(s for f in ordered for s in f.symbols_touched))
