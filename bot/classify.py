@@ -37,6 +37,7 @@ files removed whole and generated files are not counted).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -132,7 +133,7 @@ def classify(
     """
     hits = tuple(hits)
     labels = _labels(hits, labels_added, labels_removed)
-    areas = _ranked_areas(hits, analysis)
+    areas = _ranked_areas(hits, analysis, title_scopes(snapshot.title))
     change_type, type_source = _change_type(hits, analysis)
     breaking = any(h.breaking for h in hits)
     factors = tuple(_factors(snapshot, analysis, hits, change_type, breaking))
@@ -279,14 +280,30 @@ def _factors(
     return factors
 
 
-def _ranked_areas(hits: tuple[RuleHit, ...], analysis: DiffAnalysis) -> tuple[str, ...]:
-    """Areas, the ones named without files (the title's scope) first, then by changed lines."""
+_BRACKETS = re.compile(r"^\s*((?:\[[^\]]*\]\s*)+)")
+_CONVENTIONAL_SCOPE = re.compile(r"^\s*[A-Za-z-]+\(([^)]*)\)!?:")
+
+
+def title_scopes(title: str) -> tuple[str, ...]:
+    """The scopes a title names, lower-cased: ``[megatron, fsdp] fix: …`` and ``fix(ckpt): …``."""
+    found: list[str] = []
+    brackets = _BRACKETS.match(title)
+    if brackets:
+        found += re.findall(r"[^\[\],]+", brackets.group(1))
+    conventional = _CONVENTIONAL_SCOPE.match(title)
+    if conventional:
+        found += conventional.group(1).split(",")
+    return tuple(dict.fromkeys(x.strip().lower() for x in found if x.strip()))
+
+
+def _ranked_areas(hits: tuple[RuleHit, ...], analysis: DiffAnalysis, scopes: tuple[str, ...]) -> tuple[str, ...]:
+    """Areas the title names first (the author's own word), then by changed lines in them."""
     size = {f.path: f.changes for f in analysis.files if f.counts_as_code}
     weight: dict[str, float] = {}
     for hit in hits:
-        w = sum(size.get(p, 0) for p in hit.files) if hit.files else float("inf")
+        w = sum(size.get(p, 0) for p in hit.files) if hit.files else 0
         for area in hit.areas:
-            weight[area] = max(weight.get(area, -1.0), w)
+            weight[area] = max(weight.get(area, -1.0), float("inf") if area.lower() in scopes else w)
     return tuple(sorted(weight, key=lambda a: -weight[a]))
 
 

@@ -88,8 +88,8 @@ def test_rule_points_are_capped_and_areas_ranked_by_size():
     small = src("small/b.py", additions=3)
     hits = tuple(RuleHit(f"area-{i}", "f:1", areas=(f"a{i}",), importance=2, files=("small/b.py",)) for i in range(4))
     hits += (RuleHit("area-big", "f:9", areas=("big",), importance=2, files=("big/a.py",)),
-             RuleHit("scope", "f:10", areas=("titled",)))
-    c = classify(snap(), DiffAnalysis((big, small)), hits)
+             RuleHit("scope", "f:10", areas=("titled",), files=("small/b.py",)))
+    c = classify(snap(title="[Titled, other] fix: x"), DiffAnalysis((big, small)), hits)
     assert sum(f.points for f in c.factors if f.key == "factor.rule") == 4
     assert c.areas[:2] == ("titled", "big")
 
@@ -117,3 +117,11 @@ def test_reading_minutes_skip_removed_files_and_are_capped():
     ci = FileAnalysis(path=".github/workflows/a.yml", status="modified", kind="ci", additions=120)
     assert reading_minutes(DiffAnalysis((gone, ci))) == 2
     assert reading_minutes(DiffAnalysis((src(additions=100000),))) == 180
+
+
+def test_title_scopes():
+    from bot.classify import title_scopes
+
+    assert title_scopes("[BREAKING][megatron, FSDP] feat: x") == ("breaking", "megatron", "fsdp")
+    assert title_scopes("fix(ckpt,ray)!: y") == ("ckpt", "ray")
+    assert title_scopes("plain title [not a scope]") == ()
