@@ -68,8 +68,15 @@ def analyse_file(file: ChangedFile, *, kinds: Mapping[str, Sequence[str]] | None
     path = file.filename
     language = language_of(path, _first_added_line(hunks))
     kind = kind_of(path, status=file.status, patch=patch, changes=file.changes, extra=kinds)
-    added = tuple(line.text for h in hunks for line in h.lines if line.kind == ADDED)
-    removed = tuple(line.text for h in hunks for line in h.lines if line.kind == REMOVED)
+    added_list: list[str] = []
+    removed_list: list[str] = []
+    for hunk in hunks:
+        for kind_of_line, text, _old, _new in hunk.lines:
+            if kind_of_line == ADDED:
+                added_list.append(text)
+            elif kind_of_line == REMOVED:
+                removed_list.append(text)
+    added, removed = tuple(added_list), tuple(removed_list)
     facts: dict[str, object] = {}
     if kind not in _OPAQUE and hunks:
         if language == "python":

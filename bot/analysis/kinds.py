@@ -397,7 +397,7 @@ _SUBMODULE_PATCH = re.compile(r"@@ [^\n]*@@[^\n]*\n(?:[-+]Subproject commit [0-9
 
 def is_submodule_patch(patch: str | None) -> bool:
     """True when a patch only moves a git submodule pointer (``Subproject commit <sha>`` lines)."""
-    if not patch or len(patch) >= 300:
+    if not patch or len(patch) >= 300 or "Subproject commit" not in patch:
         return False
     return _SUBMODULE_PATCH.fullmatch(patch) is not None
 
