@@ -188,6 +188,18 @@ def test_the_label_index_serves_label_grouping(store):
     assert "tagview_labels_by_label" in detail and "TEMP B-TREE" not in detail
 
 
+def test_filtered_sections_scan_the_covering_label_index_once(store):
+    store.save(make_guide(1))
+    statements: list[str] = []
+    store.connection.set_trace_callback(statements.append)
+    store.sections("acme/rocket", GuideFilter(level="deep", search="thing"))
+    store.connection.set_trace_callback(None)
+    ranked = next(sql for sql in statements if "ROW_NUMBER" in sql)
+    plan = " ".join(str(tuple(r)) for r in store.connection.execute("EXPLAIN QUERY PLAN " + ranked))
+    assert "COVERING INDEX tagview_labels_by_label" in plan
+    assert "SCAN l" not in plan and "SCAN tagview_labels" not in plan
+
+
 def test_visibility_defaults_to_private_and_is_kept_on_refresh(store):
     store.save(make_guide(1))
     assert store.visibility("acme/rocket") == "private"

@@ -55,13 +55,13 @@ def label_slug(name: str) -> str:
 
 def safe_url(url: object) -> str | None:
     """``url`` when it is an absolute http(s) URL, else ``None`` (never link to ``javascript:``)."""
-    if not isinstance(url, str):
+    if not isinstance(url, str) or not url.startswith(("https://", "http://")):
         return None
     try:
         parts = urlsplit(url)
     except ValueError:
         return None
-    return url if parts.scheme in ("http", "https") and parts.netloc else None
+    return url if parts.netloc else None
 
 
 def _lang_query(lang: str) -> dict[str, str]:
@@ -90,6 +90,7 @@ class WebLinks:
         owner, name = repository.split("/", 1)
         self.base = f"{prefix}/repos/{quote(owner, safe='')}/{quote(name, safe='')}"
         self.prefix = prefix
+        self._lang_suffix = _with_query("", _lang_query(lang))
 
     def home(self) -> str:
         return _with_query(f"{self.prefix}/repos", _lang_query(self.lang))
@@ -114,7 +115,8 @@ class WebLinks:
         return self.current(page=str(number) if number > 1 else None)
 
     def guide(self, number: int) -> str:
-        return _with_query(f"{self.base}/pulls/{number}/guide", _lang_query(self.lang))
+        # Called once per row: keep it to string formatting.
+        return f"{self.base}/pulls/{int(number)}/guide{self._lang_suffix}"
 
     def language(self, lang: str) -> str:
         if self.here:

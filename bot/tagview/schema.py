@@ -52,7 +52,8 @@ CREATE TABLE tagview_labels (
     number INTEGER NOT NULL,
     PRIMARY KEY (guide_id, label)
 );
-CREATE INDEX tagview_labels_by_label ON tagview_labels (repository, label, merged_at DESC, number DESC);
+-- Covers label grouping: newest first per label, with the guide id to join or filter on.
+CREATE INDEX tagview_labels_by_label ON tagview_labels (repository, label, merged_at DESC, number DESC, guide_id);
 CREATE TABLE tagview_areas (
     guide_id INTEGER NOT NULL REFERENCES tagview_guides (id) ON DELETE CASCADE,
     repository TEXT NOT NULL COLLATE NOCASE,

@@ -421,24 +421,29 @@ class GuideStore:
         }
         grouped: dict[str, list[GuideRow]] = {}
         if narrowed.active:
-            # Filter the guides once, then count and rank only their label rows.
-            hits = f"WITH hits AS MATERIALIZED (SELECT g.id FROM tagview_guides g WHERE {where}) "
-            counts = [tuple(r) for r in self._conn.execute(
-                f"{hits}SELECT l.label, COUNT(*) FROM hits JOIN tagview_labels l ON l.guide_id = hits.id "
-                f"WHERE l.repository = ?{label_sql} GROUP BY l.label",
-                (*params, repository, *label_params),
-            )]
-            ranked = self._conn.execute(
-                f"""{hits}SELECT label, {_ROW_COLUMNS.replace('g.', '')} FROM (
-                    SELECT l.label, {_ROW_COLUMNS}, ROW_NUMBER() OVER (
-                        PARTITION BY l.label ORDER BY l.merged_at DESC, l.number DESC) AS position
-                    FROM hits JOIN tagview_labels l ON l.guide_id = hits.id JOIN tagview_guides g ON g.id = hits.id
-                    WHERE l.repository = ?{label_sql}
-                ) WHERE position <= ? ORDER BY label, position""",
-                (*params, repository, *label_params, per_label),
-            )
-            for found in map(tuple, ranked):
-                grouped.setdefault(found[0].casefold(), []).append(_row(found[1:]))
+            # Rank the matching label rows in one window pass and read full rows only for
+            # the winners. "IN (subquery)" is evaluated once into a lookup table, so the
+            # plan stays one covering-index scan however selective the filter is.
+            found = self._conn.execute(
+                f"""
+                WITH ranked AS (
+                    SELECT l.label, l.guide_id,
+                           ROW_NUMBER() OVER (PARTITION BY l.label ORDER BY l.merged_at DESC, l.number DESC) AS position,
+                           COUNT(*) OVER (PARTITION BY l.label) AS total
+                    FROM tagview_labels l
+                    WHERE l.repository = ?{label_sql} AND l.guide_id IN (SELECT g.id FROM tagview_guides g WHERE {where})
+                )
+                SELECT r.label, r.total, {_ROW_COLUMNS}
+                FROM ranked r JOIN tagview_guides g ON g.id = r.guide_id
+                WHERE r.position <= ? ORDER BY r.label, r.position
+                """,
+                (repository, *label_params, *params, per_label),
+            ).fetchall()
+            totals: dict[str, tuple[str, int]] = {}
+            for record in map(tuple, found):
+                totals.setdefault(record[0].casefold(), (record[0], record[1]))
+                grouped.setdefault(record[0].casefold(), []).append(_row(record[2:]))
+            counts = list(totals.values())
         else:
             # Unfiltered: counts come from the label index alone, rows from one short
             # index walk per label (newest first, stopping after per_label).
