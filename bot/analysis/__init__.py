@@ -71,10 +71,10 @@ def analyse_file(file: ChangedFile, *, kinds: Mapping[str, Sequence[str]] | None
     added_list: list[str] = []
     removed_list: list[str] = []
     for hunk in hunks:
-        for kind_of_line, text, _old, _new in hunk.lines:
-            if kind_of_line == ADDED:
+        for line_kind, text, _old, _new in hunk.lines:
+            if line_kind == ADDED:
                 added_list.append(text)
-            elif kind_of_line == REMOVED:
+            elif line_kind == REMOVED:
                 removed_list.append(text)
     added, removed = tuple(added_list), tuple(removed_list)
     facts: dict[str, object] = {}
