@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.analysis.model import DiffAnalysis
+from bot.focus import api_names
 from bot.rules.model import CHANGE_TYPES, RuleHit
 from bot.snapshot import PullRequestSnapshot
 
@@ -248,8 +249,8 @@ def _factors(
         if points:
             budget -= max(points, 0)
             factors.append(Factor(points, hit.rule_id, "factor.rule", {"rule": hit.rule_id}))
-    added = [d.name for f in sources for d in f.definitions_added if d.public]
-    removed = [d.name for f in sources for d in f.definitions_removed if d.public]
+    added = [n for f in sources for n in api_names(f.definitions_added)]
+    removed = [n for f in sources for n in api_names(f.definitions_removed)]
     if added:
         factors.append(Factor(1, "api", "factor.api_added", {"count": len(added), "names": _first(added)}))
     if removed:

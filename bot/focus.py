@@ -12,11 +12,11 @@ rather than one corner of it.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.analysis.model import DiffAnalysis, FileAnalysis
+from bot.analysis.model import Definition, DiffAnalysis, FileAnalysis
 from bot.rules.model import RuleHit
 from bot.snapshot import PullRequestSnapshot
 
@@ -120,7 +120,7 @@ def focus_points(analysis: DiffAnalysis, hits: tuple[RuleHit, ...], review: Revi
 def _file_points(f: FileAnalysis) -> list[FocusPoint]:
     points: list[FocusPoint] = []
     code = f.kind in ("source", "example")
-    removed = [d.name for d in f.definitions_removed if d.public] if code else []
+    removed = api_names(f.definitions_removed) if code else []
     if removed:
         points.append(FocusPoint(f.path, removed[0], "focus.removed", {"names": tuple(removed[:MAX_NAMES]), "count": len(removed)}, weight=90))
     elif f.status == "removed" and f.kind == "source" and f.deletions >= 20:
@@ -133,7 +133,8 @@ def _file_points(f: FileAnalysis) -> list[FocusPoint]:
         if keys_added:
             points.append(FocusPoint(f.path, keys_added[0], "focus.config_added", {"names": tuple(keys_added[:MAX_NAMES]), "count": len(keys_added)}, weight=70))
     if f.shims and f.kind == "source":
-        points.append(FocusPoint(f.path, None, "focus.shim", {"shim": f.shims[0]}, weight=65))
+        what, _, snippet = f.shims[0].partition(": ")
+        points.append(FocusPoint(f.path, None, "focus.shim", {"what": what, "code": snippet or what}, weight=65))
     if f.dependency_changes and f.kind != "generated":
         dep = f.dependency_changes[0]
         points.append(
@@ -145,7 +146,7 @@ def _file_points(f: FileAnalysis) -> list[FocusPoint]:
                 weight=55,
             )
         )
-    added = [d.name for d in f.definitions_added if d.public] if code else []
+    added = api_names(f.definitions_added) if code else []
     if added:
         points.append(FocusPoint(f.path, added[0], "focus.added", {"names": tuple(added[:MAX_NAMES]), "count": len(added)}, weight=60))
     if f.kind in ("source", "config", "build", "example") and f.changes:
@@ -165,6 +166,14 @@ def _file_points(f: FileAnalysis) -> list[FocusPoint]:
     if f.tests_added:
         points.append(FocusPoint(f.path, f.tests_added[0], "focus.tests", {"names": tuple(f.tests_added[:2]), "count": len(f.tests_added)}, weight=40))
     return points
+
+
+def api_names(definitions: Sequence[Definition]) -> list[str]:
+    """Public names a reader would call: no private or dunder names, and no methods
+    of a class that is itself in the list (the class names them all)."""
+    names = [d.name for d in definitions if d.public and not any(p.startswith("__") for p in d.name.split("."))]
+    listed = set(names)
+    return [n for n in names if n.rpartition(".")[0] not in listed]
 
 
 def review_summary(snapshot: PullRequestSnapshot) -> ReviewSummary:

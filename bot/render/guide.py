@@ -25,7 +25,7 @@ import jinja2
 from bot import __version__
 from bot.analysis.model import KINDS, DiffAnalysis
 from bot.classify import Classification
-from bot.focus import FocusPoint, FollowUp, ReviewSummary
+from bot.focus import FocusPoint, FollowUp, ReviewSummary, api_names
 from bot.marker import MarkerState, render_marker
 from bot.render import sanitize
 from bot.render.messages import t
@@ -252,7 +252,7 @@ def _known_kinds() -> frozenset[str]:
 def _changed_notes(facts: GuideFacts, lang: str) -> list[str]:
     a = facts.analysis
     notes = []
-    removed = [d.name for f in a.of_kind("source") for d in f.definitions_removed if d.public]
+    removed = [n for f in a.of_kind("source") for n in api_names(f.definitions_removed)]
     if removed:
         notes.append(t("changed.removed_paths", lang, {"names": tuple(removed[:8]), "count": len(removed)}))
     gone = [f for f in a.files if f.status == "removed"]

@@ -85,7 +85,11 @@ MESSAGES: dict[str, dict[str, str]] = {
     "focus.file_removed": {"en": "file removed ({lines} lines): find what replaces it", "zh": "整个文件被删除（{lines} 行）：找到替代它的代码"},
     "focus.config_removed": {"en": "config keys removed: {names}; existing configs that set them will break or be ignored", "zh": "删除了配置项 {names}：已有配置若仍设置它们会报错或被忽略"},
     "focus.config_added": {"en": "new config keys {names}: read their defaults and where they are read", "zh": "新增配置项 {names}：看清默认值以及在哪里被读取"},
-    "focus.shim": {"en": "compatibility handling: {shim}; note which versions each branch serves", "zh": "兼容处理：{shim}；留意每个分支服务于哪些版本"},
+    "focus.shim": {"en": "compatibility handling ({what}): {code}; note which versions each branch serves", "zh": "兼容处理（{what}）：{code}；留意每个分支服务于哪些版本"},
+    "shim.import fallback": {"en": "import fallback", "zh": "导入回退"},
+    "shim.hasattr check": {"en": "feature check", "zh": "特性探测"},
+    "shim.version check": {"en": "version check", "zh": "版本判断"},
+    "shim.other": {"en": "fallback", "zh": "回退"},
     "focus.dep_added": {"en": "adds dependency {name} {new}", "zh": "新增依赖 {name} {new}"},
     "focus.dep_removed": {"en": "drops dependency {name}", "zh": "移除依赖 {name}"},
     "focus.dep_changed": {"en": "dependency {name} moves {old} → {new}: check the upstream changelog", "zh": "依赖 {name} 从 {old} 变为 {new}：看一下上游的变更说明"},
@@ -174,8 +178,8 @@ MESSAGES: dict[str, dict[str, str]] = {
     "details.more": {"en": "Show all", "zh": "展开全部"},
 }
 
-_CODE_PARAMS = {"name", "old", "new", "file", "rule", "label", "author"}
-_QUOTE_PARAMS = {"text", "shim", "description", "opening"}
+_CODE_PARAMS = {"name", "old", "new", "file", "rule", "label", "author", "code"}
+_QUOTE_PARAMS = {"text", "description", "opening"}
 
 
 def format_params(lang: str, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -194,6 +198,9 @@ def format_params(lang: str, params: Mapping[str, Any]) -> dict[str, Any]:
             names = [sanitize.code(n, 64) for n in value]
             more = int(params.get("count", len(names))) > len(names)
             out[key] = sep.join(names) + ("…" if more else "")
+        elif key == "what":
+            shim = f"shim.{value}"
+            out[key] = MESSAGES[shim][lang] if shim in MESSAGES else MESSAGES["shim.other"][lang]
         elif key in _CODE_PARAMS:
             out[key] = sanitize.code(value) if value not in (None, "") else "—"
         elif key in _QUOTE_PARAMS:
