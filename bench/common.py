@@ -1,0 +1,436 @@
+"""What every benchmark in ``bench/`` shares: paths, statistics, tables, and the loopback stack.
+
+The scripts are plain Python (``python bench/NAME.py [--quick]``) and talk to nothing but
+127.0.0.1. Each prints the exact command line it ran, the machine, and Markdown tables
+with medians over several rounds next to a reference measured in the same run: on a
+shared machine only such ratios mean much.
+
+Pieces:
+
+* :data:`ROOT`, :data:`SHARED`, :data:`CORPUS`, :data:`WEBHOOKS`: the project and the
+  shared real data (``../shared`` next to the project root, or ``$PRGUIDE_SHARED``);
+* :func:`median`, :func:`percentile`, :func:`table`, :func:`header`: reporting;
+* :func:`delivery_body`: a signed-delivery-ready ``pull_request`` ``closed`` payload
+  (GitHub's full shape, ~25 KB) for a corpus pull request;
+* :class:`Stack`: the GitHub sandbox and prguide's webhook server in this process, as
+  ``prguide demo`` runs them, with a client session to send deliveries;
+* :class:`ChildProcess`, :func:`start_sandbox_process`, :func:`start_serve_process`:
+  ``prguide sandbox`` and ``prguide serve`` as separate processes on free ports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import json
+import math
+import os
+import platform
+import shlex
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # runnable from a checkout without installing prguide
+    sys.path.insert(0, str(ROOT))
+
+SHARED = Path(os.environ.get("PRGUIDE_SHARED", ROOT.parent / "shared"))
+CORPUS = SHARED / "corpus" / "verl"
+WEBHOOKS = SHARED / "fixtures" / "webhooks"
+#: A real ``pull_request`` ``closed`` delivery from GitHub's docs, the shape our payloads copy.
+CLOSED_FIXTURE = WEBHOOKS / "pull_request" / "closed.payload.json"
+
+APP_ID = 1
+INSTALLATION_ID = 1
+#: At least this many rounds per measurement (issue 7: medians over >= 5 rounds).
+MIN_ROUNDS = 5
+
+
+# --- reporting ---------------------------------------------------------------------------
+
+
+def command_line() -> str:
+    """The command that started this script, as a user would type it."""
+    script = Path(sys.argv[0])
+    with contextlib.suppress(ValueError):
+        script = script.resolve().relative_to(Path.cwd())
+    return shlex.join(["python", str(script), *sys.argv[1:]])
+
+
+def machine() -> dict[str, str]:
+    """Date (UTC), CPU count, CPU model (``/proc/cpuinfo``), Python version, load average."""
+    model = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    load = ""
+    with contextlib.suppress(OSError):
+        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "nproc": str(os.cpu_count()),
+        "cpu": model,
+        "python": platform.python_version(),
+        "load average": load,
+    }
+
+
+def header(title: str) -> str:
+    """The lines every script prints first: title, command line, machine."""
+    m = machine()
+    return (
+        f"# {title}\n\n"
+        f"command: `{command_line()}`\n"
+        f"machine: {m['nproc']} CPU(s), {m['cpu']}, Python {m['python']}, "
+        f"load average {m['load average']}, {m['date']}\n"
+    )
+
+
+def median(values: Iterable[float]) -> float:
+    """The median of ``values`` (NaN when there are none)."""
+    data = list(values)
+    return statistics.median(data) if data else math.nan
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """The ``p``-th percentile (0-100) of ``values``, nearest-rank; NaN when empty."""
+    data = sorted(values)
+    if not data:
+        return math.nan
+    rank = max(1, math.ceil(p / 100 * len(data)))
+    return data[min(rank, len(data)) - 1]
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """A Markdown table; floats are shown with up to 3 significant decimals."""
+
+    def cell(value: Any) -> str:
+        if isinstance(value, float):
+            if math.isnan(value):
+                return "-"
+            if abs(value) >= 100:
+                return f"{value:,.0f}"
+            if abs(value) >= 10:
+                return f"{value:.1f}"
+            return f"{value:.2f}"
+        return str(value)
+
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---:" if i else "---" for i in range(len(headers))) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def verdict(ok: bool) -> str:
+    """``met`` or ``MISSED``, for the target column."""
+    return "met" if ok else "MISSED"
+
+
+# --- data ------------------------------------------------------------------------------------
+
+
+def need_corpus(folder: Path = CORPUS) -> Path:
+    """``folder`` if it holds bundles, else exit with a message naming ``PRGUIDE_SHARED``."""
+    if not any(folder.glob("*.json")):
+        raise SystemExit(f"no pull request bundles in {folder} (set PRGUIDE_SHARED to the shared/ folder)")
+    return folder
+
+
+def load_bundles(folder: Path = CORPUS) -> list[dict[str, Any]]:
+    """Every ``*.json`` bundle in ``folder``, by file name."""
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(need_corpus(folder).glob("*.json"))]
+
+
+def bundle_weight(bundle: Mapping[str, Any]) -> int:
+    """How much diff a bundle carries (characters of patches), to pick the largest."""
+    return sum(len(f.get("patch") or "") for f in bundle.get("files") or ())
+
+
+def delivery_body(bundle: Mapping[str, Any], repository: Mapping[str, Any], *, installation_id: int = INSTALLATION_ID) -> bytes:
+    """The JSON body of the ``pull_request`` ``closed`` (merged) delivery of ``bundle``'s pull request.
+
+    Built with :func:`bot.demo.merged_event`; the pull request's ``head``/``base`` repository
+    objects and the top-level ``repository`` are filled out from GitHub's example delivery
+    (``closed.payload.json``) as real deliveries carry them, so the body is ~25 KB like
+    GitHub's ("Webhook events and payloads", ``pull_request``).
+    """
+    from bot.demo import merged_event
+
+    payload = merged_event(bundle["pull"], repository, installation_id=installation_id)
+    if CLOSED_FIXTURE.exists():
+        example = json.loads(CLOSED_FIXTURE.read_text(encoding="utf-8"))
+        full = {**copy.deepcopy(example["repository"]), **payload["repository"]}
+        payload["repository"] = full
+        pull = payload["pull_request"]
+        for side in ("head", "base"):
+            ref = dict(pull.get(side) or {})
+            ref["repo"] = full
+            pull[side] = {**example["pull_request"][side], **ref}
+        for key in ("assignees", "requested_reviewers", "_links", "labels"):
+            pull.setdefault(key, example["pull_request"].get(key))
+    return json.dumps(payload).encode("utf-8")
+
+
+def delivery_headers(body: bytes, secret: str, delivery_id: str | None = None) -> dict[str, str]:
+    """Headers of a signed delivery of ``body`` (a fresh GUID unless ``delivery_id`` is given)."""
+    from bot.demo import delivery_headers as demo_headers
+
+    return demo_headers(body, secret, delivery_id or str(uuid.uuid4()))
+
+
+# --- processes ---------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nobody listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_kb(pid: int) -> tuple[int, int]:
+    """``(VmRSS, VmHWM)`` of process ``pid`` in KiB, from ``/proc/<pid>/status``."""
+    rss = hwm = 0
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            rss = int(line.split()[1])
+        elif line.startswith("VmHWM:"):
+            hwm = int(line.split()[1])
+    return rss, hwm
+
+
+class ChildProcess:
+    """A child process with its stderr in a temporary file (so a chatty log never blocks it).
+
+    Stopped with SIGTERM (then SIGKILL after ``grace`` seconds) by :meth:`stop`.
+    """
+
+    def __init__(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, stdout: int | None = None):
+        self.argv = list(argv)
+        self._log = tempfile.NamedTemporaryFile(prefix="prguide-bench-", suffix=".log", delete=False)
+        self.proc = subprocess.Popen(
+            self.argv,
+            env={**os.environ, **(env or {})},
+            stdout=stdout if stdout is not None else subprocess.DEVNULL,
+            stderr=self._log,
+            cwd=ROOT,
+        )
+
+    @property
+    def pid(self) -> int:
+        """The child's process id."""
+        return self.proc.pid
+
+    def log_tail(self, lines: int = 20) -> str:
+        """The last lines of the child's stderr."""
+        self._log.flush()
+        text = Path(self._log.name).read_text(encoding="utf-8", errors="replace")
+        return "\n".join(text.splitlines()[-lines:])
+
+    def stop(self, grace: float = 10.0) -> int | None:
+        """Terminate the child and wait for it; returns its exit status."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self._log.name)
+        return self.proc.returncode
+
+
+async def wait_http(url: str, *, timeout: float = 30.0, child: ChildProcess | None = None) -> None:
+    """Wait until ``GET url`` answers 200; raises ``RuntimeError`` on time-out or when ``child`` dies."""
+    import aiohttp
+
+    deadline = time.monotonic() + timeout
+    async with aiohttp.ClientSession() as http:
+        while True:
+            if child is not None and child.proc.poll() is not None:
+                raise RuntimeError(f"{child.argv[:4]} exited with {child.proc.returncode}:\n{child.log_tail()}")
+            with contextlib.suppress(aiohttp.ClientError, OSError):
+                async with http.get(url) as answer:
+                    if answer.status == 200:
+                        return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{url} did not answer within {timeout:g} s")
+            await asyncio.sleep(0.05)
+
+
+def write_key(folder: Path) -> tuple[str, Path]:
+    """A fresh app private key (PEM text) and the file it was written to in ``folder``."""
+    from bot.demo import generate_private_key
+
+    pem = generate_private_key()
+    path = folder / "app-key.pem"
+    path.write_text(pem)
+    return pem, path
+
+
+async def start_sandbox_process(key_path: Path, *, bundles: Path = CORPUS, latency_ms: float = 0.0) -> tuple[ChildProcess, str]:
+    """``prguide sandbox`` serving ``bundles`` on a free loopback port; returns it and its base URL."""
+    port = free_port()
+    argv = [
+        sys.executable, "-m", "bot", "sandbox", "--host", "127.0.0.1", "--port", str(port),
+        "--app-id", str(APP_ID), "--app-key", str(key_path), "--installation-id", str(INSTALLATION_ID),
+        "--bundles", str(bundles), "--latency-ms", str(latency_ms),
+    ]  # fmt: skip
+    child = ChildProcess(argv)
+    url = f"http://127.0.0.1:{port}"
+    await wait_http(url + "/_sandbox/faults", child=child)
+    return child, url
+
+
+def serve_env(*, key_pem: str, secret: str, api_url: str, port: int, db: str, workers: int = 4, log_level: str = "INFO") -> dict[str, str]:
+    """The environment ``prguide serve`` reads (see :func:`bot.app.settings.from_env`)."""
+    return {
+        "GITHUB_APP_ID": str(APP_ID),
+        "GITHUB_PRIVATE_KEY": key_pem,
+        "GITHUB_WEBHOOK_SECRET": secret,
+        "GITHUB_API_URL": api_url,
+        "HOST": "127.0.0.1",
+        "PORT": str(port),
+        "PRGUIDE_DB": db,
+        "PRGUIDE_WORKERS": str(workers),
+        "PRGUIDE_LOG_LEVEL": log_level,
+    }
+
+
+async def start_serve_process(env: Mapping[str, str]) -> tuple[ChildProcess, str]:
+    """``prguide serve`` with ``env`` (see :func:`serve_env`); returns it and its base URL once healthy."""
+    child = ChildProcess([sys.executable, "-m", "bot", "serve"], env=env)
+    url = f"http://127.0.0.1:{env['PORT']}"
+    await wait_http(url + "/healthz", child=child)
+    return child, url
+
+
+# --- the whole app in this process ---------------------------------------------------------------
+
+
+class Stack:
+    """The sandbox and prguide's webhook server on loopback in this process, as ``prguide demo`` runs them.
+
+    ``bundles`` are served by the sandbox (all in their own repository, ``verl-project/verl``
+    for the corpus); ``latency_ms`` delays every GitHub API answer; ``workers`` is the
+    pool's concurrency; ``client_options`` go to :class:`bot.app.github.ClientFactory`
+    (e.g. ``write_rate``/``write_burst``). Use as ``async with Stack(...) as stack``.
+    :attr:`comment_times` maps ``"owner/repo#N"`` to the ``perf_counter()`` times at which
+    comments were created there.
+    """
+
+    def __init__(
+        self,
+        bundles: Sequence[Mapping[str, Any]],
+        *,
+        latency_ms: float = 0.0,
+        workers: int = 4,
+        client_options: Mapping[str, Any] | None = None,
+        key_pem: str | None = None,
+    ):
+        self.bundles = list(bundles)
+        self.latency_ms = latency_ms
+        self.workers = workers
+        self.client_options = dict(client_options or {})
+        self.key_pem = key_pem
+        self.comment_times: dict[str, list[float]] = {}
+        self.write_times: list[float] = []
+        self.secret = uuid.uuid4().hex
+
+    async def __aenter__(self) -> Stack:
+        import aiohttp
+        from aiohttp import web
+
+        from bot.app.server import create_app
+        from bot.app.settings import Settings
+        from bot.demo import generate_private_key
+        from bot.rules import load_rules
+        from bot.sandbox import Sandbox
+
+        self._tmp = tempfile.TemporaryDirectory(prefix="prguide-bench-")
+        key = self.key_pem or generate_private_key()
+        self.sandbox = Sandbox(APP_ID, key, installation_id=INSTALLATION_ID, latency_ms=self.latency_ms)
+        self.repositories = {}
+        for bundle in self.bundles:
+            self.repositories[int(bundle["pull"]["number"])] = self.sandbox.add_bundle(bundle)
+        self._record_times()
+        self.sandbox_url = await self.sandbox.start("127.0.0.1", 0)
+        self.settings = Settings(
+            app_id=APP_ID, private_key=key, webhook_secret=self.secret, api_url=self.sandbox_url,
+            host="127.0.0.1", port=0, db_path=Path(self._tmp.name) / "prguide.db",
+            workers=self.workers, log_level="WARNING",
+        )  # fmt: skip
+        self.app = create_app(self.settings, rules=load_rules(), client_options=self.client_options)
+        self.runner = web.AppRunner(self.app, access_log=None)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        await site.start()
+        host, port = self.runner.addresses[0][:2]
+        self.app_url = f"http://{host}:{port}"
+        self.http = aiohttp.ClientSession()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.http.close()
+        await self.runner.cleanup()
+        await self.sandbox.close()
+        self._tmp.cleanup()
+
+    def _record_times(self) -> None:
+        # Wrap the sandbox's state so the benchmark knows when each write landed.
+        state = self.sandbox.state
+        create_comment, record = state.create_comment, state.record
+        times, writes = self.comment_times, self.write_times
+
+        def timed_create_comment(owner: str, name: str, number: int, *args: Any, **kwargs: Any) -> Any:
+            comment = create_comment(owner, name, number, *args, **kwargs)
+            times.setdefault(f"{owner}/{name}#{number}", []).append(time.perf_counter())
+            return comment
+
+        def timed_record(method: str, path: str, status: int) -> None:
+            if method in ("POST", "PATCH", "PUT", "DELETE") and "/access_tokens" not in path:
+                writes.append(time.perf_counter())
+            record(method, path, status)
+
+        state.create_comment = timed_create_comment  # type: ignore[method-assign]
+        state.record = timed_record  # type: ignore[method-assign]
+
+    def repository_json(self, number: int) -> dict[str, Any]:
+        """The sandbox's "Get a repository" object of the repository holding pull request ``number``."""
+        owner, name = self.repositories[number].split("/", 1)
+        return self.sandbox.state.repo_json(self.sandbox.state.repo(owner, name))
+
+    def body(self, bundle: Mapping[str, Any]) -> bytes:
+        """The merged delivery body of ``bundle`` (see :func:`delivery_body`)."""
+        return delivery_body(bundle, self.repository_json(int(bundle["pull"]["number"])))
+
+    async def deliver(self, body: bytes, delivery_id: str | None = None) -> int:
+        """POST one signed delivery to ``/webhook``; returns the HTTP status."""
+        headers = delivery_headers(body, self.secret, delivery_id)
+        async with self.http.post(self.app_url + "/webhook", data=body, headers=headers) as answer:
+            await answer.read()
+            return answer.status
+
+    async def wait_idle(self, timeout: float = 120.0) -> None:
+        """Wait until the worker pool has nothing due and nothing running."""
+        from bot.app.server import wait_idle
+
+        await asyncio.wait_for(wait_idle(self.app), timeout)
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """The sandbox's request log, ``{method, path, status}``, oldest first."""
+        return self.sandbox.requests
