@@ -1,8 +1,10 @@
 """The tag view in a real browser: headless Chromium driven over the DevTools Protocol.
 
 The pages are served on 127.0.0.1 by the test itself; Chromium is started with
-networking extras switched off, so nothing leaves the machine. Skips when the
-``chromium`` binary is missing (``apt-get install -y chromium``).
+networking extras switched off, so nothing leaves the machine. The guides are built
+by the engine from the real verl corpus (hand-made ones when it is absent), plus
+one whose title and Markdown try to run script. Skips when the ``chromium`` binary
+is missing (``apt-get install -y chromium``).
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ import pytest
 from aiohttp.test_utils import TestServer
 from test_tagview_store import make_guide
 
-from bot.tagview.store import GuideStore
+from bot.tagview.store import GuideFilter, GuideStore
 from bot.tagview.web import TagViewSettings, create_app
+from conftest import CORPUS
 
 CHROMIUM = shutil.which("chromium")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium)")
@@ -31,6 +34,7 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not instal
 #: Generous upper bounds so a slow machine fails loudly instead of hanging; nothing waits on them.
 START_TIMEOUT = 60
 STEP_TIMEOUT = 30
+PER_LABEL = 10
 
 INJECTED = (
     '<script>document.title="pwned";'
@@ -133,7 +137,7 @@ class Browser:
         return result["result"].get("value")
 
     async def screenshot(self, path: Path) -> bytes:
-        data = base64.b64decode((await self.send("Page.captureScreenshot", format="png", captureBeyondViewport=True))["data"])
+        data = base64.b64decode((await self.send("Page.captureScreenshot", format="png"))["data"])
         path.write_bytes(data)
         return data
 
@@ -154,14 +158,36 @@ class Browser:
 
 
 def hand_made_guides() -> list[dict]:
-    """Guides shaped like ``Guide.data`` for three labels, one with an injected script title."""
+    """Guides shaped like ``Guide.data`` for three labels (used when the corpus is absent)."""
     return [
         make_guide(1, labels=["bug"], reading_level="skim", importance=2),
         make_guide(2, labels=["bug", "ci"], reading_level="deep", importance=8, title="Speed up rollout workers"),
         make_guide(3, labels=["docs"], reading_level="skip", importance=1, title="文档：安装步骤"),
-        make_guide(4, labels=["bug"], reading_level="deep", importance=9, title=INJECTED,
-                   markdown="## Focus\n\n<img src=x onerror=\"document.title='pwned'\">\n\n[x](javascript:alert(1))\n"),
     ]
+
+
+def corpus_guides() -> list[dict]:
+    """Guides built by the engine from the real verl PRs, as the server stores them."""
+    from bot.engine import build_guide
+    from bot.paths import config_dir
+    from bot.rules import load_rules
+    from bot.sources.bundle import iter_bundles
+
+    rules = load_rules([config_dir() / "examples" / "verl.yml"])
+    guides = []
+    for _path, snapshot in iter_bundles(CORPUS):
+        guide = build_guide(snapshot, rules, lang="en")
+        guides.append(dict(guide.data, markdown=guide.markdown))
+    return guides
+
+
+def injected_guide(repository: str, label: str) -> dict:
+    """A guide whose title and Markdown try to run script."""
+    return make_guide(
+        1, repository=repository, labels=[label], reading_level="deep", importance=10, title=INJECTED,
+        merged_at="2030-01-01T00:00:00Z",
+        markdown="## Focus\n\n<img src=x onerror=\"document.title='pwned'\">\n\n[x](javascript:alert(1))\n",
+    )
 
 
 SECTIONS_JS = """
@@ -172,6 +198,10 @@ SECTIONS_JS = """
     [...s.querySelectorAll('tbody tr')].map(r => Number(r.dataset.number)),
 ])
 """
+
+
+def expected(store: GuideStore, repository: str, flt: GuideFilter | None = None) -> list[list]:
+    return [[s.name, s.count, [r.number for r in s.rows]] for s in store.sections(repository, flt, per_label=PER_LABEL)]
 
 
 @pytest.fixture
@@ -185,27 +215,32 @@ async def browser(tmp_path):
 
 
 async def test_tag_view_in_headless_chromium(tmp_path, browser):
+    guides = corpus_guides() if CORPUS.exists() else hand_made_guides()
+    repository = guides[0]["repository"]
     with GuideStore(tmp_path / "prguide.db") as store:
-        for guide in hand_made_guides():
+        for guide in guides:
             store.save(guide, visibility="public")
-        server = TestServer(create_app(store, TagViewSettings(rows_per_label=10)), host="127.0.0.1")
+        first_label = store.labels(repository)[0].name
+        store.save(injected_guide(repository, first_label), visibility="public")
+        server = TestServer(create_app(store, TagViewSettings(rows_per_label=PER_LABEL)), host="127.0.0.1")
         await server.start_server()
         try:
-            base = f"http://127.0.0.1:{server.port}/repos/acme/rocket"
+            base = f"http://127.0.0.1:{server.port}/repos/{repository}"
 
             await browser.goto(f"{base}/tags")
-            assert await browser.run("document.title") == "acme/rocket · tag view"
+            assert await browser.run("document.title") == f"{repository} · tag view"
             sections = await browser.run(SECTIONS_JS)
-            assert [(s[0], s[1], s[3]) for s in sections] == [
-                ("bug", 3, [4, 2, 1]),
-                ("ci", 1, [2]),
-                ("docs", 1, [3]),
-            ]
-            assert sections[0][2] == "bug · 3 pull requests"
+            assert [[s[0], s[1], s[3]] for s in sections] == expected(store, repository)
+            assert len(sections) == len(store.labels(repository)) >= 3
+            top = store.labels(repository)[0]
+            assert sections[0][2] == f"{top.name} · {top.count} pull requests"
+            more = await browser.run("document.querySelectorAll('p.more a').length")
+            assert more == sum(1 for s in sections if s[1] > PER_LABEL)
             # The injected title is shown as text and never ran.
+            assert sections[0][3][0] == 1
             assert await browser.run("document.getElementById('pwned')") is None
             assert await browser.run("document.scripts.length") == 0
-            cell = await browser.run("document.querySelector('tr[data-number=\"4\"] td.title').textContent")
+            cell = await browser.run("document.querySelector('tr[data-number=\"1\"] td.title').textContent")
             assert cell.strip() == INJECTED
             assert browser.exceptions == []
 
@@ -226,29 +261,41 @@ async def test_tag_view_in_headless_chromium(tmp_path, browser):
             )
             await asyncio.wait_for(loaded, STEP_TIMEOUT)
             assert await browser.run("location.search") == "?label=&area=&level=deep&min_importance=&from=&to=&q="
-            assert [(s[0], s[3]) for s in await browser.run(SECTIONS_JS)] == [("bug", [4, 2]), ("ci", [2])]
+            deep = expected(store, repository, GuideFilter(level="deep"))
+            assert deep and [[s[0], s[1], s[3]] for s in await browser.run(SECTIONS_JS)] == deep
 
             # A filtered URL loaded directly, in Chinese.
             await browser.goto(f"{base}/tags?q=rollout&lang=zh")
-            assert await browser.run("document.title") == "acme/rocket · 标签视图"
-            assert [(s[0], s[3]) for s in await browser.run(SECTIONS_JS)] == [("bug", [2]), ("ci", [2])]
+            assert await browser.run("document.title") == f"{repository} · 标签视图"
+            found = expected(store, repository, GuideFilter(search="rollout"))
+            assert found and [[s[0], s[1], s[3]] for s in await browser.run(SECTIONS_JS)] == found
 
-            # Open a guide by following its link from the tag view.
+            # Open the injected guide by following its link from the tag view.
             await browser.goto(f"{base}/tags")
-            href = await browser.run("document.querySelector('tr[data-number=\"4\"] td.title a').href")
+            href = await browser.run("document.querySelector('tr[data-number=\"1\"] td.title a').href")
             await browser.goto(href)
-            assert await browser.run("document.querySelector('article h1').textContent") == f"acme/rocket #4: {INJECTED}"
-            assert await browser.run("document.querySelector('.guide h3').textContent") == "Focus"
+            assert await browser.run("document.querySelector('article h1').textContent") == f"{repository} #1: {INJECTED}"
+            assert await browser.run("document.querySelector('.guide h2').textContent") == "Focus"
             assert await browser.run("document.querySelectorAll('.guide img').length") == 0
             assert await browser.run("document.querySelectorAll('a[href^=\"javascript:\"]').length") == 0
             assert await browser.run("document.scripts.length") == 0
-            assert await browser.run("document.title") == f"acme/rocket #4 · {INJECTED}"
+            assert await browser.run("document.title") == f"{repository} #1 · {INJECTED}"
             assert await browser.run("document.getElementById('pwned')") is None
             assert browser.exceptions == []
 
+            # A real guide: its folded file list is a working <details> element.
+            number = sections[0][3][1]
+            await browser.goto(f"{base}/pulls/{number}/guide")
+            title = store.get(repository, number)["title"]
+            assert await browser.run("document.querySelector('article h1').textContent") == f"{repository} #{number}: {title}"
+            if CORPUS.exists():
+                summaries = await browser.run("[...document.querySelectorAll('.guide details > summary')].map(e => e.textContent)")
+                assert any(text.startswith("All changed files") for text in summaries)
+                assert "&lt;details" not in await browser.run("document.querySelector('.guide').innerHTML")
+
             # Readable on a phone: nothing but the tables scrolls sideways.
             await browser.send(
-                "Emulation.setDeviceMetricsOverride", width=390, height=844, deviceScaleFactor=2, mobile=True
+                "Emulation.setDeviceMetricsOverride", width=390, height=844, deviceScaleFactor=1, mobile=True
             )
             await browser.goto(f"{base}/tags")
             widths = await browser.run("[document.documentElement.scrollWidth, window.innerWidth]")

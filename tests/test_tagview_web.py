@@ -270,7 +270,7 @@ async def test_guide_markdown_is_rendered_without_raw_html_or_unsafe_links(store
         assert_secure(response)
         html = await response.text()
     article = html[html.index("<article>"):]
-    assert "<h3>What changed</h3>" in article
+    assert "<h2>What changed</h2>" in article
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in article and "<script" not in html
     assert "<div onmouseover" not in article and "&lt;div onmouseover" in article
     assert '<a href="https://example.com/a" rel="nofollow noopener noreferrer">safe</a>' in article
@@ -278,6 +278,26 @@ async def test_guide_markdown_is_rendered_without_raw_html_or_unsafe_links(store
     assert '<img src="https://example.com/p.png" alt="pic"' in article and 'src="javascript:' not in article
     assert "prguide:v1" not in html
     assert Page(html).title == "acme/rocket #7 · [core] fix: thing 7"
+
+
+async def test_guide_template_elements_become_real_elements_without_attributes(store):
+    markdown = (
+        "### Guide\n\nLine one\\\nline two\n\n"
+        "<details><summary>All changed files (2) `a.py`</summary>\n\n- `a.py`\n\n</details>\n\n"
+        "<details open ontoggle=\"alert(1)\"><summary>x</summary>\n\n</details>\n\n"
+        "<details><summary><img src=x onerror=alert(1)></summary>\n\n</details>\n\n"
+        "<sub>prguide · `/prguide help`</sub>\n"
+    )
+    store.save(make_guide(8, markdown=markdown), visibility="public")
+    async with await client_for(store) as client:
+        html = await (await client.get("/repos/acme/rocket/pulls/8/guide")).text()
+    guide = html[html.index('<div class="guide"'):]
+    assert "<h2>Guide</h2>" in guide and "Line one<br />" in guide
+    assert "<details><summary>All changed files (2) <code>a.py</code></summary>" in guide
+    assert "&lt;details open ontoggle=&quot;alert(1)&quot;&gt;" in guide and "<details open" not in guide
+    assert "<details><summary>&lt;img src=x onerror=alert(1)&gt;</summary>" in guide
+    assert "<p><sub>prguide · <code>/prguide help</code></sub></p>" in guide
+    assert guide.count("<details>") == 2 and "<img" not in guide
 
 
 async def test_guide_page_chrome_follows_the_guides_language(client):
