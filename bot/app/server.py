@@ -6,8 +6,9 @@ answer after 10 seconds, "Handling webhook deliveries"). Nothing is built at imp
 time: :func:`create_app` makes every part, and its cleanup context opens and closes
 the shared HTTP session, the job store and the worker pool.
 
-Routes: ``POST /webhook``, ``GET /healthz``, ``GET /metrics``, and the tag view's
-pages under ``/repos`` (see :mod:`bot.tagview.web`), served from the same database.
+Routes: ``POST /webhook``, ``GET /healthz``, ``GET /metrics``, the job admin routes
+under ``/admin/jobs`` (see :mod:`bot.app.admin`), and the tag view's pages under
+``/repos`` (see :mod:`bot.tagview.web`), served from the same database.
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ import aiohttp
 from aiohttp import web
 
 from bot import __version__
+from bot.app.admin import add_routes as add_admin_routes
 from bot.app.handlers import Router, Services, default_router, run_job
 from bot.app.logging import configure_logging
 from bot.app.metrics import Metrics, create_metrics
 from bot.app.settings import Settings
-from bot.app.webhook import MAX_BODY_BYTES, WebhookError, parse_delivery
+from bot.app.webhook import MAX_BODY_BYTES, PayloadTooLarge, WebhookError, parse_delivery
 
 log = logging.getLogger("prguide.server")
 
@@ -39,7 +41,7 @@ HTTP_TIMEOUT = aiohttp.ClientTimeout(total=30, connect=10)
 #: ``installation`` actions after which the installation's cached token is useless.
 FORGET_TOKEN_ACTIONS = ("deleted", "suspend")
 
-_REASONS = {401: "unauthorized", 400: "bad_request", 415: "unsupported_media_type"}
+_REASONS = {401: "unauthorized", 400: "bad_request", 413: "too_large", 415: "unsupported_media_type"}
 
 
 @dataclass
@@ -89,7 +91,8 @@ def create_app(
     fake clocks and sleeps). ``stop_timeout``: grace, in seconds, for running jobs on
     shutdown.
     """
-    app = web.Application(client_max_size=MAX_BODY_BYTES + 64 * 1024)
+    # aiohttp answers 413 itself for a body over the cap, before it is all in memory.
+    app = web.Application(client_max_size=MAX_BODY_BYTES)
     if tag_view:
         from bot.tagview.store import GuideStore
         from bot.tagview.web import add_routes
@@ -115,6 +118,7 @@ def create_app(
     app.router.add_post("/webhook", webhook)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics_view)
+    add_admin_routes(app, STATE)
     app.cleanup_ctx.append(_lifecycle)
     return app
 
@@ -191,18 +195,24 @@ async def webhook(request: web.Request) -> web.Response:
     """``POST /webhook``: verify, route and durably queue one GitHub delivery.
 
     Answers 401 (bad or missing ``X-Hub-Signature-256``), 400 (malformed delivery),
-    415 (not JSON), 413 (over 25 MB, from aiohttp), 200 ``pong`` for ``ping``, 200 for
+    415 (not JSON), 413 (over GitHub's 25 MB cap), 200 ``pong`` for ``ping``, 200 for
     deliveries prguide ignores (with the reason), 202 when queued or already queued,
     503 when the job store is unavailable (GitHub shows the failure; the delivery can
     be redelivered).
     """
     state = request.app[STATE]
-    body = await request.read()
     try:
+        body = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        body = None
+    try:
+        if body is None:
+            raise PayloadTooLarge(f"body exceeds GitHub's {MAX_BODY_BYTES}-byte cap")
         delivery = parse_delivery(request.headers, body, secret=state.settings.webhook_secret)
     except WebhookError as exc:
-        # The event header of an unverified delivery is not to be trusted, even as a label.
-        event = request.headers.get("X-GitHub-Event", "") if exc.status != 401 else "unverified"
+        # The event header of an unverified delivery is not to be trusted, even as a label
+        # (an oversized body is refused before its signature can be checked).
+        event = request.headers.get("X-GitHub-Event", "") if exc.status not in (401, 413) else "unverified"
         outcome = _REASONS.get(exc.status, str(exc.status))
         state.metrics.deliveries.labels(event=event[:64] or "none", outcome=outcome).inc()
         log.warning(

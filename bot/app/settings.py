@@ -23,6 +23,8 @@ DEFAULT_DB = "prguide.db"
 DEFAULT_WORKERS = 4
 MAX_WORKERS = 64
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+#: A shorter admin token could be guessed by anyone who can reach the server.
+MIN_ADMIN_TOKEN_CHARS = 16
 
 _PEM_RE = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.+-----END [A-Z ]*PRIVATE KEY-----", re.DOTALL)
 
@@ -51,8 +53,10 @@ class Settings:
     files/folders applied to every repository on top of the shipped defaults.
     ``lang``: ``"en"`` or ``"zh"``. ``db_path``: the SQLite database (job queue, tag view); its folder is created on first use.
     ``workers``: concurrent jobs. ``view_token``: when set, the tag view asks for it.
+    ``admin_token``: when set, the job admin routes (``/admin/jobs``) accept it as a
+    bearer token; when unset they are off.
 
-    The key, secret and view token never appear in ``repr``.
+    The key, secret and tokens never appear in ``repr``.
     """
 
     app_id: int
@@ -67,6 +71,7 @@ class Settings:
     workers: int = DEFAULT_WORKERS
     view_token: str | None = field(default=None, repr=False)
     log_level: str = "INFO"
+    admin_token: str | None = field(default=None, repr=False)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -86,7 +91,8 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     turned into newlines) or ``GITHUB_PRIVATE_KEY_PATH``, ``GITHUB_WEBHOOK_SECRET``,
     ``GITHUB_API_URL``, ``HOST``, ``PORT``, ``PRGUIDE_RULES`` (files/folders separated by
     ``os.pathsep`` or commas), ``PRGUIDE_LANG``, ``PRGUIDE_DB``, ``PRGUIDE_WORKERS``,
-    ``PRGUIDE_VIEW_TOKEN``, ``PRGUIDE_LOG_LEVEL``. Empty values count as unset.
+    ``PRGUIDE_VIEW_TOKEN``, ``PRGUIDE_LOG_LEVEL``, ``PRGUIDE_ADMIN_TOKEN``. Empty values
+    count as unset.
 
     Raises :class:`SettingsError` listing every problem found.
     """
@@ -145,6 +151,13 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     if log_level not in LOG_LEVELS:
         problems.append(f"PRGUIDE_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, got {log_level!r}")
 
+    admin_token = get("PRGUIDE_ADMIN_TOKEN")
+    if admin_token is not None and len(admin_token) < MIN_ADMIN_TOKEN_CHARS:
+        problems.append(
+            f"PRGUIDE_ADMIN_TOKEN must be at least {MIN_ADMIN_TOKEN_CHARS} characters (it lets its holder re-run jobs);"
+            " generate one with: python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+        )
+
     if problems:
         raise SettingsError(problems)
     assert app_id is not None and private_key is not None  # guaranteed by the checks above
@@ -161,6 +174,7 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
         workers=workers if workers is not None else DEFAULT_WORKERS,
         view_token=get("PRGUIDE_VIEW_TOKEN"),
         log_level=log_level,
+        admin_token=admin_token,
     )
 
 

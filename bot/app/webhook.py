@@ -63,6 +63,12 @@ class BadDelivery(WebhookError):
     status = 400
 
 
+class PayloadTooLarge(BadDelivery):
+    """The body is over GitHub's 25 MB payload cap, so GitHub did not send it: answer 413."""
+
+    status = 413
+
+
 @dataclass(frozen=True, slots=True)
 class Delivery:
     """One verified webhook delivery.
@@ -141,7 +147,8 @@ def parse_delivery(headers: Mapping[str, str], body: bytes, *, secret: str | byt
 
     ``headers`` may be any mapping; names are matched case-insensitively. Checks, in
     order: signature (:class:`SignatureError`), the ``X-GitHub-Event`` and
-    ``X-GitHub-Delivery`` headers and body size (:class:`BadDelivery`), content type
+    ``X-GitHub-Delivery`` headers (:class:`BadDelivery`), body size
+    (:class:`PayloadTooLarge`), content type
     (:class:`UnsupportedMediaType`: only ``application/json``; GitHub Apps always send
     JSON, and form-encoded deliveries are refused so there is one parsing path), a
     UTF-8 JSON object (:class:`BadDelivery`), then :data:`REQUIRED_FIELDS` for the event
@@ -157,7 +164,7 @@ def parse_delivery(headers: Mapping[str, str], body: bytes, *, secret: str | byt
     if not delivery_id:
         raise BadDelivery("missing X-GitHub-Delivery header")
     if len(body) > MAX_BODY_BYTES:
-        raise BadDelivery(f"body of {len(body)} bytes exceeds GitHub's {MAX_BODY_BYTES}-byte cap")
+        raise PayloadTooLarge(f"body of {len(body)} bytes exceeds GitHub's {MAX_BODY_BYTES}-byte cap")
 
     media_type = (lower.get("content-type") or "").split(";", 1)[0].strip().lower()
     if media_type != "application/json":
