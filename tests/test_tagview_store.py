@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from datetime import date, datetime, timezone
 
 import pytest
@@ -175,6 +176,21 @@ def test_store_shares_a_database_connection_it_does_not_close(tmp_path):
         s.save(make_guide(1))
     assert conn.execute("SELECT COUNT(*) FROM tagview_guides").fetchone()[0] == 1
     assert conn.execute("SELECT COUNT(*) FROM jobs").fetchone()[0] == 0
+
+
+def test_one_store_may_be_shared_by_threads(store):
+    def work(first: int) -> None:
+        for number in range(first, first + 40):
+            store.save(make_guide(number, labels=["bug", f"t{first}"]))
+            store.sections("acme/rocket", GuideFilter(level="quick"))
+
+    threads = [threading.Thread(target=work, args=(start,)) for start in (1, 101, 201, 301)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert store.query("acme/rocket").total == 160
+    assert [(i.name, i.count) for i in store.labels("acme/rocket")][0] == ("bug", 160)
 
 
 def test_the_label_index_serves_label_grouping(store):

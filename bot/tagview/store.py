@@ -7,9 +7,11 @@ so keys this module does not know about are never lost.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sqlite3
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
@@ -151,13 +153,24 @@ class GuideFilter:
         return any(getattr(self, name) not in (None, "") for name in self.__slots__)
 
 
+def _locked(method):  # type: ignore[no-untyped-def]
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return run
+
+
 class GuideStore:
     """Stored guides of merged pull requests, for the tag view.
 
     ``path_or_conn`` is a database file path (opened and migrated here, closed by
     :meth:`close`) or an open :class:`sqlite3.Connection` (migrated, never closed here).
-    Methods are synchronous; a query over 5,000 guides takes a few milliseconds.
-    Raises :class:`sqlite3.Error` for an unusable database file.
+    Methods are synchronous and serialised by a lock, so one store may be shared by
+    threads; a query over 5,000 guides takes a few milliseconds.
+    Raises :class:`sqlite3.Error` for an unusable database file and
+    :class:`bot.app.db.DatabaseError` for one newer than this code.
     """
 
     def __init__(self, path_or_conn: str | Path | sqlite3.Connection):
@@ -167,6 +180,7 @@ class GuideStore:
         else:
             self._conn = open_connection(path_or_conn)
             self._owned = True
+        self._lock = threading.RLock()
         self._fts = migrate_tagview(self._conn)
 
     @property
@@ -192,6 +206,7 @@ class GuideStore:
 
     # -- writing ---------------------------------------------------------------------
 
+    @_locked
     def save(
         self,
         guide_data: Mapping[str, Any],
@@ -277,6 +292,7 @@ class GuideStore:
                     (guide_id, row["title"], row["focus_text"]),
                 )
 
+    @_locked
     def set_visibility(self, repository: str, visibility: str) -> None:
         """Mark a repository ``"public"`` or ``"private"`` (e.g. on a ``repository`` "privatized" event).
 
@@ -291,6 +307,7 @@ class GuideStore:
                 (repository, visibility),
             )
 
+    @_locked
     def delete(self, repository: str, number: int) -> bool:
         """Forget one guide; returns whether there was one."""
         with _savepoint(self._conn, "tagview_delete") as conn:
@@ -308,6 +325,7 @@ class GuideStore:
 
     # -- reading ---------------------------------------------------------------------
 
+    @_locked
     def get(self, repository: str, number: int) -> dict[str, Any] | None:
         """The stored guide data (as saved, extra keys included), or ``None``."""
         found = self._conn.execute(
@@ -317,6 +335,7 @@ class GuideStore:
         ).fetchone()
         return json.loads(found[0]) if found else None
 
+    @_locked
     def visibility(self, repository: str) -> str | None:
         """``"public"``/``"private"`` for a known repository, else ``None``."""
         found = self._conn.execute(
@@ -324,6 +343,7 @@ class GuideStore:
         ).fetchone()
         return found[0] if found else None
 
+    @_locked
     def repositories(self) -> list[RepositoryInfo]:
         """Every repository with its visibility and number of stored guides, by name."""
         rows = self._conn.execute(
@@ -335,11 +355,13 @@ class GuideStore:
         ).fetchall()
         return [RepositoryInfo(name, vis, count) for name, vis, count in map(tuple, rows)]
 
+    @_locked
     def canonical_name(self, repository: str) -> str | None:
         """The repository's name as stored (names match case-insensitively), or ``None``."""
         found = self._conn.execute("SELECT name FROM tagview_repositories WHERE name = ?", (repository,)).fetchone()
         return found[0] if found else None
 
+    @_locked
     def labels(self, repository: str) -> list[LabelCount]:
         """Labels on the repository's stored guides, with counts and descriptions, by name."""
         rows = self._conn.execute(
@@ -353,6 +375,7 @@ class GuideStore:
         ).fetchall()
         return sorted((LabelCount(*tuple(row)) for row in rows), key=lambda item: item.name.casefold())
 
+    @_locked
     def areas(self, repository: str) -> list[tuple[str, int]]:
         """Areas on the repository's stored guides as ``(area, count)``, by name."""
         rows = self._conn.execute(
@@ -360,6 +383,7 @@ class GuideStore:
         ).fetchall()
         return sorted((tuple(row) for row in rows), key=lambda item: item[0].casefold())
 
+    @_locked
     def query(
         self,
         repository: str,
@@ -397,6 +421,7 @@ class GuideStore:
         ).fetchall()
         return GuidePage(tuple(_row(r) for r in rows), total, limit, offset)
 
+    @_locked
     def sections(self, repository: str, flt: GuideFilter | None = None, *, per_label: int = 10) -> list[LabelSection]:
         """Every label (only ``flt.label`` when set) with its matching guides' count and newest ``per_label`` rows.
 
