@@ -196,7 +196,7 @@ def _store(args: argparse.Namespace, guides) -> None:
     store = GuideStore(args.db)
     try:
         for g in guides:
-            store.save(g.data)
+            store.save(g.data, label_descriptions={name: spec.description for name, spec in g.label_specs.items()})
     finally:
         close = getattr(store, "close", None)
         if close:
