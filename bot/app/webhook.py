@@ -24,6 +24,15 @@ MAX_BODY_BYTES = 25 * 1024 * 1024
 
 SIGNATURE_HEADER = "x-hub-signature-256"
 _SIGNATURE_RE = re.compile(r"sha256=([0-9a-fA-F]{64})")
+# GitHub signs the body only, so these headers are checked for shape: event names are
+# lower-case words ("Webhook events and payloads"), delivery ids GUIDs. The delivery id
+# becomes the job's idempotency key, so it must be short printable ASCII.
+_EVENT_RE = re.compile(r"[a-z][a-z0-9_]{0,63}")
+_DELIVERY_RE = re.compile(r"[\x21-\x7e]{1,128}")
+# Payload actions are lower-case words too; the action is stored with the job.
+_ACTION_RE = re.compile(r"[\x21-\x7e]{1,64}")
+# GitHub's own rules for account and repository names ("owner/name" in the job key).
+_FULL_NAME_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
 
 #: Top-level payload objects prguide reads, per event ("Webhook events and payloads").
 #: A delivery of one of these events without them is malformed. Other events are not
@@ -146,8 +155,9 @@ def parse_delivery(headers: Mapping[str, str], body: bytes, *, secret: str | byt
     """Verify and parse one delivery from its HTTP headers and raw body.
 
     ``headers`` may be any mapping; names are matched case-insensitively. Checks, in
-    order: signature (:class:`SignatureError`), the ``X-GitHub-Event`` and
-    ``X-GitHub-Delivery`` headers (:class:`BadDelivery`), body size
+    order: signature (:class:`SignatureError`), the ``X-GitHub-Event`` (a lower-case
+    event name) and ``X-GitHub-Delivery`` (1-128 printable ASCII characters) headers
+    (:class:`BadDelivery`), body size
     (:class:`PayloadTooLarge`), content type
     (:class:`UnsupportedMediaType`: only ``application/json``; GitHub Apps always send
     JSON, and form-encoded deliveries are refused so there is one parsing path), a
@@ -163,6 +173,10 @@ def parse_delivery(headers: Mapping[str, str], body: bytes, *, secret: str | byt
         raise BadDelivery("missing X-GitHub-Event header")
     if not delivery_id:
         raise BadDelivery("missing X-GitHub-Delivery header")
+    if not _EVENT_RE.fullmatch(event):
+        raise BadDelivery("X-GitHub-Event header is not an event name (lower-case letters, digits and '_')")
+    if not _DELIVERY_RE.fullmatch(delivery_id):
+        raise BadDelivery("X-GitHub-Delivery header must be 1 to 128 printable ASCII characters without spaces")
     if len(body) > MAX_BODY_BYTES:
         raise PayloadTooLarge(f"body of {len(body)} bytes exceeds GitHub's {MAX_BODY_BYTES}-byte cap")
 
@@ -188,6 +202,8 @@ def parse_delivery(headers: Mapping[str, str], body: bytes, *, secret: str | byt
     action = payload.get("action")
     if action is not None and not isinstance(action, str):
         raise BadDelivery("payload 'action' is not a string")
+    if action is not None and not _ACTION_RE.fullmatch(action):
+        raise BadDelivery("payload 'action' is not a word of 1 to 64 printable ASCII characters")
 
     installation_id = None
     installation = payload.get("installation")
@@ -220,7 +236,7 @@ def _key(event: str, payload: Mapping[str, Any]) -> str | None:
     repo = payload.get("repository")
     full_name = repo.get("full_name") if isinstance(repo, Mapping) else None
     needed = event in REQUIRED_FIELDS
-    if not isinstance(full_name, str) or full_name.count("/") != 1:
+    if not isinstance(full_name, str) or not _FULL_NAME_RE.fullmatch(full_name):
         if needed:
             raise BadDelivery(f"{event} payload lacks 'repository.full_name' as 'owner/name'")
         return None
