@@ -339,3 +339,15 @@ async def test_catastrophic_regex_in_the_servers_rules_stops_start_up_with_its_p
                 pass
     assert f"{rules}:3" in str(caught.value) or "team.yml:3" in str(caught.value)
     assert "exponential" in str(caught.value)
+
+
+async def test_malformed_pull_request_object_is_read_from_github_instead(loopback):
+    payload = loopback.payload()
+    payload["pull_request"].update(labels=True, user="alice", base=["main"])
+    resp = await loopback.deliver(payload)
+    assert resp.status == 202
+    await wait_idle(loopback.app)
+    (comment,) = loopback.comments()
+    assert comment.body == guide_of(loopback, SMALL_PR, loopback.bundles[SMALL_PR]["pull"]).markdown
+    gets = [r for r in loopback.sandbox.requests if r["method"] == "GET" and r["path"] == f"/repos/{REPO}/pulls/{SMALL_PR}"]
+    assert len(gets) == 1

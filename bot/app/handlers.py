@@ -30,6 +30,7 @@ from bot.engine import Overrides, build_guide
 from bot.marker import parse_marker
 from bot.repo_config import DEFAULT_SOURCE, RepoConfig, load_repo_config
 from bot.rules.model import Problem, RuleError
+from bot.snapshot import PullRequestSnapshot
 
 log = logging.getLogger("prguide.jobs")
 
@@ -189,7 +190,8 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     """Write (or refresh) the reading guide and labels of a merged pull request.
 
     Reads, as the job's installation: the PR's files, reviews and review comments (the
-    PR object itself comes from the ``pull_request`` webhook payload: no GET), the
+    PR object itself comes from the ``pull_request`` webhook payload: no GET, unless
+    that copy is malformed, when "Get a pull request" supplies it), the
     repository's ``.github/prguide.yml`` on its default branch (``repository.default_branch``
     in the payload; "Get repository content", a conditional request), and prguide's
     earlier comment, whose marker keeps what maintainers decided with commands.
@@ -214,6 +216,13 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     services = ctx.services
     client = ctx.client
     bot_login = await services.auth.bot_login()
+    if not _usable_pull(pull, repository):
+        # The payload's copy cannot be read; GitHub's own copy costs one call.
+        log.warning(
+            "%s#%s: the delivery's pull request object is malformed; reading it from GitHub", repository, number,
+            extra={"delivery": job.delivery_id, "repository": repository, "number": number},
+        )
+        pull = None
     snapshot, config, existing = await asyncio.gather(
         fetch_snapshot(client, repository, number, pull=pull),
         read_repo_config(client, repository, repo.get("default_branch")),
@@ -249,6 +258,15 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     ctx.fields.update(comment_id=result.comment_id, labels_added=list(result.labels_added), labels_removed=list(result.labels_removed))
     if services.guides is not None:
         save_guide(services.guides, guide, private=bool(repo.get("private", True)))
+
+
+def _usable_pull(pull: Mapping[str, Any], repository: str) -> bool:
+    """True when a snapshot can be built from ``pull`` (the payload's pull request object)."""
+    try:
+        PullRequestSnapshot.from_github(pull, repository=repository)
+    except (ValueError, TypeError, AttributeError, KeyError):
+        return False
+    return True
 
 
 async def read_repo_config(client: Any, repository: str, ref: str | None) -> RepoConfig:
