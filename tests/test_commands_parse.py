@@ -185,3 +185,10 @@ def test_parser_never_crashes_and_returns_well_formed_commands(body):
 @given(st.text(max_size=400), st.text(max_size=400))
 def test_new_commands_never_crashes_on_any_text(before, after):
     assert len(new_commands(after, before)) <= len(parse_commands(after))
+
+
+def test_overlong_command_line_is_refused_not_cut():
+    names = " ".join(f"lab{i:03d}" for i in range(100))
+    (command,) = parse_commands(f"/prguide label add {names}")
+    assert command.error == "cmd.err.too_long"
+    assert command.args == ()

@@ -215,3 +215,9 @@ def test_bot_senders_are_recognised(webhook_payload):
     payload["sender"] = {"login": "renovate[bot]", "type": "Bot"}
     body = json.dumps(payload).encode()
     assert parse_delivery(headers_for(body), body, secret=SECRET).sender_is_bot
+
+
+def test_signed_but_absurdly_nested_json_is_a_bad_delivery_not_a_crash():
+    body = b"[" * 100_000 + b"]" * 100_000
+    with pytest.raises(BadDelivery, match="nested too deeply"):
+        parse_delivery(headers_for(body), body, secret=SECRET)

@@ -192,6 +192,8 @@ def parse_delivery(headers: Mapping[str, str], body: bytes, *, secret: str | byt
         raise BadDelivery(f"body is not UTF-8: {exc.reason} at byte {exc.start}") from exc
     except json.JSONDecodeError as exc:
         raise BadDelivery(f"body is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+    except RecursionError as exc:  # "[[[[..." deeper than the interpreter's stack: GitHub never sends it
+        raise BadDelivery("body is nested too deeply to be a GitHub payload") from exc
     if not isinstance(payload, dict):
         raise BadDelivery(f"payload is a JSON {type(payload).__name__}, not an object")
 

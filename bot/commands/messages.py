@@ -78,6 +78,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     # refusals: what was wrong with the command
     "cmd.err.unknown": {"en": "there is no command {value}", "zh": "没有 {value} 这个命令"},
+    "cmd.err.too_long": {"en": "a command line may be at most {limit} characters; split it into several lines", "zh": "一行命令最多 {limit} 个字符；请拆成多行"},
     "cmd.err.empty": {"en": "no command was given", "zh": "没有写命令"},
     "cmd.err.quote": {"en": "a double quote is not closed", "zh": "双引号没有闭合"},
     "cmd.err.no_args": {"en": "{command} takes no arguments", "zh": "{command} 不接受参数"},

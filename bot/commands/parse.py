@@ -68,7 +68,8 @@ class Command:
     is unknown; ``""`` when nothing was); ``args`` its arguments, unquoted (for
     ``lang`` the language code ``en``/``zh``; for ``label add``/``remove`` the label
     names; for ``why`` zero or one label name). ``text`` is the line as written after
-    the prefix, with spaces collapsed (at most :data:`MAX_LINE_CHARS` characters).
+    the prefix, with spaces collapsed (a longer line than :data:`MAX_LINE_CHARS` is
+    refused with ``cmd.err.too_long``, its text shortened).
     ``error`` is ``None`` for a valid command, else the catalog key of what was
     wrong (see :mod:`bot.commands.messages`) with ``error_params``.
     """
@@ -222,10 +223,13 @@ def _line_text(line: Sequence[Any], start: int) -> str:
             content = child.content
             parts.append(f'"{content}"' if '"' not in content else content)
         # HTML (comments included) and formatting marks are not part of the command.
-    return " ".join("".join(parts).split())[:MAX_LINE_CHARS]
+    return " ".join("".join(parts).split())
 
 
 def _parse_line(text: str) -> Command:
+    if len(text) > MAX_LINE_CHARS:
+        # Refuse rather than cut: a cut line could name a label nobody asked for.
+        return Command("", text=text[: MAX_LINE_CHARS - 1] + "…", error="cmd.err.too_long", error_params={"limit": MAX_LINE_CHARS})
     args = split_arguments(text)
     if args is None:
         return Command("", text=text, error="cmd.err.quote")
