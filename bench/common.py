@@ -324,30 +324,43 @@ async def start_serve_process(env: Mapping[str, str]) -> tuple[ChildProcess, str
 class Stack:
     """The sandbox and prguide's webhook server on loopback in this process, as ``prguide demo`` runs them.
 
-    ``bundles`` are served by the sandbox (all in their own repository, ``verl-project/verl``
-    for the corpus); ``latency_ms`` delays every GitHub API answer; ``workers`` is the
-    pool's concurrency; ``client_options`` go to :class:`bot.app.github.ClientFactory`
-    (e.g. ``write_rate``/``write_burst``). Use as ``async with Stack(...) as stack``.
-    :attr:`comment_times` maps ``"owner/repo#N"`` to the ``perf_counter()`` times at which
-    comments were created there.
+    ``bundles`` are served by the sandbox in their own repository (``verl-project/verl``
+    for the corpus), and ``copies - 1`` more times in repositories named ``<repo>-1``,
+    ``<repo>-2``... of the same installation; :attr:`pulls` lists ``(repository, bundle)``.
+    ``latency_ms`` delays every GitHub API answer; ``workers`` is the pool's concurrency;
+    ``client_options`` go to :class:`bot.app.github.ClientFactory` (e.g.
+    ``write_rate``/``write_burst``); ``db_path`` is the job database (default: a fresh
+    temporary file). Use as ``async with Stack(...) as stack``.
+
+    Measured on the sandbox's side: :attr:`comment_times` (``"owner/repo#N"`` -> the
+    ``perf_counter()`` times comments were created there), :attr:`write_times`
+    (content-creating requests), :attr:`max_in_flight` (most GitHub API requests
+    answered at once).
     """
 
     def __init__(
         self,
         bundles: Sequence[Mapping[str, Any]],
         *,
+        copies: int = 1,
         latency_ms: float = 0.0,
         workers: int = 4,
         client_options: Mapping[str, Any] | None = None,
         key_pem: str | None = None,
+        db_path: Path | None = None,
     ):
         self.bundles = list(bundles)
+        self.copies = copies
         self.latency_ms = latency_ms
         self.workers = workers
         self.client_options = dict(client_options or {})
         self.key_pem = key_pem
+        self.db_path = db_path
+        self.pulls: list[tuple[str, Mapping[str, Any]]] = []
         self.comment_times: dict[str, list[float]] = {}
         self.write_times: list[float] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
         self.secret = uuid.uuid4().hex
 
     async def __aenter__(self) -> Stack:
@@ -361,16 +374,19 @@ class Stack:
         from bot.sandbox import Sandbox
 
         self._tmp = tempfile.TemporaryDirectory(prefix="prguide-bench-")
-        key = self.key_pem or generate_private_key()
+        self.key_pem = key = self.key_pem or generate_private_key()
         self.sandbox = Sandbox(APP_ID, key, installation_id=INSTALLATION_ID, latency_ms=self.latency_ms)
-        self.repositories = {}
-        for bundle in self.bundles:
-            self.repositories[int(bundle["pull"]["number"])] = self.sandbox.add_bundle(bundle)
-        self._record_times()
+        for copy_number in range(self.copies):
+            for bundle in self.bundles:
+                repo = self.sandbox.add_bundle(bundle)
+                if copy_number:
+                    repo = self.sandbox.add_bundle(bundle, repo=f"{repo}-{copy_number}")
+                self.pulls.append((repo, bundle))
+        self._instrument()
         self.sandbox_url = await self.sandbox.start("127.0.0.1", 0)
         self.settings = Settings(
             app_id=APP_ID, private_key=key, webhook_secret=self.secret, api_url=self.sandbox_url,
-            host="127.0.0.1", port=0, db_path=Path(self._tmp.name) / "prguide.db",
+            host="127.0.0.1", port=0, db_path=self.db_path or Path(self._tmp.name) / "prguide.db",
             workers=self.workers, log_level="WARNING",
         )  # fmt: skip
         self.app = create_app(self.settings, rules=load_rules(), client_options=self.client_options)
@@ -389,10 +405,13 @@ class Stack:
         await self.sandbox.close()
         self._tmp.cleanup()
 
-    def _record_times(self) -> None:
-        # Wrap the sandbox's state so the benchmark knows when each write landed.
-        state = self.sandbox.state
-        create_comment, record = state.create_comment, state.record
+    def _instrument(self) -> None:
+        # Wrap the sandbox so the benchmark knows when writes landed and how many
+        # requests were answered at once.
+        from aiohttp import web
+
+        sandbox, state = self.sandbox, self.sandbox.state
+        create_comment, record, middleware = state.create_comment, state.record, sandbox._middleware
         times, writes = self.comment_times, self.write_times
 
         def timed_create_comment(owner: str, name: str, number: int, *args: Any, **kwargs: Any) -> Any:
@@ -405,17 +424,29 @@ class Stack:
                 writes.append(time.perf_counter())
             record(method, path, status)
 
+        @web.middleware
+        async def counting(request: web.Request, handler: Any) -> web.StreamResponse:
+            if request.path.startswith("/_sandbox/"):
+                return await middleware(request, handler)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            try:
+                return await middleware(request, handler)
+            finally:
+                self.in_flight -= 1
+
         state.create_comment = timed_create_comment  # type: ignore[method-assign]
         state.record = timed_record  # type: ignore[method-assign]
+        sandbox._middleware = counting  # type: ignore[method-assign]
 
-    def repository_json(self, number: int) -> dict[str, Any]:
-        """The sandbox's "Get a repository" object of the repository holding pull request ``number``."""
-        owner, name = self.repositories[number].split("/", 1)
+    def repository_json(self, repository: str) -> dict[str, Any]:
+        """The sandbox's "Get a repository" object of ``repository`` (``owner/name``)."""
+        owner, name = repository.split("/", 1)
         return self.sandbox.state.repo_json(self.sandbox.state.repo(owner, name))
 
-    def body(self, bundle: Mapping[str, Any]) -> bytes:
-        """The merged delivery body of ``bundle`` (see :func:`delivery_body`)."""
-        return delivery_body(bundle, self.repository_json(int(bundle["pull"]["number"])))
+    def body(self, repository: str, bundle: Mapping[str, Any]) -> bytes:
+        """The merged delivery body of ``bundle``'s pull request in ``repository`` (see :func:`delivery_body`)."""
+        return delivery_body(bundle, self.repository_json(repository))
 
     async def deliver(self, body: bytes, delivery_id: str | None = None) -> int:
         """POST one signed delivery to ``/webhook``; returns the HTTP status."""
@@ -424,7 +455,7 @@ class Stack:
             await answer.read()
             return answer.status
 
-    async def wait_idle(self, timeout: float = 120.0) -> None:
+    async def wait_idle(self, timeout: float = 300.0) -> None:
         """Wait until the worker pool has nothing due and nothing running."""
         from bot.app.server import wait_idle
 

@@ -171,6 +171,22 @@ def line_pass(snapshots: Sequence[Any]) -> int:
     return n
 
 
+def stage_rows(pull: Any, files: Sequence[Any], rules: Any, rounds: int, total_ms: float) -> list[list[Any]]:
+    """Where the time of one big guide goes: snapshot, diff analysis, rules, the rest (classify, focus, render)."""
+    from bot.analysis import analyse
+    from bot.snapshot import PullRequestSnapshot
+
+    snapshot = PullRequestSnapshot.from_github(pull, files, [], [], repository="bench/verl")
+    analysis = analyse(snapshot)
+    stages = {
+        "snapshot from REST shapes": median(time_rounds(lambda: PullRequestSnapshot.from_github(pull, files, [], [], repository="bench/verl"), rounds)) * 1000,
+        "diff analysis (bot.analysis.analyse)": median(time_rounds(lambda: analyse(snapshot), rounds)) * 1000,
+        "rules (RuleSet.evaluate)": median(time_rounds(lambda: rules.evaluate(snapshot, analysis), rounds)) * 1000,
+    }
+    stages["classify, focus points, render (the rest)"] = max(0.0, total_ms - sum(stages.values()))
+    return [[name, ms, f"{ms / total_ms:.0%}"] for name, ms in stages.items()]
+
+
 def ensure_minimatch() -> tuple[Path | None, str]:
     """``(folder, "")`` with minimatch installed under ``bench/.cache``, or ``(None, why not)``."""
     node, npm = shutil.which("node"), shutil.which("npm")
@@ -263,6 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
           verdict(big_ms < TARGET_BIG_MS) if big_files == BIG_FILES else "n/a (--quick)"]],
     ))  # fmt: skip
     print(f"\nguide: {len(guide.markdown):,} characters, labels {', '.join(guide.labels) or '(none)'}\n")
+    print(table(["stage (same PR)", "median ms", "share"], stage_rows(pull, files, rules, rounds, big_ms)) + "\n")
 
     # 3. glob matching alone
     globs = rule_globs(rules)
