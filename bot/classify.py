@@ -19,7 +19,7 @@ code path removed         +1      public definitions removed in source files
 config schema             +1      config keys (YAML keys, dataclass fields) added/removed
 breaking                  +2      a rule or the title marks it breaking
 tests                     +1      source changed and tests were added
-dependencies              +1      a dependency added, removed or re-pinned
+dependencies              +1/+2   a dependency added, removed or re-pinned (+2: a major version)
 compatibility shim        +1      import fallbacks or version checks added
 revert                    +1      the PR reverts another
 review discussion         +1      3+ review threads, or changes were requested
@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.analysis.model import DiffAnalysis
-from bot.focus import api_names
+from bot.focus import api_names, major_bump, public_keys
 from bot.rules.model import CHANGE_TYPES, RuleHit
 from bot.snapshot import PullRequestSnapshot
 
@@ -255,7 +255,7 @@ def _factors(
         factors.append(Factor(1, "api", "factor.api_added", {"count": len(added), "names": _first(added)}))
     if removed:
         factors.append(Factor(1, "removed", "factor.api_removed", {"count": len(removed), "names": _first(removed)}))
-    keys = [k for f in analysis.files if f.kind not in ("ci", "test") for k in f.config_keys_added + f.config_keys_removed]
+    keys = [k for f in analysis.files if f.kind not in ("ci", "test") for k in public_keys(f, f.config_keys_added + f.config_keys_removed)]
     if keys:
         factors.append(Factor(1, "config", "factor.config", {"count": len(keys), "names": _first(keys)}))
     if breaking:
@@ -264,7 +264,10 @@ def _factors(
     if sources and tests:
         factors.append(Factor(1, "tests", "factor.tests", {"count": len(tests)}))
     deps = [d.name for f in analysis.files for d in f.dependency_changes]
-    if deps:
+    major = list(dict.fromkeys(d.name for f in analysis.files for d in f.dependency_changes if major_bump(d.old_spec, d.new_spec)))
+    if major:
+        factors.append(Factor(2, "dependencies", "factor.deps_major", {"count": len(major), "names": _first(major)}))
+    elif deps:
         factors.append(Factor(1, "dependencies", "factor.deps", {"count": len(set(deps)), "names": _first(list(dict.fromkeys(deps)))}))
     if any(f.shims for f in analysis.files if f.kind == "source"):
         factors.append(Factor(1, "shim", "factor.shim"))

@@ -11,6 +11,7 @@ rather than one corner of it.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +20,8 @@ from typing import Any
 from bot.analysis.model import Definition, DiffAnalysis, FileAnalysis
 from bot.rules.model import RuleHit
 from bot.snapshot import PullRequestSnapshot
+
+_TODO_PREFIX = re.compile(r"^\s*(TODO|FIXME|XXX|HACK)\b\s*(\([^)]*\))?\s*:?\s*", re.IGNORECASE)
 
 MAX_FOCUS = 7
 MAX_PER_FILE = 2
@@ -89,6 +92,7 @@ def focus_points(analysis: DiffAnalysis, hits: tuple[RuleHit, ...], review: Revi
             candidates.append(FocusPoint(note.file, note.symbol, params=more, text=note.text, weight=RULE_NOTE_WEIGHT))
     for f in analysis.files:
         candidates.extend(_file_points(f))
+    candidates.extend(_removed_trees(analysis))
     for thread in review.threads[:2]:
         if thread.comments >= 2:
             candidates.append(
@@ -101,6 +105,7 @@ def focus_points(analysis: DiffAnalysis, hits: tuple[RuleHit, ...], review: Revi
                 )
             )
     candidates.sort(key=lambda p: -p.weight)
+    candidates = _one_entry_point(candidates)
     chosen: list[FocusPoint] = []
     per_file: dict[str | None, int] = defaultdict(int)
     seen: set[tuple[str | None, str | None]] = set()
@@ -120,14 +125,13 @@ def focus_points(analysis: DiffAnalysis, hits: tuple[RuleHit, ...], review: Revi
 def _file_points(f: FileAnalysis) -> list[FocusPoint]:
     points: list[FocusPoint] = []
     code = f.kind in ("source", "example")
-    removed = api_names(f.definitions_removed) if code else []
+    # Files removed whole are summed up by folder in removed_trees(), not listed one by one.
+    removed = api_names(f.definitions_removed) if code and f.status != "removed" else []
     if removed:
         points.append(FocusPoint(f.path, removed[0], "focus.removed", {"names": tuple(removed[:MAX_NAMES]), "count": len(removed)}, weight=90))
-    elif f.status == "removed" and f.kind == "source" and f.deletions >= 20:
-        points.append(FocusPoint(f.path, None, "focus.file_removed", {"lines": f.deletions}, weight=85))
     if f.kind not in ("test", "ci"):
-        keys_removed = list(f.config_keys_removed)
-        keys_added = list(f.config_keys_added)
+        keys_removed = public_keys(f, f.config_keys_removed) if f.status != "removed" else []
+        keys_added = public_keys(f, f.config_keys_added)
         if keys_removed:
             points.append(FocusPoint(f.path, keys_removed[0], "focus.config_removed", {"names": tuple(keys_removed[:MAX_NAMES]), "count": len(keys_removed)}, weight=80))
         if keys_added:
@@ -137,11 +141,12 @@ def _file_points(f: FileAnalysis) -> list[FocusPoint]:
         points.append(FocusPoint(f.path, None, "focus.shim", {"what": what, "code": snippet or what}, weight=65))
     if f.dependency_changes and f.kind != "generated":
         dep = f.dependency_changes[0]
+        key = "focus.dep_major" if major_bump(dep.old_spec, dep.new_spec) else f"focus.dep_{dep.action}"
         points.append(
             FocusPoint(
                 f.path,
                 dep.name,
-                f"focus.dep_{dep.action}",
+                key,
                 {"name": dep.name, "old": dep.old_spec, "new": dep.new_spec, "count": len(f.dependency_changes)},
                 weight=55,
             )
@@ -166,6 +171,56 @@ def _file_points(f: FileAnalysis) -> list[FocusPoint]:
     if f.tests_added:
         points.append(FocusPoint(f.path, f.tests_added[0], "focus.tests", {"names": tuple(f.tests_added[:2]), "count": len(f.tests_added)}, weight=40))
     return points
+
+
+_VERSION = re.compile(r"(\d+)(?:\.(\d+))?")
+
+
+def major_bump(old: str, new: str) -> bool:
+    """True when two version specs differ in their major version (``0.x`` counts its minor).
+
+    ``"==0.27.0"`` -> ``">=1.10.0"`` is a major bump; ``"2.1"`` -> ``"2.4"`` is not.
+    """
+    a, b = _VERSION.search(old or ""), _VERSION.search(new or "")
+    if not a or not b:
+        return False
+    key_a = (a.group(1), a.group(2) if a.group(1) == "0" else None)
+    key_b = (b.group(1), b.group(2) if b.group(1) == "0" else None)
+    return key_a != key_b
+
+
+def _removed_trees(analysis: DiffAnalysis) -> list[FocusPoint]:
+    """One point per folder that lost code files whole (a move or a deletion), biggest first."""
+    groups: dict[str, list[FileAnalysis]] = defaultdict(list)
+    for f in analysis.files:
+        if f.status == "removed" and f.kind in ("source", "example", "test"):
+            parts = f.path.split("/")
+            groups["/".join(parts[:2]) + "/" if len(parts) > 2 else (parts[0] + "/" if len(parts) > 1 else f.path)].append(f)
+    points = []
+    for folder, files in sorted(groups.items(), key=lambda kv: -sum(f.deletions for f in kv[1])):
+        lines = sum(f.deletions for f in files)
+        if lines >= 20:
+            points.append(FocusPoint(folder, None, "focus.removed_tree", {"count": len(files), "lines": lines}, weight=85))
+    return points[:2]
+
+
+def _one_entry_point(points: list[FocusPoint]) -> list[FocusPoint]:
+    """Only the first "new definitions" point is called the entry point of the change."""
+    out, seen = [], False
+    for p in points:
+        if p.key == "focus.added":
+            if seen:
+                p = FocusPoint(p.file, p.symbol, "focus.added_more", p.params, p.text, p.weight)
+            seen = True
+        out.append(p)
+    return out
+
+
+def public_keys(f: FileAnalysis, keys: Sequence[str]) -> list[str]:
+    """Config keys a user sets: in source files, private attributes (``_x``) are not options."""
+    if f.kind != "source":
+        return list(keys)
+    return [k for k in keys if not any(p.startswith("_") for p in k.split("."))]
 
 
 def api_names(definitions: Sequence[Definition]) -> list[str]:
@@ -217,7 +272,7 @@ def follow_ups(snapshot: PullRequestSnapshot, analysis: DiffAnalysis, review: Re
     out: list[FollowUp] = []
     for f in analysis.files:
         for todo in f.todos_added[:2]:
-            out.append(FollowUp("follow.todo", {"text": todo}, f.path))
+            out.append(FollowUp("follow.todo", {"text": _TODO_PREFIX.sub("", todo) or todo}, f.path))
     for thread in review.threads:
         if thread.has_suggestion and not thread.author_replied:
             out.append(FollowUp("follow.suggestion", {"line": thread.line, "people": thread.participants}, thread.path))

@@ -46,7 +46,7 @@ def test_english_guide_has_every_section_and_the_marker():
     assert parse_marker(md).labels == ("type/fix",)
     for heading in ("What to focus on", "What changed", "Tests", "Follow-ups", "Labels", "Why this score"):
         assert heading in md
-    assert "**Fix in rollout: Keep extra fields**" in md
+    assert "**Fix in rollout: keep extra fields**" in md  # the title's own casing is kept
     assert "`AgentLoopOutput.as_dict`" in md
     assert "`type/fix` ← rule `scope-fix`" in md
     assert re.search(r"^1\. `pkg/agent.py`|^1\. `tests/test_agent.py`", md, re.M)
@@ -102,7 +102,27 @@ def test_huge_pr_stays_under_the_limit_and_keeps_tables_whole():
 
 def test_summary_line_strips_conventions():
     f = basic()
-    assert summary_line(f, "en") == "Fix in rollout: Keep extra fields"
+    assert summary_line(f, "en") == "Fix in rollout: keep extra fields"
+
+
+def test_summary_states_no_guessed_type_and_no_repeated_type():
+    s = PullRequestSnapshot(repository="o/r", number=3, title="nccl broadcast bucket size", changed_files=1)
+    facts = facts_for(s, [FileAnalysis("a.py", "modified", "source", additions=3)])
+    assert facts.classification.change_type_source == "inferred"
+    assert summary_line(facts, "en") == "nccl broadcast bucket size"
+    s = PullRequestSnapshot(repository="o/r", number=4, title='Revert "fix: thing (#12)"', changed_files=1)
+    hit = RuleHit("revert", "f:1", change_type="revert")
+    assert summary_line(facts_for(s, [FileAnalysis("a.py", "modified", "source", additions=3)], (hit,)), "en") == 'Revert "fix: thing (#12)"'
+
+
+def test_a_clamped_score_says_so():
+    hit = RuleHit("big", "f:1", importance=4, breaking=True, change_type="feature")
+    files = [FileAnalysis(f"m{i}.py", "modified", "source", additions=400, config_keys_added=("A.b",),
+                          definitions_added=(Definition(f"api{i}", "function"),), shims=("version check: x",)) for i in range(3)]
+    facts = facts_for(PullRequestSnapshot(repository="o/r", number=5, title="feat: x"), files, (hit,))
+    assert facts.classification.importance == 10
+    assert "the score is kept within 1–10" in render_guide(facts, "en")
+    assert "评分限定在 1–10 之间" in render_guide(facts, "zh")
 
 
 @settings(max_examples=60, deadline=None)

@@ -106,11 +106,13 @@ def summary_line(facts: GuideFacts, lang: str) -> str:
     """The one-line summary: type, areas and the title's description (neutralised)."""
     c = facts.classification
     description = sanitize.quote(_description(facts.snapshot.title), 200) or f"#{facts.snapshot.number}"
+    areas = t("list.and", lang).join(facts.area_name(a, lang) for a in c.areas[:3])
     type_name = t(f"type.{c.change_type}", lang)
-    areas = [facts.area_name(a, lang) for a in c.areas[:3]]
+    # A guessed type is not stated as fact, nor one the title already says ("Revert: Revert ...").
+    if c.change_type_source == "inferred" or description.lower().startswith(type_name.lower()):
+        return t("summary.untyped", lang, {"areas": areas, "description": description}, raw=True) if areas else description
     if areas:
-        sep = t("list.and", lang)
-        return t("summary", lang, {"type": type_name, "areas": sep.join(areas), "description": description}, raw=True)
+        return t("summary", lang, {"type": type_name, "areas": areas, "description": description}, raw=True)
     return t("summary.noarea", lang, {"type": type_name, "description": description}, raw=True)
 
 
@@ -118,8 +120,7 @@ def _description(title: str) -> str:
     text = _PR_SUFFIX.sub("", title)
     text = _SCOPES.sub("", text)
     text = _CONVENTIONAL.sub("", text)
-    text = text.strip()
-    return text[:1].upper() + text[1:] if text else ""
+    return text.strip()
 
 
 def _context(facts: GuideFacts, lang: str, caps: _Caps) -> dict[str, Any]:
@@ -154,7 +155,7 @@ def _context(facts: GuideFacts, lang: str, caps: _Caps) -> dict[str, Any]:
         "follow_lines": _follow_lines(facts, lang, caps.follow_ups),
         "label_lines": _label_lines(c, lang),
         "importance": c.importance,
-        "factor_lines": [_factor_line(f, lang) for f in c.factors[: caps.factors]],
+        "factor_lines": _factor_lines(c, lang, caps.factors),
         "footer": t("footer", lang, {"version": __version__, "count": len(c.hits)}, raw=True),
     }
 
@@ -194,7 +195,8 @@ def _top_factors(c: Classification, lang: str) -> str:
     if not ranked:
         return ""
     sep = t("list.sep", lang)
-    return t("verdict.top", lang, {"factors": sep.join(f"{t(f.key, lang, f.params)} (+{f.points})" for f in ranked)}, raw=True)
+    parts = [t(f.key, lang, f.params) + t("factor.points", lang, {"points": f.points}, raw=True) for f in ranked]
+    return t("verdict.top", lang, {"factors": sep.join(parts)}, raw=True)
 
 
 def _focus_line(point: FocusPoint, lang: str) -> str:
@@ -203,7 +205,7 @@ def _focus_line(point: FocusPoint, lang: str) -> str:
         note = sanitize.one_line(point.text.get(lang) or next(iter(point.text.values())), 300)
         reason = sanitize.neutralize(note)
         if point.params.get("similar"):
-            reason += t("focus.similar", lang, {"count": point.params["similar"]})
+            reason = reason.rstrip("。.") + t("focus.similar", lang, {"count": point.params["similar"]})
         if point.file and point.file in note:
             return reason  # the rule's note already names its file
     else:
@@ -272,7 +274,7 @@ def _file_lines(analysis: DiffAnalysis, lang: str, cap: int) -> list[str]:
         if f.previous_path:
             line += f" ← {sanitize.code(f.previous_path)}"
         if f.symbols_touched:
-            line += " · " + ", ".join(sanitize.code(x, 60) for x in f.symbols_touched[:4])
+            line += " · " + t("list.and", lang).join(sanitize.code(x, 60) for x in f.symbols_touched[:4])
         lines.append(line)
     return lines
 
@@ -368,6 +370,14 @@ def _label_lines(c: Classification, lang: str) -> list[str]:
     if c.labels_removed_by_human:
         lines.append(t("labels.removed", lang, {"names": c.labels_removed_by_human, "count": len(c.labels_removed_by_human)}))
     return lines or [t("labels.none", lang)]
+
+
+def _factor_lines(c: Classification, lang: str, cap: int) -> list[str]:
+    lines = [_factor_line(f, lang) for f in c.factors[:cap]]
+    total = sum(f.points for f in c.factors)
+    if total != c.importance:
+        lines.append(t("factor.clamped", lang, {"total": total}, raw=True))
+    return lines
 
 
 def _factor_line(factor: Any, lang: str) -> str:

@@ -1,0 +1,79 @@
+"""Focus points, review summaries and follow-ups, as plain functions."""
+
+from bot.analysis.model import Definition, DependencyChange, DiffAnalysis, FileAnalysis
+from bot.focus import ReviewSummary, follow_ups, focus_points, major_bump, public_keys, review_summary
+from bot.snapshot import PullRequestSnapshot, Review, ReviewComment
+
+
+def points(*files):
+    return focus_points(DiffAnalysis(tuple(files)), (), ReviewSummary())
+
+
+def test_major_bump():
+    assert major_bump("==0.27.0", ">=1.10.0")
+    assert major_bump("0.3", "0.4")  # 0.x: the minor is the major
+    assert not major_bump("2.1", "2.4")
+    assert not major_bump("", "1.0")
+
+
+def test_a_major_dependency_bump_is_its_own_focus_point():
+    f = FileAnalysis("pyproject.toml", "modified", "build", additions=1, deletions=1,
+                     dependency_changes=(DependencyChange("trl", "changed", "0.27.0", "1.10.0"),))
+    (p,) = [p for p in points(f) if p.symbol == "trl"]
+    assert p.key == "focus.dep_major"
+
+
+def test_removed_folders_are_one_point_not_one_per_file():
+    files = [FileAnalysis(f"recipe/a/m{i}.py", "removed", "source", deletions=100,
+                          definitions_removed=(Definition("compute_score", "function"),)) for i in range(20)]
+    ps = points(*files)
+    assert [p.key for p in ps].count("focus.removed_tree") == 1
+    assert not any(p.key == "focus.removed" for p in ps)
+    tree = next(p for p in ps if p.key == "focus.removed_tree")
+    assert tree.file == "recipe/a/" and tree.params == {"count": 20, "lines": 2000}
+
+
+def test_private_attributes_are_not_config_keys_in_source():
+    src = FileAnalysis("a.py", "modified", "source", config_keys_added=("Registry._errors", "Config.batch"))
+    yaml = FileAnalysis("c.yaml", "modified", "config", config_keys_added=("model._target_",))
+    assert public_keys(src, src.config_keys_added) == ["Config.batch"]
+    assert public_keys(yaml, yaml.config_keys_added) == ["model._target_"]
+
+
+def test_only_the_first_new_api_is_the_entry_point():
+    a = FileAnalysis("a.py", "modified", "source", additions=50, definitions_added=(Definition("Alpha", "class"),))
+    b = FileAnalysis("b.py", "modified", "source", additions=40, definitions_added=(Definition("Beta", "class"),))
+    keys = [p.key for p in points(a, b) if p.key and p.key.startswith("focus.added")]
+    assert keys == ["focus.added", "focus.added_more"]
+
+
+def test_at_most_two_points_per_file_and_seven_in_all():
+    files = [FileAnalysis(f"f{i}.py", "modified", "source", additions=30, definitions_added=(Definition(f"N{i}", "class"),),
+                          config_keys_added=(f"C{i}.k",), shims=("version check: v",)) for i in range(6)]
+    ps = points(*files)
+    assert len(ps) == 7
+    assert max(sum(1 for p in ps if p.file == f.path) for f in files) <= 2
+
+
+def test_review_summary_keeps_decisive_states_and_busiest_threads():
+    s = PullRequestSnapshot(
+        repository="o/r", number=1, title="t", author="me",
+        reviews=(Review(1, "ann", "APPROVED"), Review(2, "ann", "COMMENTED"), Review(3, "bob", "CHANGES_REQUESTED"),
+                 Review(4, "me", "COMMENTED")),
+        review_comments=(ReviewComment(1, "bob", "```suggestion\nx\n```", "a.py", 3),
+                         ReviewComment(2, "ann", "+1", "a.py", 3, in_reply_to_id=1),
+                         ReviewComment(3, "ann", "typo", "b.py", 9)),
+    )
+    r = review_summary(s)
+    assert r.reviewers == (("ann", "APPROVED", False), ("bob", "CHANGES_REQUESTED", False))
+    assert [t.path for t in r.threads] == ["a.py", "b.py"]
+    assert r.threads[0].has_suggestion and not r.threads[0].author_replied
+    keys = [f.key for f in follow_ups(s, DiffAnalysis(()), r, "fix")]
+    assert keys == ["follow.suggestion", "follow.changes_requested"]
+
+
+def test_todo_follow_ups_drop_the_marker_word():
+    f = FileAnalysis("a.py", "modified", "source", additions=2, todos_added=("TODO(ann): use the real API",))
+    (todo,) = [x for x in follow_ups(PullRequestSnapshot(repository="o/r", number=1, title="t"), DiffAnalysis((f,)),
+                                     ReviewSummary(), "docs") if x.key == "follow.todo"]
+    assert todo.params["text"] == "use the real API"
