@@ -23,7 +23,7 @@ dependencies              +1/+2   a dependency added, removed or re-pinned (+2: 
 compatibility shim        +1      import fallbacks or version checks added
 revert                    +1      the PR reverts another
 review discussion         +1      3+ review threads, or changes were requested
-bot author                -2      the author is a bot (dependency bumps and the like)
+bot author                -1      the author is a bot (dependency bumps and the like)
 no source                 -1      nothing but docs, tests, CI or generated files
 ========================  ======  ==========================================
 
@@ -278,7 +278,7 @@ def _factors(
     if len(threads) >= 3 or changes_requested:
         factors.append(Factor(1, "review", "factor.review", {"threads": len(threads)}))
     if snapshot.author_is_bot:
-        factors.append(Factor(-2, "bot", "factor.bot", {"author": snapshot.author}))
+        factors.append(Factor(-1, "bot", "factor.bot", {"author": snapshot.author}))
     if not sources and not analysis.of_kind("config", "build", "example"):
         factors.append(Factor(-1, "no-source", "factor.no_source"))
     return factors

@@ -154,7 +154,7 @@ def _file_points(f: FileAnalysis) -> list[FocusPoint]:
     added = api_names(f.definitions_added) if code else []
     if added:
         points.append(FocusPoint(f.path, added[0], "focus.added", {"names": tuple(added[:MAX_NAMES]), "count": len(added)}, weight=60))
-    if f.kind in ("source", "config", "build", "example") and f.changes:
+    if f.kind in ("source", "config", "build", "example") and f.changes and f.status != "removed":
         symbols = tuple(s for s in f.symbols_touched if s not in added)[:MAX_NAMES]
         key = "focus.largest_symbols" if symbols else "focus.largest"
         points.append(
@@ -166,7 +166,7 @@ def _file_points(f: FileAnalysis) -> list[FocusPoint]:
                 weight=min(50, 20 + f.changes // 10),
             )
         )
-    elif f.kind in ("ci", "docs") and f.changes:
+    elif f.kind in ("ci", "docs") and f.changes and f.status != "removed":
         points.append(FocusPoint(f.path, None, "focus.largest", {"additions": f.additions, "deletions": f.deletions, "names": ()}, weight=min(15, 5 + f.changes // 20)))
     if f.tests_added:
         points.append(FocusPoint(f.path, f.tests_added[0], "focus.tests", {"names": tuple(f.tests_added[:2]), "count": len(f.tests_added)}, weight=40))

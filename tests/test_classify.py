@@ -65,7 +65,7 @@ def test_importance_is_the_sum_of_its_factors_and_clamped():
 def test_small_docs_only_change_by_a_bot_is_skippable():
     docs = FileAnalysis(path="README.md", status="modified", kind="docs", additions=1, deletions=1)
     c = classify(snap(author="dependabot[bot]", author_is_bot=True), DiffAnalysis((docs,)), ())
-    assert c.importance == 1
+    assert c.importance == 1  # 1 - 1 (bot) - 1 (no source), kept within 1..10
     assert c.reading_level == "skip"
     assert {x.source for x in c.factors} == {"base", "bot", "no-source"}
 
