@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     guide.add_argument("--all", type=Path, metavar="DIR", help="one summary line per bundle in DIR")
     _engine_options(guide)
     guide.add_argument("--db", type=Path, help="also store the guides in this tag-view database")
+    guide.add_argument("--public", action="store_true", help="with --db: mark the repository public in the tag view")
     guide.set_defaults(func=_cmd_guide)
 
     history = sub.add_parser("history", help="guides for the last merged PRs of a local git repository")
@@ -56,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--repository", metavar="OWNER/NAME", help="the GitHub name (default: from remote.origin.url)")
     history.add_argument("--out", type=Path, metavar="DIR", help="write one file per PR into DIR instead of stdout")
     history.add_argument("--db", type=Path, help="also store the guides in this tag-view database")
+    history.add_argument("--public", action="store_true", help="with --db: mark the repository public in the tag view")
     _engine_options(history)
     history.set_defaults(func=_cmd_history)
 
@@ -112,16 +114,29 @@ def _load_rules(args: argparse.Namespace):
 def _cmd_guide(args: argparse.Namespace) -> int:
     from bot.engine import build_guide
     from bot.rules import RuleError
-    from bot.sources.bundle import iter_bundles, load_bundle
+    from bot.sources.bundle import BundleError, load_bundle
 
     try:
         rules = _load_rules(args)
     except RuleError as exc:
         print(exc, file=sys.stderr)
         return 1
+    if args.all and args.bundle:
+        print("prguide guide: give a BUNDLE file or --all DIR, not both", file=sys.stderr)
+        return 2
     if args.all:
-        results = []
-        for _path, snapshot in iter_bundles(args.all):
+        if not args.all.is_dir():
+            print(f"prguide guide: {args.all} is not a folder", file=sys.stderr)
+            return 1
+        results, failed = [], 0
+        snapshots = []
+        for path in sorted(args.all.glob("*.json")):
+            try:
+                snapshots.append(load_bundle(path))
+            except BundleError as exc:  # one bad file must not hide the good ones
+                print(f"prguide guide: {exc}", file=sys.stderr)
+                failed += 1
+        for snapshot in sorted(snapshots, key=lambda s: s.number):
             guide = build_guide(snapshot, rules, lang=args.lang)
             results.append(guide)
             if args.format == "json":
@@ -132,7 +147,7 @@ def _cmd_guide(args: argparse.Namespace) -> int:
         if args.format == "json":
             print(json.dumps([g.data for g in results], ensure_ascii=False, indent=2))
         _store(args, results)
-        return 0
+        return 1 if failed else 0
     if not args.bundle:
         print("prguide guide: give a BUNDLE file or --all DIR", file=sys.stderr)
         return 2
@@ -196,7 +211,12 @@ def _store(args: argparse.Namespace, guides) -> None:
     store = GuideStore(args.db)
     try:
         for g in guides:
-            store.save(g.data, label_descriptions={name: spec.description for name, spec in g.label_specs.items()})
+            store.save(
+                g.data,
+                # Offline sources cannot tell whether a repository is private: assume it is unless told.
+                visibility="public" if args.public else None,
+                label_descriptions={name: spec.description for name, spec in g.label_specs.items()},
+            )
     finally:
         close = getattr(store, "close", None)
         if close:

@@ -31,6 +31,16 @@ def _login(user: Mapping[str, Any] | None) -> str:
     return str(user.get("login") or GHOST_LOGIN)
 
 
+def _count(data: Mapping[str, Any], key: str, where: str) -> int:
+    """A non-negative integer field; ``None``/missing is 0. Raises :class:`SnapshotError`."""
+    value = data.get(key)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SnapshotError(f"{where}: {key} must be a non-negative integer, got {value!r:.40}")
+    return value
+
+
 def _is_bot(user: Mapping[str, Any] | None) -> bool:
     if not user:
         return False
@@ -63,8 +73,8 @@ class ChangedFile:
         return cls(
             filename=name,
             status=str(data.get("status") or "modified"),
-            additions=int(data.get("additions") or 0),
-            deletions=int(data.get("deletions") or 0),
+            additions=_count(data, "additions", f"file {name!r}"),
+            deletions=_count(data, "deletions", f"file {name!r}"),
             patch=patch if isinstance(patch, str) else None,
             previous_filename=data.get("previous_filename") or None,
         )
@@ -201,8 +211,8 @@ class PullRequestSnapshot:
         number or no repository can be found.
         """
         number = pull.get("number")
-        if not isinstance(number, int):
-            raise SnapshotError("pull request without a number")
+        if isinstance(number, bool) or not isinstance(number, int) or not 0 < number < 2**31:
+            raise SnapshotError(f"pull request number must be a positive integer, got {number!r:.40}")
         repo = repository or _repository_of(pull)
         if not repo:
             raise SnapshotError(f"pull request #{number}: cannot tell its repository")
@@ -225,9 +235,9 @@ class PullRequestSnapshot:
             merged=bool(pull.get("merged") or pull.get("merged_at")),
             merged_at=pull.get("merged_at"),
             html_url=str(pull.get("html_url") or ""),
-            changed_files=int(pull.get("changed_files") or len(changed)),
-            additions=int(pull.get("additions") or sum(f.additions for f in changed)),
-            deletions=int(pull.get("deletions") or sum(f.deletions for f in changed)),
+            changed_files=_count(pull, "changed_files", f"pull request #{number}") or len(changed),
+            additions=_count(pull, "additions", f"pull request #{number}") or sum(f.additions for f in changed),
+            deletions=_count(pull, "deletions", f"pull request #{number}") or sum(f.deletions for f in changed),
             files=tuple(changed),
             reviews=tuple(Review.from_github(r) for r in reviews),
             review_comments=tuple(ReviewComment.from_github(c) for c in review_comments),

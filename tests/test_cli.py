@@ -105,3 +105,24 @@ def test_serve_refuses_to_start_without_settings(monkeypatch, capsys):
 def test_no_command_prints_help(capsys):
     assert main([]) == 2
     assert "usage: prguide" in capsys.readouterr().out
+
+
+def test_guide_all_reports_bad_bundles_and_still_prints_the_good_ones(corpus_dir, tmp_path, capsys):
+    import shutil
+
+    shutil.copy(corpus_dir / "7491.json", tmp_path / "7491.json")
+    (tmp_path / "broken.json").write_text("[]", encoding="utf-8")
+    assert main(["guide", "--all", str(tmp_path)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.startswith("#7491") and "broken.json" in captured.err
+    assert main(["guide", str(tmp_path / "7491.json"), "--all", str(tmp_path)]) == 2
+
+
+def test_public_flag_makes_stored_guides_visible(corpus_dir, tmp_path):
+    from bot.tagview.store import GuideStore
+
+    db = tmp_path / "g.db"
+    assert main(["guide", str(corpus_dir / "7491.json"), "--db", str(db)]) == 0
+    assert GuideStore(db).visibility("verl-project/verl") == "private"
+    assert main(["guide", str(corpus_dir / "7491.json"), "--db", str(db), "--public"]) == 0
+    assert GuideStore(db).visibility("verl-project/verl") == "public"
