@@ -319,3 +319,12 @@ async def test_github_refusal_is_reported_not_silent(harness):
     assert "docs" not in harness.labels()
     assert parse_marker(harness.guide().body).human_added == ()
     assert harness.app[STATE].store.counts()["done"] == 2
+
+
+async def test_a_refused_stranger_is_answered_once_not_every_time(harness):
+    await harness.merge()
+    first = await harness.comment(STRANGER, "/prguide label add shiny")
+    second = await harness.comment(STRANGER, "/prguide label add shinier")
+    assert len(harness.replies()) == 1  # no reply flood from one person
+    assert harness.reactions(first) == ["eyes", "confused"]
+    assert harness.reactions(second) == ["eyes", "confused"]

@@ -33,6 +33,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cachetools import TTLCache
+
 from bot.app.errors import GiveUp, RetryLater
 from bot.app.fetch import fetch_snapshot
 from bot.app.github import GitHubError, NotFound
@@ -169,6 +171,19 @@ def permissions_of(services: Any) -> PermissionCache:
     return cache
 
 
+#: A person refused on a PR hears why once per this many seconds; later refusals only get
+#: the confused reaction, so nobody can make prguide flood a PR with replies.
+REFUSAL_REPLY_TTL = 600
+
+
+def refusals_of(services: Any) -> TTLCache:
+    """The process's memory of recent refusal replies, keyed ``(repository, number, login)``."""
+    cache = vars(services).get("command_refusals")
+    if cache is None:
+        cache = vars(services).setdefault("command_refusals", TTLCache(maxsize=4096, ttl=REFUSAL_REPLY_TTL))
+    return cache
+
+
 async def handle_issue_comment(job: Job, ctx: JobContext) -> None:
     """Run the commands of one ``issue_comment`` delivery (see the module docstring).
 
@@ -251,9 +266,13 @@ class _Runner:
         sections: list[str] = []
         problems: list[str] = []
         labels_failed = False
+        refusals = refusals_of(self.services)
+        refused_key = (facts.repository, facts.number, facts.actor.casefold())
+        only_refusals = all(isinstance(a, Refuse) for a in actions)
         for action in actions:
             if isinstance(action, Refuse):
-                problems.append(refusal_text(action, self.lang))
+                if not (only_refusals and refused_key in refusals):
+                    problems.append(refusal_text(action, self.lang))
                 continue
             if isinstance(action, Rebuild) and labels_failed:
                 # Remember only what is true on GitHub: the earlier human decisions.
@@ -278,6 +297,9 @@ class _Runner:
             sections.append("\n".join(problems))
         if sections:
             await reply(self.client, facts.repository, facts.number, compose_reply(facts.actor, sections, self.lang))
+        if only_refusals and actions:
+            refusals[refused_key] = True
+            return False
         return not problems
 
     async def _act(self, action: Any) -> str | None:
