@@ -388,3 +388,12 @@ def test_empty_file_and_non_mapping():
 
 def test_ruleset_is_usable_empty():
     assert RuleSet().rule_ids == ()
+
+
+def test_python_tags_are_refused_with_their_line(tmp_path):
+    from bot.rules import check_rule_paths
+
+    path = tmp_path / "evil.yml"
+    path.write_text('rules:\n  - id: x\n    labels: !!python/object/apply:os.system ["echo hi"]\n', encoding="utf-8")
+    problems = [str(p) for p in check_rule_paths([path])]
+    assert any(p.startswith(f"{path}:3:") and "unsupported YAML tag" in p for p in problems)

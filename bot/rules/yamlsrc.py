@@ -76,7 +76,16 @@ def load_yaml(text: str, source: str) -> tuple[Any, list[Problem]]:
         loader.dispose()
 
 
+_PLAIN_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}" for name in ("map", "seq", "str", "int", "float", "bool", "null", "timestamp", "merge")
+)
+
+
 def _build(loader: yaml.SafeLoader, node: yaml.Node, source: str, problems: list[Problem]) -> Any:
+    if node.tag not in _PLAIN_TAGS:
+        # Say so rather than quietly read "!!python/object" as plain data.
+        problems.append(Problem(source, node.start_mark.line + 1, f"unsupported YAML tag {node.tag!r}"))
+        return None
     if isinstance(node, yaml.MappingNode):
         loader.flatten_mapping(node)  # resolves "<<" merge keys the way safe_load does
         out = YMap()
