@@ -42,7 +42,7 @@ CASES = [
     (7491, "a real rollout bug fix with three regression tests: worth a quick read",
      {"type/fix", "tests", "area/rollout"}, {"breaking", "revert"}, "rollout", "fix", "quick", {"AgentLoopOutput"}),
     (7492, "a CI-only version pin on the Ascend pipeline: nothing to study",
-     {"ci", "area/ci"}, {"revert", "breaking", "tests"}, "ci", "fix", "skip", set()),
+     {"ci"}, {"revert", "breaking", "tests", "area/ci"}, "ci", "fix", "skip", set()),
     (7478, "a bot's bump of trl across a major version (0.27 -> 1.10): skim it for breaking changes",
      {"dependencies"}, {"breaking"}, None, "build", "skim", set()),
     (7127, "[BREAKING] uv integration: build system and every workflow change",
