@@ -330,7 +330,8 @@ class Stack:
     ``latency_ms`` delays every GitHub API answer; ``workers`` is the pool's concurrency;
     ``client_options`` go to :class:`bot.app.github.ClientFactory` (e.g.
     ``write_rate``/``write_burst``); ``db_path`` is the job database (default: a fresh
-    temporary file). Use as ``async with Stack(...) as stack``.
+    temporary file, which may already hold queued jobs); ``rate_limit`` is the sandbox's
+    primary rate limit per hour. Use as ``async with Stack(...) as stack``.
 
     Measured on the sandbox's side: :attr:`comment_times` (``"owner/repo#N"`` -> the
     ``perf_counter()`` times comments were created there), :attr:`write_times`
@@ -348,8 +349,10 @@ class Stack:
         client_options: Mapping[str, Any] | None = None,
         key_pem: str | None = None,
         db_path: Path | None = None,
+        rate_limit: int = 5000,
     ):
         self.bundles = list(bundles)
+        self.rate_limit = rate_limit
         self.copies = copies
         self.latency_ms = latency_ms
         self.workers = workers
@@ -375,7 +378,9 @@ class Stack:
 
         self._tmp = tempfile.TemporaryDirectory(prefix="prguide-bench-")
         self.key_pem = key = self.key_pem or generate_private_key()
-        self.sandbox = Sandbox(APP_ID, key, installation_id=INSTALLATION_ID, latency_ms=self.latency_ms)
+        self.sandbox = Sandbox(
+            APP_ID, key, installation_id=INSTALLATION_ID, latency_ms=self.latency_ms, rate_limit=self.rate_limit
+        )
         for copy_number in range(self.copies):
             for bundle in self.bundles:
                 repo = self.sandbox.add_bundle(bundle)
@@ -391,6 +396,8 @@ class Stack:
         )  # fmt: skip
         self.app = create_app(self.settings, rules=load_rules(), client_options=self.client_options)
         self.runner = web.AppRunner(self.app, access_log=None)
+        #: When the worker pool started (``perf_counter()``): jobs already queued run from here.
+        self.started = time.perf_counter()
         await self.runner.setup()
         site = web.TCPSite(self.runner, "127.0.0.1", 0)
         await site.start()
