@@ -8,7 +8,8 @@ Import the fixtures into a test module to use them::
   of ``verl-project/verl`` (the GitHub client never sleeps for real: retries and
   rate-limit waits are recorded in ``Loopback.sleeps``).
 - :func:`start_loopback`: the same as an ``async with`` block, with any sandbox,
-  settings and :func:`bot.app.server.create_app` options.
+  settings and :func:`bot.app.server.create_app` options (the shipped rules are
+  loaded once and shared, unless ``rules`` is given).
 - :func:`pr_delivery`: a real ``pull_request.closed`` payload pointed at a corpus bundle.
 - :func:`raw_post`: send bytes no HTTP client library would (non-ASCII headers).
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import functools
 import json
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
@@ -31,6 +33,7 @@ from sandbox_helpers import APP_ID, app_private_key, start_sandbox  # noqa: F401
 from bot.app.server import STATE, create_app, wait_idle
 from bot.app.settings import Settings
 from bot.app.webhook import sign
+from bot.rules import load_rules
 
 SECRET = "loopback webhook secret"
 ADMIN_TOKEN = "loopback admin token"
@@ -146,6 +149,12 @@ class Loopback:
         return self.sandbox.labels(REPO, number)
 
 
+@functools.cache
+def shipped_rules() -> Any:
+    """The shipped rules, loaded once (a ``RuleSet`` is immutable, so apps can share it)."""
+    return load_rules()
+
+
 def settings_for(sandbox: Any, private_key: bytes, tmp_path: Path, **changes: Any) -> Settings:
     """Settings pointing the app at ``sandbox``, with its database in ``tmp_path``."""
     values: dict[str, Any] = dict(
@@ -185,6 +194,7 @@ async def start_loopback(
 ) -> AsyncIterator[Loopback]:
     """A sandbox serving ``bundles`` and the app calling it, for the ``async with`` block."""
     sleeps = Sleeps()
+    app_options.setdefault("rules", shipped_rules())
     client_options = dict(app_options.pop("client_options", {}))
     client_options.setdefault("sleep", sleeps)
     async with start_sandbox(private_key, bundles=list(bundles.values()), **dict(sandbox_options or {})) as sandbox:

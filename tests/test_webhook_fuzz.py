@@ -24,7 +24,7 @@ from bot.app.webhook import sign
 pytestmark = pytest.mark.corpus
 
 FUZZ = settings(
-    max_examples=150,
+    max_examples=100,
     deadline=None,
     derandomize=True,
     database=None,

@@ -324,12 +324,14 @@ MERGED_PULL_REQUEST = Route(
 )
 
 
-async def run_job(job: Job, services: Services, router: Router) -> None:
+async def run_job(job: Job, services: Services, router: Router, *, max_attempts: int | None = None) -> None:
     """Run one queued job with its route's handler and log one line about it.
 
     The line (logger ``prguide.jobs``) carries ``delivery``, ``event``, ``action``,
-    ``installation``, ``repository``, ``number``, ``attempt``, ``outcome``,
-    ``api_calls`` and ``duration_ms``; the job-duration histogram gets the same
+    ``installation``, ``repository``, ``number``, ``attempt``, ``outcome``, ``state``
+    (the job's state after this run: ``done``, ``queued`` for another attempt, or
+    ``parked`` once a failed run was attempt ``max_attempts``, the worker pool's
+    rule), ``api_calls`` and ``duration_ms``; the job-duration histogram gets the same
     outcome. Exceptions propagate to the worker pool, which retries, ends or parks
     the job (:class:`RetryLater`, :class:`GiveUp`, anything else).
     """
@@ -337,22 +339,24 @@ async def run_job(job: Job, services: Services, router: Router) -> None:
     ctx = JobContext(services, job)
     outcome = "error"
     level = logging.ERROR
+    failed_state = "parked" if max_attempts is not None and job.attempts >= max_attempts else "queued"
+    state = failed_state
     try:
         route = router.route(job.event, job.action)
         if route is None:
             raise GiveUp(f"no handler for {job.event}.{job.action}")
         await route.handle(job, ctx)
-        outcome, level = ctx.outcome, logging.INFO
+        outcome, level, state = ctx.outcome, logging.INFO, "done"
     except RetryLater as exc:
         outcome, level = "retry_later", logging.WARNING
         ctx.fields["reason"] = exc.reason
         raise
     except GiveUp as exc:
-        outcome, level = "given_up", logging.WARNING
+        outcome, level, state = "given_up", logging.WARNING, "done"
         ctx.fields["reason"] = exc.reason
         raise
     except asyncio.CancelledError:
-        outcome, level = "interrupted", logging.WARNING
+        outcome, level, state = "interrupted", logging.WARNING, "queued"
         raise
     except Exception as exc:
         ctx.fields["reason"] = f"{type(exc).__name__}: {exc}"
@@ -369,6 +373,7 @@ async def run_job(job: Job, services: Services, router: Router) -> None:
             "attempt": job.attempts,
             **ctx.fields,
             "outcome": outcome,
+            "state": state,
             "api_calls": ctx.api_calls,
             "duration_ms": round(duration * 1000, 1),
         }

@@ -424,6 +424,21 @@ def exponential_backoff(attempt: int, *, base: float = 30.0, cap: float = 1800.0
 Handler = Callable[[Job], Awaitable[None]]
 
 
+def _fields(job: Job, state: str, **more: Any) -> dict[str, Any]:
+    """A job's structured log fields: who it is and the ``state`` it moves to."""
+    return {
+        "job_id": job.id,
+        "delivery": job.delivery_id,
+        "event": job.event,
+        "action": job.action,
+        "installation": job.installation_id,
+        "key": job.key,
+        "attempt": job.attempts,
+        "state": state,
+        **more,
+    }
+
+
 class WorkerPool:
     """Runs queued jobs with ``handler``, at most ``concurrency`` at once, one per key.
 
@@ -606,27 +621,40 @@ class WorkerPool:
         try:
             await self.handler(job)
         except asyncio.CancelledError:
+            log.info("job %d interrupted; queued again", job.id, extra=_fields(job, "queued"))
             self._record(self.store.release, job.id)
             raise
         except RetryLater as exc:
             delay = exc.delay if exc.delay is not None else self.backoff(job.attempts)
             self._failed(job, f"RetryLater: {exc.reason}", delay)
         except GiveUp as exc:
-            log.info("job %d (%s %s, %s) given up: %s", job.id, job.event, job.delivery_id, job.key, exc.reason)
+            log.info(
+                "job %d (%s %s, %s) given up: %s", job.id, job.event, job.delivery_id, job.key, exc.reason,
+                extra=_fields(job, "done", outcome=GIVEN_UP),
+            )
             self._record(self.store.complete, job.id, outcome=GIVEN_UP, reason=exc.reason)
         except Exception:
             log.exception(
-                "job %d (%s %s, %s) failed on attempt %d", job.id, job.event, job.delivery_id, job.key, job.attempts
+                "job %d (%s %s, %s) failed on attempt %d", job.id, job.event, job.delivery_id, job.key, job.attempts,
+                extra=_fields(job, "running"),
             )
             self._failed(job, traceback.format_exc(), self.backoff(job.attempts))
         else:
+            log.debug("job %d done", job.id, extra=_fields(job, "done", outcome=SUCCEEDED))
             self._record(self.store.complete, job.id)
 
     def _failed(self, job: Job, error: str, delay: float) -> None:
         if job.attempts >= self.max_attempts:
-            log.error("job %d (%s, %s) parked after %d attempts", job.id, job.delivery_id, job.key, job.attempts)
+            log.error(
+                "job %d (%s, %s) parked after %d attempts", job.id, job.delivery_id, job.key, job.attempts,
+                extra=_fields(job, "parked", error=error.strip().splitlines()[-1][:500]),
+            )
             self._record(self.store.park, job.id, error=error)
         else:
+            log.info(
+                "job %d (%s, %s) queued again in %.1f s after attempt %d", job.id, job.delivery_id, job.key, delay,
+                job.attempts, extra=_fields(job, "queued", retry_in_s=round(delay, 3)),
+            )
             self._record(self.store.retry, job.id, delay=delay, error=error)
 
     def _record(self, method: Callable[..., None], job_id: int, **kwargs: Any) -> None:

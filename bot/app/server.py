@@ -162,7 +162,7 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
         services, router = state.services, state.router
 
         async def handle(job: Any) -> None:
-            await run_job(job, services, router)
+            await run_job(job, services, router, max_attempts=pool.max_attempts)
 
         pool = WorkerPool(store, handle, concurrency=settings.workers, **options["pool"])
         state.store, state.pool = store, pool
