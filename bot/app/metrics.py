@@ -20,8 +20,8 @@ class Metrics:
     """The app's metrics, all in :attr:`registry`.
 
     - ``deliveries``: ``prguide_webhook_deliveries_total{event, outcome}`` where outcome is
-      ``queued``, ``duplicate``, ``ignored``, ``pong``, ``handled`` or the refusal
-      (``unauthorized``, ``bad_request``, ``unsupported_media_type``).
+      ``queued``, ``duplicate``, ``ignored``, ``pong``, ``handled``, ``unavailable`` or the
+      refusal (``unauthorized``, ``bad_request``, ``too_large``, ``unsupported_media_type``).
     - ``jobs``: ``prguide_jobs{state}``, the queue depth by job state, set at scrape time.
     - ``job_duration``: ``prguide_job_duration_seconds{event, outcome}``, seconds per run.
     - ``api_requests``: ``prguide_github_api_requests_total{status}``, GitHub REST calls
