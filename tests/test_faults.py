@@ -339,3 +339,22 @@ async def test_installation_deleted_drops_the_cached_token(loopback, webhook_pay
 
     await loopback.merged(7422, delivery="after")
     assert auth.token_requests == 2
+
+
+def test_admin_token_setting_is_read_checked_and_hidden(app_private_key):  # noqa: F811
+    from bot.app.settings import SettingsError, from_env
+
+    env = {"GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY": app_private_key.decode(), "GITHUB_WEBHOOK_SECRET": "s"}
+    assert from_env(env).admin_token is None
+    settings = from_env({**env, "PRGUIDE_ADMIN_TOKEN": ADMIN_TOKEN})
+    assert settings.admin_token == ADMIN_TOKEN and ADMIN_TOKEN not in repr(settings)
+    with pytest.raises(SettingsError, match="PRGUIDE_ADMIN_TOKEN must be at least 16 characters"):
+        from_env({**env, "PRGUIDE_ADMIN_TOKEN": "short"})
+
+
+@pytest.mark.parametrize("body", [b"{", b"[1]", b'{"id": "1"}', b'{"id": 1, "all": true}', b'{"id": true}'])
+async def test_admin_retry_refuses_a_malformed_request(loopback, body):
+    headers = {"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "application/json"}
+    resp = await loopback.client.post("/admin/jobs/retry", data=body, headers=headers)
+    assert resp.status == 400
+    assert "id" in (await resp.json())["error"]
