@@ -9,7 +9,10 @@ its own process on 127.0.0.1:
 * **prguide durable**: ``prguide serve`` with its job queue in a SQLite file (WAL), its
   workers pointed at ``prguide sandbox`` (50 ms per GitHub answer), default settings
   (4 workers, INFO logs);
-* **prguide memory queue**: the same with ``PRGUIDE_DB=:memory:``.
+* **prguide memory queue**: the same with ``PRGUIDE_DB=:memory:``;
+* **reference + JobStore.enqueue only**: the reference server that also queues each
+  delivery with prguide's :meth:`bot.app.jobs.JobStore.enqueue` in a SQLite file, to
+  show what durability alone costs (not with ``--quick``).
 
 The load generator is ``wrk`` (Debian package ``wrk``) with a Lua script that cycles
 through pre-signed bodies of 16 corpus pull requests and numbers the delivery ids; without
@@ -68,6 +71,7 @@ LATENCY_MS = 50.0
 TARGET_DURABLE = 0.6
 TARGET_MEMORY = 0.85
 TARGET_P99 = 2.0
+DURABLE_REFERENCE = "reference + JobStore.enqueue only"
 
 LUA = r"""
 -- Signed webhook deliveries for wrk: args[1] lists "signature<TAB>body file" lines,
@@ -113,11 +117,20 @@ end
 # --- the reference server -------------------------------------------------------------------------
 
 
-def serve_reference(port: int) -> None:
-    """The reference: read the body, verify ``X-Hub-Signature-256``, parse JSON, answer 202."""
+def serve_reference(port: int, db: str | None = None) -> None:
+    """The reference: read the body, verify ``X-Hub-Signature-256``, parse JSON, answer 202.
+
+    With ``db``, it also queues the delivery with prguide's :meth:`bot.app.jobs.JobStore.enqueue`
+    in that SQLite file before answering: the cost of durability alone.
+    """
     from aiohttp import web
 
     key = os.environ["BENCH_WEBHOOK_SECRET"].encode()
+    store = None
+    if db:
+        from bot.app.jobs import JobStore
+
+        store = JobStore.open(db)
 
     async def webhook(request: web.Request) -> web.Response:
         body = await request.read()
@@ -125,7 +138,12 @@ def serve_reference(port: int) -> None:
         expected = b"sha256=" + hmac.new(key, body, hashlib.sha256).hexdigest().encode()
         if not hmac.compare_digest(given, expected):
             return web.Response(status=401)
-        json.loads(body)
+        payload = json.loads(body)
+        if store is not None:
+            pull = payload["pull_request"]
+            key_ = f"{payload['repository']['full_name']}#{pull['number']}"
+            store.enqueue(request.headers["X-GitHub-Delivery"], request.headers["X-GitHub-Event"], key_, body,
+                          installation_id=payload["installation"]["id"], action=payload.get("action"))  # fmt: skip
         return web.Response(status=202)
 
     async def ok(_request: web.Request) -> web.Response:
@@ -250,6 +268,16 @@ async def run(args: argparse.Namespace) -> int:
             servers["reference"] = f"http://127.0.0.1:{ref_port}"
             pids["reference"] = ref.pid
             await wait_http(servers["reference"] + "/healthz", child=ref)
+            if not args.quick:
+                durable_port = free_port()
+                durable_ref = ChildProcess(
+                    [sys.executable, __file__, "--serve-reference", str(durable_port), "--reference-db", str(tmp / "reference.db")],
+                    env={"BENCH_WEBHOOK_SECRET": secret},
+                )
+                children.append(durable_ref)
+                servers[DURABLE_REFERENCE] = f"http://127.0.0.1:{durable_port}"
+                pids[DURABLE_REFERENCE] = durable_ref.pid
+                await wait_http(servers[DURABLE_REFERENCE] + "/healthz", child=durable_ref)
             variants = {"prguide durable": str(tmp / "prguide.db"), "prguide memory queue": ":memory:"}
             if args.quick:
                 variants.pop("prguide memory queue")
@@ -302,6 +330,9 @@ async def run(args: argparse.Namespace) -> int:
                 ref_cpu = cpu
                 rows.append([c, label, rps, 1.0, p50, p99, 1.0, cpu, 1.0, errors, "", ""])
                 continue
+            if label == DURABLE_REFERENCE:
+                rows.append([c, label, rps, rps / ref_rps, p50, p99, p99 / ref_p99, cpu, cpu / ref_cpu, errors, "", ""])
+                continue
             need = TARGET_MEMORY if "memory" in label else TARGET_DURABLE
             ok_rps, ok_p99 = rps / ref_rps >= need, p99 / ref_p99 <= TARGET_P99
             met_all &= ok_rps and ok_p99
@@ -335,9 +366,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="concurrency 16 only, reference and durable prguide only")
     parser.add_argument("--no-wrk", action="store_true", help="use the aiohttp client even when wrk is installed")
     parser.add_argument("--serve-reference", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    parser.add_argument("--reference-db", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_reference:
-        serve_reference(args.serve_reference)
+        serve_reference(args.serve_reference, args.reference_db)
         return 0
     return asyncio.run(run(args))
 
