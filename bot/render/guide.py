@@ -214,11 +214,14 @@ def _focus_line(point: FocusPoint, lang: str) -> str:
 
 
 def _area_of(facts: GuideFacts) -> dict[str, str]:
+    """Each file's area: of the areas whose rules matched it, the one ranked first."""
+    rank = {area: i for i, area in enumerate(facts.classification.areas)}
     owner: dict[str, str] = {}
     for hit in facts.classification.hits:
-        if hit.areas:
+        for area in hit.areas:
             for path in hit.files:
-                owner.setdefault(path, hit.areas[0])
+                if path not in owner or rank.get(area, 99) < rank.get(owner[path], 99):
+                    owner[path] = area
     return owner
 
 
