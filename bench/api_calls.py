@@ -176,6 +176,7 @@ def bucket_rows(label: str, summary: dict[str, Any], *, target: bool) -> list[li
 
 
 async def run(args: argparse.Namespace) -> int:
+    """Run prguide's flow (without and with a config file) and the naive one; print the tables; returns 0."""
     bundles = load_bundles(args.corpus)
     if args.quick:
         bundles = sorted(bundles, key=lambda b: len(b["files"]))[::6]

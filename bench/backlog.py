@@ -126,12 +126,14 @@ async def one_run(bundles: Sequence[Mapping[str, Any]], copies: int, order: Sequ
 
 
 def _queue_counts(stack: Stack) -> dict[str, int]:
+    """The job queue's counts by state at the end of a run."""
     from bot.app.server import STATE
 
     return stack.app[STATE].store.counts()
 
 
 async def run(args: argparse.Namespace) -> int:
+    """Run the unpaced and the paced backlog and print them against GitHub's limits; returns 0."""
     from bot.demo import generate_private_key
 
     jobs, pulls = (200, 50) if args.quick else (args.jobs, args.pulls)

@@ -136,6 +136,7 @@ async def one_run(tmp: Path, key_pem: str, sandbox_url: str, bodies: Sequence[by
 
 
 async def run(args: argparse.Namespace) -> int:
+    """Measure the reference and ``prguide serve`` (idle, load, growth) and print the table; returns 0."""
     from bot.sandbox import Sandbox
 
     jobs = 16 if args.quick else JOBS

@@ -41,7 +41,6 @@ import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from common import (
     APP_ID,
@@ -218,6 +217,7 @@ async def run_aiohttp(url: str, bodies: Sequence[tuple[bytes, str]], concurrency
 
 
 async def run(args: argparse.Namespace) -> int:
+    """Start the sandbox and the servers, load them in turn, print the table; returns 0."""
     from bot.app.webhook import sign
     from bot.sandbox import Sandbox
 
