@@ -19,6 +19,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from cachetools import TTLCache
+
 from bot.app.errors import GiveUp, RetryLater
 from bot.app.fetch import fetch_file, fetch_snapshot
 from bot.app.jobs import Job
@@ -28,6 +30,7 @@ from bot.app.settings import Settings
 from bot.app.webhook import Delivery
 from bot.engine import Overrides, build_guide
 from bot.marker import parse_marker
+from bot.render.messages import t
 from bot.repo_config import DEFAULT_SOURCE, RepoConfig, load_repo_config
 from bot.rules.model import Problem, RuleError
 from bot.snapshot import PullRequestSnapshot
@@ -36,6 +39,9 @@ log = logging.getLogger("prguide.jobs")
 
 #: Where a repository keeps its prguide settings, on its default branch.
 REPO_CONFIG_PATH = DEFAULT_SOURCE
+#: Seconds a repository without ``.github/prguide.yml`` is believed to have none. A merged
+#: pull request that adds the file reads it at once; a direct push waits this long at most.
+MISSING_CONFIG_TTL = 300
 #: Problems of an invalid repository config shown in the guide's notice, at most.
 MAX_NOTICE_PROBLEMS = 3
 
@@ -57,6 +63,9 @@ class Services:
     rules: Any
     metrics: Metrics
     guides: Any = None
+    #: Repositories known to have no config file, keyed ``(repository, ref)``: GitHub's 404
+    #: carries no ETag, so without this every guide would pay a call to learn it again.
+    missing_configs: TTLCache = field(default_factory=lambda: TTLCache(maxsize=4096, ttl=MISSING_CONFIG_TTL))
 
     def rules_for(self, config: RepoConfig) -> tuple[Any, tuple[Problem, ...]]:
         """The rules for a repository: :attr:`rules` with the repository's own merged on top.
@@ -223,11 +232,17 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
             extra={"delivery": job.delivery_id, "repository": repository, "number": number},
         )
         pull = None
+    branch = repo.get("default_branch")
     snapshot, config, existing = await asyncio.gather(
         fetch_snapshot(client, repository, number, pull=pull),
-        read_repo_config(client, repository, repo.get("default_branch")),
+        read_repo_config(client, repository, branch, missing=services.missing_configs),
         find_guide_comment(client, repository, number, bot_login=bot_login),
     )
+    checked = changes_repo_config(snapshot)
+    if checked:
+        # This merge changed the config file: read what it says now, not what was remembered.
+        services.missing_configs.pop((repository, branch or ""), None)
+        config = await read_repo_config(client, repository, branch)
     rules, rule_problems = services.rules_for(config)
     problems = config.problems + rule_problems
     if problems:
@@ -244,7 +259,7 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
         rules,
         lang=config.lang or services.settings.lang,
         overrides=Overrides.from_marker(previous),
-        notices=config_notices(config.source, problems),
+        notices=config_check_notices(config) if checked else config_notices(config.source, problems),
     )
     if guide.skipped:
         ctx.outcome = "skipped"
@@ -269,17 +284,38 @@ def _usable_pull(pull: Mapping[str, Any], repository: str) -> bool:
     return True
 
 
-async def read_repo_config(client: Any, repository: str, ref: str | None) -> RepoConfig:
+async def read_repo_config(
+    client: Any, repository: str, ref: str | None, *, missing: TTLCache | None = None
+) -> RepoConfig:
     """The repository's ``.github/prguide.yml`` at ``ref`` (its default branch).
 
     A missing file gives the defaults; an unreadable or invalid one gives the defaults
-    with the problem kept. GitHub errors other than 404 propagate (``RetryLater``...).
+    with the problem kept. ``missing`` remembers repositories without the file (no call
+    while remembered). GitHub errors other than 404 propagate (``RetryLater``...).
     """
+    key = (repository, ref or "")
+    if missing is not None and key in missing:
+        return RepoConfig.default()
     try:
         text = await fetch_file(client, repository, REPO_CONFIG_PATH, ref or None)
     except ValueError as exc:
         return RepoConfig.default(problems=(Problem(REPO_CONFIG_PATH, 1, str(exc)),))
+    if text is None and missing is not None:
+        missing[key] = True
     return load_repo_config(text, REPO_CONFIG_PATH)
+
+
+def changes_repo_config(snapshot: PullRequestSnapshot) -> bool:
+    """True when the pull request adds or edits ``.github/prguide.yml``."""
+    return any(f.filename == REPO_CONFIG_PATH and f.status != "removed" for f in snapshot.files)
+
+
+def config_check_notices(config: RepoConfig) -> dict[str, tuple[str, ...]]:
+    """The guide's check of a config file the pull request changed: valid, or its problems."""
+    if not config.problems:
+        return {lang: (t("config.ok", lang, {"file": config.source}),) for lang in ("en", "zh")}
+    lines = tuple(f"`{config.source}:{p.line}`: {_problem_text(p)}" for p in config.problems[:MAX_NOTICE_PROBLEMS])
+    return {lang: (t("config.bad", lang, {"file": config.source}),) + lines for lang in ("en", "zh")}
 
 
 def config_notices(source: str, problems: tuple[Problem, ...]) -> dict[str, tuple[str, ...]] | None:

@@ -239,10 +239,10 @@ class _Runner:
         facts = self.facts
         only_help = all(c.ok and c.name == HELP for c in self.commands)
         if only_help:
-            self.config = await read_repo_config(self.client, facts.repository, facts.default_branch)
+            self.config = await read_repo_config(self.client, facts.repository, facts.default_branch, missing=self.services.missing_configs)
         else:
             self.config, self.existing = await asyncio.gather(
-                read_repo_config(self.client, facts.repository, facts.default_branch),
+                read_repo_config(self.client, facts.repository, facts.default_branch, missing=self.services.missing_configs),
                 find_guide_comment(self.client, facts.repository, facts.number, bot_login=self.bot_login),
             )
         marker = parse_marker(self.existing.get("body")) if self.existing else None
