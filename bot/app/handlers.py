@@ -241,8 +241,7 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     checked = changes_repo_config(snapshot)
     if checked:
         # This merge changed the config file: read what it says now, not what was remembered.
-        services.missing_configs.pop((repository, branch or ""), None)
-        config = await read_repo_config(client, repository, branch)
+        config = await read_repo_config(client, repository, branch, missing=services.missing_configs, fresh=True)
     rules, rule_problems = services.rules_for(config)
     problems = config.problems + rule_problems
     if problems:
@@ -285,23 +284,28 @@ def _usable_pull(pull: Mapping[str, Any], repository: str) -> bool:
 
 
 async def read_repo_config(
-    client: Any, repository: str, ref: str | None, *, missing: TTLCache | None = None
+    client: Any, repository: str, ref: str | None, *, missing: TTLCache | None = None, fresh: bool = False
 ) -> RepoConfig:
     """The repository's ``.github/prguide.yml`` at ``ref`` (its default branch).
 
     A missing file gives the defaults; an unreadable or invalid one gives the defaults
-    with the problem kept. ``missing`` remembers repositories without the file (no call
-    while remembered). GitHub errors other than 404 propagate (``RetryLater``...).
+    with the problem kept. ``missing`` remembers repositories without the file: no call
+    while remembered, unless ``fresh`` (a refresh, or a PR that changed the file), which
+    asks GitHub and updates the memory. GitHub errors other than 404 propagate
+    (``RetryLater``...).
     """
     key = (repository, ref or "")
-    if missing is not None and key in missing:
+    if missing is not None and not fresh and key in missing:
         return RepoConfig.default()
     try:
         text = await fetch_file(client, repository, REPO_CONFIG_PATH, ref or None)
     except ValueError as exc:
         return RepoConfig.default(problems=(Problem(REPO_CONFIG_PATH, 1, str(exc)),))
-    if text is None and missing is not None:
-        missing[key] = True
+    if missing is not None:
+        if text is None:
+            missing[key] = True
+        else:
+            missing.pop(key, None)
     return load_repo_config(text, REPO_CONFIG_PATH)
 
 

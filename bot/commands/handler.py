@@ -10,7 +10,7 @@ Steps, as the job's installation:
 1. Find the commands (for an ``edited`` comment, only those its earlier version,
    ``changes.body.from`` in the payload, lacked). None: stop, having called nothing.
 2. React ``eyes`` to the comment ("Create reaction for an issue comment").
-3. Read the repository's ``.github/prguide.yml``, prguide's guide comment (its
+3. Read the repository's ``.github/prguide.yml`` (always fresh: a maintainer may just have pushed it), prguide's guide comment (its
    marker remembers the language and the labels maintainers decided) and, when a
    command needs it, the commenter's role ("Get repository permissions for a user",
    cached for a minute).
@@ -239,10 +239,10 @@ class _Runner:
         facts = self.facts
         only_help = all(c.ok and c.name == HELP for c in self.commands)
         if only_help:
-            self.config = await read_repo_config(self.client, facts.repository, facts.default_branch, missing=self.services.missing_configs)
+            self.config = await read_repo_config(self.client, facts.repository, facts.default_branch, missing=self.services.missing_configs, fresh=True)
         else:
             self.config, self.existing = await asyncio.gather(
-                read_repo_config(self.client, facts.repository, facts.default_branch, missing=self.services.missing_configs),
+                read_repo_config(self.client, facts.repository, facts.default_branch, missing=self.services.missing_configs, fresh=True),
                 find_guide_comment(self.client, facts.repository, facts.number, bot_login=self.bot_login),
             )
         marker = parse_marker(self.existing.get("body")) if self.existing else None
