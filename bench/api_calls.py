@@ -45,7 +45,7 @@ CONFIG_PATH = ".github/prguide.yml"
 #: A repository config file that changes nothing (the language prguide uses anyway).
 CONFIG_TEXT = "lang: en\n"
 #: No pacing of writes: counts do not depend on it, and the run stays short.
-UNPACED = {"write_rate": 1000.0, "write_burst": 1000.0}
+UNPACED = {"write_rate": 1000.0, "write_burst": 1000.0, "hourly_rate": None}
 TARGET_REDELIVERY = 1
 
 

@@ -33,7 +33,7 @@ from common import CORPUS, MIN_ROUNDS, Stack, header, load_bundles, median, perc
 
 TARGET_OWN_MS = 100.0
 #: Writes are not paced here: the subject is one guide's latency, not the write budget.
-UNPACED = {"write_rate": 1000.0, "write_burst": 1000.0}
+UNPACED = {"write_rate": 1000.0, "write_burst": 1000.0, "hourly_rate": None}
 
 
 async def one_round(bundles: Sequence[Mapping[str, Any]], latency_ms: float, warm: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -457,3 +457,24 @@ async def test_other_4xx_is_a_github_error(session, github):
         await client.getitem("/x")
     assert info.value.status == 400 and "Problems parsing JSON" in info.value.message
     assert info.value.errors == [] and client.calls == 1
+
+
+def test_shipped_write_budget_respects_githubs_minute_and_hour_limits():
+    from bot.app.github import HOURLY_WRITE_BURST, HOURLY_WRITE_RATE, WRITE_BURST, WRITE_RATE
+
+    assert WRITE_BURST + 60 * WRITE_RATE <= 80
+    assert HOURLY_WRITE_BURST + 3600 * HOURLY_WRITE_RATE <= 500
+
+
+async def test_the_hour_bucket_paces_writes_once_the_minute_bucket_allows_them(session):
+    from bot.app.github import ClientFactory
+
+    class FakeAuth:
+        api_url = "http://127.0.0.1:9"
+
+    now = [0.0]
+    factory = ClientFactory(FakeAuth(), session=session, write_rate=100.0, write_burst=100, hourly_rate=1 / 60,
+                            hourly_burst=2, monotonic=lambda: now[0])
+    waits = [factory.reserve_write(1) for _ in range(3)]
+    assert waits[:2] == [0.0, 0.0] and waits[2] == pytest.approx(60.0)
+    assert factory.reserve_write(2) == 0.0  # another installation has its own budget

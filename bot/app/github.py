@@ -153,6 +153,16 @@ class RetryPolicy:
         return rand * min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
 
 
+#: GitHub's secondary limits on content-generating requests ("Rate limits for the REST API"):
+#: no more than 80 a minute and 500 an hour. A bucket of ``burst`` plus ``rate`` per second
+#: lets through at most ``burst + rate * window`` in any window: 4 + 76 = 80 a minute and
+#: 20 + 480 = 500 an hour, while a single guide's two or three writes go out at once.
+WRITE_RATE = 76 / 60
+WRITE_BURST = 4.0
+HOURLY_WRITE_RATE = 480 / 3600
+HOURLY_WRITE_BURST = 20.0
+
+
 class TokenBucket:
     """A token bucket: ``rate`` tokens per second, holding at most ``capacity``.
 
@@ -577,10 +587,12 @@ class ClientFactory:
     """Process-wide state every job's :class:`GitHubClient` shares; one per process.
 
     Holds the one ``aiohttp.ClientSession``, the app's :class:`~bot.app.auth.AppAuth`,
-    the conditional-request cache (an LRU of ``cache_size`` responses) and one write
-    :class:`TokenBucket` per installation (at most ``max_installations``, each dropped
-    once idle long enough to be full again). ``write_rate`` (per second) and ``write_burst`` size the
-    buckets. ``api_url`` defaults to the auth's.
+    the conditional-request cache (an LRU of ``cache_size`` responses) and, per
+    installation, the write :class:`TokenBucket` pair that keeps content-generating
+    requests under 80 a minute and 500 an hour (at most ``max_installations`` pairs,
+    each dropped once idle long enough to be full again). ``write_rate`` (per second)
+    and ``write_burst`` size the minute bucket, ``hourly_rate``/``hourly_burst`` the hour
+    bucket (``hourly_rate=None``: none). ``api_url`` defaults to the auth's.
     """
 
     def __init__(
@@ -590,9 +602,11 @@ class ClientFactory:
         session: aiohttp.ClientSession,
         api_url: str | None = None,
         policy: RetryPolicy | None = None,
-        cache_size: int = 512,
-        write_rate: float = 1.0,
-        write_burst: float = 20.0,
+        cache_size: int = 4096,
+        write_rate: float = WRITE_RATE,
+        write_burst: float = WRITE_BURST,
+        hourly_rate: float | None = HOURLY_WRITE_RATE,
+        hourly_burst: float = HOURLY_WRITE_BURST,
         max_installations: int = 4096,
         on_response: ResponseHook | None = None,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
@@ -608,9 +622,11 @@ class ClientFactory:
         self.cache: MutableMapping = cachetools.LRUCache(maxsize=cache_size)
         self._write_rate = write_rate
         self._write_burst = write_burst
+        self._hourly = (hourly_rate, hourly_burst) if hourly_rate else None
         # A bucket untouched for burst/rate seconds is full again, so dropping it loses nothing.
-        self._buckets: MutableMapping[int, TokenBucket] = cachetools.TTLCache(
-            maxsize=max_installations, ttl=write_burst / write_rate, timer=monotonic
+        refill = max(write_burst / write_rate, hourly_burst / hourly_rate if hourly_rate else 0.0)
+        self._buckets: MutableMapping[int, tuple[TokenBucket, ...]] = cachetools.TTLCache(
+            maxsize=max_installations, ttl=refill, timer=monotonic
         )
         self._on_response = on_response
         self._sleep = sleep
@@ -625,12 +641,14 @@ class ClientFactory:
     def reserve_write(self, installation_id: int) -> float:
         """Take a write token of ``installation_id``; return the seconds to wait before writing."""
         key = int(installation_id)
-        bucket = self._buckets.get(key)
-        if bucket is None:
-            bucket = TokenBucket(self._write_rate, self._write_burst, clock=self._monotonic)
-        # Re-set on every use, so the bucket is only dropped once it would be full again.
-        self._buckets[key] = bucket
-        return bucket.reserve()
+        buckets = self._buckets.get(key)
+        if buckets is None:
+            buckets = (TokenBucket(self._write_rate, self._write_burst, clock=self._monotonic),)
+            if self._hourly:
+                buckets += (TokenBucket(*self._hourly, clock=self._monotonic),)
+        # Re-set on every use, so the buckets are only dropped once they would be full again.
+        self._buckets[key] = buckets
+        return max(bucket.reserve() for bucket in buckets)
 
     def for_installation(self, installation_id: int) -> GitHubClient:
         """A fresh client (with its own call counter) acting as ``installation_id``; make one per job."""
