@@ -44,7 +44,7 @@ from bot.app.github import WRITE_BURST, WRITE_RATE
 GITHUB_WRITES_PER_MIN = 80
 GITHUB_REQUESTS_PER_HOUR = 5000
 UNPACED = {"write_rate": 1e6, "write_burst": 1e6, "hourly_rate": None}
-#: The write budget prguide ships with (bot.app.github.ClientFactory): 76 a minute, bursts of 4.
+#: The write budget prguide ships with (bot.app.github.ClientFactory): 72 a minute, bursts of 8.
 SHIPPED_RATE, SHIPPED_BURST = WRITE_RATE, WRITE_BURST
 #: Paced time within this factor of the scaled ideal counts as "limited by GitHub".
 CLOSE = 1.25
