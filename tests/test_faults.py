@@ -358,3 +358,17 @@ async def test_admin_retry_refuses_a_malformed_request(loopback, body):
     resp = await loopback.client.post("/admin/jobs/retry", data=body, headers=headers)
     assert resp.status == 400
     assert "id" in (await resp.json())["error"]
+
+
+async def test_a_burst_of_deliveries_for_one_pr_builds_its_guide_once_or_twice_not_per_delivery(loopback):
+    payload = loopback.payload()
+    for i in range(10):
+        resp = await loopback.deliver(payload, delivery=f"storm-{i}")
+        assert resp.status == 202
+    await wait_idle(loopback.app)
+    assert len(loopback.comments()) == 1
+    # Jobs that a later delivery supersedes end without calling GitHub.
+    assert len(comment_posts(loopback.sandbox)) == 1
+    files_reads = [r for r in loopback.sandbox.requests if r["path"].split("?")[0].endswith(f"/pulls/{SMALL_PR}/files")]
+    assert len(files_reads) < 10
+    assert loopback.jobs()["done"] == 10

@@ -183,3 +183,14 @@ def test_reopening_keeps_the_schema_version(tmp_path):
         assert schema_version(store.conn, "jobs") == 1
     finally:
         store.close()
+
+
+def test_newer_queued_names_a_later_job_of_the_same_kind_for_the_same_key(store):
+    put(store, "d-1")
+    put(store, "d-2", key="octo/repo#2")
+    store.enqueue("c-1", "issue_comment", "octo/repo#1", b"{}", installation_id=7, action="created", now=T0)
+    job = store.claim()
+    assert job.delivery_id == "d-1"
+    assert store.newer_queued(job) is None  # other PRs and other events do not supersede it
+    put(store, "d-3")
+    assert store.newer_queued(job) == "d-3"

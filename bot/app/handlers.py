@@ -63,6 +63,8 @@ class Services:
     rules: Any
     metrics: Metrics
     guides: Any = None
+    #: The :class:`bot.app.jobs.JobStore`, so a job can see that a newer one supersedes it.
+    store: Any = None
     #: Repositories known to have no config file, keyed ``(repository, ref)``: GitHub's 404
     #: carries no ETag, so without this every guide would pay a call to learn it again.
     missing_configs: TTLCache = field(default_factory=lambda: TTLCache(maxsize=4096, ttl=MISSING_CONFIG_TTL))
@@ -223,6 +225,12 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
         raise GiveUp(f"{repository}#{number} is not merged")
 
     services = ctx.services
+    newer = services.store.newer_queued(job) if services.store is not None else None
+    if newer is not None:
+        # A later delivery for this pull request will build the same guide from fresher data.
+        ctx.outcome = "superseded"
+        ctx.fields.update(superseded_by=newer)
+        return
     client = ctx.client
     bot_login = await services.auth.bot_login()
     if not _usable_pull(pull, repository):

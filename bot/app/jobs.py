@@ -245,6 +245,20 @@ class JobStore:
             rows = self.conn.execute(_CLAIM, {"now": at}).fetchall()
         return _job(rows[0]) if rows else None
 
+    def newer_queued(self, job: Job) -> str | None:
+        """The delivery id of a later queued job with ``job``'s key, event and action, or None.
+
+        Such a job will redo ``job``'s work from fresh data, so ``job`` may end at once
+        (redelivery storms, a merge event delivered twice under different ids).
+        """
+        with self._lock:
+            row = self.conn.execute(
+                "SELECT delivery_id FROM jobs WHERE key = ? AND state = 'queued' AND id > ? AND event = ?"
+                " AND action IS ? ORDER BY id DESC LIMIT 1",
+                (job.key, job.id, job.event, job.action),
+            ).fetchone()
+        return row[0] if row else None
+
     def next_due(self) -> float | None:
         """When the earliest job that is only waiting for its time becomes due (Unix s), or None.
 

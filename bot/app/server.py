@@ -157,7 +157,8 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
         clients = ClientFactory(auth, session=session, on_response=state.metrics.github_hook, **options["client"])
         store = JobStore.open(str(settings.db_path))
         state.services = Services(
-            settings=settings, clients=clients, auth=auth, rules=rules, metrics=state.metrics, guides=options["guides"]
+            settings=settings, clients=clients, auth=auth, rules=rules, metrics=state.metrics, guides=options["guides"],
+            store=store,
         )
         services, router = state.services, state.router
 

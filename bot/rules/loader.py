@@ -100,7 +100,7 @@ def _ruleset(files: list[RuleFile], *, settings: Settings | None = None) -> Rule
     return RuleSet(
         rules=tuple(rules),
         label_decls=tuple(d for f in files for d in f.labels),
-        areas=MappingProxyType(areas),
+        areas=dict(areas),
         disabled=tuple((rid, f"{f.source}:{line}") for f in files for rid, line in f.disable),
         settings=settings or Settings(),
     )

@@ -139,7 +139,7 @@ class RuleSet:
         return RuleSet(
             rules=tuple(kept) + tuple(other.rules),
             label_decls=self.label_decls + other.label_decls,
-            areas=MappingProxyType({**self.areas, **other.areas}),
+            areas={**self.areas, **other.areas},
             disabled=self.disabled + other.disabled,
             warnings=tuple(warnings),
             settings=self.settings,
