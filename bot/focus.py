@@ -226,7 +226,12 @@ def public_keys(f: FileAnalysis, keys: Sequence[str]) -> list[str]:
 def api_names(definitions: Sequence[Definition]) -> list[str]:
     """Public names a reader would call: no private or dunder names, and no methods
     of a class that is itself in the list (the class names them all)."""
-    names = [d.name for d in definitions if d.public and not any(p.startswith("__") for p in d.name.split("."))]
+    if not definitions:
+        return []
+    # A name without "_" is public; only the others need splitting (this runs per file).
+    names = [d.name for d in definitions if "_" not in d.name or not any(p.startswith("_") for p in d.name.split("."))]
+    if len(names) < 2:
+        return names
     listed = set(names)
     return [n for n in names if n.rpartition(".")[0] not in listed]
 
