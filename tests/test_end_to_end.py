@@ -16,6 +16,7 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
+from loopback import pr_delivery
 from sandbox_helpers import APP_ID, app_private_key, start_sandbox  # noqa: F401
 
 from bot.app.auth import AppAuth
@@ -37,23 +38,7 @@ BIG_PR = 4795  # 344 files
 
 def delivery_payload(webhook_payload, bundle: dict, *, merged: bool = True) -> dict:
     """A real ``pull_request.closed`` payload pointed at a corpus pull request."""
-    payload = copy.deepcopy(webhook_payload("pull_request", "closed.payload.json"))
-    pull = copy.deepcopy(bundle["pull"])
-    pull["merged"] = merged
-    if not merged:
-        pull["merged_at"] = None
-    payload["number"] = pull["number"]
-    payload["pull_request"] = pull
-    base_repo = pull["base"]["repo"]
-    payload["repository"].update(
-        full_name=base_repo["full_name"],
-        name=base_repo["name"],
-        owner=base_repo["owner"],
-        default_branch=base_repo.get("default_branch", "main"),
-        private=False,
-    )
-    payload["installation"] = {"id": 1, "node_id": "x"}
-    return payload
+    return pr_delivery(webhook_payload("pull_request", "closed.payload.json"), bundle, merged=merged)
 
 
 class Harness:
