@@ -13,6 +13,7 @@ ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY bot ./bot
+COPY config ./config
 RUN pip wheel --wheel-dir /wheels .
 
 # --- run
