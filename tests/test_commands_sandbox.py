@@ -328,3 +328,10 @@ async def test_a_refused_stranger_is_answered_once_not_every_time(harness):
     assert len(harness.replies()) == 1  # no reply flood from one person
     assert harness.reactions(first) == ["eyes", "confused"]
     assert harness.reactions(second) == ["eyes", "confused"]
+
+
+async def test_a_command_whose_comment_was_deleted_still_runs(harness):
+    await harness.merge()
+    harness.sandbox.add_faults([{"method": "POST", "path": r"/issues/comments/\d+/reactions", "status": 404, "times": None}])
+    await harness.comment(MAINTAINER, '/prguide label add "kept anyway"')
+    assert "kept anyway" in harness.labels()

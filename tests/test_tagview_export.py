@@ -79,7 +79,7 @@ def test_export_includes_private_repositories_only_when_asked(db, tmp_path):
 
 def test_view_command_exports(db, tmp_path, capsys):
     assert cli.run(parse(["--db", str(db), "--export", str(tmp_path / "out")])) == 0
-    assert "pages for 1 repositories" in capsys.readouterr().out
+    assert "pages for 1 repository to" in capsys.readouterr().out
     assert (tmp_path / "out" / "acme" / "rocket" / "index.html").is_file()
 
 

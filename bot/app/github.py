@@ -156,12 +156,12 @@ class RetryPolicy:
 #: GitHub's secondary limits on content-generating requests ("Rate limits for the REST API"):
 #: no more than 80 a minute and 500 an hour. A bucket of ``burst`` plus ``rate`` per second
 #: lets through at most ``burst + rate * window`` in any window: 8 + 72 = 80 a minute and
-#: 20 + 480 = 500 an hour, while a guide's writes (labels, their colours the first time,
-#: the comment) go out at once.
+#: 100 + 400 = 500 an hour, while a guide's writes (labels, their colours the first time,
+#: the comment) and a command's reactions go out at once in ordinary use.
 WRITE_RATE = 72 / 60
 WRITE_BURST = 8.0
-HOURLY_WRITE_RATE = 480 / 3600
-HOURLY_WRITE_BURST = 20.0
+HOURLY_WRITE_RATE = 400 / 3600
+HOURLY_WRITE_BURST = 100.0
 
 
 class TokenBucket:

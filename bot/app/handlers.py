@@ -80,9 +80,11 @@ class Services:
         if config.rules is None:
             return self.rules, ()
         try:
-            return self.rules.merged(config.rules), ()
+            merged = self.rules.merged(config.rules)
         except RuleError as exc:
             return self.rules, tuple(exc.problems)
+        # Non-fatal findings (disabling a rule that does not exist) are still worth a notice.
+        return merged, tuple(merged.warnings)
 
 
 @dataclass
@@ -350,11 +352,17 @@ def _problem_text(problem: Problem) -> str:
 
 
 def save_guide(store: Any, guide: Any, *, private: bool) -> None:
-    """Store a published guide for the tag view; a store failure is logged, never fatal."""
+    """Store a published guide for the tag view; a store failure is logged, never fatal.
+
+    A repository seen private stays private in the tag view (pages behind the view token).
+    """
     try:
+        # Private is sticky: a payload saying "public" may be an old one redelivered after the
+        # repository was made private, so it never opens a repository the store holds as private.
+        public = not private and store.visibility(guide.repository) != "private"
         store.save(
             dict(guide.data, markdown=guide.markdown),
-            visibility="private" if private else "public",
+            visibility="public" if public else "private",
             label_descriptions={name: spec.description for name, spec in guide.label_specs.items()},
         )
     except Exception:  # the comment is published; the tag view catches up on the next refresh

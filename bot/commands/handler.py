@@ -209,11 +209,19 @@ async def handle_issue_comment(job: Job, ctx: JobContext) -> None:
         return
 
     client = ctx.client
-    await react(client, facts.repository, facts.comment_id, "eyes")
+    await _react(client, facts, "eyes")
     runner = _Runner(ctx, facts, commands, await services.auth.bot_login())
     ok = await runner.run()
-    await react(client, facts.repository, facts.comment_id, "+1" if ok else "confused")
+    await _react(client, facts, "+1" if ok else "confused")
     ctx.outcome = "done" if ok else "refused"
+
+
+async def _react(client: Any, facts: Any, content: str) -> None:
+    """React to the command's comment; a comment deleted meanwhile does not stop the commands."""
+    try:
+        await react(client, facts.repository, facts.comment_id, content)
+    except NotFound:
+        log.info("%s#%s: comment %s is gone; no %s reaction", facts.repository, facts.number, facts.comment_id, content)
 
 
 class _Runner:

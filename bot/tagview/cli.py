@@ -61,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
             from bot.tagview.export import export_site
 
             summary = export_site(store, args.export, include_private=args.include_private, per_label=args.per_label)
-            print(f"wrote {summary.files} pages for {len(summary.repositories)} repositories to {args.export}")
+            count = len(summary.repositories)
+            print(f"wrote {summary.files} pages for {count} {'repository' if count == 1 else 'repositories'} to {args.export}")
             return 0
 
         from aiohttp import web
