@@ -335,3 +335,10 @@ async def test_a_command_whose_comment_was_deleted_still_runs(harness):
     harness.sandbox.add_faults([{"method": "POST", "path": r"/issues/comments/\d+/reactions", "status": 404, "times": None}])
     await harness.comment(MAINTAINER, '/prguide label add "kept anyway"')
     assert "kept anyway" in harness.labels()
+
+
+async def test_help_answers_in_the_language_chosen_for_the_pr(harness):
+    await harness.merge()
+    await harness.comment(MAINTAINER, "/prguide lang zh")
+    await harness.comment(MAINTAINER, "/prguide help")
+    assert "prguide 命令" in harness.replies()[-1].body

@@ -57,7 +57,7 @@ from bot.commands.decide import (
 )
 from bot.commands.explain import render_why
 from bot.commands.messages import t
-from bot.commands.parse import HELP, Command, new_commands, parse_commands
+from bot.commands.parse import Command, new_commands, parse_commands
 from bot.commands.permissions import PermissionCache
 from bot.commands.reply import compose_reply, help_text, refusal_text
 from bot.engine import Overrides, build_guide
@@ -245,14 +245,13 @@ class _Runner:
 
     async def run(self) -> bool:
         facts = self.facts
-        only_help = all(c.ok and c.name == HELP for c in self.commands)
-        if only_help:
-            self.config = await read_repo_config(self.client, facts.repository, facts.default_branch, missing=self.services.missing_configs, fresh=True)
-        else:
-            self.config, self.existing = await asyncio.gather(
-                read_repo_config(self.client, facts.repository, facts.default_branch, missing=self.services.missing_configs, fresh=True),
-                find_guide_comment(self.client, facts.repository, facts.number, bot_login=self.bot_login),
-            )
+        # The guide comment is read even for help: its marker holds the language to answer in.
+        self.config, self.existing = await asyncio.gather(
+            read_repo_config(
+                self.client, facts.repository, facts.default_branch, missing=self.services.missing_configs, fresh=True
+            ),
+            find_guide_comment(self.client, facts.repository, facts.number, bot_login=self.bot_login),
+        )
         marker = parse_marker(self.existing.get("body")) if self.existing else None
         self.remembered = Remembered.from_marker(marker)
         self.overrides = Overrides.from_marker(marker)
