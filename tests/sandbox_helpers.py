@@ -120,3 +120,29 @@ def synthetic_bundle(
         "reviews": [],
         "review_comments": [],
     }
+
+
+async def _no_sleep(_seconds: float) -> None:
+    return None
+
+
+@pytest.fixture
+async def sandbox(app_private_key):
+    """A started sandbox with no pull requests (add bundles with ``sandbox.add_bundle``)."""
+    async with start_sandbox(app_private_key) as box:
+        yield box
+
+
+@pytest.fixture
+async def factory(sandbox, app_private_key):
+    """A :class:`ClientFactory` for ``sandbox`` whose installation token is already fetched,
+    so API-call counts in tests leave the token request out; retries never sleep."""
+    import aiohttp
+
+    from bot.app.auth import AppAuth
+    from bot.app.github import ClientFactory
+
+    async with aiohttp.ClientSession() as session:
+        auth = AppAuth(str(APP_ID), app_private_key.decode(), api_url=sandbox.base_url, session=session)
+        await auth.installation_token(1)
+        yield ClientFactory(auth, session=session, sleep=_no_sleep)

@@ -6,29 +6,11 @@ import copy
 
 import aiohttp
 import pytest
-from sandbox_helpers import APP_ID, app_private_key, start_sandbox, synthetic_bundle  # noqa: F401
+from sandbox_helpers import APP_ID, app_private_key, factory, sandbox, start_sandbox, synthetic_bundle  # noqa: F401
 
-from bot.app.auth import AppAuth
 from bot.app.fetch import fetch_file, fetch_snapshot, split_repository
-from bot.app.github import ClientFactory, GitHubClient, NotFound
+from bot.app.github import GitHubClient, NotFound
 
-
-async def _no_sleep(_seconds: float) -> None:
-    return None
-
-
-@pytest.fixture
-async def sandbox(app_private_key):  # noqa: F811
-    async with start_sandbox(app_private_key) as box:
-        yield box
-
-
-@pytest.fixture
-async def factory(sandbox, app_private_key):  # noqa: F811
-    async with aiohttp.ClientSession() as session:
-        auth = AppAuth(str(APP_ID), app_private_key.decode(), api_url=sandbox.base_url, session=session)
-        await auth.installation_token(1)  # keep the token request out of the counts below
-        yield ClientFactory(auth, session=session, sleep=_no_sleep)
 
 
 def api_requests(sandbox, since: int = 0) -> list[dict]:

@@ -13,11 +13,10 @@ import aiohttp
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
-from sandbox_helpers import APP_ID, app_private_key, start_sandbox, synthetic_bundle  # noqa: F401
+from sandbox_helpers import APP_ID, _no_sleep, app_private_key, factory, sandbox, start_sandbox, synthetic_bundle  # noqa: F401
 
-from bot.app.auth import AppAuth
 from bot.app.fetch import fetch_snapshot
-from bot.app.github import ClientFactory, GitHubClient
+from bot.app.github import GitHubClient
 from bot.app.publish import add_labels, find_guide_comment, publish_guide, react, remove_label, reply
 from bot.marker import MarkerState, parse_marker, render_marker
 from bot.rules.model import LabelSpec
@@ -39,23 +38,6 @@ def make_guide(text: str, labels: tuple[str, ...] = (), specs: dict[str, LabelSp
     state = MarkerState(rules=("r1",), labels=labels, human_added=tuple(human_added))
     return StandInGuide(f"{render_marker(state)}\n{text}", labels, specs or {}, state)
 
-
-async def _no_sleep(_seconds: float) -> None:
-    return None
-
-
-@pytest.fixture
-async def sandbox(app_private_key):  # noqa: F811
-    async with start_sandbox(app_private_key) as box:
-        yield box
-
-
-@pytest.fixture
-async def factory(sandbox, app_private_key):  # noqa: F811
-    async with aiohttp.ClientSession() as session:
-        auth = AppAuth(str(APP_ID), app_private_key.decode(), api_url=sandbox.base_url, session=session)
-        await auth.installation_token(1)
-        yield ClientFactory(auth, session=session, sleep=_no_sleep)
 
 
 def bot_comments(sandbox, repo, number):
