@@ -157,6 +157,18 @@ def bundle_weight(bundle: Mapping[str, Any]) -> int:
     return sum(len(f.get("patch") or "") for f in bundle.get("files") or ())
 
 
+def delivery_bodies(bundles: Sequence[Mapping[str, Any]], key_pem: bytes) -> list[bytes]:
+    """:func:`delivery_body` for each bundle, with the repository as the sandbox serves it."""
+    from bot.sandbox import Sandbox
+
+    local = Sandbox(APP_ID, key_pem, installation_id=INSTALLATION_ID)
+    bodies = []
+    for bundle in bundles:
+        owner, name = local.add_bundle(bundle).split("/", 1)
+        bodies.append(delivery_body(bundle, local.state.repo_json(local.state.repo(owner, name))))
+    return bodies
+
+
 def delivery_body(bundle: Mapping[str, Any], repository: Mapping[str, Any], *, installation_id: int = INSTALLATION_ID) -> bytes:
     """The JSON body of the ``pull_request`` ``closed`` (merged) delivery of ``bundle``'s pull request.
 

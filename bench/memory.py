@@ -35,13 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from common import (
-    APP_ID,
     CORPUS,
-    INSTALLATION_ID,
     MIN_ROUNDS,
     ChildProcess,
     bundle_weight,
-    delivery_body,
+    delivery_bodies,
     delivery_headers,
     free_port,
     header,
@@ -137,7 +135,6 @@ async def one_run(tmp: Path, key_pem: str, sandbox_url: str, bodies: Sequence[by
 
 async def run(args: argparse.Namespace) -> int:
     """Measure the reference and ``prguide serve`` (idle, load, growth) and print the table; returns 0."""
-    from bot.sandbox import Sandbox
 
     jobs = 16 if args.quick else JOBS
     deliveries = 1000 if args.quick else args.deliveries
@@ -147,11 +144,7 @@ async def run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="prguide-bench-") as tmp_name:
         tmp = Path(tmp_name)
         key_pem, key_path = write_key(tmp)
-        local = Sandbox(APP_ID, key_pem, installation_id=INSTALLATION_ID)
-        bodies = []
-        for bundle in bundles:
-            owner, name = local.add_bundle(bundle).split("/", 1)
-            bodies.append(delivery_body(bundle, local.state.repo_json(local.state.repo(owner, name))))
+        bodies = delivery_bodies(bundles, key_pem)
         sandbox, sandbox_url = await start_sandbox_process(key_path, bundles=args.corpus, latency_ms=LATENCY_MS)
         try:
             reference = median([await idle_reference(uuid.uuid4().hex) for _ in range(rounds)])

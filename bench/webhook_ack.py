@@ -43,12 +43,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from common import (
-    APP_ID,
     CORPUS,
-    INSTALLATION_ID,
     MIN_ROUNDS,
     ChildProcess,
-    delivery_body,
+    delivery_bodies,
     free_port,
     header,
     load_bundles,
@@ -219,7 +217,6 @@ async def run_aiohttp(url: str, bodies: Sequence[tuple[bytes, str]], concurrency
 async def run(args: argparse.Namespace) -> int:
     """Start the sandbox and the servers, load them in turn, print the table; returns 0."""
     from bot.app.webhook import sign
-    from bot.sandbox import Sandbox
 
     concurrencies = (16,) if args.quick else CONCURRENCY
     rounds = max(MIN_ROUNDS, args.rounds)
@@ -231,11 +228,7 @@ async def run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="prguide-bench-") as tmp_name:
         tmp = Path(tmp_name)
         key_pem, key_path = write_key(tmp)
-        local = Sandbox(APP_ID, key_pem, installation_id=INSTALLATION_ID)
-        candidates = []
-        for bundle in bundles:
-            owner, name = local.add_bundle(bundle).split("/", 1)
-            candidates.append(delivery_body(bundle, local.state.repo_json(local.state.repo(owner, name))))
+        candidates = delivery_bodies(bundles, key_pem)
         # The deliveries closest to 25 KB, GitHub's typical merged pull_request delivery.
         chosen = sorted(candidates, key=lambda b: abs(len(b) - BODY_BYTES))[:POOL]
         manifest_lines, pool = [], []

@@ -6,7 +6,7 @@ import copy
 
 import aiohttp
 import pytest
-from sandbox_helpers import APP_ID, app_private_key, factory, sandbox, start_sandbox, synthetic_bundle  # noqa: F401
+from sandbox_helpers import app_private_key, factory, sandbox, start_sandbox, synthetic_bundle  # noqa: F401
 
 from bot.app.fetch import fetch_file, fetch_snapshot, split_repository
 from bot.app.github import GitHubClient, NotFound

@@ -13,7 +13,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
-from sandbox_helpers import APP_ID, _no_sleep, app_private_key, factory, sandbox, start_sandbox, synthetic_bundle  # noqa: F401
+from sandbox_helpers import _no_sleep, app_private_key, factory, sandbox, start_sandbox, synthetic_bundle  # noqa: F401
 
 from bot.app.fetch import fetch_snapshot
 from bot.app.github import GitHubClient

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from bot.analysis.model import Definition
-from bot.analysis.patch import ADDED, CONTEXT, REMOVED, Hunk
+from bot.analysis.patch import ADDED, CONTEXT, Hunk
 
 _DEF = re.compile(r"(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)")
 _DEF_PREFIXES = ("def ", "class ", "async ")

@@ -7,6 +7,9 @@ the :class:`~bot.engine.Guide` it returns.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from bot.classify import Classification
 from bot.commands.messages import t
 from bot.render.messages import t as guide_t

@@ -28,7 +28,7 @@ from bot.classify import Classification
 from bot.focus import FocusPoint, FollowUp, ReviewSummary, api_names
 from bot.marker import MarkerState, render_marker
 from bot.render import sanitize
-from bot.render.messages import t
+from bot.render.messages import MESSAGES, t
 from bot.snapshot import PullRequestSnapshot
 
 #: GitHub refuses comments over 65,536 characters ("Create an issue comment"); keep a margin.
@@ -114,6 +114,11 @@ def summary_line(facts: GuideFacts, lang: str) -> str:
     if areas:
         return t("summary", lang, {"type": type_name, "areas": areas, "description": description}, raw=True)
     return t("summary.noarea", lang, {"type": type_name, "description": description}, raw=True)
+
+
+def _word(key: str, fallback: str, lang: str) -> str:
+    """The catalogue's word for ``key``, or ``fallback`` (GitHub may add new states) made safe."""
+    return t(key, lang) if key in MESSAGES else sanitize.table_cell(fallback)
 
 
 def _description(title: str) -> str:
@@ -240,7 +245,7 @@ def _changed_rows(facts: GuideFacts, lang: str) -> list[dict[str, Any]]:
         rows.append(
             {
                 "area": sanitize.table_cell(facts.area_name(area, lang)) if area else t("changed.other", lang),
-                "kind": t(f"kind.{kind}", lang) if f"kind.{kind}" in _known_kinds() else sanitize.table_cell(kind),
+                "kind": _word(f"kind.{kind}", kind, lang),
                 "files": f"{files:,}",
                 "additions": f"{plus:,}",
                 "deletions": f"{minus:,}",
@@ -248,10 +253,6 @@ def _changed_rows(facts: GuideFacts, lang: str) -> list[dict[str, Any]]:
         )
     return rows
 
-
-@lru_cache(maxsize=1)
-def _known_kinds() -> frozenset[str]:
-    return frozenset(f"kind.{k}" for k in KINDS)
 
 
 def _changed_notes(facts: GuideFacts, lang: str) -> list[str]:
@@ -272,7 +273,7 @@ def _changed_notes(facts: GuideFacts, lang: str) -> list[str]:
 def _file_lines(analysis: DiffAnalysis, lang: str, cap: int) -> list[str]:
     lines = []
     for f in analysis.files[:cap]:
-        status = t(f"status.{f.status}", lang) if f"status.{f.status}" in _STATUSES else sanitize.table_cell(f.status)
+        status = _word(f"status.{f.status}", f.status, lang)
         line = t("changed.file", lang, {"path": sanitize.code(f.path), "status": status, "additions": f.additions, "deletions": f.deletions}, raw=True)
         if f.previous_path:
             line += f" ← {sanitize.code(f.previous_path)}"
@@ -281,8 +282,6 @@ def _file_lines(analysis: DiffAnalysis, lang: str, cap: int) -> list[str]:
         lines.append(line)
     return lines
 
-
-_STATUSES = frozenset(f"status.{s}" for s in ("added", "removed", "modified", "renamed", "copied", "changed", "unchanged"))
 
 
 def _test_lines(analysis: DiffAnalysis, lang: str) -> list[str]:
@@ -320,7 +319,7 @@ def _review_lines(review: ReviewSummary, lang: str, cap: int) -> list[str]:
         sep = t("list.and", lang)
         people = []
         for user, state, is_bot in review.reviewers:
-            state_text = t(f"review.state.{state}", lang) if f"review.state.{state}" in _REVIEW_STATES else sanitize.table_cell(state.lower())
+            state_text = _word(f"review.state.{state}", state.lower(), lang)
             bot = f" ({t('review.bot', lang)})" if is_bot else ""
             people.append(f"{sanitize.login(user)}{bot} {state_text}")
         lines.append(t("review.reviewers", lang, {"reviewers": sep.join(people)}, raw=True))
@@ -343,8 +342,6 @@ def _review_lines(review: ReviewSummary, lang: str, cap: int) -> list[str]:
         lines.append(t("review.threads_more", lang, {"count": len(review.threads) - cap}))
     return lines
 
-
-_REVIEW_STATES = frozenset(f"review.state.{s}" for s in ("APPROVED", "CHANGES_REQUESTED", "COMMENTED", "DISMISSED"))
 
 
 def _strip_suggestion(body: str) -> str:

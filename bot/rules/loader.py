@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
-from types import MappingProxyType
 
 from bot.paths import default_rules_dir
 from bot.rules.model import Problem, RuleError
