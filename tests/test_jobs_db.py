@@ -8,6 +8,8 @@ import pytest
 
 from bot.app.db import (
     LAYOUT_VERSION,
+    SQLITE_AUTOCHECKPOINT,
+    Checkpointer,
     DatabaseError,
     database_path,
     migrate,
@@ -123,3 +125,79 @@ def test_split_statements_keeps_triggers_and_quoted_semicolons_whole():
     conn = open_database(":memory:")
     migrate(conn, "t", [script])
     assert conn.execute("SELECT x FROM t").fetchone()[0] == "a;b;"
+
+
+# --- background WAL checkpoints -------------------------------------------------------------------
+
+
+def autocheckpoint(conn: sqlite3.Connection) -> int:
+    return conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+
+
+def fill(conn: sqlite3.Connection, rows: int = 50) -> None:
+    conn.execute("CREATE TABLE IF NOT EXISTS blobs (b BLOB)")
+    for _ in range(rows):
+        conn.execute("INSERT INTO blobs VALUES (?)", (b"x" * 20_000,))
+
+
+def test_checkpointer_takes_checkpoints_away_from_adopted_connections(tmp_path):
+    path = tmp_path / "q.db"
+    conn, elsewhere = open_database(path), open_database(tmp_path / "other.db")
+    checkpointer = Checkpointer(path, interval=3600)
+    assert checkpointer.adopt(conn) is False  # not running yet
+    assert checkpointer.start() is True
+    with pytest.raises(RuntimeError, match="already running"):
+        checkpointer.start()
+    try:
+        assert checkpointer.adopt(conn) is True
+        assert checkpointer.adopt(elsewhere) is False  # another file keeps its own checkpoints
+        assert (autocheckpoint(conn), autocheckpoint(elsewhere)) == (0, SQLITE_AUTOCHECKPOINT)
+        fill(conn)
+        busy, frames, done = checkpointer.checkpoint()
+        assert busy == 0 and frames > 50 and done == frames
+    finally:
+        checkpointer.stop()
+        checkpointer.stop()  # twice is harmless
+    assert autocheckpoint(conn) == SQLITE_AUTOCHECKPOINT  # given back: the connection outlives it
+    assert conn.execute("SELECT count(*) FROM blobs").fetchone()[0] == 50
+    with pytest.raises(RuntimeError, match="not running"):
+        checkpointer.checkpoint()
+    conn.close()
+    elsewhere.close()
+
+
+def test_checkpointer_does_nothing_for_an_in_memory_database():
+    conn = open_database(":memory:")
+    checkpointer = Checkpointer(":memory:")
+    assert checkpointer.start() is False
+    assert checkpointer.adopt(conn) is False
+    checkpointer.stop()
+
+
+def test_checkpointer_thread_checkpoints_and_survives_a_failure(tmp_path, monkeypatch, caplog):
+    import threading
+
+    path = tmp_path / "q.db"
+    conn = open_database(path)
+    checkpointer = Checkpointer(path, interval=0.001)
+    calls: list[int] = []
+    twice = threading.Event()
+    real = Checkpointer.checkpoint
+
+    def flaky(self):
+        calls.append(1)
+        if len(calls) == 1:
+            raise sqlite3.OperationalError("database is locked")
+        twice.set()
+        return real(self)
+
+    monkeypatch.setattr(Checkpointer, "checkpoint", flaky)
+    assert checkpointer.start()
+    checkpointer.adopt(conn)
+    fill(conn, 5)
+    try:
+        assert twice.wait(timeout=30), "the thread never checkpointed again after a failure"
+    finally:
+        checkpointer.stop()
+    assert "WAL checkpoint" in caplog.text and "database is locked" in caplog.text
+    conn.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 
 from bot.app.db import open_database, schema_version
@@ -194,3 +196,19 @@ def test_newer_queued_names_a_later_job_of_the_same_kind_for_the_same_key(store)
     assert store.newer_queued(job) is None  # other PRs and other events do not supersede it
     put(store, "d-3")
     assert store.newer_queued(job) == "d-3"
+
+
+def test_enqueue_many_is_all_or_nothing(store):
+    from bot.app.jobs import QueuedDelivery
+
+    ok = QueuedDelivery("d-ok", "pull_request", "o/r#1", b"{}", installation_id=1, action="closed")
+    with pytest.raises(ValueError, match="payload must be bytes"):
+        store.enqueue_many([ok, QueuedDelivery("d-str", "pull_request", "o/r#1", "{}")])  # type: ignore[arg-type]
+    store.conn.execute(
+        "CREATE TRIGGER refuse BEFORE INSERT ON jobs WHEN NEW.delivery_id = 'd-bad' BEGIN SELECT RAISE(ABORT, 'no'); END"
+    )
+    with pytest.raises(sqlite3.IntegrityError):
+        store.enqueue_many([ok, QueuedDelivery("d-bad", "pull_request", "o/r#1", b"{}")])
+    assert store.counts()["queued"] == 0
+    assert store.enqueue_many([]) == []
+    assert store.enqueue_many([ok, ok]) == [True, False]

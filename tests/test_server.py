@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -359,3 +360,27 @@ async def test_shutdown_puts_unfinished_jobs_back_and_restart_runs_them(tmp_path
         assert app[STATE].store.counts()["done"] == 1
     finally:
         await client.close()
+
+
+async def test_a_failing_job_queue_answers_503_and_keeps_nothing(server, webhook_payload):
+    client, seen, _ = server
+    store = client.app[STATE].store
+    store.conn.execute("CREATE TRIGGER refuse BEFORE INSERT ON jobs BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END")
+    resp = await deliver(client, "pull_request", merged_payload(webhook_payload))
+    assert resp.status == 503
+    assert "job queue unavailable" in (await resp.json())["error"]
+    assert store.counts()["queued"] == 0
+    store.conn.execute("DROP TRIGGER refuse")
+    # GitHub shows the failure; redelivering the same delivery then works.
+    assert (await deliver(client, "pull_request", merged_payload(webhook_payload))).status == 202
+    await wait_idle(client.app)
+    assert [job.delivery_id for job in seen] == ["d-1"]
+
+
+async def test_running_app_checkpoints_its_database_in_the_background(server):
+    client, _, _ = server
+    state = client.app[STATE]
+    guides = state.services.guides
+    for conn in (state.store.conn, guides.connection):  # both write to the same file
+        assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+    assert "prguide-checkpoint" in {t.name for t in threading.enumerate()}

@@ -27,6 +27,7 @@ from aiohttp import web
 from bot import __version__
 from bot.app.admin import add_routes as add_admin_routes
 from bot.app.handlers import Router, Services, default_router, run_job
+from bot.app.jobs import QueuedDelivery
 from bot.app.logging import configure_logging
 from bot.app.metrics import Metrics, create_metrics
 from bot.app.settings import Settings
@@ -53,6 +54,7 @@ class AppState:
     metrics: Metrics
     store: Any = None
     pool: Any = None
+    intake: Any = None
     services: Services | None = None
     options: dict[str, Any] = field(default_factory=dict)
 
@@ -133,7 +135,9 @@ def _closer(store: Any) -> Any:
 async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
     # Imported here: the server module stays importable (and cheap) without them.
     from bot.app.auth import AppAuth
+    from bot.app.db import Checkpointer
     from bot.app.github import ClientFactory
+    from bot.app.intake import Intake
     from bot.app.jobs import JobStore, WorkerPool
 
     state = app[STATE]
@@ -141,6 +145,7 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
     own_session = options["session"] is None
     session = options["session"] or aiohttp.ClientSession(timeout=HTTP_TIMEOUT)
     store = None
+    checkpointer = Checkpointer(str(settings.db_path))
     try:
         rules = options["rules"]
         if rules is None:
@@ -156,6 +161,12 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
         )
         clients = ClientFactory(auth, session=session, on_response=state.metrics.github_hook, **options["client"])
         store = JobStore.open(str(settings.db_path))
+        # The webhook commits every delivery on the event loop: WAL checkpoints (and
+        # their fsync) go to a thread instead.
+        if checkpointer.start():
+            checkpointer.adopt(store.conn)
+            if options["guides"] is not None:
+                checkpointer.adopt(options["guides"].connection)
         state.services = Services(
             settings=settings, clients=clients, auth=auth, rules=rules, metrics=state.metrics, guides=options["guides"],
             store=store,
@@ -167,12 +178,14 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
 
         pool = WorkerPool(store, handle, concurrency=settings.workers, **options["pool"])
         state.store, state.pool = store, pool
+        state.intake = Intake(store, on_queued=pool.notify)
         resumed = pool.start()
         log.info(
             "prguide %s ready: %d worker(s), %d job(s) resumed", __version__, settings.workers, resumed,
             extra={"events": list(router.events), "db": str(settings.db_path)},
         )
     except BaseException:
+        checkpointer.stop()
         if store is not None:
             store.close()
         if own_session:
@@ -185,8 +198,9 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
     interrupted = await pool.stop(options["stop_timeout"])
     if interrupted:
         log.warning("%d job(s) put back in the queue for the next start", len(interrupted))
+    checkpointer.stop()
     store.close()
-    state.store = state.pool = None
+    state.store = state.pool = state.intake = None
     if own_session:
         await session.close()
     log.info("prguide stopped")
@@ -236,22 +250,16 @@ async def webhook(request: web.Request) -> web.Response:
     if route is None:
         return _answer(state, delivery, "ignored", 200, {**fields, "reason": reason}, json={"ignored": reason})
 
-    if state.store is None:
+    if state.intake is None:
         return _answer(state, delivery, "unavailable", 503, fields, json={"error": "prguide is starting or stopping"})
+    queued_delivery = QueuedDelivery(
+        delivery.id, delivery.event, delivery.key, delivery.body, installation_id=delivery.installation_id, action=delivery.action
+    )
     try:
-        queued = state.store.enqueue(
-            delivery.id,
-            delivery.event,
-            delivery.key,
-            delivery.body,
-            installation_id=delivery.installation_id,
-            action=delivery.action,
-        )
+        queued = await state.intake.enqueue(queued_delivery)
     except sqlite3.Error as exc:
         log.exception("cannot queue delivery %s", delivery.id, extra=fields)
         return _answer(state, delivery, "unavailable", 503, fields, json={"error": f"job queue unavailable: {exc}"})
-    if queued:
-        state.pool.notify()
     outcome = "queued" if queued else "duplicate"
     return _answer(state, delivery, outcome, 202, {**fields, "key": delivery.key}, json={outcome: delivery.key, "delivery": delivery.id})
 
