@@ -141,6 +141,28 @@ async def test_same_delivery_twice_writes_one_comment(harness, webhook_payload):
     assert harness.jobs()["done"] == 1
 
 
+async def test_a_burst_of_merge_deliveries_builds_one_guide_from_the_newest(harness, webhook_payload, caplog):
+    caplog.set_level(logging.INFO, logger="prguide.jobs")
+    pool = harness.app[STATE].pool
+    await pool.stop()  # the burst arrives while the workers are busy elsewhere
+    payload = delivery_payload(webhook_payload, harness.bundles[SMALL_PR])
+    for n in range(1, 6):
+        assert (await harness.deliver(payload, delivery=f"burst-{n}")).status == 202
+    pool.start()
+    await wait_idle(harness.app)
+
+    assert len(harness.sandbox.comments(REPO, SMALL_PR)) == 1
+    store = harness.app[STATE].store
+    outcomes = [store.get(i)["outcome"] for i in range(1, 6)]
+    assert outcomes == ["succeeded", "superseded", "superseded", "superseded", "succeeded"]
+    lines = [(r.delivery, r.outcome, r.api_calls) for r in caplog.records if r.name == "prguide.jobs"]
+    # The first job ends the three in between in one go; only the newest calls GitHub.
+    assert lines[0] == ("burst-1", "superseded", 0)
+    assert lines[1][:2] == ("burst-5", "created") and len(lines) == 2
+    first = next(r for r in caplog.records if r.name == "prguide.jobs")
+    assert (first.superseded_by, first.also_superseded) == ("burst-5", 3)
+
+
 async def test_second_run_after_new_rules_edits_the_same_comment(harness, webhook_payload):
     await harness.merged(webhook_payload, SMALL_PR, delivery="first")
     (before,) = harness.sandbox.comments(REPO, SMALL_PR)

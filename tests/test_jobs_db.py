@@ -201,3 +201,24 @@ def test_checkpointer_thread_checkpoints_and_survives_a_failure(tmp_path, monkey
         checkpointer.stop()
     assert "WAL checkpoint" in caplog.text and "database is locked" in caplog.text
     conn.close()
+
+
+def test_after_a_burst_the_wal_is_started_over_and_cut_back(tmp_path, monkeypatch):
+    import bot.app.db as db
+
+    monkeypatch.setattr(db, "WAL_SIZE_LIMIT", 64 * 1024)
+    path = tmp_path / "q.db"
+    conn = open_database(path)
+    checkpointer = Checkpointer(path, interval=3600)
+    checkpointer.start()
+    checkpointer.adopt(conn)
+    try:
+        fill(conn, 100)  # ~2 MB of WAL, never checkpointed by the writer itself
+        wal = tmp_path / "q.db-wal"
+        assert wal.stat().st_size > 1_000_000
+        checkpointer.checkpoint()  # the burst is over: everything is copied back
+        conn.execute("INSERT INTO blobs VALUES (x'00')")  # the next commit starts the log over
+        assert wal.stat().st_size <= 64 * 1024
+    finally:
+        checkpointer.stop()
+        conn.close()

@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from bot.app.db import open_database, schema_version
-from bot.app.jobs import GIVEN_UP, JobStore
+from bot.app.jobs import GIVEN_UP, SUPERSEDED, JobStore
 
 T0 = 1_750_000_000.0
 DAY = 86400.0
@@ -173,8 +173,14 @@ def test_prune_bounds_done_jobs_but_keeps_recent_delivery_ids(store):
     # A redelivery of a still-remembered delivery is not queued again.
     assert put(store, "d2", "k2") is False
     assert put(store, "d0", "k0") is True  # forgotten after the window
-    payloads = dict(store.conn.execute("SELECT delivery_id, length(payload) FROM jobs WHERE state = 'done'").fetchall())
-    assert payloads == {"d2": 0, "d3": 2, "d4": 2, "d5": 2}
+    payloads = dict(
+        store.conn.execute(
+            "SELECT delivery_id, length(body) FROM jobs LEFT JOIN job_payloads ON job_id = id WHERE state = 'done'"
+        ).fetchall()
+    )
+    assert payloads == {"d2": None, "d3": 2, "d4": 2, "d5": 2}
+    # Deleting a job deletes its payload with it.
+    assert store.conn.execute("SELECT count(*) FROM job_payloads").fetchone()[0] == 6
 
 
 def test_reopening_keeps_the_schema_version(tmp_path):
@@ -182,20 +188,25 @@ def test_reopening_keeps_the_schema_version(tmp_path):
     JobStore.open(path).close()
     store = JobStore.open(path)
     try:
-        assert schema_version(store.conn, "jobs") == 1
+        assert schema_version(store.conn, "jobs") == 2
     finally:
         store.close()
 
 
-def test_newer_queued_names_a_later_job_of_the_same_kind_for_the_same_key(store):
+def test_supersede_ends_every_queued_job_of_the_same_kind_before_the_newest(store):
     put(store, "d-1")
     put(store, "d-2", key="octo/repo#2")
     store.enqueue("c-1", "issue_comment", "octo/repo#1", b"{}", installation_id=7, action="created", now=T0)
     job = store.claim()
     assert job.delivery_id == "d-1"
-    assert store.newer_queued(job) is None  # other PRs and other events do not supersede it
-    put(store, "d-3")
-    assert store.newer_queued(job) == "d-3"
+    assert store.supersede(job) is None  # other PRs and other events do not supersede it
+    for n in (3, 4, 5):
+        put(store, f"d-{n}")
+    assert store.supersede(job) == ("d-5", 2)
+    rows = {store.get(i)["delivery_id"]: store.get(i) for i in range(1, 7)}
+    assert [rows[d]["state"] for d in ("d-3", "d-4", "d-5", "c-1", "d-2")] == ["done", "done", "queued", "queued", "queued"]
+    assert rows["d-3"]["outcome"] == SUPERSEDED and rows["d-3"]["error"] == "superseded by delivery d-5"
+    assert rows["d-1"]["state"] == "running"  # the caller ends its own job
 
 
 def test_enqueue_many_is_all_or_nothing(store):
@@ -212,3 +223,25 @@ def test_enqueue_many_is_all_or_nothing(store):
     assert store.counts()["queued"] == 0
     assert store.enqueue_many([]) == []
     assert store.enqueue_many([ok, ok]) == [True, False]
+
+
+def test_a_version_1_queue_keeps_its_payloads_when_migrated(tmp_path):
+    from bot.app.db import migrate
+    from bot.app.jobs import MIGRATIONS
+
+    path = tmp_path / "old.db"
+    conn = open_database(path)
+    migrate(conn, "jobs", MIGRATIONS[:1])
+    conn.execute(
+        "INSERT INTO jobs (delivery_id, event, action, key, payload, installation_id, not_before, created_at, updated_at)"
+        " VALUES ('old-1', 'pull_request', 'closed', 'o/r#1', x'7b7d', 7, 0, 0, 0)"
+    )
+    conn.close()
+    store = JobStore.open(str(path))
+    try:
+        assert schema_version(store.conn, "jobs") == 2
+        job = store.claim()
+        assert (job.delivery_id, job.payload, job.data) == ("old-1", b"{}", {})
+        assert "payload" not in [row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")]
+    finally:
+        store.close()

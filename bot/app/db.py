@@ -32,7 +32,9 @@ BUSY_TIMEOUT_MS = 5000
 
 #: Seconds between two background WAL checkpoints (see :class:`Checkpointer`).
 CHECKPOINT_INTERVAL = 0.2
-#: Bytes a WAL file is cut back to after a checkpoint once a burst has grown it further.
+#: Bytes a WAL file is cut back to when SQLite starts it over. While commits never stop,
+#: passive checkpoints cannot start the log over and it grows (about 38 KB per 25 KB
+#: delivery); the first commit after the burst starts it over and cuts it back.
 WAL_SIZE_LIMIT = 64 * 1024 * 1024
 #: SQLite's own default ``wal_autocheckpoint`` (pages), given back by :meth:`Checkpointer.stop`.
 SQLITE_AUTOCHECKPOINT = 1000
@@ -229,6 +231,8 @@ class Checkpointer:
         if self._conn is None or not _same_file(database_file(conn), database_file(self._conn)):
             return False
         conn.execute("PRAGMA wal_autocheckpoint = 0")
+        # The writer that starts the log over cuts the file back to this size.
+        conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
         self._adopted.append(conn)
         return True
 
@@ -244,7 +248,6 @@ class Checkpointer:
             conn.close()
             return False
         self._conn = conn
-        self._conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
         self._stop.clear()
         self._thread = threading.Thread(target=self._loop, name="prguide-checkpoint", daemon=True)
         self._thread.start()

@@ -215,6 +215,14 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     ``skipped`` when a rule says no guide. Raises :class:`GiveUp` for a payload without
     a merged pull request, and the GitHub client's errors (``RetryLater``, ``NotFound``...).
     """
+    services = ctx.services
+    superseded = services.store.supersede(job) if services.store is not None else None
+    if superseded is not None:
+        # A later delivery for this pull request will build the same guide from fresher
+        # data; this one ends before its payload is even parsed.
+        ctx.outcome = "superseded"
+        ctx.fields.update(superseded_by=superseded[0], also_superseded=superseded[1])
+        return
     payload = job.data
     pull = payload.get("pull_request") if isinstance(payload, Mapping) else None
     repo = payload.get("repository") if isinstance(payload, Mapping) else None
@@ -226,13 +234,6 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     if pull.get("merged") is not True:
         raise GiveUp(f"{repository}#{number} is not merged")
 
-    services = ctx.services
-    newer = services.store.newer_queued(job) if services.store is not None else None
-    if newer is not None:
-        # A later delivery for this pull request will build the same guide from fresher data.
-        ctx.outcome = "superseded"
-        ctx.fields.update(superseded_by=newer)
-        return
     client = ctx.client
     bot_login = await services.auth.bot_login()
     if not _usable_pull(pull, repository):
