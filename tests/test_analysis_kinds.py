@@ -132,6 +132,11 @@ def test_validate_kind_globs_rejects_unknown_kinds_and_non_lists():
         ("**/test_*.py", "a/b_test_c.py", False),
         ("src/**/gen_*.py", "src/a/b/gen_x.py", True),
         (".github/**", ".github/workflows/a.yml", True),
+        # Full-path globs: the literal text a path must hold is checked before the regex.
+        ("src/**/gen_*.py", "gen_src/x.py", False),
+        ("**/a/**/b?c.py", "x/A/y/BXC.py", True),
+        ("**/a/**/b?c.py", "a/bxc.py", True),
+        ("x/[ab]/**/conf.y*ml", "x/b/conf.yaml", True),
     ],
 )
 def test_globset_matches_like_wcmatch(pattern, path, matches):

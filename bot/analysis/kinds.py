@@ -199,6 +199,23 @@ _TEXT_EXTENSIONS = frozenset(_LANGUAGE_BY_EXTENSION) | {"txt", "in", "cfg", "con
 
 
 _WILD = re.compile(r"[*?\[]")
+_WILD_RUN = re.compile(r"\[[^\]]*\]|[*?]+")
+
+
+def _literals(globs: Sequence[str]) -> tuple[str, ...] | None:
+    """For each glob, the longest text every path it matches contains; None when one has none.
+
+    A path holding none of them cannot match, so the (slow) regex need not run. The
+    slashes at the ends of a run are dropped: ``**/`` also matches nothing.
+    """
+    found = []
+    for pattern in globs:
+        runs = [] if "\\" in pattern else [r.strip("/") for r in _WILD_RUN.split(pattern)]
+        best = max(runs, key=len, default="")
+        if len(best) < 2:
+            return None
+        found.append(best)
+    return tuple(dict.fromkeys(found))
 
 
 class GlobSet:
@@ -212,7 +229,9 @@ class GlobSet:
     ``ValueError`` for a glob ``wcmatch`` rejects.
     """
 
-    __slots__ = ("paths", "prefixes", "dirs", "names", "name_prefixes", "name_suffixes", "name_regex", "path_regex")
+    __slots__ = (
+        "paths", "prefixes", "dirs", "names", "name_prefixes", "name_suffixes", "name_regex", "path_regex", "path_literals"
+    )
 
     def __init__(self, patterns: Sequence[str]):
         self.paths: set[str] = set()
@@ -255,6 +274,7 @@ class GlobSet:
         self.name_suffixes = tuple(name_suffixes)
         self.name_regex = _compile(fnmatch.translate(name_globs, flags=_NAME_FLAGS)[0]) if name_globs else None
         self.path_regex = _compile(glob.translate(path_globs, flags=_FLAGS)[0]) if path_globs else None
+        self.path_literals = _literals(path_globs)
 
     def match(self, path: str) -> bool:
         """True when ``path`` (repository-relative, ``/``-separated) matches one of the globs."""
@@ -270,7 +290,7 @@ class GlobSet:
             return True
         if self.prefixes and path.startswith(self.prefixes):
             return True
-        return self.path_regex is not None and self.path_regex.match(path) is not None
+        return self.path_regex is not None and _may_match(self.path_literals, path) and self.path_regex.match(path) is not None
 
     def match_name(self, name: str) -> bool:
         """True when the globs that look only at the file name match ``name`` (lower-cased)."""
@@ -281,6 +301,10 @@ class GlobSet:
         if self.name_suffixes and name.endswith(self.name_suffixes):
             return True
         return self.name_regex is not None and self.name_regex.match(name) is not None
+
+
+def _may_match(literals: tuple[str, ...] | None, path: str) -> bool:
+    return literals is None or any(text in path for text in literals)
 
 
 class _Classifier:
@@ -298,7 +322,7 @@ class _Classifier:
         self.dir_rank: dict[str, int] = {}
         self.path_rank: dict[str, int] = {}
         self.prefixes: list[tuple[str, int]] = []
-        self.regexes: list[tuple[re.Pattern[str], int]] = []
+        self.regexes: list[tuple[re.Pattern[str], tuple[str, ...] | None, int]] = []
         self.name_cache: dict[str, int] = {}
         for rank, (_kind, globs) in enumerate(self.rules):
             for folder in globs.dirs:
@@ -307,7 +331,7 @@ class _Classifier:
                 self.path_rank.setdefault(path, rank)
             self.prefixes.extend((prefix, rank) for prefix in globs.prefixes)
             if globs.path_regex is not None:
-                self.regexes.append((globs.path_regex, rank))
+                self.regexes.append((globs.path_regex, globs.path_literals, rank))
 
     def _name_rank(self, name: str) -> int:
         rank = self.name_cache.get(name)
@@ -332,8 +356,8 @@ class _Classifier:
         for prefix, rank in self.prefixes:
             if rank < best and path.startswith(prefix):
                 best = rank
-        for regex, rank in self.regexes:
-            if rank < best and regex.match(path):
+        for regex, literals, rank in self.regexes:
+            if rank < best and _may_match(literals, path) and regex.match(path):
                 best = rank
         return self.rules[best][0] if best != self._NONE else None
 
