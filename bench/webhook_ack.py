@@ -17,8 +17,11 @@ its own process on 127.0.0.1:
 The load generator is ``wrk`` (Debian package ``wrk``) with a Lua script that cycles
 through pre-signed bodies of 16 corpus pull requests and numbers the delivery ids; without
 wrk, an aiohttp client does the same from this process. Servers are measured in turn
-within each round, so they share the machine's mood; the tables give the median over the
-rounds of throughput and p99 latency, and prguide's ratio to the reference's.
+within each round, so they share the machine's mood; after its window each prguide server
+is left to finish the window's jobs (``/healthz`` shows none queued or running) before the
+next server is measured, so no server is measured while another one works. The tables give
+the median over the rounds of throughput and p99 latency, and prguide's ratio to the
+reference's.
 Targets (issue 7): durable >= 0.6x the reference's throughput and p99 <= 2x its p99 at
 every concurrency; memory queue >= 0.85x.
 
@@ -296,6 +299,10 @@ async def run(args: argparse.Namespace) -> int:
                             res = await run_aiohttp(servers[label], pool, c, seconds)
                         res["cpu_us"] = (cpu_seconds(pids[label]) - before) / max(1, res["requests"]) * 1e6
                         results.setdefault((label, c), []).append(res)
+                        if label in serve_children:
+                            # Its workers finish the window's jobs before the next server is
+                            # measured, so no server is measured while another one works.
+                            res["drain_s"] = await drain(servers[label])
                 print(f"round {r + 1}/{rounds} done", file=sys.stderr)
 
             queue = {}
@@ -334,8 +341,24 @@ async def run(args: argparse.Namespace) -> int:
     print(table(["concurrency", "server", "deliveries/s", "x ref", "p50 ms", "p99 ms", "p99 x ref", "CPU µs/delivery", "CPU x ref", "errors", "target", "verdict"], rows))
     print(f"\nall targets {'met' if met_all else 'NOT met'}; medians of {rounds} rounds")
     for label, counts in queue.items():
-        print(f"{label}: job queue at the end {counts}")
+        drains = [x["drain_s"] for (name, _c), runs in results.items() if name == label for x in runs]
+        print(f"{label}: job queue at the end {counts}; after a window its workers took {median(drains):.1f} s (median) to finish")
     return 0
+
+
+async def drain(url: str, timeout: float = 120.0) -> float:
+    """Wait until prguide at ``url`` has no queued or running job (``GET /healthz``); returns the seconds waited."""
+    import aiohttp
+
+    started = time.perf_counter()
+    async with aiohttp.ClientSession() as http:
+        while time.perf_counter() - started < timeout:
+            async with http.get(url + "/healthz") as answer:
+                queue = (await answer.json())["queue"]
+            if queue["queued"] == 0 and queue["running"] == 0:
+                break
+            await asyncio.sleep(0.2)
+    return time.perf_counter() - started
 
 
 def cpu_seconds(pid: int) -> float:
