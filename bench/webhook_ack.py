@@ -25,7 +25,12 @@ reference's.
 Targets (issue 7): durable >= 0.6x the reference's throughput and p99 <= 2x its p99 at
 every concurrency; memory queue >= 0.85x.
 
-    python bench/webhook_ack.py [--quick] [--rounds N] [--seconds S] [--no-wrk]
+With ``--bounds`` it measures instead, at concurrency 16, the reference against bare variants
+of itself that store each delivery before answering (a SQLite enqueue per request, prguide's
+group commit, the body appended to a file with a small SQLite row per request or
+group-committed): where durability alone puts the ceiling.
+
+    python bench/webhook_ack.py [--quick] [--bounds] [--rounds N] [--seconds S] [--no-wrk]
 """
 
 from __future__ import annotations
@@ -117,20 +122,56 @@ end
 # --- the reference server -------------------------------------------------------------------------
 
 
-def serve_reference(port: int, db: str | None = None) -> None:
+#: Bare variants of the reference that also store each delivery before answering (``--bounds``).
+BOUND_MODES = {
+    "enqueue": "+ JobStore.enqueue per request",
+    "group": "+ prguide's group commit (Intake)",
+    "append": "+ body appended to a file, small SQLite row per request",
+    "append-group": "+ body appended to a file, small rows group-committed",
+}
+
+
+def serve_reference(port: int, db: str | None = None, mode: str = "enqueue") -> None:
     """The reference: read the body, verify ``X-Hub-Signature-256``, parse JSON, answer 202.
 
-    With ``db``, it also queues the delivery with prguide's :meth:`bot.app.jobs.JobStore.enqueue`
-    in that SQLite file before answering: the cost of durability alone.
+    With ``db``, it also stores the delivery before answering, the way ``mode`` says
+    (:data:`BOUND_MODES`): the cost of durability alone, without anything else prguide does.
     """
     from aiohttp import web
 
     key = os.environ["BENCH_WEBHOOK_SECRET"].encode()
-    store = None
+    store = intake = None
+    log_fd = None
+    pending: list = []
     if db:
         from bot.app.jobs import JobStore
 
         store = JobStore.open(db)
+        if mode.startswith("append"):
+            log_fd = os.open(db + ".bodies", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+            store.conn.execute("CREATE TABLE bodies (id INTEGER PRIMARY KEY, delivery_id TEXT UNIQUE, key TEXT,"
+                               " offset INTEGER, length INTEGER, state TEXT)")  # fmt: skip
+
+    def commit_rows() -> None:
+        rows = pending[:]
+        pending.clear()
+        store.conn.execute("BEGIN IMMEDIATE")
+        store.conn.executemany("INSERT INTO bodies (delivery_id, key, offset, length, state) VALUES (?, ?, ?, ?, 'queued')",
+                               [row for row, _ in rows])  # fmt: skip
+        store.conn.execute("COMMIT")
+        for _, future in rows:
+            future.set_result(True)
+
+    async def start(_app: web.Application) -> None:
+        nonlocal intake
+        if store is not None and mode in ("group", "append-group"):
+            from bot.app.db import Checkpointer
+            from bot.app.intake import Intake
+
+            checkpointer = Checkpointer(db)
+            checkpointer.start()
+            checkpointer.adopt(store.conn)
+            intake = Intake(store)
 
     async def webhook(request: web.Request) -> web.Response:
         body = await request.read()
@@ -140,10 +181,28 @@ def serve_reference(port: int, db: str | None = None) -> None:
             return web.Response(status=401)
         payload = json.loads(body)
         if store is not None:
+            from bot.app.jobs import QueuedDelivery
+
             pull = payload["pull_request"]
             key_ = f"{payload['repository']['full_name']}#{pull['number']}"
-            store.enqueue(request.headers["X-GitHub-Delivery"], request.headers["X-GitHub-Event"], key_, body,
-                          installation_id=payload["installation"]["id"], action=payload.get("action"))  # fmt: skip
+            delivery = request.headers["X-GitHub-Delivery"]
+            if mode == "enqueue":
+                store.enqueue(delivery, request.headers["X-GitHub-Event"], key_, body,
+                              installation_id=payload["installation"]["id"], action=payload.get("action"))  # fmt: skip
+            elif mode == "group":
+                await intake.enqueue(QueuedDelivery(delivery, "pull_request", key_, body, installation_id=1, action="closed"))
+            else:
+                offset = os.lseek(log_fd, 0, os.SEEK_END)
+                os.write(log_fd, body)
+                row = (delivery, key_, offset, len(body))
+                if mode == "append":
+                    store.conn.execute("INSERT INTO bodies (delivery_id, key, offset, length, state) VALUES (?, ?, ?, ?, 'queued')", row)
+                else:
+                    future = asyncio.get_running_loop().create_future()
+                    if not pending:
+                        asyncio.get_running_loop().call_soon(commit_rows)
+                    pending.append((row, future))
+                    await future
         return web.Response(status=202)
 
     async def ok(_request: web.Request) -> web.Response:
@@ -152,6 +211,7 @@ def serve_reference(port: int, db: str | None = None) -> None:
     app = web.Application(client_max_size=26 * 1024 * 1024)
     app.router.add_post("/webhook", webhook)
     app.router.add_get("/healthz", ok)
+    app.on_startup.append(start)
     web.run_app(app, host="127.0.0.1", port=port, access_log=None, print=None)
 
 
@@ -221,7 +281,7 @@ async def run(args: argparse.Namespace) -> int:
     """Start the sandbox and the servers, load them in turn, print the table; returns 0."""
     from bot.app.webhook import sign
 
-    concurrencies = (16,) if args.quick else CONCURRENCY
+    concurrencies = (16,) if args.quick or args.bounds else CONCURRENCY
     rounds = max(MIN_ROUNDS, args.rounds)
     seconds = 1 if args.quick else args.seconds
     use_wrk = shutil.which("wrk") is not None and not args.no_wrk
@@ -254,8 +314,9 @@ async def run(args: argparse.Namespace) -> int:
 
         children: list[ChildProcess] = []
         try:
-            sandbox, sandbox_url = await start_sandbox_process(key_path, bundles=args.corpus, latency_ms=LATENCY_MS)
-            children.append(sandbox)
+            if not args.bounds:
+                sandbox, sandbox_url = await start_sandbox_process(key_path, bundles=args.corpus, latency_ms=LATENCY_MS)
+                children.append(sandbox)
             servers: dict[str, str] = {}
             pids: dict[str, int] = {}
             ref_port = free_port()
@@ -264,7 +325,17 @@ async def run(args: argparse.Namespace) -> int:
             servers["reference"] = f"http://127.0.0.1:{ref_port}"
             pids["reference"] = ref.pid
             await wait_http(servers["reference"] + "/healthz", child=ref)
-            if not args.quick:
+            if args.bounds:
+                for mode, what in BOUND_MODES.items():
+                    port = free_port()
+                    argv = [sys.executable, __file__, "--serve-reference", str(port), "--reference-db", str(tmp / f"{mode}.db"),
+                            "--reference-mode", mode]  # fmt: skip
+                    child = ChildProcess(argv, env={"BENCH_WEBHOOK_SECRET": secret})
+                    children.append(child)
+                    servers[f"reference {what}"] = f"http://127.0.0.1:{port}"
+                    pids[f"reference {what}"] = child.pid
+                    await wait_http(servers[f"reference {what}"] + "/healthz", child=child)
+            elif not args.quick:
                 durable_port = free_port()
                 durable_ref = ChildProcess(
                     [sys.executable, __file__, "--serve-reference", str(durable_port), "--reference-db", str(tmp / "reference.db")],
@@ -277,6 +348,8 @@ async def run(args: argparse.Namespace) -> int:
             variants = {"prguide durable": str(tmp / "prguide.db"), "prguide memory queue": ":memory:"}
             if args.quick:
                 variants.pop("prguide memory queue")
+            if args.bounds:
+                variants.clear()
             serve_children: dict[str, ChildProcess] = {}
             for label, db in variants.items():
                 env = serve_env(key_pem=key_pem, secret=secret, api_url=sandbox_url, port=free_port(), db=db)
@@ -330,7 +403,7 @@ async def run(args: argparse.Namespace) -> int:
                 ref_cpu = cpu
                 rows.append([c, label, rps, 1.0, p50, p99, 1.0, cpu, 1.0, errors, "", ""])
                 continue
-            if label == DURABLE_REFERENCE:
+            if label.startswith("reference +"):
                 rows.append([c, label, rps, rps / ref_rps, p50, p99, p99 / ref_p99, cpu, cpu / ref_cpu, errors, "", ""])
                 continue
             need = TARGET_MEMORY if "memory" in label else TARGET_DURABLE
@@ -339,7 +412,10 @@ async def run(args: argparse.Namespace) -> int:
             rows.append([c, label, rps, rps / ref_rps, p50, p99, p99 / ref_p99, cpu, cpu / ref_cpu, errors,
                          f">= {need}x, p99 <= {TARGET_P99:g}x", verdict(ok_rps and ok_p99)])  # fmt: skip
     print(table(["concurrency", "server", "deliveries/s", "x ref", "p50 ms", "p99 ms", "p99 x ref", "CPU µs/delivery", "CPU x ref", "errors", "target", "verdict"], rows))
-    print(f"\nall targets {'met' if met_all else 'NOT met'}; medians of {rounds} rounds")
+    if args.bounds:
+        print(f"\nmedians of {rounds} rounds: how much of the reference's throughput storing each delivery leaves, before anything else prguide does")
+    else:
+        print(f"\nall targets {'met' if met_all else 'NOT met'}; medians of {rounds} rounds")
     for label, counts in queue.items():
         drains = [x["drain_s"] for (name, _c), runs in results.items() if name == label for x in runs]
         print(f"{label}: job queue at the end {counts}; after a window its workers took {median(drains):.1f} s (median) to finish")
@@ -382,10 +458,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="concurrency 16 only, reference and durable prguide only")
     parser.add_argument("--no-wrk", action="store_true", help="use the aiohttp client even when wrk is installed")
     parser.add_argument("--serve-reference", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    parser.add_argument("--bounds", action="store_true",
+                        help="instead: the reference against bare variants of it that store each delivery (c=16)")  # fmt: skip
     parser.add_argument("--reference-db", help=argparse.SUPPRESS)
+    parser.add_argument("--reference-mode", default="enqueue", choices=sorted(BOUND_MODES), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_reference:
-        serve_reference(args.serve_reference, args.reference_db)
+        serve_reference(args.serve_reference, args.reference_db, args.reference_mode)
         return 0
     return asyncio.run(run(args))
 
