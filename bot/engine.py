@@ -87,8 +87,7 @@ def build_guide(
 
 
 _pause_lock = threading.Lock()
-_pause_depth = 0
-_pause_resume = False
+_pause_owner: int | None = None
 
 
 @contextmanager
@@ -97,22 +96,38 @@ def collector_paused() -> Iterator[None]:
 
     A 3,000-file diff allocates about a million short-lived tuples and strings, and the
     collector's passes over them took 5-10 % of the guide's time while finding nothing:
-    the engine makes no reference cycles (tests/test_engine_gc.py checks it). Safe
-    across threads: the collector comes back, if it was on, when the last block ends.
+    the engine makes no reference cycles (tests/test_engine_gc.py checks it). The pause
+    is process-wide, so it is kept short: only a block that finds the collector on
+    pauses it, and it turns it back on when it ends, even if other threads are still
+    inside theirs, then runs the collection it held back. So the collector is never off
+    for longer than one guide takes, and cycles other code made meanwhile are
+    collected when it ends. A caller that turned the collector off keeps it off.
     """
-    global _pause_depth, _pause_resume
+    global _pause_owner
     with _pause_lock:
-        if _pause_depth == 0:
-            _pause_resume = gc.isenabled()
+        owner = _pause_owner is None and gc.isenabled()
+        if owner:
             gc.disable()
-        _pause_depth += 1
+            _pause_owner = threading.get_ident()
     try:
         yield
     finally:
-        with _pause_lock:
-            _pause_depth -= 1
-            if _pause_depth == 0 and _pause_resume:
+        if owner:
+            with _pause_lock:
+                _pause_owner = None
                 gc.enable()
+            _collect_owed()
+
+
+def _collect_owed() -> None:
+    """Run the collection the pause held back, as the collector would have on its own:
+    the oldest generation whose count passed its threshold. Without it, builds that
+    follow each other in worker threads could keep it from ever running."""
+    counts, thresholds = gc.get_count(), gc.get_threshold()
+    for generation in (2, 1, 0):
+        if thresholds[generation] and counts[generation] > thresholds[generation]:
+            gc.collect(generation)
+            return
 
 
 def _build_guide(

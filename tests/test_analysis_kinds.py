@@ -137,6 +137,11 @@ def test_validate_kind_globs_rejects_unknown_kinds_and_non_lists():
         ("**/a/**/b?c.py", "x/A/y/BXC.py", True),
         ("**/a/**/b?c.py", "a/bxc.py", True),
         ("x/[ab]/**/conf.y*ml", "x/b/conf.yaml", True),
+        # Bracket classes whose "]" is a member, POSIX classes, non-ASCII case folding.
+        ("qa/[]x]_checks/*.py", "qa/x_checks/a.py", True),
+        ("qa/[!]x]_checks/*.py", "qa/y_checks/a.py", True),
+        ("qa/[[:digit:]]_checks/*.py", "qa/1_checks/a.py", True),
+        ("a*/**/setup*.py", "a/\u017fetup.py", True),
     ],
 )
 def test_globset_matches_like_wcmatch(pattern, path, matches):
@@ -180,3 +185,9 @@ def test_globset_agrees_with_wcmatch_on_random_globs(pattern, path):
 
     flags = glob.GLOBSTAR | glob.DOTGLOB | glob.BRACE | glob.IGNORECASE
     assert GlobSet([pattern]).match(path) == glob.globmatch(path, pattern, flags=flags)
+
+
+def test_repository_kind_globs_with_bracket_classes_still_match():
+    assert kind_of("qa/1_checks/a.py", extra={"test": ["qa/[[:digit:]]_checks/*.py"]}) == "test"
+    assert kind_of("qa/x_checks/a.py", extra={"test": ["qa/[]x]_checks/*.py"]}) == "test"
+    assert kind_of("qa/z_checks/a.py", extra={"test": ["qa/[]x]_checks/*.py"]}) == "source"

@@ -52,7 +52,7 @@ def test_the_collector_comes_back_as_it_was(rules, load_bundle_json):
         gc.enable()
 
 
-def test_overlapping_pauses_from_threads_resume_once_the_last_ends():
+def test_overlapping_pauses_never_keep_the_collector_off_past_the_first():
     inside, release = threading.Event(), threading.Event()
 
     def hold():
@@ -60,15 +60,55 @@ def test_overlapping_pauses_from_threads_resume_once_the_last_ends():
             inside.set()
             release.wait(timeout=30)
 
-    thread = threading.Thread(target=hold)
-    thread.start()
-    assert inside.wait(timeout=30)
-    with collector_paused():
+    with collector_paused():  # the first block pauses the collector...
+        thread = threading.Thread(target=hold)
+        thread.start()
+        assert inside.wait(timeout=30)
         assert not gc.isenabled()
-    assert not gc.isenabled()  # the other thread's block is still open
+    # ...and turns it back on when it ends, although the other block is still open:
+    # overlapping builds in worker threads must not keep it off for good.
+    assert gc.isenabled()
     release.set()
     thread.join()
     assert gc.isenabled()
+
+
+def test_cycles_made_during_chained_builds_are_collected_when_each_ends():
+    """Builds that overlap one after another in worker threads: each time the pausing
+    block ends, the collection it held back runs, so garbage cycles never pile up."""
+
+    class Node:
+        def __init__(self):
+            self.me = self
+
+    a_inside, b_inside, a_may_end, b_may_end = (threading.Event() for _ in range(4))
+
+    def build_a():
+        with collector_paused():
+            a_inside.set()
+            a_may_end.wait(timeout=30)
+
+    def build_b():
+        with collector_paused():
+            b_inside.set()
+            b_may_end.wait(timeout=30)
+
+    a = threading.Thread(target=build_a)
+    a.start()
+    assert a_inside.wait(timeout=30)
+    for _ in range(20_000):
+        Node()  # garbage cycles made by other code while the collector is paused
+    b = threading.Thread(target=build_b)
+    b.start()
+    assert b_inside.wait(timeout=30)
+    a_may_end.set()
+    a.join()  # A ends while B still builds
+    try:
+        assert gc.isenabled()
+        assert sum(isinstance(o, Node) for o in gc.get_objects()) == 0
+    finally:
+        b_may_end.set()
+        b.join()
 
 
 def test_an_error_inside_still_resumes_the_collector():

@@ -213,8 +213,6 @@ def test_enqueue_many_is_all_or_nothing(store):
     from bot.app.jobs import QueuedDelivery
 
     ok = QueuedDelivery("d-ok", "pull_request", "o/r#1", b"{}", installation_id=1, action="closed")
-    with pytest.raises(ValueError, match="payload must be bytes"):
-        store.enqueue_many([ok, QueuedDelivery("d-str", "pull_request", "o/r#1", "{}")])  # type: ignore[arg-type]
     store.conn.execute(
         "CREATE TRIGGER refuse BEFORE INSERT ON jobs WHEN NEW.delivery_id = 'd-bad' BEGIN SELECT RAISE(ABORT, 'no'); END"
     )
@@ -245,3 +243,68 @@ def test_a_version_1_queue_keeps_its_payloads_when_migrated(tmp_path):
         assert "payload" not in [row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")]
     finally:
         store.close()
+
+
+def _model_first(rows, now):
+    """The job the head-of-key rule picks, computed the slow, obvious way."""
+    def runnable(j):
+        return j["state"] == "queued" and not any(
+            e["key"] == j["key"] and (e["state"] == "running" or (e["state"] == "queued" and e["id"] < j["id"]))
+            for e in rows
+        )
+
+    heads = [j for j in rows if runnable(j)]
+    due = [j for j in heads if j["not_before"] <= now]
+    first = min(due, key=lambda j: (j["not_before"], j["id"]), default=None)
+    next_due = min((j["not_before"] for j in heads), default=None)
+    return (first["id"] if first else None), next_due
+
+
+@pytest.mark.parametrize("candidates", [64, 2])  # 2: the per-key scan runs on almost every claim
+def test_claims_follow_the_head_of_key_rule(monkeypatch, candidates):
+    import random
+
+    import bot.app.jobs as jobs
+
+    monkeypatch.setattr(jobs, "_CANDIDATES", candidates)
+    for seed in range(60):
+        rnd = random.Random(seed)
+        store = JobStore(open_database(":memory:"), clock=lambda: T0)
+        now, running, n = T0, [], 0
+        for _step in range(60):
+            op = rnd.random()
+            if op < 0.4:
+                n += 1
+                put(store, f"d{n}", f"k{rnd.randrange(4)}", now=now)
+            elif op < 0.7:
+                rows = [dict(r) for r in store.conn.execute("SELECT id, key, state, not_before FROM jobs")]
+                expected, _ = _model_first(rows, now)
+                job = store.claim(now)
+                assert (job.id if job else None) == expected, seed
+                if job:
+                    running.append(job.id)
+            elif op < 0.9 and running:
+                job_id = running.pop(rnd.randrange(len(running)))
+                rnd.choice([
+                    lambda: store.complete(job_id, now=now),
+                    lambda: store.retry(job_id, delay=rnd.choice([0, 5, 50]), error="x", now=now),
+                    lambda: store.park(job_id, error="x", now=now),
+                ])()
+            elif op < 0.95:
+                store.retry_parked(now=now)
+            else:
+                now += rnd.choice([1, 10, 60])
+            rows = [dict(r) for r in store.conn.execute("SELECT id, key, state, not_before FROM jobs")]
+            assert store.next_due() == _model_first(rows, now)[1], seed
+        store.close()
+
+
+def test_a_burst_behind_running_pull_requests_does_not_hide_other_keys(store):
+    for key in ("a", "b"):
+        for i in range(80):
+            put(store, f"{key}-{i}", key)
+    assert {store.claim().key, store.claim().key} == {"a", "b"}
+    put(store, "c-0", "c")  # newer than 158 queued jobs that must wait
+    job = store.claim()
+    assert (job.delivery_id, store.claim()) == ("c-0", None)
+    assert store.next_due() is None  # everything left waits for a running job

@@ -101,3 +101,13 @@ def test_configure_logging_installs_one_root_handler():
         for h in saved[0]:
             root.addHandler(h)
         root.setLevel(saved[1])
+
+
+def test_the_secret_prefilter_keeps_each_patterns_flags():
+    import re
+
+    from bot.app.logging import _scoped
+
+    combined = re.compile("|".join(_scoped(p) for p in (re.compile(r"(?im)^token: \w+$"), re.compile("a.b", re.S))))
+    assert combined.search("x\nTOKEN: abc\ny")  # IGNORECASE and MULTILINE survive
+    assert combined.search("a\nb")  # DOTALL survives

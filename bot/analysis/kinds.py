@@ -199,23 +199,32 @@ _TEXT_EXTENSIONS = frozenset(_LANGUAGE_BY_EXTENSION) | {"txt", "in", "cfg", "con
 
 
 _WILD = re.compile(r"[*?\[]")
-_WILD_RUN = re.compile(r"\[[^\]]*\]|[*?]+")
+_WILD_RUN = re.compile(r"[*?]+")
 
 
 def _literals(globs: Sequence[str]) -> tuple[str, ...] | None:
     """For each glob, the longest text every path it matches contains; None when one has none.
 
     A path holding none of them cannot match, so the (slow) regex need not run. The
-    slashes at the ends of a run are dropped: ``**/`` also matches nothing.
+    slashes at the ends of a run are dropped: ``**/`` also matches nothing. Globs with a
+    bracket class (``[]x]``, ``[[:digit:]]``), an escape or non-ASCII text get no guard:
+    their literal text is not worth parsing the class syntax for.
     """
     found = []
     for pattern in globs:
-        runs = [] if "\\" in pattern else [r.strip("/") for r in _WILD_RUN.split(pattern)]
-        best = max(runs, key=len, default="")
+        if "[" in pattern or "\\" in pattern or not pattern.isascii():
+            return None
+        best = max((run.strip("/") for run in _WILD_RUN.split(pattern)), key=len, default="")
         if len(best) < 2:
             return None
         found.append(best)
     return tuple(dict.fromkeys(found))
+
+
+def _may_match(literals: tuple[str, ...] | None, path: str) -> bool:
+    # Case-insensitive regexes also fold non-ASCII letters (``ſ`` matches ``s``); the
+    # substring test is only a shortcut for ASCII paths.
+    return literals is None or not path.isascii() or any(text in path for text in literals)
 
 
 class GlobSet:
@@ -301,10 +310,6 @@ class GlobSet:
         if self.name_suffixes and name.endswith(self.name_suffixes):
             return True
         return self.name_regex is not None and self.name_regex.match(name) is not None
-
-
-def _may_match(literals: tuple[str, ...] | None, path: str) -> bool:
-    return literals is None or any(text in path for text in literals)
 
 
 class _Classifier:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import random
 import sqlite3
 import threading
@@ -105,32 +106,43 @@ _ENQUEUE_PAYLOAD = "INSERT INTO job_payloads (job_id, body) VALUES (?, ?)"
 
 # A queued job may start only when it is the oldest unfinished job of its key and no
 # job of its key is running (a parked job put back by retry_parked() can be older
-# than a running one). Looking at every queued job cost milliseconds per claim once a
-# burst had queued a thousand deliveries behind a few running pull requests, so the
-# queries visit one head per key instead: the recursive CTE walks the distinct keys of
-# the small index of unfinished jobs (a skip-scan), and each key's head is one seek.
+# than a running one).
+_RUNNABLE = """
+    SELECT NOT EXISTS (SELECT 1 FROM jobs WHERE key = :key AND state IN ('queued', 'running') AND id < :id)
+    AND NOT EXISTS (SELECT 1 FROM jobs WHERE key = :key AND state = 'running')
+"""
+
+#: Queued jobs looked at, oldest due first, before falling back to one head per key.
+_CANDIDATES = 64
+# Usually one of the oldest queued jobs can start.
+_OLDEST = f"""
+    SELECT id, key, not_before FROM jobs WHERE state = 'queued' AND not_before <= :due
+    ORDER BY not_before, id LIMIT {_CANDIDATES}
+"""
+
+# When a burst has queued more than that behind a few running pull requests, scanning
+# the queue in order cost milliseconds per claim: instead, visit one head per key. The
+# recursive CTE walks the distinct keys of the small index of unfinished jobs (a
+# skip-scan); each key's head is one seek.
 _OPEN = "jobs INDEXED BY jobs_open WHERE state IN ('queued', 'running')"
-_HEADS_CTE = f"""
+_HEADS = f"""
     WITH RECURSIVE open_keys(key) AS (
         SELECT (SELECT min(key) FROM {_OPEN})
         UNION ALL
         SELECT (SELECT min(key) FROM {_OPEN} AND key > open_keys.key) FROM open_keys WHERE open_keys.key IS NOT NULL
-    ),
-    heads(id, not_before) AS (
-        SELECT j.id, j.not_before FROM open_keys k
-        CROSS JOIN jobs j ON j.id = (SELECT min(id) FROM {_OPEN} AND key = k.key)
-        WHERE j.state = 'queued'
-        AND NOT EXISTS (SELECT 1 FROM {_OPEN} AND key = k.key AND state = 'running')
     )
+    SELECT j.id, j.not_before FROM open_keys k
+    CROSS JOIN jobs j ON j.id = (SELECT min(id) FROM {_OPEN} AND key = k.key)
+    WHERE j.state = 'queued' AND j.not_before <= :due
+    AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.key = k.key AND r.state = 'running')
+    ORDER BY j.not_before, j.id LIMIT 1
 """
 
-_CLAIM = f"""{_HEADS_CTE}
+_CLAIM = f"""
     UPDATE jobs SET state = 'running', attempts = attempts + 1, updated_at = :now
-    WHERE id = (SELECT id FROM heads WHERE not_before <= :now ORDER BY not_before, id LIMIT 1)
+    WHERE id = :id AND state = 'queued'
     RETURNING {_JOB_COLUMNS}
 """
-
-_NEXT_DUE = f"{_HEADS_CTE} SELECT min(not_before) FROM heads"
 
 
 @dataclass(frozen=True)
@@ -181,7 +193,11 @@ class ParkedJob:
 
 @dataclass(frozen=True, slots=True)
 class QueuedDelivery:
-    """A webhook delivery to queue; the fields are :meth:`JobStore.enqueue`'s arguments."""
+    """A webhook delivery to queue; the fields are :meth:`JobStore.enqueue`'s arguments.
+
+    Raises ``ValueError`` for an empty ``delivery_id``, ``event`` or ``key`` or a
+    ``payload`` that is not bytes, so an invalid delivery never joins a batch.
+    """
 
     delivery_id: str
     event: str
@@ -190,14 +206,17 @@ class QueuedDelivery:
     installation_id: int | None = None
     action: str | None = None
 
+    def __post_init__(self) -> None:
+        if not self.delivery_id or not self.event or self.key == "":
+            raise ValueError(
+                f"delivery_id, event and key must be non-empty (got {self.delivery_id!r}, {self.event!r}, {self.key!r})"
+            )
+        if not isinstance(self.payload, (bytes, bytearray, memoryview)):
+            raise ValueError(f"payload must be bytes, not {type(self.payload).__name__}")
 
-def _row(delivery: QueuedDelivery, at: float) -> tuple[Any, ...]:
-    """The ``_ENQUEUE`` parameters for ``delivery``; raises ``ValueError`` for invalid fields."""
-    d = delivery
-    if not d.delivery_id or not d.event or d.key == "":
-        raise ValueError(f"delivery_id, event and key must be non-empty (got {d.delivery_id!r}, {d.event!r}, {d.key!r})")
-    if not isinstance(d.payload, (bytes, bytearray, memoryview)):
-        raise ValueError(f"payload must be bytes, not {type(d.payload).__name__}")
+
+def _row(d: QueuedDelivery, at: float) -> tuple[Any, ...]:
+    """The ``_ENQUEUE`` parameters for ``d``."""
     key = d.key if d.key is not None else f"delivery:{d.delivery_id}"
     return (d.delivery_id, d.event, d.action, key, d.installation_id, at, at, at)
 
@@ -272,7 +291,6 @@ class JobStore:
 
         Returns, in order, whether each was queued (False: its delivery id was already
         known, including earlier in ``deliveries``). All or nothing: raises
-        ``ValueError`` for an invalid delivery before writing anything, and
         ``sqlite3.Error`` after rolling the whole batch back.
         """
         at = self.clock() if now is None else now
@@ -303,11 +321,29 @@ class JobStore:
         """
         at = self.clock() if now is None else now
         with self._lock:
-            rows = self.conn.execute(_CLAIM, {"now": at}).fetchall()
-            if not rows:
+            first = self._first_runnable(at)
+            if first is None:
+                return None
+            rows = self.conn.execute(_CLAIM, {"id": first[0], "now": at}).fetchall()
+            if not rows:  # pragma: no cover - one connection, under the lock: nothing changes in between
                 return None
             payload = self.conn.execute("SELECT body FROM job_payloads WHERE job_id = ?", (rows[0][0],)).fetchone()
         return _job(rows[0], bytes(payload[0]) if payload is not None else b"")
+
+    def _first_runnable(self, due: float) -> tuple[int, float] | None:
+        """``(id, not_before)`` of the runnable job due first among those due by ``due``, or None."""
+        candidates = self.conn.execute(_OLDEST, {"due": due}).fetchall()
+        blocked: dict[str, int] = {}  # key -> id of a job of it that cannot start
+        for job_id, key, not_before in candidates:
+            if job_id > blocked.get(key, job_id):
+                continue  # a job of this key queued earlier cannot start: this one waits too
+            if self.conn.execute(_RUNNABLE, {"key": key, "id": job_id}).fetchone()[0]:
+                return job_id, not_before
+            blocked[key] = min(job_id, blocked.get(key, job_id))
+        if len(candidates) < _CANDIDATES:
+            return None  # every queued job due by then was looked at
+        row = self.conn.execute(_HEADS, {"due": due}).fetchone()
+        return (row[0], row[1]) if row is not None else None
 
     def supersede(self, job: Job, *, now: float | None = None) -> tuple[str, int] | None:
         """End ``job``'s work early if a later queued job has its key, event and action.
@@ -343,7 +379,8 @@ class JobStore:
         completion is what wakes the pool for them.
         """
         with self._lock:
-            return self.conn.execute(_NEXT_DUE).fetchone()[0]
+            first = self._first_runnable(math.inf)
+        return first[1] if first is not None else None
 
     def complete(self, job_id: int, *, outcome: str = SUCCEEDED, reason: str | None = None, now: float | None = None) -> None:
         """Mark a job ``done`` with ``outcome`` (``succeeded`` or ``given_up`` plus its ``reason``)."""

@@ -29,9 +29,15 @@ SECRET_PATTERNS = (
 
 # One pass over the text finds whether any pattern can match; most log values (ids,
 # event names, repository names) hold none, and then no substitution runs.
+_LEADING_FLAGS = re.compile(r"^\(\?[aiLmsux]+\)")
+_SCOPED_FLAGS = {re.IGNORECASE: "i", re.MULTILINE: "m", re.DOTALL: "s", re.VERBOSE: "x"}
+
+
 def _scoped(pattern: re.Pattern[str]) -> str:
-    flags = ("i" if pattern.flags & re.IGNORECASE else "") + ("s" if pattern.flags & re.DOTALL else "")
-    return f"(?{flags}:{pattern.pattern.removeprefix('(?i)')})" if flags else f"(?:{pattern.pattern})"
+    """``pattern`` as a group carrying its own flags, to sit in an alternation with others."""
+    flags = "".join(letter for flag, letter in _SCOPED_FLAGS.items() if pattern.flags & flag)
+    body = _LEADING_FLAGS.sub("", pattern.pattern)
+    return f"(?{flags}:{body})" if flags else f"(?:{body})"
 
 
 _ANY_SECRET = re.compile("|".join(_scoped(p) for p in SECRET_PATTERNS))
