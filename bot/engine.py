@@ -120,11 +120,12 @@ def collector_paused() -> Iterator[None]:
 
 
 def _collect_owed() -> None:
-    """Run the collection the pause held back, as the collector would have on its own:
-    the oldest generation whose count passed its threshold. Without it, builds that
-    follow each other in worker threads could keep it from ever running."""
+    """Run the young-generation collection the pause held back: without it, builds that
+    follow each other in worker threads could keep the collector from ever running.
+    The oldest generation is left to the collector's own rules (a full collection
+    costs the whole heap)."""
     counts, thresholds = gc.get_count(), gc.get_threshold()
-    for generation in (2, 1, 0):
+    for generation in (1, 0):
         if thresholds[generation] and counts[generation] > thresholds[generation]:
             gc.collect(generation)
             return
