@@ -37,15 +37,15 @@ class Intake:
         self.max_batch = max_batch
         self._batch: list[tuple[QueuedDelivery, asyncio.Future[bool]]] = []
         self._scheduled = False
-        #: Batches committed so far, and the rows in them (for tests and metrics).
+        #: Batches committed so far, and the rows in them (read by tests).
         self.batches = 0
         self.rows = 0
 
     async def enqueue(self, delivery: QueuedDelivery) -> bool:
         """Queue ``delivery``; True once committed, False when its delivery id was already queued.
 
-        Raises what :meth:`JobStore.enqueue_many` raises (``sqlite3.Error``,
-        ``ValueError``) for the batch the delivery was in; nothing of that batch is kept.
+        Raises ``sqlite3.Error`` when the batch the delivery was in could not be
+        committed (:meth:`JobStore.enqueue_many`); nothing of that batch is kept.
         """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[bool] = loop.create_future()
@@ -62,7 +62,7 @@ class Intake:
             asyncio.get_running_loop().call_soon(self._commit)
         try:
             results = self.store.enqueue_many([delivery for delivery, _ in batch])
-        except Exception as exc:  # every waiter answers for itself (503 for a database error)
+        except Exception as exc:  # a waiter left without an answer would hang its request
             for _, future in batch:
                 if not future.done():
                     future.set_exception(exc)
