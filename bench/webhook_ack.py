@@ -190,7 +190,8 @@ def serve_reference(port: int, db: str | None = None, mode: str = "enqueue") -> 
                 store.enqueue(delivery, request.headers["X-GitHub-Event"], key_, body,
                               installation_id=payload["installation"]["id"], action=payload.get("action"))  # fmt: skip
             elif mode == "group":
-                await intake.enqueue(QueuedDelivery(delivery, "pull_request", key_, body, installation_id=1, action="closed"))
+                await intake.enqueue(QueuedDelivery(delivery, request.headers["X-GitHub-Event"], key_, body,
+                                                    installation_id=payload["installation"]["id"], action=payload.get("action")))  # fmt: skip
             else:
                 offset = os.lseek(log_fd, 0, os.SEEK_END)
                 os.write(log_fd, body)
