@@ -23,7 +23,7 @@ from typing import Any
 from cachetools import TTLCache
 
 from bot.app.errors import GiveUp, RetryLater
-from bot.app.jobs import Job
+from bot.app.jobstore import Job
 from bot.app.metrics import Metrics
 from bot.app.settings import Settings
 from bot.app.webhook import Delivery
@@ -59,7 +59,7 @@ class Services:
     rules: Any
     metrics: Metrics
     guides: Any = None
-    #: The :class:`bot.app.jobs.JobStore`, so a job can see that a newer one supersedes it.
+    #: The :class:`bot.app.jobstore.JobStore`, so a job can see that a newer one supersedes it.
     store: Any = None
     #: Repositories known to have no config file, keyed ``(repository, ref)``: GitHub's 404
     #: carries no ETag, so without this every guide would pay a call to learn it again.

@@ -13,7 +13,7 @@ from typing import Any
 
 from bot.app.errors import GiveUp
 from bot.app.fetch import fetch_snapshot
-from bot.app.jobs import Job
+from bot.app.jobstore import Job
 from bot.app.publish import find_guide_comment, publish_guide
 from bot.app.routing import JobContext, Route
 from bot.app.webhook import Delivery
