@@ -44,7 +44,7 @@ POT_PATH = LOCALE_DIR / f"{DOMAIN}.pot"
 MAPPING_PATH = ROOT / "babel.cfg"
 INDIRECT_PATH = LOCALE_DIR / "indirect.py"
 #: Call names whose string arguments are message ids (Babel's keyword syntax: argument positions).
-KEYWORDS: dict[str, Any] = {"t": None, "N_": None, "NP_": (1, 2), "gettext": None, "ngettext": (1, 2), "_": None}
+KEYWORDS: dict[str, Any] = {"t": None, "Reason": None, "N_": None, "NP_": (1, 2), "gettext": None, "ngettext": (1, 2), "_": None}
 #: Names of module-level message tables ``absorb`` takes in.
 TABLE_NAMES = ("MESSAGES", "_CATALOG")
 #: Suffixes of the singular half of a hand-rolled plural pair.

@@ -16,6 +16,7 @@ from bot.rules.conditions import MatchState, check_all
 from bot.rules.effects import render
 from bot.rules.facts import Facts
 from bot.rules.model import LabelSpec, Problem, RuleError, RuleHit
+from bot.rules.reasons import Reason
 from bot.rules.schema import Area, LabelDecl, Rule
 from bot.rules.settings import Settings
 from bot.snapshot import PullRequestSnapshot
@@ -96,7 +97,7 @@ class RuleSet:
             audience=out.audience,
             focus=out.focus,
             skip=e.skip,
-            reasons=tuple(state.reasons) or ("always applies (no conditions)",),
+            reasons=tuple(state.reasons) or (Reason("why.always"),),
             captures=dict(state.captures),
             files=out.files,
         )
