@@ -12,6 +12,7 @@ from typing import Any
 
 from cachetools import TTLCache
 
+import bot.locale as catalogue
 from bot.app.fetch import fetch_file
 from bot.render.messages import t
 from bot.repo_config import DEFAULT_SOURCE, RepoConfig, load_repo_config
@@ -19,6 +20,7 @@ from bot.rules.model import Problem
 from bot.snapshot import PullRequestSnapshot
 
 log = logging.getLogger("prguide.jobs")
+
 
 #: Where a repository keeps its prguide settings, on its default branch.
 REPO_CONFIG_PATH = DEFAULT_SOURCE
@@ -71,12 +73,9 @@ def config_notices(source: str, problems: tuple[Problem, ...]) -> dict[str, tupl
         return None
     shown = "; ".join(_problem_text(p) for p in problems[:MAX_NOTICE_PROBLEMS])
     more = len(problems) - MAX_NOTICE_PROBLEMS
-    en_more = f" (and {more} more)" if more > 0 else ""
-    zh_more = f"（另有 {more} 处）" if more > 0 else ""
-    return {
-        "en": (f"`{source}` could not be used, so the default settings apply: {shown}{en_more}.",),
-        "zh": (f"`{source}` 无法使用，已按默认设置生成：{shown}{zh_more}。",),
-    }
+    key = "config.unusable_more" if more > 0 else "config.unusable"
+    params = {"file": source, "problems": shown, "more": more}
+    return {lang: (catalogue.message(key, lang, params),) for lang in catalogue.languages()}
 
 
 def _problem_text(problem: Problem) -> str:

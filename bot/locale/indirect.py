@@ -82,6 +82,9 @@ IDS = (
     N_("cmd.reply.usage"),
     # bot/engine.py, bot/features/guide.py
     N_("skipped"),
+    # bot/feature_support.py
+    N_("config.unusable"),
+    N_("config.unusable_more"),
     # bot/focus.py
     NP_("follow.missing_patches", "follow.missing_patches"),
     N_("focus.added"),

@@ -180,46 +180,79 @@ def sync(found: Extracted) -> list[str]:
     return problems
 
 
-def check() -> list[str]:
-    """What is wrong with the catalogue: untranslated or mis-placeholdered messages, a stale ``.pot``."""
+def template_ids() -> tuple[set[str], set[str]]:
+    """``(ids, plural ids)`` of the committed ``.pot``."""
     from babel.messages.pofile import read_po
 
-    problems: list[str] = []
-    found = extract()
     with POT_PATH.open("rb") as handle:
         pot = read_po(handle)
-    pot_ids = {m.id[0] if isinstance(m.id, tuple) else m.id for m in pot if m.id}
-    pot_plurals = {m.id[0] for m in pot if m.id and m.pluralizable}
-    if pot_ids != set(found.ids) or pot_plurals != found.plurals:
-        missing = sorted(set(found.ids) - pot_ids)
-        stale = sorted(pot_ids - set(found.ids))
-        problems.append(f"{POT_PATH.name} is out of date: new {missing[:10]}, gone {stale[:10]}; run `python -m bot.locale.maintain extract`")
-    english = _english(_read(SOURCE_LANGUAGE))
+    ids = {m.id[0] if isinstance(m.id, tuple) else m.id for m in pot if m.id}
+    return ids, {m.id[0] for m in pot if m.id and m.pluralizable}
+
+
+def stale_template(found: Extracted) -> list[str]:
+    """How the committed ``.pot`` differs from what extraction gives now (empty: up to date)."""
+    ids, plurals = template_ids()
+    problems = []
+    if ids != set(found.ids):
+        problems.append(
+            f"{POT_PATH.name} is out of date: new {sorted(set(found.ids) - ids)[:10]}, gone {sorted(ids - set(found.ids))[:10]};"
+            " run `python -m bot.locale.maintain extract`"
+        )
+    if plurals != found.plurals:
+        problems.append(f"{POT_PATH.name}: plural messages differ: {sorted(plurals ^ found.plurals)[:10]}")
+    return problems
+
+
+def forms_of(catalog: Any) -> dict[str, tuple[str, ...] | None]:
+    """``{id: translated forms}`` of a catalogue; ``None`` for a fuzzy message (not shipped)."""
+    out: dict[str, tuple[str, ...] | None] = {}
+    for m in catalog:
+        if not m.id:
+            continue
+        key = m.id[0] if isinstance(m.id, tuple) else m.id
+        forms = m.string if isinstance(m.string, tuple) else (m.string or "",)
+        out[key] = None if "fuzzy" in m.flags else tuple(forms)
+    return out
+
+
+def translation_problems(
+    lang: str, messages: Mapping[str, tuple[str, ...] | None], english: Mapping[str, tuple[str, ...] | None], plurals: set[str]
+) -> list[str]:
+    """What is wrong with ``lang``'s ``messages`` against the ``english`` source.
+
+    A message is missing, empty or fuzzy; a plural message is not one (or the other
+    way round); its placeholders differ from the English ones. A single form of a
+    plural message may leave out ``{count}`` ("1 rule"); the set over all forms may
+    not differ.
+    """
+    problems = []
+    for msgid in sorted(english):
+        forms = messages.get(msgid)
+        if not forms or not all(forms):
+            problems.append(f"{lang}: {msgid} has no translation")
+            continue
+        plural = msgid in plurals
+        if lang == SOURCE_LANGUAGE and plural != (len(forms) > 1):
+            # English has two forms; how many another language has is its Plural-Forms' business.
+            problems.append(f"{lang}: {msgid} should {'' if plural else 'not '}be a plural message")
+            continue
+        expected = set().union(*(placeholders(f) for f in english[msgid] or ("",)))
+        got = set().union(*(placeholders(f) for f in forms))
+        if got != expected:
+            problems.append(f"{lang}: {msgid} has placeholders {sorted(got)}, English has {sorted(expected)}")
+    for msgid in sorted(set(messages) - set(english)):
+        problems.append(f"{lang}: {msgid} is not a message of the source catalogue")
+    return problems
+
+
+def check() -> list[str]:
+    """Everything the tests refuse: a stale ``.pot``, a message a language lacks, placeholders that differ."""
+    problems = stale_template(extract())
+    english = forms_of(_read(SOURCE_LANGUAGE))
+    _ids, plurals = template_ids()
     for lang in languages():
-        catalog = _read(lang)
-        messages = {m.id[0] if isinstance(m.id, tuple) else m.id: m for m in catalog if m.id}
-        for msgid in sorted(pot_ids):
-            message = messages.get(msgid)
-            forms = message.string if message is not None and isinstance(message.string, tuple) else (
-                (message.string,) if message is not None else ("",)
-            )
-            if message is None or not all(forms) or "fuzzy" in message.flags:
-                problems.append(f"{lang}: {msgid} has no translation")
-                continue
-            if (msgid in pot_plurals) != message.pluralizable:
-                problems.append(f"{lang}: {msgid} should {'' if msgid in pot_plurals else 'not '}be a plural message")
-                continue
-            source = english.get(msgid)
-            source_forms = source if isinstance(source, tuple) else (source or "",)
-            expected = set().union(*(placeholders(f) for f in source_forms))
-            got = set().union(*(placeholders(f) for f in forms))
-            # A singular form may leave out {count} ("1 rule"); the set over all forms may not differ.
-            if got != expected and not (msgid in pot_plurals and len(forms) == 1 and got | {"count"} == expected | {"count"} and "count" in got):
-                problems.append(f"{lang}: {msgid} has placeholders {sorted(got)}, English has {sorted(expected)}")
-            for form in forms:
-                extra = placeholders(form) - expected
-                if extra:
-                    problems.append(f"{lang}: {msgid} uses {sorted(extra)}, unknown to the English text")
+        problems += translation_problems(lang, forms_of(_read(lang)), english, plurals)
     return problems
 
 
