@@ -62,9 +62,9 @@ def changes_repo_config(snapshot: PullRequestSnapshot) -> bool:
 def config_check_notices(config: RepoConfig) -> dict[str, tuple[str, ...]]:
     """The guide's check of a config file the pull request changed: valid, or its problems."""
     if not config.problems:
-        return {lang: (t("config.ok", lang, {"file": config.source}),) for lang in ("en", "zh")}
+        return {lang: (t("config.ok", lang, {"file": config.source}),) for lang in catalogue.languages()}
     lines = tuple(f"`{config.source}:{p.line}`: {_problem_text(p)}" for p in config.problems[:MAX_NOTICE_PROBLEMS])
-    return {lang: (t("config.bad", lang, {"file": config.source}),) + lines for lang in ("en", "zh")}
+    return {lang: (t("config.bad", lang, {"file": config.source}),) + lines for lang in catalogue.languages()}
 
 
 def config_notices(source: str, problems: tuple[Problem, ...]) -> dict[str, tuple[str, ...]] | None:

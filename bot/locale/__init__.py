@@ -57,9 +57,13 @@ class Language:
     """
 
     code: str
-    translations: _gettext.NullTranslations
+    translations: _gettext.GNUTranslations
     ids: frozenset[str]
     plurals: frozenset[str]
+    #: ``{id: text}``, a plural message ``{id: ((form, ...), plural)}`` with the
+    #: language's ``plural(n) -> form index``; English fills the gaps. What :func:`text`
+    #: reads: one dict lookup per message on the guide's hot path.
+    table: Mapping[str, Any]
 
 
 def po_path(lang: str) -> Path:
@@ -104,7 +108,24 @@ def language(lang: str) -> Language:
         translations.add_fallback(language(SOURCE_LANGUAGE).translations)
     ids = frozenset(m.id[0] if isinstance(m.id, tuple) else m.id for m in catalog if m.id and m.string)
     plurals = frozenset(m.id[0] for m in catalog if m.id and m.pluralizable)
-    return Language(lang, translations, ids, plurals)
+    table: dict[str, Any] = {}
+    if lang != SOURCE_LANGUAGE:
+        table.update(language(SOURCE_LANGUAGE).table)
+    for key in ids:
+        if key in plurals:
+            forms = tuple(translations.ngettext(key, key, n) for n in _representatives(translations))
+            table[key] = (forms, translations.plural)
+        else:
+            table[key] = translations.gettext(key)
+    return Language(lang, translations, ids, plurals, table)
+
+
+def _representatives(translations: _gettext.GNUTranslations) -> list[int]:
+    """One count per plural form of the language, in form order (``plural(n)`` gives the index)."""
+    found: dict[int, int] = {}
+    for n in range(0, 200):
+        found.setdefault(translations.plural(n), n)
+    return [found[i] for i in sorted(found)]
 
 
 def gettext(msgid: str, lang: str) -> str:
@@ -124,14 +145,14 @@ def text(key: str, lang: str, count: Any = None) -> str:
     Raises ``KeyError`` for an id the source catalogue lacks (a programming error,
     caught by the tests) or a language without a catalogue.
     """
-    source = language(SOURCE_LANGUAGE)
-    if key not in source.ids:
+    found = language(lang).table.get(key)
+    if found is None:
         raise KeyError(key)
-    entry = language(lang)
-    if key in source.plurals:
-        n = count if isinstance(count, int) and not isinstance(count, bool) else (1 if count == 1 else 2)
-        return entry.translations.ngettext(key, key, n)
-    return entry.translations.gettext(key)
+    if type(found) is str:
+        return found
+    forms, plural = found
+    n = count if isinstance(count, int) and not isinstance(count, bool) else (1 if count == 1 else 2)
+    return forms[min(plural(n), len(forms) - 1)]
 
 
 def message(key: str, lang: str, params: Mapping[str, Any] | None = None) -> str:
