@@ -32,9 +32,11 @@ def test_the_template_is_what_extraction_gives_today():
 
 
 def test_every_indirectly_declared_id_is_still_used_somewhere():
-    literals, heads = maintain.uses()
-    unused = [key for key in IDS if not maintain.used_at(key, literals, heads) and key not in maintain.extract().ids]
+    used = maintain.uses()
+    found = maintain.extract()
+    unused = [key for key in IDS if not used.files(key) and key not in found.ids]
     assert unused == []
+    assert maintain.UNUSED_GROUP not in maintain.INDIRECT_PATH.read_text(encoding="utf-8")
     declared, plural = maintain.indirect_ids()
     assert declared | plural == set(IDS)
 
@@ -131,12 +133,15 @@ def toy(tmp_path, monkeypatch):
                 "files.one": {"en": "1 file", "zh": "1 个文件"},
                 "kind.x": {"en": "ex", "zh": "叉"},
                 "dead": {"en": "nobody says this", "zh": "没人说"},
+                "glued.plain": {"en": "glued", "zh": "粘"},
             }
             _CATALOG = {"en": {"page.title": "Title", "page.count": "{count} pages", "page.count_one": "1 page"}, "zh": {"page.title": "标题", "page.count": "{count} 页", "page.count_one": "1 页"}}
 
 
             def say(t, lang, kind):
-                return t("a.hello", lang) + t("files", lang) + t(f"kind.{kind}", lang)
+                key = "glued"
+                key += ".plain"
+                return t("a.hello", lang) + t("files", lang) + t(f"kind.{kind}", lang) + t(key, lang)
             '''
         ),
         encoding="utf-8",
@@ -164,12 +169,18 @@ def test_absorb_moves_tables_into_po_files_and_out_of_the_code(toy: Path, capsys
     zh = maintain.forms_of(maintain._read("zh"))
     assert en["files"] == ("1 file", "{count} files") and zh["files"] == ("{count} 个文件",)
     assert en["page.count"] == ("1 page", "{count} pages")
-    assert "dead" not in en and "files.one" not in en
+    assert "files.one" not in en and en["dead"] == ("nobody says this",)
     assert en["kind.x"] == ("ex",) and zh["a.hello"] == ("你好 {name}",)
     declared, plural = maintain.indirect_ids()
-    assert plural == {"files", "page.count"} and declared == {"kind.x"}
+    assert plural == {"files", "page.count"} and declared == {"kind.x", "dead", "glued.plain"}
+    assert "message 'dead': no use found" in capsys.readouterr().err
+    indirect = maintain.INDIRECT_PATH.read_text(encoding="utf-8")
+    assert f'# {maintain.UNUSED_GROUP}\n    N_("dead"),' in indirect
+    # Deleting the declaration and extracting again drops the message.
+    maintain.INDIRECT_PATH.write_text(indirect.replace('    N_("dead"),\n', ""), encoding="utf-8")
+    assert maintain.main(["extract"]) == 0
+    assert "dead" not in maintain.forms_of(maintain._read("zh"))
     assert maintain.check() == []
-    assert "unused message 'dead'" in capsys.readouterr().err
 
     # A translation that loses its placeholder, or one that is missing, is caught.
     po = catalogue.po_path("zh")

@@ -306,6 +306,9 @@ def absorb(paths: Iterable[Path]) -> list[str]:
             entries[key] = dict(texts)
     pairs = _plural_pairs(entries)
     plural_keys = set(pairs.values())
+    # Everything that can fail is worked out before any file changes.
+    skip = {(path.resolve(), node.lineno, node.end_lineno or node.lineno) for path, node, _table in tables}
+    indirect = _indirect_source(entries, pairs, skip)
     langs = sorted({lang for texts in entries.values() for lang in texts} | set(languages()))
     for lang in langs:
         path = po_path(lang)
@@ -322,9 +325,9 @@ def absorb(paths: Iterable[Path]) -> list[str]:
             else:
                 catalog.add(key, texts[lang])
         _write(catalog, path)
+    INDIRECT_PATH.write_text(indirect, encoding="utf-8")
     for path, node, _table in sorted(tables, key=lambda item: -item[1].lineno):
         _delete_statement(path, node)
-    _declare_indirect(entries, pairs)
     return sorted(set(entries) - set(pairs))
 
 
@@ -343,46 +346,78 @@ def _delete_statement(path: Path, node: ast.stmt) -> None:
     path.write_text(re.sub(r"\n{4,}", "\n\n\n", "\n".join(lines)), encoding="utf-8")
 
 
-def uses() -> tuple[dict[str, list[str]], list[tuple[str, str]]]:
-    """Where the code could name a message id outside a call extraction sees.
+@dataclass
+class Uses:
+    """Where the code could name a message id outside a call extraction sees (see :func:`uses`)."""
 
-    Returns ``({string literal: files}, [(f-string head, file)])`` over the Python
-    code outside :mod:`bot.locale` and the quoted strings of the templates: an id
-    is used when it is such a literal, or starts with the literal head of an
-    f-string (``f"type.{kind}"`` uses every ``type.*`` id).
+    #: ``{string literal: files}``.
+    literals: dict[str, list[str]] = field(default_factory=dict)
+    #: ``[(literal head of an f-string, file)]``.
+    heads: list[tuple[str, str]] = field(default_factory=list)
+    #: ``{file: its string literals}``, for ids glued from two (``"area.word" + ".plain"``).
+    by_file: dict[str, set[str]] = field(default_factory=dict)
+
+    def files(self, key: str) -> list[str]:
+        """The files that may use ``key``: it is a literal there, starts with an f-string's
+        literal head (``f"type.{kind}"`` uses every ``type.*`` id), or is two of the file's
+        literals glued; empty for an id nothing uses."""
+        if key in self.literals:
+            return self.literals[key]
+        found = {where for head, where in self.heads if key.startswith(head)}
+        found |= {
+            where
+            for where, literals in self.by_file.items()
+            if any(key[:i] in literals and key[i:] in literals for i in range(1, len(key)))
+        }
+        return sorted(found)
+
+
+def uses(skip: Iterable[tuple[Path, int, int]] = ()) -> Uses:
+    """The string literals of the Python code outside :mod:`bot.locale` and the quoted strings of the templates.
+
+    ``skip``: ``(file, first line, last line)`` ranges not to read (the tables being
+    absorbed). Raises ``SystemExit`` for a file that does not parse (a merge conflict
+    left in it).
     """
-    literals: dict[str, list[str]] = {}
-    heads: list[tuple[str, str]] = []
+    skipped = list(skip)
+    found = Uses()
+
+    def add(value: str, where: str) -> None:
+        files = found.literals.setdefault(value, [])
+        if where not in files:
+            files.append(where)
+        found.by_file.setdefault(where, set()).add(value)
+
     for path in sorted(PACKAGE.rglob("*.py")):
         if LOCALE_DIR in path.parents or path.parent == LOCALE_DIR:
             continue
         where = str(path.relative_to(ROOT))
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        except SyntaxError as exc:
+            raise SystemExit(f"{where}:{exc.lineno}: cannot parse ({exc.msg}); fix it first") from None
+        ranges = [(a, b) for f, a, b in skipped if f == path.resolve()]
+        for node in ast.walk(tree):
+            if ranges and any(a <= getattr(node, "lineno", 0) <= b for a, b in ranges):
+                continue
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                files = literals.setdefault(node.value, [])
-                if where not in files:
-                    files.append(where)
+                add(node.value, where)
             elif isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
                 if len(node.values) > 1 and node.values[0].value:
-                    heads.append((node.values[0].value, where))
+                    found.heads.append((node.values[0].value, where))
     for path in sorted(PACKAGE.rglob("templates/*")):
         where = str(path.relative_to(ROOT))
         for match in re.finditer(r"""(['"])([^'"{}<>]+)\1""", path.read_text(encoding="utf-8")):
-            files = literals.setdefault(match.group(2), [])
-            if where not in files:
-                files.append(where)
-    return literals, heads
+            add(match.group(2), where)
+    return found
 
 
-def used_at(key: str, literals: Mapping[str, list[str]], heads: list[tuple[str, str]]) -> list[str]:
-    """The files that may use ``key`` (see :func:`uses`); empty for an id nothing uses."""
-    if key in literals:
-        return literals[key]
-    return sorted({where for head, where in heads if key.startswith(head)})
+#: The group of :mod:`bot.locale.indirect` holding ids no code seems to use.
+UNUSED_GROUP = "no use found in the code: check, then delete the line and run extract"
 
 
-def _declare_indirect(entries: Mapping[str, Any], pairs: Mapping[str, str]) -> None:
-    """Declare in :mod:`bot.locale.indirect` the ids extraction does not see at their use.
+def _indirect_source(entries: Mapping[str, Any], pairs: Mapping[str, str], skip: Iterable[tuple[Path, int, int]]) -> str:
+    """The new text of :mod:`bot.locale.indirect`: the ids extraction does not see at their use.
 
     Those of ``entries`` (just absorbed) and those declared before, unless a call
     with a literal id (``t("h.focus", ...)``) now shows them; a plural message is
@@ -392,25 +427,29 @@ def _declare_indirect(entries: Mapping[str, Any], pairs: Mapping[str, str]) -> N
     indirect = str(INDIRECT_PATH.relative_to(ROOT))
     direct = {k for k, where in found.ids.items() if any(not w.startswith(indirect + ":") for w in where)}
     before, before_plural = indirect_ids()
-    plural_keys = set(pairs.values()) | before_plural
-    literals, heads = uses()
+    # An absorbed table says what is plural now; for the rest, the declaration so far.
+    plural_keys = set(pairs.values()) | {k for k in before_plural if k not in entries}
+    used = uses(skip)
     groups: dict[str, set[str]] = {}
     for key in (set(entries) - set(pairs)) | before | before_plural:
         plural = key in plural_keys
         if key in direct and not plural:
             continue
-        files = used_at(key, literals, heads)
-        if not files and key not in direct:
-            # Nothing names it: the message is dropped from the catalogue by sync().
-            print(f"unused message {key!r}: dropped", file=sys.stderr)
-            continue
-        where = ", ".join(files[:3]) if files else "a call that extraction sees; plural"
+        files = used.files(key)
+        if files:
+            where = ", ".join(files[:3])
+        elif key in direct:
+            where = "a call that extraction sees; plural"
+        else:
+            # Never dropped here: an id may be glued in ways no scan sees. The test names it.
+            print(f"message {key!r}: no use found; declared under {UNUSED_GROUP!r}", file=sys.stderr)
+            where = UNUSED_GROUP
         groups.setdefault(where, set()).add(f'    NP_("{key}", "{key}"),' if plural else f'    N_("{key}"),')
     body = []
     for where in sorted(groups):
         body.append(f"    # {where}")
         body.extend(sorted(groups[where]))
-    INDIRECT_PATH.write_text(_INDIRECT_HEAD + "\n".join(body) + "\n)\n", encoding="utf-8")
+    return _INDIRECT_HEAD + "\n".join(body) + "\n)\n"
 
 
 _INDIRECT_HEAD = '''"""Message ids extraction cannot see at their call: passed around as data, composed, or plural.
@@ -419,7 +458,7 @@ A refusal's reason, a focus point's key or an importance factor's key is a strin
 handed to :func:`bot.render.messages.t` later; ``type.{kind}`` is composed at run
 time; a plural message is used through ``t(key, lang, {"count": n})``. Declaring
 them here keeps them in the ``.pot``. Written by ``python -m bot.locale.maintain
-absorb``; an id whose use is gone is caught by ``tests/test_catalog.py``.
+absorb``; ``tests/test_catalog.py`` fails while an id here has no use in the code.
 """
 
 from bot.locale import N_, NP_
