@@ -22,7 +22,7 @@ IMPURE = ("aiohttp", "gidgethub", "bot.app")
 #: The platform: knows how to receive, queue, run and publish, never what a feature does.
 PLATFORM = "bot.app"
 #: The features the app composes (see bot/features/__init__.py).
-FEATURES = ("bot.features", "bot.commands")
+FEATURES = ("bot.features", "bot.commands", "bot.feature_support")
 
 
 def module_name(path: Path) -> str:

@@ -85,6 +85,8 @@ def test_message_table_is_a_read_only_view():
     assert table["h.focus"] == {"en": "What to focus on", "zh": "阅读重点"}
     assert "h.focus" in table and "nope" not in table and 3 not in table
     assert len(table) == len(list(table)) > 100
+    assert "footer.one" in table and table["footer.one"]["en"].startswith("prguide {version} · 1 rule matched")
+    assert "h.focus.one" not in table
     with pytest.raises(KeyError):
         table["nope"]
 

@@ -174,20 +174,31 @@ class MessageTable(Mapping[str, Mapping[str, str]]):
     """A read-only ``{key: {lang: text}}`` view of the catalogue, for code written against the old tables.
 
     ``key in table`` tells whether the catalogue has a message; ``table[key][lang]``
-    is its text (the general form of a plural message). Raises ``KeyError`` for an
-    unknown key.
+    is its text (the general form of a plural message; ``KEY.one``, the old name of
+    the singular, gives the form for 1). Raises ``KeyError`` for an unknown key.
     """
 
     def __getitem__(self, key: str) -> Mapping[str, str]:
-        if not has(key):
+        if has(key):
+            return {lang: text(key, lang) for lang in languages()}
+        base = _singular_base(key)
+        if base is None:
             raise KeyError(key)
-        return {lang: text(key, lang) for lang in languages()}
+        return {lang: text(base, lang, 1) for lang in languages()}
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and has(key)
+        return isinstance(key, str) and (has(key) or _singular_base(key) is not None)
 
     def __iter__(self) -> Iterator[str]:
         return iter(sorted(language(SOURCE_LANGUAGE).ids))
 
     def __len__(self) -> int:
         return len(language(SOURCE_LANGUAGE).ids)
+
+
+def _singular_base(key: str) -> str | None:
+    """The plural message whose singular ``key`` names the old way (``KEY.one``, ``KEY_one``), else ``None``."""
+    for suffix in (".one", "_one"):
+        if key.endswith(suffix) and key[: -len(suffix)] in language(SOURCE_LANGUAGE).plurals:
+            return key[: -len(suffix)]
+    return None
