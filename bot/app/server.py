@@ -30,7 +30,7 @@ from bot.app.handlers import Router, Services, default_router, run_job
 from bot.app.jobs import QueuedDelivery
 from bot.app.logging import configure_logging
 from bot.app.metrics import Metrics, create_metrics
-from bot.app.settings import Settings
+from bot.app.settings import Settings, secret_warnings
 from bot.app.webhook import MAX_BODY_BYTES, PayloadTooLarge, WebhookError, parse_delivery
 
 log = logging.getLogger("prguide.server")
@@ -180,6 +180,8 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
         state.store, state.pool = store, pool
         state.intake = Intake(store, on_queued=pool.notify)
         resumed = pool.start()
+        for warning in secret_warnings(settings.webhook_secret):
+            log.warning(warning)
         log.info(
             "prguide %s ready: %d worker(s), %d job(s) resumed", __version__, settings.workers, resumed,
             extra={"events": list(router.events), "db": str(settings.db_path)},

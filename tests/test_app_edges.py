@@ -1,0 +1,36 @@
+"""The GitHub App's rough edges, over loopback against the sandbox: an optional read or a
+refused secondary write never costs the guide, odd payloads, skewed clocks, moved
+repositories, credentials GitHub refuses, and what the operator is told about each.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from loopback import REPO, SECRET, SMALL_PR, loopback, start_loopback  # noqa: F401
+from sandbox_helpers import app_private_key  # noqa: F401
+
+from bot.marker import parse_marker
+
+pytestmark = pytest.mark.corpus
+
+
+def guide_comments(lb, number: int = SMALL_PR) -> list:
+    return [c for c in lb.comments(number) if c.user == "prguide[bot]" and parse_marker(c.body)]
+
+
+# ----- webhook secret -------------------------------------------------------------
+
+
+async def test_secret_with_surrounding_whitespace_is_warned_about_at_start(app_private_key, load_bundle_json, webhook_payload, tmp_path, caplog):  # noqa: F811
+    caplog.set_level(logging.WARNING)
+    bundles = {SMALL_PR: load_bundle_json(SMALL_PR)}
+    template = webhook_payload("pull_request", "closed.payload.json")
+    secret = " padded secret\n\n"
+    async with start_loopback(app_private_key, tmp_path, bundles, template, settings={"webhook_secret": secret}) as lb:
+        resp = await lb.deliver(lb.payload(), secret=secret)
+        assert resp.status == 202
+    warnings = [r.getMessage() for r in caplog.records if "GITHUB_WEBHOOK_SECRET" in r.getMessage()]
+    assert len(warnings) == 1
+    assert "padded secret" not in "\n".join(r.getMessage() for r in caplog.records)
