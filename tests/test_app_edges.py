@@ -34,3 +34,32 @@ async def test_secret_with_surrounding_whitespace_is_warned_about_at_start(app_p
     warnings = [r.getMessage() for r in caplog.records if "GITHUB_WEBHOOK_SECRET" in r.getMessage()]
     assert len(warnings) == 1
     assert "padded secret" not in "\n".join(r.getMessage() for r in caplog.records)
+
+
+# ----- installation changes ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("event", "fixture", "action"),
+    [
+        ("installation", "created.payload.json", "new_permissions_accepted"),
+        ("installation_repositories", "added.payload.json", "added"),
+        ("installation_repositories", "added.payload.json", "removed"),
+    ],
+)
+async def test_new_permissions_or_repositories_drop_the_cached_token(loopback, webhook_payload, event, fixture, action):  # noqa: F811
+    await loopback.merged(delivery="before")
+    auth = loopback.state.services.auth
+    assert auth.token_requests == 1
+    requests_before = len(loopback.sandbox.requests)
+
+    payload = webhook_payload(event, fixture)
+    payload["action"] = action
+    payload["installation"]["id"] = 1
+    resp = await loopback.deliver(payload, delivery="changed", event=event)
+    assert resp.status == 200 and "token forgotten" in await resp.text()
+    assert len(loopback.sandbox.requests) == requests_before
+
+    # The next job asks for a token carrying the new permissions and repositories.
+    await loopback.merged(7422, delivery="after")
+    assert auth.token_requests == 2

@@ -39,8 +39,13 @@ log = logging.getLogger("prguide.server")
 STOP_TIMEOUT = 20.0
 #: Time limit of one GitHub API request, seconds (the client retries within its policy).
 HTTP_TIMEOUT = aiohttp.ClientTimeout(total=30, connect=10)
-#: ``installation`` actions after which the installation's cached token is useless.
-FORGET_TOKEN_ACTIONS = ("deleted", "suspend")
+#: ``installation`` actions after which the installation's cached token is useless (gone,
+#: suspended) or out of date: a token carries the permissions and repositories it was made
+#: for ("Create an installation access token for an app"), so accepting new permissions
+#: or changing the repositories needs a new one.
+FORGET_TOKEN_ACTIONS = ("deleted", "suspend", "new_permissions_accepted")
+#: Events after which the installation's cached token is dropped, whatever their action.
+FORGET_TOKEN_EVENTS = ("installation_repositories",)
 
 _REASONS = {401: "unauthorized", 400: "bad_request", 413: "too_large", 415: "unsupported_media_type"}
 
@@ -243,10 +248,10 @@ async def webhook(request: web.Request) -> web.Response:
     if delivery.event == "ping":
         return _answer(state, delivery, "pong", 200, fields, text="pong")
 
-    if delivery.event == "installation" and delivery.action in FORGET_TOKEN_ACTIONS:
+    if (delivery.event == "installation" and delivery.action in FORGET_TOKEN_ACTIONS) or delivery.event in FORGET_TOKEN_EVENTS:
         if state.services is not None and delivery.installation_id is not None:
             state.services.auth.forget(delivery.installation_id)
-        return _answer(state, delivery, "handled", 200, fields, text=f"installation {delivery.action}: token forgotten")
+        return _answer(state, delivery, "handled", 200, fields, text=f"{delivery.event} {delivery.action}: token forgotten")
 
     route, reason = state.router.decide(delivery)
     if route is None:

@@ -41,6 +41,7 @@ REQUIRED_FIELDS: Mapping[str, tuple[str, ...]] = {
     "pull_request": ("pull_request", "repository", "installation"),
     "issue_comment": ("issue", "comment", "repository", "installation"),
     "installation": ("installation",),
+    "installation_repositories": ("installation",),
 }
 
 
