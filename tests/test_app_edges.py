@@ -63,3 +63,29 @@ async def test_new_permissions_or_repositories_drop_the_cached_token(loopback, w
     # The next job asks for a token carrying the new permissions and repositories.
     await loopback.merged(7422, delivery="after")
     assert auth.token_requests == 2
+
+
+# ----- metrics ------------------------------------------------------------------------
+
+
+def metric_lines(text: str, name: str) -> dict[str, float]:
+    return {line.split(" ")[0]: float(line.split(" ")[1]) for line in text.splitlines() if line.startswith(name)}
+
+
+async def test_the_404_of_a_missing_config_is_counted_apart_from_api_errors(loopback):
+    await loopback.merged()
+    contents = [r for r in loopback.sandbox.requests if "/contents/" in r["path"]]
+    assert [r["status"] for r in contents] == [404]  # the repository has no .github/prguide.yml
+
+    text = await (await loopback.client.get("/metrics")).text()
+    assert metric_lines(text, "prguide_github_api_errors_total") == {}
+    assert metric_lines(text, "prguide_github_api_expected_errors_total") == {
+        'prguide_github_api_expected_errors_total{status="404"}': 1.0
+    }
+    assert metric_lines(text, "prguide_github_api_requests_total")['prguide_github_api_requests_total{status="404"}'] == 1.0
+
+    # A 404 nobody expected (the pull request's files are gone) is still an error.
+    loopback.sandbox.add_faults([{"method": "GET", "path": r"/pulls/\d+/files", "status": 404}])
+    await loopback.merged(7422, delivery="gone")
+    text = await (await loopback.client.get("/metrics")).text()
+    assert metric_lines(text, "prguide_github_api_errors_total") == {'prguide_github_api_errors_total{status="404"}': 1.0}

@@ -97,7 +97,7 @@ async def fetch_file(client: GitHubClient, repository: str, path: str, ref: str 
     if ref:
         where["ref"] = ref
     try:
-        data = await client.getitem(_CONTENTS, where)
+        data = await client.getitem(_CONTENTS, where, expect=(404,))
         if isinstance(data, list) or (isinstance(data, Mapping) and data.get("type") not in (None, "file")):
             raise ValueError(f"{repository}:{path} is not a file")
         if isinstance(data, Mapping) and data.get("encoding") == "base64":

@@ -70,9 +70,37 @@ ResponseHook = Callable[[str, str, int, "int | None"], None]
 
 # Set by callers that know a POST can safely be sent twice (adding labels, reactions).
 _idempotent_post: contextvars.ContextVar[bool] = contextvars.ContextVar("prguide_idempotent_post", default=False)
+# Statuses the caller of the request in flight expects as a normal answer (a 404 for an
+# optional file): read by on_response hooks through expected_status().
+_expected: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar("prguide_expected", default=frozenset())
 # Set by get_page to learn the status and Link header of the answer it gets.
 _answer: contextvars.ContextVar[dict | None] = contextvars.ContextVar("prguide_answer", default=None)
 _NEXT_LINK = re.compile(r'<([^>]+)>\s*;\s*rel="next"')
+
+
+def expected_status(status: int) -> bool:
+    """True when the request being answered was sent by a caller that expects ``status``.
+
+    Meant for ``on_response`` hooks, which run in the request's context: a 404 for a
+    repository without ``.github/prguide.yml`` is an answer, not an API error. Callers
+    declare it with ``expect=`` (:meth:`GitHubClient.getitem`, :meth:`GitHubClient.delete`).
+    """
+    return status in _expected.get()
+
+
+class _expecting:
+    """Context manager declaring the statuses the enclosed request expects."""
+
+    def __init__(self, statuses: Any):
+        self.statuses = frozenset(int(s) for s in statuses or ())
+        self.token: Any = None
+
+    def __enter__(self) -> None:
+        self.token = _expected.set(self.statuses) if self.statuses else None
+
+    def __exit__(self, *exc_info: Any) -> None:
+        if self.token is not None:
+            _expected.reset(self.token)
 
 
 class GitHubError(Exception):
@@ -491,9 +519,16 @@ class GitHubClient:
         """Requests per HTTP status (0: no answer)."""
         return dict(self.stats.by_status)
 
-    async def getitem(self, url: str, url_vars: Mapping[str, Any] | None = None, *, accept: str = ACCEPT) -> Any:
-        """GET one resource; ``url`` may be a URI template filled from ``url_vars`` (values are percent-encoded)."""
-        with _mapped("GET", url):
+    async def getitem(
+        self, url: str, url_vars: Mapping[str, Any] | None = None, *, accept: str = ACCEPT, expect: Any = ()
+    ) -> Any:
+        """GET one resource; ``url`` may be a URI template filled from ``url_vars`` (values are percent-encoded).
+
+        ``expect``: error statuses the caller handles as normal answers (e.g. ``(404,)``
+        for an optional file); they still raise, but metrics count them apart
+        (:func:`expected_status`).
+        """
+        with _expecting(expect), _mapped("GET", url):
             return await self._gh.getitem(url, url_vars or {}, accept=accept)
 
     async def getiter(self, url: str, url_vars: Mapping[str, Any] | None = None, *, accept: str = ACCEPT) -> AsyncIterator[Any]:
@@ -545,9 +580,9 @@ class GitHubClient:
         with _mapped("PUT", url):
             return await self._gh.put(url, url_vars or {}, data=data, accept=accept)
 
-    async def delete(self, url: str, url_vars: Mapping[str, Any] | None = None, *, accept: str = ACCEPT) -> None:
-        """DELETE a resource."""
-        with _mapped("DELETE", url):
+    async def delete(self, url: str, url_vars: Mapping[str, Any] | None = None, *, accept: str = ACCEPT, expect: Any = ()) -> None:
+        """DELETE a resource; ``expect`` as for :meth:`getitem`."""
+        with _expecting(expect), _mapped("DELETE", url):
             await self._gh.delete(url, url_vars or {}, accept=accept)
 
 

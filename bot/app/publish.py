@@ -250,7 +250,7 @@ async def add_labels(client: GitHubClient, repository: str, number: int, names: 
 async def remove_label(client: GitHubClient, repository: str, number: int, name: str) -> bool:
     """Remove one label from an issue or pull request; ``False`` when it was not there."""
     try:
-        await client.delete(_ISSUE_LABEL, _where(repository, issue_number=int(number), name=name))
+        await client.delete(_ISSUE_LABEL, _where(repository, issue_number=int(number), name=name), expect=(404,))
     except NotFound:
         return False
     return True
