@@ -342,3 +342,20 @@ async def test_help_answers_in_the_language_chosen_for_the_pr(harness):
     await harness.comment(MAINTAINER, "/prguide lang zh")
     await harness.comment(MAINTAINER, "/prguide help")
     assert "prguide 命令" in harness.replies()[-1].body
+
+
+async def test_older_enterprise_payload_without_merged_at_reads_the_pull_request(harness):
+    # GitHub Enterprise Server releases before merged_at was added send issue.pull_request
+    # without the key: that says nothing about the merge, so GitHub is asked.
+    await harness.merge()
+    before = harness.guide().body
+    harness.sandbox.set_file(REPO, ".github/prguide.yml", "lang: zh\n")
+    comment = harness.sandbox.state.create_comment(*REPO.split("/"), PR, "/prguide refresh", user=MAINTAINER)
+    payload = harness.payload(comment, "created", PR)
+    del payload["issue"]["pull_request"]["merged_at"]
+    assert await harness.deliver("issue_comment", payload) == 202
+
+    assert harness.reactions(comment) == ["eyes", "+1"]
+    assert harness.replies() == []  # no "closed without being merged" refusal
+    assert harness.guide().body != before and "阅读指南" in harness.guide().body
+    assert any(r["method"] == "GET" and r["path"] == f"/repos/{REPO}/pulls/{PR}" for r in harness.sandbox.requests)

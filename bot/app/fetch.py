@@ -35,6 +35,15 @@ def split_repository(repository: str) -> tuple[str, str]:
     return owner, name
 
 
+async def fetch_pull(client: GitHubClient, repository: str, number: int) -> Mapping[str, Any]:
+    """The pull request object ("Get a pull request"); raises the client's errors (``NotFound``...)."""
+    owner, repo = split_repository(repository)
+    pull = await client.getitem(_PULL, {"owner": owner, "repo": repo, "pull_number": int(number)})
+    if not isinstance(pull, Mapping):
+        raise ValueError(f"{repository}#{number}: GitHub's pull request answer is not an object")
+    return pull
+
+
 async def fetch_snapshot(
     client: GitHubClient,
     repository: str,

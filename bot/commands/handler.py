@@ -30,13 +30,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from cachetools import TTLCache
 
 from bot.app.errors import GiveUp, RetryLater
-from bot.app.fetch import fetch_snapshot
+from bot.app.fetch import fetch_pull, fetch_snapshot
 from bot.app.github import GitHubError, NotFound
 from bot.app.handlers import JobContext, Route, config_notices, read_repo_config, save_guide
 from bot.app.jobs import Job
@@ -75,7 +75,9 @@ class CommentFacts:
 
     ``actor`` is who wrote the commands (the ``sender``: for an edit, the editor);
     ``author`` the pull request's author; ``pull`` its state from
-    ``issue.pull_request.merged_at`` and ``issue.state``.
+    ``issue.pull_request.merged_at`` and ``issue.state``. ``pull_known`` is false when
+    the payload does not say (older GitHub Enterprise Server releases send
+    ``issue.pull_request`` without ``merged_at``): the pull request is then read.
     """
 
     repository: str
@@ -89,6 +91,7 @@ class CommentFacts:
     edited: bool
     default_branch: str | None
     private: bool = True
+    pull_known: bool = True
 
 
 def _is_bot(user: Any) -> bool:
@@ -155,6 +158,7 @@ def comment_facts(payload: Mapping[str, Any]) -> CommentFacts:
         edited=payload.get("action") == "edited",
         default_branch=repo.get("default_branch") if isinstance(repo.get("default_branch"), str) else None,
         private=repo.get("private") is not False,
+        pull_known="merged_at" in pr,
     )
 
 
@@ -210,6 +214,11 @@ async def handle_issue_comment(job: Job, ctx: JobContext) -> None:
 
     client = ctx.client
     await _react(client, facts, "eyes")
+    if not facts.pull_known:
+        # "Closed without being merged" must not be said on a guess: ask GitHub.
+        pull = await fetch_pull(client, facts.repository, facts.number)
+        merged = pull.get("merged") is True or bool(pull.get("merged_at"))
+        facts = replace(facts, pull=PullState(merged=merged, open=pull.get("state") == "open"), pull_known=True)
     runner = _Runner(ctx, facts, commands, await services.auth.bot_login())
     ok = await runner.run()
     await _react(client, facts, "+1" if ok else "confused")
