@@ -89,3 +89,38 @@ async def test_the_404_of_a_missing_config_is_counted_apart_from_api_errors(loop
     await loopback.merged(7422, delivery="gone")
     text = await (await loopback.client.get("/metrics")).text()
     assert metric_lines(text, "prguide_github_api_errors_total") == {'prguide_github_api_errors_total{status="404"}': 1.0}
+
+
+# ----- repository config: size and parsing -------------------------------------------
+
+
+async def test_an_oversized_config_is_shown_in_the_guide_and_the_defaults_apply(loopback):
+    big = "lang: zh\n" + "".join(f"# padding line {i:06d} {'x' * 50}\n" for i in range(1200))
+    assert len(big.encode()) > 64 * 1024
+    loopback.sandbox.set_file(REPO, ".github/prguide.yml", big)
+    await loopback.merged()
+    (guide,) = guide_comments(loopback)
+    assert "could not be used, so the default settings apply" in guide.body
+    assert "prguide reads files of at most 65,536 bytes" in guide.body
+    assert parse_marker(guide.body).lang == "en"  # lang: zh was not read
+    assert loopback.jobs()["done"] == 1
+
+
+async def test_config_yaml_is_parsed_off_the_event_loop(loopback, monkeypatch):
+    import threading
+
+    import bot.app.handlers as handlers
+
+    seen: list[str] = []
+    real = handlers.load_repo_config
+
+    def spy(text, source):
+        seen.append(threading.current_thread().name)
+        return real(text, source)
+
+    monkeypatch.setattr(handlers, "load_repo_config", spy)
+    loopback.sandbox.set_file(REPO, ".github/prguide.yml", "lang: zh\n")
+    await loopback.merged()
+    assert seen and threading.main_thread().name not in seen
+    (guide,) = guide_comments(loopback)
+    assert parse_marker(guide.body).lang == "zh"

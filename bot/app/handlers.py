@@ -42,6 +42,9 @@ REPO_CONFIG_PATH = DEFAULT_SOURCE
 #: Seconds a repository without ``.github/prguide.yml`` is believed to have none. A merged
 #: pull request that adds the file reads it at once; a direct push waits this long at most.
 MISSING_CONFIG_TTL = 300
+#: The largest ``.github/prguide.yml`` prguide reads, in bytes: the file is written by anyone
+#: who can push to the default branch, and parsing it runs on prguide's CPU.
+MAX_CONFIG_BYTES = 64 * 1024
 #: Problems of an invalid repository config shown in the guide's notice, at most.
 MAX_NOTICE_PROBLEMS = 3
 
@@ -299,8 +302,10 @@ async def read_repo_config(
 ) -> RepoConfig:
     """The repository's ``.github/prguide.yml`` at ``ref`` (its default branch).
 
-    A missing file gives the defaults; an unreadable or invalid one gives the defaults
-    with the problem kept. ``missing`` remembers repositories without the file: no call
+    A missing file gives the defaults; an unreadable, invalid or oversized one (over
+    :data:`MAX_CONFIG_BYTES`) gives the defaults with the problem kept. The YAML is
+    parsed in a worker thread, so a large file never holds up the event loop (and the
+    webhook's answers). ``missing`` remembers repositories without the file: no call
     while remembered, unless ``fresh`` (a refresh, or a PR that changed the file), which
     asks GitHub and updates the memory. GitHub errors other than 404 propagate
     (``RetryLater``...).
@@ -309,15 +314,19 @@ async def read_repo_config(
     if missing is not None and not fresh and key in missing:
         return RepoConfig.default()
     try:
-        text = await fetch_file(client, repository, REPO_CONFIG_PATH, ref or None)
+        text = await fetch_file(client, repository, REPO_CONFIG_PATH, ref or None, max_bytes=MAX_CONFIG_BYTES)
     except ValueError as exc:
+        if missing is not None:
+            missing.pop(key, None)  # the file exists, even if it cannot be used
         return RepoConfig.default(problems=(Problem(REPO_CONFIG_PATH, 1, str(exc)),))
     if missing is not None:
         if text is None:
             missing[key] = True
         else:
             missing.pop(key, None)
-    return load_repo_config(text, REPO_CONFIG_PATH)
+    if text is None:
+        return RepoConfig.default()
+    return await asyncio.to_thread(load_repo_config, text, REPO_CONFIG_PATH)
 
 
 def changes_repo_config(snapshot: PullRequestSnapshot) -> bool:
