@@ -330,11 +330,39 @@ async def test_a_refused_stranger_is_answered_once_not_every_time(harness):
     assert harness.reactions(second) == ["eyes", "confused"]
 
 
-async def test_a_command_whose_comment_was_deleted_still_runs(harness):
+async def test_a_command_whose_comment_was_deleted_before_it_ran_is_withdrawn(harness):
     await harness.merge()
-    harness.sandbox.add_faults([{"method": "POST", "path": r"/issues/comments/\d+/reactions", "status": 404, "times": None}])
-    await harness.comment(MAINTAINER, '/prguide label add "kept anyway"')
-    assert "kept anyway" in harness.labels()
+    guide_before = harness.guide().body
+    comment = harness.sandbox.state.create_comment(*REPO.split("/"), PR, '/prguide label add "second thoughts"', user=MAINTAINER)
+    payload = harness.payload(comment, "created", PR)
+    harness.sandbox.state.delete_comment(*REPO.split("/"), comment.id)  # deleted before the job runs
+    mark = len(harness.sandbox.requests)
+    assert await harness.deliver("issue_comment", payload) == 202
+
+    assert "second thoughts" not in harness.labels()
+    assert harness.guide().body == guide_before
+    assert harness.replies() == []
+    writes = [r for r in harness.sandbox.requests[mark:] if r["method"] != "GET"]
+    assert [(r["path"].rsplit("/", 1)[-1], r["status"]) for r in writes] == [("reactions", 404)]
+
+
+async def test_a_comment_deleted_while_its_commands_run_still_gets_them_done(harness):
+    await harness.merge()
+    # The first reaction lands; the comment is deleted once the labels are added.
+    comment = harness.sandbox.state.create_comment(*REPO.split("/"), PR, '/prguide label add "kept"', user=MAINTAINER)
+    payload = harness.payload(comment, "created", PR)
+    real_add = harness.sandbox.state.add_labels
+
+    def add_then_delete(*args, **kwargs):
+        result = real_add(*args, **kwargs)
+        if comment.id in harness.sandbox.state.comments:
+            harness.sandbox.state.delete_comment(*REPO.split("/"), comment.id)
+        return result
+
+    harness.sandbox.state.add_labels = add_then_delete
+    assert await harness.deliver("issue_comment", payload) == 202
+    assert "kept" in harness.labels()
+    assert harness.app[STATE].store.counts()["parked"] == 0
 
 
 async def test_help_answers_in_the_language_chosen_for_the_pr(harness):

@@ -9,7 +9,9 @@ Steps, as the job's installation:
 
 1. Find the commands (for an ``edited`` comment, only those its earlier version,
    ``changes.body.from`` in the payload, lacked). None: stop, having called nothing.
-2. React ``eyes`` to the comment ("Create reaction for an issue comment").
+2. React ``eyes`` to the comment ("Create reaction for an issue comment"). GitHub
+   answers 404 when the comment was deleted before the job ran: deleting a comment
+   withdraws its commands, so the job stops there.
 3. Read the repository's ``.github/prguide.yml`` (always fresh: a maintainer may just have pushed it), prguide's guide comment (its
    marker remembers the language and the labels maintainers decided) and, when a
    command needs it, the commenter's role ("Get repository permissions for a user",
@@ -213,7 +215,10 @@ async def handle_issue_comment(job: Job, ctx: JobContext) -> None:
         return
 
     client = ctx.client
-    await _react(client, facts, "eyes")
+    if not await _react(client, facts, "eyes"):
+        # The comment was deleted before its commands ran: deleting it withdraws them.
+        ctx.outcome = "withdrawn"
+        return
     if not facts.pull_known:
         # "Closed without being merged" must not be said on a guess: ask GitHub.
         pull = await fetch_pull(client, facts.repository, facts.number)
@@ -225,12 +230,14 @@ async def handle_issue_comment(job: Job, ctx: JobContext) -> None:
     ctx.outcome = "done" if ok else "refused"
 
 
-async def _react(client: Any, facts: Any, content: str) -> None:
-    """React to the command's comment; a comment deleted meanwhile does not stop the commands."""
+async def _react(client: Any, facts: Any, content: str) -> bool:
+    """React to the command's comment; ``False`` when the comment is gone (deleted)."""
     try:
         await react(client, facts.repository, facts.comment_id, content)
     except NotFound:
         log.info("%s#%s: comment %s is gone; no %s reaction", facts.repository, facts.number, facts.comment_id, content)
+        return False
+    return True
 
 
 class _Runner:
