@@ -124,3 +124,21 @@ async def test_config_yaml_is_parsed_off_the_event_loop(loopback, monkeypatch):
     assert seen and threading.main_thread().name not in seen
     (guide,) = guide_comments(loopback)
     assert parse_marker(guide.body).lang == "zh"
+
+
+# ----- an optional read refused ----------------------------------------------------------
+
+
+async def test_config_refused_with_403_still_gets_the_guide_with_the_missing_permission_named(loopback):
+    loopback.sandbox.set_file(REPO, ".github/prguide.yml", "lang: zh\n")
+    loopback.sandbox.set_permissions({"contents": None})
+    await loopback.merged()
+
+    contents = [r for r in loopback.sandbox.requests if "/contents/" in r["path"]]
+    assert [r["status"] for r in contents] == [403]
+    (guide,) = guide_comments(loopback)
+    assert guide.body.count("could not be read") == 1
+    assert "**Contents: read**" in guide.body and "installation settings" in guide.body
+    assert parse_marker(guide.body).lang == "en"  # the defaults
+    assert loopback.labels()  # and the labels as usual
+    assert loopback.jobs() == {"queued": 0, "running": 0, "done": 1, "parked": 0}

@@ -387,3 +387,12 @@ async def test_older_enterprise_payload_without_merged_at_reads_the_pull_request
     assert harness.replies() == []  # no "closed without being merged" refusal
     assert harness.guide().body != before and "阅读指南" in harness.guide().body
     assert any(r["method"] == "GET" and r["path"] == f"/repos/{REPO}/pulls/{PR}" for r in harness.sandbox.requests)
+
+
+async def test_refresh_without_contents_permission_still_rebuilds_and_says_why(harness):
+    await harness.merge()
+    harness.sandbox.set_permissions({"contents": None})
+    command = await harness.comment(MAINTAINER, "/prguide refresh")
+    assert harness.reactions(command) == ["eyes", "+1"]
+    body = harness.guide().body
+    assert body.count("could not be read") == 1 and "**Contents: read**" in body

@@ -540,3 +540,24 @@ def test_etag_is_a_hash_of_the_body():
     assert _etag_matches(tag.removeprefix("W/"), tag)
     assert _etag_matches(f'"other", {tag}', tag)
     assert not _etag_matches('"other"', tag)
+
+
+async def test_withheld_permissions_answer_403_resource_not_accessible(http, auth):
+    await http.post("/_sandbox/files", json={"repo": REPO, "path": "a.md", "content": "hi"})
+    assert (await http.get(f"{API}/contents/a.md", headers=auth)).status == 200
+
+    resp = await http.post("/_sandbox/permissions", json={"contents": None, "issues": "read", "pull_requests": "read"})
+    assert resp.status == 200 and "contents" not in await resp.json()
+    refused = await http.get(f"{API}/contents/a.md", headers=auth)
+    assert refused.status == 403
+    assert (await refused.json())["message"] == "Resource not accessible by integration"
+    labels = await http.post(f"{API}/issues/7/labels", json={"labels": ["x"]}, headers=auth)
+    assert labels.status == 403
+    # Reading what Metadata and Pull requests: read cover still works.
+    assert (await http.get(f"{API}/pulls/7", headers=auth)).status == 200
+
+    # Pull requests: write alone is enough to label a pull request.
+    await http.post("/_sandbox/permissions", json={"pull_requests": "write"})
+    assert (await http.post(f"{API}/issues/7/labels", json={"labels": ["x"]}, headers=auth)).status == 200
+    assert (await http.post("/_sandbox/permissions", json={"issues": "admin"})).status == 400
+    assert (await http.post("/_sandbox/permissions", json=["issues"])).status == 400

@@ -23,6 +23,7 @@ from cachetools import TTLCache
 
 from bot.app.errors import GiveUp, RetryLater
 from bot.app.fetch import fetch_file, fetch_snapshot
+from bot.app.github import Forbidden
 from bot.app.jobs import Job
 from bot.app.metrics import Metrics
 from bot.app.publish import find_guide_comment, publish_guide
@@ -45,6 +46,9 @@ MISSING_CONFIG_TTL = 300
 #: The largest ``.github/prguide.yml`` prguide reads, in bytes: the file is written by anyone
 #: who can push to the default branch, and parsing it runs on prguide's CPU.
 MAX_CONFIG_BYTES = 64 * 1024
+#: ``Problem.line`` of a config file that could not be read at all; its ``message`` is then a
+#: message key of :mod:`bot.render.messages` (see :func:`config_notices`).
+UNREAD = 0
 #: Problems of an invalid repository config shown in the guide's notice, at most.
 MAX_NOTICE_PROBLEMS = 3
 
@@ -258,7 +262,7 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
         config = await read_repo_config(client, repository, branch, missing=services.missing_configs, fresh=True)
     rules, rule_problems = services.rules_for(config)
     problems = config.problems + rule_problems
-    if problems:
+    if problems and not any(p.line == UNREAD for p in problems):
         log.warning(
             "%s: %s is invalid; using the defaults", repository, config.source,
             extra={"repository": repository, "problems": [str(p) for p in problems]},
@@ -303,7 +307,9 @@ async def read_repo_config(
     """The repository's ``.github/prguide.yml`` at ``ref`` (its default branch).
 
     A missing file gives the defaults; an unreadable, invalid or oversized one (over
-    :data:`MAX_CONFIG_BYTES`) gives the defaults with the problem kept. The YAML is
+    :data:`MAX_CONFIG_BYTES`) gives the defaults with the problem kept, and so does a
+    403 (the installation lacks Contents: read): the file is optional, so it never
+    costs the guide. The YAML is
     parsed in a worker thread, so a large file never holds up the event loop (and the
     webhook's answers). ``missing`` remembers repositories without the file: no call
     while remembered, unless ``fresh`` (a refresh, or a PR that changed the file), which
@@ -319,6 +325,12 @@ async def read_repo_config(
         if missing is not None:
             missing.pop(key, None)  # the file exists, even if it cannot be used
         return RepoConfig.default(problems=(Problem(REPO_CONFIG_PATH, 1, str(exc)),))
+    except Forbidden as exc:
+        log.warning(
+            "%s: cannot read %s (%s); the installation needs Contents: read", repository, REPO_CONFIG_PATH, exc.reason,
+            extra={"repository": repository},
+        )
+        return RepoConfig.default(problems=(Problem(REPO_CONFIG_PATH, UNREAD, "config.forbidden"),))
     if missing is not None:
         if text is None:
             missing[key] = True
@@ -336,6 +348,8 @@ def changes_repo_config(snapshot: PullRequestSnapshot) -> bool:
 
 def config_check_notices(config: RepoConfig) -> dict[str, tuple[str, ...]]:
     """The guide's check of a config file the pull request changed: valid, or its problems."""
+    if any(p.line == UNREAD for p in config.problems):
+        return config_notices(config.source, config.problems) or {}
     if not config.problems:
         return {lang: (t("config.ok", lang, {"file": config.source}),) for lang in ("en", "zh")}
     lines = tuple(f"`{config.source}:{p.line}`: {_problem_text(p)}" for p in config.problems[:MAX_NOTICE_PROBLEMS])
@@ -343,9 +357,16 @@ def config_check_notices(config: RepoConfig) -> dict[str, tuple[str, ...]]:
 
 
 def config_notices(source: str, problems: tuple[Problem, ...]) -> dict[str, tuple[str, ...]] | None:
-    """One notice per language saying the repository's config file was not used, and why."""
+    """One notice per language saying the repository's config file was not used, and why.
+
+    A file that could not be read at all (:data:`UNREAD`) gets its own sentence, naming
+    the permission the installation lacks and who can grant it.
+    """
     if not problems:
         return None
+    unread = [p for p in problems if p.line == UNREAD]
+    if unread:
+        return {lang: (t(unread[0].message, lang, {"file": source}),) for lang in ("en", "zh")}
     shown = "; ".join(_problem_text(p) for p in problems[:MAX_NOTICE_PROBLEMS])
     more = len(problems) - MAX_NOTICE_PROBLEMS
     en_more = f" (and {more} more)" if more > 0 else ""

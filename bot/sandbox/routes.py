@@ -39,6 +39,24 @@ def needs(kind: str | None) -> Callable[[Handler], Handler]:
     return mark
 
 
+def permission(*needs: tuple[str, str]) -> Callable[[Handler], Handler]:
+    """Mark a handler as needing one of these installation permissions, ``(name, "read"|"write")``.
+
+    An installation token without any of them gets GitHub's 403 "Resource not accessible
+    by integration" (the endpoint pages' "Fine-grained access tokens" sections list the
+    permissions; for pull requests, issue endpoints accept Issues or Pull requests).
+    """
+
+    def mark(handler: Handler) -> Handler:
+        handler.sandbox_permissions = needs  # type: ignore[attr-defined]
+        return handler
+
+    return mark
+
+
+_ISSUES_WRITE = (("issues", "write"), ("pull_requests", "write"))
+
+
 def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
     return web.json_response(data, status=status, headers=headers, dumps=lambda d: json.dumps(d, ensure_ascii=False))
 
@@ -253,6 +271,7 @@ async def list_comments(request: web.Request) -> web.Response:
 
 
 @needs("installation")
+@permission(*_ISSUES_WRITE)
 async def create_comment(request: web.Request) -> web.Response:
     """POST .../issues/{issue_number}/comments ``{"body"}`` → 201 ("Create an issue comment")."""
     state = _state(request)
@@ -271,6 +290,7 @@ async def get_comment(request: web.Request) -> web.Response:
 
 
 @needs("installation")
+@permission(*_ISSUES_WRITE)
 async def edit_comment(request: web.Request) -> web.Response:
     """PATCH /repos/{owner}/{repo}/issues/comments/{comment_id} ``{"body"}`` ("Update an issue comment")."""
     state = _state(request)
@@ -281,6 +301,7 @@ async def edit_comment(request: web.Request) -> web.Response:
 
 
 @needs("installation")
+@permission(*_ISSUES_WRITE)
 async def delete_comment(request: web.Request) -> web.Response:
     """DELETE /repos/{owner}/{repo}/issues/comments/{comment_id} → 204 ("Delete an issue comment")."""
     _state(request).delete_comment(*_repo_args(request), _number(request, "comment_id"))
@@ -296,6 +317,7 @@ async def list_reactions(request: web.Request) -> web.Response:
 
 
 @needs("installation")
+@permission(*_ISSUES_WRITE)
 async def create_reaction(request: web.Request) -> web.Response:
     """POST .../issues/comments/{comment_id}/reactions ``{"content"}`` → 201 new, 200 existing.
 
@@ -331,6 +353,7 @@ async def get_label(request: web.Request) -> web.Response:
 
 
 @needs("installation")
+@permission(*_ISSUES_WRITE)
 async def create_label(request: web.Request) -> web.Response:
     """POST /repos/{owner}/{repo}/labels ``{"name", "color", "description"}`` → 201 ("Create a label")."""
     state = _state(request)
@@ -340,6 +363,7 @@ async def create_label(request: web.Request) -> web.Response:
 
 
 @needs("installation")
+@permission(*_ISSUES_WRITE)
 async def update_label(request: web.Request) -> web.Response:
     """PATCH /repos/{owner}/{repo}/labels/{name} ``{"new_name"?, "color"?, "description"?}`` ("Update a label").
 
@@ -366,6 +390,7 @@ async def list_issue_labels(request: web.Request) -> web.Response:
 
 
 @needs("installation")
+@permission(*_ISSUES_WRITE)
 async def add_issue_labels(request: web.Request) -> web.Response:
     """POST .../issues/{issue_number}/labels ``{"labels": [...]}`` ("Add labels to an issue")."""
     state = _state(request)
@@ -377,6 +402,7 @@ async def add_issue_labels(request: web.Request) -> web.Response:
 
 
 @needs("installation")
+@permission(*_ISSUES_WRITE)
 async def set_issue_labels(request: web.Request) -> web.Response:
     """PUT .../issues/{issue_number}/labels ``{"labels": [...]}`` ("Set labels for an issue")."""
     state = _state(request)
@@ -388,6 +414,7 @@ async def set_issue_labels(request: web.Request) -> web.Response:
 
 
 @needs("installation")
+@permission(*_ISSUES_WRITE)
 async def remove_issue_label(request: web.Request) -> web.Response:
     """DELETE .../issues/{issue_number}/labels/{name} ("Remove a label from an issue"); 404 when absent."""
     state = _state(request)
@@ -419,6 +446,7 @@ async def get_permission(request: web.Request) -> web.Response:
 
 
 @needs("installation")
+@permission(("contents", "read"))
 async def get_content(request: web.Request) -> web.Response:
     """GET /repos/{owner}/{repo}/contents/{path}?ref= ("Get repository content"), files only.
 
@@ -571,6 +599,18 @@ async def control_files(request: web.Request) -> web.Response:
     return _json({"repo": data["repo"], "path": data["path"], "ref": ref}, status=201)
 
 
+async def control_permissions(request: web.Request) -> web.Response:
+    """POST /_sandbox/permissions ``{"contents": null, "issues": "read", ...}`` → 200 with the permissions now held."""
+    data = await _body(request)
+    if not isinstance(data, dict):
+        raise ApiError(400, 'expected {"PERMISSION": "read" | "write" | null}')
+    try:
+        _state(request).set_permissions(data)
+    except ValueError as exc:
+        raise _control_error(exc) from exc
+    return _json(_state(request).permissions)
+
+
 async def control_tokens(request: web.Request) -> web.Response:
     """GET /_sandbox/tokens: every issued installation token with ``expires_at`` and ``revoked``."""
     state = _state(request)
@@ -649,6 +689,7 @@ CONTROL_ROUTES: list[tuple[str, str, Handler]] = [
     ("POST", "/_sandbox/labels", control_labels),
     ("POST", "/_sandbox/collaborators", control_collaborators),
     ("POST", "/_sandbox/files", control_files),
+    ("POST", "/_sandbox/permissions", control_permissions),
     ("GET", "/_sandbox/tokens", control_tokens),
     ("POST", "/_sandbox/tokens/expire", control_expire_tokens),
     ("POST", "/_sandbox/tokens/revoke", control_revoke_token),

@@ -28,7 +28,7 @@ from bot.sandbox.auth import Authenticator, Caller, require
 from bot.sandbox.errors import ApiError, not_found
 from bot.sandbox.faults import DOC_PRIMARY_LIMIT, FaultBook, fault_error, parse_faults
 from bot.sandbox.routes import CALLER, CONTROL_ROUTES, FAULTS, GITHUB_ROUTES, STATE, _json
-from bot.sandbox.state import Comment, LabelEvent, SandboxState
+from bot.sandbox.state import NOT_ACCESSIBLE, Comment, LabelEvent, SandboxState
 
 DEFAULT_API_VERSION = "2022-11-28"
 CONTROL_PREFIX = "/_sandbox/"
@@ -188,6 +188,10 @@ class Sandbox:
         """Serve a file through the contents API (``ref=None``: at every ref)."""
         self.state.set_file(repo, path, content, ref)
 
+    def set_permissions(self, permissions: Mapping[str, str | None]) -> None:
+        """Change the installation's permissions (see :meth:`SandboxState.set_permissions`)."""
+        self.state.set_permissions(permissions)
+
     def comments(self, repo: str, number: int) -> list[Comment]:
         """The comments on one pull request of ``repo`` (``owner/name``), oldest first."""
         return self.state.comments_on(*repo.split("/", 1), number)
@@ -262,6 +266,9 @@ class Sandbox:
             if request.match_info.http_exception is not None:
                 raise not_found()
             require(caller, getattr(request.match_info.handler, "sandbox_auth", None))
+            needs = getattr(request.match_info.handler, "sandbox_permissions", ())
+            if needs and caller.kind == "installation" and not self.state.granted(needs):
+                raise ApiError(403, NOT_ACCESSIBLE)
             if bucket.remaining <= 0:
                 raise self._primary_limit(caller)
             bucket.remaining -= 1

@@ -50,6 +50,11 @@ _LEGACY_PERMISSION = {
     "none": "none",
 }
 
+#: The permissions app.yml asks for, which the sandbox's installation holds unless told otherwise.
+DEFAULT_PERMISSIONS = {"contents": "read", "issues": "write", "metadata": "read", "pull_requests": "write"}
+#: GitHub's answer when an installation token lacks the permission an endpoint needs.
+NOT_ACCESSIBLE = "Resource not accessible by integration"
+
 DOC_CREATE_COMMENT = "https://docs.github.com/rest/issues/comments#create-an-issue-comment"
 DOC_UPDATE_COMMENT = "https://docs.github.com/rest/issues/comments#update-an-issue-comment"
 DOC_CREATE_LABEL = "https://docs.github.com/rest/issues/labels#create-a-label"
@@ -249,6 +254,8 @@ class SandboxState:
         self.tokens: dict[str, Token] = {}
         self.buckets: dict[str, RateBucket] = {}
         self.requests: list[dict[str, Any]] = []
+        #: What the installation was granted ("Create an installation access token", ``permissions``).
+        self.permissions: dict[str, str] = dict(DEFAULT_PERMISSIONS)
         self._user_ids: dict[str, int] = {}
         self._next_id = 1
         self._clear_conversation()
@@ -867,9 +874,31 @@ class SandboxState:
             "installations_count": 1,
         }
 
-    @staticmethod
-    def _permissions() -> dict[str, str]:
-        return {"contents": "read", "issues": "write", "metadata": "read", "pull_requests": "write"}
+    def _permissions(self) -> dict[str, str]:
+        return dict(self.permissions)
+
+    def set_permissions(self, permissions: Mapping[str, str | None]) -> None:
+        """Change what the installation was granted: ``{"contents": None}`` withholds Contents,
+        ``{"issues": "read"}`` leaves Issues read-only. Levels are ``read`` or ``write``.
+
+        Raises :class:`ValueError` for another level.
+        """
+        for name, level in permissions.items():
+            if level not in (None, "read", "write"):
+                raise ValueError(f"permission {name!r}: level must be read, write or null, got {level!r}")
+        for name, level in permissions.items():
+            if level is None:
+                self.permissions.pop(name, None)
+            else:
+                self.permissions[name] = level
+
+    def granted(self, needs: Iterable[tuple[str, str]]) -> bool:
+        """True when the installation holds one of ``needs`` (``(permission, level)`` pairs; write covers read)."""
+        for name, level in needs:
+            held = self.permissions.get(name)
+            if held == "write" or (held == "read" and level == "read"):
+                return True
+        return False
 
     def installation_json(self, account: str | None = None) -> dict[str, Any]:
         """The sandbox's one installation ("Get a repository installation for the authenticated app")."""
