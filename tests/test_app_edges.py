@@ -142,3 +142,57 @@ async def test_config_refused_with_403_still_gets_the_guide_with_the_missing_per
     assert parse_marker(guide.body).lang == "en"  # the defaults
     assert loopback.labels()  # and the labels as usual
     assert loopback.jobs() == {"queued": 0, "running": 0, "done": 1, "parked": 0}
+
+
+# ----- refused label writes ---------------------------------------------------------------
+
+
+def label_posts(lb) -> list[dict]:
+    return [r for r in lb.sandbox.requests if r["method"] == "POST" and r["path"].endswith(f"/issues/{SMALL_PR}/labels")]
+
+
+async def test_labels_beyond_githubs_100_are_not_sent_and_the_guide_names_them(loopback):
+    # A human has put 99 labels on the pull request; the rules want three more.
+    crowd = [f"team/{i:02d}" for i in range(99)]
+    loopback.sandbox.change_labels(REPO, SMALL_PR, "ada", add=crowd)
+    payload_labels = [{"name": n, "color": "ededed"} for n in crowd]
+    await loopback.merged(labels=payload_labels)
+
+    assert len(loopback.labels()) == 100
+    assert [r["status"] for r in label_posts(loopback)] == [200]  # capped, so GitHub never said 422
+    (guide,) = guide_comments(loopback)
+    state = parse_marker(guide.body)
+    ours = [n for n in loopback.labels() if n not in crowd]
+    assert list(state.labels) == ours and len(ours) == 1  # the marker records only what was applied
+    assert guide.body.count("GitHub allows at most 100 labels on a pull request") == 1
+    assert loopback.jobs() == {"queued": 0, "running": 0, "done": 1, "parked": 0}
+
+
+async def test_a_422_on_labels_is_not_retried_and_the_guide_is_posted(loopback):
+    loopback.sandbox.add_faults([
+        {"method": "POST", "path": f"/issues/{SMALL_PR}/labels", "status": 422, "message": "Validation Failed"}
+    ])
+    await loopback.merged()
+    assert [r["status"] for r in label_posts(loopback)] == [422]  # once: not retried as if transient
+    (guide,) = guide_comments(loopback)
+    assert "These labels were not applied" in guide.body and "GitHub refused them: Validation Failed" in guide.body
+    assert parse_marker(guide.body).labels == ()
+    assert loopback.labels() == []
+    assert loopback.jobs() == {"queued": 0, "running": 0, "done": 1, "parked": 0}
+
+
+async def test_a_403_on_labels_posts_the_guide_and_names_the_missing_permission(loopback):
+    loopback.sandbox.add_faults([
+        {"method": "POST", "path": f"/issues/{SMALL_PR}/labels", "status": 403, "message": "Resource not accessible by integration"}
+    ])
+    await loopback.merged()
+    (guide,) = guide_comments(loopback)
+    assert guide.body.count("These labels were not applied") == 1 and "**Issues: write**" in guide.body
+    assert parse_marker(guide.body).labels == ()
+    assert loopback.jobs()["done"] == 1 and loopback.jobs()["parked"] == 0
+
+    # Once the permission is granted, the next run applies them and drops the notice.
+    await loopback.merged(delivery="d-2")
+    (guide,) = guide_comments(loopback)
+    assert "These labels were not applied" not in guide.body
+    assert set(parse_marker(guide.body).labels) == set(loopback.labels()) != set()

@@ -561,3 +561,26 @@ async def test_withheld_permissions_answer_403_resource_not_accessible(http, aut
     assert (await http.post(f"{API}/issues/7/labels", json={"labels": ["x"]}, headers=auth)).status == 200
     assert (await http.post("/_sandbox/permissions", json={"issues": "admin"})).status == 400
     assert (await http.post("/_sandbox/permissions", json=["issues"])).status == 400
+
+
+async def test_an_issue_takes_at_most_100_labels_and_a_refusal_changes_nothing(http, auth):
+    first = await http.post(f"{API}/issues/7/labels", json={"labels": [f"l{i}" for i in range(99)]}, headers=auth)
+    assert first.status == 200 and len(await first.json()) == 99
+    over = await http.post(f"{API}/issues/7/labels", json={"labels": ["a", "b"]}, headers=auth)
+    assert over.status == 422
+    body = await over.json()
+    assert body["message"] == "Validation Failed"
+    assert body["errors"][0]["message"] == "Issues cannot have more than 100 labels"
+    labels = await (await http.get(f"{API}/issues/7/labels?per_page=100", headers=auth)).json()
+    assert len(labels) == 99
+    names = {label["name"] for label in await (await http.get(f"{API}/labels?per_page=100", headers=auth)).json()}
+    assert "a" not in names  # nothing was created either
+    assert (await http.post(f"{API}/issues/7/labels", json={"labels": ["a", "l1"]}, headers=auth)).status == 200
+
+
+async def test_a_fault_with_a_message_is_a_refusal_not_a_rate_limit(http, auth):
+    await http.post("/_sandbox/faults", json={"path": "/pulls/7$", "status": 403, "message": "Resource not accessible by integration"})
+    resp = await http.get(f"{API}/pulls/7", headers=auth)
+    assert resp.status == 403 and (await resp.json())["message"] == "Resource not accessible by integration"
+    assert "retry-after" not in resp.headers
+    assert (await http.post("/_sandbox/faults", json={"path": "x", "status": 403, "message": ""})).status == 400

@@ -13,6 +13,7 @@ small table.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -270,22 +271,22 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     previous = parse_marker(existing.get("body")) if existing else None
     # The engine is pure but CPU-bound (a 3,000-file PR takes a while): keep it off the
     # event loop so deliveries are still answered at once.
-    guide = await asyncio.to_thread(
-        build_guide,
-        snapshot,
-        rules,
-        lang=config.lang or services.settings.lang,
-        overrides=Overrides.from_marker(previous),
-        notices=config_check_notices(config) if checked else config_notices(config.source, problems),
+    notices = config_check_notices(config) if checked else config_notices(config.source, problems)
+    build = functools.partial(
+        build_guide, snapshot, rules, lang=config.lang or services.settings.lang, overrides=Overrides.from_marker(previous)
     )
+    guide = await asyncio.to_thread(build, notices=notices)
     if guide.skipped:
         ctx.outcome = "skipped"
         return
     # The payload's labels are current on the first attempt; a retry may run much later.
     current = snapshot.labels if job.attempts <= 1 else None
     result = await publish_guide(
-        client, repository, number, guide, bot_login=bot_login, current_labels=current, existing=existing
+        client, repository, number, guide, bot_login=bot_login, current_labels=current, existing=existing,
+        revise=reviser(build, notices),
     )
+    if result.labels_refused:
+        ctx.fields["labels_refused"] = [name for r in result.labels_refused for name in r.names]
     ctx.outcome = result.comment
     ctx.fields.update(comment_id=result.comment_id, labels_added=list(result.labels_added), labels_removed=list(result.labels_removed))
     if services.guides is not None:
@@ -375,6 +376,43 @@ def config_notices(source: str, problems: tuple[Problem, ...]) -> dict[str, tupl
         "en": (f"`{source}` could not be used, so the default settings apply: {shown}{en_more}.",),
         "zh": (f"`{source}` 无法使用，已按默认设置生成：{shown}{zh_more}。",),
     }
+
+
+#: Refused labels named in the guide's notice, at most (the rest are counted).
+MAX_NOTICE_LABELS = 10
+_REFUSAL_KEYS = {"limit": "labels.over_limit", "forbidden": "labels.forbidden", "refused": "labels.refused"}
+
+
+def label_refusal_notices(refusals: Any) -> dict[str, tuple[str, ...]]:
+    """One notice line per language and refusal (:class:`bot.app.publish.LabelsRefused`):
+    which labels are not on the pull request, and what would fix it."""
+    out: dict[str, tuple[str, ...]] = {}
+    for lang in ("en", "zh"):
+        lines = []
+        for refusal in refusals:
+            params = {"names": list(refusal.names[:MAX_NOTICE_LABELS]), "count": len(refusal.names), "text": refusal.message}
+            lines.append(t(_REFUSAL_KEYS.get(refusal.reason, "labels.refused"), lang, params))
+        out[lang] = tuple(lines)
+    return out
+
+
+def merge_notices(*parts: Mapping[str, tuple[str, ...]] | None) -> dict[str, tuple[str, ...]]:
+    """Notices by language, each part's lines in order."""
+    out: dict[str, tuple[str, ...]] = {}
+    for part in parts:
+        for lang, lines in (part or {}).items():
+            out[lang] = out.get(lang, ()) + tuple(lines)
+    return out
+
+
+def reviser(build: Callable[..., Any], notices: Mapping[str, tuple[str, ...]] | None) -> Callable[[Any], Awaitable[Any]]:
+    """The ``revise`` callback of :func:`bot.app.publish.publish_guide`: ``build(notices=...)``
+    again (in a worker thread), with the refused labels named after ``notices``."""
+
+    async def revise(refusals: Any) -> Any:
+        return await asyncio.to_thread(build, notices=merge_notices(notices, label_refusal_notices(refusals)))
+
+    return revise
 
 
 def _problem_text(problem: Problem) -> str:

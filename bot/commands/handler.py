@@ -30,6 +30,7 @@ repeat, and the reply is posted last.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -40,7 +41,7 @@ from cachetools import TTLCache
 from bot.app.errors import GiveUp, RetryLater
 from bot.app.fetch import fetch_pull, fetch_snapshot
 from bot.app.github import GitHubError, NotFound
-from bot.app.handlers import JobContext, Route, config_notices, read_repo_config, save_guide
+from bot.app.handlers import JobContext, Route, config_notices, read_repo_config, reviser, save_guide
 from bot.app.jobs import Job
 from bot.app.publish import add_labels, find_guide_comment, publish_guide, react, remove_label, reply
 from bot.app.webhook import Delivery
@@ -360,13 +361,11 @@ class _Runner:
         if action.preview:
             for lang in ("en", "zh"):
                 notices.setdefault(lang, []).insert(0, t("cmd.reply.preview", lang))
-        guide = build_guide(
-            self.snapshot,
-            self.rules,
-            lang=self.config.lang or self.services.settings.lang,
-            overrides=self.overrides,
-            notices={lang: tuple(lines) for lang, lines in notices.items()},
+        base_notices = {lang: tuple(lines) for lang, lines in notices.items()}
+        build = functools.partial(
+            build_guide, self.snapshot, self.rules, lang=self.config.lang or self.services.settings.lang, overrides=self.overrides
         )
+        guide = build(notices=base_notices)
         result = await publish_guide(
             self.client,
             facts.repository,
@@ -375,6 +374,7 @@ class _Runner:
             bot_login=self.bot_login,
             current_labels=self.snapshot.labels,
             existing=self.existing,
+            revise=reviser(build, base_notices),
         )
         self.lang = guide.lang
         self.ctx.fields.update(comment_id=result.comment_id, comment=result.comment)

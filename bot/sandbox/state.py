@@ -34,6 +34,8 @@ LABEL_NAME_MAX_CHARS = 50
 LABEL_DESCRIPTION_MAX_CHARS = 100
 #: "Get repository content" inlines base64 content only up to this many bytes.
 CONTENTS_INLINE_MAX_BYTES = 1024 * 1024
+#: GitHub refuses to put more labels than this on one issue or pull request.
+ISSUE_LABELS_MAX = 100
 #: Colour GitHub gives labels created without one (seen in "Add labels to an issue" answers).
 DEFAULT_LABEL_COLOR = "ededed"
 #: The ``content`` values "Create reaction for an issue comment" accepts.
@@ -659,10 +661,16 @@ class SandboxState:
         names = [self._check_label_name(n, DOC_ADD_LABELS) for n in self._label_names(data)]
         before = list(self.issue_labels.get((record.full_name, number), []))
         keys = [] if replace else list(before)
+        for label_name in dict.fromkeys(names):
+            if label_name.lower() not in keys:
+                keys.append(label_name.lower())
+        if len(keys) > ISSUE_LABELS_MAX:
+            # Checked before any label is created: GitHub changes nothing.
+            raise validation_failed(
+                "Issue", "labels", "custom", DOC_ADD_LABELS, f"Issues cannot have more than {ISSUE_LABELS_MAX} labels"
+            )
         for label_name in names:
-            label = self._get_or_create_label(record, label_name)
-            if label.name.lower() not in keys:
-                keys.append(label.name.lower())
+            self._get_or_create_label(record, label_name)
         self.issue_labels[(record.full_name, number)] = keys
         if actor:
             for key in before:
