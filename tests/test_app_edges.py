@@ -5,13 +5,16 @@ repositories, credentials GitHub refuses, and what the operator is told about ea
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pytest
-from loopback import REPO, SECRET, SMALL_PR, loopback, start_loopback  # noqa: F401
-from sandbox_helpers import app_private_key  # noqa: F401
+from loopback import REPO, SMALL_PR, delivery_headers, loopback, pr_delivery, running_app, settings_for, start_loopback  # noqa: F401
+from sandbox_helpers import app_private_key, generate_private_key_pem, start_sandbox  # noqa: F401
 
+from bot.app.server import STATE, wait_idle
 from bot.marker import parse_marker
+from bot.sandbox.auth import Authenticator
 
 pytestmark = pytest.mark.corpus
 
@@ -196,3 +199,38 @@ async def test_a_403_on_labels_posts_the_guide_and_names_the_missing_permission(
     (guide,) = guide_comments(loopback)
     assert "These labels were not applied" not in guide.body
     assert set(parse_marker(guide.body).labels) == set(loopback.labels()) != set()
+
+
+# ----- credentials GitHub refuses ------------------------------------------------------------
+
+
+async def test_a_wrong_private_key_shows_in_healthz_until_github_accepts_the_app(app_private_key, load_bundle_json, webhook_payload, tmp_path, caplog):  # noqa: F811
+    caplog.set_level(logging.INFO)
+    wrong_key = generate_private_key_pem()
+    bundle = load_bundle_json(SMALL_PR)
+    async with start_sandbox(app_private_key, bundles=[bundle]) as sandbox:
+        async with running_app(settings_for(sandbox, wrong_key, tmp_path), client_options={"sleep": _no_sleep}) as client:
+            await client.app[STATE].credential_check  # the one GET /app at start
+            assert [(r["method"], r["path"], r["status"]) for r in sandbox.requests] == [("GET", "/app", 401)] * 2
+            resp = await client.get("/healthz")
+            assert resp.status == 503
+            health = await resp.json()
+            assert health["ok"] is False and health["status"] == "degraded"
+            (problem,) = health["problems"]
+            assert "GitHub refuses the app's credentials (401 A JSON web token could not be decoded)" in problem
+            assert "GITHUB_APP_ID (4242)" in problem and "private key" in problem
+            assert "PRIVATE KEY" not in caplog.text
+
+            # GitHub now knows the key this app signs with (the app's key was replaced there).
+            sandbox.auth = Authenticator(sandbox.state, wrong_key)
+            body = pr_delivery(webhook_payload("pull_request", "closed.payload.json"), bundle)
+            raw = json.dumps(body).encode()
+            assert (await client.post("/webhook", data=raw, headers=delivery_headers(raw))).status == 202
+            await wait_idle(client.app)
+            resp = await client.get("/healthz")
+            assert resp.status == 200 and (await resp.json())["status"] == "ok"
+            assert len(sandbox.comments(REPO, SMALL_PR)) == 1
+
+
+async def _no_sleep(_seconds: float) -> None:
+    return None

@@ -25,7 +25,7 @@ import cachetools
 import gidgethub.apps
 import jwt
 
-from bot.app.github import DEFAULT_API_URL, DEFAULT_REQUESTER, GitHubClient, NotFound, ResponseHook, RetryPolicy
+from bot.app.github import DEFAULT_API_URL, DEFAULT_REQUESTER, GitHubClient, GitHubError, NotFound, ResponseHook, RetryPolicy
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +89,9 @@ class AppAuth:
         self._slug_lock = asyncio.Lock()
         #: Token requests sent (for tests and logs).
         self.token_requests = 0
+        #: Why GitHub refuses the app's own credentials (its JWT), while it does; ``None``
+        #: once a request made with them succeeds. Shown by ``/healthz``.
+        self.credentials_problem: str | None = None
         self._client = GitHubClient(
             session,
             authorization=self._bearer,
@@ -158,14 +161,51 @@ class AppAuth:
                 self._tokens[key] = token
             return token.token
 
+    async def _as_app(self, request: Awaitable[Any]) -> Any:
+        """Await a request made with the app's JWT, keeping :attr:`credentials_problem` current."""
+        try:
+            answer = await request
+        except GitHubError as exc:
+            if exc.status == 401:
+                problem = (
+                    f"GitHub refuses the app's credentials (401 {exc.message}): check GITHUB_APP_ID ({self.app_id}) "
+                    "and the private key against the app's settings page"
+                )
+                if problem != self.credentials_problem:
+                    log.error(problem)
+                self.credentials_problem = problem
+            raise
+        except NotFound:
+            self.credentials_problem = None  # the JWT was accepted; what it asked for is gone
+            raise
+        if self.credentials_problem is not None:
+            log.info("GitHub accepts the app's credentials again")
+        self.credentials_problem = None
+        return answer
+
+    async def check_credentials(self) -> str | None:
+        """Ask GitHub whether it accepts the app's credentials ("Get the authenticated app").
+
+        Returns ``None`` when it does (and remembers the app's slug), else the problem,
+        also kept in :attr:`credentials_problem`. Raises ``RetryLater`` when GitHub
+        could not be reached, which says nothing about the credentials.
+        """
+        try:
+            await self._fetch_slug()
+        except GitHubError:
+            return self.credentials_problem
+        return None
+
     async def _request_token(self, installation_id: int) -> InstallationToken:
         self.token_requests += 1
         try:
-            data = await self._client.post(
-                "/app/installations/{installation_id}/access_tokens",
-                {"installation_id": installation_id},
-                data={},
-                idempotent=True,  # a second token does no harm
+            data = await self._as_app(
+                self._client.post(
+                    "/app/installations/{installation_id}/access_tokens",
+                    {"installation_id": installation_id},
+                    data={},
+                    idempotent=True,  # a second token does no harm
+                )
             )
         except NotFound as exc:
             raise NotFound(f"installation {installation_id} not found (uninstalled?)", path=exc.path) from exc
@@ -184,12 +224,16 @@ class AppAuth:
         if self._slug is None:
             async with self._slug_lock:
                 if self._slug is None:
-                    data = await self._client.getitem("/app")
-                    slug = data.get("slug") if isinstance(data, dict) else None
-                    if not isinstance(slug, str) or not slug:
-                        raise ValueError("GitHub's GET /app answer has no slug")
-                    self._slug = slug
+                    await self._fetch_slug()
+        assert self._slug is not None
         return self._slug
+
+    async def _fetch_slug(self) -> None:
+        data = await self._as_app(self._client.getitem("/app"))
+        slug = data.get("slug") if isinstance(data, dict) else None
+        if not isinstance(slug, str) or not slug:
+            raise ValueError("GitHub's GET /app answer has no slug")
+        self._slug = slug
 
     async def bot_login(self) -> str:
         """The login the app comments as: ``"{slug}[bot]"``."""
