@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 
 import pytest
 from loopback import REPO, SMALL_PR, delivery_headers, loopback, pr_delivery, running_app, settings_for, start_loopback  # noqa: F401
@@ -234,3 +235,26 @@ async def test_a_wrong_private_key_shows_in_healthz_until_github_accepts_the_app
 
 async def _no_sleep(_seconds: float) -> None:
     return None
+
+
+# ----- clock skew ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("github_ahead", "words"), [(-150, r"clock is 15[01] s ahead of GitHub's"), (11 * 60, r"clock is 66[01] s behind GitHub's")])
+async def test_a_skewed_server_clock_is_learned_from_githubs_date_header(app_private_key, load_bundle_json, webhook_payload, tmp_path, caplog, github_ahead, words):  # noqa: F811
+    import time
+
+    caplog.set_level(logging.INFO)
+    bundles = {SMALL_PR: load_bundle_json(SMALL_PR), 7422: load_bundle_json(7422)}
+    template = webhook_payload("pull_request", "closed.payload.json")
+    sandbox_options = {"clock": lambda: time.time() + github_ahead}
+    async with start_loopback(app_private_key, tmp_path, bundles, template, sandbox_options=sandbox_options) as lb:
+        auth = lb.state.services.auth
+        assert abs(auth.clock_offset - github_ahead) <= 1  # learned from the start-up check's 401
+        await lb.merged()
+        await lb.merged(7422, delivery="d-2")
+        assert len(guide_comments(lb)) == 1 and len(guide_comments(lb, 7422)) == 1
+        assert not [r for r in lb.sandbox.requests if r["status"] == 401]  # no refusal once learned
+        assert (await lb.client.get("/healthz")).status == 200
+    skew_lines = [r for r in caplog.records if "clock is" in r.getMessage()]
+    assert len(skew_lines) == 1 and re.search(words, skew_lines[0].getMessage())

@@ -12,17 +12,18 @@ Neither a token nor the private key is ever logged or shown by ``repr()``.
 from __future__ import annotations
 
 import asyncio
+import email.utils
+import json
 import logging
 import time
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import aiohttp
 import cachetools
-import gidgethub.apps
 import jwt
 
 from bot.app.github import DEFAULT_API_URL, DEFAULT_REQUESTER, GitHubClient, GitHubError, NotFound, ResponseHook, RetryPolicy
@@ -33,6 +34,15 @@ log = logging.getLogger(__name__)
 JWT_LIFETIME = 9 * 60
 #: Reuse one JWT for this long (seconds), well inside its lifetime.
 JWT_REUSE = 5 * 60
+#: ``iat`` is this many seconds in the past, for small clock drift (GitHub's advice).
+JWT_BACKDATE = 60
+#: GitHub's 401 messages for a JWT whose times its clock disagrees with: this server's
+#: clock is off. octokit's auth-app reacts to the same messages the same way.
+CLOCK_REFUSALS = (
+    "'Issued at' claim ('iat') must be an Integer representing a time in the past",
+    "'Expiration time' claim ('exp') is too far in the future",
+    "'Expiration time' claim ('exp') must be a numeric value representing the future time",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +95,9 @@ class AppAuth:
         self._locks: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
         self._jwt: str | None = None
         self._jwt_made = 0.0
+        #: Seconds GitHub's clock is ahead of this server's (negative: behind), learned from
+        #: the ``Date`` header of a 401 refusing a JWT's times; JWTs are signed on GitHub's time.
+        self.clock_offset = 0
         self._slug: str | None = None
         self._slug_lock = asyncio.Lock()
         #: Token requests sent (for tests and logs).
@@ -96,6 +109,7 @@ class AppAuth:
             session,
             authorization=self._bearer,
             on_unauthorized=self._drop_jwt,
+            on_401=self._learn_clock,
             api_url=self.api_url,
             policy=policy,
             on_response=on_response,
@@ -111,14 +125,17 @@ class AppAuth:
     def app_jwt(self) -> str:
         """A JWT authenticating as the app (RS256; ``iat`` 60 s back, ``exp`` 9 min after ``iat``).
 
-        Reused for a few minutes. Raises ``ValueError`` when the private key is not a
-        usable RSA key in PEM format.
+        Times are GitHub's: the system clock plus :attr:`clock_offset`. Reused for a few
+        minutes. Raises ``ValueError`` when the private key is not a usable RSA key in
+        PEM format.
         """
         now = self._clock()
         if self._jwt is None or now - self._jwt_made >= JWT_REUSE:
+            # The system clock, not self._clock: GitHub checks these times against its own.
+            issued = int(time.time()) + self.clock_offset - JWT_BACKDATE
             try:
-                self._jwt = gidgethub.apps.get_jwt(
-                    app_id=self.app_id, private_key=self._private_key, expiration=JWT_LIFETIME
+                self._jwt = jwt.encode(
+                    {"iat": issued, "exp": issued + JWT_LIFETIME, "iss": self.app_id}, self._private_key, algorithm="RS256"
                 )
             except (ValueError, TypeError, jwt.PyJWTError) as exc:
                 # The key itself never goes into the message.
@@ -134,6 +151,30 @@ class AppAuth:
 
     def _drop_jwt(self) -> None:
         self._jwt = None
+
+    def _learn_clock(self, headers: Mapping[str, str], body: bytes) -> None:
+        """After a 401: when GitHub refused the JWT's times, sign the next one on GitHub's clock.
+
+        The offset comes from the refusal's ``Date`` header (whole seconds), and is logged
+        once per change, so an operator can fix the server's clock.
+        """
+        message = _message(body)
+        if not any(refusal in message for refusal in CLOCK_REFUSALS):
+            return
+        try:
+            github_now = email.utils.parsedate_to_datetime(headers.get("date") or "").timestamp()
+        except (TypeError, ValueError):
+            log.warning("GitHub refused the app's JWT (%s) without a Date header to set the clock by", message)
+            return
+        offset = round(github_now - time.time())
+        if offset != self.clock_offset:
+            log.warning(
+                "this server's clock is %d s %s GitHub's (GitHub refused a JWT: %s); signing JWTs on GitHub's time",
+                abs(offset), "behind" if offset > 0 else "ahead of", message,
+                extra={"clock_offset_s": offset},
+            )
+            self.clock_offset = offset
+            self._jwt = None
 
     def _refresh_at(self, _key: int, value: InstallationToken, _now: float) -> float:
         return value.expires_at - self._margin
@@ -238,6 +279,14 @@ class AppAuth:
     async def bot_login(self) -> str:
         """The login the app comments as: ``"{slug}[bot]"``."""
         return f"{await self.app_slug()}[bot]"
+
+
+def _message(body: bytes) -> str:
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return ""
+    return str(data.get("message") or "") if isinstance(data, dict) else ""
 
 
 def _epoch(value: Any, *, default: float) -> float:

@@ -348,6 +348,7 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
         cache: MutableMapping | None,
         authorization: Callable[[], Awaitable[str]],
         on_unauthorized: Callable[[], None] | None,
+        on_401: Callable[[Mapping[str, str], bytes], None] | None = None,
         policy: RetryPolicy,
         stats: CallStats,
         reserve_write: Callable[[], float] | None,
@@ -359,6 +360,7 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
         super().__init__(session, requester, cache=cache, base_url=base_url)
         self._authorization = authorization
         self._on_unauthorized = on_unauthorized
+        self._on_401 = on_401
         self._policy = policy
         self._stats = stats
         self._reserve_write = reserve_write
@@ -418,6 +420,8 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
             if status == 401 and self._on_unauthorized is not None and not refreshed:
                 # An expired or revoked token: get a new one, once.
                 refreshed = True
+                if self._on_401 is not None:
+                    self._on_401(resp_headers, resp_body)
                 self._on_unauthorized()
                 continue
             if status >= 500:
@@ -453,7 +457,8 @@ class GitHubClient:
 
     ``authorization()`` returns the ``Authorization`` header value (``"token ..."`` or
     ``"bearer ..."``) and is awaited before every attempt; ``on_unauthorized()`` is called
-    once after a 401 (e.g. ``AppAuth.forget``). ``session`` is the process's shared
+    once after a 401 (e.g. ``AppAuth.forget``), after ``on_401(headers, body)`` (the
+    refusal itself, e.g. to learn GitHub's clock from its ``Date`` header). ``session`` is the process's shared
     ``aiohttp.ClientSession``. ``api_url`` is the REST root (GitHub Enterprise Server:
     ``https://HOST/api/v3``). ``cache`` is a shared bounded mapping (e.g.
     ``cachetools.LRUCache``) for conditional GETs. ``reserve_write()`` returns the
@@ -475,6 +480,7 @@ class GitHubClient:
         *,
         authorization: Callable[[], Awaitable[str]],
         on_unauthorized: Callable[[], None] | None = None,
+        on_401: Callable[[Mapping[str, str], bytes], None] | None = None,
         api_url: str = DEFAULT_API_URL,
         cache: MutableMapping | None = None,
         policy: RetryPolicy | None = None,
@@ -496,6 +502,7 @@ class GitHubClient:
             cache=cache,
             authorization=authorization,
             on_unauthorized=on_unauthorized,
+            on_401=on_401,
             policy=policy or RetryPolicy(),
             stats=self.stats,
             reserve_write=reserve_write,

@@ -14,6 +14,7 @@ status}``; ``/_sandbox/`` control requests are not.
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import hashlib
 import itertools
 import secrets
@@ -298,6 +299,8 @@ class Sandbox:
                 "x-github-request-id": request_id,
                 "x-github-api-version-selected": request.headers.get("X-GitHub-Api-Version", DEFAULT_API_VERSION),
                 "x-github-media-type": "github.v3; format=json",
+                # The sandbox's own time, which a test may set apart from the app's.
+                "Date": email.utils.formatdate(self.state.now(), usegmt=True),
             }
         )
         self.state.record(request.method, request.path_qs, response.status)
