@@ -258,3 +258,25 @@ async def test_a_skewed_server_clock_is_learned_from_githubs_date_header(app_pri
         assert (await lb.client.get("/healthz")).status == 200
     skew_lines = [r for r in caplog.records if "clock is" in r.getMessage()]
     assert len(skew_lines) == 1 and re.search(words, skew_lines[0].getMessage())
+
+
+# ----- renamed or transferred repositories ------------------------------------------------------
+
+
+@pytest.mark.parametrize("write_status", [307, 301])
+async def test_writes_to_a_moved_repository_are_repeated_at_the_new_location(loopback, write_status):
+    loopback.sandbox.move_repo(REPO, write_status=write_status)
+    repo_id = loopback.sandbox.state.repo(*REPO.split("/")).id
+    await loopback.merged()
+
+    (guide,) = guide_comments(loopback)
+    assert loopback.labels() and set(parse_marker(guide.body).labels) == set(loopback.labels())
+    log = [(r["method"], r["path"], r["status"]) for r in loopback.sandbox.requests]
+    comments = f"/issues/{SMALL_PR}/comments"
+    assert ("POST", f"/repos/{REPO}{comments}", write_status) in log
+    assert ("POST", f"/repositories/{repo_id}{comments}", 201) in log
+    # Never turned into a GET of the comment list.
+    after = log[log.index(("POST", f"/repos/{REPO}{comments}", write_status)) + 1]
+    assert after == ("POST", f"/repositories/{repo_id}{comments}", 201)
+    assert ("GET", f"/repositories/{repo_id}/pulls/{SMALL_PR}/files?per_page=100&page=1", 200) in log
+    assert loopback.jobs() == {"queued": 0, "running": 0, "done": 1, "parked": 0}

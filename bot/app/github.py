@@ -39,7 +39,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import aiohttp
 import cachetools
@@ -62,6 +62,11 @@ DEFAULT_REQUESTER = "prguide"
 
 #: Methods that create or change content, subject to the secondary limit of 80 per minute.
 WRITE_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
+#: Redirects GitHub answers for a renamed or transferred repository ("Best practices for
+#: using the REST API", follow redirects): the request is repeated at ``Location``.
+REDIRECTS = frozenset({301, 302, 307, 308})
+#: Redirects followed for one request, at most.
+MAX_REDIRECTS = 5
 
 #: ``on_response(method, path_template, status, rate_remaining)``; status 0 means no
 #: HTTP answer arrived (time-out or connection error); ``rate_remaining`` is
@@ -283,6 +288,7 @@ _NUMBER_NAMES = {
     "comments": "{comment_id}",
     "installations": "{installation_id}",
     "reviews": "{review_id}",
+    "repositories": "{repository_id}",
 }
 
 
@@ -385,6 +391,7 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
         waited = 0.0
         refreshed = False
         attempt = 0
+        redirects = 0
         while True:
             attempt += 1
             send_headers["authorization"] = await self._authorization()
@@ -393,12 +400,15 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
                 if delay > 0:
                     await self._sleep(delay)
             try:
+                # Redirects are followed here, not by aiohttp, which would turn a POST
+                # answered 301/302 into a GET and drop its body.
                 async with self._session.request(
                     method,
                     url,
                     headers=send_headers,
                     data=body,
                     timeout=aiohttp.ClientTimeout(total=policy.request_timeout),
+                    allow_redirects=False,
                 ) as response:
                     status, resp_headers, resp_body = response.status, response.headers, await response.read()
             except (asyncio.TimeoutError, aiohttp.ClientError) as exc:
@@ -413,6 +423,12 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
                     continue
                 raise RetryLater(f"{what}: {type(exc).__name__} after {attempt} attempt(s)") from exc
             self._observe(method, route, status, resp_headers)
+            if status in REDIRECTS:
+                url = self._redirect_target(what, url, status, resp_headers.get("location"), redirects)
+                redirects += 1
+                attempt -= 1  # not a failed attempt
+                route = path_template(url, self.base_url)
+                continue
             answer = _answer.get()
             if answer is not None:
                 answer.update(status=status, link=resp_headers.get("link"))
@@ -441,6 +457,24 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
                     continue
                 raise RetryLater(f"{what}: rate limited ({status}), retry in {wait:.0f}s", delay=wait)
             return status, resp_headers, resp_body
+
+    def _redirect_target(self, what: str, url: str, status: int, location: str | None, redirects: int) -> str:
+        """Where to repeat a request GitHub redirected, same method and body.
+
+        Only within the API's own origin: the request carries the installation's token.
+        Raises :class:`GitHubError` for a redirect without ``Location``, to another
+        origin, or after :data:`MAX_REDIRECTS`.
+        """
+        if not location:
+            raise GitHubError("redirect without a Location header", status=status, path=what)
+        target = urljoin(url, location)
+        base, new = urlsplit(self.base_url), urlsplit(target)
+        if (new.scheme, new.netloc) != (base.scheme, base.netloc):
+            raise GitHubError(f"redirected to another host ({new.netloc}); not followed", status=status, path=what)
+        if redirects >= MAX_REDIRECTS:
+            raise GitHubError(f"more than {MAX_REDIRECTS} redirects", status=status, path=what)
+        log.info("%s answered %d (repository renamed or moved?); repeating it at %s", what, status, path_template(target, self.base_url))
+        return target
 
     def _observe(self, method: str, route: str, status: int, headers: Mapping[str, str]) -> None:
         self._stats.record(status)

@@ -88,6 +88,9 @@ def _paged(request: web.Request, items: list[Any]) -> web.Response:
 
 
 def _repo_args(request: web.Request) -> tuple[str, str]:
+    if "repository_id" in request.match_info:
+        record = _state(request).repo_by_id(int(request.match_info["repository_id"]))
+        return record.owner, record.name
     return request.match_info["owner"], request.match_info["repo"]
 
 

@@ -17,6 +17,7 @@ import asyncio
 import email.utils
 import hashlib
 import itertools
+import re
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -35,6 +36,12 @@ DEFAULT_API_VERSION = "2022-11-28"
 CONTROL_PREFIX = "/_sandbox/"
 
 SANDBOX = web.AppKey("sandbox", object)
+
+
+_REPO_PREFIX = "/repos/{owner}/{repo}"
+_BY_ID = r"/repositories/{repository_id:\d+}"
+_REPO_PATH = re.compile(r"^/repos/([^/]+)/([^/]+)(/.*)?$")
+DOC_REDIRECTS = "https://docs.github.com/rest/using-the-rest-api/best-practices-for-using-the-rest-api#follow-redirects"
 
 
 def _error_response(exc: ApiError) -> web.Response:
@@ -118,6 +125,9 @@ class Sandbox:
         app[SANDBOX] = self
         for method, path, handler in GITHUB_ROUTES + CONTROL_ROUTES:
             app.router.add_route(method, path, handler)
+            if path.startswith(_REPO_PREFIX + "/"):
+                # GitHub serves every repository route by id too (where redirects point).
+                app.router.add_route(method, _BY_ID + path[len(_REPO_PREFIX) :], handler)
         return app
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
@@ -264,6 +274,9 @@ class Sandbox:
             if fault is not None and fault.status is not None:
                 primary_fault = fault.status in (403, 429) and fault.rate_limit_remaining == 0
                 raise fault_error(fault, request_id=request_id, installation_id=caller.installation_id)
+            moved = self._moved(request)
+            if moved is not None:
+                raise moved
             if request.match_info.http_exception is not None:
                 raise not_found()
             require(caller, getattr(request.match_info.handler, "sandbox_auth", None))
@@ -305,6 +318,28 @@ class Sandbox:
         )
         self.state.record(request.method, request.path_qs, response.status)
         return response
+
+    def _moved(self, request: web.Request) -> ApiError | None:
+        """The redirect answer for a path under a moved repository (see :meth:`SandboxState.move_repo`)."""
+        match = _REPO_PATH.match(request.path)
+        if match is None:
+            return None
+        write_status = self.state.moved.get(f"{match.group(1)}/{match.group(2)}".lower())
+        if write_status is None:
+            return None
+        record = self.state.repo(match.group(1), match.group(2))
+        location = f"{self.state.api_url}/repositories/{record.id}{match.group(3) or ''}"
+        if request.query_string:
+            location += "?" + request.query_string
+        status = 301 if request.method in ("GET", "HEAD") else write_status
+        message = "Moved Permanently" if status in (301, 308) else "Temporary Redirect"
+        error = ApiError(status, message, documentation_url=DOC_REDIRECTS, headers={"Location": location})
+        error.extra = {"url": location}
+        return error
+
+    def move_repo(self, full_name: str, *, write_status: int = 307) -> None:
+        """Make ``full_name`` answer with redirects (see :meth:`SandboxState.move_repo`)."""
+        self.state.move_repo(full_name, write_status=write_status)
 
     @staticmethod
     def _primary_limit(caller: Caller) -> ApiError:
