@@ -584,3 +584,22 @@ async def test_a_fault_with_a_message_is_a_refusal_not_a_rate_limit(http, auth):
     assert resp.status == 403 and (await resp.json())["message"] == "Resource not accessible by integration"
     assert "retry-after" not in resp.headers
     assert (await http.post("/_sandbox/faults", json={"path": "x", "status": 403, "message": ""})).status == 400
+
+
+async def test_a_moved_repository_redirects_to_its_id(sandbox, http, auth):
+    repo_id = sandbox.state.repo("octo-org", "demo").id
+    sandbox.move_repo(REPO)
+    resp = await http.get(f"{API}/pulls/7?x=1", headers=auth, allow_redirects=False)
+    assert resp.status == 301
+    location = resp.headers["Location"]
+    assert location.endswith(f"/repositories/{repo_id}/pulls/7?x=1")
+    assert (await resp.json())["url"] == location
+    write = await http.post(f"{API}/issues/7/comments", json={"body": "x"}, headers=auth, allow_redirects=False)
+    assert write.status == 307 and (await write.json())["message"] == "Temporary Redirect"
+    moved = await http.post(f"/repositories/{repo_id}/issues/7/comments", json={"body": "x"}, headers=auth)
+    assert moved.status == 201
+    assert (await http.get("/repositories/999999/pulls/7", headers=auth)).status == 404
+    with pytest.raises(ValueError):
+        sandbox.move_repo("nobody/nothing")
+    with pytest.raises(ValueError):
+        sandbox.move_repo(REPO, write_status=303)
