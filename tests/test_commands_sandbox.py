@@ -396,3 +396,86 @@ async def test_refresh_without_contents_permission_still_rebuilds_and_says_why(h
     assert harness.reactions(command) == ["eyes", "+1"]
     body = harness.guide().body
     assert body.count("could not be read") == 1 and "**Contents: read**" in body
+
+
+# ----- commands in reviews and inline review comments ----------------------------------
+
+
+def review_payload(harness, webhook_payload, event: str, user: str, body: str, *, written_id: int, reply_to: int | None = None, user_type: str = "User") -> dict:
+    fixture = "submitted.payload.json" if event == "pull_request_review" else "created.payload.json"
+    payload = copy.deepcopy(webhook_payload(event, fixture))
+    pull = copy.deepcopy(harness.bundles[PR]["pull"])
+    payload["pull_request"] = pull
+    key = "review" if event == "pull_request_review" else "comment"
+    who = {"login": user, "type": user_type, "id": 7}
+    payload[key].update(id=written_id, body=body, user=who)
+    if reply_to is not None:
+        payload[key]["in_reply_to_id"] = reply_to
+    payload["sender"] = dict(who)
+    payload["repository"].update(full_name=REPO, name="verl", default_branch="main", private=False)
+    payload["installation"] = {"id": 1}
+    return payload
+
+
+def review_reactions(harness, comment_id: int) -> list[str]:
+    return [r.content for r in harness.sandbox.state.review_reactions.get(comment_id, []) if r.user == "prguide[bot]"]
+
+
+def thread_replies(harness, comment_id: int) -> list[dict]:
+    stored = harness.sandbox.state.repo(*REPO.split("/")).pulls[PR]["review_comments"]
+    return [c for c in stored if c.get("in_reply_to_id") == comment_id]
+
+
+async def test_a_command_in_a_review_body_runs_and_is_answered_on_the_pull_request(harness, webhook_payload):
+    await harness.merge()
+    harness.sandbox.set_file(REPO, ".github/prguide.yml", "lang: zh\n")
+    mark = len(harness.sandbox.requests)
+    payload = review_payload(harness, webhook_payload, "pull_request_review", MAINTAINER, "Looks good.\n\n/prguide refresh", written_id=555)
+    assert await harness.deliver("pull_request_review", payload) == 202
+
+    assert "阅读指南" in harness.guide().body
+    (reply,) = harness.replies()
+    assert "**mo**" in reply.body and "`/prguide refresh`" in reply.body
+    # Reviews have no reactions API: nothing was sent there.
+    assert not any("reactions" in r["path"] for r in harness.sandbox.requests[mark:])
+
+
+async def test_a_command_in_an_inline_comment_gets_reactions_and_a_thread_reply(harness, webhook_payload):
+    await harness.merge()
+    state = harness.sandbox.state
+    first = state.create_review_comment(*REPO.split("/"), PR, "Hmm.", user="rita")
+    command = state.create_review_comment(*REPO.split("/"), PR, "/prguide label add docs", user=MAINTAINER, in_reply_to=first["id"])
+    payload = review_payload(
+        harness, webhook_payload, "pull_request_review_comment", MAINTAINER, command["body"], written_id=command["id"], reply_to=first["id"]
+    )
+    assert await harness.deliver("pull_request_review_comment", payload) == 202
+    assert "docs" in harness.labels()
+    assert review_reactions(harness, command["id"]) == ["eyes", "+1"]
+    assert harness.replies() == []
+
+    # A stranger's refused command is answered in the thread, not on the pull request.
+    mine = state.create_review_comment(*REPO.split("/"), PR, "/prguide label add shiny", user=STRANGER)
+    payload = review_payload(harness, webhook_payload, "pull_request_review_comment", STRANGER, mine["body"], written_id=mine["id"])
+    assert await harness.deliver("pull_request_review_comment", payload) == 202
+    assert "shiny" not in harness.labels()
+    (answer,) = thread_replies(harness, mine["id"])
+    assert answer["user"]["login"] == "prguide[bot]" and "only people with write access" in answer["body"]
+    assert review_reactions(harness, mine["id"]) == ["eyes", "confused"]
+    assert harness.replies() == []
+
+
+async def test_review_commands_from_bots_or_deleted_comments_do_nothing(harness, webhook_payload):
+    await harness.merge()
+    mark = len(harness.sandbox.requests)
+    bot_review = review_payload(harness, webhook_payload, "pull_request_review", "helper[bot]", "/prguide refresh", written_id=9, user_type="Bot")
+    assert await harness.deliver("pull_request_review", bot_review) == 200
+    assert harness.sandbox.requests[mark:] == []
+
+    state = harness.sandbox.state
+    gone = state.create_review_comment(*REPO.split("/"), PR, '/prguide label add "second thoughts"', user=MAINTAINER)
+    payload = review_payload(harness, webhook_payload, "pull_request_review_comment", MAINTAINER, gone["body"], written_id=gone["id"])
+    state.delete_review_comment(*REPO.split("/"), gone["id"])
+    assert await harness.deliver("pull_request_review_comment", payload) == 202
+    assert "second thoughts" not in harness.labels()
+    writes = [r for r in harness.sandbox.requests[mark:] if r["method"] != "GET"]
+    assert [(r["path"].rsplit("/", 1)[-1], r["status"]) for r in writes] == [("reactions", 404)]

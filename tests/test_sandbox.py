@@ -603,3 +603,28 @@ async def test_a_moved_repository_redirects_to_its_id(sandbox, http, auth):
         sandbox.move_repo("nobody/nothing")
     with pytest.raises(ValueError):
         sandbox.move_repo(REPO, write_status=303)
+
+
+async def test_review_comment_replies_and_reactions(sandbox, http, auth):
+    root = sandbox.state.create_review_comment("octo-org", "demo", 7, "Why?", user="mia")
+    resp = await http.post(f"{API}/pulls/7/comments/{root['id']}/replies", json={"body": "Because."}, headers=auth)
+    assert resp.status == 201
+    reply = await resp.json()
+    assert reply["in_reply_to_id"] == root["id"] and reply["user"]["login"] == "prguide[bot]"
+    assert reply["path"] == root["path"]
+    # GitHub takes replies to a thread's first comment only.
+    nested = await http.post(f"{API}/pulls/7/comments/{reply['id']}/replies", json={"body": "x"}, headers=auth)
+    assert nested.status == 404
+    got = await http.get(f"{API}/pulls/comments/{root['id']}", headers=auth)
+    assert got.status == 200 and (await got.json())["body"] == "Why?"
+    listed = await (await http.get(f"{API}/pulls/7/comments", headers=auth)).json()
+    assert [c["id"] for c in listed][-2:] == [root["id"], reply["id"]]
+
+    first = await http.post(f"{API}/pulls/comments/{root['id']}/reactions", json={"content": "eyes"}, headers=auth)
+    again = await http.post(f"{API}/pulls/comments/{root['id']}/reactions", json={"content": "eyes"}, headers=auth)
+    assert (first.status, again.status) == (201, 200)
+    bad = await http.post(f"{API}/pulls/comments/{root['id']}/reactions", json={"content": "wave"}, headers=auth)
+    assert bad.status == 422
+    sandbox.state.delete_review_comment("octo-org", "demo", root["id"])
+    gone = await http.post(f"{API}/pulls/comments/{root['id']}/reactions", json={"content": "eyes"}, headers=auth)
+    assert gone.status == 404

@@ -194,9 +194,9 @@ class Router:
 def default_router() -> Router:
     """The routes prguide ships: the merged pull request guide and ``/prguide`` commands."""
     # Imported here: the commands feature builds on this module.
-    from bot.commands.handler import COMMAND_ROUTE
+    from bot.commands.handler import COMMAND_ROUTES
 
-    return Router([MERGED_PULL_REQUEST, COMMAND_ROUTE])
+    return Router([MERGED_PULL_REQUEST, *COMMAND_ROUTES])
 
 
 def accept_merged(delivery: Delivery) -> str | None:

@@ -45,6 +45,8 @@ _ISSUE_LABEL = "/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}"
 _REPO_LABEL = "/repos/{owner}/{repo}/labels/{name}"
 _EVENTS = "/repos/{owner}/{repo}/issues/{issue_number}/events{?per_page}"
 _REACTIONS = "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"
+_REVIEW_REACTIONS = "/repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions"
+_REVIEW_REPLIES = "/repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies"
 
 
 log = logging.getLogger(__name__)
@@ -344,6 +346,32 @@ async def reply(client: GitHubClient, repository: str, number: int, body: str) -
         raise ValueError(f"reply has {len(body)} characters; GitHub allows {MAX_COMMENT_CHARS}")
     created = await client.post(_COMMENTS, _where(repository, issue_number=int(number)), data={"body": body})
     return int(created["id"])
+
+
+async def reply_in_review_thread(client: GitHubClient, repository: str, number: int, comment_id: int, body: str) -> int:
+    """Reply in the thread of review comment ``comment_id`` (the thread's first comment:
+    GitHub refuses replies to replies) on pull request ``number``; return the reply's id.
+
+    GitHub docs: "Create a reply for a review comment". Same rules for ``body`` as
+    :func:`reply`.
+    """
+    if not body.strip():
+        raise ValueError("a reply needs a body")
+    if len(body) > MAX_COMMENT_CHARS:
+        raise ValueError(f"reply has {len(body)} characters; GitHub allows {MAX_COMMENT_CHARS}")
+    created = await client.post(
+        _REVIEW_REPLIES, _where(repository, pull_number=int(number), comment_id=int(comment_id)), data={"body": body}
+    )
+    return int(created["id"])
+
+
+async def react_to_review_comment(client: GitHubClient, repository: str, comment_id: int, content: str) -> None:
+    """React to a pull request review comment ("Create reaction for a pull request review comment")."""
+    if content not in REACTIONS:
+        raise ValueError(f"unknown reaction {content!r}; expected one of {sorted(REACTIONS)}")
+    await client.post(
+        _REVIEW_REACTIONS, _where(repository, comment_id=int(comment_id)), data={"content": content}, idempotent=True
+    )
 
 
 async def react(client: GitHubClient, repository: str, comment_id: int, content: str) -> None:

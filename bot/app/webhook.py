@@ -42,6 +42,8 @@ REQUIRED_FIELDS: Mapping[str, tuple[str, ...]] = {
     "issue_comment": ("issue", "comment", "repository", "installation"),
     "installation": ("installation",),
     "installation_repositories": ("installation",),
+    "pull_request_review": ("review", "pull_request", "repository", "installation"),
+    "pull_request_review_comment": ("comment", "pull_request", "repository", "installation"),
 }
 
 

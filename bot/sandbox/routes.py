@@ -336,6 +336,45 @@ async def create_reaction(request: web.Request) -> web.Response:
     return _json(state.reaction_json(reaction), status=201 if created else 200)
 
 
+@needs("installation")
+@permission(("pull_requests", "write"))
+async def reply_to_review_comment(request: web.Request) -> web.Response:
+    """POST .../pulls/{pull_number}/comments/{comment_id}/replies ``{"body"}`` → 201 ("Create a reply for a review comment")."""
+    state = _state(request)
+    data = await _body(request)
+    user, user_type = _author(request)
+    body = data.get("body") if isinstance(data, dict) else None
+    comment = state.create_review_comment(
+        *_repo_args(request), _number(request), body, user=user, user_type=user_type,
+        in_reply_to=_number(request, "comment_id"),
+    )
+    return _json(comment, status=201, headers={"Location": comment["url"]})
+
+
+@needs("installation")
+async def get_review_comment(request: web.Request) -> web.Response:
+    """GET /repos/{owner}/{repo}/pulls/comments/{comment_id} ("Get a review comment for a pull request")."""
+    _, _, comment = _state(request).review_comment(*_repo_args(request), _number(request, "comment_id"))
+    return _json(comment)
+
+
+@needs("installation")
+@permission(("pull_requests", "write"))
+async def create_review_reaction(request: web.Request) -> web.Response:
+    """POST .../pulls/comments/{comment_id}/reactions ``{"content"}`` → 201 new, 200 existing.
+
+    ("Create reaction for a pull request review comment").
+    """
+    state = _state(request)
+    data = await _body(request)
+    user, user_type = _author(request)
+    content = data.get("content") if isinstance(data, dict) else None
+    reaction, created = state.add_review_reaction(
+        *_repo_args(request), _number(request, "comment_id"), content, user=user, user_type=user_type
+    )
+    return _json(state.reaction_json(reaction), status=201 if created else 200)
+
+
 # ----- labels ---------------------------------------------------------------------
 
 
@@ -660,6 +699,9 @@ GITHUB_ROUTES: list[tuple[str, str, Handler]] = [
     ("GET", _REPO + r"/pulls/{number:\d+}/files", list_pull_files),
     ("GET", _REPO + r"/pulls/{number:\d+}/reviews", list_pull_reviews),
     ("GET", _REPO + r"/pulls/{number:\d+}/comments", list_pull_review_comments),
+    ("POST", _REPO + r"/pulls/{number:\d+}/comments/{comment_id:\d+}/replies", reply_to_review_comment),
+    ("GET", _REPO + r"/pulls/comments/{comment_id:\d+}", get_review_comment),
+    ("POST", _REPO + r"/pulls/comments/{comment_id:\d+}/reactions", create_review_reaction),
     ("GET", _REPO + r"/issues/{number:\d+}", get_issue),
     ("GET", _REPO + r"/issues/{number:\d+}/comments", list_comments),
     ("POST", _REPO + r"/issues/{number:\d+}/comments", create_comment),
