@@ -47,6 +47,8 @@ def neutralize(text: str) -> str:
     links references only outside code. Code spans already in the text are kept.
     """
     text = strip_control(text)
+    if "`" not in text:  # the common case: no code span to keep apart
+        return _prose(text)
     out = []
     start = 0
     for match in _CODE_SPAN.finditer(text):
@@ -63,8 +65,8 @@ def _entities(text: str) -> str:
 
 
 def _prose(text: str) -> str:
-    if not text:
-        return text
+    if "/" not in text or ("#" not in text and "@" not in text):  # no reference possible
+        return _unlink(_entities(text))
     parts = []
     start = 0
     for match in _CROSS_REF.finditer(text):
@@ -80,7 +82,7 @@ def _prose(text: str) -> str:
 def _unlink(text: str) -> str:
     # Escaping the innermost link may turn its outer one into a link with escaped text:
     # repeat until none is left (each pass removes at least one).
-    for _ in range(text.count("](")):
+    for _ in range(text.count("](")):  # nothing to do without "]("
         escaped = _LINK_OPEN.sub(lambda m: "\\[" + m.group(1) + "\\](", text)
         if escaped == text:
             break
