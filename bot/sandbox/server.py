@@ -72,6 +72,8 @@ class Sandbox:
     write, triage, read, none). ``token_lifetime`` is in seconds, ``latency_ms``
     delays every GitHub-API answer, ``clock`` returns epoch seconds and ``sleep``
     waits that many seconds (both replaceable so tests need not wait for real).
+    A ``clock`` apart from the app's emulates a server whose clock is off: JWTs are
+    checked against it and every answer's ``Date`` header tells it.
 
     Raises :class:`ValueError` for a key that is not a PEM private key, and
     :class:`~bot.sandbox.errors.BundleError` for a malformed bundle.
