@@ -19,6 +19,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "cmd.reply.to": {"en": "{user}:", "zh": "{user}："},
     "cmd.reply.failed": {"en": "{command} did not run: {reason}", "zh": "{command} 没有执行：{reason}"},
     "cmd.reply.usage": {"en": "Usage: {usage}", "zh": "用法：{usage}"},
+    "cmd.reply.done": {"en": "Done: {names}.", "zh": "已完成：{names}。"},
     "cmd.reply.preview": {
         "en": "This pull request is not merged yet, so the guide is a preview; it is rebuilt when the pull request is merged.",
         "zh": "此 PR 尚未合并，当前指南只是预览；合并后会重新生成。",

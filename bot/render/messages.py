@@ -173,6 +173,22 @@ MESSAGES: dict[str, dict[str, str]] = {
     "config.ok": {"en": "{file} changed in this PR and is valid.", "zh": "本 PR 修改了 {file}，校验通过。"},
     "config.bad": {"en": "{file} changed in this PR and has problems; prguide uses its defaults until they are fixed:", "zh": "本 PR 修改了 {file}，但存在问题；修复前 prguide 将使用默认配置："},
     "config.invalid": {"en": "The repository's {file} is invalid, so prguide used its defaults:", "zh": "仓库的 {file} 无效，prguide 已改用默认配置："},
+    "config.forbidden": {
+        "en": "{file} could not be read, so the default settings apply: GitHub refused (403) because the app lacks the **Contents: read** permission on this repository. An organization owner or repository admin can grant it in the app's installation settings.",
+        "zh": "无法读取 {file}，已按默认设置生成：GitHub 拒绝了读取（403），因为本应用在此仓库没有 **Contents: read** 权限。组织所有者或仓库管理员可在应用的安装设置中授予该权限。",
+    },
+    "labels.over_limit": {
+        "en": "GitHub allows at most 100 labels on a pull request, so these labels were not applied: {names}.",
+        "zh": "GitHub 每个 PR 最多允许 100 个标签，以下标签未添加：{names}。",
+    },
+    "labels.forbidden": {
+        "en": "These labels were not applied: {names}. GitHub refused (403) because the app lacks the **Issues: write** permission on this repository; an organization owner or repository admin can grant it in the app's installation settings.",
+        "zh": "以下标签未添加：{names}。GitHub 拒绝了写入（403），因为本应用在此仓库没有 **Issues: write** 权限；组织所有者或仓库管理员可在应用的安装设置中授予该权限。",
+    },
+    "labels.refused": {
+        "en": "These labels were not applied: {names}. GitHub refused them: {text}.",
+        "zh": "以下标签未添加：{names}。GitHub 拒绝了它们：{text}。",
+    },
     # footer
     "footer": {
         "en": "prguide {version} · {count} rules matched · comment `/prguide help` for commands",

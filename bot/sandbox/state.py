@@ -34,6 +34,8 @@ LABEL_NAME_MAX_CHARS = 50
 LABEL_DESCRIPTION_MAX_CHARS = 100
 #: "Get repository content" inlines base64 content only up to this many bytes.
 CONTENTS_INLINE_MAX_BYTES = 1024 * 1024
+#: GitHub refuses to put more labels than this on one issue or pull request.
+ISSUE_LABELS_MAX = 100
 #: Colour GitHub gives labels created without one (seen in "Add labels to an issue" answers).
 DEFAULT_LABEL_COLOR = "ededed"
 #: The ``content`` values "Create reaction for an issue comment" accepts.
@@ -50,6 +52,11 @@ _LEGACY_PERMISSION = {
     "none": "none",
 }
 
+#: The permissions app.yml asks for, which the sandbox's installation holds unless told otherwise.
+DEFAULT_PERMISSIONS = {"contents": "read", "issues": "write", "metadata": "read", "pull_requests": "write"}
+#: GitHub's answer when an installation token lacks the permission an endpoint needs.
+NOT_ACCESSIBLE = "Resource not accessible by integration"
+
 DOC_CREATE_COMMENT = "https://docs.github.com/rest/issues/comments#create-an-issue-comment"
 DOC_UPDATE_COMMENT = "https://docs.github.com/rest/issues/comments#update-an-issue-comment"
 DOC_CREATE_LABEL = "https://docs.github.com/rest/issues/labels#create-a-label"
@@ -57,6 +64,10 @@ DOC_UPDATE_LABEL = "https://docs.github.com/rest/issues/labels#update-a-label"
 DOC_ADD_LABELS = "https://docs.github.com/rest/issues/labels#add-labels-to-an-issue"
 DOC_REMOVE_LABEL = "https://docs.github.com/rest/issues/labels#remove-a-label-from-an-issue"
 DOC_REACTION = "https://docs.github.com/rest/reactions/reactions#create-reaction-for-an-issue-comment"
+DOC_REVIEW_REACTION = (
+    "https://docs.github.com/rest/reactions/reactions#create-reaction-for-a-pull-request-review-comment"
+)
+DOC_REPLY_REVIEW_COMMENT = "https://docs.github.com/rest/pulls/comments#create-a-reply-for-a-review-comment"
 
 _HEX6 = re.compile(r"^[0-9a-fA-F]{6}$")
 _API_REPO = re.compile(r"/repos/([^/]+)/([^/]+)/pulls?/\d+")
@@ -249,6 +260,10 @@ class SandboxState:
         self.tokens: dict[str, Token] = {}
         self.buckets: dict[str, RateBucket] = {}
         self.requests: list[dict[str, Any]] = []
+        #: Repositories answering with redirects, by lower-case full name: the status for writes.
+        self.moved: dict[str, int] = {}
+        #: What the installation was granted ("Create an installation access token", ``permissions``).
+        self.permissions: dict[str, str] = dict(DEFAULT_PERMISSIONS)
         self._user_ids: dict[str, int] = {}
         self._next_id = 1
         self._clear_conversation()
@@ -345,6 +360,26 @@ class SandboxState:
         self.repos[key] = record
         return record
 
+    def move_repo(self, full_name: str, *, write_status: int = 307) -> None:
+        """Answer requests under ``/repos/{owner}/{name}`` with redirects, as GitHub does for
+        a renamed or transferred repository ("Best practices for using the REST API",
+        follow redirects): 301 for GET and HEAD, ``write_status`` (307, or 301/302/308)
+        for other methods, to the same path under ``/repositories/{id}``, which keeps
+        being served. Raises :class:`ValueError` for an unknown repository or status.
+        """
+        if full_name.lower() not in self.repos:
+            raise ValueError(f"unknown repository {full_name!r}")
+        if write_status not in (301, 302, 307, 308):
+            raise ValueError(f"a redirect status is 301, 302, 307 or 308, got {write_status!r}")
+        self.moved[full_name.lower()] = write_status
+
+    def repo_by_id(self, repository_id: int) -> Repository:
+        """The repository with this id ("/repositories/{id}" paths); 404 otherwise."""
+        for record in self.repos.values():
+            if record.id == repository_id:
+                return record
+        raise not_found()
+
     def pull(self, owner: str, name: str, number: int) -> tuple[Repository, dict[str, Any]]:
         """Return the repository and stored bundle of a pull request; 404 when unknown."""
         record = self.repo(owner, name)
@@ -393,6 +428,8 @@ class SandboxState:
         self.issue_labels: dict[tuple[str, int], list[str]] = {}
         self.label_events: list[LabelEvent] = []
         self.reactions: dict[int, list[Reaction]] = {}
+        #: Reactions on pull request review comments, by comment id.
+        self.review_reactions: dict[int, list[Reaction]] = {}
 
     def _issue(self, owner: str, name: str, number: int) -> Repository:
         record = self.repo(owner, name)
@@ -510,6 +547,89 @@ class SandboxState:
         for reaction in self.reactions.get(comment_id, []):
             counts[reaction.content] += 1
         return {"url": url, "total_count": sum(counts.values()), **counts}
+
+    # ----- pull request review comments -------------------------------------------
+
+    def review_comment(self, owner: str, name: str, comment_id: int) -> tuple[Repository, int, dict[str, Any]]:
+        """A review comment of this repository, its pull request number and object; 404 otherwise."""
+        record = self.repo(owner, name)
+        for number, bundle in record.pulls.items():
+            for comment in bundle["review_comments"]:
+                if isinstance(comment, Mapping) and comment.get("id") == comment_id:
+                    return record, number, comment
+        raise not_found("https://docs.github.com/rest/pulls/comments#get-a-review-comment-for-a-pull-request")
+
+    def create_review_comment(
+        self,
+        owner: str,
+        name: str,
+        number: int,
+        body: Any,
+        *,
+        user: str,
+        user_type: str = "User",
+        path: str | None = None,
+        in_reply_to: int | None = None,
+    ) -> dict[str, Any]:
+        """Add a review comment ("Create a review comment for a pull request"), or a reply in
+        the thread of ``in_reply_to`` ("Create a reply for a review comment").
+
+        As on GitHub, a reply goes to the thread's first comment: replying to a reply is
+        refused (404, as GitHub answers for a comment id that is not a top-level one).
+        404 for an unknown pull request or comment; 422 for a missing or too long body.
+        """
+        record, bundle = self.pull(owner, name, number)
+        text = self._check_body(body, DOC_REPLY_REVIEW_COMMENT)
+        root: Mapping[str, Any] | None = None
+        if in_reply_to is not None:
+            _, root_number, root = self.review_comment(owner, name, in_reply_to)
+            if root_number != number or root.get("in_reply_to_id"):
+                raise not_found(DOC_REPLY_REVIEW_COMMENT)
+        comment_id = self._new_id() + 10**9  # apart from issue comment ids, as on GitHub
+        api = f"{self.api_url}/repos/{record.full_name}/pulls/comments/{comment_id}"
+        now = iso(self.now())
+        comment: dict[str, Any] = {
+            "id": comment_id,
+            "node_id": base64.b64encode(f"024:PullRequestReviewComment{comment_id}".encode()).decode(),
+            "url": api,
+            "pull_request_review_id": comment_id + 1,
+            "path": (root or {}).get("path") or path or (bundle["files"][0]["filename"] if bundle["files"] else "README.md"),
+            "body": text,
+            "user": self.user_json(user, user_type),
+            "created_at": now,
+            "updated_at": now,
+            "html_url": f"{self.html_url}/{record.full_name}/pull/{number}#discussion_r{comment_id}",
+            "pull_request_url": f"{self.api_url}/repos/{record.full_name}/pulls/{number}",
+            "author_association": "NONE",
+            "line": (root or {}).get("line") or 1,
+            "side": "RIGHT",
+        }
+        if root is not None:
+            comment["in_reply_to_id"] = root["id"]
+        bundle["review_comments"].append(comment)
+        return comment
+
+    def delete_review_comment(self, owner: str, name: str, comment_id: int) -> None:
+        """Remove a review comment and its reactions ("Delete a review comment"); 404 when unknown."""
+        record, number, comment = self.review_comment(owner, name, comment_id)
+        record.pulls[number]["review_comments"].remove(comment)
+        self.review_reactions.pop(comment_id, None)
+
+    def add_review_reaction(
+        self, owner: str, name: str, comment_id: int, content: Any, *, user: str, user_type: str = "User"
+    ) -> tuple[Reaction, bool]:
+        """React to a review comment ("Create reaction for a pull request review comment");
+        ``(reaction, created)`` as for :meth:`add_reaction`. 404 unknown comment, 422 unknown content."""
+        self.review_comment(owner, name, comment_id)
+        if content not in REACTION_CONTENTS:
+            raise validation_failed("Reaction", "content", "invalid", DOC_REVIEW_REACTION)
+        existing = self.review_reactions.setdefault(comment_id, [])
+        for reaction in existing:
+            if reaction.user.lower() == user.lower() and reaction.content == content:
+                return reaction, False
+        reaction = Reaction(self._new_id(), user, user_type, content, self.now())
+        existing.append(reaction)
+        return reaction, True
 
     # ----- labels ---------------------------------------------------------------
 
@@ -652,10 +772,16 @@ class SandboxState:
         names = [self._check_label_name(n, DOC_ADD_LABELS) for n in self._label_names(data)]
         before = list(self.issue_labels.get((record.full_name, number), []))
         keys = [] if replace else list(before)
+        for label_name in dict.fromkeys(names):
+            if label_name.lower() not in keys:
+                keys.append(label_name.lower())
+        if len(keys) > ISSUE_LABELS_MAX:
+            # Checked before any label is created: GitHub changes nothing.
+            raise validation_failed(
+                "Issue", "labels", "custom", DOC_ADD_LABELS, f"Issues cannot have more than {ISSUE_LABELS_MAX} labels"
+            )
         for label_name in names:
-            label = self._get_or_create_label(record, label_name)
-            if label.name.lower() not in keys:
-                keys.append(label.name.lower())
+            self._get_or_create_label(record, label_name)
         self.issue_labels[(record.full_name, number)] = keys
         if actor:
             for key in before:
@@ -867,9 +993,31 @@ class SandboxState:
             "installations_count": 1,
         }
 
-    @staticmethod
-    def _permissions() -> dict[str, str]:
-        return {"contents": "read", "issues": "write", "metadata": "read", "pull_requests": "write"}
+    def _permissions(self) -> dict[str, str]:
+        return dict(self.permissions)
+
+    def set_permissions(self, permissions: Mapping[str, str | None]) -> None:
+        """Change what the installation was granted: ``{"contents": None}`` withholds Contents,
+        ``{"issues": "read"}`` leaves Issues read-only. Levels are ``read`` or ``write``.
+
+        Raises :class:`ValueError` for another level.
+        """
+        for name, level in permissions.items():
+            if level not in (None, "read", "write"):
+                raise ValueError(f"permission {name!r}: level must be read, write or null, got {level!r}")
+        for name, level in permissions.items():
+            if level is None:
+                self.permissions.pop(name, None)
+            else:
+                self.permissions[name] = level
+
+    def granted(self, needs: Iterable[tuple[str, str]]) -> bool:
+        """True when the installation holds one of ``needs`` (``(permission, level)`` pairs; write covers read)."""
+        for name, level in needs:
+            held = self.permissions.get(name)
+            if held == "write" or (held == "read" and level == "read"):
+                return True
+        return False
 
     def installation_json(self, account: str | None = None) -> dict[str, Any]:
         """The sandbox's one installation ("Get a repository installation for the authenticated app")."""
