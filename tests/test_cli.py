@@ -126,3 +126,33 @@ def test_public_flag_makes_stored_guides_visible(corpus_dir, tmp_path):
     assert GuideStore(db).visibility("verl-project/verl") == "private"
     assert main(["guide", str(corpus_dir / "7491.json"), "--db", str(db), "--public"]) == 0
     assert GuideStore(db).visibility("verl-project/verl") == "public"
+
+
+def test_rules_check_reports_globs_that_can_never_match_and_empty_files(tmp_path, capsys):
+    rules = tmp_path / "globs.yml"
+    rules.write_text(
+        "rules:\n"
+        "  - id: a\n"
+        "    files:\n"
+        "      - ./docs/**\n"        # 4
+        "      - ../x/**\n"          # 5
+        "      - docs/[a-\n"         # 6
+        "      - docs/{a,b\n"        # 7
+        "      - docs/[z-a]\n"       # 8
+        "      - docs/\n"            # 9
+        "      - docs/[a-z]/*.md\n"  # fine
+        "    labels: [a]\n",
+        encoding="utf-8",
+    )
+    empty = tmp_path / "empty.yml"
+    empty.write_text("# rules come later\n", encoding="utf-8")
+    assert main(["rules", "check", str(rules), str(empty)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(": rule a: ")[0] for line in out[:-1]] == [f"{rules}:{n}" for n in range(4, 10)]
+    assert "never start with './'; write 'docs/**'" in out[0]
+    assert "never start with '../'" in out[1]
+    assert "'[' is never closed" in out[2]
+    assert "'{' is never closed" in out[3]
+    assert "the range 'z-a' is empty" in out[4]
+    assert "no path ends in '/'" in out[5]
+    assert out[-1] == f"{empty}:1: the file has no rules, labels, areas or disable list"

@@ -237,3 +237,21 @@ def test_aliases_and_merge_keys_in_rule_files_are_refused_with_their_line(tmp_pa
     # Without anchors, merge keys with an inline mapping still work.
     loaded = parse_rules("rules:\n  - <<: {labels: [docs]}\n    id: a\n    files: docs/**\n", "m.yml")
     assert [r.id for r in loaded.rules] == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "why"),
+    [
+        ("b//**", "'//' makes an empty folder name, which no path has; write 'b/**'"),
+        ("docs/../x.md", "can never match: pull request paths never hold a '.' or '..' folder"),
+    ],
+)
+def test_globs_no_pull_request_path_can_have_are_refused(pattern, why):
+    with pytest.raises(GlobProblem) as info:
+        compile_glob(pattern)
+    assert str(info.value) == f"glob {pattern!r}: {why}"
+
+
+@pytest.mark.parametrize("pattern", ["docs/[a-z]/*.md", "docs/[[:alpha:]]x", "docs/[]]", "docs/[!a]", "x/[a-]", "a}b"])
+def test_unusual_but_valid_globs_are_kept(pattern):
+    assert compile_glob(pattern).pattern == pattern

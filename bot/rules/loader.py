@@ -38,7 +38,8 @@ def load_rules(paths: Sequence[str | Path] = (), *, defaults: bool = True) -> Ru
     first and applies ``config/settings.yml``. A file given twice is read once. A
     file's ``disable:`` removes rules of the files loaded before it. Raises
     :class:`RuleError` listing every problem of every file: syntax, unknown keys,
-    bad values, duplicate ids (naming both places), unknown areas and disabled ids.
+    bad values, duplicate ids (naming both places), unknown areas and disabled ids,
+    and files with nothing in them.
     """
     files, problems = _read_all(paths, defaults)
     settings = Settings()
@@ -127,7 +128,11 @@ def _read_all(paths: Sequence[str | Path], defaults: bool) -> tuple[list[RuleFil
         except (OSError, UnicodeDecodeError) as exc:
             problems.append(Problem(source, 1, f"cannot read rule file: {exc}"))
             continue
-        files.append(_parse_text(text, source, ()))
+        file = _parse_text(text, source, ())
+        if not (file.problems or file.rules or file.labels or file.areas or file.disable):
+            # Most likely the wrong file, or a file whose content was lost: say so rather than "ok".
+            file.problems.append(Problem(source, 1, "the file has no rules, labels, areas or disable list"))
+        files.append(file)
     return files, problems
 
 
