@@ -339,3 +339,52 @@ def test_merged_pull_requests_reports_progress_per_phase(repo):
     bundles = merged_pull_requests(repo, progress=lambda phase, done, total: seen.append((phase, done, total)))
     assert len(bundles) == 1
     assert seen == [("history", 1, None), ("diffs", 1, 1)]
+
+
+def test_unexpected_errors_are_one_line_too(monkeypatch, capsys, tmp_path):
+    import sqlite3
+
+    import bot.app.server
+
+    def broken(args):
+        raise KeyError("surprise")
+
+    def missing(args):
+        raise FileNotFoundError(2, "No such file or directory", str(tmp_path / "gone.yml"))
+
+    for func, expected in (
+        (broken, "prguide rules check: internal error (KeyError: 'surprise'); please report it\n"),
+        (missing, f"prguide rules check: {tmp_path / 'gone.yml'}: No such file or directory\n"),
+    ):
+        monkeypatch.setattr("bot.cli._cmd_rules_check", func)
+        assert main(["rules", "check", "x.yml"]) == 1
+        assert capsys.readouterr().err == expected
+
+    # serve: a database that turns out unusable once the server opens it
+    monkeypatch.undo()
+    from bot.demo import generate_private_key
+
+    monkeypatch.setenv("GITHUB_APP_ID", "1")
+    monkeypatch.setenv("GITHUB_PRIVATE_KEY", generate_private_key())
+    monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", "s" * 20)
+    monkeypatch.setenv("PRGUIDE_DB", str(tmp_path / "jobs.db"))
+
+    def not_a_database(settings):
+        raise sqlite3.DatabaseError("file is not a database")
+
+    monkeypatch.setattr(bot.app.server, "run", not_a_database)
+    assert main(["serve"]) == 1
+    assert capsys.readouterr().err == (
+        f"prguide serve: PRGUIDE_DB {tmp_path / 'jobs.db'} is not a usable prguide database (file is not a database)\n"
+    )
+
+
+def test_history_of_a_repository_without_merged_pull_requests(tmp_path, capsys):
+    r = tmp_path / "plain"
+    r.mkdir()
+    _git(r, "init", "-q", "-b", "main")
+    (r / "a.txt").write_text("a\n", encoding="utf-8")
+    _git(r, "add", ".")
+    _git(r, "commit", "-qm", "just a commit")
+    assert main(["history", "--repo", str(r), "--repository", "acme/plain"]) == 1
+    assert capsys.readouterr().err == f"prguide history: no merged pull requests found in {r}\n"
