@@ -157,6 +157,10 @@ def test_rules_check_reports_globs_that_can_never_match_and_empty_files(tmp_path
     assert "the range 'z-a' is empty" in out[4]
     assert "no path ends in '/'" in out[5]
     assert out[-1] == f"{empty}:1: the file has no rules, labels, areas or disable list"
+    # Loading it stays harmless (a server is not refused over it); only the check says so.
+    from bot.rules import load_rules
+
+    assert load_rules([empty], defaults=False).rules == ()
 
 
 # --- bad paths: one line on stderr, a non-zero exit, never a traceback -------------------------------------
