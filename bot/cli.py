@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import inspect
 import json
+import os
 import sqlite3
 import sys
 from collections.abc import Sequence
@@ -23,7 +24,8 @@ from bot import __version__
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code (0 ok, 1 failure, 2 usage).
 
-    Every error is one line on stderr (``prguide COMMAND: message``), never a traceback.
+    Every error is one line on stderr (``prguide COMMAND: message``), never a traceback
+    (unless ``PRGUIDE_TRACEBACK`` is set and the error is a bug, not a bad input).
     """
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -41,7 +43,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{prog}: {one_line(exc)}", file=sys.stderr)
         return 1
     except Exception as exc:  # noqa: BLE001 - a command line prints one line, never a traceback
-        print(f"{prog}: internal error ({type(exc).__name__}: {one_line(exc)}); please report it", file=sys.stderr)
+        if os.environ.get("PRGUIDE_TRACEBACK"):
+            raise  # for whoever debugs it
+        print(
+            f"{prog}: internal error ({type(exc).__name__}: {one_line(exc)}); please report it "
+            "(PRGUIDE_TRACEBACK=1 shows where it happened)",
+            file=sys.stderr,
+        )
         return 1
 
 

@@ -357,12 +357,17 @@ def test_unexpected_errors_are_one_line_too(monkeypatch, capsys, tmp_path):
         raise FileNotFoundError(2, "No such file or directory", str(tmp_path / "gone.yml"))
 
     for func, expected in (
-        (broken, "prguide rules check: internal error (KeyError: 'surprise'); please report it\n"),
+        (broken, "prguide rules check: internal error (KeyError: 'surprise'); please report it "
+                 "(PRGUIDE_TRACEBACK=1 shows where it happened)\n"),
         (missing, f"prguide rules check: {tmp_path / 'gone.yml'}: No such file or directory\n"),
     ):
         monkeypatch.setattr("bot.cli._cmd_rules_check", func)
         assert main(["rules", "check", "x.yml"]) == 1
         assert capsys.readouterr().err == expected
+    monkeypatch.setenv("PRGUIDE_TRACEBACK", "1")
+    monkeypatch.setattr("bot.cli._cmd_rules_check", broken)
+    with pytest.raises(KeyError):
+        main(["rules", "check", "x.yml"])
 
     # serve: a database that turns out unusable once the server opens it
     monkeypatch.undo()
