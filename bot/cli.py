@@ -12,6 +12,8 @@ import argparse
 import asyncio
 import inspect
 import json
+import os
+import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,26 +22,56 @@ from bot import __version__
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the process exit code (0 ok, 1 failure, 2 usage)."""
+    """Run the command line; returns the process exit code (0 ok, 1 failure, 2 usage).
+
+    Every error is one line on stderr (``prguide COMMAND: message``), never a traceback
+    (unless ``PRGUIDE_TRACEBACK`` is set and the error is a bug, not a bad input).
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    prog = f"prguide {args.command}" if getattr(args, "command", None) else "prguide"
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
-    except (ValueError, OSError) as exc:
-        print(f"prguide: {exc}", file=sys.stderr)
+    except (ValueError, OSError, sqlite3.Error) as exc:
+        print(f"{prog}: {one_line(exc)}", file=sys.stderr)
         return 1
+    except Exception as exc:  # noqa: BLE001 - a command line prints one line, never a traceback
+        if os.environ.get("PRGUIDE_TRACEBACK"):
+            raise  # for whoever debugs it
+        print(
+            f"{prog}: internal error ({type(exc).__name__}: {one_line(exc)}); please report it "
+            "(PRGUIDE_TRACEBACK=1 shows where it happened)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def one_line(exc: BaseException) -> str:
+    """``exc`` as one line: ``FILE: reason`` for an :class:`OSError` that names a file, else its text."""
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}"
+    else:
+        text = str(exc) or type(exc).__name__
+    return "; ".join(part.strip(" -") for part in text.splitlines() if part.strip(" -"))
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line (the usage itself is one ``--help`` away)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argparse tree of every ``prguide`` command."""
-    parser = argparse.ArgumentParser(prog="prguide", description="Reading guides and labels for merged pull requests.")
+    parser = _Parser(prog="prguide", description="Reading guides and labels for merged pull requests.")
     parser.add_argument("--version", action="version", version=f"prguide {__version__}")
     sub = parser.add_subparsers(metavar="COMMAND")
 
@@ -49,31 +81,44 @@ def build_parser() -> argparse.ArgumentParser:
     _engine_options(guide)
     guide.add_argument("--db", type=Path, help="also store the guides in this tag-view database")
     guide.add_argument("--public", action="store_true", help="with --db: mark the repository public in the tag view")
-    guide.set_defaults(func=_cmd_guide)
+    guide.set_defaults(func=_cmd_guide, command="guide")
 
     history = sub.add_parser("history", help="guides for the last merged PRs of a local git repository")
     history.add_argument("--repo", type=Path, default=Path("."), help="a git repository, working or bare (default: .)")
-    history.add_argument("--last", type=int, default=10, metavar="N", help="how many merged PRs (default 10)")
-    history.add_argument("--repository", metavar="OWNER/NAME", help="the GitHub name (default: from remote.origin.url)")
+    history.add_argument("--last", type=_at_least_one, default=10, metavar="N", help="how many merged PRs (default 10)")
+    history.add_argument(
+        "--repository", metavar="OWNER/NAME",
+        help="the GitHub name, for links in the guides (default: from remote.origin.url)",
+    )  # fmt: skip
     history.add_argument("--out", type=Path, metavar="DIR", help="write one file per PR into DIR instead of stdout")
     history.add_argument("--db", type=Path, help="also store the guides in this tag-view database")
     history.add_argument("--public", action="store_true", help="with --db: mark the repository public in the tag view")
     _engine_options(history)
-    history.set_defaults(func=_cmd_history)
+    history.set_defaults(func=_cmd_history, command="history")
 
     rules = sub.add_parser("rules", help="work with rule files")
     rules_sub = rules.add_subparsers(metavar="ACTION")
     check = rules_sub.add_parser("check", help="validate rule files; exit 1 on any problem")
     check.add_argument("paths", nargs="+", type=Path, help="rule files or folders")
-    check.set_defaults(func=_cmd_rules_check)
+    check.set_defaults(func=_cmd_rules_check, command="rules check")
 
     serve = sub.add_parser("serve", help="run the GitHub App webhook server (settings from the environment)")
-    serve.set_defaults(func=_cmd_serve)
+    serve.set_defaults(func=_cmd_serve, command="serve")
 
     _optional_subcommand(sub, "sandbox", "run a local GitHub API emulator", "bot.sandbox.cli")
     _optional_subcommand(sub, "view", "serve or export the tag view of a guide database", "bot.tagview.cli")
     _optional_subcommand(sub, "demo", "run the sandbox and the app end to end on a real merged PR", "bot.demo")
     return parser
+
+
+def _at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"N must be 1 or more, got {value}")
+    return value
 
 
 def _engine_options(p: argparse.ArgumentParser) -> None:
@@ -87,6 +132,7 @@ def _optional_subcommand(sub, name: str, help_text: str, module: str) -> None:
     import importlib
 
     p = sub.add_parser(name, help=help_text)
+    p.set_defaults(command=name)
     try:
         mod = importlib.import_module(module)
     except ImportError as exc:  # pragma: no cover - only while a feature is being built
@@ -124,76 +170,140 @@ def _cmd_guide(args: argparse.Namespace) -> int:
     if args.all and args.bundle:
         print("prguide guide: give a BUNDLE file or --all DIR, not both", file=sys.stderr)
         return 2
-    if args.all:
-        if not args.all.is_dir():
-            print(f"prguide guide: {args.all} is not a folder", file=sys.stderr)
-            return 1
-        results, failed = [], 0
-        snapshots = []
-        for path in sorted(args.all.glob("*.json")):
-            try:
-                snapshots.append(load_bundle(path))
-            except BundleError as exc:  # one bad file must not hide the good ones
-                print(f"prguide guide: {exc}", file=sys.stderr)
-                failed += 1
-        for snapshot in sorted(snapshots, key=lambda s: s.number):
-            guide = build_guide(snapshot, rules, lang=args.lang)
-            results.append(guide)
-            if args.format == "json":
-                continue
-            d = guide.data
-            labels = ",".join(d["labels"]) or "-"
-            print(f"#{d['number']}\t{d['importance']:>2}/10\t{d['reading_level']:<5}\t{d['reading_minutes']:>4} min\t{labels}")
-        if args.format == "json":
-            print(json.dumps([g.data for g in results], ensure_ascii=False, indent=2))
-        _store(args, results)
-        return 1 if failed else 0
-    if not args.bundle:
+    if not args.all and not args.bundle:
         print("prguide guide: give a BUNDLE file or --all DIR", file=sys.stderr)
         return 2
-    guide = build_guide(load_bundle(args.bundle), rules, lang=args.lang)
-    _emit(guide, args.format)
-    _store(args, [guide])
-    return 0
+    if args.all and not args.all.is_dir():
+        print(f"prguide guide: {args.all} is not a folder", file=sys.stderr)
+        return 1
+    if args.bundle and not args.bundle.is_file():
+        what = "is a folder (use --all DIR for every bundle in it)" if args.bundle.is_dir() else "no such file"
+        print(f"prguide guide: {args.bundle}: {what}", file=sys.stderr)
+        return 1
+    store = _open_store(args)  # before the work, so a bad --db costs nothing
+    try:
+        if args.all:
+            results, failed = [], 0
+            snapshots = []
+            for path in sorted(args.all.glob("*.json")):
+                try:
+                    snapshots.append(load_bundle(path))
+                except BundleError as exc:  # one bad file must not hide the good ones
+                    print(f"prguide guide: {exc}", file=sys.stderr)
+                    failed += 1
+            for snapshot in sorted(snapshots, key=lambda s: s.number):
+                guide = build_guide(snapshot, rules, lang=args.lang)
+                results.append(guide)
+                if args.format == "json":
+                    continue
+                d = guide.data
+                labels = ",".join(d["labels"]) or "-"
+                print(f"#{d['number']}\t{d['importance']:>2}/10\t{d['reading_level']:<5}\t{d['reading_minutes']:>4} min\t{labels}")
+            if args.format == "json":
+                print(json.dumps([g.data for g in results], ensure_ascii=False, indent=2))
+            _store(args, store, results)
+            return 1 if failed else 0
+        guide = build_guide(load_bundle(args.bundle), rules, lang=args.lang)
+        _emit(guide, args.format)
+        _store(args, store, [guide])
+        return 0
+    finally:
+        if store is not None:
+            store.close()
 
 
 def _cmd_history(args: argparse.Namespace) -> int:
     from bot.engine import build_guide
     from bot.rules import RuleError
-    from bot.sources.gitrepo import GitRepositoryError, load_merged_pull_requests
+    from bot.sources.gitrepo import GitRepositoryError, load_merged_pull_requests, repository_name
 
     try:
         rules = _load_rules(args)
-        snapshots = load_merged_pull_requests(args.repo, last=args.last, repository=args.repository)
+        named = repository_name(args.repo, args.repository)
     except (RuleError, GitRepositoryError) as exc:
         print(f"prguide history: {exc}", file=sys.stderr)
         return 1
-    if not snapshots:
-        print(f"prguide history: no merged pull requests found in {args.repo}", file=sys.stderr)
-        return 1
-    guides = [build_guide(snapshot, rules, lang=args.lang) for snapshot in _progress(snapshots, "guides")]
-    if args.out:
+    if args.out is not None:
+        # Before the work: finding out after every guide is built wastes the run.
+        if args.out.exists() and not args.out.is_dir():
+            print(f"prguide history: --out {args.out} is a file, not a folder", file=sys.stderr)
+            return 1
         args.out.mkdir(parents=True, exist_ok=True)
-        suffix = "json" if args.format == "json" else "md"
-        for g in guides:
-            body = json.dumps(g.data, ensure_ascii=False, indent=2) if args.format == "json" else g.markdown
-            (args.out / f"{g.number}.{suffix}").write_text(body, encoding="utf-8")
-        print(f"wrote {len(guides)} guides to {args.out}", file=sys.stderr)
-    elif args.format == "json":
-        print(json.dumps([g.data for g in guides], ensure_ascii=False, indent=2))
-    else:
-        print("\n\n---\n\n".join(g.markdown for g in guides))
-    _store(args, guides)
-    return 0
+    store = _open_store(args)
+    if not named.on_github:
+        if named.origin:
+            why = f"its origin remote ({named.origin}) is not on github.com"
+        else:
+            why = "it has no 'origin' remote"
+        print(
+            f"prguide history: warning: {args.repo}: {why}, so the guides are stored as {named.name} "
+            "and link nowhere; pass --repository OWNER/NAME to name the GitHub repository",
+            file=sys.stderr,
+        )
+    try:
+        with _PhaseProgress() as progress:
+            try:
+                snapshots = load_merged_pull_requests(
+                    args.repo, last=args.last, repository=args.repository, progress=progress
+                )
+            except GitRepositoryError as exc:
+                print(f"prguide history: {exc}", file=sys.stderr)
+                return 1
+            if not snapshots:
+                print(f"prguide history: no merged pull requests found in {args.repo}", file=sys.stderr)
+                return 1
+            guides = []
+            for snapshot in snapshots:
+                guides.append(build_guide(snapshot, rules, lang=args.lang))
+                progress("guides", len(guides), len(snapshots))
+        if args.out:
+            suffix = "json" if args.format == "json" else "md"
+            for g in guides:
+                body = json.dumps(g.data, ensure_ascii=False, indent=2) if args.format == "json" else g.markdown
+                (args.out / f"{g.number}.{suffix}").write_text(body, encoding="utf-8")
+            print(f"wrote {len(guides)} guides to {args.out}", file=sys.stderr)
+        elif args.format == "json":
+            print(json.dumps([g.data for g in guides], ensure_ascii=False, indent=2))
+        else:
+            print("\n\n---\n\n".join(g.markdown for g in guides))
+        _store(args, store, guides)
+        return 0
+    finally:
+        if store is not None:
+            store.close()
 
 
-def _progress(items, unit: str):
-    """A progress bar on a terminal (stderr), nothing when piped."""
-    if not sys.stderr.isatty():
-        return items
-    from tqdm import tqdm
+class _PhaseProgress:
+    """Progress bars on a terminal (stderr), one per phase; nothing when stderr is not a terminal.
 
-    return tqdm(items, unit=f" {unit}", file=sys.stderr)
+    Called as ``progress(phase, done, total)`` (:data:`bot.sources.gitrepo.Progress`).
+    """
+
+    _DESCRIPTIONS = {"history": "reading history", "diffs": "reading diffs", "guides": "building guides"}
+    _UNITS = {"history": " PRs", "diffs": " PRs", "guides": " guides"}
+
+    def __init__(self) -> None:
+        self.bars: dict[str, object] = {}
+        self.enabled = sys.stderr.isatty()
+
+    def __enter__(self) -> _PhaseProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for bar in self.bars.values():
+            bar.close()
+
+    def __call__(self, phase: str, done: int, total: int | None) -> None:
+        if not self.enabled:
+            return
+        bar = self.bars.get(phase)
+        if bar is None:
+            from tqdm import tqdm
+
+            bar = self.bars[phase] = tqdm(
+                total=total, desc=self._DESCRIPTIONS.get(phase, phase), unit=self._UNITS.get(phase, ""), file=sys.stderr
+            )
+        bar.update(done - bar.n)
 
 
 def _emit(guide, fmt: str) -> None:
@@ -203,24 +313,23 @@ def _emit(guide, fmt: str) -> None:
         sys.stdout.write(guide.markdown)
 
 
-def _store(args: argparse.Namespace, guides) -> None:
-    if not getattr(args, "db", None):
-        return
-    from bot.tagview.store import GuideStore
+def _open_store(args: argparse.Namespace):
+    from bot.tagview.cli import open_guide_store
 
-    store = GuideStore(args.db)
-    try:
-        for g in guides:
-            store.save(
-                g.data,
-                # Offline sources cannot tell whether a repository is private: assume it is unless told.
-                visibility="public" if args.public else None,
-                label_descriptions={name: spec.description for name, spec in g.label_specs.items()},
-            )
-    finally:
-        close = getattr(store, "close", None)
-        if close:
-            close()
+    db = getattr(args, "db", None)
+    return open_guide_store(db) if db else None
+
+
+def _store(args: argparse.Namespace, store, guides) -> None:
+    if store is None:
+        return
+    for g in guides:
+        store.save(
+            g.data,
+            # Offline sources cannot tell whether a repository is private: assume it is unless told.
+            visibility="public" if args.public else None,
+            label_descriptions={name: spec.description for name, spec in g.label_specs.items()},
+        )
     print(f"stored {len(guides)} guides in {args.db}", file=sys.stderr)
 
 
@@ -231,7 +340,7 @@ def _cmd_rules_check(args: argparse.Namespace) -> int:
     for problem in problems:
         print(problem)
     if problems:
-        print(f"{len(problems)} problem(s) found", file=sys.stderr)
+        print(f"prguide rules check: {len(problems)} {'problem' if len(problems) == 1 else 'problems'} found", file=sys.stderr)
         return 1
     print(f"ok: {', '.join(str(p) for p in args.paths)}")
     return 0
@@ -241,10 +350,16 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from bot.app.server import run
     from bot.app.settings import Settings, SettingsError
 
+    from bot.app.db import DatabaseError
+
     try:
         settings = Settings.from_env()
     except SettingsError as exc:
-        print(f"prguide serve: {exc}", file=sys.stderr)
+        print(f"prguide serve: cannot start: {'; '.join(exc.problems)}", file=sys.stderr)
         return 2
-    run(settings)
+    try:
+        run(settings)
+    except (sqlite3.Error, DatabaseError) as exc:
+        print(f"prguide serve: PRGUIDE_DB {settings.db_path} is not a usable prguide database ({one_line(exc)})", file=sys.stderr)
+        return 1
     return 0

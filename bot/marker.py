@@ -98,3 +98,11 @@ def parse_marker(body: str | None) -> MarkerState | None:
 def has_marker(body: str | None) -> bool:
     """True when ``body`` carries a prguide marker (of any state)."""
     return bool(body) and MARKER_PREFIX in body
+
+
+def replace_marker(body: str, state: MarkerState) -> str:
+    """``body`` with its marker line holding ``state`` instead; unchanged when it has no marker."""
+    match = _MARKER_RE.search(body or "")
+    if not match:
+        return body
+    return body[: match.start()] + render_marker(state) + body[match.end() :]

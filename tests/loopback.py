@@ -170,11 +170,22 @@ def settings_for(sandbox: Any, private_key: bytes, tmp_path: Path, **changes: An
     return Settings(**values)
 
 
+async def started(client: TestClient, sandbox: Any = None) -> None:
+    """Wait for the app's start-up check of its credentials (one ``GET /app``); with
+    ``sandbox``, forget that request, so tests see only what deliveries cause."""
+    check = client.app[STATE].credential_check
+    if check is not None:
+        await check
+    if sandbox is not None:
+        sandbox.state.requests.clear()
+
+
 @contextlib.asynccontextmanager
-async def running_app(settings: Settings, **app_options: Any) -> AsyncIterator[TestClient]:
-    """Serve :func:`create_app` on a loopback port for the block."""
+async def running_app(settings: Settings, *, sandbox: Any = None, **app_options: Any) -> AsyncIterator[TestClient]:
+    """Serve :func:`create_app` on a loopback port for the block (see :func:`started`)."""
     client = TestClient(TestServer(create_app(settings, **app_options)))
     await client.start_server()
+    await started(client, sandbox)
     try:
         yield client
     finally:
@@ -199,7 +210,7 @@ async def start_loopback(
     client_options.setdefault("sleep", sleeps)
     async with start_sandbox(private_key, bundles=list(bundles.values()), **dict(sandbox_options or {})) as sandbox:
         app_settings = settings_for(sandbox, private_key, tmp_path, **dict(settings or {}))
-        async with running_app(app_settings, client_options=client_options, **app_options) as client:
+        async with running_app(app_settings, sandbox=sandbox, client_options=client_options, **app_options) as client:
             yield Loopback(client, sandbox, bundles, template, sleeps)
 
 

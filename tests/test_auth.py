@@ -145,3 +145,18 @@ async def test_a_401_for_an_expired_token_gets_a_new_one_once(auth, sandbox, ses
     assert "repositories" in answer
     assert client.calls_by_status == {401: 1, 200: 1}
     assert len(token_requests(sandbox)) == 2
+
+
+def test_only_githubs_clock_refusals_with_a_date_move_the_jwt_clock(auth, caplog):
+    import email.utils
+    import json
+
+    clock_refusal = json.dumps({"message": "'Expiration time' claim ('exp') is too far in the future"}).encode()
+    auth._learn_clock({}, clock_refusal)  # no Date header: nothing to go by
+    auth._learn_clock({"date": email.utils.formatdate(time.time() + 300, usegmt=True)}, b'{"message": "Bad credentials"}')
+    auth._learn_clock({"date": "not a date"}, b"not json")
+    assert auth.clock_offset == 0
+    auth._learn_clock({"date": email.utils.formatdate(time.time() - 200, usegmt=True)}, clock_refusal)
+    assert abs(auth.clock_offset + 200) <= 1
+    claims = jwt.decode(auth.app_jwt(), options={"verify_signature": False})
+    assert abs(claims["iat"] - (time.time() - 200 - 60)) <= 2

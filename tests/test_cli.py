@@ -1,6 +1,7 @@
 """The prguide command line on real bundles, a real git repository and rule files."""
 
 import json
+import re
 import subprocess
 
 import pytest
@@ -126,3 +127,273 @@ def test_public_flag_makes_stored_guides_visible(corpus_dir, tmp_path):
     assert GuideStore(db).visibility("verl-project/verl") == "private"
     assert main(["guide", str(corpus_dir / "7491.json"), "--db", str(db), "--public"]) == 0
     assert GuideStore(db).visibility("verl-project/verl") == "public"
+
+
+def test_rules_check_reports_globs_that_can_never_match_and_empty_files(tmp_path, capsys):
+    rules = tmp_path / "globs.yml"
+    rules.write_text(
+        "rules:\n"
+        "  - id: a\n"
+        "    files:\n"
+        "      - ./docs/**\n"        # 4
+        "      - ../x/**\n"          # 5
+        "      - docs/[a-\n"         # 6
+        "      - docs/{a,b\n"        # 7
+        "      - docs/[z-a]\n"       # 8
+        "      - docs/\n"            # 9
+        "      - docs/[a-z]/*.md\n"  # fine
+        "    labels: [a]\n",
+        encoding="utf-8",
+    )
+    empty = tmp_path / "empty.yml"
+    empty.write_text("# rules come later\n", encoding="utf-8")
+    assert main(["rules", "check", str(rules), str(empty)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(": rule a: ")[0] for line in out[:-1]] == [f"{rules}:{n}" for n in range(4, 10)]
+    assert "never start with './'; write 'docs/**'" in out[0]
+    assert "never start with '../'" in out[1]
+    assert "'[' is never closed" in out[2]
+    assert "'{' is never closed" in out[3]
+    assert "the range 'z-a' is empty" in out[4]
+    assert "no path ends in '/'" in out[5]
+    assert out[-1] == f"{empty}:1: the file has no rules, labels, areas or disable list"
+    # Loading it stays harmless (a server is not refused over it); only the check says so.
+    from bot.rules import load_rules
+
+    assert load_rules([empty], defaults=False).rules == ()
+
+
+# --- bad paths: one line on stderr, a non-zero exit, never a traceback -------------------------------------
+
+
+def _bad_paths(tmp_path):
+    """Paths that are each wrong in their own way, by kind."""
+    import os
+
+    text = tmp_path / "notes.txt"
+    text.write_text("hello, not what you think\n", encoding="utf-8")
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    unreadable = tmp_path / "locked.json"
+    unreadable.write_text("{}", encoding="utf-8")
+    unreadable.chmod(0)
+    paths = {"missing": tmp_path / "missing" / "nothing.yml", "folder": folder, "text": text}
+    if os.geteuid() != 0:  # root reads files whatever their mode
+        paths["unreadable"] = unreadable
+    return paths
+
+
+def _run_cli(argv, capsys):
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exc:  # argparse usage errors
+        code = exc.code
+    return code, capsys.readouterr().err
+
+
+def test_every_command_answers_bad_paths_with_one_line(repo, tmp_path, capsys, monkeypatch):
+    bad = _bad_paths(tmp_path)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    db = tmp_path / "good.db"
+    from bot.tagview.store import GuideStore
+
+    with GuideStore(db):
+        pass
+    key = tmp_path / "key.pem"
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    pem = rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    key.write_bytes(pem)
+
+    commands = {
+        "guide BUNDLE": lambda p: ["guide", p],
+        "guide --all": lambda p: ["guide", "--all", p],
+        "guide --rules": lambda p: ["guide", "--all", empty, "--rules", p],
+        "guide --db": lambda p: ["guide", "--all", empty, "--db", p],
+        "history --repo": lambda p: ["history", "--repo", p],
+        "history --rules": lambda p: ["history", "--repo", repo, "--rules", p],
+        "history --db": lambda p: ["history", "--repo", repo, "--repository", "acme/app", "--db", p],
+        "rules check": lambda p: ["rules", "check", p],
+        "view --db": lambda p: ["view", "--db", p],
+        "view --export": lambda p: ["view", "--db", db, "--export", p],
+        "sandbox --app-key": lambda p: ["sandbox", "--app-id", "1", "--app-key", p],
+        "sandbox --bundles": lambda p: ["sandbox", "--app-id", "1", "--app-key", key, "--bundles", p],
+        "sandbox --repo": lambda p: ["sandbox", "--app-id", "1", "--app-key", key, "--repo", p],
+        "demo --bundle": lambda p: ["demo", "--bundle", p],
+        "demo --repo": lambda p: ["demo", "--repo", p],
+    }
+    # Where a missing path is fine (it is created) or a folder is what is asked for.
+    allowed = {
+        ("guide --db", "missing"), ("history --db", "missing"), ("view --export", "missing"),
+        ("view --export", "folder"), ("guide --rules", "folder"), ("history --rules", "folder"),
+        ("rules check", "folder"), ("sandbox --bundles", "folder"),
+    }  # fmt: skip
+    for (kind, path) in bad.items():
+        for name, argv in commands.items():
+            if (name, kind) in allowed:
+                continue
+            if name.startswith("guide --all") and kind == "folder":
+                continue
+            code, err = _run_cli(argv(path), capsys)
+            where = f"{name} with a {kind} path: {err!r}"
+            assert code not in (0, None), where
+            # "prguide COMMAND: ..." or, for a rule file, the compiler-style "FILE:LINE: ...".
+            assert err.count("\n") == 1 and (err.startswith("prguide") or re.match(r"\S+:\d+: ", err)), where
+            assert "Traceback" not in err, where
+
+    # serve reads its paths from the environment; run it as a process, as a user would.
+    import os
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PRGUIDE_"))}
+    env.update(GITHUB_APP_ID="1", GITHUB_PRIVATE_KEY_PATH=str(key), GITHUB_WEBHOOK_SECRET="s" * 20, PORT="0")
+    cases = [("PRGUIDE_DB", bad["text"]), ("PRGUIDE_DB", bad["folder"]), ("PRGUIDE_RULES", bad["text"]),
+             ("PRGUIDE_RULES", bad["missing"]), ("GITHUB_PRIVATE_KEY_PATH", bad["folder"]),
+             ("GITHUB_PRIVATE_KEY_PATH", bad["text"])]  # fmt: skip
+    for variable, path in cases:
+        done = subprocess.run(
+            [sys.executable, "-c", "import sys; from bot.cli import main; sys.exit(main())", "serve"], env={**env, variable: str(path)}, cwd=tmp_path,
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        where = f"serve with {variable}={path}: {done.stderr!r}"
+        assert done.returncode != 0, where
+        assert done.stderr.count("\n") == 1 and done.stderr.startswith("prguide serve: "), where
+
+
+# --- history: naming, options checked before the work, progress ----------------------------------------------
+
+
+def test_history_without_an_origin_remote_warns_and_points_at_repository(repo, tmp_path, capsys):
+    db = tmp_path / "g.db"
+    assert main(["history", "--repo", str(repo), "--db", str(db), "--format", "json"]) == 0
+    err = capsys.readouterr().err
+    assert (
+        f"prguide history: warning: {repo}: it has no 'origin' remote, so the guides are stored as local/repo "
+        "and link nowhere; pass --repository OWNER/NAME to name the GitHub repository"
+    ) in err
+    assert main(["history", "--repo", str(repo), "--repository", "acme/app", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert "warning" not in captured.err
+    assert json.loads(captured.out)[0]["url"] == "https://github.com/acme/app/pull/12"
+
+    _git(repo, "remote", "add", "origin", "https://gitlab.example.com/acme/app.git")
+    assert main(["history", "--repo", str(repo), "--format", "json"]) == 0
+    assert "its origin remote (https://gitlab.example.com/acme/app.git) is not on github.com" in capsys.readouterr().err
+
+
+def test_history_last_must_be_at_least_one(repo, capsys):
+    for value in ("0", "-3", "many"):
+        code, err = _run_cli(["history", "--repo", repo, "--last", value], capsys)
+        assert code == 2
+        assert err.count("\n") == 1 and err.startswith("prguide history: argument --last: ")
+    assert "N must be 1 or more, got 0" in _run_cli(["history", "--last", "0"], capsys)[1]
+
+
+def test_history_repo_that_is_a_file_says_so(repo, capsys):
+    assert main(["history", "--repo", str(repo / "app.py")]) == 1
+    assert capsys.readouterr().err == (
+        f"prguide history: {repo / 'app.py'}: is a file, not a git repository "
+        "(give the top folder of a working tree or a bare repository)\n"
+    )
+
+
+def test_history_checks_out_and_db_before_building_any_guide(repo, tmp_path, capsys, monkeypatch):
+    import bot.engine
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("a guide was built before the outputs were checked")
+
+    monkeypatch.setattr(bot.engine, "build_guide", no_work)
+    taken = tmp_path / "taken"
+    taken.write_text("", encoding="utf-8")
+    assert main(["history", "--repo", str(repo), "--repository", "acme/app", "--out", str(taken)]) == 1
+    assert capsys.readouterr().err == f"prguide history: --out {taken} is a file, not a folder\n"
+    assert main(["history", "--repo", str(repo), "--repository", "acme/app", "--db", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == f"prguide history: {tmp_path} is a folder, not a database file\n"
+
+
+def test_history_shows_progress_while_reading_git_on_a_terminal(repo, capsys, monkeypatch):
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    for n in range(13, 16):  # a few more merged pull requests
+        (repo / f"m{n}.py").write_text(f"X = {n}\n", encoding="utf-8")
+        _git(repo, "add", ".")
+        _git(repo, "commit", "-qm", f"fix: m{n} (#{n})")
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["history", "--repo", str(repo), "--repository", "acme/app", "--last", "3"]) == 0
+    shown = terminal.getvalue()
+    for phase in ("reading history", "reading diffs", "building guides"):
+        assert f"{phase}: 100%" in shown and "3/3" in shown, shown
+
+
+def test_merged_pull_requests_reports_progress_per_phase(repo):
+    from bot.sources.gitrepo import merged_pull_requests
+
+    seen = []
+    bundles = merged_pull_requests(repo, progress=lambda phase, done, total: seen.append((phase, done, total)))
+    assert len(bundles) == 1
+    assert seen == [("history", 1, None), ("diffs", 1, 1)]
+
+
+def test_unexpected_errors_are_one_line_too(monkeypatch, capsys, tmp_path):
+    import sqlite3
+
+    import bot.app.server
+
+    def broken(args):
+        raise KeyError("surprise")
+
+    def missing(args):
+        raise FileNotFoundError(2, "No such file or directory", str(tmp_path / "gone.yml"))
+
+    for func, expected in (
+        (broken, "prguide rules check: internal error (KeyError: 'surprise'); please report it "
+                 "(PRGUIDE_TRACEBACK=1 shows where it happened)\n"),
+        (missing, f"prguide rules check: {tmp_path / 'gone.yml'}: No such file or directory\n"),
+    ):
+        monkeypatch.setattr("bot.cli._cmd_rules_check", func)
+        assert main(["rules", "check", "x.yml"]) == 1
+        assert capsys.readouterr().err == expected
+    monkeypatch.setenv("PRGUIDE_TRACEBACK", "1")
+    monkeypatch.setattr("bot.cli._cmd_rules_check", broken)
+    with pytest.raises(KeyError):
+        main(["rules", "check", "x.yml"])
+
+    # serve: a database that turns out unusable once the server opens it
+    monkeypatch.undo()
+    from bot.demo import generate_private_key
+
+    monkeypatch.setenv("GITHUB_APP_ID", "1")
+    monkeypatch.setenv("GITHUB_PRIVATE_KEY", generate_private_key())
+    monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", "s" * 20)
+    monkeypatch.setenv("PRGUIDE_DB", str(tmp_path / "jobs.db"))
+
+    def not_a_database(settings):
+        raise sqlite3.DatabaseError("file is not a database")
+
+    monkeypatch.setattr(bot.app.server, "run", not_a_database)
+    assert main(["serve"]) == 1
+    assert capsys.readouterr().err == (
+        f"prguide serve: PRGUIDE_DB {tmp_path / 'jobs.db'} is not a usable prguide database (file is not a database)\n"
+    )
+
+
+def test_history_of_a_repository_without_merged_pull_requests(tmp_path, capsys):
+    r = tmp_path / "plain"
+    r.mkdir()
+    _git(r, "init", "-q", "-b", "main")
+    (r / "a.txt").write_text("a\n", encoding="utf-8")
+    _git(r, "add", ".")
+    _git(r, "commit", "-qm", "just a commit")
+    assert main(["history", "--repo", str(r), "--repository", "acme/plain"]) == 1
+    assert capsys.readouterr().err == f"prguide history: no merged pull requests found in {r}\n"

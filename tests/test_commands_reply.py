@@ -146,7 +146,7 @@ class FakeClient:
         self.answers = answers
         self.calls = []
 
-    async def getitem(self, url, url_vars):
+    async def getitem(self, url, url_vars, **_options):
         self.calls.append(url_vars["username"])
         answer = self.answers[url_vars["username"]]
         if isinstance(answer, Exception):

@@ -330,11 +330,39 @@ async def test_a_refused_stranger_is_answered_once_not_every_time(harness):
     assert harness.reactions(second) == ["eyes", "confused"]
 
 
-async def test_a_command_whose_comment_was_deleted_still_runs(harness):
+async def test_a_command_whose_comment_was_deleted_before_it_ran_is_withdrawn(harness):
     await harness.merge()
-    harness.sandbox.add_faults([{"method": "POST", "path": r"/issues/comments/\d+/reactions", "status": 404, "times": None}])
-    await harness.comment(MAINTAINER, '/prguide label add "kept anyway"')
-    assert "kept anyway" in harness.labels()
+    guide_before = harness.guide().body
+    comment = harness.sandbox.state.create_comment(*REPO.split("/"), PR, '/prguide label add "second thoughts"', user=MAINTAINER)
+    payload = harness.payload(comment, "created", PR)
+    harness.sandbox.state.delete_comment(*REPO.split("/"), comment.id)  # deleted before the job runs
+    mark = len(harness.sandbox.requests)
+    assert await harness.deliver("issue_comment", payload) == 202
+
+    assert "second thoughts" not in harness.labels()
+    assert harness.guide().body == guide_before
+    assert harness.replies() == []
+    writes = [r for r in harness.sandbox.requests[mark:] if r["method"] != "GET"]
+    assert [(r["path"].rsplit("/", 1)[-1], r["status"]) for r in writes] == [("reactions", 404)]
+
+
+async def test_a_comment_deleted_while_its_commands_run_still_gets_them_done(harness):
+    await harness.merge()
+    # The first reaction lands; the comment is deleted once the labels are added.
+    comment = harness.sandbox.state.create_comment(*REPO.split("/"), PR, '/prguide label add "kept"', user=MAINTAINER)
+    payload = harness.payload(comment, "created", PR)
+    real_add = harness.sandbox.state.add_labels
+
+    def add_then_delete(*args, **kwargs):
+        result = real_add(*args, **kwargs)
+        if comment.id in harness.sandbox.state.comments:
+            harness.sandbox.state.delete_comment(*REPO.split("/"), comment.id)
+        return result
+
+    harness.sandbox.state.add_labels = add_then_delete
+    assert await harness.deliver("issue_comment", payload) == 202
+    assert "kept" in harness.labels()
+    assert harness.app[STATE].store.counts()["parked"] == 0
 
 
 async def test_help_answers_in_the_language_chosen_for_the_pr(harness):
@@ -342,3 +370,112 @@ async def test_help_answers_in_the_language_chosen_for_the_pr(harness):
     await harness.comment(MAINTAINER, "/prguide lang zh")
     await harness.comment(MAINTAINER, "/prguide help")
     assert "prguide 命令" in harness.replies()[-1].body
+
+
+async def test_older_enterprise_payload_without_merged_at_reads_the_pull_request(harness):
+    # GitHub Enterprise Server releases before merged_at was added send issue.pull_request
+    # without the key: that says nothing about the merge, so GitHub is asked.
+    await harness.merge()
+    before = harness.guide().body
+    harness.sandbox.set_file(REPO, ".github/prguide.yml", "lang: zh\n")
+    comment = harness.sandbox.state.create_comment(*REPO.split("/"), PR, "/prguide refresh", user=MAINTAINER)
+    payload = harness.payload(comment, "created", PR)
+    del payload["issue"]["pull_request"]["merged_at"]
+    assert await harness.deliver("issue_comment", payload) == 202
+
+    assert harness.reactions(comment) == ["eyes", "+1"]
+    assert harness.replies() == []  # no "closed without being merged" refusal
+    assert harness.guide().body != before and "阅读指南" in harness.guide().body
+    assert any(r["method"] == "GET" and r["path"] == f"/repos/{REPO}/pulls/{PR}" for r in harness.sandbox.requests)
+
+
+async def test_refresh_without_contents_permission_still_rebuilds_and_says_why(harness):
+    await harness.merge()
+    harness.sandbox.set_permissions({"contents": None})
+    command = await harness.comment(MAINTAINER, "/prguide refresh")
+    assert harness.reactions(command) == ["eyes", "+1"]
+    body = harness.guide().body
+    assert body.count("could not be read") == 1 and "**Contents: read**" in body
+
+
+# ----- commands in reviews and inline review comments ----------------------------------
+
+
+def review_payload(harness, webhook_payload, event: str, user: str, body: str, *, written_id: int, reply_to: int | None = None, user_type: str = "User") -> dict:
+    fixture = "submitted.payload.json" if event == "pull_request_review" else "created.payload.json"
+    payload = copy.deepcopy(webhook_payload(event, fixture))
+    pull = copy.deepcopy(harness.bundles[PR]["pull"])
+    payload["pull_request"] = pull
+    key = "review" if event == "pull_request_review" else "comment"
+    who = {"login": user, "type": user_type, "id": 7}
+    payload[key].update(id=written_id, body=body, user=who)
+    if reply_to is not None:
+        payload[key]["in_reply_to_id"] = reply_to
+    payload["sender"] = dict(who)
+    payload["repository"].update(full_name=REPO, name="verl", default_branch="main", private=False)
+    payload["installation"] = {"id": 1}
+    return payload
+
+
+def review_reactions(harness, comment_id: int) -> list[str]:
+    return [r.content for r in harness.sandbox.state.review_reactions.get(comment_id, []) if r.user == "prguide[bot]"]
+
+
+def thread_replies(harness, comment_id: int) -> list[dict]:
+    stored = harness.sandbox.state.repo(*REPO.split("/")).pulls[PR]["review_comments"]
+    return [c for c in stored if c.get("in_reply_to_id") == comment_id]
+
+
+async def test_a_command_in_a_review_body_runs_and_is_answered_on_the_pull_request(harness, webhook_payload):
+    await harness.merge()
+    harness.sandbox.set_file(REPO, ".github/prguide.yml", "lang: zh\n")
+    mark = len(harness.sandbox.requests)
+    payload = review_payload(harness, webhook_payload, "pull_request_review", MAINTAINER, "Looks good.\n\n/prguide refresh", written_id=555)
+    assert await harness.deliver("pull_request_review", payload) == 202
+
+    assert "阅读指南" in harness.guide().body
+    (reply,) = harness.replies()
+    assert "**mo**" in reply.body and "`/prguide refresh`" in reply.body
+    # Reviews have no reactions API: nothing was sent there.
+    assert not any("reactions" in r["path"] for r in harness.sandbox.requests[mark:])
+
+
+async def test_a_command_in_an_inline_comment_gets_reactions_and_a_thread_reply(harness, webhook_payload):
+    await harness.merge()
+    state = harness.sandbox.state
+    first = state.create_review_comment(*REPO.split("/"), PR, "Hmm.", user="rita")
+    command = state.create_review_comment(*REPO.split("/"), PR, "/prguide label add docs", user=MAINTAINER, in_reply_to=first["id"])
+    payload = review_payload(
+        harness, webhook_payload, "pull_request_review_comment", MAINTAINER, command["body"], written_id=command["id"], reply_to=first["id"]
+    )
+    assert await harness.deliver("pull_request_review_comment", payload) == 202
+    assert "docs" in harness.labels()
+    assert review_reactions(harness, command["id"]) == ["eyes", "+1"]
+    assert harness.replies() == []
+
+    # A stranger's refused command is answered in the thread, not on the pull request.
+    mine = state.create_review_comment(*REPO.split("/"), PR, "/prguide label add shiny", user=STRANGER)
+    payload = review_payload(harness, webhook_payload, "pull_request_review_comment", STRANGER, mine["body"], written_id=mine["id"])
+    assert await harness.deliver("pull_request_review_comment", payload) == 202
+    assert "shiny" not in harness.labels()
+    (answer,) = thread_replies(harness, mine["id"])
+    assert answer["user"]["login"] == "prguide[bot]" and "only people with write access" in answer["body"]
+    assert review_reactions(harness, mine["id"]) == ["eyes", "confused"]
+    assert harness.replies() == []
+
+
+async def test_review_commands_from_bots_or_deleted_comments_do_nothing(harness, webhook_payload):
+    await harness.merge()
+    mark = len(harness.sandbox.requests)
+    bot_review = review_payload(harness, webhook_payload, "pull_request_review", "helper[bot]", "/prguide refresh", written_id=9, user_type="Bot")
+    assert await harness.deliver("pull_request_review", bot_review) == 200
+    assert harness.sandbox.requests[mark:] == []
+
+    state = harness.sandbox.state
+    gone = state.create_review_comment(*REPO.split("/"), PR, '/prguide label add "second thoughts"', user=MAINTAINER)
+    payload = review_payload(harness, webhook_payload, "pull_request_review_comment", MAINTAINER, gone["body"], written_id=gone["id"])
+    state.delete_review_comment(*REPO.split("/"), gone["id"])
+    assert await harness.deliver("pull_request_review_comment", payload) == 202
+    assert "second thoughts" not in harness.labels()
+    writes = [r for r in harness.sandbox.requests[mark:] if r["method"] != "GET"]
+    assert [(r["path"].rsplit("/", 1)[-1], r["status"]) for r in writes] == [("reactions", 404)]

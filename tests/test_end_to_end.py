@@ -16,7 +16,7 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
-from loopback import pr_delivery
+from loopback import pr_delivery, started
 from sandbox_helpers import APP_ID, app_private_key, start_sandbox  # noqa: F401
 
 from bot.app.auth import AppAuth
@@ -77,10 +77,11 @@ async def no_wait(_seconds: float) -> None:
     """The GitHub client's sleep between retries: tests do not wait for real."""
 
 
-async def start_app(settings: Settings, **kwargs: Any) -> TestClient:
+async def start_app(settings: Settings, sandbox: Any = None, **kwargs: Any) -> TestClient:
     kwargs.setdefault("client_options", {"sleep": no_wait})
     client = TestClient(TestServer(create_app(settings, **kwargs)))
     await client.start_server()
+    await started(client, sandbox)  # the start-up GET /app is not what these tests look at
     return client
 
 
@@ -96,7 +97,7 @@ async def harness(app_private_key, load_bundle_json, tmp_path):  # noqa: F811
             db_path=tmp_path / "prguide.db",
             workers=4,
         )
-        client = await start_app(settings)
+        client = await start_app(settings, sandbox)
         try:
             yield Harness(client, sandbox, bundles)
         finally:

@@ -161,7 +161,7 @@ async def test_process_killed_after_the_2xx_and_before_publishing(app_private_ke
     template = webhook_payload("pull_request", "closed.payload.json")
     async with start_sandbox(app_private_key, bundles=list(bundles.values())) as sandbox:
         settings = settings_for(sandbox, app_private_key, tmp_path)
-        async with running_app(settings) as client:
+        async with running_app(settings, sandbox=sandbox) as client:
             # The worker pool dies first: deliveries are answered and stored, never worked on.
             await client.app[STATE].pool.stop()
             for n in bundles:
@@ -177,7 +177,7 @@ async def test_process_killed_after_the_2xx_and_before_publishing(app_private_ke
         assert store.counts() == {"queued": 1, "running": 1, "done": 0, "parked": 0}
         store.close()
 
-        async with running_app(settings) as client:
+        async with running_app(settings, sandbox=sandbox) as client:
             await wait_idle(client.app)
             assert client.app[STATE].store.counts() == {"queued": 0, "running": 0, "done": 2, "parked": 0}
         for n in bundles:
@@ -190,7 +190,7 @@ async def test_process_killed_after_publishing_before_recording_it(app_private_k
     template = webhook_payload("pull_request", "closed.payload.json")
     async with start_sandbox(app_private_key, bundles=[bundle]) as sandbox:
         settings = settings_for(sandbox, app_private_key, tmp_path)
-        async with running_app(settings) as client:
+        async with running_app(settings, sandbox=sandbox) as client:
             body = json.dumps(pr_delivery(template, bundle)).encode()
             assert (await client.post("/webhook", data=body, headers=delivery_headers(body, delivery="late"))).status == 202
             await wait_idle(client.app)

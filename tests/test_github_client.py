@@ -478,3 +478,30 @@ async def test_the_hour_bucket_paces_writes_once_the_minute_bucket_allows_them(s
     waits = [factory.reserve_write(1) for _ in range(3)]
     assert waits[:2] == [0.0, 0.0] and waits[2] == pytest.approx(60.0)
     assert factory.reserve_write(2) == 0.0  # another installation has its own budget
+
+
+async def test_a_redirected_write_is_repeated_with_its_method_and_body(session, github):
+    github.on("PATCH", "/repos/o/old/issues/comments/5", Answer(301, {"message": "Moved Permanently"}, {"Location": f"{github.url}/repositories/9/issues/comments/5"}))
+    github.on("PATCH", "/repositories/9/issues/comments/5", Answer(200, {"id": 5}))
+    client, _ = make_client(session, github)
+    assert await client.patch("/repos/o/old/issues/comments/5", data={"body": "hi"}) == {"id": 5}
+    assert [(s.method, s.path_qs) for s in github.seen] == [
+        ("PATCH", "/repos/o/old/issues/comments/5"),
+        ("PATCH", "/repositories/9/issues/comments/5"),
+    ]
+    assert github.seen[1].body == github.seen[0].body == b'{"body": "hi"}'
+    assert github.seen[1].headers["Authorization"] == "token t1"
+
+
+@pytest.mark.parametrize(
+    ("location", "words"),
+    [("https://elsewhere.example/repositories/9/labels", "another host"), (None, "without a Location"), ("/loop", "more than 5 redirects")],
+)
+async def test_redirects_off_the_api_host_without_location_or_in_a_loop_are_refused(session, github, location, words):
+    headers = {"Location": location} if location else {}
+    github.on("POST", "/repos/o/r/labels", Answer(307, {"message": "Temporary Redirect"}, headers))
+    github.on("POST", "/loop", Answer(307, {"message": "Temporary Redirect"}, headers))
+    client, _ = make_client(session, github)
+    with pytest.raises(GitHubError, match=words):
+        await client.post("/repos/o/r/labels", data={"name": "x"})
+    assert all(s.headers.get("Host", "").startswith("127.0.0.1") for s in github.seen)

@@ -6,6 +6,7 @@ import asyncio
 import fnmatch
 import json
 import os
+import re
 import sys
 import tomllib
 from pathlib import Path
@@ -33,7 +34,7 @@ def manifest() -> dict:
 
 
 def test_manifest_subscribes_to_exactly_the_events_prguide_handles(manifest):
-    assert manifest["default_events"] == ["pull_request", "issue_comment"]
+    assert manifest["default_events"] == ["pull_request", "issue_comment", "pull_request_review", "pull_request_review_comment"]
     # GitHub sends these to every app; listing them is an error.
     assert not {"installation", "installation_repositories"} & set(manifest["default_events"])
     assert set(default_router().events) <= set(manifest["default_events"])
@@ -100,8 +101,12 @@ def env_of(stage: list[tuple[str, str]]) -> dict[str, str]:
     return env
 
 
-def test_image_runs_prguide_serve_from_slim_python_311(final_stage):
-    assert final_stage[0][1].startswith("python:3.11-slim")
+DIGEST = re.compile(r"@sha256:[0-9a-f]{64}(?:\s|$)")
+
+
+def test_image_runs_prguide_serve_from_slim_python_312(final_stage):
+    assert final_stage[0][1].startswith("python:3.12")
+    assert "slim-bookworm" in final_stage[0][1]
     cmd = [args for word, args in final_stage if word == "CMD"]
     assert [json.loads(c) for c in cmd] == [["prguide", "serve"]]
     assert ("EXPOSE", "8080") in final_stage
@@ -233,3 +238,107 @@ def test_every_non_python_file_of_the_package_is_package_data(pyproject):
     }  # fmt: skip
     assert data_files, "expected templates in the package"
     assert sorted(map(str, data_files - included)) == []
+
+
+# --- reproducible image: pinned base, locked dependencies ----------------------------------------
+
+
+def test_every_stage_starts_from_the_same_base_image_pinned_by_digest():
+    steps = instructions((ROOT / "Dockerfile").read_text(encoding="utf-8"))
+    bases = [args.split()[0] for word, args in steps if word == "FROM"]
+    assert len(bases) >= 2
+    assert len(set(bases)) == 1, bases
+    assert DIGEST.search(bases[0] + " "), f"{bases[0]} is not pinned by digest"
+
+
+def run_commands(stage: list[tuple[str, str]]) -> list[str]:
+    return [part.strip() for word, args in stage if word == "RUN" for part in args.split("&&")]
+
+
+def test_image_installs_dependencies_from_the_lock_file_with_hashes_then_runs_pip_check(final_stage):
+    copies = [args.split() for word, args in final_stage if word == "COPY" and not args.startswith("--from")]
+    lock_target = next(dest for *sources, dest in copies if sources == ["requirements.lock"])
+    commands = run_commands(final_stage)
+    installs = [i for i, c in enumerate(commands) if c.startswith("pip install")]
+    assert installs, "the image installs nothing"
+    locked = [i for i in installs if f"-r {lock_target}" in commands[i]]
+    assert locked, "the dependencies are not installed from requirements.lock"
+    assert "--require-hashes" in commands[locked[0]]
+    # Everything else pip installs is prguide's own wheel, without dependencies and off the network.
+    for i in installs:
+        if i not in locked:
+            assert "--no-deps" in commands[i] and "--no-index" in commands[i], commands[i]
+    assert any(c == "pip check" for c in commands[max(installs) + 1 :]), "no pip check after the last install"
+
+
+def test_build_stage_builds_the_wheel_with_locked_tools_only():
+    steps = instructions((ROOT / "Dockerfile").read_text(encoding="utf-8"))
+    last_from = max(i for i, (word, _) in enumerate(steps) if word == "FROM")
+    commands = run_commands(steps[:last_from])
+    assert any("--require-hashes" in c and "-r requirements-build.lock" in c for c in commands)
+    wheel = [c for c in commands if c.startswith("pip wheel")]
+    assert wheel and all("--no-build-isolation" in c and "--no-deps" in c for c in wheel)
+
+
+def locked(name: str) -> dict[str, tuple[str, str, list[str]]]:
+    """``{canonical name: (version, marker, hashes)}`` of a ``pip-compile``/``uv pip compile`` lock file."""
+    from packaging.utils import canonicalize_name
+
+    text = (ROOT / name).read_text(encoding="utf-8")
+    entries = {}
+    for entry in re.sub(r"\\\n\s*", " ", text).splitlines():
+        entry = entry.split("#", 1)[0].strip()
+        if not entry:
+            continue
+        head, *hashes = entry.split("--hash=")
+        requirement, _, marker = head.partition(";")
+        project, _, version = requirement.partition("==")
+        assert version, f"{name}: {entry!r} is not pinned with =="
+        entries[canonicalize_name(project)] = (version.strip(), marker.strip(), [h.strip() for h in hashes])
+    return entries
+
+
+def test_lock_file_pins_every_runtime_dependency_with_hashes(pyproject):
+    from packaging.markers import Marker
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    lock = locked("requirements.lock")
+    assert lock, "requirements.lock is empty"
+    for project, (version, marker, hashes) in lock.items():
+        assert hashes and all(h.startswith("sha256:") for h in hashes), project
+    linux = {"sys_platform": "linux", "platform_system": "Linux", "python_version": "3.12",
+             "platform_python_implementation": "CPython", "implementation_name": "cpython"}  # fmt: skip
+    for text in pyproject["project"]["dependencies"]:
+        wanted = Requirement(text)
+        name = canonicalize_name(wanted.name)
+        assert name in lock, f"{wanted.name} is a dependency but not in requirements.lock"
+        version, marker, _ = lock[name]
+        assert wanted.specifier.contains(version), f"requirements.lock pins {name}=={version}, pyproject wants {text}"
+        assert not marker or Marker(marker).evaluate(linux), f"{name} is locked only for {marker}"
+    # Extras pull in more: PyJWT[crypto] needs cryptography.
+    assert "cryptography" in lock
+
+
+def test_build_lock_covers_the_build_requirements(pyproject):
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    lock = locked("requirements-build.lock")
+    inputs = [
+        line.strip() for line in (ROOT / "requirements-build.in").read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    ]  # fmt: skip
+    assert inputs == pyproject["build-system"]["requires"]
+    for text in inputs:
+        wanted = Requirement(text)
+        version, _, hashes = lock[canonicalize_name(wanted.name)]
+        assert wanted.specifier.contains(version) and hashes
+
+
+def test_lock_files_say_how_to_refresh_them():
+    for name, source in (("requirements.lock", "pyproject.toml"), ("requirements-build.lock", "requirements-build.in")):
+        header = (ROOT / name).read_text(encoding="utf-8").splitlines()[:2]
+        assert header[1].startswith(f"#    uv pip compile {source} ") and "--generate-hashes" in header[1], header
+        assert f"--output-file {name}" in header[1]
+        assert header[1].removeprefix("#    ") in (ROOT / "docs" / "deploy.md").read_text(encoding="utf-8")

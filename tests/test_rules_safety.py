@@ -181,3 +181,77 @@ def test_file_index_on_many_files_agrees_with_wcmatch():
     ):
         mine = {paths[i] for i in index.match(compile_glob(pattern))}
         assert mine == {p for p in paths if wcglob.globmatch(p, pattern, flags=GLOB_FLAGS)}, pattern
+
+
+# --- YAML anchors and aliases ------------------------------------------------------------------------------
+
+#: A few hundred bytes that expand to 9**7 strings (seconds and a gigabyte) when a YAML loader builds them.
+BILLION_LAUGHS = (
+    "lang: en\n"
+    "x: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+    + "".join(
+        f"{name}: &{name} [{', '.join(['*' + prev] * 9)}]\n"
+        for prev, name in zip("abcdef", "bcdefg", strict=True)
+    )
+)
+
+
+def test_billion_laughs_is_refused_at_once_with_its_line():
+    import time
+
+    from bot.feature_support import config_check_notices
+    from bot.repo_config import load_repo_config
+    from bot.rules.yamlsrc import load_yaml
+
+    assert len(BILLION_LAUGHS.encode()) < 400
+    started = time.perf_counter()
+    config = load_repo_config(BILLION_LAUGHS, ".github/prguide.yml")
+    doc, problems = load_yaml(BILLION_LAUGHS, "rules.yml")
+    elapsed = time.perf_counter() - started
+    assert elapsed < 0.5, f"took {elapsed:.2f} s"
+    assert doc is None
+    assert [str(p) for p in problems] == [
+        "rules.yml:2: YAML anchors and aliases are not allowed (&a); write the value out in full"
+    ]
+    # The repository config falls back to the defaults and the guide says why, with the line.
+    assert config.rules is None and config.lang is None
+    assert [(p.file, p.line) for p in config.problems] == [(".github/prguide.yml", 2)]
+    notice = config_check_notices(config)["en"]
+    assert notice[1].startswith("`.github/prguide.yml:2`") and "YAML anchors and aliases are not allowed (&a)" in notice[1]
+
+
+def test_aliases_and_merge_keys_in_rule_files_are_refused_with_their_line(tmp_path):
+    from bot.rules import check_rule_paths
+
+    rules = tmp_path / "r.yml"
+    rules.write_text(
+        "rules:\n  - id: a\n    files: docs/**\n    labels: [docs]\n  - id: b\n    files: *docs\n    labels: [x]\n",
+        encoding="utf-8",
+    )
+    assert [str(p) for p in check_rule_paths([rules])] == [
+        f"{rules}:6: YAML aliases are not allowed (*docs); write the value out in full"
+    ]
+    with pytest.raises(RuleError) as info:
+        parse_rules("base: &b {x: 1}\nrules:\n  - <<: *b\n", "m.yml")
+    assert [p.line for p in info.value.problems] == [1]
+    # Without anchors, merge keys with an inline mapping still work.
+    loaded = parse_rules("rules:\n  - <<: {labels: [docs]}\n    id: a\n    files: docs/**\n", "m.yml")
+    assert [r.id for r in loaded.rules] == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "why"),
+    [
+        ("b//**", "'//' makes an empty folder name, which no path has; write 'b/**'"),
+        ("docs/../x.md", "can never match: pull request paths never hold a '.' or '..' folder"),
+    ],
+)
+def test_globs_no_pull_request_path_can_have_are_refused(pattern, why):
+    with pytest.raises(GlobProblem) as info:
+        compile_glob(pattern)
+    assert str(info.value) == f"glob {pattern!r}: {why}"
+
+
+@pytest.mark.parametrize("pattern", ["docs/[a-z]/*.md", "docs/[[:alpha:]]x", "docs/[]]", "docs/[!a]", "x/[a-]", "a}b"])
+def test_unusual_but_valid_globs_are_kept(pattern):
+    assert compile_glob(pattern).pattern == pattern

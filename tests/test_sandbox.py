@@ -540,3 +540,91 @@ def test_etag_is_a_hash_of_the_body():
     assert _etag_matches(tag.removeprefix("W/"), tag)
     assert _etag_matches(f'"other", {tag}', tag)
     assert not _etag_matches('"other"', tag)
+
+
+async def test_withheld_permissions_answer_403_resource_not_accessible(http, auth):
+    await http.post("/_sandbox/files", json={"repo": REPO, "path": "a.md", "content": "hi"})
+    assert (await http.get(f"{API}/contents/a.md", headers=auth)).status == 200
+
+    resp = await http.post("/_sandbox/permissions", json={"contents": None, "issues": "read", "pull_requests": "read"})
+    assert resp.status == 200 and "contents" not in await resp.json()
+    refused = await http.get(f"{API}/contents/a.md", headers=auth)
+    assert refused.status == 403
+    assert (await refused.json())["message"] == "Resource not accessible by integration"
+    labels = await http.post(f"{API}/issues/7/labels", json={"labels": ["x"]}, headers=auth)
+    assert labels.status == 403
+    # Reading what Metadata and Pull requests: read cover still works.
+    assert (await http.get(f"{API}/pulls/7", headers=auth)).status == 200
+
+    # Pull requests: write alone is enough to label a pull request.
+    await http.post("/_sandbox/permissions", json={"pull_requests": "write"})
+    assert (await http.post(f"{API}/issues/7/labels", json={"labels": ["x"]}, headers=auth)).status == 200
+    assert (await http.post("/_sandbox/permissions", json={"issues": "admin"})).status == 400
+    assert (await http.post("/_sandbox/permissions", json=["issues"])).status == 400
+
+
+async def test_an_issue_takes_at_most_100_labels_and_a_refusal_changes_nothing(http, auth):
+    first = await http.post(f"{API}/issues/7/labels", json={"labels": [f"l{i}" for i in range(99)]}, headers=auth)
+    assert first.status == 200 and len(await first.json()) == 99
+    over = await http.post(f"{API}/issues/7/labels", json={"labels": ["a", "b"]}, headers=auth)
+    assert over.status == 422
+    body = await over.json()
+    assert body["message"] == "Validation Failed"
+    assert body["errors"][0]["message"] == "Issues cannot have more than 100 labels"
+    labels = await (await http.get(f"{API}/issues/7/labels?per_page=100", headers=auth)).json()
+    assert len(labels) == 99
+    names = {label["name"] for label in await (await http.get(f"{API}/labels?per_page=100", headers=auth)).json()}
+    assert "a" not in names  # nothing was created either
+    assert (await http.post(f"{API}/issues/7/labels", json={"labels": ["a", "l1"]}, headers=auth)).status == 200
+
+
+async def test_a_fault_with_a_message_is_a_refusal_not_a_rate_limit(http, auth):
+    await http.post("/_sandbox/faults", json={"path": "/pulls/7$", "status": 403, "message": "Resource not accessible by integration"})
+    resp = await http.get(f"{API}/pulls/7", headers=auth)
+    assert resp.status == 403 and (await resp.json())["message"] == "Resource not accessible by integration"
+    assert "retry-after" not in resp.headers
+    assert (await http.post("/_sandbox/faults", json={"path": "x", "status": 403, "message": ""})).status == 400
+
+
+async def test_a_moved_repository_redirects_to_its_id(sandbox, http, auth):
+    repo_id = sandbox.state.repo("octo-org", "demo").id
+    sandbox.move_repo(REPO)
+    resp = await http.get(f"{API}/pulls/7?x=1", headers=auth, allow_redirects=False)
+    assert resp.status == 301
+    location = resp.headers["Location"]
+    assert location.endswith(f"/repositories/{repo_id}/pulls/7?x=1")
+    assert (await resp.json())["url"] == location
+    write = await http.post(f"{API}/issues/7/comments", json={"body": "x"}, headers=auth, allow_redirects=False)
+    assert write.status == 307 and (await write.json())["message"] == "Temporary Redirect"
+    moved = await http.post(f"/repositories/{repo_id}/issues/7/comments", json={"body": "x"}, headers=auth)
+    assert moved.status == 201
+    assert (await http.get("/repositories/999999/pulls/7", headers=auth)).status == 404
+    with pytest.raises(ValueError):
+        sandbox.move_repo("nobody/nothing")
+    with pytest.raises(ValueError):
+        sandbox.move_repo(REPO, write_status=303)
+
+
+async def test_review_comment_replies_and_reactions(sandbox, http, auth):
+    root = sandbox.state.create_review_comment("octo-org", "demo", 7, "Why?", user="mia")
+    resp = await http.post(f"{API}/pulls/7/comments/{root['id']}/replies", json={"body": "Because."}, headers=auth)
+    assert resp.status == 201
+    reply = await resp.json()
+    assert reply["in_reply_to_id"] == root["id"] and reply["user"]["login"] == "prguide[bot]"
+    assert reply["path"] == root["path"]
+    # GitHub takes replies to a thread's first comment only.
+    nested = await http.post(f"{API}/pulls/7/comments/{reply['id']}/replies", json={"body": "x"}, headers=auth)
+    assert nested.status == 404
+    got = await http.get(f"{API}/pulls/comments/{root['id']}", headers=auth)
+    assert got.status == 200 and (await got.json())["body"] == "Why?"
+    listed = await (await http.get(f"{API}/pulls/7/comments", headers=auth)).json()
+    assert [c["id"] for c in listed][-2:] == [root["id"], reply["id"]]
+
+    first = await http.post(f"{API}/pulls/comments/{root['id']}/reactions", json={"content": "eyes"}, headers=auth)
+    again = await http.post(f"{API}/pulls/comments/{root['id']}/reactions", json={"content": "eyes"}, headers=auth)
+    assert (first.status, again.status) == (201, 200)
+    bad = await http.post(f"{API}/pulls/comments/{root['id']}/reactions", json={"content": "wave"}, headers=auth)
+    assert bad.status == 422
+    sandbox.state.delete_review_comment("octo-org", "demo", root["id"])
+    gone = await http.post(f"{API}/pulls/comments/{root['id']}/reactions", json={"content": "eyes"}, headers=auth)
+    assert gone.status == 404

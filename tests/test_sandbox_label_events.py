@@ -21,15 +21,18 @@ from bot.sandbox.state import iso
 REPO = "octo-org/demo"
 API = f"/repos/{REPO}"
 BOT = "prguide[bot]"
-# A frozen clock at about the real time: prguide's own app auth signs JWTs with the real time.
-NOW = float(int(time.time()))
+@pytest.fixture
+def now() -> float:
+    """A frozen clock at the real time the test starts (not at import: prguide's own app
+    auth signs JWTs with the real time, and the sandbox refuses an ``iat`` ahead of its clock)."""
+    return float(int(time.time()))
 
 
 @pytest.fixture
-async def sandbox(app_private_key):  # noqa: F811
+async def sandbox(app_private_key, now):  # noqa: F811
     bundle = synthetic_bundle(7)
     bundle["pull"]["labels"] = [{"name": "triaged", "color": "0e8a16"}]
-    async with start_sandbox(app_private_key, bundles=[bundle, synthetic_bundle(8)], clock=lambda: NOW) as box:
+    async with start_sandbox(app_private_key, bundles=[bundle, synthetic_bundle(8)], clock=lambda: now) as box:
         yield box
 
 
@@ -40,8 +43,8 @@ async def http(sandbox):
 
 
 @pytest.fixture
-async def auth(http, app_private_key) -> dict[str, str]:  # noqa: F811
-    jwt = make_app_jwt(app_private_key, now=NOW)
+async def auth(http, app_private_key, now) -> dict[str, str]:  # noqa: F811
+    jwt = make_app_jwt(app_private_key, now=now)
     resp = await http.post("/app/installations/1/access_tokens", headers={"Authorization": f"Bearer {jwt}"})
     assert resp.status == 201
     return {"Authorization": f"token {(await resp.json())['token']}"}
@@ -106,7 +109,7 @@ async def test_updating_a_missing_label_is_404(http, auth):
 # ----- List issue events ---------------------------------------------------------------
 
 
-async def test_label_changes_through_the_api_are_events_by_the_bot(http, auth):
+async def test_label_changes_through_the_api_are_events_by_the_bot(http, auth, now):
     await http.post(f"{API}/issues/7/labels", json={"labels": ["docs", "size: S", "docs"]}, headers=auth)
     await http.delete(f"{API}/issues/7/labels/{quote('size: S', safe='')}", headers=auth)
     await http.put(f"{API}/issues/7/labels", json={"labels": ["docs", "c"]}, headers=auth)
@@ -120,7 +123,7 @@ async def test_label_changes_through_the_api_are_events_by_the_bot(http, auth):
     ]
     assert {(e["actor"]["login"], e["actor"]["type"]) for e in events} == {(BOT, "Bot")}
     assert events[3]["label"] == {"name": "triaged", "color": "0e8a16"}
-    assert all(e["created_at"] == iso(NOW) for e in events)
+    assert all(e["created_at"] == iso(now) for e in events)
     ids = [e["id"] for e in events]
     assert ids == sorted(set(ids))
     assert {"id", "node_id", "url", "actor", "event", "commit_id", "commit_url", "created_at", "label"} <= set(events[0])

@@ -53,3 +53,64 @@ def test_neutralize_never_leaves_raw_html_or_mentions(text):
     for i, ch in enumerate(out):
         if ch == "@" and i + 1 < len(out):
             assert not out[i + 1].isascii() or not out[i + 1].isalnum()
+
+
+HOSTILE = (
+    "see ![t](https://evil.example/p.png) [click](https://evil.example/x) <https://evil.example/a> "
+    "[[nested](https://evil.example/n)](https://evil.example/o) other-org/other-repo#123 other-org/other-repo@abc1234 @alice"
+)
+
+
+def _html(markdown: str) -> str:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").render(markdown)
+
+
+def test_links_images_and_autolinks_in_quoted_text_do_not_render():
+    out = sanitize.neutralize(HOSTILE)
+    html = _html(out)
+    assert "<a " not in html and "<img" not in html
+    # The words and the addresses are still there to read.
+    assert "click" in html and "https://evil.example/x" in html
+
+
+def test_cross_repository_references_become_code_spans():
+    out = sanitize.neutralize(HOSTILE)
+    assert "`other-org/other-repo#123`" in out
+    assert "`other-org/other-repo@\u200babc1234`" in out
+    # Not a reference: a URL fragment, a file path, an e-mail address.
+    for plain in ("https://github.com/o/r#12", "src/file.py#L3", "mail me at a@b.example"):
+        assert "`" not in sanitize.neutralize(plain)
+
+
+def test_normal_titles_read_the_same():
+    for title in ("[trainer] fix: memory leak in [rollout] worker", "feat(ppo): add KL [beta] schedule", "Fix #123 and issue 45"):
+        out = sanitize.neutralize(title)
+        assert out == title
+        assert _html(out) == f"<p>{title}</p>\n"
+
+
+def test_code_spans_already_in_the_text_are_left_alone():
+    text = "keep `a [b](c)` and ``x`y`` then [d](e)"
+    assert sanitize.neutralize(text) == "keep `a [b](c)` and ``x`y`` then \\[d\\](e)"
+
+
+def test_hostile_title_and_review_comment_in_a_whole_guide(load_bundle_json):
+    from bot.engine import build_guide
+    from bot.rules import load_rules
+    from bot.snapshot import PullRequestSnapshot
+
+    bundle = load_bundle_json(7491)
+    bundle["pull"]["title"] = "[trainer] fix: " + HOSTILE
+    comment = {
+        "id": 1, "body": HOSTILE, "path": bundle["files"][0]["filename"], "line": 1, "user": {"login": "rev", "type": "User"},
+        "created_at": "2024-05-01T10:00:00Z",
+    }
+    snapshot = PullRequestSnapshot.from_github(bundle["pull"], bundle["files"], [], [comment, {**comment, "id": 2}], repository="verl-project/verl")
+    guide = build_guide(snapshot, load_rules())
+    html = _html(guide.markdown)
+    assert "evil.example" in guide.markdown
+    assert 'href="https://evil.example' not in html and "<img" not in html
+    assert "other-org/other-repo#123" not in guide.markdown.replace("`other-org/other-repo#123`", "")
+    assert "@alice" not in guide.markdown

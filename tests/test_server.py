@@ -318,7 +318,9 @@ async def test_factory_starts_nothing(tmp_path):
     state = app[STATE]
     assert state.store is None and state.pool is None
     assert not (tmp_path / "jobs.db").exists()
-    assert state.router.events == default_router().events == ("issue_comment", "pull_request")
+    assert state.router.events == default_router().events == (
+        "issue_comment", "pull_request", "pull_request_review", "pull_request_review_comment"
+    )
 
 
 async def test_shutdown_puts_unfinished_jobs_back_and_restart_runs_them(tmp_path, webhook_payload):

@@ -162,3 +162,21 @@ def test_settings_are_frozen(env):
 
 def test_classmethod_reads_the_same(env):
     assert Settings.from_env(env) == from_env(env)
+
+
+@pytest.mark.parametrize(
+    ("raw", "kept"),
+    [("s3cret\n", "s3cret"), ("s3cret\r\n", "s3cret"), ("s3cret", "s3cret"), ("s3cret\n\n", "s3cret\n"), (" s3cret ", " s3cret ")],
+)
+def test_one_trailing_line_break_is_taken_off_the_webhook_secret(env, raw, kept):
+    env["GITHUB_WEBHOOK_SECRET"] = raw
+    assert from_env(env).webhook_secret == kept
+
+
+def test_a_secret_that_still_has_whitespace_is_warned_about_without_quoting_it():
+    from bot.app.settings import secret_warnings
+
+    assert secret_warnings("s3cret") == []
+    (warning,) = secret_warnings(" s3cret\n")
+    assert "GITHUB_WEBHOOK_SECRET begins or ends with whitespace" in warning
+    assert "s3cret" not in warning

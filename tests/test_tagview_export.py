@@ -98,3 +98,37 @@ def test_view_command_keeps_private_repositories_off_the_network(db, capsys, mon
     monkeypatch.delenv("PRGUIDE_VIEW_TOKEN", raising=False)
     assert cli.run(parse(["--db", str(db), "--host", "0.0.0.0", "--include-private"])) == 2
     assert "loopback" in capsys.readouterr().err
+
+
+def test_view_says_private_repositories_are_hidden_and_how_to_show_them(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "offline.db"
+    with GuideStore(path) as s:  # what `history --db` / `guide --db` store without --public
+        s.save(make_guide(1), visibility=None)
+        s.save(make_guide(2, repository="acme/other"), visibility=None)
+
+    site = tmp_path / "site"
+    assert cli.run(parse(["--db", str(path), "--export", str(site)])) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and not site.exists()
+    assert err == (
+        f"prguide view: nothing to export: all 2 repositories in {path} are private (stored without --public); "
+        "pass --include-private to export them\n"
+    )
+    assert cli.run(parse(["--db", str(path), "--export", str(site), "--include-private"])) == 0
+    assert "pages for 2 repositories" in capsys.readouterr().out
+
+    served = {}
+    import bot.tagview.web as web_module
+
+    monkeypatch.setattr(web_module, "create_app", lambda store, settings: served.setdefault("settings", settings))
+    monkeypatch.setattr("aiohttp.web.run_app", lambda app, **kw: None)
+    assert cli.run(parse(["--db", str(path)])) == 0
+    assert capsys.readouterr().err == "prguide view: 2 private repositories are hidden; pass --include-private to show them\n"
+    assert served["settings"].say_hidden and not served["settings"].show_private
+
+
+def test_export_with_some_private_repositories_names_what_it_left_out(db, tmp_path, capsys):
+    assert cli.run(parse(["--db", str(db), "--export", str(tmp_path / "out")])) == 0
+    out, err = capsys.readouterr()
+    assert "pages for 1 repository" in out
+    assert err == "prguide view: left out 1 private repository; pass --include-private to export it too\n"

@@ -367,3 +367,31 @@ async def test_head_requests_and_root_redirect(client):
     assert (await client.head("/repos/acme/rocket/tags")).status == 200
     response = await client.get("/", allow_redirects=False)
     assert response.status == 302 and response.headers["Location"] == "/repos"
+
+
+async def test_local_view_says_how_many_private_repositories_are_hidden(store):
+    async with await client_for(store, say_hidden=True) as client:
+        index = await (await client.get("/repos")).text()
+        zh = await (await client.get("/repos?lang=zh")).text()
+    assert "1 private repository is hidden; run prguide view with --include-private to show it." in index
+    assert "acme/secret" not in index and "acme/rocket" in index
+    assert "有 1 个私有仓库未显示" in zh
+
+
+async def test_served_view_never_tells_a_private_repository_exists(tmp_path):
+    """``prguide serve`` passes the app's settings: a private repository stays a 404, and the index is silent."""
+
+    class AppSettings:
+        view_token = None
+
+    with GuideStore(tmp_path / "private.db") as private, GuideStore(tmp_path / "empty.db") as empty:
+        private.save(make_guide(5, repository="acme/secret", title="hidden work"), visibility="private")
+        async with TestClient(TestServer(create_app(private, AppSettings()))) as client, \
+                TestClient(TestServer(create_app(empty, AppSettings()))) as nothing:  # fmt: skip
+            index = await (await client.get("/repos")).text()
+            assert index == await (await nothing.get("/repos")).text()
+            assert "hidden" not in index and "include-private" not in index
+            secret = await client.get("/repos/acme/secret/tags")
+            unknown = await nothing.get("/repos/acme/secret/tags")
+            assert secret.status == unknown.status == 404
+            assert await secret.text() == await unknown.text()

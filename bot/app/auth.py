@@ -12,20 +12,21 @@ Neither a token nor the private key is ever logged or shown by ``repr()``.
 from __future__ import annotations
 
 import asyncio
+import email.utils
+import json
 import logging
 import time
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import aiohttp
 import cachetools
-import gidgethub.apps
 import jwt
 
-from bot.app.github import DEFAULT_API_URL, DEFAULT_REQUESTER, GitHubClient, NotFound, ResponseHook, RetryPolicy
+from bot.app.github import DEFAULT_API_URL, DEFAULT_REQUESTER, GitHubClient, GitHubError, NotFound, ResponseHook, RetryPolicy
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +34,15 @@ log = logging.getLogger(__name__)
 JWT_LIFETIME = 9 * 60
 #: Reuse one JWT for this long (seconds), well inside its lifetime.
 JWT_REUSE = 5 * 60
+#: ``iat`` is this many seconds in the past, for small clock drift (GitHub's advice).
+JWT_BACKDATE = 60
+#: GitHub's 401 messages for a JWT whose times its clock disagrees with: this server's
+#: clock is off. octokit's auth-app reacts to the same messages the same way.
+CLOCK_REFUSALS = (
+    "'Issued at' claim ('iat') must be an Integer representing a time in the past",
+    "'Expiration time' claim ('exp') is too far in the future",
+    "'Expiration time' claim ('exp') must be a numeric value representing the future time",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,14 +95,21 @@ class AppAuth:
         self._locks: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
         self._jwt: str | None = None
         self._jwt_made = 0.0
+        #: Seconds GitHub's clock is ahead of this server's (negative: behind), learned from
+        #: the ``Date`` header of a 401 refusing a JWT's times; JWTs are signed on GitHub's time.
+        self.clock_offset = 0
         self._slug: str | None = None
         self._slug_lock = asyncio.Lock()
         #: Token requests sent (for tests and logs).
         self.token_requests = 0
+        #: Why GitHub refuses the app's own credentials (its JWT), while it does; ``None``
+        #: once a request made with them succeeds. Shown by ``/healthz``.
+        self.credentials_problem: str | None = None
         self._client = GitHubClient(
             session,
             authorization=self._bearer,
             on_unauthorized=self._drop_jwt,
+            on_401=self._learn_clock,
             api_url=self.api_url,
             policy=policy,
             on_response=on_response,
@@ -108,14 +125,17 @@ class AppAuth:
     def app_jwt(self) -> str:
         """A JWT authenticating as the app (RS256; ``iat`` 60 s back, ``exp`` 9 min after ``iat``).
 
-        Reused for a few minutes. Raises ``ValueError`` when the private key is not a
-        usable RSA key in PEM format.
+        Times are GitHub's: the system clock plus :attr:`clock_offset`. Reused for a few
+        minutes. Raises ``ValueError`` when the private key is not a usable RSA key in
+        PEM format.
         """
         now = self._clock()
         if self._jwt is None or now - self._jwt_made >= JWT_REUSE:
+            # The system clock, not self._clock: GitHub checks these times against its own.
+            issued = int(time.time()) + self.clock_offset - JWT_BACKDATE
             try:
-                self._jwt = gidgethub.apps.get_jwt(
-                    app_id=self.app_id, private_key=self._private_key, expiration=JWT_LIFETIME
+                self._jwt = jwt.encode(
+                    {"iat": issued, "exp": issued + JWT_LIFETIME, "iss": self.app_id}, self._private_key, algorithm="RS256"
                 )
             except (ValueError, TypeError, jwt.PyJWTError) as exc:
                 # The key itself never goes into the message.
@@ -131,6 +151,30 @@ class AppAuth:
 
     def _drop_jwt(self) -> None:
         self._jwt = None
+
+    def _learn_clock(self, headers: Mapping[str, str], body: bytes) -> None:
+        """After a 401: when GitHub refused the JWT's times, sign the next one on GitHub's clock.
+
+        The offset comes from the refusal's ``Date`` header (whole seconds), and is logged
+        once per change, so an operator can fix the server's clock.
+        """
+        message = _message(body)
+        if not any(refusal in message for refusal in CLOCK_REFUSALS):
+            return
+        try:
+            github_now = email.utils.parsedate_to_datetime(headers.get("date") or "").timestamp()
+        except (TypeError, ValueError):
+            log.warning("GitHub refused the app's JWT (%s) without a Date header to set the clock by", message)
+            return
+        offset = round(github_now - time.time())
+        if offset != self.clock_offset:
+            log.warning(
+                "this server's clock is %d s %s GitHub's (GitHub refused a JWT: %s); signing JWTs on GitHub's time",
+                abs(offset), "behind" if offset > 0 else "ahead of", message,
+                extra={"clock_offset_s": offset},
+            )
+            self.clock_offset = offset
+            self._jwt = None
 
     def _refresh_at(self, _key: int, value: InstallationToken, _now: float) -> float:
         return value.expires_at - self._margin
@@ -158,14 +202,51 @@ class AppAuth:
                 self._tokens[key] = token
             return token.token
 
+    async def _as_app(self, request: Awaitable[Any]) -> Any:
+        """Await a request made with the app's JWT, keeping :attr:`credentials_problem` current."""
+        try:
+            answer = await request
+        except GitHubError as exc:
+            if exc.status == 401:
+                problem = (
+                    f"GitHub refuses the app's credentials (401 {exc.message}): check GITHUB_APP_ID ({self.app_id}) "
+                    "and the private key against the app's settings page"
+                )
+                if problem != self.credentials_problem:
+                    log.error(problem)
+                self.credentials_problem = problem
+            raise
+        except NotFound:
+            self.credentials_problem = None  # the JWT was accepted; what it asked for is gone
+            raise
+        if self.credentials_problem is not None:
+            log.info("GitHub accepts the app's credentials again")
+        self.credentials_problem = None
+        return answer
+
+    async def check_credentials(self) -> str | None:
+        """Ask GitHub whether it accepts the app's credentials ("Get the authenticated app").
+
+        Returns ``None`` when it does (and remembers the app's slug), else the problem,
+        also kept in :attr:`credentials_problem`. Raises ``RetryLater`` when GitHub
+        could not be reached, which says nothing about the credentials.
+        """
+        try:
+            await self._fetch_slug()
+        except GitHubError:
+            return self.credentials_problem
+        return None
+
     async def _request_token(self, installation_id: int) -> InstallationToken:
         self.token_requests += 1
         try:
-            data = await self._client.post(
-                "/app/installations/{installation_id}/access_tokens",
-                {"installation_id": installation_id},
-                data={},
-                idempotent=True,  # a second token does no harm
+            data = await self._as_app(
+                self._client.post(
+                    "/app/installations/{installation_id}/access_tokens",
+                    {"installation_id": installation_id},
+                    data={},
+                    idempotent=True,  # a second token does no harm
+                )
             )
         except NotFound as exc:
             raise NotFound(f"installation {installation_id} not found (uninstalled?)", path=exc.path) from exc
@@ -184,16 +265,28 @@ class AppAuth:
         if self._slug is None:
             async with self._slug_lock:
                 if self._slug is None:
-                    data = await self._client.getitem("/app")
-                    slug = data.get("slug") if isinstance(data, dict) else None
-                    if not isinstance(slug, str) or not slug:
-                        raise ValueError("GitHub's GET /app answer has no slug")
-                    self._slug = slug
+                    await self._fetch_slug()
+        assert self._slug is not None
         return self._slug
+
+    async def _fetch_slug(self) -> None:
+        data = await self._as_app(self._client.getitem("/app"))
+        slug = data.get("slug") if isinstance(data, dict) else None
+        if not isinstance(slug, str) or not slug:
+            raise ValueError("GitHub's GET /app answer has no slug")
+        self._slug = slug
 
     async def bot_login(self) -> str:
         """The login the app comments as: ``"{slug}[bot]"``."""
         return f"{await self.app_slug()}[bot]"
+
+
+def _message(body: bytes) -> str:
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return ""
+    return str(data.get("message") or "") if isinstance(data, dict) else ""
 
 
 def _epoch(value: Any, *, default: float) -> float:

@@ -35,6 +35,15 @@ def split_repository(repository: str) -> tuple[str, str]:
     return owner, name
 
 
+async def fetch_pull(client: GitHubClient, repository: str, number: int) -> Mapping[str, Any]:
+    """The pull request object ("Get a pull request"); raises the client's errors (``NotFound``...)."""
+    owner, repo = split_repository(repository)
+    pull = await client.getitem(_PULL, {"owner": owner, "repo": repo, "pull_number": int(number)})
+    if not isinstance(pull, Mapping):
+        raise ValueError(f"{repository}#{number}: GitHub's pull request answer is not an object")
+    return pull
+
+
 async def fetch_snapshot(
     client: GitHubClient,
     repository: str,
@@ -84,22 +93,28 @@ async def _files(client: GitHubClient, where: Mapping[str, Any], changed: int | 
     return files[:GITHUB_FILE_LIST_CAP]
 
 
-async def fetch_file(client: GitHubClient, repository: str, path: str, ref: str | None = None) -> str | None:
+async def fetch_file(
+    client: GitHubClient, repository: str, path: str, ref: str | None = None, *, max_bytes: int | None = None
+) -> str | None:
     """The text of one file at ``ref`` (a branch, tag or commit; default branch when ``None``).
 
     Uses "Get repository content" and decodes its base64 ``content``; files over 1 MB,
     which GitHub sends without content, are read again as raw text. Returns ``None``
     when the file (or ref) does not exist. Raises ``ValueError`` when the path is a
-    directory or the file is not UTF-8 text.
+    directory, the file is not UTF-8 text, or it is larger than ``max_bytes`` (checked
+    on the answer's ``size`` before any raw download, and again on the bytes).
     """
     owner, repo = split_repository(repository)
     where: dict[str, Any] = {"owner": owner, "repo": repo, "path": path.lstrip("/")}
     if ref:
         where["ref"] = ref
     try:
-        data = await client.getitem(_CONTENTS, where)
+        data = await client.getitem(_CONTENTS, where, expect=(404,))
         if isinstance(data, list) or (isinstance(data, Mapping) and data.get("type") not in (None, "file")):
             raise ValueError(f"{repository}:{path} is not a file")
+        size = data.get("size") if isinstance(data, Mapping) else None
+        if max_bytes is not None and isinstance(size, int) and size > max_bytes:
+            raise ValueError(_too_large(size, max_bytes))
         if isinstance(data, Mapping) and data.get("encoding") == "base64":
             try:
                 raw = base64.b64decode(str(data.get("content") or ""), validate=False)
@@ -110,7 +125,13 @@ async def fetch_file(client: GitHubClient, repository: str, path: str, ref: str 
             raw = text.encode("utf-8") if isinstance(text, str) else bytes(text or b"")
     except NotFound:
         return None
+    if max_bytes is not None and len(raw) > max_bytes:
+        raise ValueError(_too_large(len(raw), max_bytes))
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ValueError(f"{repository}:{path} is not UTF-8 text (byte {exc.start})") from None
+
+
+def _too_large(size: int, max_bytes: int) -> str:
+    return f"the file is {size:,} bytes; prguide reads files of at most {max_bytes:,} bytes"

@@ -39,7 +39,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import aiohttp
 import cachetools
@@ -62,6 +62,11 @@ DEFAULT_REQUESTER = "prguide"
 
 #: Methods that create or change content, subject to the secondary limit of 80 per minute.
 WRITE_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
+#: Redirects GitHub answers for a renamed or transferred repository ("Best practices for
+#: using the REST API", follow redirects): the request is repeated at ``Location``.
+REDIRECTS = frozenset({301, 302, 307, 308})
+#: Redirects followed for one request, at most.
+MAX_REDIRECTS = 5
 
 #: ``on_response(method, path_template, status, rate_remaining)``; status 0 means no
 #: HTTP answer arrived (time-out or connection error); ``rate_remaining`` is
@@ -70,9 +75,37 @@ ResponseHook = Callable[[str, str, int, "int | None"], None]
 
 # Set by callers that know a POST can safely be sent twice (adding labels, reactions).
 _idempotent_post: contextvars.ContextVar[bool] = contextvars.ContextVar("prguide_idempotent_post", default=False)
+# Statuses the caller of the request in flight expects as a normal answer (a 404 for an
+# optional file): read by on_response hooks through expected_status().
+_expected: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar("prguide_expected", default=frozenset())
 # Set by get_page to learn the status and Link header of the answer it gets.
 _answer: contextvars.ContextVar[dict | None] = contextvars.ContextVar("prguide_answer", default=None)
 _NEXT_LINK = re.compile(r'<([^>]+)>\s*;\s*rel="next"')
+
+
+def expected_status(status: int) -> bool:
+    """True when the request being answered was sent by a caller that expects ``status``.
+
+    Meant for ``on_response`` hooks, which run in the request's context: a 404 for a
+    repository without ``.github/prguide.yml`` is an answer, not an API error. Callers
+    declare it with ``expect=`` (:meth:`GitHubClient.getitem`, :meth:`GitHubClient.delete`).
+    """
+    return status in _expected.get()
+
+
+class _expecting:
+    """Context manager declaring the statuses the enclosed request expects."""
+
+    def __init__(self, statuses: Any):
+        self.statuses = frozenset(int(s) for s in statuses or ())
+        self.token: Any = None
+
+    def __enter__(self) -> None:
+        self.token = _expected.set(self.statuses) if self.statuses else None
+
+    def __exit__(self, *exc_info: Any) -> None:
+        if self.token is not None:
+            _expected.reset(self.token)
 
 
 class GitHubError(Exception):
@@ -255,6 +288,7 @@ _NUMBER_NAMES = {
     "comments": "{comment_id}",
     "installations": "{installation_id}",
     "reviews": "{review_id}",
+    "repositories": "{repository_id}",
 }
 
 
@@ -320,6 +354,7 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
         cache: MutableMapping | None,
         authorization: Callable[[], Awaitable[str]],
         on_unauthorized: Callable[[], None] | None,
+        on_401: Callable[[Mapping[str, str], bytes], None] | None = None,
         policy: RetryPolicy,
         stats: CallStats,
         reserve_write: Callable[[], float] | None,
@@ -331,6 +366,7 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
         super().__init__(session, requester, cache=cache, base_url=base_url)
         self._authorization = authorization
         self._on_unauthorized = on_unauthorized
+        self._on_401 = on_401
         self._policy = policy
         self._stats = stats
         self._reserve_write = reserve_write
@@ -355,6 +391,7 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
         waited = 0.0
         refreshed = False
         attempt = 0
+        redirects = 0
         while True:
             attempt += 1
             send_headers["authorization"] = await self._authorization()
@@ -363,12 +400,15 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
                 if delay > 0:
                     await self._sleep(delay)
             try:
+                # Redirects are followed here, not by aiohttp, which would turn a POST
+                # answered 301/302 into a GET and drop its body.
                 async with self._session.request(
                     method,
                     url,
                     headers=send_headers,
                     data=body,
                     timeout=aiohttp.ClientTimeout(total=policy.request_timeout),
+                    allow_redirects=False,
                 ) as response:
                     status, resp_headers, resp_body = response.status, response.headers, await response.read()
             except (asyncio.TimeoutError, aiohttp.ClientError) as exc:
@@ -383,6 +423,12 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
                     continue
                 raise RetryLater(f"{what}: {type(exc).__name__} after {attempt} attempt(s)") from exc
             self._observe(method, route, status, resp_headers)
+            if status in REDIRECTS:
+                url = self._redirect_target(what, url, status, resp_headers.get("location"), redirects)
+                redirects += 1
+                attempt -= 1  # not a failed attempt
+                route = path_template(url, self.base_url)
+                continue
             answer = _answer.get()
             if answer is not None:
                 answer.update(status=status, link=resp_headers.get("link"))
@@ -390,6 +436,8 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
             if status == 401 and self._on_unauthorized is not None and not refreshed:
                 # An expired or revoked token: get a new one, once.
                 refreshed = True
+                if self._on_401 is not None:
+                    self._on_401(resp_headers, resp_body)
                 self._on_unauthorized()
                 continue
             if status >= 500:
@@ -410,6 +458,24 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
                 raise RetryLater(f"{what}: rate limited ({status}), retry in {wait:.0f}s", delay=wait)
             return status, resp_headers, resp_body
 
+    def _redirect_target(self, what: str, url: str, status: int, location: str | None, redirects: int) -> str:
+        """Where to repeat a request GitHub redirected, same method and body.
+
+        Only within the API's own origin: the request carries the installation's token.
+        Raises :class:`GitHubError` for a redirect without ``Location``, to another
+        origin, or after :data:`MAX_REDIRECTS`.
+        """
+        if not location:
+            raise GitHubError("redirect without a Location header", status=status, path=what)
+        target = urljoin(url, location)
+        base, new = urlsplit(self.base_url), urlsplit(target)
+        if (new.scheme, new.netloc) != (base.scheme, base.netloc):
+            raise GitHubError(f"redirected to another host ({new.netloc}); not followed", status=status, path=what)
+        if redirects >= MAX_REDIRECTS:
+            raise GitHubError(f"more than {MAX_REDIRECTS} redirects", status=status, path=what)
+        log.info("%s answered %d (repository renamed or moved?); repeating it at %s", what, status, path_template(target, self.base_url))
+        return target
+
     def _observe(self, method: str, route: str, status: int, headers: Mapping[str, str]) -> None:
         self._stats.record(status)
         log.debug("%s %s -> %s", method, route, status or "no answer")
@@ -425,7 +491,8 @@ class GitHubClient:
 
     ``authorization()`` returns the ``Authorization`` header value (``"token ..."`` or
     ``"bearer ..."``) and is awaited before every attempt; ``on_unauthorized()`` is called
-    once after a 401 (e.g. ``AppAuth.forget``). ``session`` is the process's shared
+    once after a 401 (e.g. ``AppAuth.forget``), after ``on_401(headers, body)`` (the
+    refusal itself, e.g. to learn GitHub's clock from its ``Date`` header). ``session`` is the process's shared
     ``aiohttp.ClientSession``. ``api_url`` is the REST root (GitHub Enterprise Server:
     ``https://HOST/api/v3``). ``cache`` is a shared bounded mapping (e.g.
     ``cachetools.LRUCache``) for conditional GETs. ``reserve_write()`` returns the
@@ -447,6 +514,7 @@ class GitHubClient:
         *,
         authorization: Callable[[], Awaitable[str]],
         on_unauthorized: Callable[[], None] | None = None,
+        on_401: Callable[[Mapping[str, str], bytes], None] | None = None,
         api_url: str = DEFAULT_API_URL,
         cache: MutableMapping | None = None,
         policy: RetryPolicy | None = None,
@@ -468,6 +536,7 @@ class GitHubClient:
             cache=cache,
             authorization=authorization,
             on_unauthorized=on_unauthorized,
+            on_401=on_401,
             policy=policy or RetryPolicy(),
             stats=self.stats,
             reserve_write=reserve_write,
@@ -491,9 +560,16 @@ class GitHubClient:
         """Requests per HTTP status (0: no answer)."""
         return dict(self.stats.by_status)
 
-    async def getitem(self, url: str, url_vars: Mapping[str, Any] | None = None, *, accept: str = ACCEPT) -> Any:
-        """GET one resource; ``url`` may be a URI template filled from ``url_vars`` (values are percent-encoded)."""
-        with _mapped("GET", url):
+    async def getitem(
+        self, url: str, url_vars: Mapping[str, Any] | None = None, *, accept: str = ACCEPT, expect: Any = ()
+    ) -> Any:
+        """GET one resource; ``url`` may be a URI template filled from ``url_vars`` (values are percent-encoded).
+
+        ``expect``: error statuses the caller handles as normal answers (e.g. ``(404,)``
+        for an optional file); they still raise, but metrics count them apart
+        (:func:`expected_status`).
+        """
+        with _expecting(expect), _mapped("GET", url):
             return await self._gh.getitem(url, url_vars or {}, accept=accept)
 
     async def getiter(self, url: str, url_vars: Mapping[str, Any] | None = None, *, accept: str = ACCEPT) -> AsyncIterator[Any]:
@@ -545,9 +621,9 @@ class GitHubClient:
         with _mapped("PUT", url):
             return await self._gh.put(url, url_vars or {}, data=data, accept=accept)
 
-    async def delete(self, url: str, url_vars: Mapping[str, Any] | None = None, *, accept: str = ACCEPT) -> None:
-        """DELETE a resource."""
-        with _mapped("DELETE", url):
+    async def delete(self, url: str, url_vars: Mapping[str, Any] | None = None, *, accept: str = ACCEPT, expect: Any = ()) -> None:
+        """DELETE a resource; ``expect`` as for :meth:`getitem`."""
+        with _expecting(expect), _mapped("DELETE", url):
             await self._gh.delete(url, url_vars or {}, accept=accept)
 
 

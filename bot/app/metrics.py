@@ -27,7 +27,11 @@ class Metrics:
     - ``api_requests``: ``prguide_github_api_requests_total{status}``, GitHub REST calls
       by HTTP status (``error`` when no answer came).
     - ``api_errors``: ``prguide_github_api_errors_total{status}``, calls that failed
-      (4xx/5xx or no answer).
+      (4xx/5xx or no answer), except answers the caller expected.
+    - ``api_expected``: ``prguide_github_api_expected_errors_total{status}``, 4xx answers
+      the caller expected and handled as normal (the 404 of a repository without
+      ``.github/prguide.yml``, of a label already removed, of a non-collaborator's
+      permission); also counted in ``api_requests``.
     - ``rate_limit_remaining``: ``prguide_github_rate_limit_remaining``, the last
       ``x-ratelimit-remaining`` GitHub sent ("Rate limits for the REST API").
     """
@@ -39,25 +43,31 @@ class Metrics:
     api_requests: Counter
     api_errors: Counter
     rate_limit_remaining: Gauge
+    api_expected: Counter
     # States ever reported, so a state that emptied reads 0 rather than its last value.
     job_states: set[str] = field(default_factory=set)
 
-    def observe_api_response(self, status: int | None, remaining: int | None = None) -> None:
+    def observe_api_response(self, status: int | None, remaining: int | None = None, *, expected: bool = False) -> None:
         """Count one GitHub API answer and its rate-limit headroom.
 
         ``status`` 0 or ``None`` means no answer came (time-out, connection error) and is
-        counted as ``status="none"``; ``remaining`` is ``x-ratelimit-remaining``.
+        counted as ``status="none"``; ``remaining`` is ``x-ratelimit-remaining``;
+        ``expected``: the caller expected this error status (see ``api_expected``).
         """
         label = str(status) if status else "none"
         self.api_requests.labels(status=label).inc()
-        if not status or status >= 400:
+        if status and status >= 400 and expected:
+            self.api_expected.labels(status=label).inc()
+        elif not status or status >= 400:
             self.api_errors.labels(status=label).inc()
         if remaining is not None:
             self.rate_limit_remaining.set(remaining)
 
     def github_hook(self, method: str, path: str, status: int, remaining: int | None) -> None:
         """The ``on_response`` hook of :class:`bot.app.github.GitHubClient`, feeding these metrics."""
-        self.observe_api_response(status, remaining)
+        from bot.app.github import expected_status  # the client module is heavier; metrics stay importable alone
+
+        self.observe_api_response(status, remaining, expected=bool(status) and expected_status(status))
 
     def set_job_counts(self, counts: Mapping[str, int]) -> None:
         """Set the queue-depth gauge from ``{state: count}``; states absent from ``counts`` go to 0."""
@@ -94,6 +104,11 @@ def create_metrics(registry: CollectorRegistry | None = None) -> Metrics:
         rate_limit_remaining=Gauge(
             "prguide_github_rate_limit_remaining", "Requests left in the current GitHub rate-limit window.",
             registry=registry,
+        ),
+        api_expected=Counter(
+            "prguide_github_api_expected_errors",
+            "GitHub REST API error answers the caller expected (a missing optional file), by HTTP status.",
+            ("status",), registry=registry,
         ),
     )
 

@@ -11,14 +11,16 @@ comment", "Add labels to an issue", "Remove a label from an issue", "Update a la
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from bot.app.fetch import PER_PAGE, split_repository
-from bot.app.github import GitHubClient, NotFound
-from bot.marker import MarkerState, has_marker, parse_marker
+from bot.app.github import Forbidden, GitHubClient, NotFound, ValidationFailed
+from bot.marker import MarkerState, has_marker, parse_marker, replace_marker
 
 if TYPE_CHECKING:  # the engine is only needed for its Guide type here
     from bot.engine import Guide
@@ -27,6 +29,9 @@ if TYPE_CHECKING:  # the engine is only needed for its Guide type here
 MAX_COMMENT_CHARS = 65536
 #: The colour GitHub gives a label it creates implicitly when one is added to an issue.
 GITHUB_DEFAULT_LABEL_COLOR = "ededed"
+#: GitHub refuses more labels than this on one issue or pull request (422 "Issues cannot
+#: have more than 100 labels").
+MAX_LABELS_PER_ISSUE = 100
 #: Reactions GitHub accepts ("Create reaction for an issue comment").
 REACTIONS = frozenset({"+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"})
 
@@ -40,6 +45,30 @@ _ISSUE_LABEL = "/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}"
 _REPO_LABEL = "/repos/{owner}/{repo}/labels/{name}"
 _EVENTS = "/repos/{owner}/{repo}/issues/{issue_number}/events{?per_page}"
 _REACTIONS = "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"
+_REVIEW_REACTIONS = "/repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions"
+_REVIEW_REPLIES = "/repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies"
+
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class LabelsRefused:
+    """Labels :func:`publish_guide` could not apply, and why.
+
+    ``reason`` is ``"limit"`` (the pull request would have more than
+    :data:`MAX_LABELS_PER_ISSUE` labels: these were not even sent), ``"forbidden"``
+    (GitHub answered 403: the installation may not write labels) or ``"refused"``
+    (another 422); ``message`` is GitHub's message (empty for ``"limit"``).
+    """
+
+    names: tuple[str, ...]
+    reason: str
+    message: str = ""
+
+
+#: ``revise(refusals)`` -> the guide to post instead, saying which labels were not applied.
+Revise = Callable[[Sequence[LabelsRefused]], "Guide | Awaitable[Guide]"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +87,7 @@ class PublishResult:
     labels_removed: tuple[str, ...] = ()
     labels_styled: tuple[str, ...] = ()
     calls: int = 0
+    labels_refused: tuple[LabelsRefused, ...] = ()
 
 
 def _where(repository: str, **more: Any) -> dict[str, Any]:
@@ -101,6 +131,7 @@ async def publish_guide(
     bot_login: str,
     current_labels: Iterable[str] | None = None,
     existing: Mapping[str, Any] | None | object = _LOOK_UP,
+    revise: Revise | None = None,
 ) -> PublishResult:
     """Post or update the guide comment on pull request ``number`` and set its labels.
 
@@ -123,6 +154,12 @@ async def publish_guide(
       apply are removed, unless a maintainer asked for them or the issue events show a
       human added them last.
 
+    A refused label write never costs the guide: labels beyond GitHub's 100 per pull
+    request are not sent, and a 422 or 403 answer to adding them is not retried. The
+    comment is then posted anyway, as ``revise(refusals)`` returns it (the caller's
+    chance to say which labels were not applied; without ``revise`` the guide as
+    given), and its marker records only the labels actually applied.
+
     Raises ``ValueError`` when the comment is longer than GitHub allows, and the
     client's errors.
     """
@@ -141,23 +178,52 @@ async def publish_guide(
     to_add, candidates = _plan_labels(guide, previous, current)
 
     styled: tuple[str, ...] = ()
+    refusals: list[LabelsRefused] = []
+    room = max(0, MAX_LABELS_PER_ISSUE - len(current))
+    if len(to_add) > room:
+        refusals.append(LabelsRefused(tuple(to_add[room:]), "limit"))
+        to_add = to_add[:room]
     if to_add:
-        on_issue = await add_labels(client, repository, number, to_add)
-        styled = await _style_new_labels(client, repository, to_add, on_issue, guide)
+        try:
+            on_issue = await add_labels(client, repository, number, to_add)
+        except (ValidationFailed, Forbidden) as exc:
+            refusals.append(_refusal(to_add, exc))
+            log.warning("%s#%s: GitHub refused the labels %s: %s", repository, number, to_add, exc)
+            to_add = []
+        else:
+            styled = await _style_new_labels(client, repository, to_add, on_issue, guide)
     removed: list[str] = []
     if candidates:
         keep = await _labelled_by_humans(client, repository, number, candidates, bot_login=bot_login)
         for name in candidates:
-            if name.casefold() not in keep and await remove_label(client, repository, number, name):
-                removed.append(name)
+            if name.casefold() in keep:
+                continue
+            try:
+                if await remove_label(client, repository, number, name):
+                    removed.append(name)
+            except Forbidden as exc:  # no Issues: write; the label stays, which costs nothing
+                log.warning("%s#%s: GitHub refused to remove the label %r: %s", repository, number, name, exc.reason)
+                break
+
+    markdown = guide.markdown
+    if refusals:
+        if revise is not None:
+            revised = revise(refusals)
+            guide = await revised if inspect.isawaitable(revised) else revised
+        # The marker remembers what prguide applied, so a refused label is not "ours".
+        refused = {name.casefold() for r in refusals for name in r.names}
+        applied = tuple(name for name in guide.state.labels if name.casefold() not in refused)
+        markdown = replace_marker(guide.markdown, replace(guide.state, labels=applied))
+        if len(markdown) > MAX_COMMENT_CHARS:
+            raise ValueError(f"guide comment has {len(markdown)} characters; GitHub allows {MAX_COMMENT_CHARS}")
 
     if existing is None:
-        created = await client.post(_COMMENTS, _where(repository, issue_number=int(number)), data={"body": guide.markdown})
+        created = await client.post(_COMMENTS, _where(repository, issue_number=int(number)), data={"body": markdown})
         comment_id, outcome, url = int(created["id"]), "created", str(created.get("html_url") or "")
-    elif existing.get("body") == guide.markdown:
+    elif existing.get("body") == markdown:
         comment_id, outcome, url = int(existing["id"]), "unchanged", str(existing.get("html_url") or "")
     else:
-        edited = await client.patch(_COMMENT, _where(repository, comment_id=int(existing["id"])), data={"body": guide.markdown})
+        edited = await client.patch(_COMMENT, _where(repository, comment_id=int(existing["id"])), data={"body": markdown})
         comment_id, outcome = int(existing["id"]), "edited"
         url = str((edited or {}).get("html_url") or existing.get("html_url") or "")
 
@@ -169,7 +235,15 @@ async def publish_guide(
         labels_removed=tuple(removed),
         labels_styled=styled,
         calls=client.calls - calls_before,
+        labels_refused=tuple(refusals),
     )
+
+
+def _refusal(names: Sequence[str], exc: ValidationFailed | Forbidden) -> LabelsRefused:
+    if isinstance(exc, Forbidden):
+        return LabelsRefused(tuple(names), "forbidden", exc.reason)
+    details = [str(e.get("message")) for e in exc.errors if isinstance(e, Mapping) and e.get("message")]
+    return LabelsRefused(tuple(names), "refused", "; ".join(details) or exc.message)
 
 
 def _plan_labels(guide: Guide, previous: MarkerState | None, current: set[str]) -> tuple[list[str], list[str]]:
@@ -212,6 +286,9 @@ async def _style_new_labels(
                 )
             except NotFound:
                 continue  # deleted in the meantime; its look no longer matters
+            except (Forbidden, ValidationFailed) as exc:  # the label is applied; only its look is missing
+                log.warning("%s: cannot style the label %r: %s", repository, name, exc)
+                continue
             styled.append(name)
     return tuple(styled)
 
@@ -250,7 +327,7 @@ async def add_labels(client: GitHubClient, repository: str, number: int, names: 
 async def remove_label(client: GitHubClient, repository: str, number: int, name: str) -> bool:
     """Remove one label from an issue or pull request; ``False`` when it was not there."""
     try:
-        await client.delete(_ISSUE_LABEL, _where(repository, issue_number=int(number), name=name))
+        await client.delete(_ISSUE_LABEL, _where(repository, issue_number=int(number), name=name), expect=(404,))
     except NotFound:
         return False
     return True
@@ -269,6 +346,32 @@ async def reply(client: GitHubClient, repository: str, number: int, body: str) -
         raise ValueError(f"reply has {len(body)} characters; GitHub allows {MAX_COMMENT_CHARS}")
     created = await client.post(_COMMENTS, _where(repository, issue_number=int(number)), data={"body": body})
     return int(created["id"])
+
+
+async def reply_in_review_thread(client: GitHubClient, repository: str, number: int, comment_id: int, body: str) -> int:
+    """Reply in the thread of review comment ``comment_id`` (the thread's first comment:
+    GitHub refuses replies to replies) on pull request ``number``; return the reply's id.
+
+    GitHub docs: "Create a reply for a review comment". Same rules for ``body`` as
+    :func:`reply`.
+    """
+    if not body.strip():
+        raise ValueError("a reply needs a body")
+    if len(body) > MAX_COMMENT_CHARS:
+        raise ValueError(f"reply has {len(body)} characters; GitHub allows {MAX_COMMENT_CHARS}")
+    created = await client.post(
+        _REVIEW_REPLIES, _where(repository, pull_number=int(number), comment_id=int(comment_id)), data={"body": body}
+    )
+    return int(created["id"])
+
+
+async def react_to_review_comment(client: GitHubClient, repository: str, comment_id: int, content: str) -> None:
+    """React to a pull request review comment ("Create reaction for a pull request review comment")."""
+    if content not in REACTIONS:
+        raise ValueError(f"unknown reaction {content!r}; expected one of {sorted(REACTIONS)}")
+    await client.post(
+        _REVIEW_REACTIONS, _where(repository, comment_id=int(comment_id)), data={"content": content}, idempotent=True
+    )
 
 
 async def react(client: GitHubClient, repository: str, comment_id: int, content: str) -> None:

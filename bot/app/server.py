@@ -30,7 +30,7 @@ from bot.app.routing import Router, Services, default_router, run_job
 from bot.app.jobs import QueuedDelivery
 from bot.app.logging import configure_logging
 from bot.app.metrics import Metrics, create_metrics
-from bot.app.settings import Settings
+from bot.app.settings import Settings, secret_warnings
 from bot.app.webhook import MAX_BODY_BYTES, PayloadTooLarge, WebhookError, parse_delivery
 
 log = logging.getLogger("prguide.server")
@@ -39,8 +39,13 @@ log = logging.getLogger("prguide.server")
 STOP_TIMEOUT = 20.0
 #: Time limit of one GitHub API request, seconds (the client retries within its policy).
 HTTP_TIMEOUT = aiohttp.ClientTimeout(total=30, connect=10)
-#: ``installation`` actions after which the installation's cached token is useless.
-FORGET_TOKEN_ACTIONS = ("deleted", "suspend")
+#: ``installation`` actions after which the installation's cached token is useless (gone,
+#: suspended) or out of date: a token carries the permissions and repositories it was made
+#: for ("Create an installation access token for an app"), so accepting new permissions
+#: or changing the repositories needs a new one.
+FORGET_TOKEN_ACTIONS = ("deleted", "suspend", "new_permissions_accepted")
+#: Events after which the installation's cached token is dropped, whatever their action.
+FORGET_TOKEN_EVENTS = ("installation_repositories",)
 
 _REASONS = {401: "unauthorized", 400: "bad_request", 413: "too_large", 415: "unsupported_media_type"}
 
@@ -57,6 +62,8 @@ class AppState:
     intake: Any = None
     services: Services | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    #: The start-up check of the app's credentials (one ``GET /app``), while the app runs.
+    credential_check: asyncio.Task | None = None
 
 
 STATE = web.AppKey("prguide", AppState)
@@ -180,6 +187,10 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
         state.store, state.pool = store, pool
         state.intake = Intake(store, on_queued=pool.notify)
         resumed = pool.start()
+        # A wrong key or app id would otherwise look healthy until the first delivery.
+        state.credential_check = asyncio.create_task(check_credentials(auth), name="prguide-credential-check")
+        for warning in secret_warnings(settings.webhook_secret):
+            log.warning(warning)
         log.info(
             "prguide %s ready: %d worker(s), %d job(s) resumed", __version__, settings.workers, resumed,
             extra={"events": list(router.events), "db": str(settings.db_path)},
@@ -194,6 +205,10 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
 
     yield
 
+    if state.credential_check is not None:
+        state.credential_check.cancel()
+        await asyncio.gather(state.credential_check, return_exceptions=True)
+        state.credential_check = None
     # aiohttp has stopped accepting connections by now; let running jobs finish.
     interrupted = await pool.stop(options["stop_timeout"])
     if interrupted:
@@ -204,6 +219,24 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
     if own_session:
         await session.close()
     log.info("prguide stopped")
+
+
+async def check_credentials(auth: Any) -> None:
+    """Ask GitHub once whether it accepts the app's credentials; log what it says.
+
+    A refusal is kept by ``auth`` (``credentials_problem``) and shown by ``/healthz``;
+    GitHub being unreachable is only logged, as it says nothing about the credentials.
+    """
+    check = getattr(auth, "check_credentials", None)
+    if check is None:
+        return
+    try:
+        problem = await check()
+    except Exception as exc:  # GitHub down or unreachable: jobs will retry anyway
+        log.warning("cannot check the app's credentials with GitHub: %s", exc)
+        return
+    if problem is None:
+        log.info("GitHub accepts the app's credentials")
 
 
 async def webhook(request: web.Request) -> web.Response:
@@ -241,10 +274,10 @@ async def webhook(request: web.Request) -> web.Response:
     if delivery.event == "ping":
         return _answer(state, delivery, "pong", 200, fields, text="pong")
 
-    if delivery.event == "installation" and delivery.action in FORGET_TOKEN_ACTIONS:
+    if (delivery.event == "installation" and delivery.action in FORGET_TOKEN_ACTIONS) or delivery.event in FORGET_TOKEN_EVENTS:
         if state.services is not None and delivery.installation_id is not None:
             state.services.auth.forget(delivery.installation_id)
-        return _answer(state, delivery, "handled", 200, fields, text=f"installation {delivery.action}: token forgotten")
+        return _answer(state, delivery, "handled", 200, fields, text=f"{delivery.event} {delivery.action}: token forgotten")
 
     route, reason = state.router.decide(delivery)
     if route is None:
@@ -273,9 +306,14 @@ def _answer(state: AppState, delivery: Any, outcome: str, status: int, fields: M
 
 
 async def healthz(request: web.Request) -> web.Response:
-    """``GET /healthz``: 200 with queue counts while the job database answers, else 503.
+    """``GET /healthz``: 200 with queue counts while all is well, else 503.
 
-    Body: ``{"ok", "version", "queue": {state: count}, "parked", "oldest_queued_age_s"}``.
+    Body: ``{"ok", "status", "version", "queue": {state: count}, "parked",
+    "oldest_queued_age_s"}``; ``status`` is ``"ok"``, or ``"degraded"`` (503, with
+    ``problems``, one sentence each) while GitHub refuses the app's credentials (a wrong
+    private key or app id: nothing can be published). Deliveries are still accepted and
+    kept meanwhile. A later request GitHub accepts makes it ``"ok"`` again. The job
+    database not answering is a 503 with ``error``.
     """
     state = request.app[STATE]
     if state.store is None:
@@ -286,15 +324,21 @@ async def healthz(request: web.Request) -> web.Response:
     except sqlite3.Error as exc:
         return web.json_response({"ok": False, "version": __version__, "error": f"job database: {exc}"}, status=503)
     state.metrics.set_job_counts(counts)
-    return web.json_response(
-        {
-            "ok": True,
-            "version": __version__,
-            "queue": counts,
-            "parked": counts.get("parked", 0),
-            "oldest_queued_age_s": None if oldest is None else round(oldest, 3),
-        }
-    )
+    problems = []
+    credentials = getattr(state.services.auth, "credentials_problem", None) if state.services is not None else None
+    if isinstance(credentials, str):
+        problems.append(credentials)
+    body: dict[str, Any] = {
+        "ok": not problems,
+        "status": "degraded" if problems else "ok",
+        "version": __version__,
+        "queue": counts,
+        "parked": counts.get("parked", 0),
+        "oldest_queued_age_s": None if oldest is None else round(oldest, 3),
+    }
+    if problems:
+        body["problems"] = problems
+    return web.json_response(body, status=503 if problems else 200)
 
 
 async def metrics_view(request: web.Request) -> web.Response:

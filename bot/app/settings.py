@@ -109,8 +109,9 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     app_id = _int(get("GITHUB_APP_ID"), "GITHUB_APP_ID", problems, low=1, required=True)
     private_key = _private_key(get("GITHUB_PRIVATE_KEY"), get("GITHUB_PRIVATE_KEY_PATH"), problems)
 
-    # Not stripped: a secret may legitimately end in whitespace, and it must match GitHub's byte for byte.
-    secret = env.get("GITHUB_WEBHOOK_SECRET") or ""
+    # Only one trailing line break is taken off (what `echo`, editors and secret files add);
+    # anything else stays, since the secret must match GitHub's byte for byte.
+    secret = strip_line_break(env.get("GITHUB_WEBHOOK_SECRET") or "")
     if not secret:
         problems.append(
             "GITHUB_WEBHOOK_SECRET is not set: prguide refuses to accept unsigned deliveries "
@@ -176,6 +177,28 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
         log_level=log_level,
         admin_token=admin_token,
     )
+
+
+def strip_line_break(value: str) -> str:
+    """``value`` without one trailing ``\r\n`` or ``\n`` (a secret read from a file or ``echo``)."""
+    if value.endswith("\r\n"):
+        return value[:-2]
+    return value[:-1] if value.endswith("\n") else value
+
+
+def secret_warnings(secret: str) -> list[str]:
+    """Start-up warnings about the webhook secret, never quoting it.
+
+    GitHub's settings page takes the secret as typed: a secret that still begins or
+    ends with whitespace after :func:`strip_line_break` is probably a copy-and-paste
+    slip, and every delivery would then fail the signature check.
+    """
+    if secret and (secret != secret.strip()):
+        return [
+            "GITHUB_WEBHOOK_SECRET begins or ends with whitespace; if deliveries are refused with 401, "
+            "compare it with the secret on the app's settings page"
+        ]
+    return []
 
 
 def _int(

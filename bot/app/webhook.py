@@ -41,6 +41,9 @@ REQUIRED_FIELDS: Mapping[str, tuple[str, ...]] = {
     "pull_request": ("pull_request", "repository", "installation"),
     "issue_comment": ("issue", "comment", "repository", "installation"),
     "installation": ("installation",),
+    "installation_repositories": ("installation",),
+    "pull_request_review": ("review", "pull_request", "repository", "installation"),
+    "pull_request_review_comment": ("comment", "pull_request", "repository", "installation"),
 }
 
 

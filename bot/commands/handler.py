@@ -1,15 +1,26 @@
-"""The ``issue_comment`` job: read a comment's commands, decide, act, answer.
+"""The command job: read a comment's commands, decide, act, answer.
 
-Route: ``issue_comment`` ``created`` and ``edited`` deliveries on pull requests
-(:data:`COMMAND_ROUTE`). The job key is the pull request (``owner/repo#N``), the
-same as the merged pull request's job, so a command and a merge never publish at
-the same time.
+Routes (:data:`COMMAND_ROUTES`): ``issue_comment`` ``created`` and ``edited`` on pull
+requests, ``pull_request_review`` ``submitted`` (commands in a review's body) and
+``pull_request_review_comment`` ``created`` (commands in an inline comment of the
+diff), where maintainers write while reviewing. The job key is the pull request
+(``owner/repo#N``), the same as the merged pull request's job, so a command and a
+merge never publish at the same time.
+
+Answers go where the command was written: an issue comment gets reactions and, when
+there is something to say, an issue comment; an inline review comment gets reactions
+("Create reaction for a pull request review comment") and replies in its thread
+("Create a reply for a review comment"). A review's body cannot get reactions (GitHub
+has no reactions API for reviews), so it gets an issue comment every time, saying
+"done" when there is nothing else to say.
 
 Steps, as the job's installation:
 
 1. Find the commands (for an ``edited`` comment, only those its earlier version,
    ``changes.body.from`` in the payload, lacked). None: stop, having called nothing.
-2. React ``eyes`` to the comment ("Create reaction for an issue comment").
+2. React ``eyes`` to the comment ("Create reaction for an issue comment"). GitHub
+   answers 404 when the comment was deleted before the job ran: deleting a comment
+   withdraws its commands, so the job stops there.
 3. Read the repository's ``.github/prguide.yml`` (always fresh: a maintainer may just have pushed it), prguide's guide comment (its
    marker remembers the language and the labels maintainers decided) and, when a
    command needs it, the commenter's role ("Get repository permissions for a user",
@@ -28,18 +39,28 @@ repeat, and the reply is posted last.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from cachetools import TTLCache
 
 from bot.app.errors import GiveUp, RetryLater
-from bot.app.fetch import fetch_snapshot
+from bot.app.fetch import fetch_pull, fetch_snapshot
 from bot.app.github import GitHubError, NotFound
 from bot.app.jobs import Job
-from bot.app.publish import add_labels, find_guide_comment, publish_guide, react, remove_label, reply
+from bot.app.publish import (
+    add_labels,
+    find_guide_comment,
+    publish_guide,
+    react,
+    react_to_review_comment,
+    remove_label,
+    reply,
+    reply_in_review_thread,
+)
 from bot.app.routing import JobContext, Route
 from bot.app.webhook import Delivery
 from bot.commands.decide import (
@@ -61,13 +82,18 @@ from bot.commands.parse import Command, new_commands, parse_commands
 from bot.commands.permissions import PermissionCache
 from bot.commands.reply import compose_reply, help_text, refusal_text
 from bot.engine import Overrides, build_guide
-from bot.feature_support import config_notices, read_repo_config, save_guide
+from bot.feature_support import config_notices, read_repo_config, reviser, save_guide
 from bot.marker import has_marker, parse_marker
 
 log = logging.getLogger("prguide.commands")
 
 #: The comment actions that can carry new commands ("Webhook events and payloads", issue_comment).
 ACTIONS = ("created", "edited")
+
+#: Where a command was written: the ``X-GitHub-Event`` of its delivery.
+ISSUE_COMMENT = "issue_comment"
+REVIEW = "pull_request_review"
+REVIEW_COMMENT = "pull_request_review_comment"
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +102,9 @@ class CommentFacts:
 
     ``actor`` is who wrote the commands (the ``sender``: for an edit, the editor);
     ``author`` the pull request's author; ``pull`` its state from
-    ``issue.pull_request.merged_at`` and ``issue.state``.
+    ``issue.pull_request.merged_at`` and ``issue.state``. ``pull_known`` is false when
+    the payload does not say (older GitHub Enterprise Server releases send
+    ``issue.pull_request`` without ``merged_at``): the pull request is then read.
     """
 
     repository: str
@@ -90,6 +118,12 @@ class CommentFacts:
     edited: bool
     default_branch: str | None
     private: bool = True
+    pull_known: bool = True
+    #: Where the command was written (:data:`ISSUE_COMMENT`, :data:`REVIEW`, :data:`REVIEW_COMMENT`);
+    #: ``comment_id`` is then the issue comment's, the review's or the review comment's id.
+    kind: str = ISSUE_COMMENT
+    #: For a review comment, the first comment of its thread (replies go there).
+    thread_id: int | None = None
 
 
 def _is_bot(user: Any) -> bool:
@@ -98,16 +132,27 @@ def _is_bot(user: Any) -> bool:
     return user.get("type") == "Bot" or str(user.get("login") or "").endswith("[bot]")
 
 
-def ignore_reason(payload: Mapping[str, Any]) -> str | None:
-    """Why an ``issue_comment`` payload cannot carry commands for prguide, or ``None``.
+def _written(payload: Mapping[str, Any], event: str) -> Mapping[str, Any]:
+    """The object holding the command's text: the comment, or the review."""
+    key = "review" if event == REVIEW else "comment"
+    found = payload.get(key)
+    return found if isinstance(found, Mapping) else {}
+
+
+def ignore_reason(payload: Mapping[str, Any], event: str = ISSUE_COMMENT) -> str | None:
+    """Why a comment or review payload cannot carry commands for prguide, or ``None``.
 
     Cheap and without I/O (it runs before the webhook answers): not a pull request,
     written or edited by a bot (prguide included), a comment carrying prguide's
     marker, an edit that left the body alone, or no ``/prguide`` or ``@`` at all.
+    ``event`` is the delivery's (``issue_comment`` by default).
     """
-    issue = payload.get("issue") if isinstance(payload.get("issue"), Mapping) else {}
-    comment = payload.get("comment") if isinstance(payload.get("comment"), Mapping) else {}
-    if not isinstance(issue.get("pull_request"), Mapping):
+    comment = _written(payload, event)
+    if event == ISSUE_COMMENT:
+        issue = payload.get("issue") if isinstance(payload.get("issue"), Mapping) else {}
+        if not isinstance(issue.get("pull_request"), Mapping):
+            return "not a pull request"
+    elif not isinstance(payload.get("pull_request"), Mapping):
         return "not a pull request"
     if _is_bot(comment.get("user")) or _is_bot(payload.get("sender")):
         return "written by a bot"
@@ -128,12 +173,15 @@ def _previous_body(payload: Mapping[str, Any]) -> str | None:
     return before if isinstance(before, str) else None
 
 
-def comment_facts(payload: Mapping[str, Any]) -> CommentFacts:
-    """Read :class:`CommentFacts` from an ``issue_comment`` payload.
+def comment_facts(payload: Mapping[str, Any], event: str = ISSUE_COMMENT) -> CommentFacts:
+    """Read :class:`CommentFacts` from an ``issue_comment``, ``pull_request_review`` or
+    ``pull_request_review_comment`` payload (``event``).
 
     Raises :class:`GiveUp` when the payload lacks the repository, the issue number
     or the comment id.
     """
+    if event != ISSUE_COMMENT:
+        return _review_facts(payload, event)
     issue, comment = payload.get("issue"), payload.get("comment")
     repo = payload.get("repository")
     if not (isinstance(issue, Mapping) and isinstance(comment, Mapping) and isinstance(repo, Mapping)):
@@ -156,12 +204,40 @@ def comment_facts(payload: Mapping[str, Any]) -> CommentFacts:
         edited=payload.get("action") == "edited",
         default_branch=repo.get("default_branch") if isinstance(repo.get("default_branch"), str) else None,
         private=repo.get("private") is not False,
+        pull_known="merged_at" in pr,
+    )
+
+
+def _review_facts(payload: Mapping[str, Any], event: str) -> CommentFacts:
+    written, pull, repo = _written(payload, event), payload.get("pull_request"), payload.get("repository")
+    if not (written and isinstance(pull, Mapping) and isinstance(repo, Mapping)):
+        raise GiveUp(f"{event} payload without {'review' if event == REVIEW else 'comment'}, pull_request or repository")
+    number, written_id, repository = pull.get("number"), written.get("id"), repo.get("full_name")
+    if not isinstance(number, int) or not isinstance(written_id, int) or not isinstance(repository, str):
+        raise GiveUp(f"{event} payload without pull request number, id or repository name")
+    sender = payload.get("sender") if isinstance(payload.get("sender"), Mapping) else written.get("user") or {}
+    reply_to = written.get("in_reply_to_id")
+    return CommentFacts(
+        repository=repository,
+        number=number,
+        comment_id=written_id,
+        actor=str(sender.get("login") or ""),
+        author=str((pull.get("user") or {}).get("login") or ""),
+        pull=PullState(merged=pull.get("merged") is True or bool(pull.get("merged_at")), open=pull.get("state") == "open"),
+        body=str(written.get("body") or ""),
+        before=None,
+        edited=False,
+        default_branch=repo.get("default_branch") if isinstance(repo.get("default_branch"), str) else None,
+        private=repo.get("private") is not False,
+        pull_known="merged_at" in pull or "merged" in pull,
+        kind=event,
+        thread_id=reply_to if isinstance(reply_to, int) else written_id,
     )
 
 
 def accept_comment(delivery: Delivery) -> str | None:
-    """:class:`~bot.app.routing.Route` check: queue only comments that may carry commands."""
-    return ignore_reason(delivery.payload)
+    """:class:`~bot.app.routing.Route` check: queue only comments and reviews that may carry commands."""
+    return ignore_reason(delivery.payload, delivery.event)
 
 
 def permissions_of(services: Any) -> PermissionCache:
@@ -193,10 +269,10 @@ async def handle_issue_comment(job: Job, ctx: JobContext) -> None:
     ``commands``. Raises ``RetryLater`` and ``GiveUp`` from the GitHub client.
     """
     payload = job.data if isinstance(job.data, Mapping) else {}
-    if ignore_reason(payload):
+    if ignore_reason(payload, job.event):
         ctx.outcome = "ignored"
         return
-    facts = comment_facts(payload)
+    facts = comment_facts(payload, job.event)
     ctx.fields.update(repository=facts.repository, number=facts.number)
     services = ctx.services
     slug = await services.auth.app_slug()
@@ -210,19 +286,50 @@ async def handle_issue_comment(job: Job, ctx: JobContext) -> None:
         return
 
     client = ctx.client
-    await _react(client, facts, "eyes")
+    if not await _react(client, facts, "eyes"):
+        # The comment was deleted before its commands ran: deleting it withdraws them.
+        ctx.outcome = "withdrawn"
+        return
+    if not facts.pull_known:
+        # "Closed without being merged" must not be said on a guess: ask GitHub.
+        pull = await fetch_pull(client, facts.repository, facts.number)
+        merged = pull.get("merged") is True or bool(pull.get("merged_at"))
+        facts = replace(facts, pull=PullState(merged=merged, open=pull.get("state") == "open"), pull_known=True)
     runner = _Runner(ctx, facts, commands, await services.auth.bot_login())
     ok = await runner.run()
+    if facts.kind == REVIEW and ok and not runner.replied:
+        # A review cannot carry the 👍, so say it in words.
+        done = t("cmd.reply.done", runner.lang, {"names": [f"/prguide {c.text}".strip() for c in commands]})
+        await _reply(client, facts, compose_reply(facts.actor, [done], runner.lang))
     await _react(client, facts, "+1" if ok else "confused")
     ctx.outcome = "done" if ok else "refused"
 
 
-async def _react(client: Any, facts: Any, content: str) -> None:
-    """React to the command's comment; a comment deleted meanwhile does not stop the commands."""
+async def _react(client: Any, facts: CommentFacts, content: str) -> bool:
+    """React where the command was written; ``False`` when the comment is gone (deleted).
+
+    A review cannot get reactions: nothing is sent, and it counts as present
+    (a submitted review cannot be deleted).
+    """
+    if facts.kind == REVIEW:
+        return True
     try:
-        await react(client, facts.repository, facts.comment_id, content)
+        if facts.kind == REVIEW_COMMENT:
+            await react_to_review_comment(client, facts.repository, facts.comment_id, content)
+        else:
+            await react(client, facts.repository, facts.comment_id, content)
     except NotFound:
         log.info("%s#%s: comment %s is gone; no %s reaction", facts.repository, facts.number, facts.comment_id, content)
+        return False
+    return True
+
+
+async def _reply(client: Any, facts: CommentFacts, body: str) -> None:
+    """Answer where the command was written: in an inline comment's thread, else on the pull request."""
+    if facts.kind == REVIEW_COMMENT and facts.thread_id is not None:
+        await reply_in_review_thread(client, facts.repository, facts.number, facts.thread_id, body)
+    else:
+        await reply(client, facts.repository, facts.number, body)
 
 
 class _Runner:
@@ -243,6 +350,8 @@ class _Runner:
         self.remembered = Remembered()
         self.lang = "en"
         self.overrides = Overrides()
+        #: Whether :meth:`run` answered with a comment.
+        self.replied = False
 
     async def run(self) -> bool:
         facts = self.facts
@@ -304,7 +413,8 @@ class _Runner:
         if problems:
             sections.append("\n".join(problems))
         if sections:
-            await reply(self.client, facts.repository, facts.number, compose_reply(facts.actor, sections, self.lang))
+            await _reply(self.client, facts, compose_reply(facts.actor, sections, self.lang))
+            self.replied = True
         if only_refusals and actions:
             refusals[refused_key] = True
             return False
@@ -345,13 +455,11 @@ class _Runner:
         if action.preview:
             for lang in ("en", "zh"):
                 notices.setdefault(lang, []).insert(0, t("cmd.reply.preview", lang))
-        guide = build_guide(
-            self.snapshot,
-            self.rules,
-            lang=self.config.lang or self.services.settings.lang,
-            overrides=self.overrides,
-            notices={lang: tuple(lines) for lang, lines in notices.items()},
+        base_notices = {lang: tuple(lines) for lang, lines in notices.items()}
+        build = functools.partial(
+            build_guide, self.snapshot, self.rules, lang=self.config.lang or self.services.settings.lang, overrides=self.overrides
         )
+        guide = build(notices=base_notices)
         result = await publish_guide(
             self.client,
             facts.repository,
@@ -360,6 +468,7 @@ class _Runner:
             bot_login=self.bot_login,
             current_labels=self.snapshot.labels,
             existing=self.existing,
+            revise=reviser(build, base_notices),
         )
         self.lang = guide.lang
         self.ctx.fields.update(comment_id=result.comment_id, comment=result.comment)
@@ -387,12 +496,20 @@ class _Runner:
 #: The route for :class:`bot.app.routing.Router`: commands in comments on pull
 #: requests. Comments by bots are not queued (``bots=False``), prguide's own included.
 COMMAND_ROUTE = Route(
-    event="issue_comment",
+    event=ISSUE_COMMENT,
     actions=ACTIONS,
     handle=handle_issue_comment,
     accept=accept_comment,
     bots=False,
 )
+#: Commands in the body of a submitted review.
+REVIEW_COMMAND_ROUTE = Route(event=REVIEW, actions=("submitted",), handle=handle_issue_comment, accept=accept_comment, bots=False)
+#: Commands in an inline comment on the diff (a new one; edits are not read).
+REVIEW_COMMENT_COMMAND_ROUTE = Route(
+    event=REVIEW_COMMENT, actions=("created",), handle=handle_issue_comment, accept=accept_comment, bots=False
+)
+#: Every route of the commands feature.
+COMMAND_ROUTES = (COMMAND_ROUTE, REVIEW_COMMAND_ROUTE, REVIEW_COMMENT_COMMAND_ROUTE)
 
 #: This feature's routes, composed in :mod:`bot.features`.
-ROUTES = (COMMAND_ROUTE,)
+ROUTES = COMMAND_ROUTES

@@ -62,7 +62,7 @@ class PermissionCache:
             return cached
         owner, _, repo = repository.partition("/")
         try:
-            answer = await client.getitem(_PERMISSION, {"owner": owner, "repo": repo, "username": login})
+            answer = await client.getitem(_PERMISSION, {"owner": owner, "repo": repo, "username": login}, expect=(404,))
             role = role_of(answer if isinstance(answer, Mapping) else {})
         except NotFound:
             role = "none"

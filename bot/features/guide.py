@@ -7,6 +7,7 @@ a ``/prguide`` command on it never publish at the same time.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -21,8 +22,10 @@ from bot.engine import Overrides, build_guide
 from bot.feature_support import (
     changes_repo_config,
     config_check_notices,
+    UNREAD,
     config_notices,
     read_repo_config,
+    reviser,
     save_guide,
 )
 from bot.marker import parse_marker
@@ -95,7 +98,7 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
         config = await read_repo_config(client, repository, branch, missing=services.missing_configs, fresh=True)
     rules, rule_problems = services.rules_for(config)
     problems = config.problems + rule_problems
-    if problems:
+    if problems and not any(p.line == UNREAD for p in problems):
         log.warning(
             "%s: %s is invalid; using the defaults", repository, config.source,
             extra={"repository": repository, "problems": [str(p) for p in problems]},
@@ -103,22 +106,22 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     previous = parse_marker(existing.get("body")) if existing else None
     # The engine is pure but CPU-bound (a 3,000-file PR takes a while): keep it off the
     # event loop so deliveries are still answered at once.
-    guide = await asyncio.to_thread(
-        build_guide,
-        snapshot,
-        rules,
-        lang=config.lang or services.settings.lang,
-        overrides=Overrides.from_marker(previous),
-        notices=config_check_notices(config) if checked else config_notices(config.source, problems),
+    notices = config_check_notices(config) if checked else config_notices(config.source, problems)
+    build = functools.partial(
+        build_guide, snapshot, rules, lang=config.lang or services.settings.lang, overrides=Overrides.from_marker(previous)
     )
+    guide = await asyncio.to_thread(build, notices=notices)
     if guide.skipped:
         ctx.outcome = "skipped"
         return
     # The payload's labels are current on the first attempt; a retry may run much later.
     current = snapshot.labels if job.attempts <= 1 else None
     result = await publish_guide(
-        client, repository, number, guide, bot_login=bot_login, current_labels=current, existing=existing
+        client, repository, number, guide, bot_login=bot_login, current_labels=current, existing=existing,
+        revise=reviser(build, notices),
     )
+    if result.labels_refused:
+        ctx.fields["labels_refused"] = [name for r in result.labels_refused for name in r.names]
     ctx.outcome = result.comment
     ctx.fields.update(comment_id=result.comment_id, labels_added=list(result.labels_added), labels_removed=list(result.labels_removed))
     if services.guides is not None:

@@ -4,7 +4,7 @@ A refusal's reason, a focus point's key or an importance factor's key is a strin
 handed to :func:`bot.render.messages.t` later; ``type.{kind}`` is composed at run
 time; a plural message is used through ``t(key, lang, {"count": n})``. Declaring
 them here keeps them in the ``.pot``. Written by ``python -m bot.locale.maintain
-absorb``; an id whose use is gone is caught by ``tests/test_catalog.py``.
+absorb``; ``tests/test_catalog.py`` fails while an id here has no use in the code.
 """
 
 from bot.locale import N_, NP_
@@ -83,8 +83,12 @@ IDS = (
     # bot/engine.py, bot/features/guide.py
     N_("skipped"),
     # bot/feature_support.py
+    N_("config.forbidden"),
     N_("config.unusable"),
     N_("config.unusable_more"),
+    N_("labels.forbidden"),
+    N_("labels.over_limit"),
+    N_("labels.refused"),
     # bot/focus.py
     NP_("follow.missing_patches", "follow.missing_patches"),
     N_("focus.added"),
@@ -197,6 +201,7 @@ IDS = (
     N_("h.notices"),
     # bot/tagview/templates/index.html
     NP_("guides_count", "guides_count"),
+    NP_("hidden_private", "hidden_private"),
     # bot/tagview/web.py
     N_("not_found"),
     N_("not_found_text"),

@@ -3,7 +3,10 @@
 PR titles, bodies, review comments, file names and symbol names are written by
 anyone who can open a PR. Quoted into prguide's comment they must not ping people
 (``@user``, ``@org/team``), inject HTML (``<img onerror=...>``, ``<details>``
-breaking the layout, ``<!-- prguide:v1`` forging our marker) or break a table.
+breaking the layout, ``<!-- prguide:v1`` forging our marker), dress a link up as
+prguide's own words or load an image (``[click](https://…)``, ``![t](https://…)``),
+post a cross-reference into another repository's timeline (``other-org/repo#123``,
+``other-org/repo@abc1234``) or break a table.
 """
 
 from __future__ import annotations
@@ -17,6 +20,15 @@ _BACKTICKS = re.compile(r"`+")
 
 #: A zero-width space after ``@`` keeps the text readable but stops GitHub's mention.
 _MENTION_BREAK = "@\u200b"
+# Inline code spans (CommonMark: a run of backticks closed by a run of the same length).
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
+# An inline link or image opening: "[text](" or "![text](", text possibly holding escapes.
+_LINK_OPEN = re.compile(r"\[((?:\\.|[^\[\]\\\n])*)\]\(")
+# GitHub's cross-repository references, "owner/repo#123" and "owner/repo@sha"
+# ("Autolinked references and URLs"), not inside a path or URL.
+_CROSS_REF = re.compile(
+    r"(?<![\w./@-])[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}(?:#\d+|@[0-9a-fA-F]{7,40})(?![\w-])"
+)
 
 
 def strip_control(text: str) -> str:
@@ -25,13 +37,57 @@ def strip_control(text: str) -> str:
 
 
 def neutralize(text: str) -> str:
-    """Return ``text`` safe for Markdown prose: no HTML, no mentions, no control characters.
+    """Return ``text`` safe for Markdown prose: no HTML, mentions, links, images,
+    cross-repository references or control characters.
 
-    ``&``, ``<`` and ``>`` become entities, so raw HTML and HTML comments show as text.
+    ``&``, ``<`` and ``>`` become entities, so raw HTML, HTML comments and autolinks
+    (``<https://…>``) show as text. ``[t](url)`` and ``![t](url)`` lose their meaning
+    (the bracket is escaped: the text reads the same, the URL stays visible and is not
+    an image). ``owner/repo#N`` and ``owner/repo@sha`` become code spans, as GitHub
+    links references only outside code. Code spans already in the text are kept.
     """
     text = strip_control(text)
+    if "`" not in text:  # the common case: no code span to keep apart
+        return _prose(text)
+    out = []
+    start = 0
+    for match in _CODE_SPAN.finditer(text):
+        out.append(_prose(text[start : match.start()]))
+        out.append(_entities(match.group(0)))
+        start = match.end()
+    out.append(_prose(text[start:]))
+    return "".join(out)
+
+
+def _entities(text: str) -> str:
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MENTION.sub(_MENTION_BREAK, text)
+
+
+def _prose(text: str) -> str:
+    if "/" not in text or ("#" not in text and "@" not in text):  # no reference possible
+        return _unlink(_entities(text))
+    parts = []
+    start = 0
+    for match in _CROSS_REF.finditer(text):
+        parts.append(_unlink(_entities(text[start : match.start()])))
+        # The mention break inside the span changes nothing visible; it keeps "@" never
+        # followed by a letter anywhere in quoted text, a simple rule to check.
+        parts.append(f"`{_MENTION.sub(_MENTION_BREAK, match.group(0))}`")
+        start = match.end()
+    parts.append(_unlink(_entities(text[start:])))
+    return "".join(parts)
+
+
+def _unlink(text: str) -> str:
+    # Escaping the innermost link may turn its outer one into a link with escaped text:
+    # repeat until none is left (each pass removes at least one).
+    for _ in range(text.count("](")):  # nothing to do without "]("
+        escaped = _LINK_OPEN.sub(lambda m: "\\[" + m.group(1) + "\\](", text)
+        if escaped == text:
+            break
+        text = escaped
+    return text
 
 
 def one_line(text: str, limit: int = 160) -> str:

@@ -82,7 +82,8 @@ class Glob:
 
 
 def compile_glob(pattern: object) -> Glob:
-    """Compile one glob; raises :class:`GlobProblem` for a non-string, empty, absolute or invalid pattern."""
+    """Compile one glob; raises :class:`GlobProblem` for a non-string, empty, absolute or invalid pattern,
+    or one no pull request file can match (``./docs/**``, ``docs/[a-``, ``docs/[z-a]``: see :func:`_never_matches`)."""
     if not isinstance(pattern, str):
         raise GlobProblem(f"expected a glob string, got {type(pattern).__name__}")
     if not pattern.strip():
@@ -93,6 +94,9 @@ def compile_glob(pattern: object) -> Glob:
         )
     if pattern.startswith("!"):
         raise GlobProblem(f"glob {pattern!r} starts with '!'; list files to leave out under 'exclude:' instead")
+    never = _never_matches(pattern)
+    if never:
+        raise GlobProblem(f"glob {pattern!r}: {never}")
     try:
         expanded = bracex.expand(pattern, limit=_BRACE_LIMIT)
     except (ValueError, RuntimeError) as exc:
@@ -104,6 +108,78 @@ def compile_glob(pattern: object) -> Glob:
         except (ValueError, re.error) as exc:
             raise GlobProblem(f"invalid glob {pattern!r}: {exc}") from None
     return Glob(pattern, tuple(shapes))
+
+
+def _never_matches(pattern: str) -> str | None:
+    """Why ``pattern`` cannot mean what it says (``None`` when it can).
+
+    GitHub's file names are relative to the repository root: they never start with
+    ``./``, never hold a ``.`` or ``..`` folder or ``//`` and never end in ``/``. A ``[`` or
+    ``{`` left open, or a range such as ``[z-a]``, is a typo: wcmatch would quietly
+    read the first two as literal text and the last as matching nothing.
+    """
+    segments = pattern.split("/")
+    if segments[0] in (".", ".."):
+        fixed = "/".join(s for s in segments if s not in (".", ".."))
+        hint = f"; write {fixed!r}" if segments[0] == "." and fixed else ""
+        return f"can never match: pull request paths are relative to the repository root and never start with {segments[0] + '/'!r}{hint}"
+    if any(s in (".", "..") for s in segments):
+        return "can never match: pull request paths never hold a '.' or '..' folder"
+    if "//" in pattern:
+        # wcmatch reads "//" as "/", the fast shapes do not: refuse it rather than disagree.
+        return f"'//' makes an empty folder name, which no path has; write {re.sub('/+', '/', pattern)!r}"
+    if pattern.endswith("/"):
+        return f"can never match: a pull request lists files, not folders, and no path ends in '/'; write {pattern + '**'!r}"
+    depth, i = 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            end, problem = _bracket(pattern, i)
+            if problem:
+                return problem
+            if end is None:
+                return "'[' is never closed (write '[[]' to match a literal '[')"
+            i = end + 1
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}" and depth:
+            depth -= 1
+        i += 1
+    if depth:
+        return "'{' is never closed (write '\\{' to match a literal '{')"
+    return None
+
+
+def _bracket(pattern: str, start: int) -> tuple[int | None, str | None]:
+    """``(index of the closing ']', problem)`` for the bracket expression at ``start``."""
+    i, n = start + 1, len(pattern)
+    if i < n and pattern[i] in "!^":
+        i += 1
+    first = True
+    while i < n:
+        c = pattern[i]
+        if c == "]" and not first:
+            return i, None
+        first = False
+        if pattern.startswith("[:", i):
+            close = pattern.find(":]", i + 2)
+            if close != -1:  # a POSIX class such as [:alpha:]
+                i = close + 2
+                continue
+        width = 2 if c == "\\" and i + 1 < n else 1
+        low = pattern[i + width - 1]
+        i += width
+        if i + 1 < n and pattern[i] == "-" and pattern[i + 1] != "]":
+            width = 2 if pattern[i + 1] == "\\" and i + 2 < n else 1
+            high = pattern[i + width]
+            if high < low:
+                return None, f"the range '{low}-{high}' is empty, so it can never match ({low!r} comes after {high!r}); write '{high}-{low}'"
+            i += 1 + width
+    return None, None
 
 
 def _is_literal(text: str) -> bool:

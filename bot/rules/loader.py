@@ -40,7 +40,11 @@ def load_rules(paths: Sequence[str | Path] = (), *, defaults: bool = True) -> Ru
     :class:`RuleError` listing every problem of every file: syntax, unknown keys,
     bad values, duplicate ids (naming both places), unknown areas and disabled ids.
     """
-    files, problems = _read_all(paths, defaults)
+    return _load(paths, defaults=defaults, report_empty=False)
+
+
+def _load(paths: Sequence[str | Path], *, defaults: bool, report_empty: bool) -> RuleSet:
+    files, problems = _read_all(paths, defaults, report_empty)
     settings = Settings()
     if defaults:
         try:
@@ -74,10 +78,13 @@ def load_rules(paths: Sequence[str | Path] = (), *, defaults: bool = True) -> Ru
 def check_rule_paths(paths: Iterable[str | Path]) -> list[Problem]:
     """Every problem in these rule files/folders, checked together with the shipped defaults.
 
-    For ``prguide rules check PATH...``: an empty list means they are good.
+    For ``prguide rules check PATH...``: an empty list means they are good. Besides
+    what :func:`load_rules` reports, a file with no rules, labels, areas or
+    ``disable:`` is a problem here (most likely the wrong file, or its content was
+    lost), though loading it is harmless.
     """
     try:
-        load_rules(list(paths), defaults=True)
+        _load(list(paths), defaults=True, report_empty=True)
     except RuleError as exc:
         return exc.problems
     return []
@@ -105,7 +112,7 @@ def _ruleset(files: list[RuleFile], *, settings: Settings | None = None) -> Rule
     )
 
 
-def _read_all(paths: Sequence[str | Path], defaults: bool) -> tuple[list[RuleFile], list[Problem]]:
+def _read_all(paths: Sequence[str | Path], defaults: bool, report_empty: bool) -> tuple[list[RuleFile], list[Problem]]:
     targets: list[Path] = []
     problems: list[Problem] = []
     for root in ([default_rules_dir()] if defaults else []) + [Path(p) for p in paths]:
@@ -127,7 +134,10 @@ def _read_all(paths: Sequence[str | Path], defaults: bool) -> tuple[list[RuleFil
         except (OSError, UnicodeDecodeError) as exc:
             problems.append(Problem(source, 1, f"cannot read rule file: {exc}"))
             continue
-        files.append(_parse_text(text, source, ()))
+        file = _parse_text(text, source, ())
+        if report_empty and not (file.problems or file.rules or file.labels or file.areas or file.disable):
+            file.problems.append(Problem(source, 1, "the file has no rules, labels, areas or disable list"))
+        files.append(file)
     return files, problems
 
 

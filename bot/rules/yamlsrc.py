@@ -4,6 +4,11 @@ Rule-file problems are reported as ``FILE:LINE``, so the loader keeps PyYAML's n
 marks: mappings become :class:`YMap` (a ``dict`` that also knows the line of each
 key) and sequences :class:`YList` (a ``list`` that knows the line of each item).
 Scalars are plain Python values, resolved the way ``yaml.safe_load`` resolves them.
+
+Anchors and aliases (``&name``, ``*name``) are refused: rule files and repository
+configs come from untrusted repositories, and a few hundred bytes of nested aliases
+("billion laughs") expand to gigabytes when built. Refusing them at the first one
+costs nothing, and no prguide file needs them.
 """
 
 from __future__ import annotations
@@ -42,16 +47,43 @@ def line_of(value: Any, default: int) -> int:
     return getattr(value, "line", default)
 
 
+class _AliasRefused(yaml.YAMLError):
+    def __init__(self, line: int, message: str):
+        super().__init__(message)
+        self.line = line
+        self.message = message
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """A safe loader that stops at the first anchor or alias, before anything is built."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            raise _AliasRefused(
+                event.start_mark.line + 1,
+                f"YAML aliases are not allowed (*{event.anchor}); write the value out in full",
+            )
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None:
+            raise _AliasRefused(
+                event.start_mark.line + 1,
+                f"YAML anchors and aliases are not allowed (&{anchor}); write the value out in full",
+            )
+        return super().compose_node(parent, index)
+
+
 def load_yaml(text: str, source: str) -> tuple[Any, list[Problem]]:
     """Parse one YAML document, keeping line numbers.
 
-    Returns ``(value, problems)``: ``value`` is ``None`` for an empty document or a
-    syntax error; ``problems`` holds the syntax error (with PyYAML's line) and any
+    Returns ``(value, problems)``: ``value`` is ``None`` for an empty document, a
+    syntax error or an anchor/alias; ``problems`` holds the syntax error (with PyYAML's
+    line), the first anchor or alias (refused: see the module docstring) and any
     duplicate keys, which plain ``yaml.safe_load`` would silently let the last win.
     """
     problems: list[Problem] = []
     try:
-        loader = yaml.SafeLoader(text)
+        loader = _NoAliasLoader(text)
     except yaml.reader.ReaderError as exc:  # a control character, before any parsing
         line = text[: max(exc.position, 0)].count("\n") + 1
         problems.append(Problem(source, line, f"YAML error: control character #x{exc.character:04x} is not allowed"))
@@ -61,6 +93,9 @@ def load_yaml(text: str, source: str) -> tuple[Any, list[Problem]]:
         if node is None:
             return None, problems
         return _build(loader, node, source, problems), problems
+    except _AliasRefused as exc:
+        problems.append(Problem(source, exc.line, exc.message))
+        return None, problems
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 1

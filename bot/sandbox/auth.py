@@ -30,6 +30,7 @@ JWT_EXP_INVALID = (
 )
 JWT_EXP_TOO_FAR = "'Expiration time' claim ('exp') is too far in the future"
 JWT_IAT_INVALID = "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued"
+JWT_IAT_FUTURE = "'Issued at' claim ('iat') must be an Integer representing a time in the past"
 JWT_ISSUER_UNKNOWN = "Integration not found"
 
 
@@ -83,7 +84,10 @@ class Authenticator:
 
         Valid means: RS256 signed by the app's key, ``iss`` equal to the app ID
         (as number or string), ``iat`` not more than 60 s ahead of the sandbox's
-        clock, ``exp`` in the future and at most 600 s after ``iat``.
+        clock, ``exp`` in the future, at most 600 s after ``iat`` and at most 600 s
+        (plus the same 60 s of drift) after the sandbox's clock. A sandbox started with
+        a ``clock`` apart from the app's therefore refuses its JWTs as GitHub refuses
+        those of a server whose clock is off, and its ``Date`` headers tell its time.
         """
         try:
             claims = jwt.decode(
@@ -96,11 +100,13 @@ class Authenticator:
             raise ApiError(401, JWT_UNDECODABLE) from exc
         now = self.state.now()
         iat, exp = claims.get("iat"), claims.get("exp")
-        if not _is_number(iat) or iat > now + JWT_IAT_DRIFT:
+        if not _is_number(iat):
             raise ApiError(401, JWT_IAT_INVALID)
+        if iat > now + JWT_IAT_DRIFT:
+            raise ApiError(401, JWT_IAT_FUTURE)
         if not _is_number(exp) or exp <= now:
             raise ApiError(401, JWT_EXP_INVALID)
-        if exp - iat > JWT_MAX_LIFETIME:
+        if exp - iat > JWT_MAX_LIFETIME or exp > now + JWT_MAX_LIFETIME + JWT_IAT_DRIFT:
             raise ApiError(401, JWT_EXP_TOO_FAR)
         if str(claims.get("iss")) != str(self.state.app_id):
             raise ApiError(401, JWT_ISSUER_UNKNOWN)

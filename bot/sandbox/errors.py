@@ -32,10 +32,12 @@ class ApiError(Exception):
         self.documentation_url = documentation_url
         self.errors = errors
         self.headers = dict(headers or {})
+        #: More fields of the body, after ``message`` (e.g. a redirect's ``url``).
+        self.extra: dict[str, Any] = {}
 
     def body(self) -> dict[str, Any]:
         """Return the JSON body GitHub sends with this status."""
-        out: dict[str, Any] = {"message": self.message}
+        out: dict[str, Any] = {"message": self.message, **self.extra}
         if self.errors is not None:
             out["errors"] = self.errors
         out["documentation_url"] = self.documentation_url

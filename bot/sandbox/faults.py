@@ -10,7 +10,11 @@ for ever). What it does:
 - ``status`` 403 or 429 with ``rate_limit_remaining: 0``: a primary rate limit
   ("API rate limit exceeded ...", ``x-ratelimit-remaining: 0``).
 - ``status`` 403 or 429 otherwise: a secondary rate limit ("You have exceeded a
-  secondary rate limit ..."), with ``retry-after`` when ``retry_after`` is given.
+  secondary rate limit ..."), with ``retry-after`` when ``retry_after`` is given,
+  unless ``message`` is given.
+- ``message``: the answer's ``message`` instead of the standard one; a 403 with a
+  message is a refusal, not a rate limit (e.g. "Resource not accessible by
+  integration", GitHub's answer when the installation lacks a permission).
 - any other ``status``: that status with its standard reason as the message.
 - ``latency_ms``: waits that long before answering (alone, the request then
   proceeds normally).
@@ -42,7 +46,7 @@ SECONDARY_LIMIT_MESSAGE = (
     "If you reach out to GitHub Support for help, please include the request ID {request_id}."
 )
 
-_FIELDS = {"method", "path", "status", "times", "retry_after", "latency_ms", "rate_limit_remaining"}
+_FIELDS = {"method", "path", "status", "times", "retry_after", "latency_ms", "rate_limit_remaining", "message"}
 
 
 @dataclass
@@ -56,6 +60,7 @@ class Fault:
     retry_after: int | None = None
     latency_ms: float = 0.0
     rate_limit_remaining: int | None = None
+    message: str | None = None
 
     def matches(self, method: str, path_qs: str) -> bool:
         """Whether this fault applies to a request and still has uses left."""
@@ -75,6 +80,7 @@ class Fault:
             "retry_after": self.retry_after,
             "latency_ms": self.latency_ms,
             "rate_limit_remaining": self.rate_limit_remaining,
+            "message": self.message,
         }
 
 
@@ -108,6 +114,9 @@ def parse_fault(item: Any) -> Fault:
     latency = item.get("latency_ms", 0) or 0
     if not isinstance(latency, (int, float)) or isinstance(latency, bool) or latency < 0:
         raise ValueError(f"fault 'latency_ms' must be a number >= 0, got {latency!r}")
+    message = item.get("message")
+    if message is not None and (not isinstance(message, str) or not message):
+        raise ValueError("fault 'message' must be a non-empty string")
     times: int | None = 1
     if "times" in item:
         times = _int_field(item, "times", 1)
@@ -119,6 +128,7 @@ def parse_fault(item: Any) -> Fault:
         retry_after=_int_field(item, "retry_after", 0),
         latency_ms=float(latency),
         rate_limit_remaining=_int_field(item, "rate_limit_remaining", 0),
+        message=message,
     )
     if fault.status is None and not fault.latency_ms and fault.rate_limit_remaining is None:
         raise ValueError("a fault needs at least one of 'status', 'latency_ms' or 'rate_limit_remaining'")
@@ -161,6 +171,8 @@ def fault_error(fault: Fault, *, request_id: str, installation_id: int | None) -
     headers: dict[str, str] = {}
     if fault.retry_after is not None:
         headers["retry-after"] = str(fault.retry_after)
+    if fault.message is not None and not (status in (403, 429) and fault.rate_limit_remaining == 0):
+        return ApiError(status, fault.message, documentation_url=DOCS_REST, headers=headers)
     if status in (403, 429):
         if fault.rate_limit_remaining == 0:
             who = f"installation ID {installation_id}" if installation_id is not None else "this caller"

@@ -25,6 +25,8 @@ LABEL_NAME_MAX_CHARS = 50
 LABEL_DESCRIPTION_MAX_CHARS = 100
 #: "Get repository content" inlines base64 content only up to this many bytes.
 CONTENTS_INLINE_MAX_BYTES = 1024 * 1024
+#: GitHub refuses to put more labels than this on one issue or pull request.
+ISSUE_LABELS_MAX = 100
 #: Colour GitHub gives labels created without one (seen in "Add labels to an issue" answers).
 DEFAULT_LABEL_COLOR = "ededed"
 #: The ``content`` values "Create reaction for an issue comment" accepts.
@@ -41,6 +43,11 @@ _LEGACY_PERMISSION = {
     "none": "none",
 }
 
+#: The permissions app.yml asks for, which the sandbox's installation holds unless told otherwise.
+DEFAULT_PERMISSIONS = {"contents": "read", "issues": "write", "metadata": "read", "pull_requests": "write"}
+#: GitHub's answer when an installation token lacks the permission an endpoint needs.
+NOT_ACCESSIBLE = "Resource not accessible by integration"
+
 DOC_CREATE_COMMENT = "https://docs.github.com/rest/issues/comments#create-an-issue-comment"
 DOC_UPDATE_COMMENT = "https://docs.github.com/rest/issues/comments#update-an-issue-comment"
 DOC_CREATE_LABEL = "https://docs.github.com/rest/issues/labels#create-a-label"
@@ -48,6 +55,10 @@ DOC_UPDATE_LABEL = "https://docs.github.com/rest/issues/labels#update-a-label"
 DOC_ADD_LABELS = "https://docs.github.com/rest/issues/labels#add-labels-to-an-issue"
 DOC_REMOVE_LABEL = "https://docs.github.com/rest/issues/labels#remove-a-label-from-an-issue"
 DOC_REACTION = "https://docs.github.com/rest/reactions/reactions#create-reaction-for-an-issue-comment"
+DOC_REVIEW_REACTION = (
+    "https://docs.github.com/rest/reactions/reactions#create-reaction-for-a-pull-request-review-comment"
+)
+DOC_REPLY_REVIEW_COMMENT = "https://docs.github.com/rest/pulls/comments#create-a-reply-for-a-review-comment"
 
 _HEX6 = re.compile(r"^[0-9a-fA-F]{6}$")
 _API_REPO = re.compile(r"/repos/([^/]+)/([^/]+)/pulls?/\d+")

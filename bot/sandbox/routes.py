@@ -39,6 +39,24 @@ def needs(kind: str | None) -> Callable[[Handler], Handler]:
     return mark
 
 
+def permission(*needs: tuple[str, str]) -> Callable[[Handler], Handler]:
+    """Mark a handler as needing one of these installation permissions, ``(name, "read"|"write")``.
+
+    An installation token without any of them gets GitHub's 403 "Resource not accessible
+    by integration" (the endpoint pages' "Fine-grained access tokens" sections list the
+    permissions; for pull requests, issue endpoints accept Issues or Pull requests).
+    """
+
+    def mark(handler: Handler) -> Handler:
+        handler.sandbox_permissions = needs  # type: ignore[attr-defined]
+        return handler
+
+    return mark
+
+
+_ISSUES_WRITE = (("issues", "write"), ("pull_requests", "write"))
+
+
 def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
     return web.json_response(data, status=status, headers=headers, dumps=lambda d: json.dumps(d, ensure_ascii=False))
 
@@ -70,6 +88,9 @@ def _paged(request: web.Request, items: list[Any]) -> web.Response:
 
 
 def _repo_args(request: web.Request) -> tuple[str, str]:
+    if "repository_id" in request.match_info:
+        record = _state(request).repo_by_id(int(request.match_info["repository_id"]))
+        return record.owner, record.name
     return request.match_info["owner"], request.match_info["repo"]
 
 
@@ -253,6 +274,7 @@ async def list_comments(request: web.Request) -> web.Response:
 
 
 @needs("installation")
+@permission(*_ISSUES_WRITE)
 async def create_comment(request: web.Request) -> web.Response:
     """POST .../issues/{issue_number}/comments ``{"body"}`` → 201 ("Create an issue comment")."""
     state = _state(request)
@@ -271,6 +293,7 @@ async def get_comment(request: web.Request) -> web.Response:
 
 
 @needs("installation")
+@permission(*_ISSUES_WRITE)
 async def edit_comment(request: web.Request) -> web.Response:
     """PATCH /repos/{owner}/{repo}/issues/comments/{comment_id} ``{"body"}`` ("Update an issue comment")."""
     state = _state(request)
@@ -281,6 +304,7 @@ async def edit_comment(request: web.Request) -> web.Response:
 
 
 @needs("installation")
+@permission(*_ISSUES_WRITE)
 async def delete_comment(request: web.Request) -> web.Response:
     """DELETE /repos/{owner}/{repo}/issues/comments/{comment_id} → 204 ("Delete an issue comment")."""
     _state(request).delete_comment(*_repo_args(request), _number(request, "comment_id"))
@@ -296,6 +320,7 @@ async def list_reactions(request: web.Request) -> web.Response:
 
 
 @needs("installation")
+@permission(*_ISSUES_WRITE)
 async def create_reaction(request: web.Request) -> web.Response:
     """POST .../issues/comments/{comment_id}/reactions ``{"content"}`` → 201 new, 200 existing.
 
@@ -306,6 +331,45 @@ async def create_reaction(request: web.Request) -> web.Response:
     user, user_type = _author(request)
     content = data.get("content") if isinstance(data, dict) else None
     reaction, created = state.add_reaction(
+        *_repo_args(request), _number(request, "comment_id"), content, user=user, user_type=user_type
+    )
+    return _json(state.reaction_json(reaction), status=201 if created else 200)
+
+
+@needs("installation")
+@permission(("pull_requests", "write"))
+async def reply_to_review_comment(request: web.Request) -> web.Response:
+    """POST .../pulls/{pull_number}/comments/{comment_id}/replies ``{"body"}`` → 201 ("Create a reply for a review comment")."""
+    state = _state(request)
+    data = await _body(request)
+    user, user_type = _author(request)
+    body = data.get("body") if isinstance(data, dict) else None
+    comment = state.create_review_comment(
+        *_repo_args(request), _number(request), body, user=user, user_type=user_type,
+        in_reply_to=_number(request, "comment_id"),
+    )
+    return _json(comment, status=201, headers={"Location": comment["url"]})
+
+
+@needs("installation")
+async def get_review_comment(request: web.Request) -> web.Response:
+    """GET /repos/{owner}/{repo}/pulls/comments/{comment_id} ("Get a review comment for a pull request")."""
+    _, _, comment = _state(request).review_comment(*_repo_args(request), _number(request, "comment_id"))
+    return _json(comment)
+
+
+@needs("installation")
+@permission(("pull_requests", "write"))
+async def create_review_reaction(request: web.Request) -> web.Response:
+    """POST .../pulls/comments/{comment_id}/reactions ``{"content"}`` → 201 new, 200 existing.
+
+    ("Create reaction for a pull request review comment").
+    """
+    state = _state(request)
+    data = await _body(request)
+    user, user_type = _author(request)
+    content = data.get("content") if isinstance(data, dict) else None
+    reaction, created = state.add_review_reaction(
         *_repo_args(request), _number(request, "comment_id"), content, user=user, user_type=user_type
     )
     return _json(state.reaction_json(reaction), status=201 if created else 200)
@@ -331,6 +395,7 @@ async def get_label(request: web.Request) -> web.Response:
 
 
 @needs("installation")
+@permission(*_ISSUES_WRITE)
 async def create_label(request: web.Request) -> web.Response:
     """POST /repos/{owner}/{repo}/labels ``{"name", "color", "description"}`` → 201 ("Create a label")."""
     state = _state(request)
@@ -340,6 +405,7 @@ async def create_label(request: web.Request) -> web.Response:
 
 
 @needs("installation")
+@permission(*_ISSUES_WRITE)
 async def update_label(request: web.Request) -> web.Response:
     """PATCH /repos/{owner}/{repo}/labels/{name} ``{"new_name"?, "color"?, "description"?}`` ("Update a label").
 
@@ -366,6 +432,7 @@ async def list_issue_labels(request: web.Request) -> web.Response:
 
 
 @needs("installation")
+@permission(*_ISSUES_WRITE)
 async def add_issue_labels(request: web.Request) -> web.Response:
     """POST .../issues/{issue_number}/labels ``{"labels": [...]}`` ("Add labels to an issue")."""
     state = _state(request)
@@ -377,6 +444,7 @@ async def add_issue_labels(request: web.Request) -> web.Response:
 
 
 @needs("installation")
+@permission(*_ISSUES_WRITE)
 async def set_issue_labels(request: web.Request) -> web.Response:
     """PUT .../issues/{issue_number}/labels ``{"labels": [...]}`` ("Set labels for an issue")."""
     state = _state(request)
@@ -388,6 +456,7 @@ async def set_issue_labels(request: web.Request) -> web.Response:
 
 
 @needs("installation")
+@permission(*_ISSUES_WRITE)
 async def remove_issue_label(request: web.Request) -> web.Response:
     """DELETE .../issues/{issue_number}/labels/{name} ("Remove a label from an issue"); 404 when absent."""
     state = _state(request)
@@ -419,6 +488,7 @@ async def get_permission(request: web.Request) -> web.Response:
 
 
 @needs("installation")
+@permission(("contents", "read"))
 async def get_content(request: web.Request) -> web.Response:
     """GET /repos/{owner}/{repo}/contents/{path}?ref= ("Get repository content"), files only.
 
@@ -571,6 +641,18 @@ async def control_files(request: web.Request) -> web.Response:
     return _json({"repo": data["repo"], "path": data["path"], "ref": ref}, status=201)
 
 
+async def control_permissions(request: web.Request) -> web.Response:
+    """POST /_sandbox/permissions ``{"contents": null, "issues": "read", ...}`` → 200 with the permissions now held."""
+    data = await _body(request)
+    if not isinstance(data, dict):
+        raise ApiError(400, 'expected {"PERMISSION": "read" | "write" | null}')
+    try:
+        _state(request).set_permissions(data)
+    except ValueError as exc:
+        raise _control_error(exc) from exc
+    return _json(_state(request).permissions)
+
+
 async def control_tokens(request: web.Request) -> web.Response:
     """GET /_sandbox/tokens: every issued installation token with ``expires_at`` and ``revoked``."""
     state = _state(request)
@@ -617,6 +699,9 @@ GITHUB_ROUTES: list[tuple[str, str, Handler]] = [
     ("GET", _REPO + r"/pulls/{number:\d+}/files", list_pull_files),
     ("GET", _REPO + r"/pulls/{number:\d+}/reviews", list_pull_reviews),
     ("GET", _REPO + r"/pulls/{number:\d+}/comments", list_pull_review_comments),
+    ("POST", _REPO + r"/pulls/{number:\d+}/comments/{comment_id:\d+}/replies", reply_to_review_comment),
+    ("GET", _REPO + r"/pulls/comments/{comment_id:\d+}", get_review_comment),
+    ("POST", _REPO + r"/pulls/comments/{comment_id:\d+}/reactions", create_review_reaction),
     ("GET", _REPO + r"/issues/{number:\d+}", get_issue),
     ("GET", _REPO + r"/issues/{number:\d+}/comments", list_comments),
     ("POST", _REPO + r"/issues/{number:\d+}/comments", create_comment),
@@ -649,6 +734,7 @@ CONTROL_ROUTES: list[tuple[str, str, Handler]] = [
     ("POST", "/_sandbox/labels", control_labels),
     ("POST", "/_sandbox/collaborators", control_collaborators),
     ("POST", "/_sandbox/files", control_files),
+    ("POST", "/_sandbox/permissions", control_permissions),
     ("GET", "/_sandbox/tokens", control_tokens),
     ("POST", "/_sandbox/tokens/expire", control_expire_tokens),
     ("POST", "/_sandbox/tokens/revoke", control_revoke_token),

@@ -14,8 +14,10 @@ status}``; ``/_sandbox/`` control requests are not.
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import hashlib
 import itertools
+import re
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -28,12 +30,18 @@ from bot.sandbox.auth import Authenticator, Caller, require
 from bot.sandbox.errors import ApiError, not_found
 from bot.sandbox.faults import DOC_PRIMARY_LIMIT, FaultBook, fault_error, parse_faults
 from bot.sandbox.routes import CALLER, CONTROL_ROUTES, FAULTS, GITHUB_ROUTES, STATE, _json
-from bot.sandbox.state import Comment, LabelEvent, SandboxState
+from bot.sandbox.state import NOT_ACCESSIBLE, Comment, LabelEvent, SandboxState
 
 DEFAULT_API_VERSION = "2022-11-28"
 CONTROL_PREFIX = "/_sandbox/"
 
 SANDBOX = web.AppKey("sandbox", object)
+
+
+_REPO_PREFIX = "/repos/{owner}/{repo}"
+_BY_ID = r"/repositories/{repository_id:\d+}"
+_REPO_PATH = re.compile(r"^/repos/([^/]+)/([^/]+)(/.*)?$")
+DOC_REDIRECTS = "https://docs.github.com/rest/using-the-rest-api/best-practices-for-using-the-rest-api#follow-redirects"
 
 
 def _error_response(exc: ApiError) -> web.Response:
@@ -64,6 +72,8 @@ class Sandbox:
     write, triage, read, none). ``token_lifetime`` is in seconds, ``latency_ms``
     delays every GitHub-API answer, ``clock`` returns epoch seconds and ``sleep``
     waits that many seconds (both replaceable so tests need not wait for real).
+    A ``clock`` apart from the app's emulates a server whose clock is off: JWTs are
+    checked against it and every answer's ``Date`` header tells it.
 
     Raises :class:`ValueError` for a key that is not a PEM private key, and
     :class:`~bot.sandbox.errors.BundleError` for a malformed bundle.
@@ -117,6 +127,9 @@ class Sandbox:
         app[SANDBOX] = self
         for method, path, handler in GITHUB_ROUTES + CONTROL_ROUTES:
             app.router.add_route(method, path, handler)
+            if path.startswith(_REPO_PREFIX + "/"):
+                # GitHub serves every repository route by id too (where redirects point).
+                app.router.add_route(method, _BY_ID + path[len(_REPO_PREFIX) :], handler)
         return app
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
@@ -187,6 +200,10 @@ class Sandbox:
     def set_file(self, repo: str, path: str, content: str | bytes, ref: str | None = None) -> None:
         """Serve a file through the contents API (``ref=None``: at every ref)."""
         self.state.set_file(repo, path, content, ref)
+
+    def set_permissions(self, permissions: Mapping[str, str | None]) -> None:
+        """Change the installation's permissions (see :meth:`SandboxState.set_permissions`)."""
+        self.state.set_permissions(permissions)
 
     def comments(self, repo: str, number: int) -> list[Comment]:
         """The comments on one pull request of ``repo`` (``owner/name``), oldest first."""
@@ -259,9 +276,15 @@ class Sandbox:
             if fault is not None and fault.status is not None:
                 primary_fault = fault.status in (403, 429) and fault.rate_limit_remaining == 0
                 raise fault_error(fault, request_id=request_id, installation_id=caller.installation_id)
+            moved = self._moved(request)
+            if moved is not None:
+                raise moved
             if request.match_info.http_exception is not None:
                 raise not_found()
             require(caller, getattr(request.match_info.handler, "sandbox_auth", None))
+            needs = getattr(request.match_info.handler, "sandbox_permissions", ())
+            if needs and caller.kind == "installation" and not self.state.granted(needs):
+                raise ApiError(403, NOT_ACCESSIBLE)
             if bucket.remaining <= 0:
                 raise self._primary_limit(caller)
             bucket.remaining -= 1
@@ -291,10 +314,34 @@ class Sandbox:
                 "x-github-request-id": request_id,
                 "x-github-api-version-selected": request.headers.get("X-GitHub-Api-Version", DEFAULT_API_VERSION),
                 "x-github-media-type": "github.v3; format=json",
+                # The sandbox's own time, which a test may set apart from the app's.
+                "Date": email.utils.formatdate(self.state.now(), usegmt=True),
             }
         )
         self.state.record(request.method, request.path_qs, response.status)
         return response
+
+    def _moved(self, request: web.Request) -> ApiError | None:
+        """The redirect answer for a path under a moved repository (see :meth:`SandboxState.move_repo`)."""
+        match = _REPO_PATH.match(request.path)
+        if match is None:
+            return None
+        write_status = self.state.moved.get(f"{match.group(1)}/{match.group(2)}".lower())
+        if write_status is None:
+            return None
+        record = self.state.repo(match.group(1), match.group(2))
+        location = f"{self.state.api_url}/repositories/{record.id}{match.group(3) or ''}"
+        if request.query_string:
+            location += "?" + request.query_string
+        status = 301 if request.method in ("GET", "HEAD") else write_status
+        message = "Moved Permanently" if status in (301, 308) else "Temporary Redirect"
+        error = ApiError(status, message, documentation_url=DOC_REDIRECTS, headers={"Location": location})
+        error.extra = {"url": location}
+        return error
+
+    def move_repo(self, full_name: str, *, write_status: int = 307) -> None:
+        """Make ``full_name`` answer with redirects (see :meth:`SandboxState.move_repo`)."""
+        self.state.move_repo(full_name, write_status=write_status)
 
     @staticmethod
     def _primary_limit(caller: Caller) -> ApiError:

@@ -16,7 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from bot.sandbox.errors import BundleError
+
+# The records and limits were defined here before the split: they stay importable from here.
+from bot.sandbox.records import *  # noqa: F403
 from bot.sandbox.records import (  # re-exported: the records are part of the state's interface
+    DEFAULT_PERMISSIONS,
     ROLES,
     Comment,
     Label,
@@ -35,6 +39,7 @@ from bot.sandbox.resources.comments import CommentsMixin
 from bot.sandbox.resources.labels import LabelsMixin
 from bot.sandbox.resources.pulls import PullsMixin
 from bot.sandbox.resources.reactions import ReactionsMixin
+from bot.sandbox.resources.review_comments import ReviewCommentsMixin
 
 __all__ = [
     "ROLES",
@@ -53,7 +58,9 @@ __all__ = [
 ]
 
 
-class SandboxState(PullsMixin, CommentsMixin, ReactionsMixin, LabelsMixin, CollaboratorsMixin, AppsMixin):
+class SandboxState(
+    PullsMixin, CommentsMixin, ReactionsMixin, ReviewCommentsMixin, LabelsMixin, CollaboratorsMixin, AppsMixin
+):
     """Everything the sandbox serves and records.
 
     ``clock`` returns epoch seconds (tests pass their own to move time without sleeping).
@@ -87,6 +94,10 @@ class SandboxState(PullsMixin, CommentsMixin, ReactionsMixin, LabelsMixin, Colla
         self.tokens: dict[str, Token] = {}
         self.buckets: dict[str, RateBucket] = {}
         self.requests: list[dict[str, Any]] = []
+        #: Repositories answering with redirects, by lower-case full name: the status for writes.
+        self.moved: dict[str, int] = {}
+        #: What the installation was granted ("Create an installation access token", ``permissions``).
+        self.permissions: dict[str, str] = dict(DEFAULT_PERMISSIONS)
         self._user_ids: dict[str, int] = {}
         self._next_id = 1
         self._clear_conversation()

@@ -22,7 +22,8 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -48,6 +49,10 @@ _STATUS = {"A": "added", "D": "removed", "M": "modified", "R": "renamed", "C": "
 # the global config) is kept.
 _KEEP_GIT_ENV = {"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM", "GIT_EXEC_PATH"}
 _LOG_FIELDS = 6
+#: ``progress(phase, done, total)``: ``phase`` is ``"history"`` (merged pull requests found
+#: while walking the history; ``total`` is ``last`` or ``None``) or ``"diffs"`` (pull requests
+#: whose diffs have been read, of ``total``).
+Progress = Callable[[str, int, "int | None"], None]
 
 
 class GitRepositoryError(RuntimeError):
@@ -92,12 +97,27 @@ class _Repo:
     shallow: frozenset[str]  # commits of a shallow clone whose parents were not fetched
 
 
+@dataclass(frozen=True, slots=True)
+class RepositoryName:
+    """What a local repository is called on GitHub.
+
+    ``name`` is ``"owner/name"`` (``"local/<folder>"`` when nothing says); ``on_github``
+    whether links to ``https://github.com/{name}`` work; ``origin`` is
+    ``remote.origin.url`` (``""`` when there is no ``origin`` remote).
+    """
+
+    name: str
+    on_github: bool
+    origin: str
+
+
 def merged_pull_requests(
     repo: str | Path,
     *,
     last: int | None = None,
     repository: str | None = None,
     ref: str = "HEAD",
+    progress: Progress | None = None,
 ) -> list[dict[str, Any]]:
     """Return a bundle dict for each pull request merged into ``ref``, newest first.
 
@@ -136,6 +156,9 @@ def merged_pull_requests(
       (``"squash"``/``"merge"``), ``commit`` and, when any, ``patch_omitted``
       ``[{filename, reason}]``.
 
+    ``progress`` (see :data:`Progress`) is told how the history walk and the diff
+    reading advance, for a progress bar on a long run.
+
     Raises :class:`GitRepositoryError` when git is missing, ``repo`` is not a git
     repository, ``ref`` names no commit, or git fails; :class:`ValueError` for a
     negative ``last`` or a ``repository`` not shaped ``owner/name``.
@@ -152,15 +175,19 @@ def merged_pull_requests(
     repository, on_github = _repository_name(where, repository)
 
     walk = _walk_first_parent(where, tip)
+    merged: list[_MergedPull] = []
     try:
-        merged = list(_select(walk, last, where.shallow))
+        for found in _select(walk, last, where.shallow):
+            merged.append(found)
+            if progress is not None:
+                progress("history", len(merged), last)
     finally:
         walk.close()  # stops git log once ``last`` pull requests are found
     if not merged:
         return []
     branch_tips = [m.commit.parents[1] for m in merged if m.kind == "merge" and len(m.commit.parents) > 1]
     branch_authors = _authors(where, branch_tips)
-    diffs = _diffs(where, [m.commit for m in merged])
+    diffs = _diffs(where, [m.commit for m in merged], progress)
     return [
         _bundle(m, diffs[m.commit.sha], repository, on_github, base_ref, branch_authors)
         for m in merged
@@ -208,10 +235,24 @@ def load_merged_pull_requests(
     last: int | None = None,
     repository: str | None = None,
     ref: str = "HEAD",
+    progress: Progress | None = None,
 ) -> list[PullRequestSnapshot]:
     """Like :func:`merged_pull_requests`, as :class:`~bot.snapshot.PullRequestSnapshot` objects, newest first."""
-    bundles = merged_pull_requests(repo, last=last, repository=repository, ref=ref)
+    bundles = merged_pull_requests(repo, last=last, repository=repository, ref=ref, progress=progress)
     return [snapshot_from_bundle(b, f"{repo}@{b['_meta']['commit']}") for b in bundles]
+
+
+def repository_name(repo: str | Path, repository: str | None = None) -> RepositoryName:
+    """How the guides of ``repo`` will be named and linked (see :func:`merged_pull_requests`).
+
+    Raises :class:`GitRepositoryError` as :func:`merged_pull_requests` does, and
+    :class:`ValueError` for a ``repository`` not shaped ``owner/name``.
+    """
+    if repository is not None and not _is_owner_name(repository):
+        raise ValueError(f'repository must look like "owner/name", not {repository!r}')
+    where = _open_repository(repo)
+    name, on_github = _repository_name(where, repository)
+    return RepositoryName(name, on_github, "" if repository is not None else _origin_url(where))
 
 
 # --- running git -------------------------------------------------------------------
@@ -249,6 +290,10 @@ def _text(data: bytes) -> str:
 
 def _open_repository(repo: str | Path) -> _Repo:
     path = Path(repo).expanduser().resolve()
+    if path.is_file():
+        raise GitRepositoryError(
+            f"{repo}: is a file, not a git repository (give the top folder of a working tree or a bare repository)"
+        )
     if not path.is_dir():
         raise GitRepositoryError(f"{repo}: no such folder")
     try:
@@ -437,8 +482,11 @@ def _authors(repo: _Repo, shas: list[str]) -> dict[str, str]:
 # --- diffs -----------------------------------------------------------------------------
 
 
-def _diffs(repo: _Repo, commits: list[_Commit]) -> dict[str, list[_FileDiff]]:
-    """Every commit's diff against its first parent (root: the empty tree), from ONE git process."""
+def _diffs(repo: _Repo, commits: list[_Commit], progress: Progress | None = None) -> dict[str, list[_FileDiff]]:
+    """Every commit's diff against its first parent (root: the empty tree), from ONE git process.
+
+    ``progress("diffs", done, len(commits))`` is called as the output streams in.
+    """
     # "<commit> <first parent>" makes diff-tree compare a merge with its first parent only.
     lines = [f"{c.sha} {c.parents[0]}" if c.parents else c.sha for c in commits]
     args = [
@@ -446,12 +494,70 @@ def _diffs(repo: _Repo, commits: list[_Commit]) -> dict[str, list[_FileDiff]]:
         "-U3", "--no-color", "--no-ext-diff", "--no-textconv", "--ignore-submodules=none",
         "--src-prefix=a/", "--dst-prefix=b/",
     ]  # fmt: skip
-    out = _git(repo.path, args, stdin="\n".join(lines).encode() + b"\n")
     shas = [c.sha for c in commits]
+    stdin = "\n".join(lines).encode() + b"\n"
+    out = _git(repo.path, args, stdin=stdin) if progress is None else _git_counting(repo, args, stdin, shas, progress)
     try:
         return {sha: _parse_commit_diff(chunk) for sha, chunk in _split_by_commit(out, shas)}
     except (ValueError, IndexError) as exc:
         raise GitRepositoryError(f"{repo.path}: cannot read git diff-tree output ({exc})") from exc
+
+
+def _git_counting(repo: _Repo, args: list[str], stdin: bytes, shas: list[str], progress: Progress) -> bytes:
+    """Run diff-tree like :func:`_git`, telling ``progress`` each time a commit's diff is complete."""
+    try:
+        proc = subprocess.Popen(
+            _command(repo.path, args), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=_env(repo.path),
+        )  # fmt: skip
+    except FileNotFoundError as exc:
+        raise GitRepositoryError("git is not installed (no `git` on PATH)") from exc
+    except OSError as exc:
+        raise GitRepositoryError(f"cannot run git: {exc}") from exc
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    errors: list[bytes] = []
+
+    def feed() -> None:  # git writes while it reads: feed it from a thread so neither side blocks
+        try:
+            proc.stdin.write(stdin)
+        except OSError:
+            pass  # git stopped reading; its exit status says why
+        finally:
+            proc.stdin.close()
+
+    def drain() -> None:
+        errors.append(proc.stderr.read())
+
+    threads = [threading.Thread(target=feed, daemon=True), threading.Thread(target=drain, daemon=True)]
+    for thread in threads:
+        thread.start()
+    out = bytearray()
+    seen = 0  # headers found so far; the diff before each one is complete
+    try:
+        while chunk := proc.stdout.read1(1 << 16):
+            scan = max(0, len(out) - 128)  # a header (a SHA-1 or SHA-256 and NUL) may straddle two chunks
+            out += chunk
+            while seen < len(shas):
+                at = out.find(shas[seen].encode() + b"\0", scan)
+                if at < 0:
+                    break
+                if at == 0 or out[at - 1 : at] == b"\n":
+                    seen += 1
+                    if seen > 1:
+                        progress("diffs", seen - 1, len(shas))
+                scan = at + 1
+        for thread in threads:
+            thread.join()
+        if proc.wait() != 0:
+            raise GitRepositoryError(f"{repo.path}: git {args[0]} failed: {_text(b''.join(errors)).strip()}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+    progress("diffs", len(shas), len(shas))
+    return bytes(out)
 
 
 def _split_by_commit(out: bytes, shas: list[str]) -> Iterator[tuple[str, bytes]]:

@@ -45,24 +45,74 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def run(args: argparse.Namespace) -> int:
-    """Serve or export the tag view as ``args`` say; returns the exit status (2 for bad options)."""
+def open_guide_store(path: Path):
+    """Open the tag-view database at ``path`` (created when missing) as a :class:`bot.tagview.store.GuideStore`.
+
+    Raises :class:`ValueError` with a one-line reason when ``path`` is a folder, cannot
+    be opened, is not an SQLite database or is one from a newer prguide.
+    """
+    import sqlite3
+
+    from bot.app.db import DatabaseError
     from bot.tagview.store import GuideStore
 
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder, not a database file")
+    try:
+        return GuideStore(path)
+    except (sqlite3.Error, DatabaseError) as exc:
+        raise ValueError(f"{path} is not a usable prguide database ({exc})") from None
+
+
+def _repositories(count: int) -> str:
+    return f"{count} {'repository' if count == 1 else 'repositories'}"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve or export the tag view as ``args`` say; returns the exit status (2 for bad options).
+
+    Offline the reader owns the database, so private repositories left out (without
+    ``--include-private``) are counted on stderr, and on the index page of a server bound
+    to a loopback address. Exporting only hidden repositories is an error (exit 1), as
+    the site would be empty.
+    """
     path = Path(args.db) if args.db is not None else Path(database_path())
-    if not path.is_file():
+    if not path.exists():
         print(f"prguide view: no database at {path} (pass --db or set PRGUIDE_DB)", file=sys.stderr)
         return 2
     if args.per_label < 1:
         print("prguide view: --per-label must be at least 1", file=sys.stderr)
         return 2
-    with GuideStore(path) as store:
+    if args.export is not None and args.export.exists() and not args.export.is_dir():
+        print(f"prguide view: --export {args.export} is a file, not a folder", file=sys.stderr)
+        return 2
+    try:
+        store = open_guide_store(path)
+    except ValueError as exc:
+        print(f"prguide view: {exc}", file=sys.stderr)
+        return 2
+    with store:
+        stored = [r for r in store.repositories() if r.guides]
+        hidden = 0 if args.include_private else sum(r.visibility != "public" for r in stored)
         if args.export is not None:
             from bot.tagview.export import export_site
 
+            if hidden and hidden == len(stored):
+                print(
+                    f"prguide view: nothing to export: {'the one repository' if hidden == 1 else f'all {hidden} repositories'} "
+                    f"in {path} {'is' if hidden == 1 else 'are'} private (stored without --public); "
+                    f"pass --include-private to export {'it' if hidden == 1 else 'them'}",
+                    file=sys.stderr,
+                )
+                return 1
             summary = export_site(store, args.export, include_private=args.include_private, per_label=args.per_label)
-            count = len(summary.repositories)
-            print(f"wrote {summary.files} pages for {count} {'repository' if count == 1 else 'repositories'} to {args.export}")
+            print(f"wrote {summary.files} pages for {_repositories(len(summary.repositories))} to {args.export}")
+            if hidden:
+                print(
+                    f"prguide view: left out {hidden} private {_repositories(hidden).split()[1]}; "
+                    f"pass --include-private to export {'it' if hidden == 1 else 'them'} too",
+                    file=sys.stderr,
+                )
             return 0
 
         from aiohttp import web
@@ -77,7 +127,16 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-        settings = TagViewSettings(view_token=token, rows_per_label=args.per_label, show_private=args.include_private)
+        if hidden:
+            print(
+                f"prguide view: {hidden} private {_repositories(hidden).split()[1]} "
+                f"{'is' if hidden == 1 else 'are'} hidden; pass --include-private to show {'it' if hidden == 1 else 'them'}",
+                file=sys.stderr,
+            )
+        settings = TagViewSettings(
+            view_token=token, rows_per_label=args.per_label, show_private=args.include_private,
+            say_hidden=_loopback(args.host),
+        )  # fmt: skip
         # aiohttp prints the bound address (useful with --port 0); the pages start at /repos.
         web.run_app(create_app(store, settings), host=args.host, port=args.port)
     return 0

@@ -275,9 +275,15 @@ def render_guide_page(*, data: Mapping[str, Any], lang: str, links: Links) -> st
     )
 
 
-def render_index_page(*, repositories: Sequence[RepositoryInfo], lang: str, links: Links, tags_link: Any) -> str:
-    """The list of repositories with stored guides; ``tags_link(name)`` gives each one's tags URL."""
-    return _render("index.html", lang, repositories=repositories, links=links, tags_link=tags_link)
+def render_index_page(
+    *, repositories: Sequence[RepositoryInfo], lang: str, links: Links, tags_link: Any, hidden: int = 0
+) -> str:
+    """The list of repositories with stored guides; ``tags_link(name)`` gives each one's tags URL.
+
+    ``hidden``: how many private repositories are left out, said on the page with how to
+    show them (only for a reader who owns the database: see ``TagViewSettings.say_hidden``).
+    """
+    return _render("index.html", lang, repositories=repositories, links=links, tags_link=tags_link, hidden=hidden)
 
 
 def render_error_page(*, title: str, text: str, lang: str) -> str:

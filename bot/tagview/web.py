@@ -65,12 +65,16 @@ class TagViewSettings:
     ``rows_per_label``: newest pull requests shown per label before a "more" link.
     ``page_size``: rows per page of a single label. ``show_private``: serve private
     repositories without a token; only for the local ``prguide view`` server.
+    ``say_hidden``: the index says how many private repositories it leaves out and how
+    to show them; only for the local ``prguide view`` server on a loopback address
+    (on ``prguide serve`` a private repository's existence must not leak).
     """
 
     view_token: str | None = None
     rows_per_label: int = 10
     page_size: int = 50
     show_private: bool = False
+    say_hidden: bool = False
 
     @classmethod
     def coerce(cls, settings: Any) -> TagViewSettings:
@@ -185,10 +189,12 @@ class TagView:
     async def index(self, request: web.Request) -> web.StreamResponse:
         lang = pick_language(request.query.get("lang"))
         authorised = self._authorised(request, lang, as_json=False)
-        visible = [r for r in self.store.repositories() if self._may_see(r.visibility, authorised) and r.guides]
+        stored = [r for r in self.store.repositories() if r.guides]
+        visible = [r for r in stored if self._may_see(r.visibility, authorised)]
         html = render_index_page(
             repositories=visible, lang=lang, links=_IndexLinks(lang),
             tags_link=lambda name: WebLinks(name, {}, lang).tags(),
+            hidden=len(stored) - len(visible) if self.settings.say_hidden else 0,
         )
         return _html(html)
 

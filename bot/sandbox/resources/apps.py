@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import secrets
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from bot.sandbox.errors import not_found
@@ -39,9 +40,31 @@ class AppsMixin:
             "installations_count": 1,
         }
 
-    @staticmethod
-    def _permissions() -> dict[str, str]:
-        return {"contents": "read", "issues": "write", "metadata": "read", "pull_requests": "write"}
+    def _permissions(self) -> dict[str, str]:
+        return dict(self.permissions)
+
+    def set_permissions(self, permissions: Mapping[str, str | None]) -> None:
+        """Change what the installation was granted: ``{"contents": None}`` withholds Contents,
+        ``{"issues": "read"}`` leaves Issues read-only. Levels are ``read`` or ``write``.
+
+        Raises :class:`ValueError` for another level.
+        """
+        for name, level in permissions.items():
+            if level not in (None, "read", "write"):
+                raise ValueError(f"permission {name!r}: level must be read, write or null, got {level!r}")
+        for name, level in permissions.items():
+            if level is None:
+                self.permissions.pop(name, None)
+            else:
+                self.permissions[name] = level
+
+    def granted(self, needs: Iterable[tuple[str, str]]) -> bool:
+        """True when the installation holds one of ``needs`` (``(permission, level)`` pairs; write covers read)."""
+        for name, level in needs:
+            held = self.permissions.get(name)
+            if held == "write" or (held == "read" and level == "read"):
+                return True
+        return False
 
     def installation_json(self, account: str | None = None) -> dict[str, Any]:
         """The sandbox's one installation ("Get a repository installation for the authenticated app")."""

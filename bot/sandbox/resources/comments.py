@@ -32,6 +32,8 @@ class CommentsMixin:
         self.issue_labels: dict[tuple[str, int], list[str]] = {}
         self.label_events: list[LabelEvent] = []
         self.reactions: dict[int, list[Reaction]] = {}
+        #: Reactions on pull request review comments, by comment id.
+        self.review_reactions: dict[int, list[Reaction]] = {}
 
     def _issue(self, owner: str, name: str, number: int) -> Repository:
         record = self.repo(owner, name)

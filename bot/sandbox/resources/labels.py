@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 from bot.sandbox.errors import ApiError, not_found, validation_failed
 from bot.sandbox.records import (
+    ISSUE_LABELS_MAX,
     DEFAULT_LABEL_COLOR,
     DOC_ADD_LABELS,
     DOC_CREATE_LABEL,
@@ -170,10 +171,16 @@ class LabelsMixin:
         names = [self._check_label_name(n, DOC_ADD_LABELS) for n in self._label_names(data)]
         before = list(self.issue_labels.get((record.full_name, number), []))
         keys = [] if replace else list(before)
+        for label_name in dict.fromkeys(names):
+            if label_name.lower() not in keys:
+                keys.append(label_name.lower())
+        if len(keys) > ISSUE_LABELS_MAX:
+            # Checked before any label is created: GitHub changes nothing.
+            raise validation_failed(
+                "Issue", "labels", "custom", DOC_ADD_LABELS, f"Issues cannot have more than {ISSUE_LABELS_MAX} labels"
+            )
         for label_name in names:
-            label = self._get_or_create_label(record, label_name)
-            if label.name.lower() not in keys:
-                keys.append(label.name.lower())
+            self._get_or_create_label(record, label_name)
         self.issue_labels[(record.full_name, number)] = keys
         if actor:
             for key in before:

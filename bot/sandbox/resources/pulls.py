@@ -83,6 +83,26 @@ class PullsMixin:
         self.repos[key] = record
         return record
 
+    def move_repo(self, full_name: str, *, write_status: int = 307) -> None:
+        """Answer requests under ``/repos/{owner}/{name}`` with redirects, as GitHub does for
+        a renamed or transferred repository ("Best practices for using the REST API",
+        follow redirects): 301 for GET and HEAD, ``write_status`` (307, or 301/302/308)
+        for other methods, to the same path under ``/repositories/{id}``, which keeps
+        being served. Raises :class:`ValueError` for an unknown repository or status.
+        """
+        if full_name.lower() not in self.repos:
+            raise ValueError(f"unknown repository {full_name!r}")
+        if write_status not in (301, 302, 307, 308):
+            raise ValueError(f"a redirect status is 301, 302, 307 or 308, got {write_status!r}")
+        self.moved[full_name.lower()] = write_status
+
+    def repo_by_id(self, repository_id: int) -> Repository:
+        """The repository with this id ("/repositories/{id}" paths); 404 otherwise."""
+        for record in self.repos.values():
+            if record.id == repository_id:
+                return record
+        raise not_found()
+
     def pull(self, owner: str, name: str, number: int) -> tuple[Repository, dict[str, Any]]:
         """Return the repository and stored bundle of a pull request; 404 when unknown."""
         record = self.repo(owner, name)
