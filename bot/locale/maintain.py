@@ -320,14 +320,19 @@ def absorb(paths: Iterable[Path]) -> list[str]:
         for key, texts in entries.items():
             if key in pairs or lang not in texts:
                 continue
-            if key in catalog:
-                del catalog[key]
             if key in plural_keys:
                 singular = entries[_singular_of(key, pairs)].get(lang, texts[lang])
                 forms = (singular, texts[lang]) if catalog.num_plurals == 2 else (texts[lang],) * catalog.num_plurals
-                catalog.add((key, key), forms)
+                new: Any = (key, key), forms
             else:
-                catalog.add(key, texts[lang])
+                new = key, texts[lang]
+            old = catalog.get(key)
+            if old is not None:
+                if old.string != new[1]:
+                    # The table is the newer text (a merge brings it); say so, so a clash is seen.
+                    print(f"{lang}: {key}: text replaced: {old.string!r} -> {new[1]!r}", file=sys.stderr)
+                del catalog[key]
+            catalog.add(*new)
         _write(catalog, path)
     INDIRECT_PATH.write_text(indirect, encoding="utf-8")
     for path, node, _table in sorted(tables, key=lambda item: -item[1].lineno):
