@@ -61,6 +61,14 @@ def test_translation_problems_catches_what_it_should():
     ]
 
 
+def test_glued_ids_are_recognised():
+    literals = {"focus.fact.key_removed", ".plain", ".many", "x"}
+    assert maintain._glued("focus.fact.key_removed.plain.many", literals)
+    assert maintain._glued("focus.fact.key_removed.plain", literals)
+    assert not maintain._glued("focus.fact.key_removed", literals)  # one literal is not glued
+    assert not maintain._glued("focus.other.plain", literals)
+
+
 def test_placeholders_reads_format_fields():
     assert maintain.placeholders("{count} of {total.x} {items[0]} {{literal}}") == {"count", "total", "items"}
 

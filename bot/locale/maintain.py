@@ -363,22 +363,29 @@ class Uses:
     literals: dict[str, list[str]] = field(default_factory=dict)
     #: ``[(literal head of an f-string, file)]``.
     heads: list[tuple[str, str]] = field(default_factory=list)
-    #: ``{file: its string literals}``, for ids glued from two (``"area.word" + ".plain"``).
+    #: ``{file: its string literals}``, for ids glued from pieces (``"area.word" + ".plain"``).
     by_file: dict[str, set[str]] = field(default_factory=dict)
 
     def files(self, key: str) -> list[str]:
         """The files that may use ``key``: it is a literal there, starts with an f-string's
-        literal head (``f"type.{kind}"`` uses every ``type.*`` id), or is two of the file's
-        literals glued; empty for an id nothing uses."""
+        literal head (``f"type.{kind}"`` uses every ``type.*`` id), or is a few of the
+        file's literals glued; empty for an id nothing uses."""
         if key in self.literals:
             return self.literals[key]
         found = {where for head, where in self.heads if key.startswith(head)}
-        found |= {
-            where
-            for where, literals in self.by_file.items()
-            if any(key[:i] in literals and key[i:] in literals for i in range(1, len(key)))
-        }
+        found |= {where for where, literals in self.by_file.items() if _glued(key, literals)}
         return sorted(found)
+
+
+def _glued(key: str, literals: set[str], most: int = 4) -> bool:
+    """True when ``key`` is two to ``most`` of ``literals`` end to end (f-string fragments count)."""
+    # pieces[i]: the fewest literals that spell key[:i].
+    pieces = [0] + [most + 1] * len(key)
+    for end in range(1, len(key) + 1):
+        for start in range(end):
+            if pieces[start] < most and key[start:end] in literals:
+                pieces[end] = min(pieces[end], pieces[start] + 1)
+    return 2 <= pieces[-1] <= most
 
 
 def uses(skip: Iterable[tuple[Path, int, int]] = ()) -> Uses:
