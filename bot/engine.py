@@ -15,10 +15,10 @@ from typing import Any
 
 from bot import ENGINE_VERSION
 from bot.analysis import analyse
-from bot.classify import Classification, classify
-from bot.focus import follow_ups, focus_points, review_summary
+from bot.classify import Classification, classify, source_lines
+from bot.focus import follow_ups, focus_points, housekeeping, review_summary
 from bot.marker import MarkerState
-from bot.render.guide import GuideFacts, describe_factors, describe_focus, render_guide, summary_line
+from bot.render.guide import GuideFacts, describe_claims, describe_factors, describe_focus, render_guide, summary_line
 from bot.render.messages import t
 from bot.rules.model import LANGUAGES, LabelSpec, RuleHit
 from bot.snapshot import PullRequestSnapshot
@@ -145,6 +145,7 @@ def _build_guide(
         raise ValueError(f"unknown language {lang!r}; expected one of {', '.join(LANGUAGES)}")
     analysis = analyse(snapshot)
     hits = tuple(rules.evaluate(snapshot, analysis))
+    is_config = getattr(rules, "is_config", None)
     classification = classify(
         snapshot,
         analysis,
@@ -152,9 +153,10 @@ def _build_guide(
         audience_for_area=getattr(rules, "area_audience", None),
         labels_added=overrides.labels_added,
         labels_removed=overrides.labels_removed,
+        is_config=is_config,
     )
     review = review_summary(snapshot)
-    points = focus_points(analysis, hits, review)
+    points = focus_points(analysis, hits, review, snapshot=snapshot, is_config=is_config)
     follow = follow_ups(snapshot, analysis, review, classification.change_type)
     state = MarkerState(
         rules=tuple(h.rule_id for h in hits),
@@ -175,6 +177,7 @@ def _build_guide(
         state=state,
         area_name=_area_namer(rules),
         reverted=_reverted_number(hits),
+        housekeeping=housekeeping(analysis),
         notices=notices or {},
     )
     markdown = render_guide(facts, lang)
@@ -232,6 +235,9 @@ def _guide_data(facts: GuideFacts, lang: str, markdown: str) -> dict[str, Any]:
         "areas": list(c.areas),
         "change_type": c.change_type,
         "breaking": c.breaking,
+        "breaking_reasons": describe_claims(c.breaking_reasons, lang),
+        "behaviour": [_fact_data(b) for b in getattr(facts.analysis, "behaviour", ())],
+        "areas_more": c.areas_more,
         "reverted": facts.reverted,
         "importance": c.importance,
         "importance_factors": describe_factors(c.factors, lang),
@@ -241,8 +247,15 @@ def _guide_data(facts: GuideFacts, lang: str, markdown: str) -> dict[str, Any]:
         "summary": summary_line(facts, lang),
         "focus": describe_focus(facts.focus, lang),
         "follow_ups": [t(f.key, lang, {**f.params, **({"file": f.file} if f.file else {})}) for f in facts.follow_ups],
-        "symbols": list(facts.analysis.symbols[:50]),
+        "housekeeping": {k: list(getattr(facts.housekeeping, k)) for k in ("generated", "locks", "images", "owners", "formatting", "comments")},
+        "dependencies": [
+            {"name": d.name, "action": d.action, "old": d.old_spec, "new": d.new_spec, "file": d.file or f.path, "bump": getattr(d, "bump", "")}
+            for f in facts.analysis.files
+            for d in f.dependency_changes
+        ],
+        "symbols": list(facts.analysis.symbols),
         "lines_changed": facts.analysis.lines_changed,
+        "source_lines_changed": source_lines(facts.analysis),
         "truncated": s.truncated,
         "skipped": c.skip,
         "rules": [h.rule_id for h in c.hits],
@@ -250,3 +263,9 @@ def _guide_data(facts: GuideFacts, lang: str, markdown: str) -> dict[str, Any]:
         "engine_version": ENGINE_VERSION,
         "markdown": markdown,
     }
+
+
+def _fact_data(fact: Any) -> dict[str, Any]:
+    """A behaviour fact as JSON (every field of :class:`bot.analysis.model.BehaviourFact`)."""
+    names = ("kind", "path", "symbol", "old", "new", "detail", "line", "user_facing")
+    return {name: getattr(fact, name, None) for name in names}

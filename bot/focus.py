@@ -3,17 +3,27 @@
 Pure. Like :mod:`bot.classify`, sentences are message keys and parameters, except
 rule-written focus notes, which arrive already written in each language.
 
-Focus points are ranked by weight (rule notes first, then removed code paths,
-config keys, compatibility shims, dependencies, new public API, the largest
-changes, tests) and at most two come from one file, so the list covers the PR
-rather than one corner of it.
+Focus points are ranked by meaning: behaviour and breaking facts first (a changed
+default, a removed key, a renamed function, a new hard error, a raised dependency
+floor); then the symbols that carry the change (where those facts are, what the title
+and description name, what the added tests exercise); then rule notes and new public
+API; then the largest remaining changes and tests. Housekeeping -- generated and lock
+files, CI image bumps, CODEOWNERS, formatting- or comment-only files -- is never a
+numbered point: :func:`housekeeping` sums it up in one line. At most
+:data:`MAX_FOCUS` points, at most two per file.
+
+A reason states a meaning only with evidence: "compatibility" only for import
+fallbacks and version checks, "config key" only for keys of config files or of
+classes the rules mark as configuration, "entry point" only for a new symbol the
+diff calls or registers; otherwise plain words ("new function `x`").
 """
 
 from __future__ import annotations
 
+import keyword
 import re
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,11 +33,17 @@ from bot.snapshot import PullRequestSnapshot
 
 _TODO_PREFIX = re.compile(r"^\s*(TODO|FIXME|XXX|HACK)\b\s*(\([^)]*\))?\s*:?\s*", re.IGNORECASE)
 
-MAX_FOCUS = 7
+MAX_FOCUS = 6
 MAX_PER_FILE = 2
 MAX_NAMES = 3
-#: A rule's own note ranks with new config keys: above "largest change", below removed code.
+#: Weights of the tiers, highest first (they only order points).
+BREAKING_WEIGHT = 120
+FACT_WEIGHT = 100
+CARRIER_WEIGHT = 90
 RULE_NOTE_WEIGHT = 75
+API_WEIGHT = 60
+DEP_WEIGHT = 55
+IsConfig = Callable[[str, "str | None"], bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,17 +97,93 @@ class FollowUp:
     file: str | None = None
 
 
-def focus_points(analysis: DiffAnalysis, hits: tuple[RuleHit, ...], review: ReviewSummary) -> tuple[FocusPoint, ...]:
-    """The ranked focus points, at most :data:`MAX_FOCUS`, at most two per file."""
+@dataclass(frozen=True, slots=True)
+class Housekeeping:
+    """Changes nobody needs to read line by line, by what they are.
+
+    Each field holds paths: ``generated`` (generated files), ``locks`` (lock files),
+    ``images`` (CI files that only move an image or version tag), ``owners``
+    (CODEOWNERS), ``formatting`` (only whitespace or line breaks changed),
+    ``comments`` (only comments changed).
+    """
+
+    generated: tuple[str, ...] = ()
+    locks: tuple[str, ...] = ()
+    images: tuple[str, ...] = ()
+    owners: tuple[str, ...] = ()
+    formatting: tuple[str, ...] = ()
+    comments: tuple[str, ...] = ()
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """Every path, in field order."""
+        return self.generated + self.locks + self.images + self.owners + self.formatting + self.comments
+
+    def __bool__(self) -> bool:
+        return bool(self.paths)
+
+
+#: Behaviour fact kinds that make a point, and the weight of each (breaking facts rank higher).
+_FACT_POINTS = {
+    "default_changed": FACT_WEIGHT,
+    "key_removed": FACT_WEIGHT,
+    "key_renamed": FACT_WEIGHT,
+    "field_removed": FACT_WEIGHT - 5,
+    "signature_changed": FACT_WEIGHT - 5,
+    "symbol_removed": FACT_WEIGHT - 5,
+    "symbol_renamed": FACT_WEIGHT,
+    "symbol_moved": FACT_WEIGHT - 10,
+    "check_added": FACT_WEIGHT - 10,
+    "check_removed": FACT_WEIGHT - 10,
+    "parameter_added": API_WEIGHT,
+    "metric_renamed": FACT_WEIGHT - 10,
+    "dep_floor_raised": DEP_WEIGHT + 10,
+    "dep_ceiling_added": DEP_WEIGHT,
+    "dep_pin_changed": DEP_WEIGHT,
+    "dep_added": DEP_WEIGHT,
+    "dep_removed": DEP_WEIGHT,
+    "dep_commit_moved": DEP_WEIGHT,
+}
+_BREAKING_KINDS = ("default_changed", "key_removed", "key_renamed", "field_removed", "signature_changed",
+                   "symbol_removed", "symbol_renamed", "symbol_moved", "check_added", "dep_floor_raised")
+#: Facts read per pull request: a 3,000-file refactor has thousands, and six points are shown.
+_MAX_FACTS = 200
+_CODE_KINDS = ("source", "config", "build", "example")
+
+
+def focus_points(
+    analysis: DiffAnalysis,
+    hits: tuple[RuleHit, ...],
+    review: ReviewSummary,
+    *,
+    snapshot: PullRequestSnapshot | None = None,
+    is_config: IsConfig | None = None,
+) -> tuple[FocusPoint, ...]:
+    """The ranked focus points, at most :data:`MAX_FOCUS`, at most two per file.
+
+    ``snapshot`` gives the title and description (symbols they name rank higher);
+    ``is_config(path, class_name)`` says which classes hold configuration
+    (``RuleSet.is_config``); without it only config files hold config keys.
+    """
+    house = set(housekeeping(analysis).paths)
+    kinds = {f.path: f.kind for f in analysis.files}
+    named = _named_in_text(snapshot) if snapshot is not None else set()
+    tested = _tested_names(analysis)
     candidates: list[FocusPoint] = []
     for hit in hits:
         # One point per rule: a rule that matched twelve files says the same thing twelve times.
-        if hit.focus:
-            note = hit.focus[0]
-            more = {"similar": len(hit.focus) - 1} if len(hit.focus) > 1 else {}
+        notes = [n for n in hit.focus if not _unfounded_note(n, house, kinds, is_config)]
+        if notes:
+            note = notes[0]
+            more = {"similar": len(notes) - 1} if len(notes) > 1 else {}
             candidates.append(FocusPoint(note.file, note.symbol, params=more, text=note.text, weight=RULE_NOTE_WEIGHT))
+    fact_files: set[str] = set()
+    candidates.extend(_fact_points(analysis, house, is_config, fact_files))
+    called = set(getattr(analysis, "called_new_symbols", ()) or ())
     for f in analysis.files:
-        candidates.extend(_file_points(f))
+        if f.path in house:
+            continue
+        candidates.extend(_file_points(f, is_config, called, fact_files, named, tested, bool(getattr(f, "behaviour", ()))))
     candidates.extend(_removed_trees(analysis))
     for thread in review.threads[:2]:
         if thread.comments >= 2:
@@ -105,7 +197,6 @@ def focus_points(analysis: DiffAnalysis, hits: tuple[RuleHit, ...], review: Revi
                 )
             )
     candidates.sort(key=lambda p: -p.weight)
-    candidates = _one_entry_point(candidates)
     chosen: list[FocusPoint] = []
     per_file: dict[str | None, int] = defaultdict(int)
     seen: set[tuple[str | None, str | None]] = set()
@@ -119,53 +210,121 @@ def focus_points(analysis: DiffAnalysis, hits: tuple[RuleHit, ...], review: Revi
         chosen.append(point)
         if len(chosen) == MAX_FOCUS:
             break
-    return tuple(chosen)
+    by_path = {f.path: f for f in analysis.files}
+    return tuple(_with_uses(p, by_path.get(p.file or ""), named) for p in chosen)
 
 
-def _file_points(f: FileAnalysis) -> list[FocusPoint]:
+def _unfounded_note(note: Any, house: set[str], kinds: Mapping[str, str], is_config: IsConfig | None) -> bool:
+    """A rule's note that would state what the diff does not back: one about a generated
+    file (housekeeping), or one calling a field of a class that is not configuration a
+    config key."""
+    if note.file and note.file in house:
+        return True
+    if note.file and note.symbol and kinds.get(note.file) == "source":
+        cls = note.symbol.rpartition(".")[0] or None
+        return not (is_config is not None and is_config(note.file, cls))
+    return False
+
+
+def _fact_points(analysis: DiffAnalysis, house: set[str], is_config: IsConfig | None, fact_files: set[str]) -> list[FocusPoint]:
+    """One point per file and kind of behaviour fact (the first fact named, the rest counted)."""
+    groups: dict[tuple[str, str], list[Any]] = {}
+    kinds = {f.path: f.kind for f in analysis.files}
+    for fact in getattr(analysis, "behaviour", ())[:_MAX_FACTS]:
+        kind = kinds.get(fact.path)
+        if fact.kind not in _FACT_POINTS or fact.path in house or kind in ("test", "docs", "generated", "binary"):
+            continue
+        if kind == "ci" and not fact.kind.startswith("dep_"):
+            continue
+        groups.setdefault((fact.path, fact.kind), []).append(fact)
+    out = []
+    for (path, kind), facts in groups.items():
+        fact = facts[0]
+        key = f"focus.fact.{kind}"
+        if kind in ("default_changed", "key_removed", "key_renamed", "field_removed"):
+            f = next((x for x in analysis.files if x.path == path), None)
+            config = f is not None and (f.kind == "config" or (is_config is not None and f.kind == "source" and is_config(path, fact.symbol.rpartition(".")[0] or None)))
+            if not config:
+                key = f"focus.fact.{kind}.plain"
+        elif kind == "dep_pin_changed":
+            bump = getattr(next((d for f in analysis.files if f.path == path for d in f.dependency_changes if d.name == fact.symbol), None), "bump", "")
+            if bump in ("major", "pre-1.0 minor", "commit"):
+                key = "focus.fact.dep_pin_changed." + {"major": "major", "pre-1.0 minor": "pre1", "commit": "commit"}[bump]
+        weight = _FACT_POINTS[kind]
+        if kind in _BREAKING_KINDS and fact.user_facing:
+            weight += BREAKING_WEIGHT - FACT_WEIGHT
+        params = {"name": fact.symbol, "old": fact.old, "new": fact.new, "detail": fact.detail, "count": len(facts)}
+        if len(facts) > 1:
+            params["similar"] = len(facts) - 1
+        fact_files.add(path)
+        out.append(FocusPoint(path, fact.symbol, key, params, weight=weight))
+    return out
+
+
+def _file_points(
+    f: FileAnalysis,
+    is_config: IsConfig | None,
+    called: set[str],
+    fact_files: set[str],
+    named: set[str],
+    tested: set[str],
+    has_facts: bool,
+) -> list[FocusPoint]:
     points: list[FocusPoint] = []
     code = f.kind in ("source", "example")
-    # Files removed whole are summed up by folder in removed_trees(), not listed one by one.
-    removed = api_names(f.definitions_removed) if code and f.status != "removed" else []
+    renamed = {n for pair in getattr(f, "renamed", ()) for n in pair}
+    # Files removed whole are summed up by folder in removed_trees(), not listed one by one;
+    # behaviour facts already say what was removed or renamed.
+    removed = [n for n in api_names(f.definitions_removed) if n not in renamed] if code and f.status != "removed" and not has_facts else []
     if removed:
-        points.append(FocusPoint(f.path, removed[0], "focus.removed", {"names": tuple(removed[:MAX_NAMES]), "count": len(removed)}, weight=90))
-    if f.kind not in ("test", "ci"):
+        points.append(FocusPoint(f.path, removed[0], "focus.removed", {"names": tuple(removed[:MAX_NAMES]), "count": len(removed)}, weight=FACT_WEIGHT - 5))
+    if f.kind not in ("test", "ci") and not has_facts:
+        config = f.kind == "config"
         keys_removed = public_keys(f, f.config_keys_removed) if f.status != "removed" else []
-        keys_added = public_keys(f, f.config_keys_added)
+        keys_added = public_keys(f, getattr(f, "fields_added", None) or f.config_keys_added) if f.kind == "source" else public_keys(f, f.config_keys_added)
+        if f.kind == "source":
+            keys_removed = public_keys(f, getattr(f, "fields_removed", None) or f.config_keys_removed) if f.status != "removed" else []
+            config = is_config is not None and any(is_config(f.path, k.rpartition(".")[0] or None) for k in keys_added + keys_removed)
+        suffix = "" if config else ".plain"
         if keys_removed:
-            points.append(FocusPoint(f.path, keys_removed[0], "focus.config_removed", {"names": tuple(keys_removed[:MAX_NAMES]), "count": len(keys_removed)}, weight=80))
+            points.append(FocusPoint(f.path, keys_removed[0], "focus.config_removed" + suffix, {"names": tuple(keys_removed[:MAX_NAMES]), "count": len(keys_removed)}, weight=FACT_WEIGHT - 10))
         if keys_added:
-            points.append(FocusPoint(f.path, keys_added[0], "focus.config_added", {"names": tuple(keys_added[:MAX_NAMES]), "count": len(keys_added)}, weight=70))
-    if f.shims and f.kind == "source":
-        what, _, snippet = f.shims[0].partition(": ")
-        points.append(FocusPoint(f.path, None, "focus.shim", {"what": what, "code": snippet or what}, weight=65))
-    if f.dependency_changes and f.kind != "generated":
+            points.append(FocusPoint(f.path, keys_added[0], "focus.config_added" + suffix, {"names": tuple(keys_added[:MAX_NAMES]), "count": len(keys_added)}, weight=RULE_NOTE_WEIGHT - 5 if config else API_WEIGHT - 5))
+    if f.kind == "source":
+        for shim in f.shims:
+            what, _, snippet = shim.partition(": ")
+            # A hasattr() probe is not evidence of a second version being served.
+            if what in ("import fallback", "version check"):
+                points.append(FocusPoint(f.path, None, "focus.shim", {"what": what, "code": snippet or what}, weight=API_WEIGHT + 5))
+                break
+    if f.dependency_changes and f.kind not in ("generated",) and not has_facts:
         dep = f.dependency_changes[0]
-        key = "focus.dep_major" if major_bump(dep.old_spec, dep.new_spec) else f"focus.dep_{dep.action}"
+        bump = getattr(dep, "bump", None)
+        major = bump == "major" if bump is not None else major_bump(dep.old_spec, dep.new_spec)
+        key = "focus.dep_major" if major else f"focus.dep_{dep.action}"
         points.append(
-            FocusPoint(
-                f.path,
-                dep.name,
-                key,
-                {"name": dep.name, "old": dep.old_spec, "new": dep.new_spec, "count": len(f.dependency_changes)},
-                weight=55,
-            )
+            FocusPoint(f.path, dep.name, key, {"name": dep.name, "old": dep.old_spec, "new": dep.new_spec, "count": len(f.dependency_changes)}, weight=DEP_WEIGHT)
         )
-    added = api_names(f.definitions_added) if code else []
+    added = [n for n in api_names(f.definitions_added) if n not in renamed] if code and f.kind == "source" else []
     if added:
-        points.append(FocusPoint(f.path, added[0], "focus.added", {"names": tuple(added[:MAX_NAMES]), "count": len(added)}, weight=60))
-    if f.kind in ("source", "config", "build", "example") and f.changes and f.status != "removed":
-        symbols = tuple(s for s in f.symbols_touched if s not in added)[:MAX_NAMES]
+        starts = [n for n in added if n in called or n.rpartition(".")[2] in called]
+        names = tuple(dict.fromkeys(starts + added))[:MAX_NAMES]
+        key = "focus.added_called" if starts else "focus.added"
+        weight = API_WEIGHT + (5 if starts else 0) + (CARRIER_WEIGHT - API_WEIGHT if any(_short(n) in named for n in added) else 0)
+        points.append(FocusPoint(f.path, names[0], key, {"names": names, "count": len(added)}, weight=weight))
+    if f.kind in _CODE_KINDS and f.changes and f.status != "removed":
+        added_set = set(added)
+        symbols = tuple(s for s in f.symbols_touched if s not in added_set)
+        # The symbols a reader must open first: those the title, description or new tests name.
+        carried = tuple(s for s in symbols if _short(s) in named or _short(s).lower() in tested)
+        symbols = tuple(dict.fromkeys(carried + symbols))[:MAX_NAMES]
         key = "focus.largest_symbols" if symbols else "focus.largest"
-        points.append(
-            FocusPoint(
-                f.path,
-                symbols[0] if symbols else None,
-                key,
-                {"additions": f.additions, "deletions": f.deletions, "names": symbols},
-                weight=min(50, 20 + f.changes // 10),
-            )
-        )
+        weight = min(50, 20 + f.changes // 10)
+        if f.kind == "source" and (carried or f.path in fact_files):
+            weight = CARRIER_WEIGHT
+        elif f.kind != "source":
+            weight = min(weight, 35)
+        points.append(FocusPoint(f.path, symbols[0] if symbols else None, key, {"additions": f.additions, "deletions": f.deletions, "names": symbols}, weight=weight))
     elif f.kind in ("ci", "docs") and f.changes and f.status != "removed":
         points.append(FocusPoint(f.path, None, "focus.largest", {"additions": f.additions, "deletions": f.deletions, "names": ()}, weight=min(15, 5 + f.changes // 20)))
     if f.tests_added:
@@ -173,20 +332,105 @@ def _file_points(f: FileAnalysis) -> list[FocusPoint]:
     return points
 
 
+def _short(name: str) -> str:
+    return name.rpartition(".")[2]
+
+
+_IDENT = re.compile(r"`([^`\n]{2,80})`|\b([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)")
+_CODE_LIKE = re.compile(r"_|[a-z][A-Z]|\.|\(\)")
+
+
+def _named_in_text(snapshot: PullRequestSnapshot) -> set[str]:
+    """Identifiers the title and description name: code spans and snake/Camel/dotted words
+    (last component, as a symbol's short name would be)."""
+    text = f"{snapshot.title}\n{(snapshot.body or '')[:20_000]}"
+    out: set[str] = set()
+    for quoted, word in _IDENT.findall(text):
+        token = (quoted or word).strip().rstrip("()")
+        if quoted or _CODE_LIKE.search(token):
+            out.add(_short(token))
+            out.add(token)
+    return out
+
+
+def _tested_names(analysis: DiffAnalysis) -> set[str]:
+    """Lower-cased words of added test names (``test_save_ckpt_async`` -> ``save_ckpt_async``, ...),
+    used to find the functions the tests exercise."""
+    out: set[str] = set()
+    for f in analysis.files:
+        for name in f.tests_added[:50]:
+            base = _short(name).lower()
+            base = base[5:] if base.startswith("test_") else base
+            parts = base.split("_")
+            for i in range(len(parts)):
+                for j in range(i + 1, min(len(parts), i + 5) + 1):
+                    out.add("_".join(parts[i:j]))
+    return {w for w in out if len(w) >= 5}
+
+
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z0-9_]+)*")
+_STOP = frozenset(keyword.kwlist) | {
+    "self", "None", "True", "False", "print", "range", "return", "isinstance", "getattr", "setattr", "hasattr",
+    "kwargs", "args", "torch", "from", "import", "else", "elif", "raise", "assert", "lambda", "logger",
+}
+
+
+def introduced_names(f: FileAnalysis, named: set[str] = frozenset(), limit: int = 3) -> tuple[str, ...]:
+    """Code-like names (``snake_case``, ``CamelCase``, ``dotted.names``, ``kebab-names``)
+    that the added lines of ``f`` bring in and its removed lines did not have, then those
+    the removed lines had and the added lines dropped; names the title or description
+    use first. At most ``limit``."""
+    if not f.added_lines and not f.removed_lines:
+        return ()
+    added_text = "\n".join(f.added_lines[:400])
+    removed_text = "\n".join(f.removed_lines[:400])
+    plus = _tokens(added_text)
+    minus = _tokens(removed_text)
+    new = [t for t in plus if t not in minus]
+    gone = [t for t in minus if t not in plus]
+    touched = set(f.symbols_touched)
+    ranked = sorted(
+        dict.fromkeys(new + gone),
+        key=lambda t: (-(t in named or _short(t) in named), -(t in new), -(plus.get(t, 0) + minus.get(t, 0))),
+    )
+    return tuple(t for t in ranked if t not in touched)[:limit]
+
+
+def _tokens(text: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for token in _TOKEN.findall(text):
+        if len(token) < 4 or token in _STOP or not _CODE_LIKE.search(token) and not re.search(r"[A-Z].*[a-z].*[A-Z]|-|\d", token):
+            continue
+        token = token.strip("./-")
+        counts[token] = counts.get(token, 0) + 1
+    return counts
+
+
+def _with_uses(point: FocusPoint, f: FileAnalysis | None, named: set[str]) -> FocusPoint:
+    """A "largest change" point also names what the change brings in or drops."""
+    if f is None or point.key not in ("focus.largest", "focus.largest_symbols") or point.text:
+        return point
+    uses = introduced_names(f, named, 4 - len(point.params.get("names", ())) if point.params.get("names") else 3)
+    if not uses:
+        return point
+    key = point.key + "_uses"
+    return FocusPoint(point.file, point.symbol, key, {**point.params, "uses": uses}, point.text, point.weight)
+
+
 _VERSION = re.compile(r"(\d+)(?:\.(\d+))?")
 
 
 def major_bump(old: str, new: str) -> bool:
-    """True when two version specs differ in their major version (``0.x`` counts its minor).
+    """True when two version specs differ in their major version; ``0.x`` -> ``0.y`` is
+    not one (it is a pre-1.0 minor move).
 
-    ``"==0.27.0"`` -> ``">=1.10.0"`` is a major bump; ``"2.1"`` -> ``"2.4"`` is not.
+    ``"==0.27.0"`` -> ``">=1.10.0"`` is a major bump; ``"2.1"`` -> ``"2.4"`` and
+    ``"0.23.0"`` -> ``"0.24.0"`` are not.
     """
     a, b = _VERSION.search(old or ""), _VERSION.search(new or "")
     if not a or not b:
         return False
-    key_a = (a.group(1), a.group(2) if a.group(1) == "0" else None)
-    key_b = (b.group(1), b.group(2) if b.group(1) == "0" else None)
-    return key_a != key_b
+    return a.group(1) != b.group(1)
 
 
 def _removed_trees(analysis: DiffAnalysis) -> list[FocusPoint]:
@@ -200,20 +444,55 @@ def _removed_trees(analysis: DiffAnalysis) -> list[FocusPoint]:
     for folder, files in sorted(groups.items(), key=lambda kv: -sum(f.deletions for f in kv[1])):
         lines = sum(f.deletions for f in files)
         if lines >= 20:
-            points.append(FocusPoint(folder, None, "focus.removed_tree", {"count": len(files), "lines": lines}, weight=85))
+            points.append(FocusPoint(folder, None, "focus.removed_tree", {"count": len(files), "lines": lines}, weight=FACT_WEIGHT - 2))
     return points[:2]
 
 
-def _one_entry_point(points: list[FocusPoint]) -> list[FocusPoint]:
-    """Only the first "new definitions" point is called the entry point of the change."""
-    out, seen = [], False
-    for p in points:
-        if p.key == "focus.added":
-            if seen:
-                p = FocusPoint(p.file, p.symbol, "focus.added_more", p.params, p.text, p.weight)
-            seen = True
-        out.append(p)
-    return out
+_LOCK = re.compile(r"(^|/)([^/]*[.-]lock(\.json|\.yaml)?|go\.sum|Gemfile\.lock|composer\.lock|uv\.lock|poetry\.lock|Cargo\.lock|pnpm-lock\.yaml|package-lock\.json)$")
+_OWNERS = re.compile(r"(^|/)CODEOWNERS$")
+_IMAGE_LINE = re.compile(r"^\s*[-\w\"' ]*(image|container|FROM|docker|tag|version)\b.*[:=@ ]\s*\S*\d", re.IGNORECASE)
+_COMMENT = re.compile(r"^\s*(#|//|/\*|\*|--|<!--|;)")
+
+
+def is_lock_file(path: str) -> bool:
+    """True for dependency lock files (``uv.lock``, ``package-lock.json``, ``go.sum``...)."""
+    return bool(_LOCK.search(path))
+
+
+def housekeeping(analysis: DiffAnalysis) -> Housekeeping:
+    """The changed files nobody needs to read line by line, by what they are (see
+    :class:`Housekeeping`). A file is in at most one group."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for f in analysis.files:
+        if not f.changes:
+            continue
+        if is_lock_file(f.path):
+            groups["locks"].append(f.path)
+        elif f.kind == "generated":
+            groups["generated"].append(f.path)
+        elif _OWNERS.search(f.path):
+            groups["owners"].append(f.path)
+        elif f.kind == "binary" or f.status in ("added", "removed") or not (f.added_lines or f.removed_lines):
+            continue
+        elif f.kind == "ci" and f.changes <= 20 and all(_IMAGE_LINE.match(x) or not x.strip() for x in f.added_lines + f.removed_lines):
+            groups["images"].append(f.path)
+        elif f.kind in _CODE_KINDS + ("test",) and _formatting_only(f):
+            groups["formatting"].append(f.path)
+        elif f.kind in _CODE_KINDS + ("test",) and f.changes <= 200 and all(_COMMENT.match(x) or not x.strip() for x in f.added_lines + f.removed_lines):
+            groups["comments"].append(f.path)
+    return Housekeeping(**{k: tuple(v) for k, v in groups.items()})
+
+
+def is_housekeeping(f: FileAnalysis) -> bool:
+    """True when ``f`` alone would be housekeeping (see :func:`housekeeping`)."""
+    return bool(housekeeping(DiffAnalysis((f,))))
+
+
+def _formatting_only(f: FileAnalysis) -> bool:
+    if f.changes > 400:
+        return False
+    squash = lambda lines: "".join("".join(x.split()) for x in lines).replace(",", "")  # noqa: E731
+    return squash(f.added_lines) == squash(f.removed_lines)
 
 
 def public_keys(f: FileAnalysis, keys: Sequence[str]) -> list[str]:

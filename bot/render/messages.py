@@ -45,6 +45,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "type.ci": {"en": "CI", "zh": "CI"},
     "type.build": {"en": "Build", "zh": "构建"},
     "type.chore": {"en": "Chore", "zh": "日常维护"},
+    "type.deps": {"en": "Dependency update", "zh": "依赖更新"},
     # verdict
     "level.deep": {"en": "Deep read", "zh": "值得精读"},
     "level.quick": {"en": "Quick read", "zh": "快速阅读"},
@@ -71,12 +72,22 @@ MESSAGES: dict[str, dict[str, str]] = {
     "factor.api_removed.one": {"en": "a public definition removed ({names})", "zh": "删除 1 个公开定义（{names}）"},
     "factor.config": {"en": "{count} config keys added or removed ({names})", "zh": "增删 {count} 个配置项（{names}）"},
     "factor.config.one": {"en": "a config key added or removed ({names})", "zh": "增删 1 个配置项（{names}）"},
-    "factor.breaking": {"en": "marked as a breaking change", "zh": "标记为破坏性变更"},
+    "factor.breaking": {"en": "breaking for existing users ({count} reasons below)", "zh": "对现有用户是破坏性变更（{count} 条原因见下）"},
+    "factor.size_other": {"en": "{count} lines of config, build, CI or tests changed (no source)", "zh": "改动了 {count} 行配置、构建、CI 或测试（无源代码）"},
+    "factor.api": {"en": "public API changes: {added} added, {removed} removed ({names})", "zh": "公开 API 变化：新增 {added} 个、删除 {removed} 个（{names}）"},
+    "factor.numerics": {"en": "touches numerics ({code} in {file}): results can change silently", "zh": "涉及数值计算（{file} 中的 {code}）：结果可能悄然改变"},
+    "factor.concurrency": {"en": "touches concurrency ({code} in {file})", "zh": "涉及并发（{file} 中的 {code}）"},
+    "factor.untrusted": {"en": "touches code that runs or parses untrusted input ({code} in {file})", "zh": "涉及执行或解析外部输入的代码（{file} 中的 {code}）"},
+    "factor.cap": {"en": "{part} is capped at {max} points", "zh": "{part}部分最多计 {max} 分"},
+    "part.reach": {"en": "reach", "zh": "影响面"},
+    "part.risk": {"en": "risk", "zh": "风险"},
+    "factor.breaking.one": {"en": "breaking for existing users (1 reason below)", "zh": "对现有用户是破坏性变更（原因见下）"},
+
     "factor.tests": {"en": "{count} tests added with the change", "zh": "随改动新增 {count} 个测试"},
     "factor.tests.one": {"en": "a test added with the change", "zh": "随改动新增 1 个测试"},
     "factor.deps": {"en": "{count} dependencies changed ({names})", "zh": "变更 {count} 个依赖（{names}）"},
     "factor.deps.one": {"en": "a dependency changed ({names})", "zh": "变更 1 个依赖（{names}）"},
-    "factor.deps_major": {"en": "major version change of {names}: expect upstream breaking changes", "zh": "{names} 跨大版本升级：上游可能有破坏性变更"},
+    "factor.deps_major": {"en": "{names} moves to a new major version: upstream may break callers", "zh": "{names} 跨大版本升级：上游可能有破坏性变更"},
     "factor.shim": {"en": "adds compatibility handling (import fallback or version check)", "zh": "加入兼容处理（导入回退或版本判断）"},
     "factor.revert": {"en": "reverts an earlier change: worth knowing why", "zh": "回退了之前的改动，值得了解原因"},
     "factor.review": {"en": "review discussion ({threads} threads or changes requested)", "zh": "评审讨论较多（{threads} 个讨论串或被要求修改）"},
@@ -97,7 +108,76 @@ MESSAGES: dict[str, dict[str, str]] = {
     "focus.dep_added": {"en": "adds dependency {name} {new}", "zh": "新增依赖 {name} {new}"},
     "focus.dep_removed": {"en": "drops dependency {name}", "zh": "移除依赖 {name}"},
     "focus.dep_changed": {"en": "dependency {name} moves {old} → {new}: check the upstream changelog", "zh": "依赖 {name} 从 {old} 变为 {new}：看一下上游的变更说明"},
-    "focus.added": {"en": "new {names}: the entry point of this change", "zh": "新增 {names}：这次改动的入口"},
+    "focus.added": {"en": "adds {names}", "zh": "新增 {names}"},
+    "focus.added_called": {"en": "adds {names}, which the changed code calls: start reading here", "zh": "新增 {names}，并被改动的代码调用：从这里读起"},
+    "focus.config_removed.plain": {"en": "fields removed: {names}; code that sets them must change", "zh": "删除了字段 {names}：设置它们的代码需要修改"},
+    "focus.config_added.plain": {"en": "new fields {names}", "zh": "新增字段 {names}"},
+    "focus.largest_uses": {"en": "+{additions}/−{deletions} lines here; brings in or drops {uses}", "zh": "此处 +{additions}/−{deletions} 行，引入或去掉了 {uses}"},
+    "focus.largest_symbols_uses": {"en": "+{additions}/−{deletions} lines, in {names}; brings in or drops {uses}", "zh": "+{additions}/−{deletions} 行，涉及 {names}，引入或去掉了 {uses}"},
+    "focus.housekeeping": {"en": "Housekeeping, no need to read line by line: {items}.", "zh": "例行维护，无需逐行阅读：{items}。"},
+    "house.generated": {"en": "{count} generated files ({names})", "zh": "{count} 个生成文件（{names}）"},
+    "house.generated.one": {"en": "generated file {names}", "zh": "生成文件 {names}"},
+    "house.locks": {"en": "{count} lock files ({names})", "zh": "{count} 个锁文件（{names}）"},
+    "house.locks.one": {"en": "lock file {names}", "zh": "锁文件 {names}"},
+    "house.images": {"en": "image or version tags in {count} CI files ({names})", "zh": "{count} 个 CI 文件中的镜像或版本标签（{names}）"},
+    "house.images.one": {"en": "image or version tags in {names}", "zh": "{names} 中的镜像或版本标签"},
+    "house.owners": {"en": "code owners ({names})", "zh": "代码负责人（{names}）"},
+    "house.owners.one": {"en": "code owners ({names})", "zh": "代码负责人（{names}）"},
+    "house.formatting": {"en": "formatting only in {count} files ({names})", "zh": "{count} 个文件仅调整格式（{names}）"},
+    "house.formatting.one": {"en": "formatting only in {names}", "zh": "{names} 仅调整格式"},
+    "house.comments": {"en": "comments only in {count} files ({names})", "zh": "{count} 个文件仅改注释（{names}）"},
+    "house.comments.one": {"en": "comments only in {names}", "zh": "{names} 仅改注释"},
+    "focus.fact.default_changed": {"en": "default of {name} changes from {old} to {new}: runs that rely on the old default behave differently", "zh": "{name} 的默认值从 {old} 改为 {new}：依赖旧默认值的运行行为会改变"},
+    "focus.fact.default_changed.plain": {"en": "default of {name} changes from {old} to {new}", "zh": "{name} 的默认值从 {old} 改为 {new}"},
+    "focus.fact.key_removed": {"en": "config key {name} removed: configs that still set it will fail or be ignored", "zh": "删除了配置项 {name}：仍设置它的配置会报错或被忽略"},
+    "focus.fact.key_removed.plain": {"en": "{name} removed", "zh": "删除了 {name}"},
+    "focus.fact.key_renamed": {"en": "config key {old} renamed to {new}: existing configs must follow", "zh": "配置项 {old} 改名为 {new}：已有配置需要同步修改"},
+    "focus.fact.key_renamed.plain": {"en": "{old} renamed to {new}", "zh": "{old} 改名为 {new}"},
+    "focus.fact.field_removed": {"en": "config field {name} removed: configs that set it must change", "zh": "删除了配置字段 {name}：设置它的配置需要修改"},
+    "focus.fact.field_removed.plain": {"en": "field {name} removed", "zh": "删除了字段 {name}"},
+    "focus.fact.signature_changed": {"en": "signature of {name} changes ({detail}): check every caller", "zh": "{name} 的签名改变（{detail}）：检查所有调用方"},
+    "focus.fact.parameter_added": {"en": "{name}: new parameter with a default ({new})", "zh": "{name}：新增带默认值的参数（{new}）"},
+    "focus.fact.check_added": {"en": "new check in {name} raises {detail}: input that used to pass is now refused", "zh": "{name} 中新增的检查会抛出 {detail}：以前可以通过的输入现在会被拒绝"},
+    "focus.fact.check_removed": {"en": "check in {name} removed (it raised {detail}): input it refused now passes", "zh": "删除了 {name} 中的检查（原先抛出 {detail}）：以前被拒绝的输入现在会通过"},
+    "focus.fact.symbol_removed": {"en": "removed {name}: check nothing still relies on it", "zh": "删除了 {name}：确认没有调用方仍依赖它"},
+    "focus.fact.symbol_renamed": {"en": "{old} renamed to {new}: callers of the old name must change", "zh": "{old} 改名为 {new}：使用旧名字的调用方需要修改"},
+    "focus.fact.symbol_moved": {"en": "{name} moved ({detail}): imports of the old location must change", "zh": "{name} 被移动（{detail}）：从旧位置导入的代码需要修改"},
+    "focus.fact.metric_renamed": {"en": "metric {old} renamed to {new}: dashboards and alerts must follow", "zh": "指标 {old} 改名为 {new}：看板和告警需要同步"},
+    "focus.fact.dep_floor_raised": {"en": "dependency {name}: minimum version raised {old} → {new}; older installs must upgrade", "zh": "依赖 {name} 的最低版本从 {old} 提高到 {new}：旧环境需要升级"},
+    "focus.fact.dep_ceiling_added": {"en": "dependency {name}: upper bound added ({new})", "zh": "依赖 {name} 新增版本上限（{new}）"},
+    "focus.fact.dep_pin_changed": {"en": "dependency {name} moves {old} → {new}", "zh": "依赖 {name} 从 {old} 变为 {new}"},
+    "focus.fact.dep_pin_changed.major": {"en": "dependency {name} moves {old} → {new}, a major version: read the upstream changelog for breaking changes", "zh": "依赖 {name} 从 {old} 升到 {new}，跨大版本：查看上游变更说明中的破坏性变更"},
+    "focus.fact.dep_pin_changed.pre1": {"en": "dependency {name} moves {old} → {new}, a pre-1.0 minor version: such releases may break, check the changelog", "zh": "依赖 {name} 从 {old} 变为 {new}，1.0 之前的次版本升级：可能不兼容，请查看变更说明"},
+    "focus.fact.dep_pin_changed.commit": {"en": "pinned commit of {name} moved {old} → {new}", "zh": "{name} 固定的提交从 {old} 移到 {new}"},
+    "focus.fact.dep_commit_moved": {"en": "pinned commit of {name} moved {old} → {new}", "zh": "{name} 固定的提交从 {old} 移到 {new}"},
+    "focus.fact.dep_added": {"en": "adds dependency {name} {new}", "zh": "新增依赖 {name} {new}"},
+    "focus.fact.dep_removed": {"en": "drops dependency {name}", "zh": "移除依赖 {name}"},
+    "breaking.marked": {"en": "the author marks it breaking", "zh": "作者标明为破坏性变更"},
+    "breaking.default": {"en": "default of {name} changes from {old} to {new}", "zh": "{name} 的默认值从 {old} 改为 {new}"},
+    "breaking.key_removed": {"en": "config key {name} removed", "zh": "删除了配置项 {name}"},
+    "breaking.key_renamed": {"en": "config key {old} renamed to {new}", "zh": "配置项 {old} 改名为 {new}"},
+    "breaking.signature": {"en": "signature of {name} changes ({detail})", "zh": "{name} 的签名改变（{detail}）"},
+    "breaking.symbol_removed": {"en": "public {name} removed", "zh": "删除了公开的 {name}"},
+    "breaking.symbol_renamed": {"en": "{old} renamed to {new}", "zh": "{old} 改名为 {new}"},
+    "breaking.symbol_moved": {"en": "{name} moved ({detail})", "zh": "{name} 被移动（{detail}）"},
+    "breaking.check": {"en": "{name} now raises {detail} on input it used to accept", "zh": "{name} 现在会对以前接受的输入抛出 {detail}"},
+    "breaking.dep_floor": {"en": "minimum {name} version raised {old} → {new}", "zh": "{name} 的最低版本从 {old} 提高到 {new}"},
+    "breaking.dep_major": {"en": "{name} moves to a new major version ({old} → {new})", "zh": "{name} 升级到新的大版本（{old} → {new}）"},
+    "summary.breaking_reasons": {"en": "Breaking: {reasons}.", "zh": "破坏性变更：{reasons}。"},
+    "summary.breaking_more": {"en": " (and {count} more)", "zh": "（另有 {count} 条）"},
+    "summary.sentence": {"en": "{type} in {areas}: {what}.", "zh": "{areas}的{type}：{what}。"},
+    "summary.sentence.noarea": {"en": "{type}: {what}.", "zh": "{type}：{what}。"},
+    "summary.purpose": {"en": "{purpose}", "zh": "{purpose}"},
+    "summary.title": {"en": "Title: {title}", "zh": "原标题：{title}"},
+    "summary.what.fact": {"en": "{fact}", "zh": "{fact}"},
+    "summary.what.symbols": {"en": "changes {names}", "zh": "改动 {names}"},
+    "summary.what.files": {"en": "{count} files changed", "zh": "改动了 {count} 个文件"},
+    "summary.areas_more": {"en": "{areas} and {count} more", "zh": "{areas}等 {count} 个以上领域"},
+    "list.more": {"en": "…and {count} more", "zh": "……以及另外 {count} 项"},
+    "changed.code_lines": {"en": "Lines of source code changed: {count}.", "zh": "源代码改动行数：{count}。"},
+    "follow.description_missing": {"en": "the description mentions {names}, which this diff does not contain", "zh": "描述中提到了 {names}，但本 diff 中并不包含"},
+    "follow.description_missing.one": {"en": "the description mentions {names}, which this diff does not contain", "zh": "描述中提到了 {names}，但本 diff 中并不包含"},
+    "deps.more": {"en": "…and {count} more dependency changes", "zh": "……以及另外 {count} 项依赖变更"},
     "focus.added_more": {"en": "new {names}", "zh": "新增 {names}"},
     "focus.removed_tree": {"en": "{count} files removed here ({lines} lines): find where this code went and what still imports it", "zh": "此处删除了 {count} 个文件（{lines} 行）：弄清这些代码迁去了哪里、还有谁在引用"},
     "focus.dep_major": {"en": "dependency {name} moves {old} → {new}, a major version: read the upstream changelog for breaking changes", "zh": "依赖 {name} 从 {old} 升到 {new}，跨大版本：查看上游变更说明中的破坏性变更"},
@@ -187,7 +267,7 @@ MESSAGES: dict[str, dict[str, str]] = {
 }
 
 _CODE_PARAMS = {"name", "old", "new", "file", "rule", "label", "author", "code"}
-_QUOTE_PARAMS = {"text", "description", "opening"}
+_QUOTE_PARAMS = {"text", "description", "opening", "detail"}
 
 
 def format_params(lang: str, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -202,9 +282,11 @@ def format_params(lang: str, params: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in params.items():
         if key == "people":
             out[key] = sep.join(sanitize.login(p) for p in value)
-        elif key == "names":
+        elif key == "part":
+            out[key] = MESSAGES.get(f"part.{value}", {}).get(lang, str(value))
+        elif key in ("names", "uses"):
             names = [sanitize.code(n, 64) for n in value]
-            more = int(params.get("count", len(names))) > len(names)
+            more = key == "names" and int(params.get("count", len(names))) > len(names)
             out[key] = sep.join(names) + ("…" if more else "")
         elif key == "what":
             shim = f"shim.{value}"
