@@ -72,9 +72,8 @@ MAX_AREAS = 5
 
 #: Words in changed source lines that put numerical correctness at stake.
 _NUMERICS = re.compile(
-    r"\b(?:grad\w*|backward|loss\w*|logits?|log_?probs?|advantages?|entropy|kl_\w+|softmax|"
-    r"dtype|bfloat16|float16|float32|fp8|fp16|bf16|precision|quantiz\w*|\w*weights?\b|optimizer|"
-    r"all_reduce|reduce_scatter|normaliz\w*|temperature)",
+    r"grad|backward|loss|logit|log_?prob|advantage|entropy|\bkl_|softmax|dtype|bfloat16|float16|float32|"
+    r"fp8|fp16|bf16|precision|quantiz|weight|optimizer|all_reduce|reduce_scatter|normaliz|temperature",
     re.IGNORECASE,
 )
 _CONCURRENCY = re.compile(
@@ -467,8 +466,12 @@ def _factors(
         for source, key, pattern in (("numerics", "factor.numerics", _NUMERICS), ("concurrency", "factor.concurrency", _CONCURRENCY), ("untrusted", "factor.untrusted", _UNTRUSTED)):
             found = _scan(live, pattern)
             if found:
-                factors.append(Factor(1, source, key, {"file": found[0], "code": found[1]}, "risk"))
+                # Running or parsing untrusted input can cost more than a wrong number.
+                factors.append(Factor(2 if source == "untrusted" else 1, source, key, {"file": found[0], "code": found[1]}, "risk"))
     _capped(factors, "risk", MAX_RISK)
+    tests = [t for f in analysis.files for t in f.tests_added]
+    if behaves and tests:
+        factors.append(Factor(1, "tests", "factor.tests", {"count": len(tests)}))
     # -- other
     if change_type == "revert":
         factors.append(Factor(1, "revert", "factor.revert"))

@@ -325,8 +325,10 @@ def _file_points(
         elif f.kind != "source":
             weight = min(weight, 35)
         points.append(FocusPoint(f.path, symbols[0] if symbols else None, key, {"additions": f.additions, "deletions": f.deletions, "names": symbols}, weight=weight))
-    elif f.kind in ("ci", "docs") and f.changes and f.status != "removed":
-        points.append(FocusPoint(f.path, None, "focus.largest", {"additions": f.additions, "deletions": f.deletions, "names": ()}, weight=min(15, 5 + f.changes // 20)))
+    elif f.kind in ("ci", "docs", "test") and f.changes and f.status != "removed" and not f.tests_added:
+        symbols = tuple(f.symbols_touched[:MAX_NAMES]) if f.kind == "test" else ()
+        key = "focus.largest_symbols" if symbols else "focus.largest"
+        points.append(FocusPoint(f.path, symbols[0] if symbols else None, key, {"additions": f.additions, "deletions": f.deletions, "names": symbols}, weight=min(15, 5 + f.changes // 20)))
     if f.tests_added:
         points.append(FocusPoint(f.path, f.tests_added[0], "focus.tests", {"names": tuple(f.tests_added[:2]), "count": len(f.tests_added)}, weight=40))
     return points
@@ -368,7 +370,8 @@ def _tested_names(analysis: DiffAnalysis) -> set[str]:
     return {w for w in out if len(w) >= 5}
 
 
-_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z0-9_]+)*")
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z0-9_]+)*|\d+(?:\.\d+)+(?:[.\-]?[A-Za-z]\w*)?")
+_CAPS = re.compile(r"^[A-Z][A-Z0-9_]{4,}$")
 _STOP = frozenset(keyword.kwlist) | {
     "self", "None", "True", "False", "print", "range", "return", "isinstance", "getattr", "setattr", "hasattr",
     "kwargs", "args", "torch", "from", "import", "else", "elif", "raise", "assert", "lambda", "logger",
@@ -388,9 +391,11 @@ def introduced_names(f: FileAnalysis, named: set[str] = frozenset(), limit: int 
     minus = _tokens(removed_text)
     new = [t for t in plus if t not in minus]
     gone = [t for t in minus if t not in plus]
+    # Names on both sides are worth showing when the author names them.
+    kept = [t for t in plus if t in minus and (t in named or _short(t) in named)]
     touched = set(f.symbols_touched)
     ranked = sorted(
-        dict.fromkeys(new + gone),
+        dict.fromkeys(new + gone + kept),
         key=lambda t: (-(t in named or _short(t) in named), -(t in new), -(plus.get(t, 0) + minus.get(t, 0))),
     )
     return tuple(t for t in ranked if t not in touched)[:limit]
@@ -399,7 +404,9 @@ def introduced_names(f: FileAnalysis, named: set[str] = frozenset(), limit: int 
 def _tokens(text: str) -> dict[str, int]:
     counts: dict[str, int] = {}
     for token in _TOKEN.findall(text):
-        if len(token) < 4 or token in _STOP or not _CODE_LIKE.search(token) and not re.search(r"[A-Z].*[a-z].*[A-Z]|-|\d", token):
+        if len(token) < 4 or token in _STOP:
+            continue
+        if not (_CODE_LIKE.search(token) or _CAPS.match(token) or re.search(r"[A-Z].*[a-z].*[A-Z]|-|\d", token)):
             continue
         token = token.strip("./-")
         counts[token] = counts.get(token, 0) + 1
@@ -410,7 +417,7 @@ def _with_uses(point: FocusPoint, f: FileAnalysis | None, named: set[str]) -> Fo
     """A "largest change" point also names what the change brings in or drops."""
     if f is None or point.key not in ("focus.largest", "focus.largest_symbols") or point.text:
         return point
-    uses = introduced_names(f, named, 4 - len(point.params.get("names", ())) if point.params.get("names") else 3)
+    uses = introduced_names(f, named, 3)
     if not uses:
         return point
     key = point.key + "_uses"

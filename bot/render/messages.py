@@ -83,8 +83,8 @@ MESSAGES: dict[str, dict[str, str]] = {
     "part.risk": {"en": "risk", "zh": "风险"},
     "factor.breaking.one": {"en": "breaking for existing users (1 reason below)", "zh": "对现有用户是破坏性变更（原因见下）"},
 
-    "factor.tests": {"en": "{count} tests added with the change", "zh": "随改动新增 {count} 个测试"},
-    "factor.tests.one": {"en": "a test added with the change", "zh": "随改动新增 1 个测试"},
+    "factor.tests": {"en": "{count} tests added: the behaviour is pinned down and worth knowing", "zh": "新增 {count} 个测试：行为被测试固定下来，值得了解"},
+    "factor.tests.one": {"en": "a test added: the behaviour is pinned down and worth knowing", "zh": "新增 1 个测试：行为被测试固定下来，值得了解"},
     "factor.deps": {"en": "{count} dependencies changed ({names})", "zh": "变更 {count} 个依赖（{names}）"},
     "factor.deps.one": {"en": "a dependency changed ({names})", "zh": "变更 1 个依赖（{names}）"},
     "factor.deps_major": {"en": "{names} moves to a new major version: upstream may break callers", "zh": "{names} 跨大版本升级：上游可能有破坏性变更"},
