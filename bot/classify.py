@@ -11,11 +11,11 @@ factors and capped, so that no pile of matched rules reaches 10 on its own:
 =============  ======  ===============================================================
 part           max     factors
 =============  ======  ===============================================================
-reach          4       size of the source change (0-3: 20 / 200 / 1000 lines); rule
+reach          3       size of the source change (0-3: 20 / 200 / 1000 lines); rule
                        points for core paths (at most +2 from all rules); public API
                        added or removed; user-facing config keys; package dependencies
 risk           4       behaviour change (+2: source changed by a fix, feature, perf
-                       change or revert); breaking (+2, with its reasons); numerics
+                       change or revert; +1 for a refactor); breaking (+2, with its reasons); numerics
                        (gradients, losses, weights, dtypes); concurrency; untrusted input
 other          --      review discussion (+1); reverts (+1); bot author (-1); no source
                        and nothing user-facing (-1)
@@ -51,7 +51,7 @@ QUICK_IMPORTANCE = 5
 #: Rule points beyond this add nothing: a change touching six areas is not six times as important.
 MAX_RULE_POINTS = 2
 #: Caps of the two parts of the score.
-MAX_REACH = 4
+MAX_REACH = 3
 MAX_RISK = 4
 #: Past three hours a number stops helping; the guide says "deep read" anyway.
 MAX_READING_MINUTES = 180
@@ -383,11 +383,17 @@ def breaking_reasons(
         seen.add(ident)
         out.append(Claim(key, {"name": fact.symbol, "old": fact.old, "new": fact.new, "detail": fact.detail}, fact.path))
     for f in analysis.files:
+        if not _PACKAGE_FILE.search(f.path):
+            continue
         for d in f.dependency_changes:
-            if getattr(d, "bump", None) == "major" and f.kind == "build" and ("dep_major", d.name) not in seen:
+            if _dep_bump(d) == "major" and ("dep_major", d.name) not in seen:
                 seen.add(("dep_major", d.name))
                 out.append(Claim("breaking.dep_major", {"name": d.name, "old": d.old_spec, "new": d.new_spec}, f.path))
     return tuple(out)
+
+
+#: Files that declare what users of the package install (not Docker images, CI or docs).
+_PACKAGE_FILE = re.compile(r"^(?!docker/|\.github/|docs/|tests?/|examples?/)(?:[^/]+/)?(?:pyproject\.toml|setup\.py|setup\.cfg|requirements[^/]*\.txt|package\.json|go\.mod|Cargo\.toml)$")
 
 
 def _dep_bump(d: Any) -> str:
@@ -458,6 +464,8 @@ def _factors(
     behaves = bool(live) and change_type in ("fix", "feature", "perf", "revert")
     if behaves:
         factors.append(Factor(2, "behaviour", "factor.behaviour", {"type": change_type}, "risk"))
+    elif live and change_type == "refactor":
+        factors.append(Factor(1, "refactor", "factor.refactor", {}, "risk"))
     if reasons:
         factors.append(Factor(2, "breaking", "factor.breaking", {"count": len(reasons)}, "risk"))
     elif any(_dep_bump(d) == "major" for d in deps):

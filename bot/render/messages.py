@@ -73,6 +73,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     "factor.config": {"en": "{count} config keys added or removed ({names})", "zh": "增删 {count} 个配置项（{names}）"},
     "factor.config.one": {"en": "a config key added or removed ({names})", "zh": "增删 1 个配置项（{names}）"},
     "factor.breaking": {"en": "breaking for existing users ({count} reasons below)", "zh": "对现有用户是破坏性变更（{count} 条原因见下）"},
+    "factor.refactor": {"en": "restructures source code: the same behaviour is intended, check it is kept", "zh": "重构源代码：意图保持行为不变，需确认确实不变"},
     "factor.size_other": {"en": "{count} lines of config, build, CI or tests changed (no source)", "zh": "改动了 {count} 行配置、构建、CI 或测试（无源代码）"},
     "factor.api": {"en": "public API changes: {added} added, {removed} removed ({names})", "zh": "公开 API 变化：新增 {added} 个、删除 {removed} 个（{names}）"},
     "factor.numerics": {"en": "touches numerics ({code} in {file}): results can change silently", "zh": "涉及数值计算（{file} 中的 {code}）：结果可能悄然改变"},
