@@ -185,6 +185,7 @@ def focus_points(
             continue
         candidates.extend(_file_points(f, is_config, called, fact_files, named, tested, bool(getattr(f, "behaviour", ()))))
     candidates.extend(_removed_trees(analysis))
+    candidates.extend(_described_points(analysis, named, house))
     for thread in review.threads[:2]:
         if thread.comments >= 2:
             candidates.append(
@@ -196,6 +197,13 @@ def focus_points(
                     weight=45 + thread.comments,
                 )
             )
+    if not candidates and house:
+        # Nothing but housekeeping: code owners, image tags or formatting are then the
+        # change itself (generated and lock files never are).
+        hk = housekeeping(analysis)
+        for f in analysis.files:
+            if f.path in hk.owners + hk.images + hk.formatting + hk.comments:
+                candidates.append(FocusPoint(f.path, None, "focus.largest", {"additions": f.additions, "deletions": f.deletions, "names": ()}, weight=10))
     candidates.sort(key=lambda p: -p.weight)
     chosen: list[FocusPoint] = []
     per_file: dict[str | None, int] = defaultdict(int)
@@ -310,7 +318,8 @@ def _file_points(
         starts = [n for n in added if n in called or n.rpartition(".")[2] in called]
         names = tuple(dict.fromkeys(starts + added))[:MAX_NAMES]
         key = "focus.added_called" if starts else "focus.added"
-        weight = API_WEIGHT + (5 if starts else 0) + (CARRIER_WEIGHT - API_WEIGHT if any(_short(n) in named for n in added) else 0)
+        hits = sum(1 for n in added if _short(n) in named)
+        weight = API_WEIGHT + (5 if starts else 0) + (CARRIER_WEIGHT - API_WEIGHT + min(9, 3 * hits) if hits else 0)
         points.append(FocusPoint(f.path, names[0], key, {"names": names, "count": len(added)}, weight=weight))
     if f.kind in _CODE_KINDS and f.changes and f.status != "removed":
         added_set = set(added)
@@ -321,7 +330,7 @@ def _file_points(
         key = "focus.largest_symbols" if symbols else "focus.largest"
         weight = min(50, 20 + f.changes // 10)
         if f.kind == "source" and (carried or f.path in fact_files):
-            weight = CARRIER_WEIGHT
+            weight = CARRIER_WEIGHT + min(9, 3 * sum(1 for s in carried if _short(s) in named))
         elif f.kind != "source":
             weight = min(weight, 35)
         points.append(FocusPoint(f.path, symbols[0] if symbols else None, key, {"additions": f.additions, "deletions": f.deletions, "names": symbols}, weight=weight))
@@ -334,24 +343,49 @@ def _file_points(
     return points
 
 
+#: Files searched for the identifiers a description names (a 3,000-file PR has no time for more).
+_MAX_DESCRIBED_FILES = 300
+
+
+def _described_points(analysis: DiffAnalysis, named: set[str], house: set[str]) -> list[FocusPoint]:
+    """Up to two points on the files whose changed lines hold the most identifiers the
+    title or description names (the author's own pointers, checked against the diff)."""
+    wanted = sorted(n for n in named if len(n) >= 5 and "/" not in n)[:80]
+    if not wanted:
+        return []
+    scored = []
+    for f in analysis.files[:_MAX_DESCRIBED_FILES]:
+        if f.kind not in ("source", "config", "build") or f.path in house or not (f.added_lines or f.removed_lines):
+            continue
+        text = "\n".join(f.added_lines[:600] + f.removed_lines[:600])
+        found = [n for n in wanted if n in text and not any(n != m and n in m for m in wanted if m in text)]
+        if len(found) >= 2:
+            scored.append((len(found), f.path, found))
+    scored.sort(key=lambda x: -x[0])
+    return [
+        FocusPoint(path, found[0], "focus.described", {"names": tuple(found[:4]), "count": len(found)}, weight=CARRIER_WEIGHT + 5)
+        for _, path, found in scored[:2]
+    ]
+
+
 def _short(name: str) -> str:
     return name.rpartition(".")[2]
 
 
-_IDENT = re.compile(r"`([^`\n]{2,80})`|\b([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z_][A-Za-z0-9_]*)*")
+_SPAN = re.compile(r"`([^`\n]{1,200})`")
 _CODE_LIKE = re.compile(r"_|[a-z][A-Z]|\.|\(\)")
 
 
 def _named_in_text(snapshot: PullRequestSnapshot) -> set[str]:
-    """Identifiers the title and description name: code spans and snake/Camel/dotted words
-    (last component, as a symbol's short name would be)."""
+    """Identifiers the title and description name: every word of a code span, and
+    snake/Camel/dotted words elsewhere, each also by its dotted components."""
     text = f"{snapshot.title}\n{(snapshot.body or '')[:20_000]}"
     out: set[str] = set()
-    for quoted, word in _IDENT.findall(text):
-        token = (quoted or word).strip().rstrip("()")
-        if quoted or _CODE_LIKE.search(token):
-            out.add(_short(token))
+    for token in _WORD.findall(text):
+        if _CODE_LIKE.search(token) or _CAPS.match(token):
             out.add(token)
+            out.update(p for p in token.split(".") if _CODE_LIKE.search(p) or _CAPS.match(p))
     return out
 
 
@@ -370,7 +404,9 @@ def _tested_names(analysis: DiffAnalysis) -> set[str]:
     return {w for w in out if len(w) >= 5}
 
 
-_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z0-9_]+)*|\d+(?:\.\d+)+(?:[.\-]?[A-Za-z]\w*)?")
+_TOKEN = re.compile(r"/?[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z0-9_]+)*|\d+(?:\.\d+)+(?:[.\-]?[A-Za-z]\w*)?")
+#: A name given a value or defined on a line: ``NAME = ...``, ``name: int = ...``, ``def name(``.
+_DEFINED = re.compile(r"^\s*(?:def |class |async def )?([A-Za-z_][A-Za-z0-9_]*)\s*(?:[:=(]|$)")
 _CAPS = re.compile(r"^[A-Z][A-Z0-9_]{4,}$")
 _STOP = frozenset(keyword.kwlist) | {
     "self", "None", "True", "False", "print", "range", "return", "isinstance", "getattr", "setattr", "hasattr",
@@ -387,37 +423,47 @@ def introduced_names(f: FileAnalysis, named: set[str] = frozenset(), limit: int 
         return ()
     added_text = "\n".join(f.added_lines[:400])
     removed_text = "\n".join(f.removed_lines[:400])
-    plus = _tokens(added_text)
-    minus = _tokens(removed_text)
+    plus = _tokens(added_text, named)
+    minus = _tokens(removed_text, named)
     new = [t for t in plus if t not in minus]
     gone = [t for t in minus if t not in plus]
     # Names on both sides are worth showing when the author names them.
     kept = [t for t in plus if t in minus and (t in named or _short(t) in named)]
     touched = set(f.symbols_touched)
+    defined = {m.group(1) for line in f.added_lines[:400] for m in [_DEFINED.match(line)] if m}
     ranked = sorted(
         dict.fromkeys(new + gone + kept),
-        key=lambda t: (-(t in named or _short(t) in named), -(t in new), -(plus.get(t, 0) + minus.get(t, 0))),
+        key=lambda t: (-(t in named), -(t in defined and t in new), -(plus.get(t, 0) + minus.get(t, 0)), -(t in new)),
     )
     return tuple(t for t in ranked if t not in touched)[:limit]
 
 
-def _tokens(text: str) -> dict[str, int]:
+def _tokens(text: str, named: set[str] = frozenset()) -> dict[str, int]:
+    """Code-like words of ``text`` and how often they occur. A dotted chain
+    (``logits.full_tensor``) counts as its parts unless the description names it whole
+    (``ast.literal_eval``)."""
     counts: dict[str, int] = {}
     for token in _TOKEN.findall(text):
-        if len(token) < 4 or token in _STOP:
-            continue
-        if not (_CODE_LIKE.search(token) or _CAPS.match(token) or re.search(r"[A-Z].*[a-z].*[A-Z]|-|\d", token)):
-            continue
-        token = token.strip("./-")
-        counts[token] = counts.get(token, 0) + 1
+        token = token.rstrip("./-").lstrip(".-")
+        parts = [token] if ("." not in token or token in named or _VERSIONISH.search(token)) else token.split(".")
+        for part in parts:
+            if len(part) < 4 or part in _STOP:
+                continue
+            if not (_CODE_LIKE.search(part) or _CAPS.match(part) or _OTHER_CODE.search(part)):
+                continue
+            counts[part] = counts.get(part, 0) + 1
     return counts
+
+
+_VERSIONISH = re.compile(r"^\d|\.\d")
+_OTHER_CODE = re.compile(r"[A-Z].*[a-z].*[A-Z]|-|\d")
 
 
 def _with_uses(point: FocusPoint, f: FileAnalysis | None, named: set[str]) -> FocusPoint:
     """A "largest change" point also names what the change brings in or drops."""
     if f is None or point.key not in ("focus.largest", "focus.largest_symbols") or point.text:
         return point
-    uses = introduced_names(f, named, 3)
+    uses = introduced_names(f, named, 4)
     if not uses:
         return point
     key = point.key + "_uses"
@@ -444,15 +490,20 @@ def _removed_trees(analysis: DiffAnalysis) -> list[FocusPoint]:
     """One point per folder that lost code files whole (a move or a deletion), biggest first."""
     groups: dict[str, list[FileAnalysis]] = defaultdict(list)
     for f in analysis.files:
-        if f.status == "removed" and f.kind in ("source", "example", "test"):
+        if f.status == "removed" and f.kind in ("source", "example", "test", "docs"):
             parts = f.path.split("/")
             groups["/".join(parts[:2]) + "/" if len(parts) > 2 else (parts[0] + "/" if len(parts) > 1 else f.path)].append(f)
     points = []
     for folder, files in sorted(groups.items(), key=lambda kv: -sum(f.deletions for f in kv[1])):
         lines = sum(f.deletions for f in files)
         if lines >= 20:
-            points.append(FocusPoint(folder, None, "focus.removed_tree", {"count": len(files), "lines": lines}, weight=FACT_WEIGHT - 2))
-    return points[:2]
+            biggest = sorted(files, key=lambda f: -f.deletions)[:MAX_NAMES]
+            names = tuple(f.path.rsplit("/", 1)[-1] for f in biggest)
+            docs_only = all(f.kind == "docs" for f in files)
+            points.append(
+                FocusPoint(folder, None, "focus.removed_tree", {"count": len(files), "lines": lines, "names": names}, weight=API_WEIGHT - 10 if docs_only else FACT_WEIGHT - 2)
+            )
+    return points[:3]
 
 
 _LOCK = re.compile(r"(^|/)([^/]*[.-]lock(\.json|\.yaml)?|go\.sum|Gemfile\.lock|composer\.lock|uv\.lock|poetry\.lock|Cargo\.lock|pnpm-lock\.yaml|package-lock\.json)$")
