@@ -180,12 +180,12 @@ def focus_points(
     fact_files: set[str] = set()
     candidates.extend(_fact_points(analysis, house, is_config, fact_files))
     called = set(getattr(analysis, "called_new_symbols", ()) or ())
+    described = _described_files(analysis, named, house)
     for f in analysis.files:
         if f.path in house:
             continue
-        candidates.extend(_file_points(f, is_config, called, fact_files, named, tested, bool(getattr(f, "behaviour", ()))))
+        candidates.extend(_file_points(f, is_config, called, fact_files, named, tested, bool(getattr(f, "behaviour", ())), described.get(f.path, 0)))
     candidates.extend(_removed_trees(analysis))
-    candidates.extend(_described_points(analysis, named, house))
     for thread in review.threads[:2]:
         if thread.comments >= 2:
             candidates.append(
@@ -277,6 +277,7 @@ def _file_points(
     named: set[str],
     tested: set[str],
     has_facts: bool,
+    described: int = 0,
 ) -> list[FocusPoint]:
     points: list[FocusPoint] = []
     code = f.kind in ("source", "example")
@@ -329,7 +330,9 @@ def _file_points(
         symbols = tuple(dict.fromkeys(carried + symbols))[:MAX_NAMES]
         key = "focus.largest_symbols" if symbols else "focus.largest"
         weight = min(50, 20 + f.changes // 10)
-        if f.kind == "source" and (carried or f.path in fact_files):
+        if described:
+            weight = CARRIER_WEIGHT + 5 + min(9, described)
+        elif f.kind == "source" and (carried or f.path in fact_files):
             weight = CARRIER_WEIGHT + min(9, 3 * sum(1 for s in carried if _short(s) in named))
         elif f.kind != "source":
             weight = min(weight, 35)
@@ -347,25 +350,22 @@ def _file_points(
 _MAX_DESCRIBED_FILES = 300
 
 
-def _described_points(analysis: DiffAnalysis, named: set[str], house: set[str]) -> list[FocusPoint]:
-    """Up to two points on the files whose changed lines hold the most identifiers the
-    title or description names (the author's own pointers, checked against the diff)."""
+def _described_files(analysis: DiffAnalysis, named: set[str], house: set[str]) -> dict[str, int]:
+    """How many identifiers the title or description names appear in the changed lines
+    of each source, config or build file (the author's own pointers, checked against
+    the diff); files with fewer than two are left out."""
     wanted = sorted(n for n in named if len(n) >= 5 and "/" not in n)[:80]
     if not wanted:
-        return []
-    scored = []
+        return {}
+    scored = {}
     for f in analysis.files[:_MAX_DESCRIBED_FILES]:
         if f.kind not in ("source", "config", "build") or f.path in house or not (f.added_lines or f.removed_lines):
             continue
         text = "\n".join(f.added_lines[:600] + f.removed_lines[:600])
         found = [n for n in wanted if n in text and not any(n != m and n in m for m in wanted if m in text)]
         if len(found) >= 2:
-            scored.append((len(found), f.path, found))
-    scored.sort(key=lambda x: -x[0])
-    return [
-        FocusPoint(path, found[0], "focus.described", {"names": tuple(found[:4]), "count": len(found)}, weight=CARRIER_WEIGHT + 5)
-        for _, path, found in scored[:2]
-    ]
+            scored[f.path] = len(found)
+    return scored
 
 
 def _short(name: str) -> str:
@@ -421,8 +421,8 @@ def introduced_names(f: FileAnalysis, named: set[str] = frozenset(), limit: int 
     use first. At most ``limit``."""
     if not f.added_lines and not f.removed_lines:
         return ()
-    added_text = "\n".join(f.added_lines[:400])
-    removed_text = "\n".join(f.removed_lines[:400])
+    added_text = "\n".join(x for x in f.added_lines[:400] if not _COMMENT.match(x))
+    removed_text = "\n".join(x for x in f.removed_lines[:400] if not _COMMENT.match(x))
     plus = _tokens(added_text, named)
     minus = _tokens(removed_text, named)
     new = [t for t in plus if t not in minus]
@@ -443,7 +443,12 @@ def _tokens(text: str, named: set[str] = frozenset()) -> dict[str, int]:
     (``logits.full_tensor``) counts as its parts unless the description names it whole
     (``ast.literal_eval``)."""
     counts: dict[str, int] = {}
-    for token in _TOKEN.findall(text):
+    for m in _TOKEN.finditer(text):
+        token = m.group(0)
+        if token.startswith("/") and not _LINE_START.match(text, text.rfind("\n", 0, m.start()) + 1, m.start()):
+            token = token[1:]  # a path inside a URL or an argument, not a path of its own
+        if "www." in token or token.startswith(("http", "/www")):
+            continue
         token = token.rstrip("./-").lstrip(".-")
         parts = [token] if ("." not in token or token in named or _VERSIONISH.search(token)) else token.split(".")
         for part in parts:
@@ -455,6 +460,7 @@ def _tokens(text: str, named: set[str] = frozenset()) -> dict[str, int]:
     return counts
 
 
+_LINE_START = re.compile(r"\s*$")
 _VERSIONISH = re.compile(r"^\d|\.\d")
 _OTHER_CODE = re.compile(r"[A-Z].*[a-z].*[A-Z]|-|\d")
 
