@@ -478,7 +478,8 @@ def _factors(
                 factors.append(Factor(2 if source == "untrusted" else 1, source, key, {"file": found[0], "code": found[1]}, "risk"))
     _capped(factors, "risk", MAX_RISK)
     tests = [t for f in analysis.files for t in f.tests_added]
-    if behaves and tests:
+    # A fix that comes with its regression test shows what was wrong; a feature's tests come with it anyway.
+    if behaves and tests and change_type in ("fix", "perf", "revert"):
         factors.append(Factor(1, "tests", "factor.tests", {"count": len(tests)}))
     # -- other
     if change_type == "revert":

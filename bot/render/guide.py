@@ -474,12 +474,15 @@ def _factor_lines(c: Classification, lang: str, cap: int) -> list[str]:
     total = sum(f.points for f in c.factors)
     if total != c.importance:
         lines.append(t("factor.clamped", lang, {"total": total}, raw=True))
+    lines.append(t("why.model", lang, {"minutes": c.reading_minutes, "level": t(f"level.{c.reading_level}", lang)}, raw=True))
     return lines
 
 
 def _factor_line(factor: Any, lang: str) -> str:
     sign = "+" if factor.points >= 0 else "−"
-    return f"{sign}{abs(factor.points)} · {t(factor.key, lang, factor.params)}"
+    part = getattr(factor, "part", "other")
+    label = f"{t(f'part.{part}', lang)} · " if part in ("reach", "risk") and not factor.source.startswith("cap.") else ""
+    return f"{sign}{abs(factor.points)} · {label}{t(factor.key, lang, factor.params)}"
 
 
 def describe_factors(factors: Sequence[Any], lang: str) -> list[dict[str, Any]]:
