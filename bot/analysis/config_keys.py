@@ -384,7 +384,7 @@ def config_changes(hunks: Sequence[Hunk], language: str | None, path: str = "") 
     ``key_renamed`` when a removed key and an added key of the same parent and hunk
     hold the same scalar value (``old``/``new`` the two paths, ``detail`` the value);
     ``key_removed`` for the other removed keys whose parent is not removed too.
-    ``user_facing`` is false for dot-files and files under ``.github/``. Never raises.
+    ``user_facing`` is false for dot-files and files in dot-folders (``.github/``). Never raises.
     """
     handler = _WITH_VALUES.get(language or "")
     if handler is None:
@@ -410,8 +410,7 @@ def _scalar(value: str) -> str:
 
 def value_facts(path: str, old: Sequence[_Value], new: Sequence[_Value]) -> list[BehaviourFact]:
     """``default_changed``, ``key_renamed`` and ``key_removed`` facts from keys seen on each side."""
-    name = path.rpartition("/")[2]
-    user_facing = not name.startswith(".") and not path.startswith(".github/")
+    user_facing = not any(part.startswith(".") for part in path.split("/"))
     old_by = {v[0]: v for v in old}
     new_by = {v[0]: v for v in new}
     out: list[BehaviourFact] = []
