@@ -366,6 +366,7 @@ def breaking_reasons(
         out.append(Claim("breaking.marked", {"rule": marked[0].rule_id}))
     by_path = {f.path: f for f in analysis.files}
     seen: set[tuple[str, str]] = set()
+    gone: dict[str, list[str]] = {}
     for fact in getattr(analysis, "behaviour", ()):
         key = _BREAKING_FACTS.get(fact.kind)
         if key is None or not fact.user_facing:
@@ -373,15 +374,23 @@ def breaking_reasons(
         f = by_path.get(fact.path)
         if f is None or f.kind in ("test", "docs", "ci", "example", "generated"):
             continue
-        if fact.kind in ("default_changed", "key_removed", "key_renamed", "field_removed") and not _config_fact(fact, f, is_config):
+        if f.status == "removed":
+            # A file removed whole is one reason, however many keys or symbols it held.
+            if fact.kind in ("symbol_removed", "key_removed", "field_removed"):
+                gone.setdefault(f.path, []).append(fact.symbol)
             continue
-        if fact.kind == "check_added" and f.kind != "source":
+        if fact.kind == "check_added" and not _breaking_check(fact, f):
+            continue
+        if fact.kind in ("default_changed", "key_removed", "key_renamed", "field_removed") and not _config_fact(fact, f, is_config):
             continue
         ident = (fact.kind, fact.symbol)
         if ident in seen:
             continue
         seen.add(ident)
         out.append(Claim(key, {"name": fact.symbol, "old": fact.old, "new": fact.new, "detail": fact.detail}, fact.path))
+    for path, names in gone.items():
+        names = list(dict.fromkeys(names))
+        out.append(Claim("breaking.file_removed", {"name": path, "names": tuple(names[:3]), "count": len(names)}, path))
     for f in analysis.files:
         if not _PACKAGE_FILE.search(f.path):
             continue
@@ -394,6 +403,24 @@ def breaking_reasons(
 
 #: Files that declare what users of the package install (not Docker images, CI or docs).
 _PACKAGE_FILE = re.compile(r"^(?!docker/|\.github/|docs/|tests?/|examples?/)(?:[^/]+/)?(?:pyproject\.toml|setup\.py|setup\.cfg|requirements[^/]*\.txt|package\.json|go\.mod|Cargo\.toml)$")
+
+
+#: Exceptions that refuse input; an ``assert`` is an internal invariant, not a contract.
+_REFUSALS = ("ValueError", "TypeError", "KeyError", "NotImplementedError", "RuntimeError", "FileNotFoundError", "PermissionError")
+
+
+def _breaking_check(fact: Any, f: FileAnalysis) -> bool:
+    """A new check breaks callers only in a function that existed before (not one this
+    diff adds) and when it raises a refusal, not an assertion."""
+    if f.kind != "source" or not fact.detail.startswith(_REFUSALS):
+        return False
+    added = {d.name for d in f.definitions_added}
+    owner = fact.symbol
+    while owner:
+        if owner in added:
+            return False
+        owner = owner.rpartition(".")[0]
+    return True
 
 
 def _dep_bump(d: Any) -> str:
