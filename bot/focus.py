@@ -144,6 +144,27 @@ _FACT_POINTS = {
     "dep_removed": DEP_WEIGHT,
     "dep_commit_moved": DEP_WEIGHT,
 }
+#: The message of each fact kind (``.plain`` is added when a key is not user configuration).
+_FACT_KEYS = {
+    "default_changed": "focus.fact.default_changed",
+    "key_removed": "focus.fact.key_removed",
+    "key_renamed": "focus.fact.key_renamed",
+    "field_removed": "focus.fact.field_removed",
+    "signature_changed": "focus.fact.signature_changed",
+    "parameter_added": "focus.fact.parameter_added",
+    "check_added": "focus.fact.check_added",
+    "check_removed": "focus.fact.check_removed",
+    "symbol_removed": "focus.fact.symbol_removed",
+    "symbol_renamed": "focus.fact.symbol_renamed",
+    "symbol_moved": "focus.fact.symbol_moved",
+    "metric_renamed": "focus.fact.metric_renamed",
+    "dep_floor_raised": "focus.fact.dep_floor_raised",
+    "dep_ceiling_added": "focus.fact.dep_ceiling_added",
+    "dep_pin_changed": "focus.fact.dep_pin_changed",
+    "dep_added": "focus.fact.dep_added",
+    "dep_removed": "focus.fact.dep_removed",
+    "dep_commit_moved": "focus.fact.dep_commit_moved",
+}
 _BREAKING_KINDS = ("default_changed", "key_removed", "key_renamed", "field_removed", "signature_changed",
                    "symbol_removed", "symbol_renamed", "symbol_moved", "check_added", "dep_floor_raised")
 #: Facts read per pull request: a 3,000-file refactor has thousands, and six points are shown.
@@ -244,20 +265,22 @@ def _fact_points(analysis: DiffAnalysis, house: set[str], is_config: IsConfig | 
             continue
         if kind == "ci" and not fact.kind.startswith("dep_"):
             continue
+        if fact.kind in ("check_added", "check_removed") and not _existing_function(fact.symbol, fact.path, analysis):
+            continue  # a check in a function this diff adds refuses nothing that used to pass
         groups.setdefault((fact.path, fact.kind), []).append(fact)
     out = []
     for (path, kind), facts in groups.items():
         fact = facts[0]
-        key = f"focus.fact.{kind}"
+        key = _FACT_KEYS[kind]
         if kind in ("default_changed", "key_removed", "key_renamed", "field_removed"):
             f = next((x for x in analysis.files if x.path == path), None)
             config = f is not None and (f.kind == "config" or (is_config is not None and f.kind == "source" and is_config(path, fact.symbol.rpartition(".")[0] or None)))
             if not config:
-                key = f"focus.fact.{kind}.plain"
+                key += ".plain"
         elif kind == "dep_pin_changed":
             bump = getattr(next((d for f in analysis.files if f.path == path for d in f.dependency_changes if d.name == fact.symbol), None), "bump", "")
             if bump in ("major", "pre-1.0 minor", "commit"):
-                key = "focus.fact.dep_pin_changed." + {"major": "major", "pre-1.0 minor": "pre1", "commit": "commit"}[bump]
+                key = {"major": "focus.fact.dep_pin_changed.major", "pre-1.0 minor": "focus.fact.dep_pin_changed.pre1", "commit": "focus.fact.dep_pin_changed.commit"}[bump]
         weight = _FACT_POINTS[kind]
         if kind in _BREAKING_KINDS and fact.user_facing:
             weight += BREAKING_WEIGHT - FACT_WEIGHT
@@ -267,6 +290,19 @@ def _fact_points(analysis: DiffAnalysis, house: set[str], is_config: IsConfig | 
         fact_files.add(path)
         out.append(FocusPoint(path, fact.symbol, key, params, weight=weight))
     return out
+
+
+def _existing_function(symbol: str, path: str, analysis: DiffAnalysis) -> bool:
+    """True when ``symbol`` (or the class holding it) is not one the diff adds in ``path``."""
+    f = next((x for x in analysis.files if x.path == path), None)
+    if f is None or f.status == "added":
+        return False
+    added = {d.name for d in f.definitions_added}
+    while symbol:
+        if symbol in added:
+            return False
+        symbol = symbol.rpartition(".")[0]
+    return True
 
 
 def _file_points(
@@ -411,6 +447,7 @@ _CAPS = re.compile(r"^[A-Z][A-Z0-9_]{4,}$")
 _STOP = frozenset(keyword.kwlist) | {
     "self", "None", "True", "False", "print", "range", "return", "isinstance", "getattr", "setattr", "hasattr",
     "kwargs", "args", "torch", "from", "import", "else", "elif", "raise", "assert", "lambda", "logger",
+    "ImportError", "ValueError", "TypeError", "KeyError", "RuntimeError", "AttributeError", "Exception",
 }
 
 

@@ -150,7 +150,7 @@ def _main_fact(facts: GuideFacts, lang: str) -> str:
         if claim.key != "breaking.marked":
             return t(claim.key, lang, _claim_params(claim))
     for point in facts.focus:
-        if point.key and point.key.startswith("focus.fact."):
+        if point.key and point.key.startswith(_FACT_PREFIX):
             # The fact itself, without the advice after the colon.
             return re.split(r"[:：]\s", t(point.key, lang, point.params), maxsplit=1)[0]
     for point in facts.focus:
@@ -158,6 +158,9 @@ def _main_fact(facts: GuideFacts, lang: str) -> str:
         if names:
             return t("summary.what.symbols", lang, {"names": tuple(names[:2]), "count": len(names[:2])})
     return ""
+
+
+_FACT_PREFIX = "focus." + "fact."
 
 
 def _claim_params(claim: Claim) -> dict[str, Any]:
