@@ -15,6 +15,7 @@ from typing import Any
 
 from bot import ENGINE_VERSION
 from bot.analysis import analyse
+from bot.analysis.description import check_against_diff, parse_description
 from bot.classify import Classification, classify, source_lines
 from bot.focus import follow_ups, focus_points, housekeeping, review_summary
 from bot.marker import MarkerState
@@ -156,8 +157,10 @@ def _build_guide(
         is_config=is_config,
     )
     review = review_summary(snapshot)
-    points = focus_points(analysis, hits, review, snapshot=snapshot, is_config=is_config)
-    follow = follow_ups(snapshot, analysis, review, classification.change_type)
+    description = parse_description(snapshot.body)
+    present, absent = check_against_diff(description, analysis) if description.mentioned_identifiers else ((), ())
+    points = focus_points(analysis, hits, review, snapshot=snapshot, is_config=is_config, description=description)
+    follow = follow_ups(snapshot, analysis, review, classification.change_type, absent=absent)
     state = MarkerState(
         rules=tuple(h.rule_id for h in hits),
         labels=tuple(d.name for d in classification.labels if d.source == "rule"),
@@ -176,7 +179,8 @@ def _build_guide(
         follow_ups=follow,
         state=state,
         area_name=_area_namer(rules),
-        reverted=_reverted_number(hits),
+        reverted=_revert_target(description.revert_of, snapshot.repository) or _reverted_number(hits),
+        purpose=_trusted_purpose(description.purpose, absent),
         housekeeping=housekeeping(analysis),
         notices=notices or {},
     )
@@ -209,6 +213,28 @@ def _label_spec(rules: Any, name: str) -> LabelSpec:
     getter = getattr(rules, "label_spec", None)
     spec = getter(name) if getter else None
     return spec if isinstance(spec, LabelSpec) else LabelSpec(name)
+
+
+def _revert_target(revert_of: str, repository: str) -> int | None:
+    """The PR number a description's ``Reverts owner/repo#N`` names, when it is this repository's."""
+    repo, _, number = revert_of.partition("#")
+    if number.isdigit() and (not repo or repo.lower() == repository.lower()):
+        return int(number)
+    return None
+
+
+#: A purpose sentence is used as the summary only within these lengths (characters).
+_PURPOSE_CHARS = (24, 240)
+
+
+def _trusted_purpose(purpose: str, absent: tuple[str, ...]) -> str | None:
+    """The author's purpose sentence when it can stand as the summary: a sentence of
+    reasonable length that names nothing the diff lacks."""
+    if not purpose or not _PURPOSE_CHARS[0] <= len(purpose) <= _PURPOSE_CHARS[1]:
+        return None
+    if any(name in purpose for name in absent):
+        return None
+    return purpose
 
 
 def _reverted_number(hits: tuple[RuleHit, ...]) -> int | None:
@@ -244,7 +270,7 @@ def _guide_data(facts: GuideFacts, lang: str, markdown: str) -> dict[str, Any]:
         "reading_level": c.reading_level,
         "reading_minutes": c.reading_minutes,
         "audience": list(c.audience.get(lang, ())),
-        "summary": summary_line(facts, lang),
+        "summary": summary_line(facts, lang, plain=True),
         "focus": describe_focus(facts.focus, lang),
         "follow_ups": [t(f.key, lang, {**f.params, **({"file": f.file} if f.file else {})}) for f in facts.follow_ups],
         "housekeeping": {k: list(getattr(facts.housekeeping, k)) for k in ("generated", "locks", "images", "owners", "formatting", "comments")},

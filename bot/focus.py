@@ -179,12 +179,15 @@ def focus_points(
     *,
     snapshot: PullRequestSnapshot | None = None,
     is_config: IsConfig | None = None,
+    description: Any = None,
 ) -> tuple[FocusPoint, ...]:
     """The ranked focus points, at most :data:`MAX_FOCUS`, at most two per file.
 
     ``snapshot`` gives the title and description (symbols they name rank higher);
     ``is_config(path, class_name)`` says which classes hold configuration
-    (``RuleSet.is_config``); without it only config files hold config keys.
+    (``RuleSet.is_config``); without it only config files hold config keys;
+    ``description`` (:class:`bot.analysis.description.Description`) offers its design
+    bullets as points, on the file whose changed lines hold what they name.
     """
     house = set(housekeeping(analysis).paths)
     kinds = {f.path: f.kind for f in analysis.files}
@@ -202,6 +205,7 @@ def focus_points(
     candidates.extend(_fact_points(analysis, house, is_config, fact_files))
     called = set(getattr(analysis, "called_new_symbols", ()) or ())
     described = _described_files(analysis, named, house)
+    candidates.extend(_design_points(analysis, description, house))
     for f in analysis.files:
         if f.path in house:
             continue
@@ -386,6 +390,38 @@ def _file_points(
 _MAX_DESCRIBED_FILES = 300
 
 
+_SPAN_NAME = re.compile(r"`([^`\n]{3,80})`")
+#: Design bullets read per description.
+_MAX_DESIGN = 8
+
+
+def _design_points(analysis: DiffAnalysis, description: Any, house: set[str]) -> list[FocusPoint]:
+    """The author's design bullets that name code the diff changes, each on the file
+    whose changed lines hold the first such name (a bullet naming nothing found is left out)."""
+    bullets = getattr(description, "design_points", ())[:_MAX_DESIGN]
+    if not bullets:
+        return []
+    texts = _changed_texts(analysis, house)
+    out = []
+    for bullet in bullets:
+        names = [n.strip().rstrip("()") for n in _SPAN_NAME.findall(bullet)] or [w for w in _WORD.findall(bullet) if _CODE_LIKE.search(w)]
+        for name in names:
+            path = next((p for p, text in texts.items() if len(name) >= 4 and name in text), None)
+            if path:
+                out.append(FocusPoint(path, name, "focus.design", {"text": bullet}, weight=CARRIER_WEIGHT - 2))
+                break
+    return out
+
+
+def _changed_texts(analysis: DiffAnalysis, house: set[str]) -> dict[str, str]:
+    """The changed lines of source, config and build files, joined per file."""
+    return {
+        f.path: "\n".join(f.added_lines[:600] + f.removed_lines[:600])
+        for f in analysis.files[:_MAX_DESCRIBED_FILES]
+        if f.kind in ("source", "config", "build") and f.path not in house and (f.added_lines or f.removed_lines)
+    }
+
+
 def _described_files(analysis: DiffAnalysis, named: set[str], house: set[str]) -> dict[str, int]:
     """How many identifiers the title or description names appear in the changed lines
     of each source, config or build file (the author's own pointers, checked against
@@ -394,13 +430,10 @@ def _described_files(analysis: DiffAnalysis, named: set[str], house: set[str]) -
     if not wanted:
         return {}
     scored = {}
-    for f in analysis.files[:_MAX_DESCRIBED_FILES]:
-        if f.kind not in ("source", "config", "build") or f.path in house or not (f.added_lines or f.removed_lines):
-            continue
-        text = "\n".join(f.added_lines[:600] + f.removed_lines[:600])
+    for path, text in _changed_texts(analysis, house).items():
         found = [n for n in wanted if n in text and not any(n != m and n in m for m in wanted if m in text)]
         if len(found) >= 2:
-            scored[f.path] = len(found)
+            scored[path] = len(found)
     return scored
 
 
@@ -652,9 +685,19 @@ def review_summary(snapshot: PullRequestSnapshot) -> ReviewSummary:
     return ReviewSummary(tuple((u, s, b) for u, (s, b) in states.items()), tuple(threads))
 
 
-def follow_ups(snapshot: PullRequestSnapshot, analysis: DiffAnalysis, review: ReviewSummary, change_type: str) -> tuple[FollowUp, ...]:
-    """Things left to do: TODOs added, unanswered suggestions, untested source changes, gaps."""
+def follow_ups(
+    snapshot: PullRequestSnapshot, analysis: DiffAnalysis, review: ReviewSummary, change_type: str, *, absent: Sequence[str] = ()
+) -> tuple[FollowUp, ...]:
+    """Things left to do: TODOs added, unanswered suggestions, untested source changes, gaps.
+
+    ``absent`` are identifiers the description names that the merged diff does not
+    contain (:func:`bot.analysis.description.check_against_diff`): the guide says so
+    rather than repeating them as fact.
+    """
     out: list[FollowUp] = []
+    code_like = [n for n in absent if _CODE_LIKE.search(n) and not n.startswith("--") and "/" not in n][:MAX_NAMES + 2]
+    if code_like:
+        out.append(FollowUp("follow.description_missing", {"names": tuple(code_like), "count": len(code_like)}))
     for f in analysis.files:
         for todo in f.todos_added[:2]:
             out.append(FollowUp("follow.todo", {"text": _TODO_PREFIX.sub("", todo) or todo}, f.path))
