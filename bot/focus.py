@@ -244,7 +244,16 @@ def focus_points(
         if len(chosen) == MAX_FOCUS:
             break
     by_path = {f.path: f for f in analysis.files}
-    return tuple(_with_uses(p, by_path.get(p.file or ""), named) for p in chosen)
+    shown: set[str] = set()
+    out = []
+    for p in chosen:
+        # A name already shown by an earlier point is not repeated: three config files
+        # with the same new keys say them once.
+        p = _with_uses(p, by_path.get(p.file or ""), named, shown, _uses_limit(len(chosen)))
+        shown.update(str(n) for n in p.params.get("names", ()) or ())
+        shown.update(p.params.get("uses", ()) or ())
+        out.append(p)
+    return tuple(out)
 
 
 def _unfounded_note(note: Any, house: set[str], kinds: Mapping[str, str], is_config: IsConfig | None) -> bool:
@@ -535,14 +544,27 @@ _VERSIONISH = re.compile(r"^\d|\.\d")
 _OTHER_CODE = re.compile(r"[A-Z].*[a-z].*[A-Z]|-|\d")
 
 
-def _with_uses(point: FocusPoint, f: FileAnalysis | None, named: set[str]) -> FocusPoint:
-    """A "largest change" point also names what the change brings in or drops."""
-    if f is None or point.key not in ("focus.largest", "focus.largest_symbols") or point.text:
+def _uses_limit(points: int) -> int:
+    """Names a point may add: four, and more when there are few points (a one-file fix
+    has room to say more about its one file)."""
+    return max(4, 9 - points)
+
+
+_USES_KEYS = {"focus.largest": "focus.largest_uses", "focus.largest_symbols": "focus.largest_symbols_uses", "focus.tests": "focus.tests_uses"}
+
+
+def _with_uses(point: FocusPoint, f: FileAnalysis | None, named: set[str], shown: set[str] = frozenset(), limit: int = 4) -> FocusPoint:
+    """A "largest change" or tests point also names what the change brings in or drops
+    (names in ``shown`` left out)."""
+    if f is None or point.key not in _USES_KEYS or point.text:
         return point
-    uses = introduced_names(f, named, 4)
+    if point.key == "focus.tests":
+        limit = min(limit, 3)
+        shown = set(shown) | {_short(t) for t in f.tests_added}
+    uses = tuple(n for n in introduced_names(f, named, limit + len(shown)) if n not in shown)[:limit]
     if not uses:
         return point
-    key = point.key + "_uses"
+    key = _USES_KEYS[point.key]
     return FocusPoint(point.file, point.symbol, key, {**point.params, "uses": uses}, point.text, point.weight)
 
 

@@ -121,6 +121,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "重要度 = 1 + 影响面（最多 3）+ 风险（最多 4）+ 其他因素，限定在 1–10。阅读时间 = 1 + √(加权改动行数) = {minutes} 分钟：源代码一行计 1.5，配置与构建 0.4，示例 0.15，测试、文档与 CI 0.1；整文件删除、锁文件与生成文件不计。级别：7 分以上且需 20 分钟以上为精读，5 分以上（行为改变时 4 分以上）为快速阅读，2–4 分略读，1 分跳过；本 PR：{level}。详见 docs/judgement.md。",
     },
     "focus.design": {"en": "the description's design note: “{text}”", "zh": "描述中的设计要点：“{text}”"},
+    "focus.tests_uses": {"en": "tests {names} show the intended behaviour (they use {uses}): read them first", "zh": "测试 {names} 说明了预期行为（用到 {uses}），建议先读"},
     "focus.described": {"en": "the description names {names}, changed here", "zh": "描述中提到的 {names} 在此处改动"},
     "focus.housekeeping": {"en": "Housekeeping, no need to read line by line: {items}.", "zh": "例行维护，无需逐行阅读：{items}。"},
     "house.generated": {"en": "{count} generated files ({names})", "zh": "{count} 个生成文件（{names}）"},
