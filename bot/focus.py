@@ -369,7 +369,8 @@ def _file_points(
         names = tuple(dict.fromkeys(starts + added))[:MAX_NAMES]
         key = "focus.added_called" if starts else "focus.added"
         hits = sum(1 for n in added if _short(n) in named)
-        weight = API_WEIGHT + (5 if starts else 0) + (CARRIER_WEIGHT - API_WEIGHT + min(9, 3 * hits) if hits else 0)
+        # New API the description names is what the change is about: it ranks with the facts.
+        weight = FACT_WEIGHT + min(9, 3 * hits) if hits else API_WEIGHT + (5 if starts else 0)
         points.append(FocusPoint(f.path, names[0], key, {"names": names, "count": len(added)}, weight=weight))
     if f.kind in _CODE_KINDS and f.changes and f.status != "removed":
         added_set = set(added)
@@ -506,8 +507,9 @@ def introduced_names(f: FileAnalysis, named: set[str] = frozenset(), limit: int 
     minus = _tokens(removed_text, named)
     new = [t for t in plus if t not in minus]
     gone = [t for t in minus if t not in plus]
-    # Names on both sides are worth showing when the author names them.
-    kept = [t for t in plus if t in minus and (t in named or _short(t) in named)]
+    # Names on both sides are worth showing when the author names them, or when the
+    # change is too small to bring in names of its own.
+    kept = [t for t in plus if t in minus and (t in named or _short(t) in named or len(new) + len(gone) < limit)]
     touched = set(f.symbols_touched)
     defined = {m.group(1) for line in f.added_lines[:400] for m in [_DEFINED.match(line)] if m}
     ranked = sorted(
