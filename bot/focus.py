@@ -366,7 +366,8 @@ def _file_points(
     added = [n for n in api_names(f.definitions_added) if n not in renamed] if code and f.kind == "source" else []
     if added:
         starts = [n for n in added if n in called or n.rpartition(".")[2] in called]
-        names = tuple(dict.fromkeys(starts + added))[:MAX_NAMES]
+        described_names = [n for n in added if _short(n) in named]
+        names = tuple(dict.fromkeys(described_names + starts + added))[:MAX_NAMES]
         key = "focus.added_called" if starts else "focus.added"
         hits = sum(1 for n in added if _short(n) in named)
         # New API the description names is what the change is about: it ranks with the facts.
@@ -376,8 +377,10 @@ def _file_points(
         added_set = set(added)
         symbols = tuple(s for s in f.symbols_touched if s not in added_set)
         # The symbols a reader must open first: those the title, description or new tests name.
-        carried = tuple(s for s in symbols if _short(s) in named or _short(s).lower() in tested)
-        symbols = tuple(dict.fromkeys(carried + symbols))[:MAX_NAMES]
+        carried = tuple(s for s in symbols if _short(s) in named or _short(s).lower().lstrip("_") in tested)
+        # Then the definitions this diff adds (private helpers included: they are new code to read).
+        new_defs = tuple(d.name for d in f.definitions_added if d.name in symbols)
+        symbols = tuple(dict.fromkeys(carried + new_defs + symbols))[:MAX_NAMES]
         key = "focus.largest_symbols" if symbols else "focus.largest"
         weight = min(50, 20 + f.changes // 10)
         if described:
@@ -524,6 +527,8 @@ def _tokens(text: str, named: set[str] = frozenset()) -> dict[str, int]:
     (``logits.full_tensor``) counts as its parts unless the description names it whole
     (``ast.literal_eval``)."""
     counts: dict[str, int] = {}
+    # A URL stands for what it names last: a repository, a file, a page.
+    text = _URL.sub(lambda m: " " + re.sub(r"\.git$", "", m.group(1)) + " ", text)
     for m in _TOKEN.finditer(text):
         token = m.group(0)
         if token.startswith("/") and not _LINE_START.match(text, text.rfind("\n", 0, m.start()) + 1, m.start()):
@@ -541,6 +546,7 @@ def _tokens(text: str, named: set[str] = frozenset()) -> dict[str, int]:
     return counts
 
 
+_URL = re.compile(r"\b(?:https?|git|ssh)://[^\s\"'`<>()]*?([^/\s\"'`<>()#?]+)/?(?=[\s\"'`<>()#?]|$)")
 _LINE_START = re.compile(r"\s*$")
 _VERSIONISH = re.compile(r"^\d|\.\d")
 _OTHER_CODE = re.compile(r"[A-Z].*[a-z].*[A-Z]|-|\d")
