@@ -424,8 +424,8 @@ def _breaking_check(fact: Any, f: FileAnalysis) -> bool:
 
 
 def _dep_bump(d: Any) -> str:
-    bump = getattr(d, "bump", None)
-    if bump is not None:
+    bump = getattr(d, "bump", "")
+    if bump:
         return bump
     return "major" if major_bump(d.old_spec, d.new_spec) else ""
 

@@ -357,8 +357,8 @@ def _file_points(
                 break
     if f.dependency_changes and f.kind not in ("generated",) and not has_facts:
         dep = f.dependency_changes[0]
-        bump = getattr(dep, "bump", None)
-        major = bump == "major" if bump is not None else major_bump(dep.old_spec, dep.new_spec)
+        bump = getattr(dep, "bump", "")
+        major = bump == "major" if bump else major_bump(dep.old_spec, dep.new_spec)
         key = "focus.dep_major" if major else f"focus.dep_{dep.action}"
         points.append(
             FocusPoint(f.path, dep.name, key, {"name": dep.name, "old": dep.old_spec, "new": dep.new_spec, "count": len(f.dependency_changes)}, weight=DEP_WEIGHT)
