@@ -138,6 +138,10 @@ def _summary_markdown(facts: GuideFacts, lang: str) -> str:
     if c.change_type_source == "inferred" and lang == "en" and not what:
         what = sanitize.quote(_description(facts.snapshot.title), 200)
     what = what or t("summary.what.files", lang, {"count": len(facts.analysis.files)})
+    if c.change_type_source == "inferred":
+        # A guessed type is not stated as fact.
+        text = t("summary.untyped", lang, {"areas": areas, "description": what.rstrip("。.")}, raw=True) if areas else what.rstrip("。.")
+        return text + ("。" if lang == "zh" else ".")
     if areas:
         return t("summary.sentence", lang, {"type": type_name, "areas": areas, "what": what.rstrip("。.")}, raw=True)
     return t("summary.sentence.noarea", lang, {"type": type_name, "what": what.rstrip("。.")}, raw=True)
