@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.analysis.model import DiffAnalysis, FileAnalysis
-from bot.focus import api_names, major_bump, public_keys
+from bot.focus import api_names, major_bump, public_keys, renamed_pairs
 from bot.rules.model import CHANGE_TYPES, RuleHit
 from bot.snapshot import PullRequestSnapshot
 
@@ -367,6 +367,7 @@ def breaking_reasons(
     by_path = {f.path: f for f in analysis.files}
     seen: set[tuple[str, str]] = set()
     gone: dict[str, list[str]] = {}
+    renames = {(f.path, old): new for f in analysis.files if f.definitions_removed and f.definitions_added for old, new in renamed_pairs(f)}
     for fact in getattr(analysis, "behaviour", ()):
         key = _BREAKING_FACTS.get(fact.kind)
         if key is None or not fact.user_facing:
@@ -383,11 +384,14 @@ def breaking_reasons(
             continue
         if fact.kind in ("default_changed", "key_removed", "key_renamed", "field_removed") and not _config_fact(fact, f, is_config):
             continue
+        params = {"name": fact.symbol, "old": fact.old, "new": fact.new, "detail": fact.detail}
+        if fact.kind == "symbol_removed" and (fact.path, fact.symbol) in renames:
+            key, params = "breaking.symbol_renamed", {"old": fact.symbol, "new": renames[(fact.path, fact.symbol)]}
         ident = (fact.kind, fact.symbol)
         if ident in seen:
             continue
         seen.add(ident)
-        out.append(Claim(key, {"name": fact.symbol, "old": fact.old, "new": fact.new, "detail": fact.detail}, fact.path))
+        out.append(Claim(key, params, fact.path))
     for path, names in gone.items():
         names = list(dict.fromkeys(names))
         out.append(Claim("breaking.file_removed", {"name": path, "names": tuple(names[:3]), "count": len(names)}, path))
@@ -472,7 +476,7 @@ def _factors(
         if points:
             budget -= max(points, 0)
             factors.append(Factor(points, hit.rule_id, "factor.rule", {"rule": hit.rule_id}, "reach" if points > 0 else "other"))
-    renamed = {n for f in analysis.files for pair in getattr(f, "renamed", ()) for n in pair}
+    renamed = {n for f in analysis.files for pair in renamed_pairs(f) for n in pair}
     added = [n for f in live for n in api_names(f.definitions_added) if n not in renamed]
     removed = [n for f in sources for n in api_names(f.definitions_removed) if n not in renamed]
     if added or removed:

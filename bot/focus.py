@@ -203,7 +203,7 @@ def focus_points(
             candidates.append(FocusPoint(note.file, note.symbol, params=more, text=note.text, weight=RULE_NOTE_WEIGHT))
     fact_files: set[str] = set()
     candidates.extend(_fact_points(analysis, house, is_config, fact_files))
-    called = set(getattr(analysis, "called_new_symbols", ()) or ())
+    called = _entry_points(analysis, set(getattr(analysis, "called_new_symbols", ()) or ()))
     described = _described_files(analysis, named, house)
     candidates.extend(_design_points(analysis, description, house))
     for f in analysis.files:
@@ -272,7 +272,12 @@ def _fact_points(analysis: DiffAnalysis, house: set[str], is_config: IsConfig | 
     """One point per file and kind of behaviour fact (the first fact named, the rest counted)."""
     groups: dict[tuple[str, str], list[Any]] = {}
     kinds = {f.path: f.kind for f in analysis.files}
-    for fact in getattr(analysis, "behaviour", ())[:_MAX_FACTS]:
+    facts = getattr(analysis, "behaviour", ())[:_MAX_FACTS]
+    # A rename found by pairing is said once, by the file's own point (see _file_points).
+    paired = {(f.path, old) for f in analysis.files if f.definitions_removed and f.definitions_added for old, _ in renamed_pairs(f)}
+    for fact in facts:
+        if fact.kind == "symbol_removed" and (fact.path, fact.symbol) in paired:
+            continue
         kind = kinds.get(fact.path)
         if fact.kind not in _FACT_POINTS or fact.path in house or kind in ("test", "docs", "generated", "binary"):
             continue
@@ -305,6 +310,65 @@ def _fact_points(analysis: DiffAnalysis, house: set[str], is_config: IsConfig | 
     return out
 
 
+def _entry_points(analysis: DiffAnalysis, called: set[str]) -> set[str]:
+    """Of the new symbols the diff calls or registers, those that are an entry point of the
+    change: called from another file (the change wires them in) or registered by a
+    decorator. A helper that only its own new file calls is structure, not an entry point."""
+    if not called:
+        return set()
+    out: set[str] = set()
+    home = {d.name: f.path for f in analysis.files for d in f.definitions_added if d.name in called}
+    for name in called:
+        short = _short(name)
+        if len(short) < 6 or short in _GENERIC_NAMES:
+            continue  # `main(` or `run(` in another file is more likely another `main`
+        call = re.compile(rf"(?<![\w.])(?:[\w.]*\.)?{re.escape(short)}\s*\(|[\"']{re.escape(short)}[\"']|@{re.escape(short)}\b")
+        register = re.compile(rf"@[\w.]*regist\w*[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*(?:async\s+)?(?:def|class)\s+{re.escape(short)}\b")
+        for f in analysis.files[:_MAX_DESCRIBED_FILES]:
+            if f.kind in ("docs", "generated", "binary") or not f.added_lines:
+                continue
+            if f.path != home.get(name):
+                if any(call.search(line) for line in f.added_lines if short in line):
+                    out.add(name)
+                    break
+            elif "regist" in "\n".join(f.added_lines) and register.search("\n".join(f.added_lines)):
+                out.add(name)
+                break
+    return out
+
+
+#: Names too common for a call in another file to be a call of *this* definition.
+_GENERIC_NAMES = frozenset({"main", "run", "setup", "build", "apply", "create", "forward", "update", "process", "execute", "start", "launch", "handler", "wrapper", "helper", "compute"})
+
+
+def renamed_pairs(f: FileAnalysis) -> tuple[tuple[str, str], ...]:
+    """``(old, new)`` names of definitions ``f`` renames: those the analysis found, and a
+    public definition removed where one of the same kind is added whose name shares its
+    last two words or more (``clear_rocm_attention_weight_caches`` ->
+    ``refresh_rocm_attention_weight_caches``), one pair per name."""
+    pairs = list(getattr(f, "renamed", ()) or ())
+    if f.definitions_removed and f.definitions_added and f.status != "removed":
+        taken = {n for pair in pairs for n in pair}
+        added = [d for d in f.definitions_added if d.public and d.name not in taken]
+        for old in f.definitions_removed:
+            if not old.public or old.name in taken:
+                continue
+            matches = [d for d in added if d.kind == old.kind and d.name not in taken and _shared_tail(old.name, d.name)]
+            if len(matches) == 1:
+                pairs.append((old.name, matches[0].name))
+                taken.update((old.name, matches[0].name))
+    return tuple(pairs)
+
+
+def _shared_tail(a: str, b: str) -> bool:
+    """True when two names end in the same two or more ``_`` words, covering most of each."""
+    wa, wb = _short(a).lower().split("_"), _short(b).lower().split("_")
+    shared = 0
+    while shared < min(len(wa), len(wb)) and wa[-1 - shared] == wb[-1 - shared]:
+        shared += 1
+    return shared >= 2 and shared * 2 > max(len(wa), len(wb)) - 1 and a != b
+
+
 def _existing_function(symbol: str, path: str, analysis: DiffAnalysis) -> bool:
     """True when ``symbol`` (or the class holding it) is not one the diff adds in ``path``."""
     f = next((x for x in analysis.files if x.path == path), None)
@@ -330,7 +394,12 @@ def _file_points(
 ) -> list[FocusPoint]:
     points: list[FocusPoint] = []
     code = f.kind in ("source", "example")
-    renamed = {n for pair in getattr(f, "renamed", ()) for n in pair}
+    pairs = renamed_pairs(f) if code else ()
+    renamed = {n for pair in pairs for n in pair}
+    fact_renames = {n for pair in getattr(f, "renamed", ()) or () for n in pair}
+    for old, new in pairs:
+        if old not in fact_renames:  # the analysis's own renames arrive as behaviour facts
+            points.append(FocusPoint(f.path, new, "focus.fact.symbol_renamed", {"old": old, "new": new}, weight=FACT_WEIGHT))
     # Files removed whole are summed up by folder in removed_trees(), not listed one by one;
     # behaviour facts already say what was removed or renamed.
     removed = [n for n in api_names(f.definitions_removed) if n not in renamed] if code and f.status != "removed" and not has_facts else []
