@@ -150,11 +150,25 @@ def _summary_markdown(facts: GuideFacts, lang: str) -> str:
 def _main_fact(facts: GuideFacts, lang: str) -> str:
     """The fact that best says what the change does: the first breaking reason that is not
     just the author's mark, else the first behaviour point, else the carrying symbols."""
+    # A feature is what it adds.
+    if facts.classification.change_type == "feature":
+        names: tuple[str, ...] = ()
+        for point in facts.focus:
+            if point.key in ("focus.added", "focus.added_called") and point.params.get("names"):
+                names = tuple(point.params["names"][:2])
+                break
+        else:
+            biggest = sorted((f for f in facts.analysis.of_kind("source") if f.definitions_added), key=lambda f: -f.additions)
+            names = next((tuple(n)[:2] for f in biggest for n in [api_names(f.definitions_added)] if n), ())
+        if names:
+            return t("summary.what.added", lang, {"names": names, "count": len(names)})
+    # A new check or a removed file rarely says what a change is for; a changed default,
+    # a renamed key or symbol, a new signature do.
     for claim in facts.classification.breaking_reasons:
-        if claim.key != "breaking.marked":
+        if claim.key not in ("breaking.marked", "breaking.check", "breaking.file_removed"):
             return t(claim.key, lang, _claim_params(claim))
     for point in facts.focus:
-        if point.key and point.key.startswith(_FACT_PREFIX):
+        if point.key and point.key.startswith(_FACT_PREFIX) and "check" not in point.key:
             # The fact itself, without the advice after the colon.
             return re.split(r"[:：]\s", t(point.key, lang, point.params), maxsplit=1)[0]
     for point in facts.focus:
