@@ -367,7 +367,8 @@ def breaking_reasons(
     by_path = {f.path: f for f in analysis.files}
     seen: set[tuple[str, str]] = set()
     gone: dict[str, list[str]] = {}
-    renames = {(f.path, old): new for f in analysis.files if f.definitions_removed and f.definitions_added for old, new in renamed_pairs(f)}
+    removed_at = {fact.path for fact in getattr(analysis, "behaviour", ()) if fact.kind == "symbol_removed"}
+    renames = {(f.path, old): new for f in analysis.files if f.path in removed_at and f.definitions_added for old, new in renamed_pairs(f)}
     for fact in getattr(analysis, "behaviour", ()):
         key = _BREAKING_FACTS.get(fact.kind)
         if key is None or not fact.user_facing:
@@ -434,16 +435,17 @@ def _dep_bump(d: Any) -> str:
     return "major" if major_bump(d.old_spec, d.new_spec) else ""
 
 
+#: Files and lines per side read for the numerics/concurrency/untrusted-input words.
+_MAX_SCANNED_FILES = 300
+_MAX_SCANNED_LINES = 400
+
+
 def _scan(files: Sequence[FileAnalysis], pattern: re.Pattern[str]) -> tuple[str, str] | None:
     """The first ``(path, word)`` where ``pattern`` matches a changed line of ``files``."""
-    for f in files:
-        for lines in (f.added_lines, f.removed_lines):
-            for line in lines:
-                if "#" in line:
-                    line = line.split("#", 1)[0]
-                m = pattern.search(line)
-                if m:
-                    return f.path, m.group(0)
+    for f in files[:_MAX_SCANNED_FILES]:
+        m = pattern.search("\n".join(f.added_lines[:_MAX_SCANNED_LINES] + f.removed_lines[:_MAX_SCANNED_LINES]))
+        if m:
+            return f.path, m.group(0)
     return None
 
 
@@ -476,7 +478,7 @@ def _factors(
         if points:
             budget -= max(points, 0)
             factors.append(Factor(points, hit.rule_id, "factor.rule", {"rule": hit.rule_id}, "reach" if points > 0 else "other"))
-    renamed = {n for f in analysis.files for pair in renamed_pairs(f) for n in pair}
+    renamed = {n for f in sources if f.definitions_removed and f.definitions_added for pair in renamed_pairs(f) for n in pair}
     added = [n for f in live for n in api_names(f.definitions_added) if n not in renamed]
     removed = [n for f in sources for n in api_names(f.definitions_removed) if n not in renamed]
     if added or removed:

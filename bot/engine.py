@@ -159,7 +159,8 @@ def _build_guide(
     review = review_summary(snapshot)
     description = parse_description(snapshot.body)
     present, absent = check_against_diff(description, analysis) if description.mentioned_identifiers else ((), ())
-    points = focus_points(analysis, hits, review, snapshot=snapshot, is_config=is_config, description=description)
+    house = housekeeping(analysis)
+    points = focus_points(analysis, hits, review, snapshot=snapshot, is_config=is_config, description=description, house_files=house)
     follow = follow_ups(snapshot, analysis, review, classification.change_type, absent=absent)
     state = MarkerState(
         rules=tuple(h.rule_id for h in hits),
@@ -181,7 +182,7 @@ def _build_guide(
         area_name=_area_namer(rules),
         reverted=_revert_target(description.revert_of, snapshot.repository) or _reverted_number(hits),
         purpose=_trusted_purpose(description.purpose, absent),
-        housekeeping=housekeeping(analysis),
+        housekeeping=house,
         notices=notices or {},
     )
     markdown = render_guide(facts, lang)

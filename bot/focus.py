@@ -180,6 +180,7 @@ def focus_points(
     snapshot: PullRequestSnapshot | None = None,
     is_config: IsConfig | None = None,
     description: Any = None,
+    house_files: Housekeeping | None = None,
 ) -> tuple[FocusPoint, ...]:
     """The ranked focus points, at most :data:`MAX_FOCUS`, at most two per file.
 
@@ -189,7 +190,8 @@ def focus_points(
     ``description`` (:class:`bot.analysis.description.Description`) offers its design
     bullets as points, on the file whose changed lines hold what they name.
     """
-    house = set(housekeeping(analysis).paths)
+    hk = house_files if house_files is not None else housekeeping(analysis)
+    house = set(hk.paths)
     kinds = {f.path: f.kind for f in analysis.files}
     named = _named_in_text(snapshot) if snapshot is not None else set()
     tested = _tested_names(analysis)
@@ -203,7 +205,7 @@ def focus_points(
             candidates.append(FocusPoint(note.file, note.symbol, params=more, text=note.text, weight=RULE_NOTE_WEIGHT))
     fact_files: set[str] = set()
     candidates.extend(_fact_points(analysis, house, is_config, fact_files))
-    called = _entry_points(analysis, set(getattr(analysis, "called_new_symbols", ()) or ()))
+    called: set[str] = set()
     described = _described_files(analysis, named, house)
     candidates.extend(_design_points(analysis, description, house))
     for f in analysis.files:
@@ -225,7 +227,6 @@ def focus_points(
     if not candidates and house:
         # Nothing but housekeeping: code owners, image tags or formatting are then the
         # change itself (generated and lock files never are).
-        hk = housekeeping(analysis)
         for f in analysis.files:
             if f.path in hk.owners + hk.images + hk.formatting + hk.comments:
                 candidates.append(FocusPoint(f.path, None, "focus.largest", {"additions": f.additions, "deletions": f.deletions, "names": ()}, weight=10))
@@ -244,9 +245,15 @@ def focus_points(
         if len(chosen) == MAX_FOCUS:
             break
     by_path = {f.path: f for f in analysis.files}
+    # Which new API is an entry point is only worth finding out for the points shown.
+    added_names = {n for p in chosen if p.key == "focus.added" for n in p.params.get("names", ())}
+    entries = _entry_points(analysis, added_names)
     shown: set[str] = set()
     out = []
     for p in chosen:
+        if p.key == "focus.added" and entries.intersection(p.params.get("names", ())):
+            names = tuple(dict.fromkeys([n for n in p.params["names"] if n in entries] + list(p.params["names"])))
+            p = FocusPoint(p.file, p.symbol, "focus.added_called", {**p.params, "names": names}, p.text, p.weight)
         # A name already shown by an earlier point is not repeated: three config files
         # with the same new keys say them once.
         p = _with_uses(p, by_path.get(p.file or ""), named, shown, _uses_limit(len(chosen)))
@@ -274,7 +281,8 @@ def _fact_points(analysis: DiffAnalysis, house: set[str], is_config: IsConfig | 
     kinds = {f.path: f.kind for f in analysis.files}
     facts = getattr(analysis, "behaviour", ())[:_MAX_FACTS]
     # A rename found by pairing is said once, by the file's own point (see _file_points).
-    paired = {(f.path, old) for f in analysis.files if f.definitions_removed and f.definitions_added for old, _ in renamed_pairs(f)}
+    removed_at = {fact.path for fact in facts if fact.kind == "symbol_removed"}
+    paired = {(f.path, old) for f in analysis.files if f.path in removed_at and f.definitions_added for old, _ in renamed_pairs(f)}
     for fact in facts:
         if fact.kind == "symbol_removed" and (fact.path, fact.symbol) in paired:
             continue
@@ -311,17 +319,19 @@ def _fact_points(analysis: DiffAnalysis, house: set[str], is_config: IsConfig | 
 
 
 def _entry_points(analysis: DiffAnalysis, called: set[str]) -> set[str]:
-    """Of the new symbols the diff calls or registers, those that are an entry point of the
-    change: called from another file (the change wires them in) or registered by a
-    decorator. A helper that only its own new file calls is structure, not an entry point."""
+    """Of the new symbols ``called``, those that are an entry point of the change: called
+    from another file's added lines (the change wires them in) or registered by a
+    ``@...register...`` decorator. A helper only its own new file calls is structure,
+    not an entry point."""
     if not called:
         return set()
     out: set[str] = set()
     home = {d.name: f.path for f in analysis.files for d in f.definitions_added if d.name in called}
+    everything = "\n".join(line for f in analysis.files[:_MAX_DESCRIBED_FILES] if f.kind not in ("docs", "generated", "binary") for line in f.added_lines)
     for name in called:
         short = _short(name)
-        if len(short) < 6 or short in _GENERIC_NAMES:
-            continue  # `main(` or `run(` in another file is more likely another `main`
+        if len(short) < 6 or short in _GENERIC_NAMES or everything.count(short) < 2:
+            continue  # `main(` in another file is more likely another `main`; one mention is the definition
         call = re.compile(rf"(?<![\w.])(?:[\w.]*\.)?{re.escape(short)}\s*\(|[\"']{re.escape(short)}[\"']|@{re.escape(short)}\b")
         register = re.compile(rf"@[\w.]*regist\w*[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*(?:async\s+)?(?:def|class)\s+{re.escape(short)}\b")
         for f in analysis.files[:_MAX_DESCRIBED_FILES]:
@@ -349,14 +359,20 @@ def renamed_pairs(f: FileAnalysis) -> tuple[tuple[str, str], ...]:
     pairs = list(getattr(f, "renamed", ()) or ())
     if f.definitions_removed and f.definitions_added and f.status != "removed":
         taken = {n for pair in pairs for n in pair}
-        added = [d for d in f.definitions_added if d.public and d.name not in taken]
-        for old in f.definitions_removed:
-            if not old.public or old.name in taken:
-                continue
-            matches = [d for d in added if d.kind == old.kind and d.name not in taken and _shared_tail(old.name, d.name)]
-            if len(matches) == 1:
-                pairs.append((old.name, matches[0].name))
-                taken.update((old.name, matches[0].name))
+        # Candidates are indexed by their last two words, so a file is read once.
+        by_tail: dict[tuple[str, ...], list[Definition]] = defaultdict(list)
+        for d in f.definitions_added:
+            if d.name not in taken and "_" in d.name and d.public:
+                by_tail[tuple(_short(d.name).lower().rsplit("_", 2)[-2:])].append(d)
+        if by_tail:
+            for old in f.definitions_removed:
+                if old.name in taken or "_" not in old.name or not old.public:
+                    continue
+                tail = tuple(_short(old.name).lower().rsplit("_", 2)[-2:])
+                matches = [d for d in by_tail.get(tail, ()) if d.kind == old.kind and d.name not in taken and _shared_tail(old.name, d.name)]
+                if len(matches) == 1:
+                    pairs.append((old.name, matches[0].name))
+                    taken.update((old.name, matches[0].name))
     return tuple(pairs)
 
 
@@ -394,7 +410,7 @@ def _file_points(
 ) -> list[FocusPoint]:
     points: list[FocusPoint] = []
     code = f.kind in ("source", "example")
-    pairs = renamed_pairs(f) if code else ()
+    pairs = renamed_pairs(f) if code and f.definitions_removed and f.definitions_added else ()
     renamed = {n for pair in pairs for n in pair}
     fact_renames = {n for pair in getattr(f, "renamed", ()) or () for n in pair}
     for old, new in pairs:
@@ -513,7 +529,8 @@ def _described_files(analysis: DiffAnalysis, named: set[str], house: set[str]) -
         return {}
     scored = {}
     for path, text in _changed_texts(analysis, house).items():
-        found = [n for n in wanted if n in text and not any(n != m and n in m for m in wanted if m in text)]
+        present = [n for n in wanted if n in text]
+        found = [n for n in present if not any(n != m and n in m for m in present)] if len(present) >= 2 else present
         if len(found) >= 2:
             scored[path] = len(found)
     return scored
@@ -531,7 +548,7 @@ _CODE_LIKE = re.compile(r"_|[a-z][A-Z]|\.|\(\)")
 def _named_in_text(snapshot: PullRequestSnapshot) -> set[str]:
     """Identifiers the title and description name: every word of a code span, and
     snake/Camel/dotted words elsewhere, each also by its dotted components."""
-    text = f"{snapshot.title}\n{(snapshot.body or '')[:20_000]}"
+    text = f"{snapshot.title}\n{(snapshot.body or '')[:8_000]}"
     out: set[str] = set()
     for token in _WORD.findall(text):
         if _CODE_LIKE.search(token) or _CAPS.match(token):
@@ -566,6 +583,10 @@ _STOP = frozenset(keyword.kwlist) | {
 }
 
 
+#: Lines per side read for the names a change brings in.
+_MAX_TOKEN_LINES = 150
+
+
 def introduced_names(f: FileAnalysis, named: set[str] = frozenset(), limit: int = 3) -> tuple[str, ...]:
     """Code-like names (``snake_case``, ``CamelCase``, ``dotted.names``, ``kebab-names``)
     that the added lines of ``f`` bring in and its removed lines did not have, then those
@@ -573,8 +594,8 @@ def introduced_names(f: FileAnalysis, named: set[str] = frozenset(), limit: int 
     use first. At most ``limit``."""
     if not f.added_lines and not f.removed_lines:
         return ()
-    added_text = "\n".join(x for x in f.added_lines[:400] if not _COMMENT.match(x))
-    removed_text = "\n".join(x for x in f.removed_lines[:400] if not _COMMENT.match(x))
+    added_text = "\n".join(x for x in f.added_lines[:_MAX_TOKEN_LINES] if not _COMMENT.match(x))
+    removed_text = "\n".join(x for x in f.removed_lines[:_MAX_TOKEN_LINES] if not _COMMENT.match(x))
     plus = _tokens(added_text, named)
     minus = _tokens(removed_text, named)
     new = [t for t in plus if t not in minus]
@@ -583,7 +604,7 @@ def introduced_names(f: FileAnalysis, named: set[str] = frozenset(), limit: int 
     # change is too small to bring in names of its own.
     kept = [t for t in plus if t in minus and (t in named or _short(t) in named or len(new) + len(gone) < limit)]
     touched = set(f.symbols_touched)
-    defined = {m.group(1) for line in f.added_lines[:400] for m in [_DEFINED.match(line)] if m}
+    defined = {m.group(1) for line in f.added_lines[:_MAX_TOKEN_LINES] for m in [_DEFINED.match(line)] if m}
     ranked = sorted(
         dict.fromkeys(new + gone + kept),
         key=lambda t: (-(t in named), -(t in defined and t in new), -(plus.get(t, 0) + minus.get(t, 0)), -(t in new)),
@@ -596,6 +617,7 @@ def _tokens(text: str, named: set[str] = frozenset()) -> dict[str, int]:
     (``logits.full_tensor``) counts as its parts unless the description names it whole
     (``ast.literal_eval``)."""
     counts: dict[str, int] = {}
+    verdict: dict[str, bool] = {}
     # A URL stands for what it names last: a repository, a file, a page.
     text = _URL.sub(lambda m: " " + re.sub(r"\.git$", "", m.group(1)) + " ", text)
     for m in _TOKEN.finditer(text):
@@ -607,11 +629,14 @@ def _tokens(text: str, named: set[str] = frozenset()) -> dict[str, int]:
         token = token.rstrip("./-").lstrip(".-")
         parts = [token] if ("." not in token or token in named or _VERSIONISH.search(token)) else token.split(".")
         for part in parts:
-            if len(part) < 4 or part in _STOP:
+            if part in counts:
+                counts[part] += 1
                 continue
-            if not (_CODE_LIKE.search(part) or _CAPS.match(part) or _OTHER_CODE.search(part)):
-                continue
-            counts[part] = counts.get(part, 0) + 1
+            ok = verdict.get(part)
+            if ok is None:
+                ok = verdict[part] = len(part) >= 4 and part not in _STOP and bool(_CODE_LIKE.search(part) or _CAPS.match(part) or _OTHER_CODE.search(part))
+            if ok:
+                counts[part] = 1
     return counts
 
 
@@ -722,9 +747,9 @@ def is_housekeeping(f: FileAnalysis) -> bool:
 
 
 def _formatting_only(f: FileAnalysis) -> bool:
-    if f.changes > 400:
+    if f.changes > 400 or not f.added_lines or not f.removed_lines:
         return False
-    squash = lambda lines: "".join("".join(x.split()) for x in lines).replace(",", "")  # noqa: E731
+    squash = lambda lines: "".join("\n".join(lines).split()).replace(",", "")  # noqa: E731
     return squash(f.added_lines) == squash(f.removed_lines)
 
 
