@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import keyword
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -193,7 +193,7 @@ def focus_points(
     hk = house_files if house_files is not None else housekeeping(analysis)
     house = set(hk.paths)
     kinds = {f.path: f.kind for f in analysis.files}
-    named = _named_in_text(snapshot) if snapshot is not None else set()
+    named = _named_in_text(snapshot, description) if snapshot is not None else set()
     tested = _tested_names(analysis)
     candidates: list[FocusPoint] = []
     for hit in hits:
@@ -545,12 +545,15 @@ _SPAN = re.compile(r"`([^`\n]{1,200})`")
 _CODE_LIKE = re.compile(r"_|[a-z][A-Z]|\.|\(\)")
 
 
-def _named_in_text(snapshot: PullRequestSnapshot) -> set[str]:
-    """Identifiers the title and description name: every word of a code span, and
-    snake/Camel/dotted words elsewhere, each also by its dotted components."""
-    text = f"{snapshot.title}\n{(snapshot.body or '')[:8_000]}"
+def _named_in_text(snapshot: PullRequestSnapshot, description: Any = None) -> set[str]:
+    """Identifiers the title and description name: snake/Camel/dotted words and ALL_CAPS
+    names, each also by its dotted components. The description is read without its
+    template's boilerplate when ``description`` (a parsed one) is given."""
+    sections = getattr(description, "sections", None)
+    body = "\n".join(v for k, v in sections.items() if k != "checklist") if sections else (snapshot.body or "")
+    text = f"{snapshot.title}\n{body[:8_000]}"
     out: set[str] = set()
-    for token in _WORD.findall(text):
+    for token in set(_WORD.findall(text)):
         if _CODE_LIKE.search(token) or _CAPS.match(token):
             out.add(token)
             out.update(p for p in token.split(".") if _CODE_LIKE.search(p) or _CAPS.match(p))
@@ -616,27 +619,22 @@ def _tokens(text: str, named: set[str] = frozenset()) -> dict[str, int]:
     """Code-like words of ``text`` and how often they occur. A dotted chain
     (``logits.full_tensor``) counts as its parts unless the description names it whole
     (``ast.literal_eval``)."""
+    if "://" in text:
+        # A URL stands for what it names last: a repository, a file, a page.
+        text = _URL.sub(lambda m: " " + re.sub(r"\.git$", "", m.group(1)) + " ", text)
     counts: dict[str, int] = {}
-    verdict: dict[str, bool] = {}
-    # A URL stands for what it names last: a repository, a file, a page.
-    text = _URL.sub(lambda m: " " + re.sub(r"\.git$", "", m.group(1)) + " ", text)
-    for m in _TOKEN.finditer(text):
-        token = m.group(0)
-        if token.startswith("/") and not _LINE_START.match(text, text.rfind("\n", 0, m.start()) + 1, m.start()):
-            token = token[1:]  # a path inside a URL or an argument, not a path of its own
+    for token, n in Counter(_TOKEN.findall(text)).items():
+        if token.startswith("/") and not re.search(r"(?m)^[ \t]*" + re.escape(token), text):
+            token = token[1:]  # a path inside an argument, not a path of its own
         if "www." in token or token.startswith(("http", "/www")):
             continue
         token = token.rstrip("./-").lstrip(".-")
         parts = [token] if ("." not in token or token in named or _VERSIONISH.search(token)) else token.split(".")
         for part in parts:
             if part in counts:
-                counts[part] += 1
-                continue
-            ok = verdict.get(part)
-            if ok is None:
-                ok = verdict[part] = len(part) >= 4 and part not in _STOP and bool(_CODE_LIKE.search(part) or _CAPS.match(part) or _OTHER_CODE.search(part))
-            if ok:
-                counts[part] = 1
+                counts[part] += n
+            elif len(part) >= 4 and part not in _STOP and (_CODE_LIKE.search(part) or _CAPS.match(part) or _OTHER_CODE.search(part)):
+                counts[part] = n
     return counts
 
 
