@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.analysis.model import DiffAnalysis, FileAnalysis
-from bot.focus import api_names, major_bump, public_keys, renamed_pairs
+from bot.focus import api_names, major_bump, public_keys, rename_map
 from bot.rules.model import CHANGE_TYPES, RuleHit
 from bot.snapshot import PullRequestSnapshot
 
@@ -178,6 +178,7 @@ def classify(
     labels_added: Sequence[str] = (),
     labels_removed: Sequence[str] = (),
     is_config: Callable[[str, str | None], bool] | None = None,
+    renames: Mapping[str, tuple[tuple[str, str], ...]] | None = None,
 ) -> Classification:
     """Combine rule hits and analysis into a :class:`Classification`.
 
@@ -188,13 +189,16 @@ def classify(
     raises on odd input.
     """
     hits = tuple(hits)
+    renames = rename_map(analysis) if renames is None else renames
+    if is_config is not None:
+        is_config = _memo(is_config)
     all_areas = _ranked_areas(hits, analysis, title_scopes(snapshot.title))
     areas, dropped = all_areas[:MAX_AREAS], set(all_areas[MAX_AREAS:]) | _unranked_areas(hits, all_areas)
     labels = _labels(hits, labels_added, labels_removed, dropped)
     change_type, type_source = _change_type(hits, analysis, snapshot.title)
-    reasons = breaking_reasons(snapshot, analysis, hits, is_config)
+    reasons = breaking_reasons(snapshot, analysis, hits, is_config, renames)
     breaking = bool(reasons)
-    factors = tuple(_factors(snapshot, analysis, hits, change_type, reasons, is_config))
+    factors = tuple(_factors(snapshot, analysis, hits, change_type, reasons, is_config, renames))
     importance = max(1, min(10, sum(f.points for f in factors)))
     minutes = reading_minutes(analysis)
     audience = {lang: _audience(hits, areas, lang, audience_for_area) for lang in ("en", "zh")}
@@ -349,6 +353,7 @@ def breaking_reasons(
     analysis: DiffAnalysis,
     hits: Sequence[RuleHit],
     is_config: Callable[[str, str | None], bool] | None = None,
+    renames: Mapping[str, tuple[tuple[str, str], ...]] | None = None,
 ) -> tuple[Claim, ...]:
     """Why the change breaks existing users, from the facts (empty when it does not).
 
@@ -366,8 +371,7 @@ def breaking_reasons(
     by_path = {f.path: f for f in analysis.files}
     seen: set[tuple[str, str]] = set()
     gone: dict[str, list[str]] = {}
-    removed_at = {fact.path for fact in getattr(analysis, "behaviour", ()) if fact.kind == "symbol_removed"}
-    renames = {(f.path, old): new for f in analysis.files if f.path in removed_at and f.definitions_added for old, new in renamed_pairs(f)}
+    renamed_to = {(path, old): new for path, pairs in (rename_map(analysis) if renames is None else renames).items() for old, new in pairs}
     for fact in getattr(analysis, "behaviour", ()):
         key = _BREAKING_FACTS.get(fact.kind)
         if key is None or not fact.user_facing:
@@ -385,8 +389,8 @@ def breaking_reasons(
         if fact.kind in ("default_changed", "key_removed", "key_renamed", "field_removed") and not _config_fact(fact, f, is_config):
             continue
         params = {"name": fact.symbol, "old": fact.old, "new": fact.new, "detail": fact.detail}
-        if fact.kind == "symbol_removed" and (fact.path, fact.symbol) in renames:
-            key, params = "breaking.symbol_renamed", {"old": fact.symbol, "new": renames[(fact.path, fact.symbol)]}
+        if fact.kind == "symbol_removed" and (fact.path, fact.symbol) in renamed_to:
+            key, params = "breaking.symbol_renamed", {"old": fact.symbol, "new": renamed_to[(fact.path, fact.symbol)]}
         ident = (fact.kind, fact.symbol)
         if ident in seen:
             continue
@@ -467,6 +471,7 @@ def _factors(
     change_type: str,
     reasons: tuple[Claim, ...],
     is_config: Callable[[str, str | None], bool] | None,
+    renames: Mapping[str, tuple[tuple[str, str], ...]],
 ) -> list[Factor]:
     factors = [Factor(1, "base", "factor.base")]
     sources = [f for f in analysis.of_kind("source") if f.status != "removed" or f.definitions_removed]
@@ -482,7 +487,7 @@ def _factors(
         if points:
             budget -= max(points, 0)
             factors.append(Factor(points, hit.rule_id, "factor.rule", {"rule": hit.rule_id}, "reach" if points > 0 else "other"))
-    renamed = {n for f in sources if f.definitions_removed and f.definitions_added for pair in renamed_pairs(f) for n in pair}
+    renamed = {n for pairs in renames.values() for pair in pairs for n in pair}
     added = [n for f in live for n in api_names(f.definitions_added) if n not in renamed]
     removed = [n for f in sources for n in api_names(f.definitions_removed) if n not in renamed]
     if added or removed:
@@ -548,12 +553,26 @@ def _config_keys(analysis: DiffAnalysis, is_config: Callable[[str, str | None], 
         elif f.kind == "source" and is_config is not None:
             fields = getattr(f, "fields_added", f.config_keys_added) + getattr(f, "fields_removed", f.config_keys_removed)
             out += [k for k in public_keys(f, fields) if is_config(f.path, k.rpartition(".")[0] or None)]
+    by_path = None
     for fact in getattr(analysis, "behaviour", ()):
         if fact.kind == "default_changed" and fact.symbol not in out:
-            f = next((x for x in analysis.files if x.path == fact.path), None)
-            if _config_fact(fact, f, is_config):
+            by_path = by_path or {x.path: x for x in analysis.files}
+            if _config_fact(fact, by_path.get(fact.path), is_config):
                 out.append(fact.symbol)
     return list(dict.fromkeys(out))
+
+
+def _memo(is_config: Callable[[str, str | None], bool]) -> Callable[[str, str | None], bool]:
+    """``is_config`` remembering its answers for one classification (it matches globs)."""
+    seen: dict[tuple[str, str | None], bool] = {}
+
+    def cached(path: str, class_name: str | None = None) -> bool:
+        key = (path, class_name)
+        if key not in seen:
+            seen[key] = bool(is_config(path, class_name))
+        return seen[key]
+
+    return cached
 
 
 _BRACKETS = re.compile(r"^\s*((?:\[[^\]]*\]\s*)+)")

@@ -17,7 +17,7 @@ from bot import ENGINE_VERSION
 from bot.analysis import analyse
 from bot.analysis.description import check_against_diff, parse_description
 from bot.classify import Classification, classify, source_lines
-from bot.focus import follow_ups, focus_points, housekeeping, review_summary
+from bot.focus import follow_ups, focus_points, housekeeping, rename_map, review_summary
 from bot.marker import MarkerState
 from bot.render.guide import GuideFacts, describe_claims, describe_factors, describe_focus, render_guide, summary_line
 from bot.render.messages import t
@@ -147,6 +147,7 @@ def _build_guide(
     analysis = analyse(snapshot)
     hits = tuple(rules.evaluate(snapshot, analysis))
     is_config = getattr(rules, "is_config", None)
+    renames = rename_map(analysis)
     classification = classify(
         snapshot,
         analysis,
@@ -155,12 +156,13 @@ def _build_guide(
         labels_added=overrides.labels_added,
         labels_removed=overrides.labels_removed,
         is_config=is_config,
+        renames=renames,
     )
     review = review_summary(snapshot)
     description = parse_description(snapshot.body)
     present, absent = check_against_diff(description, analysis) if description.mentioned_identifiers else ((), ())
     house = housekeeping(analysis)
-    points = focus_points(analysis, hits, review, snapshot=snapshot, is_config=is_config, description=description, house_files=house)
+    points = focus_points(analysis, hits, review, snapshot=snapshot, is_config=is_config, description=description, house_files=house, renames=renames)
     follow = follow_ups(snapshot, analysis, review, classification.change_type, absent=absent)
     state = MarkerState(
         rules=tuple(h.rule_id for h in hits),
@@ -294,5 +296,5 @@ def _guide_data(facts: GuideFacts, lang: str, markdown: str) -> dict[str, Any]:
 
 def _fact_data(fact: Any) -> dict[str, Any]:
     """A behaviour fact as JSON (every field of :class:`bot.analysis.model.BehaviourFact`)."""
-    names = ("kind", "path", "symbol", "old", "new", "detail", "line", "user_facing")
-    return {name: getattr(fact, name, None) for name in names}
+    return {"kind": fact.kind, "path": fact.path, "symbol": fact.symbol, "old": fact.old, "new": fact.new,
+            "detail": fact.detail, "line": fact.line, "user_facing": fact.user_facing}  # fmt: skip

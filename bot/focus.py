@@ -181,6 +181,7 @@ def focus_points(
     is_config: IsConfig | None = None,
     description: Any = None,
     house_files: Housekeeping | None = None,
+    renames: Mapping[str, tuple[tuple[str, str], ...]] | None = None,
 ) -> tuple[FocusPoint, ...]:
     """The ranked focus points, at most :data:`MAX_FOCUS`, at most two per file.
 
@@ -191,6 +192,7 @@ def focus_points(
     bullets as points, on the file whose changed lines hold what they name.
     """
     hk = house_files if house_files is not None else housekeeping(analysis)
+    renames = rename_map(analysis) if renames is None else renames
     house = set(hk.paths)
     kinds = {f.path: f.kind for f in analysis.files}
     named = _named_in_text(snapshot, description) if snapshot is not None else set()
@@ -204,14 +206,16 @@ def focus_points(
             more = {"similar": len(notes) - 1} if len(notes) > 1 else {}
             candidates.append(FocusPoint(note.file, note.symbol, params=more, text=note.text, weight=RULE_NOTE_WEIGHT))
     fact_files: set[str] = set()
-    candidates.extend(_fact_points(analysis, house, is_config, fact_files))
+    candidates.extend(_fact_points(analysis, house, is_config, fact_files, renames))
     called: set[str] = set()
     described = _described_files(analysis, named, house)
     candidates.extend(_design_points(analysis, description, house))
     for f in analysis.files:
         if f.path in house:
             continue
-        candidates.extend(_file_points(f, is_config, called, fact_files, named, tested, bool(getattr(f, "behaviour", ())), described.get(f.path, 0)))
+        candidates.extend(
+            _file_points(f, is_config, called, fact_files, named, tested, bool(getattr(f, "behaviour", ())), described.get(f.path, 0), renames.get(f.path, ()))
+        )
     candidates.extend(_removed_trees(analysis))
     for thread in review.threads[:2]:
         if thread.comments >= 2:
@@ -275,14 +279,15 @@ def _unfounded_note(note: Any, house: set[str], kinds: Mapping[str, str], is_con
     return False
 
 
-def _fact_points(analysis: DiffAnalysis, house: set[str], is_config: IsConfig | None, fact_files: set[str]) -> list[FocusPoint]:
+def _fact_points(
+    analysis: DiffAnalysis, house: set[str], is_config: IsConfig | None, fact_files: set[str], renames: Mapping[str, tuple[tuple[str, str], ...]]
+) -> list[FocusPoint]:
     """One point per file and kind of behaviour fact (the first fact named, the rest counted)."""
     groups: dict[tuple[str, str], list[Any]] = {}
     kinds = {f.path: f.kind for f in analysis.files}
     facts = getattr(analysis, "behaviour", ())[:_MAX_FACTS]
     # A rename found by pairing is said once, by the file's own point (see _file_points).
-    removed_at = {fact.path for fact in facts if fact.kind == "symbol_removed"}
-    paired = {(f.path, old) for f in analysis.files if f.path in removed_at and f.definitions_added for old, _ in renamed_pairs(f)}
+    paired = {(path, old) for path, pairs in renames.items() for old, _ in pairs}
     for fact in facts:
         if fact.kind == "symbol_removed" and (fact.path, fact.symbol) in paired:
             continue
@@ -351,6 +356,19 @@ def _entry_points(analysis: DiffAnalysis, called: set[str]) -> set[str]:
 _GENERIC_NAMES = frozenset({"main", "run", "setup", "build", "apply", "create", "forward", "update", "process", "execute", "start", "launch", "handler", "wrapper", "helper", "compute"})
 
 
+def rename_map(analysis: DiffAnalysis) -> dict[str, tuple[tuple[str, str], ...]]:
+    """:func:`renamed_pairs` of every source or example file that has any, by path.
+
+    Computed once per guide (classification and focus points both use it)."""
+    out = {}
+    for f in analysis.files:
+        if f.kind in ("source", "example") and ((f.definitions_removed and f.definitions_added) or getattr(f, "renamed", ())):
+            pairs = renamed_pairs(f)
+            if pairs:
+                out[f.path] = pairs
+    return out
+
+
 def renamed_pairs(f: FileAnalysis) -> tuple[tuple[str, str], ...]:
     """``(old, new)`` names of definitions ``f`` renames: those the analysis found, and a
     public definition removed where one of the same kind is added whose name shares its
@@ -358,6 +376,9 @@ def renamed_pairs(f: FileAnalysis) -> tuple[tuple[str, str], ...]:
     ``refresh_rocm_attention_weight_caches``), one pair per name."""
     pairs = list(getattr(f, "renamed", ()) or ())
     if f.definitions_removed and f.definitions_added and f.status != "removed":
+        removed_tails = {_tail2(d.name) for d in f.definitions_removed if "_" in d.name}
+        if not removed_tails.intersection(_tail2(d.name) for d in f.definitions_added if "_" in d.name):
+            return tuple(pairs)
         taken = {n for pair in pairs for n in pair}
         # Candidates are indexed by their last two words, so a file is read once.
         by_tail: dict[tuple[str, ...], list[Definition]] = defaultdict(list)
@@ -374,6 +395,10 @@ def renamed_pairs(f: FileAnalysis) -> tuple[tuple[str, str], ...]:
                     pairs.append((old.name, matches[0].name))
                     taken.update((old.name, matches[0].name))
     return tuple(pairs)
+
+
+def _tail2(name: str) -> tuple[str, ...]:
+    return tuple(name[name.rfind(".") + 1 :].lower().rsplit("_", 2)[-2:])
 
 
 def _shared_tail(a: str, b: str) -> bool:
@@ -407,10 +432,10 @@ def _file_points(
     tested: set[str],
     has_facts: bool,
     described: int = 0,
+    pairs: tuple[tuple[str, str], ...] = (),
 ) -> list[FocusPoint]:
     points: list[FocusPoint] = []
     code = f.kind in ("source", "example")
-    pairs = renamed_pairs(f) if code and f.definitions_removed and f.definitions_added else ()
     renamed = {n for pair in pairs for n in pair}
     fact_renames = {n for pair in getattr(f, "renamed", ()) or () for n in pair}
     for old, new in pairs:
@@ -462,9 +487,10 @@ def _file_points(
         added_set = set(added)
         symbols = tuple(s for s in f.symbols_touched if s not in added_set)
         # The symbols a reader must open first: those the title, description or new tests name.
-        carried = tuple(s for s in symbols if _short(s) in named or _short(s).lower().lstrip("_") in tested)
+        carried = tuple(s for s in symbols if _short(s) in named or _short(s).lower().lstrip("_") in tested) if named or tested else ()
         # Then the definitions this diff adds (private helpers included: they are new code to read).
-        new_defs = tuple(d.name for d in f.definitions_added if d.name in symbols)
+        touched = set(symbols)
+        new_defs = tuple(d.name for d in f.definitions_added if d.name in touched)
         symbols = tuple(dict.fromkeys(carried + new_defs + symbols))[:MAX_NAMES]
         key = "focus.largest_symbols" if symbols else "focus.largest"
         weight = min(50, 20 + f.changes // 10)
@@ -712,16 +738,23 @@ _COMMENT = re.compile(r"^\s*(#|//|/\*|\*|--|<!--|;)")
 
 def is_lock_file(path: str) -> bool:
     """True for dependency lock files (``uv.lock``, ``package-lock.json``, ``go.sum``...)."""
-    return bool(_LOCK.search(path))
+    return ("lock" in path or path.endswith("go.sum")) and bool(_LOCK.search(path))
 
 
 def housekeeping(analysis: DiffAnalysis) -> Housekeeping:
     """The changed files nobody needs to read line by line, by what they are (see
     :class:`Housekeeping`). A file is in at most one group."""
     groups: dict[str, list[str]] = defaultdict(list)
+    read = 0
     for f in analysis.files:
         if not f.changes:
             continue
+        if f.kind in _CODE_KINDS or f.kind == "test":
+            # Formatting and comment checks read lines: the first files are enough to find
+            # the ones worth naming (a 3,000-file PR shows six points).
+            read += 1
+            if read > _MAX_DESCRIBED_FILES:
+                continue
         if is_lock_file(f.path):
             groups["locks"].append(f.path)
         elif f.kind == "generated":
@@ -746,6 +779,10 @@ def is_housekeeping(f: FileAnalysis) -> bool:
 
 def _formatting_only(f: FileAnalysis) -> bool:
     if f.changes > 400 or not f.added_lines or not f.removed_lines:
+        return False
+    a, b = "".join(f.added_lines), "".join(f.removed_lines)
+    # The same text but for whitespace has as many other characters (cheap to count).
+    if len(a) - a.count(" ") - a.count("\t") - a.count(",") != len(b) - b.count(" ") - b.count("\t") - b.count(","):
         return False
     squash = lambda lines: "".join("\n".join(lines).split()).replace(",", "")  # noqa: E731
     return squash(f.added_lines) == squash(f.removed_lines)
