@@ -261,7 +261,11 @@ def focus_points(
         # A name already shown by an earlier point is not repeated: three config files
         # with the same new keys say them once.
         p = _with_uses(p, by_path.get(p.file or ""), named, shown, _uses_limit(len(chosen)))
+        if p.key in ("focus.largest", "focus.largest_symbols") and not p.params.get("names") and any(q.file == p.file for q in out):
+            continue  # "+1/−1 lines here" next to a point on the same file says nothing new
         shown.update(str(n) for n in p.params.get("names", ()) or ())
+        if p.symbol:
+            shown.add(p.symbol)
         shown.update(p.params.get("uses", ()) or ())
         out.append(p)
     return tuple(out)
