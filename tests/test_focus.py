@@ -50,16 +50,21 @@ def test_new_api_is_an_entry_point_only_when_the_diff_calls_it():
     assert keys == ["focus.added", "focus.added"]
 
 
-def test_a_called_new_symbol_is_the_entry_point():
-    class Called(DiffAnalysis):
-        @property
-        def called_new_symbols(self):
-            return frozenset({"Beta"})
-
-    a = FileAnalysis("a.py", "modified", "source", additions=50, definitions_added=(Definition("Alpha", "class"),))
-    b = FileAnalysis("b.py", "modified", "source", additions=40, definitions_added=(Definition("Beta", "class"),))
-    ps = {p.symbol: p.key for p in focus_points(Called((a, b)), (), ReviewSummary()) if p.key and p.key.startswith("focus.added")}
-    assert ps == {"Alpha": "focus.added", "Beta": "focus.added_called"}
+def test_a_new_symbol_another_file_calls_or_a_decorator_registers_is_the_entry_point():
+    a = FileAnalysis("a.py", "modified", "source", additions=50, definitions_added=(Definition("AlphaBuilder", "class"),),
+                     added_lines=("class AlphaBuilder:", "    pass", "x = BetaBuilder()"))
+    b = FileAnalysis("b.py", "modified", "source", additions=40, definitions_added=(Definition("BetaBuilder", "class"),),
+                     added_lines=("class BetaBuilder:", "    pass"))
+    ps = {p.symbol: p.key for p in points(a, b) if p.key and p.key.startswith("focus.added")}
+    # BetaBuilder is wired in by a.py; AlphaBuilder is only defined.
+    assert ps == {"AlphaBuilder": "focus.added", "BetaBuilder": "focus.added_called"}
+    c = FileAnalysis("c.py", "added", "source", additions=40, definitions_added=(Definition("make_gamma_loss", "function"),),
+                     added_lines=("@LOSSES.register('gamma')", "def make_gamma_loss():", "    make_gamma_loss()"))
+    assert [p.key for p in points(c) if p.symbol == "make_gamma_loss"] == ["focus.added_called"]
+    # A call only from its own file is structure, not an entry point.
+    d = FileAnalysis("d.py", "added", "source", additions=40, definitions_added=(Definition("compute_delta", "function"),),
+                     added_lines=("def compute_delta():", "    pass", "compute_delta()"))
+    assert [p.key for p in points(d) if p.symbol == "compute_delta"] == ["focus.added"]
 
 
 def test_at_most_two_points_per_file_and_six_in_all():
