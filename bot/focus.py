@@ -594,15 +594,17 @@ def _tested_names(analysis: DiffAnalysis) -> set[str]:
     """Lower-cased words of added test names (``test_save_ckpt_async`` -> ``save_ckpt_async``, ...),
     used to find the functions the tests exercise."""
     out: set[str] = set()
-    for f in analysis.files:
-        for name in f.tests_added[:50]:
-            base = _short(name).lower()
-            base = base[5:] if base.startswith("test_") else base
-            parts = base.split("_")
-            for i in range(len(parts)):
-                for j in range(i + 1, min(len(parts), i + 5) + 1):
-                    out.add("_".join(parts[i:j]))
-    return {w for w in out if len(w) >= 5}
+    names = [n for f in analysis.files for n in f.tests_added[:40]][:80]
+    for name in names:
+        base = _short(name).lower()
+        base = base[5:] if base.startswith("test_") else base
+        parts = base.split("_")[:12]
+        for i in range(len(parts)):
+            for j in range(i + 2, min(len(parts), i + 4) + 1):
+                out.add("_".join(parts[i:j]))
+            if len(parts[i]) >= 5:
+                out.add(parts[i])
+    return out
 
 
 _TOKEN = re.compile(r"/?[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z0-9_]+)*|\d+(?:\.\d+)+(?:[.\-]?[A-Za-z]\w*)?")
@@ -617,7 +619,7 @@ _STOP = frozenset(keyword.kwlist) | {
 
 
 #: Lines per side read for the names a change brings in.
-_MAX_TOKEN_LINES = 150
+_MAX_TOKEN_LINES = 100
 
 
 def introduced_names(f: FileAnalysis, named: set[str] = frozenset(), limit: int = 3) -> tuple[str, ...]:
@@ -654,18 +656,35 @@ def _tokens(text: str, named: set[str] = frozenset()) -> dict[str, int]:
         text = _URL.sub(lambda m: " " + re.sub(r"\.git$", "", m.group(1)) + " ", text)
     counts: dict[str, int] = {}
     for token, n in Counter(_TOKEN.findall(text)).items():
-        if token.startswith("/") and not re.search(r"(?m)^[ \t]*" + re.escape(token), text):
+        if len(token) < 4:
+            continue
+        if token[0] == "/" and not re.search(r"(?m)^[ \t]*" + re.escape(token), text):
             token = token[1:]  # a path inside an argument, not a path of its own
         if "www." in token or token.startswith(("http", "/www")):
             continue
         token = token.rstrip("./-").lstrip(".-")
-        parts = [token] if ("." not in token or token in named or _VERSIONISH.search(token)) else token.split(".")
+        parts = token.split(".") if "." in token and token not in named and not _VERSIONISH.search(token) else (token,)
         for part in parts:
             if part in counts:
                 counts[part] += n
-            elif len(part) >= 4 and part not in _STOP and (_CODE_LIKE.search(part) or _CAPS.match(part) or _OTHER_CODE.search(part)):
+            elif _code_like(part):
                 counts[part] = n
     return counts
+
+
+_CODEISH = re.compile(r"_|[a-z][A-Z]|\.|\(\)|-|\d|^[A-Z][A-Z0-9_]{4,}$|[A-Z].*[a-z].*[A-Z]")
+_VERDICTS: dict[str, bool] = {}
+
+
+def _code_like(word: str) -> bool:
+    """True for a word that reads as code: snake_case, CamelCase, dotted, kebab, with digits, ALL_CAPS."""
+    ok = _VERDICTS.get(word)
+    if ok is None:
+        ok = len(word) >= 4 and word not in _STOP and _CODEISH.search(word) is not None
+        if len(_VERDICTS) > 50_000:  # bounded: words of untrusted diffs
+            _VERDICTS.clear()
+        _VERDICTS[word] = ok
+    return ok
 
 
 _URL = re.compile(r"\b(?:https?|git|ssh)://[^\s\"'`<>()]*?([^/\s\"'`<>()#?]+)/?(?=[\s\"'`<>()#?]|$)")
