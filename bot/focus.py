@@ -208,8 +208,9 @@ def focus_points(
     fact_files: set[str] = set()
     candidates.extend(_fact_points(analysis, house, is_config, fact_files, renames))
     called: set[str] = set()
-    described = _described_files(analysis, named, house)
-    candidates.extend(_design_points(analysis, description, house))
+    texts = _changed_texts(analysis, house) if named or getattr(description, "design_points", ()) else {}
+    described = _described_files(texts, named)
+    candidates.extend(_design_points(texts, description))
     for f in analysis.files:
         if f.path in house:
             continue
@@ -523,13 +524,12 @@ _SPAN_NAME = re.compile(r"`([^`\n]{3,80})`")
 _MAX_DESIGN = 8
 
 
-def _design_points(analysis: DiffAnalysis, description: Any, house: set[str]) -> list[FocusPoint]:
+def _design_points(texts: Mapping[str, str], description: Any) -> list[FocusPoint]:
     """The author's design bullets that name code the diff changes, each on the file
     whose changed lines hold the first such name (a bullet naming nothing found is left out)."""
     bullets = getattr(description, "design_points", ())[:_MAX_DESIGN]
     if not bullets:
         return []
-    texts = _changed_texts(analysis, house)
     out = []
     for bullet in bullets:
         names = [n.strip().rstrip("()") for n in _SPAN_NAME.findall(bullet)] or [w for w in _WORD.findall(bullet) if _CODE_LIKE.search(w)]
@@ -550,7 +550,7 @@ def _changed_texts(analysis: DiffAnalysis, house: set[str]) -> dict[str, str]:
     }
 
 
-def _described_files(analysis: DiffAnalysis, named: set[str], house: set[str]) -> dict[str, int]:
+def _described_files(texts: Mapping[str, str], named: set[str]) -> dict[str, int]:
     """How many identifiers the title or description names appear in the changed lines
     of each source, config or build file (the author's own pointers, checked against
     the diff); files with fewer than two are left out."""
@@ -558,7 +558,7 @@ def _described_files(analysis: DiffAnalysis, named: set[str], house: set[str]) -
     if not wanted:
         return {}
     scored = {}
-    for path, text in _changed_texts(analysis, house).items():
+    for path, text in texts.items():
         present = [n for n in wanted if n in text]
         found = [n for n in present if not any(n != m and n in m for m in present)] if len(present) >= 2 else present
         if len(found) >= 2:
@@ -584,9 +584,10 @@ def _named_in_text(snapshot: PullRequestSnapshot, description: Any = None) -> se
     text = f"{snapshot.title}\n{body[:8_000]}"
     out: set[str] = set()
     for token in set(_WORD.findall(text)):
-        if _CODE_LIKE.search(token) or _CAPS.match(token):
+        if len(token) >= 4 and (_CODE_LIKE.search(token) or _CAPS.match(token)):
             out.add(token)
-            out.update(p for p in token.split(".") if _CODE_LIKE.search(p) or _CAPS.match(p))
+            if "." in token:
+                out.update(p for p in token.split(".") if _CODE_LIKE.search(p) or _CAPS.match(p))
     return out
 
 
