@@ -6,10 +6,19 @@ Pure: no network, no I/O. :func:`analyse` turns a
 * :mod:`bot.analysis.patch` - patch text to hunks and lines;
 * :mod:`bot.analysis.kinds` - language and kind (source, test, docs...) of a path;
 * :mod:`bot.analysis.python` - Python definitions, data class fields, tests, shims;
+* :mod:`bot.analysis.pybehaviour` - Python behaviour facts: defaults, signatures,
+  checks, renames and moves;
 * :mod:`bot.analysis.symbols` - definitions in C/C++, Go, Rust, JS/TS, shell, Java;
-* :mod:`bot.analysis.config_keys` - YAML/TOML/INI/JSON keys;
+* :mod:`bot.analysis.config_keys` - YAML/TOML/INI/JSON keys and changed values;
 * :mod:`bot.analysis.deps` - dependency changes;
-* :mod:`bot.analysis.todos` - TODO/FIXME notes added.
+* :mod:`bot.analysis.versions` - how far a dependency moved (PEP 440) as behaviour facts;
+* :mod:`bot.analysis.todos` - TODO/FIXME notes added;
+* :mod:`bot.analysis.usage` - new definitions used in the diff, the diff's content kind;
+* :mod:`bot.analysis.description` - the PR description's sections, checked against the diff.
+
+Behaviour facts (:class:`BehaviourFact`, kinds :data:`BEHAVIOUR_KINDS`) are on each
+:class:`FileAnalysis` (``behaviour``) and, source and config files first, on
+:attr:`DiffAnalysis.behaviour`.
 """
 
 from __future__ import annotations
@@ -109,8 +118,8 @@ def _analyse_file(file: ChangedFile, kinds: Mapping[str, Sequence[str]] | None) 
             )
             behaviour.extend(py.behaviour)
             sites = py.sites
-            if sites:
-                behaviour.extend(removal_facts(sites, frozenset()))
+            if py.definitions_removed:
+                behaviour.extend(removal_facts(sites, ()))
             if kind in _FIELD_KINDS:
                 keys = KeyChanges(py.fields_added, py.fields_removed, py.fields_changed)
                 facts.update(_keys(keys))

@@ -241,11 +241,11 @@ def signature_facts(
     kind: str,
     hunks: Sequence[Hunk],
     modified: Iterable[Definition],
-    where: Mapping[tuple[str, str], tuple[int, int, int]],
+    where: Mapping[tuple[str, str], tuple[int, ...]],
 ) -> list[BehaviourFact]:
     """Facts for functions whose ``def`` line is on both sides: signature, parameter and default changes.
 
-    ``where`` maps ``(side, name)`` to ``(hunk index, line index, indent)`` of the
+    ``where`` maps ``(side, name)`` to ``(hunk index, line index, ...)`` of the
     ``def`` line. Headers that do not parse (cut by the hunk) give no facts.
     """
     out: list[BehaviourFact] = []
@@ -277,6 +277,26 @@ def signature_facts(
 
 
 # --- checks --------------------------------------------------------------------------------------
+
+
+def block_opener(lines: Sequence[DiffLine], index: int, side: str, indent: int) -> str:
+    """The line opening the block that ``lines[index]`` (indented ``indent``) sits in, on one side, or ``""``.
+
+    Looks back over the hunk for the nearest code line indented less; returns it
+    stripped when it ends with ``:`` (``if x < 0:``, ``except KeyError:``).
+    """
+    i = index - 1
+    while i >= 0:
+        line = lines[i]
+        i -= 1
+        if line.kind != CONTEXT and line.kind != side:
+            continue
+        stripped = line.text.strip()
+        if not stripped or stripped[0] == "#":
+            continue
+        if len(line.text) - len(line.text.lstrip()) < indent:
+            return stripped if _code(stripped).rstrip().endswith(":") else ""
+    return ""
 
 
 def _check_type(text: str) -> str | None:
@@ -338,6 +358,7 @@ class DefSite(NamedTuple):
     lines: tuple[DiffLine, ...] = ()
     index: int = 0
     indent: int = 0
+    key: str = ""
 
 
 def body_of(site: DefSite) -> tuple[str, ...]:
@@ -372,21 +393,6 @@ def body_of(site: DefSite) -> tuple[str, ...]:
     return tuple(out)
 
 
-def def_site(
-    path: str,
-    kind: str,
-    side: str,
-    d: Definition,
-    hunks: Sequence[Hunk],
-    where: Mapping[tuple[str, str], tuple[int, int, int]],
-) -> DefSite:
-    """The :class:`DefSite` of ``d`` on ``side`` (``"+"``/``"-"``)."""
-    at = where.get((side, d.name))
-    if at is None:
-        return DefSite(path, kind, side, d)
-    return DefSite(path, kind, side, d, hunks[at[0]].lines, at[1], at[2])
-
-
 def _outermost(sites: Sequence[DefSite]) -> list[DefSite]:
     names = {(s.path, s.definition.name) for s in sites}
     return [s for s in sites if "." not in s.definition.name or (s.path, s.definition.name.rsplit(".", 1)[0]) not in names]
@@ -415,18 +421,13 @@ class Relocation:
         return self.old.path != self.new.path
 
 
-def header_key(site: DefSite) -> str:
-    """What follows the name on a definition's first line, without spaces: ``(batch, config):``.
+def header_key(text: str) -> str:
+    """What follows the first ``(`` of a definition's line, without spaces: ``batch,config):``.
 
     A rename or move keeps its parameters (or bases), so only definitions with the same
     key are compared; it spares reading the bodies of the rest.
     """
-    if not site.lines or site.index >= len(site.lines):
-        return ""
-    text = site.lines[site.index].text
-    name = site.definition.name.rpartition(".")[2]
-    at = text.find(name)
-    return "".join(text[at + len(name) :].split()) if at >= 0 else ""
+    return text.partition("(")[2].replace(" ", "")
 
 
 def match_definitions(sites: Iterable[DefSite]) -> list[Relocation]:
@@ -447,10 +448,10 @@ def match_definitions(sites: Iterable[DefSite]) -> list[Relocation]:
         return []
     buckets: dict[tuple[str, bool], list[DefSite]] = {}
     for s in _outermost(added):
-        buckets.setdefault((header_key(s), s.definition.kind == "class"), []).append(s)
+        buckets.setdefault((s.key, s.definition.kind == "class"), []).append(s)
     pairs: list[tuple[DefSite, list[DefSite]]] = []
     for s in _outermost(removed):
-        found = buckets.get((header_key(s), s.definition.kind == "class"))
+        found = buckets.get((s.key, s.definition.kind == "class"))
         if found:
             pairs.append((s, found))
     if not pairs:

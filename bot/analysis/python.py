@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from bot.analysis.model import BehaviourFact, Definition
 from bot.analysis.patch import ADDED, CONTEXT, REMOVED, Hunk
-from bot.analysis.pybehaviour import DefSite, check_facts, def_site, field_facts, signature_facts
+from bot.analysis.pybehaviour import DefSite, block_opener, check_facts, field_facts, header_key, signature_facts
 
 _DEF = re.compile(r"(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)")
 _DEF_PREFIXES = ("def ", "class ", "async ")
@@ -99,13 +99,12 @@ class _Block:
 class _Side:
     """Scope tracking for one side (old or new) of one hunk."""
 
-    __slots__ = ("stack", "quote", "last_import", "opener")
+    __slots__ = ("stack", "quote", "last_import")
 
     def __init__(self, stack: list[_Block]):
         self.stack = list(stack)
         self.quote = ""
         self.last_import = ""
-        self.opener: tuple[int, str] = (-1, "")  # the last line that opened a block: (indent, text)
 
     def feed(self, text: str) -> tuple[int, int, str]:
         """Update the scope with one line; return (line class, indent, stripped text)."""
@@ -131,10 +130,7 @@ class _Side:
             m = _DEF.match(stripped)
             if m is not None:
                 stack.append(_block(stack, indent, m.group(2), m.group(1) == "class"))
-                self.opener = (indent, stripped)
                 return _DEFLINE, indent, stripped
-        if stripped[-1] == ":":
-            self.opener = (indent, stripped)
         return _CODE, indent, stripped
 
     def _track_quotes(self, stripped: str) -> None:
@@ -231,7 +227,7 @@ def analyse_python(hunks: Iterable[Hunk], *, path: str = "", kind: str = "source
     old_fields: dict[str, tuple[str, int]] = {}
     new_fields: dict[str, tuple[str, int]] = {}
     shims: dict[str, None] = {}
-    where: dict[tuple[str, str], tuple[int, int, int]] = {}  # (side, symbol) -> (hunk, line index, indent)
+    where: dict[tuple[str, str], tuple[int, int, int, str]] = {}  # (side, symbol) -> (hunk, line index, indent, key)
     checks: list[tuple[str, str, str, int, str]] = []  # (side, symbol, text, line, opener)
     want_checks = kind in ("source", "example", "build")
     for hunk_index, hunk in enumerate(hunks):
@@ -246,7 +242,6 @@ def analyse_python(hunks: Iterable[Hunk], *, path: str = "", kind: str = "source
                     _shims_of(new, stripped, False, shims)
                 continue
             side = new if line_kind == ADDED else old
-            opener = side.opener
             what, indent, stripped = side.feed(line.text)
             if what == _SKIP:
                 continue
@@ -261,7 +256,8 @@ def analyse_python(hunks: Iterable[Hunk], *, path: str = "", kind: str = "source
                 continue
             if want_checks and what == _CODE and stripped.startswith(_CHECK_PREFIXES):
                 number = line.new_line if line_kind == ADDED else line.old_line
-                checks.append((line_kind, stack[-1].symbol if stack else "", stripped, number, opener[1] if opener[0] < indent else ""))
+                opener = block_opener(hunk.lines, hunk.lines.index(line), line_kind, indent)
+                checks.append((line_kind, stack[-1].symbol if stack else "", stripped, number, opener))
             if not stack:
                 if what == _CODE and line_kind == ADDED:
                     _shims_of(side, stripped, True, shims)
@@ -274,7 +270,7 @@ def analyse_python(hunks: Iterable[Hunk], *, path: str = "", kind: str = "source
                     if block.symbol not in defs:
                         number = line.new_line if line_kind == ADDED else line.old_line
                         defs[block.symbol] = Definition(block.symbol, block.kind, number)
-                        where[(line_kind, block.symbol)] = (hunk_index, hunk.lines.index(line), indent)
+                        where[(line_kind, block.symbol)] = (hunk_index, hunk.lines.index(line), indent, header_key(stripped))
                 continue
             found = _field(side, stripped)
             if found is not None:
@@ -298,8 +294,11 @@ def analyse_python(hunks: Iterable[Hunk], *, path: str = "", kind: str = "source
         behaviour.extend(signature_facts(path, kind, hunks, [new_defs[n] for n in modified], where))
     if checks:
         behaviour.extend(check_facts(path, kind, checks))
-    sites = [def_site(path, kind, REMOVED, d, hunks, where) for d in definitions_removed]
-    sites += [def_site(path, kind, ADDED, d, hunks, where) for d in definitions_added]
+    sites: list[DefSite] = []
+    for side, defs in ((REMOVED, definitions_removed), (ADDED, definitions_added)):
+        for d in defs:
+            at = where[(side, d.name)]
+            sites.append(DefSite(path, kind, side, d, hunks[at[0]].lines, at[1], at[2], at[3]))
     return PythonFacts(
         symbols_touched=tuple(touched),
         definitions_added=definitions_added,
