@@ -330,3 +330,9 @@ def test_analysis_never_crashes_and_facts_are_well_formed(paths, bodies, noise):
         assert fact.kind in BEHAVIOUR_KINDS and fact.path
     assert isinstance(analysis.called_new_symbols, frozenset)
     assert analysis.content_kind in ("", "test", "docs", "ci", "deps")
+
+
+def test_removed_file_gives_symbol_removed_not_checks_or_fields():
+    patch = "@@ -1,6 +0,0 @@\n-class Cfg:\n-    size: int = 3\n-def check(x):\n-    if x:\n-        raise ValueError(x)\n-    return x\n"
+    facts = analyse(snapshot(changed("pkg/gone.py", patch, status="removed"))).behaviour
+    assert [(b.kind, b.symbol) for b in facts] == [("symbol_removed", "Cfg"), ("symbol_removed", "check")]

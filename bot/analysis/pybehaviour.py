@@ -5,7 +5,8 @@ work here runs only on those candidates, so a large pull request pays for it onl
 where something changed:
 
 * :func:`field_facts` -- a field's default changed (``default_changed``, symbol
-  ``Class.field``) or a field removed (``field_removed``). ``Field(default=...)`` and
+  ``Class.field``) or a field removed (``field_removed``; not when its whole class
+  goes). ``Field(default=...)`` and
   ``field(default=...)`` are read for their default, so a changed ``description=`` is
   not a new default;
 * :func:`signature_facts` -- for a ``def`` line on both sides of the diff, the two
@@ -17,7 +18,8 @@ where something changed:
 * :func:`check_facts` -- ``raise X(...)`` and ``assert`` lines added or removed
   (``check_added``/``check_removed``); a raise inside an ``except`` block, a bare
   ``raise``, ``raise ... from`` and ``NotImplementedError`` are error handling or
-  abstract methods, not checks; a line on both sides (moved) is neither;
+  abstract methods, not checks; a line on both sides (moved) is neither, and files
+  added or deleted whole have none (their code is new or gone, not re-checked);
 * :func:`match_definitions` -- definitions removed and added in the same pull
   request with the same body (normalised lines, :class:`difflib.SequenceMatcher`
   ratio >= 0.8, at least two lines) are ``symbol_renamed`` (same file) or

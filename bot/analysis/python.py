@@ -229,7 +229,9 @@ def analyse_python(hunks: Iterable[Hunk], *, path: str = "", kind: str = "source
     shims: dict[str, None] = {}
     where: dict[tuple[str, str], tuple[int, int, int, str]] = {}  # (side, symbol) -> (hunk, line index, indent, key)
     checks: list[tuple[str, str, str, int, str]] = []  # (side, symbol, text, line, opener)
-    want_checks = kind in ("source", "example", "build")
+    # A whole file added or deleted is new or gone code, not a changed check.
+    whole = len(hunks) == 1 and (hunks[0].old_length == 0 or hunks[0].new_length == 0)
+    want_checks = kind in ("source", "example", "build") and not whole
     for hunk_index, hunk in enumerate(hunks):
         start = _section_stack(hunk.section)
         old, new = _Side(start), _Side(start)
@@ -289,6 +291,9 @@ def analyse_python(hunks: Iterable[Hunk], *, path: str = "", kind: str = "source
     )
     behaviour: list[BehaviourFact] = []
     if old_fields and kind != "test":
+        gone = {d.name for d in definitions_removed if d.kind == "class"}
+        if gone:  # fields of a removed class go with it (``symbol_removed``)
+            old_fields = {k: v for k, v in old_fields.items() if k.rpartition(".")[0] not in gone}
         behaviour.extend(field_facts(path, kind, old_fields, new_fields))
     if modified:
         behaviour.extend(signature_facts(path, kind, hunks, [new_defs[n] for n in modified], where))
