@@ -104,7 +104,8 @@ def _analyse_file(file: ChangedFile, kinds: Mapping[str, Sequence[str]] | None) 
     sites: tuple[DefSite, ...] = ()
     if kind not in _OPAQUE and hunks:
         if language == "python":
-            py = analyse_python(hunks, path=path, kind=kind)
+            hint = bool(removed) and bool(added) and "/" in "".join(removed) and "/" in "".join(added)
+            py = analyse_python(hunks, path=path, kind=kind, metric_hint=hint)
             facts.update(
                 symbols_touched=py.symbols_touched,
                 definitions_added=py.definitions_added,

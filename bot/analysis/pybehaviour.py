@@ -301,6 +301,56 @@ def block_opener(lines: Sequence[DiffLine], index: int, side: str, indent: int) 
     return ""
 
 
+# --- metric names -----------------------------------------------------------------------------
+
+_METRIC = re.compile(r"[A-Za-z_][\w.@-]*(?:/[\w.@-]+)+")
+
+
+def _metric_pair(old: str, new: str) -> tuple[str, str] | None:
+    """The two metric keys when ``old`` and ``new`` differ only in one string literal holding one."""
+    a = list(_STRINGS.finditer(old))
+    b = list(_STRINGS.finditer(new))
+    if not a or len(a) != len(b) or _STRINGS.sub('""', old).strip() != _STRINGS.sub('""', new).strip():
+        return None
+    diffs = [(x.group()[1:-1], y.group()[1:-1]) for x, y in zip(a, b) if x.group()[1:-1] != y.group()[1:-1]]
+    if len(diffs) != 1:
+        return None
+    before, after = diffs[0]
+    for key in (before, after):
+        if not _METRIC.fullmatch(key) or "." in key.rpartition("/")[2]:
+            return None  # not a metric key, or a file path
+    return before, after
+
+
+def metric_facts(path: str, kind: str, hunks: Sequence[Hunk]) -> list[BehaviourFact]:
+    """``metric_renamed`` where a removed line is replaced, at the same place, by a line
+    that differs only in one string literal shaped like a metric key (``"actor/pg_loss"``
+    -> ``"actor/policy_loss"``; the last part holds no ``.``, so file paths do not count)."""
+    out = []
+    for hunk in hunks:
+        lines = hunk.lines
+        n = len(lines)
+        i = 0
+        while i < n:
+            if lines[i].kind != REMOVED:
+                i += 1
+                continue
+            j = i
+            while j < n and lines[j].kind == REMOVED:
+                j += 1
+            k = j
+            while k < n and lines[k].kind == ADDED:
+                k += 1
+            if j - i == k - j:
+                for a, b in zip(lines[i:j], lines[j:k]):
+                    if "/" in a.text and "/" in b.text and a.text != b.text:
+                        pair = _metric_pair(a.text, b.text)
+                        if pair is not None:
+                            out.append(BehaviourFact("metric_renamed", path, pair[1], pair[0], pair[1], "", b.new_line, kind == "source"))
+            i = max(k, i + 1)
+    return out
+
+
 def _check_type(text: str) -> str | None:
     if text.startswith("assert"):
         return "AssertionError"

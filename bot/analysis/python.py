@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from bot.analysis.model import BehaviourFact, Definition
 from bot.analysis.patch import ADDED, CONTEXT, REMOVED, Hunk
-from bot.analysis.pybehaviour import DefSite, block_opener, check_facts, field_facts, header_key, signature_facts
+from bot.analysis.pybehaviour import DefSite, block_opener, check_facts, field_facts, header_key, metric_facts, signature_facts
 
 _DEF = re.compile(r"(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)")
 _DEF_PREFIXES = ("def ", "class ", "async ")
@@ -211,14 +211,15 @@ def _pair(old: Mapping[str, object], new: Mapping[str, object]) -> tuple[list[st
 _CHECK_PREFIXES = ("raise ", "assert ", "assert(")
 
 
-def analyse_python(hunks: Iterable[Hunk], *, path: str = "", kind: str = "source") -> PythonFacts:
+def analyse_python(hunks: Iterable[Hunk], *, path: str = "", kind: str = "source", metric_hint: bool = True) -> PythonFacts:
     """Find definitions, fields, tests, shims and behaviour facts in one Python file's hunks.
 
     ``hunks`` come from :func:`bot.analysis.patch.parse_patch`; ``path`` and ``kind``
     (:data:`~bot.analysis.model.KINDS`) are put on behaviour facts and decide what is
     user facing (public names in ``source`` files) and whether ``raise``/``assert``
-    lines count as checks (not in tests). Line numbers of definitions are in the new
-    file (old file for removed ones). Never raises.
+    lines count as checks (not in tests). ``metric_hint=False`` says no changed line
+    holds a ``/`` (so no metric key can have been renamed) and skips that search. Line
+    numbers of definitions are in the new file (old file for removed ones). Never raises.
     """
     hunks = tuple(hunks)
     touched: dict[str, None] = {}
@@ -299,6 +300,8 @@ def analyse_python(hunks: Iterable[Hunk], *, path: str = "", kind: str = "source
         behaviour.extend(signature_facts(path, kind, hunks, [new_defs[n] for n in modified], where))
     if checks:
         behaviour.extend(check_facts(path, kind, checks))
+    if metric_hint and kind != "test":
+        behaviour.extend(metric_facts(path, kind, hunks))
     sites: list[DefSite] = []
     for side, defs in ((REMOVED, definitions_removed), (ADDED, definitions_added)):
         for d in defs:
