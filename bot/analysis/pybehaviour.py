@@ -241,14 +241,13 @@ def compare_signatures(
 def signature_facts(
     path: str,
     kind: str,
-    hunks: Sequence[Hunk],
     modified: Iterable[Definition],
-    where: Mapping[tuple[str, str], tuple[int, ...]],
+    where: Mapping[tuple[str, str], DefSite],
 ) -> list[BehaviourFact]:
     """Facts for functions whose ``def`` line is on both sides: signature, parameter and default changes.
 
-    ``where`` maps ``(side, name)`` to ``(hunk index, line index, ...)`` of the
-    ``def`` line. Headers that do not parse (cut by the hunk) give no facts.
+    ``where`` maps ``(side, name)`` to the :class:`DefSite` of the ``def`` line on
+    that side. Headers that do not parse (cut by the hunk) give no facts.
     """
     out: list[BehaviourFact] = []
     for d in modified:
@@ -257,8 +256,8 @@ def signature_facts(
         old_at, new_at = where.get((REMOVED, d.name)), where.get((ADDED, d.name))
         if old_at is None or new_at is None:
             continue
-        old_text = header_text(hunks[old_at[0]].lines, old_at[1], REMOVED)
-        new_text = header_text(hunks[new_at[0]].lines, new_at[1], ADDED)
+        old_text = header_text(old_at.lines, old_at.index, REMOVED)
+        new_text = header_text(new_at.lines, new_at.index, ADDED)
         if not old_text or not new_text or _SPACES.sub("", old_text) == _SPACES.sub("", new_text):
             continue
         old_sig, new_sig = parse_header(old_text), parse_header(new_text)
@@ -498,6 +497,10 @@ def match_definitions(sites: Iterable[DefSite]) -> list[Relocation]:
             (removed if s.side == REMOVED else added).append(s)
     if not removed or not added:
         return []
+    keys = {s.key for s in removed}
+    added = [s for s in added if s.key in keys]
+    if not added:
+        return []
     buckets: dict[tuple[str, bool], list[DefSite]] = {}
     for s in _outermost(added):
         buckets.setdefault((s.key, s.definition.kind == "class"), []).append(s)
@@ -572,19 +575,19 @@ def relocation_facts(relocations: Iterable[Relocation]) -> list[BehaviourFact]:
     return out
 
 
-def removal_facts(sites: Iterable[DefSite], relocated: Collection[tuple[str, str]]) -> list[BehaviourFact]:
-    """``symbol_removed`` for removed public outermost definitions outside tests and docs that were not relocated."""
-    removed = [s for s in sites if s.side == REMOVED and s.kind != "test" and s.kind != "docs"]
-    if not removed:
-        return []
-    names = {(s.path, s.definition.name) for s in removed} if len(removed) > 1 else set()
+def removal_facts(sites: Sequence[DefSite], relocated: Collection[tuple[str, str]]) -> list[BehaviourFact]:
+    """``symbol_removed`` for removed (``"-"``) public outermost definitions outside tests and docs, not relocated."""
     out = []
-    for s in removed:
+    names = {(s.path, s.definition.name) for s in sites} if len(sites) > 1 else ()
+    for s in sites:
         d = s.definition
         name = d.name
+        if s.side != REMOVED or s.kind == "test" or s.kind == "docs" or (relocated and (s.path, name) in relocated):
+            continue
+        if name[0] == "_" or "._" in name:
+            if not d.public:
+                continue
         if "." in name and (s.path, name.rpartition(".")[0]) in names:
             continue  # goes with its class
-        if not d.public or (s.path, name) in relocated:
-            continue
         out.append(BehaviourFact("symbol_removed", s.path, name, name, "", d.kind, d.line, s.kind == "source"))
     return out

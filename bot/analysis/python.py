@@ -34,10 +34,19 @@ import keyword
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from bot.analysis.model import BehaviourFact, Definition
 from bot.analysis.patch import ADDED, CONTEXT, REMOVED, Hunk
-from bot.analysis.pybehaviour import DefSite, block_opener, check_facts, field_facts, header_key, metric_facts, signature_facts
+from bot.analysis.pybehaviour import (
+    DefSite,
+    block_opener,
+    check_facts,
+    field_facts,
+    metric_facts,
+    removal_facts,
+    signature_facts,
+)
 
 _DEF = re.compile(r"(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)")
 _DEF_PREFIXES = ("def ", "class ", "async ")
@@ -61,8 +70,7 @@ _MAX_LINE = 400
 _SKIP, _STRING, _COMMENT, _CODE, _DEFLINE = range(5)
 
 
-@dataclass(frozen=True, slots=True)
-class PythonFacts:
+class PythonFacts(NamedTuple):
     """The facts :func:`analyse_python` finds in one Python file's hunks.
 
     Definitions and fields are qualified names; ``*_changed`` are names present on both
@@ -71,7 +79,8 @@ class PythonFacts:
     (cut to 160 characters). ``behaviour`` holds the file's own behaviour facts (field
     defaults, removed fields, signatures, checks); ``sites`` the added and removed
     definitions with their bodies, for finding renames and moves
-    (:func:`bot.analysis.pybehaviour.match_definitions`).
+    (:func:`bot.analysis.pybehaviour.match_definitions`). A named tuple: one is made
+    per Python file, and tuples are much cheaper to build than frozen dataclasses.
     """
 
     symbols_touched: tuple[str, ...] = ()
@@ -211,14 +220,17 @@ def _pair(old: Mapping[str, object], new: Mapping[str, object]) -> tuple[list[st
 _CHECK_PREFIXES = ("raise ", "assert ", "assert(")
 
 
-def analyse_python(hunks: Iterable[Hunk], *, path: str = "", kind: str = "source", metric_hint: bool = True) -> PythonFacts:
+def analyse_python(
+    hunks: Iterable[Hunk], *, path: str = "", kind: str = "source", check_hint: bool = True, metric_hint: bool = True
+) -> PythonFacts:
     """Find definitions, fields, tests, shims and behaviour facts in one Python file's hunks.
 
     ``hunks`` come from :func:`bot.analysis.patch.parse_patch`; ``path`` and ``kind``
     (:data:`~bot.analysis.model.KINDS`) are put on behaviour facts and decide what is
     user facing (public names in ``source`` files) and whether ``raise``/``assert``
-    lines count as checks (not in tests). ``metric_hint=False`` says no changed line
-    holds a ``/`` (so no metric key can have been renamed) and skips that search. Line
+    lines count as checks (not in tests). ``check_hint=False`` says no changed line
+    holds ``raise``/``assert`` and ``metric_hint=False`` that no changed line holds a
+    ``/`` (so no metric key can have been renamed); they skip those searches. Line
     numbers of definitions are in the new file (old file for removed ones). Never raises.
     """
     hunks = tuple(hunks)
@@ -228,11 +240,11 @@ def analyse_python(hunks: Iterable[Hunk], *, path: str = "", kind: str = "source
     old_fields: dict[str, tuple[str, int]] = {}
     new_fields: dict[str, tuple[str, int]] = {}
     shims: dict[str, None] = {}
-    where: dict[tuple[str, str], tuple[int, int, int, str]] = {}  # (side, symbol) -> (hunk, line index, indent, key)
+    where: dict[tuple[str, str], DefSite] = {}  # (side, symbol) -> where its def line is
     checks: list[tuple[str, str, str, int, str]] = []  # (side, symbol, text, line, opener)
     # A whole file added or deleted is new or gone code, not a changed check.
     whole = len(hunks) == 1 and (hunks[0].old_length == 0 or hunks[0].new_length == 0)
-    want_checks = kind in ("source", "example", "build") and not whole
+    want_checks = check_hint and kind in ("source", "example", "build") and not whole
     for hunk_index, hunk in enumerate(hunks):
         start = _section_stack(hunk.section)
         old, new = _Side(start), _Side(start)
@@ -273,7 +285,10 @@ def analyse_python(hunks: Iterable[Hunk], *, path: str = "", kind: str = "source
                     if block.symbol not in defs:
                         number = line.new_line if line_kind == ADDED else line.old_line
                         defs[block.symbol] = Definition(block.symbol, block.kind, number)
-                        where[(line_kind, block.symbol)] = (hunk_index, hunk.lines.index(line), indent, header_key(stripped))
+                        where[(line_kind, block.symbol)] = DefSite(
+                            path, kind, line_kind, defs[block.symbol], hunk.lines, hunk.lines.index(line), indent,
+                            stripped.partition("(")[2].replace(" ", ""),  # header_key(), inline: once per definition
+                        )
                 continue
             found = _field(side, stripped)
             if found is not None:
@@ -297,16 +312,15 @@ def analyse_python(hunks: Iterable[Hunk], *, path: str = "", kind: str = "source
             old_fields = {k: v for k, v in old_fields.items() if k.rpartition(".")[0] not in gone}
         behaviour.extend(field_facts(path, kind, old_fields, new_fields))
     if modified:
-        behaviour.extend(signature_facts(path, kind, hunks, [new_defs[n] for n in modified], where))
+        behaviour.extend(signature_facts(path, kind, [new_defs[n] for n in modified], where))
     if checks:
         behaviour.extend(check_facts(path, kind, checks))
     if metric_hint and kind != "test":
         behaviour.extend(metric_facts(path, kind, hunks))
-    sites: list[DefSite] = []
-    for side, defs in ((REMOVED, definitions_removed), (ADDED, definitions_added)):
-        for d in defs:
-            at = where[(side, d.name)]
-            sites.append(DefSite(path, kind, side, d, hunks[at[0]].lines, at[1], at[2], at[3]))
+    sites = [where[(REMOVED, n)] for n in removed]
+    if sites and kind != "test" and kind != "docs":
+        behaviour.extend(removal_facts(sites, ()))
+    sites += [where[(ADDED, n)] for n in added]
     return PythonFacts(
         symbols_touched=tuple(touched),
         definitions_added=definitions_added,
