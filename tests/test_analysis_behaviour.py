@@ -330,3 +330,20 @@ def test_analysis_never_crashes_and_facts_are_well_formed(paths, bodies, noise):
         assert fact.kind in BEHAVIOUR_KINDS and fact.path
     assert isinstance(analysis.called_new_symbols, frozenset)
     assert analysis.content_kind in ("", "test", "docs", "ci", "deps")
+
+
+def test_removed_file_gives_symbol_removed_not_checks_or_fields():
+    patch = "@@ -1,6 +0,0 @@\n-class Cfg:\n-    size: int = 3\n-def check(x):\n-    if x:\n-        raise ValueError(x)\n-    return x\n"
+    facts = analyse(snapshot(changed("pkg/gone.py", patch, status="removed"))).behaviour
+    assert [(b.kind, b.symbol) for b in facts] == [("symbol_removed", "Cfg"), ("symbol_removed", "check")]
+
+
+def test_metric_key_renamed_in_place():
+    patch = (
+        "@@ -1,3 +1,3 @@\n def log(m):\n"
+        '-    metrics["actor/pg_loss"] = m.loss\n+    metrics["actor/policy_loss"] = m.loss\n'
+        '-    path = "verl/trainer/a.py"\n+    path = "verl/trainer/b.py"\n'
+    )
+    facts = analyse_python(parse_patch(patch), path="verl/trainer/ppo.py").behaviour
+    assert [(b.kind, b.old, b.new, b.line) for b in facts] == [("metric_renamed", "actor/pg_loss", "actor/policy_loss", 2)]
+    assert analyse_python(parse_patch(patch), metric_hint=False).behaviour == ()

@@ -6,10 +6,19 @@ Pure: no network, no I/O. :func:`analyse` turns a
 * :mod:`bot.analysis.patch` - patch text to hunks and lines;
 * :mod:`bot.analysis.kinds` - language and kind (source, test, docs...) of a path;
 * :mod:`bot.analysis.python` - Python definitions, data class fields, tests, shims;
+* :mod:`bot.analysis.pybehaviour` - Python behaviour facts: defaults, signatures,
+  checks, renames and moves;
 * :mod:`bot.analysis.symbols` - definitions in C/C++, Go, Rust, JS/TS, shell, Java;
-* :mod:`bot.analysis.config_keys` - YAML/TOML/INI/JSON keys;
+* :mod:`bot.analysis.config_keys` - YAML/TOML/INI/JSON keys and changed values;
 * :mod:`bot.analysis.deps` - dependency changes;
-* :mod:`bot.analysis.todos` - TODO/FIXME notes added.
+* :mod:`bot.analysis.versions` - how far a dependency moved (PEP 440) as behaviour facts;
+* :mod:`bot.analysis.todos` - TODO/FIXME notes added;
+* :mod:`bot.analysis.usage` - new definitions used in the diff, the diff's content kind;
+* :mod:`bot.analysis.description` - the PR description's sections, checked against the diff.
+
+Behaviour facts (:class:`BehaviourFact`, kinds :data:`BEHAVIOUR_KINDS`) are on each
+:class:`FileAnalysis` (``behaviour``) and, source and config files first, on
+:attr:`DiffAnalysis.behaviour`.
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ from bot.analysis.deps import dependency_changes, submodule_change
 from bot.analysis.kinds import is_submodule_patch, kind_of, language_of, validate_kind_globs
 from bot.analysis.model import BEHAVIOUR_KINDS, KINDS, BehaviourFact, Definition, DependencyChange, DiffAnalysis, FileAnalysis
 from bot.analysis.patch import ADDED, REMOVED, DiffLine, Hunk, parse_patch
-from bot.analysis.pybehaviour import DefSite, match_definitions, relocation_facts, removal_facts
+from bot.analysis.pybehaviour import DefSite, match_definitions, relocation_facts
 from bot.analysis.python import analyse_python
 from bot.analysis.symbols import analyse_symbols, supports
 from bot.analysis.todos import todos_added
@@ -95,7 +104,11 @@ def _analyse_file(file: ChangedFile, kinds: Mapping[str, Sequence[str]] | None) 
     sites: tuple[DefSite, ...] = ()
     if kind not in _OPAQUE and hunks:
         if language == "python":
-            py = analyse_python(hunks, path=path, kind=kind)
+            # Cheap whole-text tests spare analyse_python per-line work on most files.
+            added_text, removed_text = "\n".join(added), "\n".join(removed)
+            checks = "raise" in added_text or "assert" in added_text or "raise" in removed_text or "assert" in removed_text
+            metrics = "/" in added_text and "/" in removed_text
+            py = analyse_python(hunks, path=path, kind=kind, check_hint=checks, metric_hint=metrics)
             facts.update(
                 symbols_touched=py.symbols_touched,
                 definitions_added=py.definitions_added,
@@ -109,8 +122,6 @@ def _analyse_file(file: ChangedFile, kinds: Mapping[str, Sequence[str]] | None) 
             )
             behaviour.extend(py.behaviour)
             sites = py.sites
-            if sites:
-                behaviour.extend(removal_facts(sites, frozenset()))
             if kind in _FIELD_KINDS:
                 keys = KeyChanges(py.fields_added, py.fields_removed, py.fields_changed)
                 facts.update(_keys(keys))
@@ -159,7 +170,7 @@ def _relocate(files: list[FileAnalysis], sites: list[tuple[DefSite, ...]]) -> li
     with a ``symbol_removed`` fact for every removed public definition; those found
     again lose it and the new file gains a ``symbol_renamed``/``symbol_moved`` fact.
     """
-    if sum(1 for per_file in sites if per_file) == 0:
+    if not any(sites):
         return files
     relocations = match_definitions(s for per_file in sites for s in per_file)
     if not relocations:

@@ -410,17 +410,19 @@ def _scalar(value: str) -> str:
 
 def value_facts(path: str, old: Sequence[_Value], new: Sequence[_Value]) -> list[BehaviourFact]:
     """``default_changed``, ``key_renamed`` and ``key_removed`` facts from keys seen on each side."""
-    user_facing = not any(part.startswith(".") for part in path.split("/"))
+    user_facing = "/." not in "/" + path
     old_by = {v[0]: v for v in old}
     new_by = {v[0]: v for v in new}
     out: list[BehaviourFact] = []
-    fresh = [v for v in new if v[0] not in old_by]
+    fresh: list[_Value] | None = None
     taken: set[str] = set()
     for key, value, number, hunk in old_by.values():
-        if key in new_by:
-            before, after = _scalar(value), _scalar(new_by[key][1])
-            if before and after and before != after:
-                out.append(BehaviourFact("default_changed", path, key, before, after, "", new_by[key][2], user_facing))
+        other = new_by.get(key)
+        if other is not None:
+            if value != other[1]:
+                before, after = _scalar(value), _scalar(other[1])
+                if before and after and before != after:
+                    out.append(BehaviourFact("default_changed", path, key, before, after, "", other[2], user_facing))
             continue
         parent = key.rpartition(".")[0]
         if parent and parent in old_by and parent not in new_by:
@@ -428,8 +430,10 @@ def value_facts(path: str, old: Sequence[_Value], new: Sequence[_Value]) -> list
         before = _scalar(value)
         twin = None
         if before:
+            if fresh is None:
+                fresh = [v for v in new if v[0] not in old_by]
             for cand in fresh:
-                if cand[0] not in taken and cand[3] == hunk and cand[0].rpartition(".")[0] == parent and _scalar(cand[1]) == before:
+                if cand[3] == hunk and cand[0] not in taken and cand[0].rpartition(".")[0] == parent and _scalar(cand[1]) == before:
                     twin = cand
                     break
         if twin is not None:

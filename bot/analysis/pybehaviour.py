@@ -5,7 +5,8 @@ work here runs only on those candidates, so a large pull request pays for it onl
 where something changed:
 
 * :func:`field_facts` -- a field's default changed (``default_changed``, symbol
-  ``Class.field``) or a field removed (``field_removed``). ``Field(default=...)`` and
+  ``Class.field``) or a field removed (``field_removed``; not when its whole class
+  goes). ``Field(default=...)`` and
   ``field(default=...)`` are read for their default, so a changed ``description=`` is
   not a new default;
 * :func:`signature_facts` -- for a ``def`` line on both sides of the diff, the two
@@ -17,7 +18,8 @@ where something changed:
 * :func:`check_facts` -- ``raise X(...)`` and ``assert`` lines added or removed
   (``check_added``/``check_removed``); a raise inside an ``except`` block, a bare
   ``raise``, ``raise ... from`` and ``NotImplementedError`` are error handling or
-  abstract methods, not checks; a line on both sides (moved) is neither;
+  abstract methods, not checks; a line on both sides (moved) is neither, and files
+  added or deleted whole have none (their code is new or gone, not re-checked);
 * :func:`match_definitions` -- definitions removed and added in the same pull
   request with the same body (normalised lines, :class:`difflib.SequenceMatcher`
   ratio >= 0.8, at least two lines) are ``symbol_renamed`` (same file) or
@@ -239,14 +241,13 @@ def compare_signatures(
 def signature_facts(
     path: str,
     kind: str,
-    hunks: Sequence[Hunk],
     modified: Iterable[Definition],
-    where: Mapping[tuple[str, str], tuple[int, int, int]],
+    where: Mapping[tuple[str, str], DefSite],
 ) -> list[BehaviourFact]:
     """Facts for functions whose ``def`` line is on both sides: signature, parameter and default changes.
 
-    ``where`` maps ``(side, name)`` to ``(hunk index, line index, indent)`` of the
-    ``def`` line. Headers that do not parse (cut by the hunk) give no facts.
+    ``where`` maps ``(side, name)`` to the :class:`DefSite` of the ``def`` line on
+    that side. Headers that do not parse (cut by the hunk) give no facts.
     """
     out: list[BehaviourFact] = []
     for d in modified:
@@ -255,8 +256,8 @@ def signature_facts(
         old_at, new_at = where.get((REMOVED, d.name)), where.get((ADDED, d.name))
         if old_at is None or new_at is None:
             continue
-        old_text = header_text(hunks[old_at[0]].lines, old_at[1], REMOVED)
-        new_text = header_text(hunks[new_at[0]].lines, new_at[1], ADDED)
+        old_text = header_text(old_at.lines, old_at.index, REMOVED)
+        new_text = header_text(new_at.lines, new_at.index, ADDED)
         if not old_text or not new_text or _SPACES.sub("", old_text) == _SPACES.sub("", new_text):
             continue
         old_sig, new_sig = parse_header(old_text), parse_header(new_text)
@@ -277,6 +278,76 @@ def signature_facts(
 
 
 # --- checks --------------------------------------------------------------------------------------
+
+
+def block_opener(lines: Sequence[DiffLine], index: int, side: str, indent: int) -> str:
+    """The line opening the block that ``lines[index]`` (indented ``indent``) sits in, on one side, or ``""``.
+
+    Looks back over the hunk for the nearest code line indented less; returns it
+    stripped when it ends with ``:`` (``if x < 0:``, ``except KeyError:``).
+    """
+    i = index - 1
+    while i >= 0:
+        line = lines[i]
+        i -= 1
+        if line.kind != CONTEXT and line.kind != side:
+            continue
+        stripped = line.text.strip()
+        if not stripped or stripped[0] == "#":
+            continue
+        if len(line.text) - len(line.text.lstrip()) < indent:
+            return stripped if _code(stripped).rstrip().endswith(":") else ""
+    return ""
+
+
+# --- metric names -----------------------------------------------------------------------------
+
+_METRIC = re.compile(r"[A-Za-z_][\w.@-]*(?:/[\w.@-]+)+")
+
+
+def _metric_pair(old: str, new: str) -> tuple[str, str] | None:
+    """The two metric keys when ``old`` and ``new`` differ only in one string literal holding one."""
+    a = list(_STRINGS.finditer(old))
+    b = list(_STRINGS.finditer(new))
+    if not a or len(a) != len(b) or _STRINGS.sub('""', old).strip() != _STRINGS.sub('""', new).strip():
+        return None
+    diffs = [(x.group()[1:-1], y.group()[1:-1]) for x, y in zip(a, b) if x.group()[1:-1] != y.group()[1:-1]]
+    if len(diffs) != 1:
+        return None
+    before, after = diffs[0]
+    for key in (before, after):
+        if not _METRIC.fullmatch(key) or "." in key.rpartition("/")[2]:
+            return None  # not a metric key, or a file path
+    return before, after
+
+
+def metric_facts(path: str, kind: str, hunks: Sequence[Hunk]) -> list[BehaviourFact]:
+    """``metric_renamed`` where a removed line is replaced, at the same place, by a line
+    that differs only in one string literal shaped like a metric key (``"actor/pg_loss"``
+    -> ``"actor/policy_loss"``; the last part holds no ``.``, so file paths do not count)."""
+    out = []
+    for hunk in hunks:
+        lines = hunk.lines
+        n = len(lines)
+        i = 0
+        while i < n:
+            if lines[i].kind != REMOVED:
+                i += 1
+                continue
+            j = i
+            while j < n and lines[j].kind == REMOVED:
+                j += 1
+            k = j
+            while k < n and lines[k].kind == ADDED:
+                k += 1
+            if j - i == k - j:
+                for a, b in zip(lines[i:j], lines[j:k]):
+                    if "/" in a.text and "/" in b.text and a.text != b.text:
+                        pair = _metric_pair(a.text, b.text)
+                        if pair is not None:
+                            out.append(BehaviourFact("metric_renamed", path, pair[1], pair[0], pair[1], "", b.new_line, kind == "source"))
+            i = max(k, i + 1)
+    return out
 
 
 def _check_type(text: str) -> str | None:
@@ -338,6 +409,7 @@ class DefSite(NamedTuple):
     lines: tuple[DiffLine, ...] = ()
     index: int = 0
     indent: int = 0
+    key: str = ""
 
 
 def body_of(site: DefSite) -> tuple[str, ...]:
@@ -372,21 +444,6 @@ def body_of(site: DefSite) -> tuple[str, ...]:
     return tuple(out)
 
 
-def def_site(
-    path: str,
-    kind: str,
-    side: str,
-    d: Definition,
-    hunks: Sequence[Hunk],
-    where: Mapping[tuple[str, str], tuple[int, int, int]],
-) -> DefSite:
-    """The :class:`DefSite` of ``d`` on ``side`` (``"+"``/``"-"``)."""
-    at = where.get((side, d.name))
-    if at is None:
-        return DefSite(path, kind, side, d)
-    return DefSite(path, kind, side, d, hunks[at[0]].lines, at[1], at[2])
-
-
 def _outermost(sites: Sequence[DefSite]) -> list[DefSite]:
     names = {(s.path, s.definition.name) for s in sites}
     return [s for s in sites if "." not in s.definition.name or (s.path, s.definition.name.rsplit(".", 1)[0]) not in names]
@@ -415,18 +472,13 @@ class Relocation:
         return self.old.path != self.new.path
 
 
-def header_key(site: DefSite) -> str:
-    """What follows the name on a definition's first line, without spaces: ``(batch, config):``.
+def header_key(text: str) -> str:
+    """What follows the first ``(`` of a definition's line, without spaces: ``batch,config):``.
 
     A rename or move keeps its parameters (or bases), so only definitions with the same
     key are compared; it spares reading the bodies of the rest.
     """
-    if not site.lines or site.index >= len(site.lines):
-        return ""
-    text = site.lines[site.index].text
-    name = site.definition.name.rpartition(".")[2]
-    at = text.find(name)
-    return "".join(text[at + len(name) :].split()) if at >= 0 else ""
+    return text.partition("(")[2].replace(" ", "")
 
 
 def match_definitions(sites: Iterable[DefSite]) -> list[Relocation]:
@@ -445,12 +497,16 @@ def match_definitions(sites: Iterable[DefSite]) -> list[Relocation]:
             (removed if s.side == REMOVED else added).append(s)
     if not removed or not added:
         return []
+    keys = {s.key for s in removed}
+    added = [s for s in added if s.key in keys]
+    if not added:
+        return []
     buckets: dict[tuple[str, bool], list[DefSite]] = {}
     for s in _outermost(added):
-        buckets.setdefault((header_key(s), s.definition.kind == "class"), []).append(s)
+        buckets.setdefault((s.key, s.definition.kind == "class"), []).append(s)
     pairs: list[tuple[DefSite, list[DefSite]]] = []
     for s in _outermost(removed):
-        found = buckets.get((header_key(s), s.definition.kind == "class"))
+        found = buckets.get((s.key, s.definition.kind == "class"))
         if found:
             pairs.append((s, found))
     if not pairs:
@@ -519,19 +575,19 @@ def relocation_facts(relocations: Iterable[Relocation]) -> list[BehaviourFact]:
     return out
 
 
-def removal_facts(sites: Iterable[DefSite], relocated: Collection[tuple[str, str]]) -> list[BehaviourFact]:
-    """``symbol_removed`` for removed public outermost definitions outside tests and docs that were not relocated."""
-    removed = [s for s in sites if s.side == REMOVED and s.kind != "test" and s.kind != "docs"]
-    if not removed:
-        return []
-    names = {(s.path, s.definition.name) for s in removed} if len(removed) > 1 else set()
+def removal_facts(sites: Sequence[DefSite], relocated: Collection[tuple[str, str]]) -> list[BehaviourFact]:
+    """``symbol_removed`` for removed (``"-"``) public outermost definitions outside tests and docs, not relocated."""
     out = []
-    for s in removed:
+    names = {(s.path, s.definition.name) for s in sites} if len(sites) > 1 else ()
+    for s in sites:
         d = s.definition
         name = d.name
+        if s.side != REMOVED or s.kind == "test" or s.kind == "docs" or (relocated and (s.path, name) in relocated):
+            continue
+        if name[0] == "_" or "._" in name:
+            if not d.public:
+                continue
         if "." in name and (s.path, name.rpartition(".")[0]) in names:
             continue  # goes with its class
-        if not d.public or (s.path, name) in relocated:
-            continue
         out.append(BehaviourFact("symbol_removed", s.path, name, name, "", d.kind, d.line, s.kind == "source"))
     return out

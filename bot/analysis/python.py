@@ -34,10 +34,19 @@ import keyword
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from bot.analysis.model import BehaviourFact, Definition
 from bot.analysis.patch import ADDED, CONTEXT, REMOVED, Hunk
-from bot.analysis.pybehaviour import DefSite, check_facts, def_site, field_facts, signature_facts
+from bot.analysis.pybehaviour import (
+    DefSite,
+    block_opener,
+    check_facts,
+    field_facts,
+    metric_facts,
+    removal_facts,
+    signature_facts,
+)
 
 _DEF = re.compile(r"(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)")
 _DEF_PREFIXES = ("def ", "class ", "async ")
@@ -61,8 +70,7 @@ _MAX_LINE = 400
 _SKIP, _STRING, _COMMENT, _CODE, _DEFLINE = range(5)
 
 
-@dataclass(frozen=True, slots=True)
-class PythonFacts:
+class PythonFacts(NamedTuple):
     """The facts :func:`analyse_python` finds in one Python file's hunks.
 
     Definitions and fields are qualified names; ``*_changed`` are names present on both
@@ -71,7 +79,8 @@ class PythonFacts:
     (cut to 160 characters). ``behaviour`` holds the file's own behaviour facts (field
     defaults, removed fields, signatures, checks); ``sites`` the added and removed
     definitions with their bodies, for finding renames and moves
-    (:func:`bot.analysis.pybehaviour.match_definitions`).
+    (:func:`bot.analysis.pybehaviour.match_definitions`). A named tuple: one is made
+    per Python file, and tuples are much cheaper to build than frozen dataclasses.
     """
 
     symbols_touched: tuple[str, ...] = ()
@@ -99,13 +108,12 @@ class _Block:
 class _Side:
     """Scope tracking for one side (old or new) of one hunk."""
 
-    __slots__ = ("stack", "quote", "last_import", "opener")
+    __slots__ = ("stack", "quote", "last_import")
 
     def __init__(self, stack: list[_Block]):
         self.stack = list(stack)
         self.quote = ""
         self.last_import = ""
-        self.opener: tuple[int, str] = (-1, "")  # the last line that opened a block: (indent, text)
 
     def feed(self, text: str) -> tuple[int, int, str]:
         """Update the scope with one line; return (line class, indent, stripped text)."""
@@ -131,10 +139,7 @@ class _Side:
             m = _DEF.match(stripped)
             if m is not None:
                 stack.append(_block(stack, indent, m.group(2), m.group(1) == "class"))
-                self.opener = (indent, stripped)
                 return _DEFLINE, indent, stripped
-        if stripped[-1] == ":":
-            self.opener = (indent, stripped)
         return _CODE, indent, stripped
 
     def _track_quotes(self, stripped: str) -> None:
@@ -215,14 +220,18 @@ def _pair(old: Mapping[str, object], new: Mapping[str, object]) -> tuple[list[st
 _CHECK_PREFIXES = ("raise ", "assert ", "assert(")
 
 
-def analyse_python(hunks: Iterable[Hunk], *, path: str = "", kind: str = "source") -> PythonFacts:
+def analyse_python(
+    hunks: Iterable[Hunk], *, path: str = "", kind: str = "source", check_hint: bool = True, metric_hint: bool = True
+) -> PythonFacts:
     """Find definitions, fields, tests, shims and behaviour facts in one Python file's hunks.
 
     ``hunks`` come from :func:`bot.analysis.patch.parse_patch`; ``path`` and ``kind``
     (:data:`~bot.analysis.model.KINDS`) are put on behaviour facts and decide what is
     user facing (public names in ``source`` files) and whether ``raise``/``assert``
-    lines count as checks (not in tests). Line numbers of definitions are in the new
-    file (old file for removed ones). Never raises.
+    lines count as checks (not in tests). ``check_hint=False`` says no changed line
+    holds ``raise``/``assert`` and ``metric_hint=False`` that no changed line holds a
+    ``/`` (so no metric key can have been renamed); they skip those searches. Line
+    numbers of definitions are in the new file (old file for removed ones). Never raises.
     """
     hunks = tuple(hunks)
     touched: dict[str, None] = {}
@@ -231,9 +240,11 @@ def analyse_python(hunks: Iterable[Hunk], *, path: str = "", kind: str = "source
     old_fields: dict[str, tuple[str, int]] = {}
     new_fields: dict[str, tuple[str, int]] = {}
     shims: dict[str, None] = {}
-    where: dict[tuple[str, str], tuple[int, int, int]] = {}  # (side, symbol) -> (hunk, line index, indent)
+    where: dict[tuple[str, str], DefSite] = {}  # (side, symbol) -> where its def line is
     checks: list[tuple[str, str, str, int, str]] = []  # (side, symbol, text, line, opener)
-    want_checks = kind in ("source", "example", "build")
+    # A whole file added or deleted is new or gone code, not a changed check.
+    whole = len(hunks) == 1 and (hunks[0].old_length == 0 or hunks[0].new_length == 0)
+    want_checks = check_hint and kind in ("source", "example", "build") and not whole
     for hunk_index, hunk in enumerate(hunks):
         start = _section_stack(hunk.section)
         old, new = _Side(start), _Side(start)
@@ -246,7 +257,6 @@ def analyse_python(hunks: Iterable[Hunk], *, path: str = "", kind: str = "source
                     _shims_of(new, stripped, False, shims)
                 continue
             side = new if line_kind == ADDED else old
-            opener = side.opener
             what, indent, stripped = side.feed(line.text)
             if what == _SKIP:
                 continue
@@ -261,7 +271,8 @@ def analyse_python(hunks: Iterable[Hunk], *, path: str = "", kind: str = "source
                 continue
             if want_checks and what == _CODE and stripped.startswith(_CHECK_PREFIXES):
                 number = line.new_line if line_kind == ADDED else line.old_line
-                checks.append((line_kind, stack[-1].symbol if stack else "", stripped, number, opener[1] if opener[0] < indent else ""))
+                opener = block_opener(hunk.lines, hunk.lines.index(line), line_kind, indent)
+                checks.append((line_kind, stack[-1].symbol if stack else "", stripped, number, opener))
             if not stack:
                 if what == _CODE and line_kind == ADDED:
                     _shims_of(side, stripped, True, shims)
@@ -274,7 +285,10 @@ def analyse_python(hunks: Iterable[Hunk], *, path: str = "", kind: str = "source
                     if block.symbol not in defs:
                         number = line.new_line if line_kind == ADDED else line.old_line
                         defs[block.symbol] = Definition(block.symbol, block.kind, number)
-                        where[(line_kind, block.symbol)] = (hunk_index, hunk.lines.index(line), indent)
+                        where[(line_kind, block.symbol)] = DefSite(
+                            path, kind, line_kind, defs[block.symbol], hunk.lines, hunk.lines.index(line), indent,
+                            stripped.partition("(")[2].replace(" ", ""),  # header_key(), inline: once per definition
+                        )
                 continue
             found = _field(side, stripped)
             if found is not None:
@@ -293,13 +307,20 @@ def analyse_python(hunks: Iterable[Hunk], *, path: str = "", kind: str = "source
     )
     behaviour: list[BehaviourFact] = []
     if old_fields and kind != "test":
+        gone = {d.name for d in definitions_removed if d.kind == "class"}
+        if gone:  # fields of a removed class go with it (``symbol_removed``)
+            old_fields = {k: v for k, v in old_fields.items() if k.rpartition(".")[0] not in gone}
         behaviour.extend(field_facts(path, kind, old_fields, new_fields))
     if modified:
-        behaviour.extend(signature_facts(path, kind, hunks, [new_defs[n] for n in modified], where))
+        behaviour.extend(signature_facts(path, kind, [new_defs[n] for n in modified], where))
     if checks:
         behaviour.extend(check_facts(path, kind, checks))
-    sites = [def_site(path, kind, REMOVED, d, hunks, where) for d in definitions_removed]
-    sites += [def_site(path, kind, ADDED, d, hunks, where) for d in definitions_added]
+    if metric_hint and kind != "test":
+        behaviour.extend(metric_facts(path, kind, hunks))
+    sites = [where[(REMOVED, n)] for n in removed]
+    if sites and kind != "test" and kind != "docs":
+        behaviour.extend(removal_facts(sites, ()))
+    sites += [where[(ADDED, n)] for n in added]
     return PythonFacts(
         symbols_touched=tuple(touched),
         definitions_added=definitions_added,
