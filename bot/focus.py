@@ -206,7 +206,7 @@ def focus_points(
             more = {"similar": len(notes) - 1} if len(notes) > 1 else {}
             candidates.append(FocusPoint(note.file, note.symbol, params=more, text=note.text, weight=RULE_NOTE_WEIGHT))
     fact_files: set[str] = set()
-    candidates.extend(_fact_points(analysis, house, is_config, fact_files, renames))
+    candidates.extend(_fact_points(analysis, house, is_config, fact_files, renames, named))
     called: set[str] = set()
     texts = _changed_texts(analysis, house) if named or getattr(description, "design_points", ()) else {}
     described = _described_files(texts, named)
@@ -284,8 +284,18 @@ def _unfounded_note(note: Any, house: set[str], kinds: Mapping[str, str], is_con
     return False
 
 
+_TEMPLATED = re.compile(r"[${}]")
+#: Fact kinds whose several facts in one file are listed by name in one point.
+_LISTED_FACTS = ("key_removed", "field_removed", "symbol_removed")
+
+
 def _fact_points(
-    analysis: DiffAnalysis, house: set[str], is_config: IsConfig | None, fact_files: set[str], renames: Mapping[str, tuple[tuple[str, str], ...]]
+    analysis: DiffAnalysis,
+    house: set[str],
+    is_config: IsConfig | None,
+    fact_files: set[str],
+    renames: Mapping[str, tuple[tuple[str, str], ...]],
+    named: set[str] = frozenset(),
 ) -> list[FocusPoint]:
     """One point per file and kind of behaviour fact (the first fact named, the rest counted)."""
     groups: dict[tuple[str, str], list[Any]] = {}
@@ -301,6 +311,8 @@ def _fact_points(
             continue
         if kind == "ci" and not fact.kind.startswith("dep_"):
             continue
+        if fact.kind.startswith("dep_") and _TEMPLATED.search(fact.symbol):
+            continue  # `FROM ${BASE_IMAGE}`: a variable, not a dependency name
         if fact.kind in ("check_added", "check_removed") and not _existing_function(fact.symbol, fact.path, analysis):
             continue  # a check in a function this diff adds refuses nothing that used to pass
         groups.setdefault((fact.path, fact.kind), []).append(fact)
@@ -321,7 +333,11 @@ def _fact_points(
         if kind in _BREAKING_KINDS and fact.user_facing:
             weight += BREAKING_WEIGHT - FACT_WEIGHT
         params = {"name": fact.symbol, "old": fact.old, "new": fact.new, "detail": fact.detail, "count": len(facts)}
-        if len(facts) > 1:
+        if len(facts) > 1 and kind in _LISTED_FACTS:
+            # Several keys or symbols of one file gone: name a few (those the author names first).
+            symbols = sorted(dict.fromkeys(x.symbol for x in facts), key=lambda n: (_short(n) not in named and n not in named))
+            key, params = f"{key}.many", {"names": tuple(symbols[:MAX_NAMES]), "count": len(symbols)}
+        elif len(facts) > 1:
             params["similar"] = len(facts) - 1
         fact_files.add(path)
         out.append(FocusPoint(path, fact.symbol, key, params, weight=weight))
@@ -470,8 +486,9 @@ def _file_points(
             if what in ("import fallback", "version check"):
                 points.append(FocusPoint(f.path, None, "focus.shim", {"what": what, "code": snippet or what}, weight=API_WEIGHT + 5))
                 break
-    if f.dependency_changes and f.kind not in ("generated",) and not has_facts:
-        dep = f.dependency_changes[0]
+    deps = [d for d in f.dependency_changes if not _TEMPLATED.search(d.name)]
+    if deps and f.kind not in ("generated",) and not has_facts:
+        dep = deps[0]
         bump = getattr(dep, "bump", "")
         major = bump == "major" if bump else major_bump(dep.old_spec, dep.new_spec)
         key = "focus.dep_major" if major else f"focus.dep_{dep.action}"
