@@ -325,6 +325,8 @@ def _fact_points(
             config = f is not None and (f.kind == "config" or (is_config is not None and f.kind == "source" and is_config(path, fact.symbol.rpartition(".")[0] or None)))
             if not config:
                 key += ".plain"
+        elif kind == "dep_pin_changed" and not fact.old:
+            key = "focus.fact.dep_pinned"
         elif kind == "dep_pin_changed":
             bump = getattr(next((d for f in analysis.files if f.path == path for d in f.dependency_changes if d.name == fact.symbol), None), "bump", "")
             if bump in ("major", "pre-1.0 minor", "commit"):
@@ -765,9 +767,8 @@ def _removed_trees(analysis: DiffAnalysis) -> list[FocusPoint]:
             biggest = sorted(files, key=lambda f: -f.deletions)[:MAX_NAMES]
             names = tuple(f.path.rsplit("/", 1)[-1] for f in biggest)
             docs_only = all(f.kind == "docs" for f in files)
-            points.append(
-                FocusPoint(folder, None, "focus.removed_tree", {"count": len(files), "lines": lines, "names": names}, weight=API_WEIGHT - 10 if docs_only else FACT_WEIGHT - 2)
-            )
+            key = "focus.removed_tree.docs" if docs_only else "focus.removed_tree"
+            points.append(FocusPoint(folder, None, key, {"count": len(files), "lines": lines, "names": names}, weight=API_WEIGHT - 10 if docs_only else FACT_WEIGHT - 2))
     return points[:3]
 
 
