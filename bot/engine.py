@@ -15,10 +15,11 @@ from typing import Any
 
 from bot import ENGINE_VERSION
 from bot.analysis import analyse
-from bot.classify import Classification, classify
-from bot.focus import follow_ups, focus_points, review_summary
+from bot.analysis.description import check_against_diff, parse_description
+from bot.classify import Classification, classify, source_lines
+from bot.focus import follow_ups, focus_points, housekeeping, rename_map, review_summary
 from bot.marker import MarkerState
-from bot.render.guide import GuideFacts, describe_factors, describe_focus, render_guide, summary_line
+from bot.render.guide import GuideFacts, describe_claims, describe_factors, describe_focus, render_guide, summary_line
 from bot.render.messages import t
 from bot.rules.model import LANGUAGES, LabelSpec, RuleHit
 from bot.snapshot import PullRequestSnapshot
@@ -145,6 +146,8 @@ def _build_guide(
         raise ValueError(f"unknown language {lang!r}; expected one of {', '.join(LANGUAGES)}")
     analysis = analyse(snapshot)
     hits = tuple(rules.evaluate(snapshot, analysis))
+    is_config = getattr(rules, "is_config", None)
+    renames = rename_map(analysis)
     classification = classify(
         snapshot,
         analysis,
@@ -152,10 +155,15 @@ def _build_guide(
         audience_for_area=getattr(rules, "area_audience", None),
         labels_added=overrides.labels_added,
         labels_removed=overrides.labels_removed,
+        is_config=is_config,
+        renames=renames,
     )
     review = review_summary(snapshot)
-    points = focus_points(analysis, hits, review)
-    follow = follow_ups(snapshot, analysis, review, classification.change_type)
+    description = parse_description(snapshot.body)
+    present, absent = check_against_diff(description, analysis) if description.mentioned_identifiers else ((), ())
+    house = housekeeping(analysis)
+    points = focus_points(analysis, hits, review, snapshot=snapshot, is_config=is_config, description=description, house_files=house, renames=renames)
+    follow = follow_ups(snapshot, analysis, review, classification.change_type, absent=absent)
     state = MarkerState(
         rules=tuple(h.rule_id for h in hits),
         labels=tuple(d.name for d in classification.labels if d.source == "rule"),
@@ -174,7 +182,9 @@ def _build_guide(
         follow_ups=follow,
         state=state,
         area_name=_area_namer(rules),
-        reverted=_reverted_number(hits),
+        reverted=_revert_target(description.revert_of, snapshot.repository) or _reverted_number(hits),
+        purpose=_trusted_purpose(description.purpose, absent),
+        housekeeping=house,
         notices=notices or {},
     )
     markdown = render_guide(facts, lang)
@@ -208,6 +218,28 @@ def _label_spec(rules: Any, name: str) -> LabelSpec:
     return spec if isinstance(spec, LabelSpec) else LabelSpec(name)
 
 
+def _revert_target(revert_of: str, repository: str) -> int | None:
+    """The PR number a description's ``Reverts owner/repo#N`` names, when it is this repository's."""
+    repo, _, number = revert_of.partition("#")
+    if number.isdigit() and (not repo or repo.lower() == repository.lower()):
+        return int(number)
+    return None
+
+
+#: A purpose sentence is used as the summary only within these lengths (characters).
+_PURPOSE_CHARS = (24, 240)
+
+
+def _trusted_purpose(purpose: str, absent: tuple[str, ...]) -> str | None:
+    """The author's purpose sentence when it can stand as the summary: a sentence of
+    reasonable length that names nothing the diff lacks."""
+    if not purpose or not _PURPOSE_CHARS[0] <= len(purpose) <= _PURPOSE_CHARS[1]:
+        return None
+    if any(name in purpose for name in absent):
+        return None
+    return purpose
+
+
 def _reverted_number(hits: tuple[RuleHit, ...]) -> int | None:
     for hit in hits:
         for key in ("reverted", "revert", "pr"):
@@ -232,17 +264,27 @@ def _guide_data(facts: GuideFacts, lang: str, markdown: str) -> dict[str, Any]:
         "areas": list(c.areas),
         "change_type": c.change_type,
         "breaking": c.breaking,
+        "breaking_reasons": describe_claims(c.breaking_reasons, lang),
+        "behaviour": [_fact_data(b) for b in getattr(facts.analysis, "behaviour", ())],
+        "areas_more": c.areas_more,
         "reverted": facts.reverted,
         "importance": c.importance,
         "importance_factors": describe_factors(c.factors, lang),
         "reading_level": c.reading_level,
         "reading_minutes": c.reading_minutes,
         "audience": list(c.audience.get(lang, ())),
-        "summary": summary_line(facts, lang),
+        "summary": summary_line(facts, lang, plain=True),
         "focus": describe_focus(facts.focus, lang),
         "follow_ups": [t(f.key, lang, {**f.params, **({"file": f.file} if f.file else {})}) for f in facts.follow_ups],
-        "symbols": list(facts.analysis.symbols[:50]),
+        "housekeeping": {k: list(getattr(facts.housekeeping, k)) for k in ("generated", "locks", "images", "owners", "formatting", "comments")},
+        "dependencies": [
+            {"name": d.name, "action": d.action, "old": d.old_spec, "new": d.new_spec, "file": d.file or f.path, "bump": getattr(d, "bump", "")}
+            for f in facts.analysis.files
+            for d in f.dependency_changes
+        ],
+        "symbols": list(facts.analysis.symbols),
         "lines_changed": facts.analysis.lines_changed,
+        "source_lines_changed": source_lines(facts.analysis),
         "truncated": s.truncated,
         "skipped": c.skip,
         "rules": [h.rule_id for h in c.hits],
@@ -250,3 +292,9 @@ def _guide_data(facts: GuideFacts, lang: str, markdown: str) -> dict[str, Any]:
         "engine_version": ENGINE_VERSION,
         "markdown": markdown,
     }
+
+
+def _fact_data(fact: Any) -> dict[str, Any]:
+    """A behaviour fact as JSON (every field of :class:`bot.analysis.model.BehaviourFact`)."""
+    return {"kind": fact.kind, "path": fact.path, "symbol": fact.symbol, "old": fact.old, "new": fact.new,
+            "detail": fact.detail, "line": fact.line, "user_facing": fact.user_facing}  # fmt: skip

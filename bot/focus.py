@@ -3,17 +3,27 @@
 Pure. Like :mod:`bot.classify`, sentences are message keys and parameters, except
 rule-written focus notes, which arrive already written in each language.
 
-Focus points are ranked by weight (rule notes first, then removed code paths,
-config keys, compatibility shims, dependencies, new public API, the largest
-changes, tests) and at most two come from one file, so the list covers the PR
-rather than one corner of it.
+Focus points are ranked by meaning: behaviour and breaking facts first (a changed
+default, a removed key, a renamed function, a new hard error, a raised dependency
+floor); then the symbols that carry the change (where those facts are, what the title
+and description name, what the added tests exercise); then rule notes and new public
+API; then the largest remaining changes and tests. Housekeeping -- generated and lock
+files, CI image bumps, CODEOWNERS, formatting- or comment-only files -- is never a
+numbered point: :func:`housekeeping` sums it up in one line. At most
+:data:`MAX_FOCUS` points, at most two per file.
+
+A reason states a meaning only with evidence: "compatibility" only for import
+fallbacks and version checks, "config key" only for keys of config files or of
+classes the rules mark as configuration, "entry point" only for a new symbol the
+diff calls or registers; otherwise plain words ("new function `x`").
 """
 
 from __future__ import annotations
 
+import keyword
 import re
-from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,11 +33,17 @@ from bot.snapshot import PullRequestSnapshot
 
 _TODO_PREFIX = re.compile(r"^\s*(TODO|FIXME|XXX|HACK)\b\s*(\([^)]*\))?\s*:?\s*", re.IGNORECASE)
 
-MAX_FOCUS = 7
+MAX_FOCUS = 6
 MAX_PER_FILE = 2
 MAX_NAMES = 3
-#: A rule's own note ranks with new config keys: above "largest change", below removed code.
+#: Weights of the tiers, highest first (they only order points).
+BREAKING_WEIGHT = 120
+FACT_WEIGHT = 100
+CARRIER_WEIGHT = 90
 RULE_NOTE_WEIGHT = 75
+API_WEIGHT = 60
+DEP_WEIGHT = 55
+IsConfig = Callable[[str, "str | None"], bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,17 +97,126 @@ class FollowUp:
     file: str | None = None
 
 
-def focus_points(analysis: DiffAnalysis, hits: tuple[RuleHit, ...], review: ReviewSummary) -> tuple[FocusPoint, ...]:
-    """The ranked focus points, at most :data:`MAX_FOCUS`, at most two per file."""
+@dataclass(frozen=True, slots=True)
+class Housekeeping:
+    """Changes nobody needs to read line by line, by what they are.
+
+    Each field holds paths: ``generated`` (generated files), ``locks`` (lock files),
+    ``images`` (CI files that only move an image or version tag), ``owners``
+    (CODEOWNERS), ``formatting`` (only whitespace or line breaks changed),
+    ``comments`` (only comments changed).
+    """
+
+    generated: tuple[str, ...] = ()
+    locks: tuple[str, ...] = ()
+    images: tuple[str, ...] = ()
+    owners: tuple[str, ...] = ()
+    formatting: tuple[str, ...] = ()
+    comments: tuple[str, ...] = ()
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """Every path, in field order."""
+        return self.generated + self.locks + self.images + self.owners + self.formatting + self.comments
+
+    def __bool__(self) -> bool:
+        return bool(self.paths)
+
+
+#: Behaviour fact kinds that make a point, and the weight of each (breaking facts rank higher).
+_FACT_POINTS = {
+    "default_changed": FACT_WEIGHT,
+    "key_removed": FACT_WEIGHT,
+    "key_renamed": FACT_WEIGHT,
+    "field_removed": FACT_WEIGHT - 5,
+    "signature_changed": FACT_WEIGHT - 5,
+    "symbol_removed": FACT_WEIGHT - 5,
+    "symbol_renamed": FACT_WEIGHT,
+    "symbol_moved": FACT_WEIGHT - 10,
+    "check_added": FACT_WEIGHT - 10,
+    "check_removed": FACT_WEIGHT - 10,
+    "parameter_added": API_WEIGHT,
+    "metric_renamed": FACT_WEIGHT - 10,
+    "dep_floor_raised": DEP_WEIGHT + 10,
+    "dep_ceiling_added": DEP_WEIGHT,
+    "dep_pin_changed": DEP_WEIGHT,
+    "dep_added": DEP_WEIGHT,
+    "dep_removed": DEP_WEIGHT,
+    "dep_commit_moved": DEP_WEIGHT,
+}
+#: The message of each fact kind (``.plain`` is added when a key is not user configuration).
+_FACT_KEYS = {
+    "default_changed": "focus.fact.default_changed",
+    "key_removed": "focus.fact.key_removed",
+    "key_renamed": "focus.fact.key_renamed",
+    "field_removed": "focus.fact.field_removed",
+    "signature_changed": "focus.fact.signature_changed",
+    "parameter_added": "focus.fact.parameter_added",
+    "check_added": "focus.fact.check_added",
+    "check_removed": "focus.fact.check_removed",
+    "symbol_removed": "focus.fact.symbol_removed",
+    "symbol_renamed": "focus.fact.symbol_renamed",
+    "symbol_moved": "focus.fact.symbol_moved",
+    "metric_renamed": "focus.fact.metric_renamed",
+    "dep_floor_raised": "focus.fact.dep_floor_raised",
+    "dep_ceiling_added": "focus.fact.dep_ceiling_added",
+    "dep_pin_changed": "focus.fact.dep_pin_changed",
+    "dep_added": "focus.fact.dep_added",
+    "dep_removed": "focus.fact.dep_removed",
+    "dep_commit_moved": "focus.fact.dep_commit_moved",
+}
+_BREAKING_KINDS = ("default_changed", "key_removed", "key_renamed", "field_removed", "signature_changed",
+                   "symbol_removed", "symbol_renamed", "symbol_moved", "check_added", "dep_floor_raised")
+#: Facts read per pull request: a 3,000-file refactor has thousands, and six points are shown.
+_MAX_FACTS = 200
+_CODE_KINDS = ("source", "config", "build", "example")
+
+
+def focus_points(
+    analysis: DiffAnalysis,
+    hits: tuple[RuleHit, ...],
+    review: ReviewSummary,
+    *,
+    snapshot: PullRequestSnapshot | None = None,
+    is_config: IsConfig | None = None,
+    description: Any = None,
+    house_files: Housekeeping | None = None,
+    renames: Mapping[str, tuple[tuple[str, str], ...]] | None = None,
+) -> tuple[FocusPoint, ...]:
+    """The ranked focus points, at most :data:`MAX_FOCUS`, at most two per file.
+
+    ``snapshot`` gives the title and description (symbols they name rank higher);
+    ``is_config(path, class_name)`` says which classes hold configuration
+    (``RuleSet.is_config``); without it only config files hold config keys;
+    ``description`` (:class:`bot.analysis.description.Description`) offers its design
+    bullets as points, on the file whose changed lines hold what they name.
+    """
+    hk = house_files if house_files is not None else housekeeping(analysis)
+    renames = rename_map(analysis) if renames is None else renames
+    house = set(hk.paths)
+    kinds = {f.path: f.kind for f in analysis.files}
+    named = _named_in_text(snapshot, description) if snapshot is not None else set()
+    tested = _tested_names(analysis)
     candidates: list[FocusPoint] = []
     for hit in hits:
         # One point per rule: a rule that matched twelve files says the same thing twelve times.
-        if hit.focus:
-            note = hit.focus[0]
-            more = {"similar": len(hit.focus) - 1} if len(hit.focus) > 1 else {}
+        notes = [n for n in hit.focus if not _unfounded_note(n, house, kinds, is_config)]
+        if notes:
+            note = notes[0]
+            more = {"similar": len(notes) - 1} if len(notes) > 1 else {}
             candidates.append(FocusPoint(note.file, note.symbol, params=more, text=note.text, weight=RULE_NOTE_WEIGHT))
+    fact_files: set[str] = set()
+    candidates.extend(_fact_points(analysis, house, is_config, fact_files, renames, named))
+    called: set[str] = set()
+    texts = _changed_texts(analysis, house) if named or getattr(description, "design_points", ()) else {}
+    described = _described_files(texts, named)
+    candidates.extend(_design_points(texts, description))
     for f in analysis.files:
-        candidates.extend(_file_points(f))
+        if f.path in house:
+            continue
+        candidates.extend(
+            _file_points(f, is_config, called, fact_files, named, tested, bool(getattr(f, "behaviour", ())), described.get(f.path, 0), renames.get(f.path, ()))
+        )
     candidates.extend(_removed_trees(analysis))
     for thread in review.threads[:2]:
         if thread.comments >= 2:
@@ -104,8 +229,13 @@ def focus_points(analysis: DiffAnalysis, hits: tuple[RuleHit, ...], review: Revi
                     weight=45 + thread.comments,
                 )
             )
+    if not candidates and house:
+        # Nothing but housekeeping: code owners, image tags or formatting are then the
+        # change itself (generated and lock files never are).
+        for f in analysis.files:
+            if f.path in hk.owners + hk.images + hk.formatting + hk.comments:
+                candidates.append(FocusPoint(f.path, None, "focus.largest", {"additions": f.additions, "deletions": f.deletions, "names": ()}, weight=10))
     candidates.sort(key=lambda p: -p.weight)
-    candidates = _one_entry_point(candidates)
     chosen: list[FocusPoint] = []
     per_file: dict[str | None, int] = defaultdict(int)
     seen: set[tuple[str | None, str | None]] = set()
@@ -119,101 +249,585 @@ def focus_points(analysis: DiffAnalysis, hits: tuple[RuleHit, ...], review: Revi
         chosen.append(point)
         if len(chosen) == MAX_FOCUS:
             break
-    return tuple(chosen)
+    by_path = {f.path: f for f in analysis.files}
+    # Which new API is an entry point is only worth finding out for the points shown.
+    added_names = {n for p in chosen if p.key == "focus.added" for n in p.params.get("names", ())}
+    entries = _entry_points(analysis, added_names)
+    shown: set[str] = set()
+    out = []
+    for p in chosen:
+        if p.key == "focus.added" and entries.intersection(p.params.get("names", ())):
+            names = tuple(dict.fromkeys([n for n in p.params["names"] if n in entries] + list(p.params["names"])))
+            p = FocusPoint(p.file, p.symbol, "focus.added_called", {**p.params, "names": names}, p.text, p.weight)
+        # A name already shown by an earlier point is not repeated: three config files
+        # with the same new keys say them once.
+        p = _with_uses(p, by_path.get(p.file or ""), named, shown, _uses_limit(len(chosen)))
+        if p.key in ("focus.largest", "focus.largest_symbols") and not p.params.get("names") and any(q.file == p.file for q in out):
+            continue  # "+1/−1 lines here" next to a point on the same file says nothing new
+        shown.update(str(n) for n in p.params.get("names", ()) or ())
+        if p.symbol:
+            shown.add(p.symbol)
+        shown.update(p.params.get("uses", ()) or ())
+        out.append(p)
+    return tuple(out)
 
 
-def _file_points(f: FileAnalysis) -> list[FocusPoint]:
+def _unfounded_note(note: Any, house: set[str], kinds: Mapping[str, str], is_config: IsConfig | None) -> bool:
+    """A rule's note that would state what the diff does not back: one about a generated
+    file (housekeeping), or one calling a field of a class that is not configuration a
+    config key."""
+    if note.file and note.file in house:
+        return True
+    if note.file and note.symbol and kinds.get(note.file) == "source":
+        cls = note.symbol.rpartition(".")[0] or None
+        return not (is_config is not None and is_config(note.file, cls))
+    return False
+
+
+_TEMPLATED = re.compile(r"[${}]")
+#: Fact kinds whose several facts in one file are listed by name in one point.
+_LISTED_FACTS = ("key_removed", "field_removed", "symbol_removed")
+
+
+def _fact_points(
+    analysis: DiffAnalysis,
+    house: set[str],
+    is_config: IsConfig | None,
+    fact_files: set[str],
+    renames: Mapping[str, tuple[tuple[str, str], ...]],
+    named: set[str] = frozenset(),
+) -> list[FocusPoint]:
+    """One point per file and kind of behaviour fact (the first fact named, the rest counted)."""
+    groups: dict[tuple[str, str], list[Any]] = {}
+    kinds = {f.path: f.kind for f in analysis.files}
+    facts = getattr(analysis, "behaviour", ())[:_MAX_FACTS]
+    # A rename found by pairing is said once, by the file's own point (see _file_points).
+    paired = {(path, old) for path, pairs in renames.items() for old, _ in pairs}
+    for fact in facts:
+        if fact.kind == "symbol_removed" and (fact.path, fact.symbol) in paired:
+            continue
+        kind = kinds.get(fact.path)
+        if fact.kind not in _FACT_POINTS or fact.path in house or kind in ("test", "docs", "generated", "binary"):
+            continue
+        if kind == "ci" and not fact.kind.startswith("dep_"):
+            continue
+        if fact.kind.startswith("dep_") and _TEMPLATED.search(fact.symbol):
+            continue  # `FROM ${BASE_IMAGE}`: a variable, not a dependency name
+        if fact.kind in ("check_added", "check_removed") and not _existing_function(fact.symbol, fact.path, analysis):
+            continue  # a check in a function this diff adds refuses nothing that used to pass
+        groups.setdefault((fact.path, fact.kind), []).append(fact)
+    out = []
+    for (path, kind), facts in groups.items():
+        fact = facts[0]
+        key = _FACT_KEYS[kind]
+        if kind in ("default_changed", "key_removed", "key_renamed", "field_removed"):
+            f = next((x for x in analysis.files if x.path == path), None)
+            config = f is not None and (f.kind == "config" or (is_config is not None and f.kind == "source" and is_config(path, fact.symbol.rpartition(".")[0] or None)))
+            if not config:
+                key += ".plain"
+        elif kind == "dep_pin_changed" and not fact.old:
+            key = "focus.fact.dep_pinned"
+        elif kind == "dep_pin_changed":
+            bump = getattr(next((d for f in analysis.files if f.path == path for d in f.dependency_changes if d.name == fact.symbol), None), "bump", "")
+            if bump in ("major", "pre-1.0 minor", "commit"):
+                key = {"major": "focus.fact.dep_pin_changed.major", "pre-1.0 minor": "focus.fact.dep_pin_changed.pre1", "commit": "focus.fact.dep_pin_changed.commit"}[bump]
+        weight = _FACT_POINTS[kind]
+        if kind in _BREAKING_KINDS and fact.user_facing:
+            weight += BREAKING_WEIGHT - FACT_WEIGHT
+        params = {"name": fact.symbol, "old": fact.old, "new": fact.new, "detail": fact.detail, "count": len(facts)}
+        if len(facts) > 1 and kind in _LISTED_FACTS:
+            # Several keys or symbols of one file gone: name a few (those the author names first).
+            symbols = sorted(dict.fromkeys(x.symbol for x in facts), key=lambda n: (_short(n) not in named and n not in named))
+            key, params = f"{key}.many", {"names": tuple(symbols[:MAX_NAMES]), "count": len(symbols)}
+        elif len(facts) > 1:
+            params["similar"] = len(facts) - 1
+        fact_files.add(path)
+        out.append(FocusPoint(path, fact.symbol, key, params, weight=weight))
+    return out
+
+
+def _entry_points(analysis: DiffAnalysis, called: set[str]) -> set[str]:
+    """Of the new symbols ``called``, those that are an entry point of the change: called
+    from another file's added lines (the change wires them in) or registered by a
+    ``@...register...`` decorator. A helper only its own new file calls is structure,
+    not an entry point."""
+    if not called:
+        return set()
+    out: set[str] = set()
+    home = {d.name: f.path for f in analysis.files for d in f.definitions_added if d.name in called}
+    everything = "\n".join(line for f in analysis.files[:_MAX_DESCRIBED_FILES] if f.kind not in ("docs", "generated", "binary") for line in f.added_lines)
+    for name in called:
+        short = _short(name)
+        if len(short) < 6 or short in _GENERIC_NAMES or everything.count(short) < 2:
+            continue  # `main(` in another file is more likely another `main`; one mention is the definition
+        call = re.compile(rf"(?<![\w.])(?:[\w.]*\.)?{re.escape(short)}\s*\(|[\"']{re.escape(short)}[\"']|@{re.escape(short)}\b")
+        register = re.compile(rf"@[\w.]*regist\w*[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*(?:async\s+)?(?:def|class)\s+{re.escape(short)}\b")
+        for f in analysis.files[:_MAX_DESCRIBED_FILES]:
+            if f.kind in ("docs", "generated", "binary") or not f.added_lines:
+                continue
+            if f.path != home.get(name):
+                if any(call.search(line) for line in f.added_lines if short in line):
+                    out.add(name)
+                    break
+            elif "regist" in "\n".join(f.added_lines) and register.search("\n".join(f.added_lines)):
+                out.add(name)
+                break
+    return out
+
+
+#: Names too common for a call in another file to be a call of *this* definition.
+_GENERIC_NAMES = frozenset({"main", "run", "setup", "build", "apply", "create", "forward", "update", "process", "execute", "start", "launch", "handler", "wrapper", "helper", "compute"})
+
+
+def rename_map(analysis: DiffAnalysis) -> dict[str, tuple[tuple[str, str], ...]]:
+    """:func:`renamed_pairs` of every source or example file that has any, by path.
+
+    Computed once per guide (classification and focus points both use it)."""
+    out = {}
+    for f in analysis.files:
+        if f.kind in ("source", "example") and ((f.definitions_removed and f.definitions_added) or getattr(f, "renamed", ())):
+            pairs = renamed_pairs(f)
+            if pairs:
+                out[f.path] = pairs
+    return out
+
+
+def renamed_pairs(f: FileAnalysis) -> tuple[tuple[str, str], ...]:
+    """``(old, new)`` names of definitions ``f`` renames: those the analysis found, and a
+    public definition removed where one of the same kind is added whose name shares its
+    last two words or more (``clear_rocm_attention_weight_caches`` ->
+    ``refresh_rocm_attention_weight_caches``), one pair per name."""
+    pairs = list(getattr(f, "renamed", ()) or ())
+    if f.definitions_removed and f.definitions_added and f.status != "removed":
+        removed_tails = {_tail2(d.name) for d in f.definitions_removed if "_" in d.name}
+        if not removed_tails.intersection(_tail2(d.name) for d in f.definitions_added if "_" in d.name):
+            return tuple(pairs)
+        taken = {n for pair in pairs for n in pair}
+        # Candidates are indexed by their last two words, so a file is read once.
+        by_tail: dict[tuple[str, ...], list[Definition]] = defaultdict(list)
+        for d in f.definitions_added:
+            if d.name not in taken and "_" in d.name and d.public:
+                by_tail[tuple(_short(d.name).lower().rsplit("_", 2)[-2:])].append(d)
+        if by_tail:
+            for old in f.definitions_removed:
+                if old.name in taken or "_" not in old.name or not old.public:
+                    continue
+                tail = tuple(_short(old.name).lower().rsplit("_", 2)[-2:])
+                matches = [d for d in by_tail.get(tail, ()) if d.kind == old.kind and d.name not in taken and _shared_tail(old.name, d.name)]
+                if len(matches) == 1:
+                    pairs.append((old.name, matches[0].name))
+                    taken.update((old.name, matches[0].name))
+    return tuple(pairs)
+
+
+def _tail2(name: str) -> tuple[str, ...]:
+    return tuple(name[name.rfind(".") + 1 :].lower().rsplit("_", 2)[-2:])
+
+
+def _shared_tail(a: str, b: str) -> bool:
+    """True when two names end in the same two or more ``_`` words, covering most of each."""
+    wa, wb = _short(a).lower().split("_"), _short(b).lower().split("_")
+    shared = 0
+    while shared < min(len(wa), len(wb)) and wa[-1 - shared] == wb[-1 - shared]:
+        shared += 1
+    return shared >= 2 and shared * 2 > max(len(wa), len(wb)) - 1 and a != b
+
+
+def _existing_function(symbol: str, path: str, analysis: DiffAnalysis) -> bool:
+    """True when ``symbol`` (or the class holding it) is not one the diff adds in ``path``."""
+    f = next((x for x in analysis.files if x.path == path), None)
+    if f is None or f.status == "added":
+        return False
+    added = {d.name for d in f.definitions_added}
+    while symbol:
+        if symbol in added:
+            return False
+        symbol = symbol.rpartition(".")[0]
+    return True
+
+
+def _file_points(
+    f: FileAnalysis,
+    is_config: IsConfig | None,
+    called: set[str],
+    fact_files: set[str],
+    named: set[str],
+    tested: set[str],
+    has_facts: bool,
+    described: int = 0,
+    pairs: tuple[tuple[str, str], ...] = (),
+) -> list[FocusPoint]:
     points: list[FocusPoint] = []
     code = f.kind in ("source", "example")
-    # Files removed whole are summed up by folder in removed_trees(), not listed one by one.
-    removed = api_names(f.definitions_removed) if code and f.status != "removed" else []
+    renamed = {n for pair in pairs for n in pair}
+    fact_renames = {n for pair in getattr(f, "renamed", ()) or () for n in pair}
+    for old, new in pairs:
+        if old not in fact_renames:  # the analysis's own renames arrive as behaviour facts
+            points.append(FocusPoint(f.path, new, "focus.fact.symbol_renamed", {"old": old, "new": new}, weight=FACT_WEIGHT))
+    # Files removed whole are summed up by folder in removed_trees(), not listed one by one;
+    # behaviour facts already say what was removed or renamed.
+    removed = [n for n in api_names(f.definitions_removed) if n not in renamed] if code and f.status != "removed" and not has_facts else []
     if removed:
-        points.append(FocusPoint(f.path, removed[0], "focus.removed", {"names": tuple(removed[:MAX_NAMES]), "count": len(removed)}, weight=90))
-    if f.kind not in ("test", "ci"):
+        points.append(FocusPoint(f.path, removed[0], "focus.removed", {"names": tuple(removed[:MAX_NAMES]), "count": len(removed)}, weight=FACT_WEIGHT - 5))
+    if f.kind not in ("test", "ci") and not has_facts:
+        config = f.kind == "config"
         keys_removed = public_keys(f, f.config_keys_removed) if f.status != "removed" else []
-        keys_added = public_keys(f, f.config_keys_added)
+        keys_added = public_keys(f, getattr(f, "fields_added", None) or f.config_keys_added) if f.kind == "source" else public_keys(f, f.config_keys_added)
+        if f.kind == "source":
+            keys_removed = public_keys(f, getattr(f, "fields_removed", None) or f.config_keys_removed) if f.status != "removed" else []
+            config = is_config is not None and any(is_config(f.path, k.rpartition(".")[0] or None) for k in keys_added + keys_removed)
+        suffix = "" if config else ".plain"
         if keys_removed:
-            points.append(FocusPoint(f.path, keys_removed[0], "focus.config_removed", {"names": tuple(keys_removed[:MAX_NAMES]), "count": len(keys_removed)}, weight=80))
+            points.append(FocusPoint(f.path, keys_removed[0], "focus.config_removed" + suffix, {"names": tuple(keys_removed[:MAX_NAMES]), "count": len(keys_removed)}, weight=FACT_WEIGHT - 10))
         if keys_added:
-            points.append(FocusPoint(f.path, keys_added[0], "focus.config_added", {"names": tuple(keys_added[:MAX_NAMES]), "count": len(keys_added)}, weight=70))
-    if f.shims and f.kind == "source":
-        what, _, snippet = f.shims[0].partition(": ")
-        points.append(FocusPoint(f.path, None, "focus.shim", {"what": what, "code": snippet or what}, weight=65))
-    if f.dependency_changes and f.kind != "generated":
-        dep = f.dependency_changes[0]
-        key = "focus.dep_major" if major_bump(dep.old_spec, dep.new_spec) else f"focus.dep_{dep.action}"
+            points.append(FocusPoint(f.path, keys_added[0], "focus.config_added" + suffix, {"names": tuple(keys_added[:MAX_NAMES]), "count": len(keys_added)}, weight=RULE_NOTE_WEIGHT - 5 if config else API_WEIGHT - 5))
+    if f.kind == "source":
+        for shim in f.shims:
+            what, _, snippet = shim.partition(": ")
+            # A hasattr() probe is not evidence of a second version being served.
+            if what in ("import fallback", "version check"):
+                points.append(FocusPoint(f.path, None, "focus.shim", {"what": what, "code": snippet or what}, weight=API_WEIGHT + 5))
+                break
+    deps = [d for d in f.dependency_changes if not _TEMPLATED.search(d.name)]
+    if deps and f.kind not in ("generated",) and not has_facts:
+        dep = deps[0]
+        bump = getattr(dep, "bump", "")
+        major = bump == "major" if bump else major_bump(dep.old_spec, dep.new_spec)
+        key = "focus.dep_major" if major else f"focus.dep_{dep.action}"
         points.append(
-            FocusPoint(
-                f.path,
-                dep.name,
-                key,
-                {"name": dep.name, "old": dep.old_spec, "new": dep.new_spec, "count": len(f.dependency_changes)},
-                weight=55,
-            )
+            FocusPoint(f.path, dep.name, key, {"name": dep.name, "old": dep.old_spec, "new": dep.new_spec, "count": len(f.dependency_changes)}, weight=DEP_WEIGHT)
         )
-    added = api_names(f.definitions_added) if code else []
+    added = [n for n in api_names(f.definitions_added) if n not in renamed] if code and f.kind == "source" else []
     if added:
-        points.append(FocusPoint(f.path, added[0], "focus.added", {"names": tuple(added[:MAX_NAMES]), "count": len(added)}, weight=60))
-    if f.kind in ("source", "config", "build", "example") and f.changes and f.status != "removed":
-        symbols = tuple(s for s in f.symbols_touched if s not in added)[:MAX_NAMES]
+        starts = [n for n in added if n in called or n.rpartition(".")[2] in called]
+        described_names = [n for n in added if _short(n) in named]
+        names = tuple(dict.fromkeys(described_names + starts + added))[:MAX_NAMES]
+        key = "focus.added_called" if starts else "focus.added"
+        hits = sum(1 for n in added if _short(n) in named)
+        # New API the description names is what the change is about: it ranks with the facts.
+        weight = FACT_WEIGHT + min(9, 3 * hits) if hits else API_WEIGHT + (5 if starts else 0)
+        points.append(FocusPoint(f.path, names[0], key, {"names": names, "count": len(added)}, weight=weight))
+    if f.kind in _CODE_KINDS and f.changes and f.status != "removed":
+        added_set = set(added)
+        symbols = tuple(s for s in f.symbols_touched if s not in added_set)
+        # The symbols a reader must open first: those the title, description or new tests name.
+        carried = tuple(s for s in symbols if _short(s) in named or _short(s).lower().lstrip("_") in tested) if named or tested else ()
+        # Then the definitions this diff adds (private helpers included: they are new code to read).
+        touched = set(symbols)
+        new_defs = tuple(d.name for d in f.definitions_added if d.name in touched)
+        symbols = tuple(dict.fromkeys(carried + new_defs + symbols))[:MAX_NAMES]
         key = "focus.largest_symbols" if symbols else "focus.largest"
-        points.append(
-            FocusPoint(
-                f.path,
-                symbols[0] if symbols else None,
-                key,
-                {"additions": f.additions, "deletions": f.deletions, "names": symbols},
-                weight=min(50, 20 + f.changes // 10),
-            )
-        )
-    elif f.kind in ("ci", "docs") and f.changes and f.status != "removed":
-        points.append(FocusPoint(f.path, None, "focus.largest", {"additions": f.additions, "deletions": f.deletions, "names": ()}, weight=min(15, 5 + f.changes // 20)))
+        weight = min(50, 20 + f.changes // 10)
+        if described:
+            weight = CARRIER_WEIGHT + 5 + min(9, described)
+        elif f.kind == "source" and (carried or f.path in fact_files):
+            weight = CARRIER_WEIGHT + min(9, 3 * sum(1 for s in carried if _short(s) in named))
+        elif f.kind != "source":
+            weight = min(weight, 35)
+        points.append(FocusPoint(f.path, symbols[0] if symbols else None, key, {"additions": f.additions, "deletions": f.deletions, "names": symbols}, weight=weight))
+    elif f.kind in ("ci", "docs", "test") and f.changes and f.status != "removed" and not f.tests_added:
+        symbols = tuple(f.symbols_touched[:MAX_NAMES]) if f.kind == "test" else ()
+        key = "focus.largest_symbols" if symbols else "focus.largest"
+        points.append(FocusPoint(f.path, symbols[0] if symbols else None, key, {"additions": f.additions, "deletions": f.deletions, "names": symbols}, weight=min(15, 5 + f.changes // 20)))
     if f.tests_added:
         points.append(FocusPoint(f.path, f.tests_added[0], "focus.tests", {"names": tuple(f.tests_added[:2]), "count": len(f.tests_added)}, weight=40))
     return points
+
+
+#: Files searched for the identifiers a description names (a 3,000-file PR has no time for more).
+_MAX_DESCRIBED_FILES = 300
+
+
+_SPAN_NAME = re.compile(r"`([^`\n]{3,80})`")
+#: Design bullets read per description.
+_MAX_DESIGN = 8
+
+
+def _design_points(texts: Mapping[str, str], description: Any) -> list[FocusPoint]:
+    """The author's design bullets that name code the diff changes, each on the file
+    whose changed lines hold the first such name (a bullet naming nothing found is left out)."""
+    bullets = getattr(description, "design_points", ())[:_MAX_DESIGN]
+    if not bullets:
+        return []
+    out = []
+    for bullet in bullets:
+        names = [n.strip().rstrip("()") for n in _SPAN_NAME.findall(bullet)] or [w for w in _WORD.findall(bullet) if _CODE_LIKE.search(w)]
+        for name in names:
+            path = next((p for p, text in texts.items() if len(name) >= 4 and name in text), None)
+            if path:
+                out.append(FocusPoint(path, name, "focus.design", {"text": bullet}, weight=CARRIER_WEIGHT - 2))
+                break
+    return out
+
+
+def _changed_texts(analysis: DiffAnalysis, house: set[str]) -> dict[str, str]:
+    """The changed lines of source, config and build files, joined per file."""
+    return {
+        f.path: "\n".join(f.added_lines[:600] + f.removed_lines[:600])
+        for f in analysis.files[:_MAX_DESCRIBED_FILES]
+        if f.kind in ("source", "config", "build") and f.path not in house and (f.added_lines or f.removed_lines)
+    }
+
+
+def _described_files(texts: Mapping[str, str], named: set[str]) -> dict[str, int]:
+    """How many identifiers the title or description names appear in the changed lines
+    of each source, config or build file (the author's own pointers, checked against
+    the diff); files with fewer than two are left out."""
+    wanted = sorted(n for n in named if len(n) >= 5 and "/" not in n)[:80]
+    if not wanted:
+        return {}
+    scored = {}
+    for path, text in texts.items():
+        present = [n for n in wanted if n in text]
+        found = [n for n in present if not any(n != m and n in m for m in present)] if len(present) >= 2 else present
+        if len(found) >= 2:
+            scored[path] = len(found)
+    return scored
+
+
+def _short(name: str) -> str:
+    return name.rpartition(".")[2]
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z_][A-Za-z0-9_]*)*")
+_SPAN = re.compile(r"`([^`\n]{1,200})`")
+_CODE_LIKE = re.compile(r"_|[a-z][A-Z]|\.|\(\)")
+
+
+def _named_in_text(snapshot: PullRequestSnapshot, description: Any = None) -> set[str]:
+    """Identifiers the title and description name: snake/Camel/dotted words and ALL_CAPS
+    names, each also by its dotted components. The description is read without its
+    template's boilerplate when ``description`` (a parsed one) is given."""
+    sections = getattr(description, "sections", None)
+    body = "\n".join(v for k, v in sections.items() if k != "checklist") if sections else (snapshot.body or "")
+    text = f"{snapshot.title}\n{body[:8_000]}"
+    out: set[str] = set()
+    for token in set(_WORD.findall(text)):
+        if len(token) >= 4 and (_CODE_LIKE.search(token) or _CAPS.match(token)):
+            out.add(token)
+            if "." in token:
+                out.update(p for p in token.split(".") if _CODE_LIKE.search(p) or _CAPS.match(p))
+    return out
+
+
+def _tested_names(analysis: DiffAnalysis) -> set[str]:
+    """Lower-cased words of added test names (``test_save_ckpt_async`` -> ``save_ckpt_async``, ...),
+    used to find the functions the tests exercise."""
+    out: set[str] = set()
+    names = [n for f in analysis.files for n in f.tests_added[:40]][:80]
+    for name in names:
+        base = _short(name).lower()
+        base = base[5:] if base.startswith("test_") else base
+        parts = base.split("_")[:12]
+        for i in range(len(parts)):
+            for j in range(i + 2, min(len(parts), i + 4) + 1):
+                out.add("_".join(parts[i:j]))
+            if len(parts[i]) >= 5:
+                out.add(parts[i])
+    return out
+
+
+_TOKEN = re.compile(r"/?[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z0-9_]+)*|\d+(?:\.\d+)+(?:[.\-]?[A-Za-z]\w*)?")
+#: A name given a value or defined on a line: ``NAME = ...``, ``name: int = ...``, ``def name(``.
+_DEFINED = re.compile(r"^\s*(?:def |class |async def )?([A-Za-z_][A-Za-z0-9_]*)\s*(?:[:=(]|$)")
+_CAPS = re.compile(r"^[A-Z][A-Z0-9_]{4,}$")
+_STOP = frozenset(keyword.kwlist) | {
+    "self", "None", "True", "False", "print", "range", "return", "isinstance", "getattr", "setattr", "hasattr",
+    "kwargs", "args", "torch", "from", "import", "else", "elif", "raise", "assert", "lambda", "logger",
+    "ImportError", "ValueError", "TypeError", "KeyError", "RuntimeError", "AttributeError", "Exception",
+}
+
+
+#: Lines per side read for the names a change brings in.
+_MAX_TOKEN_LINES = 100
+
+
+def introduced_names(f: FileAnalysis, named: set[str] = frozenset(), limit: int = 3) -> tuple[str, ...]:
+    """Code-like names (``snake_case``, ``CamelCase``, ``dotted.names``, ``kebab-names``)
+    that the added lines of ``f`` bring in and its removed lines did not have, then those
+    the removed lines had and the added lines dropped; names the title or description
+    use first. At most ``limit``."""
+    if not f.added_lines and not f.removed_lines:
+        return ()
+    added_text = "\n".join(x for x in f.added_lines[:_MAX_TOKEN_LINES] if not _COMMENT.match(x))
+    removed_text = "\n".join(x for x in f.removed_lines[:_MAX_TOKEN_LINES] if not _COMMENT.match(x))
+    plus = _tokens(added_text, named)
+    minus = _tokens(removed_text, named)
+    new = [t for t in plus if t not in minus]
+    gone = [t for t in minus if t not in plus]
+    # Names on both sides are worth showing when the author names them, or when the
+    # change is too small to bring in names of its own.
+    kept = [t for t in plus if t in minus and (t in named or _short(t) in named or len(new) + len(gone) < limit)]
+    touched = set(f.symbols_touched)
+    defined = {m.group(1) for line in f.added_lines[:_MAX_TOKEN_LINES] for m in [_DEFINED.match(line)] if m}
+    ranked = sorted(
+        dict.fromkeys(new + gone + kept),
+        key=lambda t: (-(t in named), -(t in defined and t in new), -(plus.get(t, 0) + minus.get(t, 0)), -(t in new)),
+    )
+    return tuple(t for t in ranked if t not in touched)[:limit]
+
+
+def _tokens(text: str, named: set[str] = frozenset()) -> dict[str, int]:
+    """Code-like words of ``text`` and how often they occur. A dotted chain
+    (``logits.full_tensor``) counts as its parts unless the description names it whole
+    (``ast.literal_eval``)."""
+    if "://" in text:
+        # A URL stands for what it names last: a repository, a file, a page.
+        text = _URL.sub(lambda m: " " + re.sub(r"\.git$", "", m.group(1)) + " ", text)
+    counts: dict[str, int] = {}
+    for token, n in Counter(_TOKEN.findall(text)).items():
+        if len(token) < 4:
+            continue
+        if token[0] == "/" and not re.search(r"(?m)^[ \t]*" + re.escape(token), text):
+            token = token[1:]  # a path inside an argument, not a path of its own
+        if "www." in token or token.startswith(("http", "/www")):
+            continue
+        token = token.rstrip("./-").lstrip(".-")
+        parts = token.split(".") if "." in token and token not in named and not _VERSIONISH.search(token) else (token,)
+        for part in parts:
+            if part in counts:
+                counts[part] += n
+            elif _code_like(part):
+                counts[part] = n
+    return counts
+
+
+_CODEISH = re.compile(r"_|[a-z][A-Z]|\.|\(\)|-|\d|^[A-Z][A-Z0-9_]{4,}$|[A-Z].*[a-z].*[A-Z]")
+_VERDICTS: dict[str, bool] = {}
+
+
+def _code_like(word: str) -> bool:
+    """True for a word that reads as code: snake_case, CamelCase, dotted, kebab, with digits, ALL_CAPS."""
+    ok = _VERDICTS.get(word)
+    if ok is None:
+        ok = len(word) >= 4 and word not in _STOP and _CODEISH.search(word) is not None
+        if len(_VERDICTS) > 50_000:  # bounded: words of untrusted diffs
+            _VERDICTS.clear()
+        _VERDICTS[word] = ok
+    return ok
+
+
+_URL = re.compile(r"\b(?:https?|git|ssh)://[^\s\"'`<>()]*?([^/\s\"'`<>()#?]+)/?(?=[\s\"'`<>()#?]|$)")
+_LINE_START = re.compile(r"\s*$")
+_VERSIONISH = re.compile(r"^\d|\.\d")
+_OTHER_CODE = re.compile(r"[A-Z].*[a-z].*[A-Z]|-|\d")
+
+
+def _uses_limit(points: int) -> int:
+    """Names a point may add: four, and more when there are few points (a one-file fix
+    has room to say more about its one file)."""
+    return max(4, 9 - points)
+
+
+_USES_KEYS = {"focus.largest": "focus.largest_uses", "focus.largest_symbols": "focus.largest_symbols_uses", "focus.tests": "focus.tests_uses"}
+
+
+def _with_uses(point: FocusPoint, f: FileAnalysis | None, named: set[str], shown: set[str] = frozenset(), limit: int = 4) -> FocusPoint:
+    """A "largest change" or tests point also names what the change brings in or drops
+    (names in ``shown`` left out)."""
+    if f is None or point.key not in _USES_KEYS or point.text:
+        return point
+    if point.key == "focus.tests":
+        limit = min(limit, 3)
+        shown = set(shown) | {_short(t) for t in f.tests_added}
+    uses = tuple(n for n in introduced_names(f, named, limit + len(shown)) if n not in shown)[:limit]
+    if not uses:
+        return point
+    key = _USES_KEYS[point.key]
+    return FocusPoint(point.file, point.symbol, key, {**point.params, "uses": uses}, point.text, point.weight)
 
 
 _VERSION = re.compile(r"(\d+)(?:\.(\d+))?")
 
 
 def major_bump(old: str, new: str) -> bool:
-    """True when two version specs differ in their major version (``0.x`` counts its minor).
+    """True when two version specs differ in their major version; ``0.x`` -> ``0.y`` is
+    not one (it is a pre-1.0 minor move).
 
-    ``"==0.27.0"`` -> ``">=1.10.0"`` is a major bump; ``"2.1"`` -> ``"2.4"`` is not.
+    ``"==0.27.0"`` -> ``">=1.10.0"`` is a major bump; ``"2.1"`` -> ``"2.4"`` and
+    ``"0.23.0"`` -> ``"0.24.0"`` are not.
     """
     a, b = _VERSION.search(old or ""), _VERSION.search(new or "")
     if not a or not b:
         return False
-    key_a = (a.group(1), a.group(2) if a.group(1) == "0" else None)
-    key_b = (b.group(1), b.group(2) if b.group(1) == "0" else None)
-    return key_a != key_b
+    return a.group(1) != b.group(1)
 
 
 def _removed_trees(analysis: DiffAnalysis) -> list[FocusPoint]:
     """One point per folder that lost code files whole (a move or a deletion), biggest first."""
     groups: dict[str, list[FileAnalysis]] = defaultdict(list)
     for f in analysis.files:
-        if f.status == "removed" and f.kind in ("source", "example", "test"):
+        if f.status == "removed" and f.kind in ("source", "example", "test", "docs"):
             parts = f.path.split("/")
             groups["/".join(parts[:2]) + "/" if len(parts) > 2 else (parts[0] + "/" if len(parts) > 1 else f.path)].append(f)
     points = []
     for folder, files in sorted(groups.items(), key=lambda kv: -sum(f.deletions for f in kv[1])):
         lines = sum(f.deletions for f in files)
         if lines >= 20:
-            points.append(FocusPoint(folder, None, "focus.removed_tree", {"count": len(files), "lines": lines}, weight=85))
-    return points[:2]
+            biggest = sorted(files, key=lambda f: -f.deletions)[:MAX_NAMES]
+            names = tuple(f.path.rsplit("/", 1)[-1] for f in biggest)
+            docs_only = all(f.kind == "docs" for f in files)
+            key = "focus.removed_tree.docs" if docs_only else "focus.removed_tree"
+            points.append(FocusPoint(folder, None, key, {"count": len(files), "lines": lines, "names": names}, weight=API_WEIGHT - 10 if docs_only else FACT_WEIGHT - 2))
+    return points[:3]
 
 
-def _one_entry_point(points: list[FocusPoint]) -> list[FocusPoint]:
-    """Only the first "new definitions" point is called the entry point of the change."""
-    out, seen = [], False
-    for p in points:
-        if p.key == "focus.added":
-            if seen:
-                p = FocusPoint(p.file, p.symbol, "focus.added_more", p.params, p.text, p.weight)
-            seen = True
-        out.append(p)
-    return out
+_LOCK = re.compile(r"(^|/)([^/]*[.-]lock(\.json|\.yaml)?|go\.sum|Gemfile\.lock|composer\.lock|uv\.lock|poetry\.lock|Cargo\.lock|pnpm-lock\.yaml|package-lock\.json)$")
+_OWNERS = re.compile(r"(^|/)CODEOWNERS$")
+_IMAGE_LINE = re.compile(r"^\s*[-\w\"' ]*(image|container|FROM|docker|tag|version)\b.*[:=@ ]\s*\S*\d", re.IGNORECASE)
+_COMMENT = re.compile(r"^\s*(#|//|/\*|\*|--|<!--|;)")
+
+
+def is_lock_file(path: str) -> bool:
+    """True for dependency lock files (``uv.lock``, ``package-lock.json``, ``go.sum``...)."""
+    return ("lock" in path or path.endswith("go.sum")) and bool(_LOCK.search(path))
+
+
+def housekeeping(analysis: DiffAnalysis) -> Housekeeping:
+    """The changed files nobody needs to read line by line, by what they are (see
+    :class:`Housekeeping`). A file is in at most one group."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    read = 0
+    for f in analysis.files:
+        if not f.changes:
+            continue
+        if f.kind in _CODE_KINDS or f.kind == "test":
+            # Formatting and comment checks read lines: the first files are enough to find
+            # the ones worth naming (a 3,000-file PR shows six points).
+            read += 1
+            if read > _MAX_DESCRIBED_FILES:
+                continue
+        if is_lock_file(f.path):
+            groups["locks"].append(f.path)
+        elif f.kind == "generated":
+            groups["generated"].append(f.path)
+        elif _OWNERS.search(f.path):
+            groups["owners"].append(f.path)
+        elif f.kind == "binary" or f.status in ("added", "removed") or not (f.added_lines or f.removed_lines):
+            continue
+        elif f.kind == "ci" and f.changes <= 20 and all(_IMAGE_LINE.match(x) or not x.strip() for x in f.added_lines + f.removed_lines):
+            groups["images"].append(f.path)
+        elif f.kind in _CODE_KINDS + ("test",) and _formatting_only(f):
+            groups["formatting"].append(f.path)
+        elif f.kind in _CODE_KINDS + ("test",) and f.changes <= 200 and all(_COMMENT.match(x) or not x.strip() for x in f.added_lines + f.removed_lines):
+            groups["comments"].append(f.path)
+    return Housekeeping(**{k: tuple(v) for k, v in groups.items()})
+
+
+def is_housekeeping(f: FileAnalysis) -> bool:
+    """True when ``f`` alone would be housekeeping (see :func:`housekeeping`)."""
+    return bool(housekeeping(DiffAnalysis((f,))))
+
+
+def _formatting_only(f: FileAnalysis) -> bool:
+    if f.changes > 400 or not f.added_lines or not f.removed_lines:
+        return False
+    a, b = "".join(f.added_lines), "".join(f.removed_lines)
+    # The same text but for whitespace has as many other characters (cheap to count).
+    if len(a) - a.count(" ") - a.count("\t") - a.count(",") != len(b) - b.count(" ") - b.count("\t") - b.count(","):
+        return False
+    squash = lambda lines: "".join("\n".join(lines).split()).replace(",", "")  # noqa: E731
+    return squash(f.added_lines) == squash(f.removed_lines)
 
 
 def public_keys(f: FileAnalysis, keys: Sequence[str]) -> list[str]:
@@ -272,9 +886,19 @@ def review_summary(snapshot: PullRequestSnapshot) -> ReviewSummary:
     return ReviewSummary(tuple((u, s, b) for u, (s, b) in states.items()), tuple(threads))
 
 
-def follow_ups(snapshot: PullRequestSnapshot, analysis: DiffAnalysis, review: ReviewSummary, change_type: str) -> tuple[FollowUp, ...]:
-    """Things left to do: TODOs added, unanswered suggestions, untested source changes, gaps."""
+def follow_ups(
+    snapshot: PullRequestSnapshot, analysis: DiffAnalysis, review: ReviewSummary, change_type: str, *, absent: Sequence[str] = ()
+) -> tuple[FollowUp, ...]:
+    """Things left to do: TODOs added, unanswered suggestions, untested source changes, gaps.
+
+    ``absent`` are identifiers the description names that the merged diff does not
+    contain (:func:`bot.analysis.description.check_against_diff`): the guide says so
+    rather than repeating them as fact.
+    """
     out: list[FollowUp] = []
+    code_like = [n for n in absent if _CODE_LIKE.search(n) and not n.startswith("--") and "/" not in n][:MAX_NAMES + 2]
+    if code_like:
+        out.append(FollowUp("follow.description_missing", {"names": tuple(code_like), "count": len(code_like)}))
     for f in analysis.files:
         for todo in f.todos_added[:2]:
             out.append(FollowUp("follow.todo", {"text": _TODO_PREFIX.sub("", todo) or todo}, f.path))

@@ -127,7 +127,8 @@ def test_pr_4795_removals_renames_and_binaries(load_bundle_json):
 def test_pr_6682_shims_reach_the_file_analysis(load_bundle_json):
     files = by_path(analyse(snapshot_of(load_bundle_json(6682))))
     assert any(s.startswith("import fallback:") for s in files["verl/models/mcore/bridge.py"].shims)
-    assert any(s.startswith("hasattr check:") for s in files["verl/workers/engine/megatron/transformer_impl.py"].shims)
+    # ``hasattr(provider, "finalize")`` is duck typing, not evidence of compatibility handling.
+    assert files["verl/workers/engine/megatron/transformer_impl.py"].shims == ()
 
 
 @pytest.mark.corpus

@@ -38,28 +38,48 @@ def test_change_type_first_rule_wins_but_revert_always_does():
 def test_change_type_inferred_from_kinds_when_no_rule_says():
     docs = FileAnalysis(path="docs/a.md", status="modified", kind="docs", additions=3)
     c = classify(snap(), DiffAnalysis((docs,)), ())
-    assert (c.change_type, c.change_type_source) == ("docs", "inferred")
+    # Docs only: the files prove the type (it was "inferred" before content decided it).
+    assert (c.change_type, c.change_type_source) == ("docs", "content")
+    # ...even against a title that says otherwise.
+    c = classify(snap(), DiffAnalysis((docs,)), (RuleHit("t", "f:1", change_type="fix"),))
+    assert c.change_type == "docs"
     added = src(definitions_added=(Definition("NewThing", "class"),))
     assert classify(snap(), DiffAnalysis((added,)), ()).change_type == "feature"
 
 
-def test_importance_is_the_sum_of_its_factors_and_clamped():
+def test_importance_is_base_plus_capped_reach_and_risk():
     f = src(
         additions=600,
         definitions_added=(Definition("api", "function"),),
         definitions_removed=(Definition("old_api", "function"), Definition("_private", "function")),
         config_keys_added=("Cfg.knob",),
+        fields_added=("Cfg.knob",),
         dependency_changes=(DependencyChange("torch", "changed", "2.1", "2.2"),),
-        shims=("try/except ImportError",),
+        shims=("import fallback: import x",),
+        added_lines=("loss = loss / grad_norm", "await asyncio.sleep(0)"),
     )
     tests = FileAnalysis(path="tests/test_a.py", status="added", kind="test", additions=40, tests_added=("test_a",))
-    hits = (RuleHit("core", "f:1", importance=3, breaking=True, change_type="feature"),)
-    c = classify(snap(), DiffAnalysis((f, tests)), hits)
+    hits = (RuleHit("core", "f:1", importance=3, breaking=True, change_type="fix"),)
+    c = classify(snap(), DiffAnalysis((f, tests)), hits, is_config=lambda path, cls: cls == "Cfg")
     points = {x.source: x.points for x in c.factors}
-    assert points == {"base": 1, "size": 4, "behaviour": 1, "core": 3, "api": 1, "removed": 1, "config": 1, "breaking": 2, "tests": 1, "dependencies": 1, "shim": 1}
-    assert c.importance == 10  # 16 clamped
-    removed = next(x for x in c.factors if x.source == "removed")
-    assert removed.params["names"] == ("old_api",)  # private definitions are not public API
+    assert points == {
+        "base": 1, "size": 2, "core": 2, "api": 1, "config": 1, "dependencies": 1, "cap.reach": -4,
+        "behaviour": 2, "breaking": 2, "numerics": 1, "concurrency": 1, "cap.risk": -2, "tests": 1,
+    }
+    # The rule's 3 points are cut to 2; reach (7) to 3 and risk (6) to 4: a pile of
+    # matched factors does not reach 10 on its own.
+    assert c.importance == 1 + 3 + 4 + 1 == sum(points.values())
+    api = next(x for x in c.factors if x.source == "api")
+    assert api.params["names"] == ("old_api", "api")  # private definitions are not public API
+    assert {x.part for x in c.factors if x.source in ("size", "core", "api")} == {"reach"}
+    assert c.breaking_reasons[0].key == "breaking.marked"
+
+
+def test_config_fields_count_only_in_classes_marked_as_config():
+    f = src(config_keys_added=("Logger.level",), fields_added=("Logger.level",))
+    assert not any(x.source == "config" for x in classify(snap(), DiffAnalysis((f,)), ()).factors)
+    c = classify(snap(), DiffAnalysis((f,)), (), is_config=lambda path, cls: cls == "Logger")
+    assert any(x.source == "config" for x in c.factors)
 
 
 def test_small_docs_only_change_by_a_bot_is_skippable():
@@ -79,8 +99,11 @@ def test_review_discussion_counts():
 
 
 def test_reading_level_thresholds():
-    assert [reading_level(i) for i in (1, 2, 3, 4, 5, 6, 7, 10)] == ["skip", "skip", "skim", "skim", "quick", "quick", "deep", "deep"]
+    # 2 is a skim now (a CI or test fix is worth a glance); only 1 is safe to skip.
+    assert [reading_level(i) for i in (1, 2, 3, 4, 5, 6, 7, 10)] == ["skip", "skim", "skim", "skim", "quick", "quick", "deep", "deep"]
     assert reading_level(10, minutes=3) == "quick"  # important but short: read it now, quickly
+    assert reading_level(8, minutes=19) == "quick"  # a deep read needs 20 minutes of reading
+    assert reading_level(4, behaviour=True) == "quick"  # a small fix that changes behaviour
 
 
 def test_rule_points_are_capped_and_areas_ranked_by_size():
@@ -90,15 +113,18 @@ def test_rule_points_are_capped_and_areas_ranked_by_size():
     hits += (RuleHit("area-big", "f:9", areas=("big",), importance=2, files=("big/a.py",)),
              RuleHit("scope", "f:10", areas=("titled",), files=("small/b.py",)))
     c = classify(snap(title="[Titled, other] fix: x"), DiffAnalysis((big, small)), hits)
-    assert sum(f.points for f in c.factors if f.key == "factor.rule") == 4
+    assert sum(f.points for f in c.factors if f.key == "factor.rule") == 2
     assert c.areas[:2] == ("titled", "big")
+    # Five areas at most; the sixth is counted, and its label left off.
+    assert len(c.areas) == 5 and c.areas_more == 1
 
 
 def test_reading_minutes_formula():
     a = DiffAnalysis((src(additions=100), FileAnalysis(path="tests/t.py", status="added", kind="test", additions=60),
                       FileAnalysis(path="uv.lock", status="modified", kind="generated", additions=5000)))
-    assert reading_minutes(a) == 6  # 100/20 + 60/60; lock files are not read
+    assert reading_minutes(a) == 13  # 1 + sqrt(100 * 1.5 + 60 * 0.1) = 13.5; lock files are not read
     assert reading_minutes(DiffAnalysis(())) == 1
+    assert reading_minutes(DiffAnalysis((src(additions=10),))) == 5  # a ten-line fix: about five minutes
 
 
 def test_audience_from_hits_and_areas():
@@ -115,7 +141,7 @@ def test_skip_effect():
 def test_reading_minutes_skip_removed_files_and_are_capped():
     gone = FileAnalysis(path="old/big.py", status="removed", kind="source", deletions=30000)
     ci = FileAnalysis(path=".github/workflows/a.yml", status="modified", kind="ci", additions=120)
-    assert reading_minutes(DiffAnalysis((gone, ci))) == 2
+    assert reading_minutes(DiffAnalysis((gone, ci))) == 4  # 1 + sqrt(120 * 0.1); the removed file is not read
     assert reading_minutes(DiffAnalysis((src(additions=100000),))) == 180
 
 

@@ -11,7 +11,9 @@ def points(*files):
 
 def test_major_bump():
     assert major_bump("==0.27.0", ">=1.10.0")
-    assert major_bump("0.3", "0.4")  # 0.x: the minor is the major
+    # 0.x -> 0.y is a pre-1.0 minor move, not a major version (vllm 0.23.0 -> 0.24.0 in #7101).
+    assert not major_bump("0.3", "0.4")
+    assert not major_bump("0.23.0", "0.24.0")
     assert not major_bump("2.1", "2.4")
     assert not major_bump("", "1.0")
 
@@ -30,7 +32,7 @@ def test_removed_folders_are_one_point_not_one_per_file():
     assert [p.key for p in ps].count("focus.removed_tree") == 1
     assert not any(p.key == "focus.removed" for p in ps)
     tree = next(p for p in ps if p.key == "focus.removed_tree")
-    assert tree.file == "recipe/a/" and tree.params == {"count": 20, "lines": 2000}
+    assert tree.file == "recipe/a/" and tree.params == {"count": 20, "lines": 2000, "names": ("m0.py", "m1.py", "m2.py")}
 
 
 def test_private_attributes_are_not_config_keys_in_source():
@@ -40,18 +42,36 @@ def test_private_attributes_are_not_config_keys_in_source():
     assert public_keys(yaml, yaml.config_keys_added) == ["model._target_"]
 
 
-def test_only_the_first_new_api_is_the_entry_point():
+def test_new_api_is_an_entry_point_only_when_the_diff_calls_it():
     a = FileAnalysis("a.py", "modified", "source", additions=50, definitions_added=(Definition("Alpha", "class"),))
     b = FileAnalysis("b.py", "modified", "source", additions=40, definitions_added=(Definition("Beta", "class"),))
     keys = [p.key for p in points(a, b) if p.key and p.key.startswith("focus.added")]
-    assert keys == ["focus.added", "focus.added_more"]
+    # Nothing shows Alpha or Beta called: both are plainly "added", neither an "entry point".
+    assert keys == ["focus.added", "focus.added"]
 
 
-def test_at_most_two_points_per_file_and_seven_in_all():
+def test_a_new_symbol_another_file_calls_or_a_decorator_registers_is_the_entry_point():
+    a = FileAnalysis("a.py", "modified", "source", additions=50, definitions_added=(Definition("AlphaBuilder", "class"),),
+                     added_lines=("class AlphaBuilder:", "    pass", "x = BetaBuilder()"))
+    b = FileAnalysis("b.py", "modified", "source", additions=40, definitions_added=(Definition("BetaBuilder", "class"),),
+                     added_lines=("class BetaBuilder:", "    pass"))
+    ps = {p.symbol: p.key for p in points(a, b) if p.key and p.key.startswith("focus.added")}
+    # BetaBuilder is wired in by a.py; AlphaBuilder is only defined.
+    assert ps == {"AlphaBuilder": "focus.added", "BetaBuilder": "focus.added_called"}
+    c = FileAnalysis("c.py", "added", "source", additions=40, definitions_added=(Definition("make_gamma_loss", "function"),),
+                     added_lines=("@LOSSES.register('gamma')", "def make_gamma_loss():", "    make_gamma_loss()"))
+    assert [p.key for p in points(c) if p.symbol == "make_gamma_loss"] == ["focus.added_called"]
+    # A call only from its own file is structure, not an entry point.
+    d = FileAnalysis("d.py", "added", "source", additions=40, definitions_added=(Definition("compute_delta", "function"),),
+                     added_lines=("def compute_delta():", "    pass", "compute_delta()"))
+    assert [p.key for p in points(d) if p.symbol == "compute_delta"] == ["focus.added"]
+
+
+def test_at_most_two_points_per_file_and_six_in_all():
     files = [FileAnalysis(f"f{i}.py", "modified", "source", additions=30, definitions_added=(Definition(f"N{i}", "class"),),
                           config_keys_added=(f"C{i}.k",), shims=("version check: v",)) for i in range(6)]
     ps = points(*files)
-    assert len(ps) == 7
+    assert len(ps) == 6
     assert max(sum(1 for p in ps if p.file == f.path) for f in files) <= 2
 
 

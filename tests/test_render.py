@@ -46,7 +46,9 @@ def test_english_guide_has_every_section_and_the_marker():
     assert parse_marker(md).labels == ("type/fix",)
     for heading in ("What to focus on", "What changed", "Tests", "Follow-ups", "Labels", "Why this score"):
         assert heading in md
-    assert "**Fix in rollout: keep extra fields**" in md  # the title's own casing is kept
+    # The title is shown as the title; the summary is a sentence built from the facts.
+    assert "Title: [rollout] fix: keep extra fields" in md
+    assert "**Fix in rollout: changes `AgentLoopOutput.as_dict`.**" in md
     assert "`AgentLoopOutput.as_dict`" in md
     assert "`type/fix` ← rule `scope-fix`" in md
     assert re.search(r"^1\. `pkg/agent.py`|^1\. `tests/test_agent.py`", md, re.M)
@@ -100,26 +102,27 @@ def test_huge_pr_stays_under_the_limit_and_keeps_tables_whole():
     assert "GitHub listed only 3,000 of 3,500 changed files" in md
 
 
-def test_summary_line_strips_conventions():
+def test_summary_line_is_built_from_the_facts():
     f = basic()
-    assert summary_line(f, "en") == "Fix in rollout: keep extra fields"
+    assert summary_line(f, "en") == "Fix in rollout: changes `AgentLoopOutput.as_dict`."
+    assert summary_line(f, "zh") == "rollout的修复：改动 `AgentLoopOutput.as_dict`。"
+    assert summary_line(f, "en", plain=True) == "Fix in rollout: changes AgentLoopOutput.as_dict."
 
 
 def test_summary_states_no_guessed_type_and_no_repeated_type():
     s = PullRequestSnapshot(repository="o/r", number=3, title="nccl broadcast bucket size", changed_files=1)
     facts = facts_for(s, [FileAnalysis("a.py", "modified", "source", additions=3)])
     assert facts.classification.change_type_source == "inferred"
-    assert summary_line(facts, "en") == "nccl broadcast bucket size"
-    s = PullRequestSnapshot(repository="o/r", number=4, title='Revert "fix: thing (#12)"', changed_files=1)
-    hit = RuleHit("revert", "f:1", change_type="revert")
-    assert summary_line(facts_for(s, [FileAnalysis("a.py", "modified", "source", additions=3)], (hit,)), "en") == 'Revert "fix: thing (#12)"'
+    assert summary_line(facts, "en") == "nccl broadcast bucket size."
 
 
 def test_a_clamped_score_says_so():
-    hit = RuleHit("big", "f:1", importance=4, breaking=True, change_type="feature")
-    files = [FileAnalysis(f"m{i}.py", "modified", "source", additions=400, config_keys_added=("A.b",),
-                          definitions_added=(Definition(f"api{i}", "function"),), shims=("version check: x",)) for i in range(3)]
-    facts = facts_for(PullRequestSnapshot(repository="o/r", number=5, title="feat: x"), files, (hit,))
+    hit = RuleHit("big", "f:1", importance=4, breaking=True, change_type="revert")
+    files = [FileAnalysis(f"m{i}.py", "modified", "source", additions=400, config_keys_added=("A.b",), added_lines=("loss.backward()",),
+                          definitions_added=(Definition(f"api{i}", "function"),), tests_added=("test_x",)) for i in range(3)]
+    threads = tuple(ReviewComment(i, "bob", "?", "m0.py", i) for i in range(3))
+    facts = facts_for(PullRequestSnapshot(repository="o/r", number=5, title="feat: x", review_comments=threads), files, (hit,))
+    # 1 + reach 3 + risk 4 + tests + revert + review = 11, shown as 10.
     assert facts.classification.importance == 10
     assert "the score is kept within 1–10" in render_guide(facts, "en")
     assert "评分限定在 1–10 之间" in render_guide(facts, "zh")

@@ -127,7 +127,7 @@ def test_wrong_types_unknown_kinds_and_types():
         "rules.yml:4: rule t: max_files: expected a whole number >= 0, got 'many'",
         "rules.yml:5: rule t: bots: expected true or false, got text",
         "rules.yml:6: rule t: kinds: unknown kind 'tests' (did you mean 'test'?); kinds are source, test, docs, config, ci, build, example, generated, binary",
-        "rules.yml:7: rule t: type: unknown change type 'feat' (did you mean 'feature'?); types are revert, fix, feature, perf, refactor, test, docs, ci, build, chore",
+        "rules.yml:7: rule t: type: unknown change type 'feat' (did you mean 'feature'?); types are revert, fix, feature, perf, refactor, test, docs, ci, build, deps, chore",
         "rules.yml:8: rule t: importance: expected a whole number from -10 to 10, got 11",
         "rules.yml:9: rule t: breaking: expected true or false, got a number",
         "rules.yml:10: rule t: labels: expected text or a list of text, got a number",

@@ -6,28 +6,42 @@ Pure: no network, no I/O. :func:`analyse` turns a
 * :mod:`bot.analysis.patch` - patch text to hunks and lines;
 * :mod:`bot.analysis.kinds` - language and kind (source, test, docs...) of a path;
 * :mod:`bot.analysis.python` - Python definitions, data class fields, tests, shims;
+* :mod:`bot.analysis.pybehaviour` - Python behaviour facts: defaults, signatures,
+  checks, renames and moves;
 * :mod:`bot.analysis.symbols` - definitions in C/C++, Go, Rust, JS/TS, shell, Java;
-* :mod:`bot.analysis.config_keys` - YAML/TOML/INI/JSON keys;
+* :mod:`bot.analysis.config_keys` - YAML/TOML/INI/JSON keys and changed values;
 * :mod:`bot.analysis.deps` - dependency changes;
-* :mod:`bot.analysis.todos` - TODO/FIXME notes added.
+* :mod:`bot.analysis.versions` - how far a dependency moved (PEP 440) as behaviour facts;
+* :mod:`bot.analysis.todos` - TODO/FIXME notes added;
+* :mod:`bot.analysis.usage` - new definitions used in the diff, the diff's content kind;
+* :mod:`bot.analysis.description` - the PR description's sections, checked against the diff.
+
+Behaviour facts (:class:`BehaviourFact`, kinds :data:`BEHAVIOUR_KINDS`) are on each
+:class:`FileAnalysis` (``behaviour``) and, source and config files first, on
+:attr:`DiffAnalysis.behaviour`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
-from bot.analysis.config_keys import KeyChanges, config_keys
+from bot.analysis.config_keys import KeyChanges, config_changes
 from bot.analysis.deps import dependency_changes, submodule_change
 from bot.analysis.kinds import is_submodule_patch, kind_of, language_of, validate_kind_globs
-from bot.analysis.model import KINDS, Definition, DependencyChange, DiffAnalysis, FileAnalysis
+from bot.analysis.model import BEHAVIOUR_KINDS, KINDS, BehaviourFact, Definition, DependencyChange, DiffAnalysis, FileAnalysis
 from bot.analysis.patch import ADDED, REMOVED, DiffLine, Hunk, parse_patch
+from bot.analysis.pybehaviour import DefSite, match_definitions, relocation_facts
 from bot.analysis.python import analyse_python
 from bot.analysis.symbols import analyse_symbols, supports
 from bot.analysis.todos import todos_added
+from bot.analysis.versions import dependency_facts
 from bot.snapshot import ChangedFile, PullRequestSnapshot
 
 __all__ = [
+    "BEHAVIOUR_KINDS",
     "KINDS",
+    "BehaviourFact",
     "Definition",
     "DependencyChange",
     "DiffAnalysis",
@@ -57,12 +71,20 @@ def _first_added_line(hunks: Sequence[Hunk]) -> str | None:
 def analyse_file(file: ChangedFile, *, kinds: Mapping[str, Sequence[str]] | None = None) -> FileAnalysis:
     """The facts of one entry of "List pull requests files".
 
+    Renames are looked for within the file only (:func:`analyse` also finds moves
+    between files).
+
     ``additions``/``deletions`` are GitHub's counts when it gave them, else counted from
     the patch. ``patch_missing`` is true when the file changed lines but GitHub gave no
     patch (binary or too large). ``kinds`` puts extra globs per kind in front of the
     built-in ones (see :func:`bot.analysis.kinds.kind_of`; invalid globs raise
     ``ValueError``). Any patch text is accepted.
     """
+    analysis, sites = _analyse_file(file, kinds)
+    return _relocate([analysis], [sites])[0] if sites else analysis
+
+
+def _analyse_file(file: ChangedFile, kinds: Mapping[str, Sequence[str]] | None) -> tuple[FileAnalysis, tuple[DefSite, ...]]:
     patch = file.patch
     hunks = parse_patch(patch) if patch else ()
     path = file.filename
@@ -78,9 +100,15 @@ def analyse_file(file: ChangedFile, *, kinds: Mapping[str, Sequence[str]] | None
                 removed_list.append(text)
     added, removed = tuple(added_list), tuple(removed_list)
     facts: dict[str, object] = {}
+    behaviour: list[BehaviourFact] = []
+    sites: tuple[DefSite, ...] = ()
     if kind not in _OPAQUE and hunks:
         if language == "python":
-            py = analyse_python(hunks)
+            # Cheap whole-text tests spare analyse_python per-line work on most files.
+            added_text, removed_text = "\n".join(added), "\n".join(removed)
+            checks = "raise" in added_text or "assert" in added_text or "raise" in removed_text or "assert" in removed_text
+            metrics = "/" in added_text and "/" in removed_text
+            py = analyse_python(hunks, path=path, kind=kind, check_hint=checks, metric_hint=metrics)
             facts.update(
                 symbols_touched=py.symbols_touched,
                 definitions_added=py.definitions_added,
@@ -88,7 +116,12 @@ def analyse_file(file: ChangedFile, *, kinds: Mapping[str, Sequence[str]] | None
                 definitions_modified=py.definitions_modified,
                 tests_added=py.tests_added,
                 shims=py.shims,
+                fields_added=py.fields_added,
+                fields_removed=py.fields_removed,
+                fields_changed=py.fields_changed,
             )
+            behaviour.extend(py.behaviour)
+            sites = py.sites
             if kind in _FIELD_KINDS:
                 keys = KeyChanges(py.fields_added, py.fields_removed, py.fields_changed)
                 facts.update(_keys(keys))
@@ -102,13 +135,19 @@ def analyse_file(file: ChangedFile, *, kinds: Mapping[str, Sequence[str]] | None
                 tests_added=sym.tests_added,
             )
         if kind == "config":
-            facts.update(_keys(config_keys(hunks, language)))
+            keys, key_facts = config_changes(hunks, language, path)
+            facts.update(_keys(keys))
+            behaviour.extend(key_facts)
         facts["todos_added"] = todos_added(added)
     if hunks:
-        deps = submodule_change(path, hunks) if is_submodule_patch(patch) else dependency_changes(path, hunks)
+        submodule = is_submodule_patch(patch)
+        deps = submodule_change(path, hunks) if submodule else dependency_changes(path, hunks)
         if deps:
             facts["dependency_changes"] = deps
-    return FileAnalysis(
+            behaviour.extend(dependency_facts(deps, submodule=submodule))
+    if behaviour:
+        facts["behaviour"] = tuple(behaviour)
+    analysis = FileAnalysis(
         path=path,
         status=file.status,
         kind=kind,
@@ -121,6 +160,37 @@ def analyse_file(file: ChangedFile, *, kinds: Mapping[str, Sequence[str]] | None
         removed_lines=removed,
         **facts,  # type: ignore[arg-type]
     )
+    return analysis, sites
+
+
+def _relocate(files: list[FileAnalysis], sites: list[tuple[DefSite, ...]]) -> list[FileAnalysis]:
+    """Turn removed + added definitions with the same body into rename/move facts across ``files``.
+
+    ``sites`` are each file's added/removed definitions, in the same order. Files start
+    with a ``symbol_removed`` fact for every removed public definition; those found
+    again lose it and the new file gains a ``symbol_renamed``/``symbol_moved`` fact.
+    """
+    if not any(sites):
+        return files
+    relocations = match_definitions(s for per_file in sites for s in per_file)
+    if not relocations:
+        return files
+    relocated = {(s.path, s.definition.name) for r in relocations for s in (r.old, r.new)}
+    extra: dict[str, list[BehaviourFact]] = {}
+    renamed: dict[str, list[tuple[str, str]]] = {}
+    for fact in relocation_facts(relocations):
+        extra.setdefault(fact.path, []).append(fact)
+    for r in relocations:
+        old_name = f"{r.old.path}:{r.old.definition.name}" if r.moved else r.old.definition.name
+        renamed.setdefault(r.new.path, []).append((old_name, r.new.definition.name))
+    touched = {path for path, _name in relocated}
+    out = []
+    for f in files:
+        if f.path in touched:
+            kept = tuple(b for b in f.behaviour if b.kind != "symbol_removed" or (f.path, b.symbol) not in relocated)
+            f = replace(f, behaviour=kept + tuple(extra.get(f.path, ())), renamed=tuple(renamed.get(f.path, ())))
+        out.append(f)
+    return out
 
 
 def _keys(keys: KeyChanges) -> dict[str, tuple[str, ...]]:
@@ -141,4 +211,7 @@ def analyse(snapshot: PullRequestSnapshot, *, kinds: Mapping[str, Sequence[str]]
     """
     if kinds:
         validate_kind_globs(kinds)
-    return DiffAnalysis(files=tuple(analyse_file(f, kinds=kinds) for f in snapshot.files))
+    results = [_analyse_file(f, kinds) for f in snapshot.files]
+    files = [r[0] for r in results]
+    sites = [r[1] for r in results]
+    return DiffAnalysis(files=tuple(_relocate(files, sites)))

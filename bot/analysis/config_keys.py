@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from bot.analysis.model import BehaviourFact
 from bot.analysis.patch import ADDED, CONTEXT, REMOVED, Hunk
 
 
@@ -43,6 +44,9 @@ def pair_keys(old: Iterable[str], new: Iterable[str]) -> KeyChanges:
     )
 
 
+#: A key with its value on one side: (dotted path, value text as written, line, hunk index).
+_Value = tuple[str, str, int, int]
+
 # --- indentation-nested formats (YAML, JSON) -------------------------------------------
 
 #: A stack entry: (indent, key or None for a YAML list item, seen in the hunk's lines).
@@ -64,13 +68,17 @@ def _path(stack: Sequence[_Entry], key: str, indent: int, unit: int) -> str:
     return ".".join(parts)
 
 
-def _finish(events: list[tuple[str, Sequence[_Entry], str, int]], steps: list[int]) -> KeyChanges:
+#: A key seen on a changed line: (side, parents, key, indent, value text, line number, hunk index).
+_Event = tuple[str, Sequence[_Entry], str, int, str, int, int]
+
+
+def _finish(events: list[_Event], steps: list[int]) -> tuple[KeyChanges, list[_Value], list[_Value]]:
     unit = min(steps) if steps else 2
-    old: list[str] = []
-    new: list[str] = []
-    for side, stack, key, indent in events:
-        (new if side == ADDED else old).append(_path(stack, key, indent, unit))
-    return pair_keys(old, new)
+    old: list[_Value] = []
+    new: list[_Value] = []
+    for side, stack, key, indent, value, number, hunk in events:
+        (new if side == ADDED else old).append((_path(stack, key, indent, unit), value, number, hunk))
+    return pair_keys([v[0] for v in old], [v[0] for v in new]), old, new
 
 
 _YAML_KEY = re.compile(
@@ -85,7 +93,7 @@ def _yaml_key_of(m: re.Match[str]) -> str | None:
 
 #: A YAML line read once: (indent, dash, content indent, key or None, opens a block scalar),
 #: or ``None`` for blank and comment lines, ``()`` for a document marker.
-_YamlLine = tuple[int, bool, int, "str | None", bool]
+_YamlLine = tuple[int, bool, int, "str | None", bool, str]
 
 
 def _read_yaml_line(text: str) -> _YamlLine | tuple[()] | None:
@@ -103,9 +111,9 @@ def _read_yaml_line(text: str) -> _YamlLine | tuple[()] | None:
         content_indent = indent + (len(stripped) - len(content))
     m = _YAML_KEY.match(content) if content else None
     if m is None:
-        return indent, dash, content_indent, None, False
+        return indent, dash, content_indent, None, False, ""
     value = m.group(4)
-    return indent, dash, content_indent, _yaml_key_of(m), bool(value and _YAML_BLOCK.match(value))
+    return indent, dash, content_indent, _yaml_key_of(m), bool(value and _YAML_BLOCK.match(value)), value or ""
 
 
 class _YamlSide:
@@ -123,7 +131,7 @@ class _YamlSide:
             self.stack.clear()
             self.block = -1
             return None
-        indent, dash, content_indent, key, opens_block = line
+        indent, dash, content_indent, key, opens_block, _value = line
         if self.block >= 0:
             if indent > self.block:
                 return None
@@ -157,14 +165,19 @@ def _yaml_root(section: str) -> list[_Entry]:
 
 
 def yaml_keys(hunks: Iterable[Hunk]) -> KeyChanges:
+    """Keys added/removed/changed in a YAML file's hunks, as dotted paths (see :func:`yaml_changes`)."""
+    return yaml_changes(hunks)[0]
+
+
+def yaml_changes(hunks: Iterable[Hunk]) -> tuple[KeyChanges, list[_Value], list[_Value]]:
     """Keys added/removed/changed in a YAML file's hunks, as dotted paths.
 
     Items of lists add no path part (``steps.name``). Lines inside block scalars
     (``key: |``) and comments are not keys. Never raises.
     """
-    events: list[tuple[str, Sequence[_Entry], str, int]] = []
+    events: list[_Event] = []
     steps: list[int] = []
-    for hunk in hunks:
+    for hunk_index, hunk in enumerate(hunks):
         root = _yaml_root(hunk.section) if hunk.section else []
         old, new = _YamlSide(root), _YamlSide(root)
         for line in hunk.lines:
@@ -182,7 +195,9 @@ def yaml_keys(hunks: Iterable[Hunk]) -> KeyChanges:
             key, indent, step = found
             if step > 0:
                 steps.append(step)
-            events.append((line.kind, tuple(side.stack[:-1]), key, indent))  # the key's parents
+            value = read[5] if read else ""  # type: ignore[misc]
+            number = line.new_line if line.kind == ADDED else line.old_line
+            events.append((line.kind, tuple(side.stack[:-1]), key, indent, value, number, hunk_index))  # the key's parents
     return _finish(events, steps)
 
 
@@ -190,14 +205,19 @@ _JSON_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*(.*)$')
 
 
 def json_keys(hunks: Iterable[Hunk]) -> KeyChanges:
+    """Keys added/removed/changed in a pretty-printed JSON file's hunks (see :func:`json_changes`)."""
+    return json_changes(hunks)[0]
+
+
+def json_changes(hunks: Iterable[Hunk]) -> tuple[KeyChanges, list[_Value], list[_Value]]:
     """Keys added/removed/changed in a pretty-printed JSON file's hunks, as dotted paths.
 
     Nesting is read from indentation, as JSON formatters write it; keys inside arrays of
     objects take the array's key as parent. Never raises.
     """
-    events: list[tuple[str, Sequence[_Entry], str, int]] = []
+    events: list[_Event] = []
     steps: list[int] = []
-    for hunk in hunks:
+    for hunk_index, hunk in enumerate(hunks):
         stacks: dict[str, list[_Entry]] = {ADDED: [], REMOVED: []}
         for line in hunk.lines:
             stripped = line.text.lstrip()
@@ -216,7 +236,8 @@ def json_keys(hunks: Iterable[Hunk]) -> KeyChanges:
                 if stack:
                     steps.append(indent - stack[-1][0])
                 if line.kind != CONTEXT:
-                    events.append((side, tuple(stack), key, indent))
+                    number = line.new_line if side == ADDED else line.old_line
+                    events.append((side, tuple(stack), key, indent, value.rstrip(","), number, hunk_index))
                 if value.startswith(("{", "[")) and not value.rstrip(",").endswith(("}", "]")):
                     stack.append((indent, key, True))
     return _finish(events, steps)
@@ -302,16 +323,22 @@ def toml_step(state: TomlState, text: str) -> tuple[str, str, str] | None:
 def toml_keys(hunks: Iterable[Hunk]) -> KeyChanges:
     """Keys added/removed/changed in a TOML file's hunks, qualified by the table header
     when the hunk shows it (``tool.ruff.line-length``). Never raises."""
-    old: list[str] = []
-    new: list[str] = []
-    for hunk in hunks:
+    return toml_changes(hunks)[0]
+
+
+def toml_changes(hunks: Iterable[Hunk]) -> tuple[KeyChanges, list[_Value], list[_Value]]:
+    """:func:`toml_keys` with each changed key's value, line and hunk on each side."""
+    old: list[_Value] = []
+    new: list[_Value] = []
+    for hunk_index, hunk in enumerate(hunks):
         sides = {ADDED: toml_start(hunk.section), REMOVED: toml_start(hunk.section)}
         for line in hunk.lines:
             for side in (ADDED, REMOVED) if line.kind == CONTEXT else (line.kind,):
                 found = toml_step(sides[side], line.text)
                 if found is not None and found[0] == "key" and line.kind != CONTEXT:
-                    (new if side == ADDED else old).append(found[1])
-    return pair_keys(old, new)
+                    number = line.new_line if side == ADDED else line.old_line
+                    (new if side == ADDED else old).append((found[1], found[2], number, hunk_index))
+    return pair_keys([v[0] for v in old], [v[0] for v in new]), old, new
 
 
 def ini_keys(hunks: Iterable[Hunk]) -> KeyChanges:
@@ -340,9 +367,78 @@ def ini_keys(hunks: Iterable[Hunk]) -> KeyChanges:
 
 
 _BY_LANGUAGE = {"yaml": yaml_keys, "json": json_keys, "toml": toml_keys, "ini": ini_keys}
+_WITH_VALUES = {"yaml": yaml_changes, "json": json_changes, "toml": toml_changes}
 
 
 def config_keys(hunks: Sequence[Hunk], language: str | None) -> KeyChanges:
     """Dispatch on ``language`` (``yaml``, ``json``, ``toml``, ``ini``); others give no keys."""
     handler = _BY_LANGUAGE.get(language or "")
     return handler(hunks) if handler is not None else KeyChanges()
+
+
+def config_changes(hunks: Sequence[Hunk], language: str | None, path: str = "") -> tuple[KeyChanges, tuple[BehaviourFact, ...]]:
+    """:func:`config_keys` plus behaviour facts for YAML, JSON and TOML files.
+
+    Facts (``path`` put on each): ``default_changed`` when a key on both sides has a
+    different scalar value (``old``/``new`` as written, comments dropped);
+    ``key_renamed`` when a removed key and an added key of the same parent and hunk
+    hold the same scalar value (``old``/``new`` the two paths, ``detail`` the value);
+    ``key_removed`` for the other removed keys whose parent is not removed too.
+    ``user_facing`` is false for dot-files and files in dot-folders (``.github/``). Never raises.
+    """
+    handler = _WITH_VALUES.get(language or "")
+    if handler is None:
+        return config_keys(hunks, language), ()
+    keys, old, new = handler(hunks)
+    if not old:
+        return keys, ()
+    return keys, tuple(value_facts(path, old, new))
+
+
+_EMPTY_VALUES = frozenset({"", "{", "[", "|", ">", "|-", ">-", "|+", ">+"})
+
+
+def _scalar(value: str) -> str:
+    """A value as written without a trailing comment; ``""`` for an opening bracket or block."""
+    value = value.strip()
+    if " #" in value and '"' not in value and "'" not in value:
+        value = value.split(" #", 1)[0].rstrip()
+    if value in _EMPTY_VALUES or (value[:1] in "{[" and value[-1:] not in "}]"):
+        return ""
+    return value
+
+
+def value_facts(path: str, old: Sequence[_Value], new: Sequence[_Value]) -> list[BehaviourFact]:
+    """``default_changed``, ``key_renamed`` and ``key_removed`` facts from keys seen on each side."""
+    user_facing = "/." not in "/" + path
+    old_by = {v[0]: v for v in old}
+    new_by = {v[0]: v for v in new}
+    out: list[BehaviourFact] = []
+    fresh: list[_Value] | None = None
+    taken: set[str] = set()
+    for key, value, number, hunk in old_by.values():
+        other = new_by.get(key)
+        if other is not None:
+            if value != other[1]:
+                before, after = _scalar(value), _scalar(other[1])
+                if before and after and before != after:
+                    out.append(BehaviourFact("default_changed", path, key, before, after, "", other[2], user_facing))
+            continue
+        parent = key.rpartition(".")[0]
+        if parent and parent in old_by and parent not in new_by:
+            continue  # goes with its parent
+        before = _scalar(value)
+        twin = None
+        if before:
+            if fresh is None:
+                fresh = [v for v in new if v[0] not in old_by]
+            for cand in fresh:
+                if cand[3] == hunk and cand[0] not in taken and cand[0].rpartition(".")[0] == parent and _scalar(cand[1]) == before:
+                    twin = cand
+                    break
+        if twin is not None:
+            taken.add(twin[0])
+            out.append(BehaviourFact("key_renamed", path, twin[0], key, twin[0], before, twin[2], user_facing))
+        else:
+            out.append(BehaviourFact("key_removed", path, key, before, "", "", number, user_facing))
+    return out

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Sequence
 from bot.analysis.config_keys import toml_start, toml_step
 from bot.analysis.model import DependencyChange
 from bot.analysis.patch import ADDED, CONTEXT, REMOVED, Hunk
+from bot.analysis.versions import bump_of
 
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
 _REQUIREMENT = re.compile(rf"({_NAME})\s*(\[[^\]]*\])?\s*(.*)$")
@@ -79,7 +80,7 @@ def _pair(path: str, old: _Side, new: _Side) -> tuple[DependencyChange, ...]:
         if key in old:
             old_spec = old[key][1]
             if old_spec != spec:
-                put(DependencyChange(name, "changed", old_spec, spec, path))
+                put(DependencyChange(name, "changed", old_spec, spec, path, bump_of(old_spec, spec)))
         else:
             put(DependencyChange(name, "added", "", spec, path))
     for key, (name, spec) in old.items():
@@ -472,7 +473,7 @@ def submodule_change(path: str, hunks: Sequence[Hunk]) -> tuple[DependencyChange
     if not old and not new:
         return ()
     action = "changed" if old and new else "added" if new else "removed"
-    return (DependencyChange(path, action, old, new, path),)
+    return (DependencyChange(path, action, old, new, path, "commit" if old and new else ""),)
 
 
 # --- dispatch -----------------------------------------------------------------------------

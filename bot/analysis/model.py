@@ -7,6 +7,73 @@ from dataclasses import dataclass, field
 #: File kinds, in the order the guide lists them.
 KINDS = ("source", "test", "docs", "config", "ci", "build", "example", "generated", "binary")
 
+#: Kinds of :class:`BehaviourFact`, grouped by what they are about.
+BEHAVIOUR_KINDS = (
+    # values and names of configuration (config files; fields of classes; parameter defaults)
+    "default_changed",
+    "key_removed",
+    "key_renamed",
+    "field_removed",
+    # Python API
+    "signature_changed",
+    "parameter_added",
+    "symbol_removed",
+    "symbol_renamed",
+    "symbol_moved",
+    # input checks
+    "check_added",
+    "check_removed",
+    # dependencies
+    "dep_added",
+    "dep_removed",
+    "dep_floor_raised",
+    "dep_ceiling_added",
+    "dep_pin_changed",
+    "dep_commit_moved",
+    # metric names logged under a string key
+    "metric_renamed",
+)
+
+#: File kinds in the order :attr:`DiffAnalysis.behaviour` lists their facts.
+_BEHAVIOUR_ORDER = ("source", "config", "build", "example", "ci", "test", "docs", "generated", "binary")
+
+#: ``DependencyChange.bump`` values.
+BUMPS = ("major", "minor", "patch", "pre-1.0 minor", "commit", "")
+
+
+@dataclass(frozen=True, slots=True)
+class BehaviourFact:
+    """One change of behaviour the diff shows; ``kind`` is one of :data:`BEHAVIOUR_KINDS`.
+
+    ``path`` is the file (new path). ``symbol`` names what changed:
+
+    * a config-file key as a dotted path (``data.shuffle``);
+    * a field of a class as ``Class.field`` (``FSDPConfig.offload``) -- whether that
+      class is user configuration is for the reader to decide
+      (:meth:`bot.rules.RuleSet.is_config`);
+    * a function parameter as ``func(param)`` (``Trainer.fit(epochs)``);
+    * a function or class by its qualified name (``Trainer.fit``);
+    * a dependency by its name (PEP 503 normalised for Python packages).
+
+    ``old``/``new`` are the values, names, specs or signatures as written in the
+    source (trimmed, at most 160 characters). ``detail`` is the exception type of a
+    check (``ValueError``, ``AssertionError``), the words of a dependency verdict or
+    signature change (``"removed parameter `x`; added `y=None`"``), or the file the
+    symbol moved to/from. ``line`` is the 1-based new-file line (old-file line for
+    removals), 0 when unknown. ``user_facing`` is true for keys of config files,
+    fields of classes, public symbols outside tests, and dependencies of the package
+    (not of CI, docs or lock-only changes).
+    """
+
+    kind: str
+    path: str
+    symbol: str
+    old: str = ""
+    new: str = ""
+    detail: str = ""
+    line: int = 0
+    user_facing: bool = False
+
 
 @dataclass(frozen=True, slots=True)
 class Definition:
@@ -32,6 +99,12 @@ class DependencyChange:
     """A dependency added, removed or re-pinned in a requirements/pyproject/setup/lock/Docker file.
 
     ``action`` is ``"added"``, ``"removed"`` or ``"changed"``; specs are the raw version text.
+    ``bump`` says how far a ``changed`` version moved, read with PEP 440 (``packaging``):
+    ``"major"`` (1.x -> 2.x), ``"minor"``, ``"patch"``, ``"pre-1.0 minor"`` (0.23 -> 0.24:
+    by semver convention this may break, but it is not a major bump), ``"commit"`` (a git
+    hash or submodule pointer moved: not a version), or ``""`` when unknown or not a move
+    (ranges that do not pin one version, added/removed packages, downgrades show their
+    size too: 2.0 -> 1.9 is ``"major"``).
     """
 
     name: str
@@ -39,6 +112,7 @@ class DependencyChange:
     old_spec: str = ""
     new_spec: str = ""
     file: str = ""
+    bump: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +125,17 @@ class FileAnalysis:
     ``def``/``class`` line is on both sides of the diff (a new signature, or moved);
     ``config_keys_changed`` are keys on both sides (a new value, or moved). Neither
     appears in the ``*_added``/``*_removed`` tuples.
+
+    ``fields_added``/``fields_removed``/``fields_changed`` are fields of Python classes
+    (dataclasses, pydantic models, attrs...) as ``Class.field``. For source, example and
+    build files the same names also appear in ``config_keys_*`` (as before); a reader
+    that knows which classes are configuration (``RuleSet.is_config``) should prefer
+    the ``fields_*`` tuples and keep ``config_keys_*`` of config files only.
+
+    ``behaviour`` lists :class:`BehaviourFact` objects. A definition renamed or moved
+    (``symbol_renamed``/``symbol_moved`` facts) stays in ``definitions_added``/
+    ``definitions_removed``; ``renamed`` holds the ``(old name, new name)`` pairs of
+    this file so a reader can leave those out of "added"/"removed" counts.
     """
 
     path: str
@@ -74,6 +159,11 @@ class FileAnalysis:
     removed_lines: tuple[str, ...] = field(default=(), repr=False)
     definitions_modified: tuple[Definition, ...] = ()
     config_keys_changed: tuple[str, ...] = ()
+    fields_added: tuple[str, ...] = ()
+    fields_removed: tuple[str, ...] = ()
+    fields_changed: tuple[str, ...] = ()
+    behaviour: tuple[BehaviourFact, ...] = ()
+    renamed: tuple[tuple[str, str], ...] = ()
 
     @property
     def changes(self) -> int:
@@ -126,3 +216,41 @@ class DiffAnalysis:
         rank = {kind: i for i, kind in enumerate(KINDS)}
         ordered = sorted(self.files, key=lambda f: rank.get(f.kind, len(rank)))
         return tuple(dict.fromkeys(s for f in ordered for s in f.symbols_touched))
+
+    @property
+    def called_new_symbols(self) -> frozenset[str]:
+        """Added public definitions the diff's added lines call or register (computed on each access).
+
+        See :func:`bot.analysis.usage.called_new_symbols`.
+        """
+        from bot.analysis.usage import called_new_symbols
+
+        return called_new_symbols(self)
+
+    @property
+    def content_kind(self) -> str:
+        """``"test"``, ``"docs"``, ``"ci"``, ``"deps"`` or ``""`` (see :func:`bot.analysis.usage.content_kind`)."""
+        from bot.analysis.usage import content_kind
+
+        return content_kind(self)
+
+    @property
+    def relocated(self) -> frozenset[tuple[str, str]]:
+        """``(path, name)`` of both sides of every renamed or moved definition.
+
+        Leave these out of "added"/"removed" definition counts: a rename is one change.
+        """
+        out = set()
+        for f in self.files:
+            for old, new in f.renamed:
+                old_path, _, old_name = old.rpartition(":")
+                out.add((old_path or f.path, old_name))
+                out.add((f.path, new))
+        return frozenset(out)
+
+    @property
+    def behaviour(self) -> tuple[BehaviourFact, ...]:
+        """Every behaviour fact: source and config files first, then build, example, ci, tests, docs."""
+        rank = {kind: i for i, kind in enumerate(_BEHAVIOUR_ORDER)}
+        ordered = sorted(self.files, key=lambda f: rank.get(f.kind, len(rank)))
+        return tuple(b for f in ordered for b in f.behaviour)

@@ -18,9 +18,14 @@ Recognised:
   attrs classes, ``TypedDict`` and ``NamedTuple`` all declare fields this way, and the
   decorator or base class is seldom visible in a hunk; ``ClassVar`` names are skipped;
 * tests added (``test*`` functions and ``Test*`` classes);
-* compatibility shims added: ``except ImportError`` fallbacks, ``hasattr(`` checks and
-  version checks (``version.parse(``, ``sys.version_info``, ``__version__`` compared,
-  ``is_version_ge(``...).
+* compatibility shims added -- only code that names another version of something:
+  ``except ImportError``/``ModuleNotFoundError`` fallbacks and version comparisons
+  (``version.parse(``, ``Version(``, ``sys.version_info``, ``__version__`` compared,
+  ``is_version_ge(``-style helpers...), outside string literals and comments.
+  ``hasattr``/``isinstance`` checks are duck typing or input checks, not compatibility
+  evidence, and are not reported;
+* behaviour facts (:mod:`bot.analysis.pybehaviour`): field defaults changed, fields
+  removed, signatures changed, checks (``raise``/``assert``) added or removed.
 """
 
 from __future__ import annotations
@@ -29,13 +34,23 @@ import keyword
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
-from bot.analysis.model import Definition
-from bot.analysis.patch import ADDED, CONTEXT, Hunk
+from bot.analysis.model import BehaviourFact, Definition
+from bot.analysis.patch import ADDED, CONTEXT, REMOVED, Hunk
+from bot.analysis.pybehaviour import (
+    DefSite,
+    block_opener,
+    check_facts,
+    field_facts,
+    metric_facts,
+    removal_facts,
+    signature_facts,
+)
 
 _DEF = re.compile(r"(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)")
 _DEF_PREFIXES = ("def ", "class ", "async ")
-_FIELD = re.compile(r"([A-Za-z_]\w*)\s*:\s*([^=#]+?)\s*(?:=.*)?(?:#.*)?")
+_FIELD = re.compile(r"([A-Za-z_]\w*)\s*:\s*([^=#]+?)\s*(?:=(.*)|#.*)?")
 # An annotation holds only names, brackets, quotes and ``|``/``,`` separators; this keeps
 # docstring prose ("Note: see https://...") that a hunk shows without its opening quotes
 # from passing as a field.
@@ -43,9 +58,11 @@ _ANNOTATION = re.compile(r"[\w.\[\]'\"()-]+(?:\s*[|,]\s*[\w.\[\]'\"()-]+)*")
 _FIELD_SKIP_ENDS = (",", ":", "(", "[", "{", "\\")
 _VERSION_CHECK = re.compile(
     r"version\.parse\(|\bVersion\(|\bparse_version\(|sys\.version_info|__version__\s*[<>!=]=?"
-    r"|[<>!=]=?\s*[\w.]*__version__|\bis_version_(?:ge|gt|le|lt|greater|less|at_least)\w*\("
+    r"|[<>!=]=?\s*[\w.]*__version__|\b\w{0,40}version_(?:ge|gt|le|lt|greater|less|at_least|atleast)\w*\("
     r"|\b\w{0,40}version\w{0,40}(?:\(\))?\s*[<>]=?\s*['\"(\d]"
 )
+#: String literals (contents dropped before looking for version checks).
+_STRING_LITERAL = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|\'[^\'\\]*(?:\\.[^\'\\]*)*\'')
 _SHIM_TEXT_LIMIT = 160
 #: Longer lines are data, not declarations; skipping them keeps the regexes linear.
 _MAX_LINE = 400
@@ -53,14 +70,17 @@ _MAX_LINE = 400
 _SKIP, _STRING, _COMMENT, _CODE, _DEFLINE = range(5)
 
 
-@dataclass(frozen=True, slots=True)
-class PythonFacts:
+class PythonFacts(NamedTuple):
     """The facts :func:`analyse_python` finds in one Python file's hunks.
 
     Definitions and fields are qualified names; ``*_changed`` are names present on both
     sides of the diff (moved or edited). Each shim is one line of added code prefixed
-    with what it is: ``import fallback: <the import guarded>``, ``hasattr check: ...``
-    or ``version check: ...`` (cut to 160 characters).
+    with what it is: ``import fallback: <the import guarded>`` or ``version check: ...``
+    (cut to 160 characters). ``behaviour`` holds the file's own behaviour facts (field
+    defaults, removed fields, signatures, checks); ``sites`` the added and removed
+    definitions with their bodies, for finding renames and moves
+    (:func:`bot.analysis.pybehaviour.match_definitions`). A named tuple: one is made
+    per Python file, and tuples are much cheaper to build than frozen dataclasses.
     """
 
     symbols_touched: tuple[str, ...] = ()
@@ -72,6 +92,8 @@ class PythonFacts:
     fields_changed: tuple[str, ...] = ()
     tests_added: tuple[str, ...] = ()
     shims: tuple[str, ...] = ()
+    behaviour: tuple[BehaviourFact, ...] = ()
+    sites: tuple[DefSite, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +173,8 @@ def _shim_text(prefix: str, text: str) -> str:
     return f"{prefix}: {text}"
 
 
-def _field_name(side: _Side, stripped: str) -> str | None:
+def _field(side: _Side, stripped: str) -> tuple[str, str] | None:
+    """``(Class.field, default text)`` when ``stripped`` declares a field of the class around it."""
     stack = side.stack
     if not stack or not stack[-1].is_class or stack[-1].nested:
         return None
@@ -162,7 +185,14 @@ def _field_name(side: _Side, stripped: str) -> str | None:
         return None
     if m.group(2).startswith(("ClassVar", "typing.ClassVar")):
         return None
-    return f"{stack[-1].symbol}.{m.group(1)}"
+    return f"{stack[-1].symbol}.{m.group(1)}", (m.group(3) or "").strip()
+
+
+def code_only(text: str) -> str:
+    """``text`` with string literals emptied and without a trailing comment."""
+    if '"' in text or "'" in text:
+        text = _STRING_LITERAL.sub('""', text)
+    return text.split("#", 1)[0]
 
 
 def _shims_of(side: _Side, stripped: str, added: bool, out: dict[str, None]) -> None:
@@ -176,9 +206,7 @@ def _shims_of(side: _Side, stripped: str, added: bool, out: dict[str, None]) -> 
         return
     if stripped.startswith("except") and ("ImportError" in stripped or "ModuleNotFoundError" in stripped):
         out[_shim_text("import fallback", side.last_import or stripped)] = None
-    if "hasattr(" in stripped:
-        out[_shim_text("hasattr check", stripped)] = None
-    if "ersion" in stripped and _VERSION_CHECK.search(stripped):
+    if "ersion" in stripped and _VERSION_CHECK.search(code_only(stripped)):
         out[_shim_text("version check", stripped)] = None
 
 
@@ -189,30 +217,46 @@ def _pair(old: Mapping[str, object], new: Mapping[str, object]) -> tuple[list[st
     return added, removed, changed
 
 
-def analyse_python(hunks: Iterable[Hunk]) -> PythonFacts:
-    """Find definitions, fields, tests and shims changed in one Python file's hunks.
+_CHECK_PREFIXES = ("raise ", "assert ", "assert(")
 
-    ``hunks`` come from :func:`bot.analysis.patch.parse_patch`. Line numbers of
-    definitions are in the new file (old file for removed ones). Never raises.
+
+def analyse_python(
+    hunks: Iterable[Hunk], *, path: str = "", kind: str = "source", check_hint: bool = True, metric_hint: bool = True
+) -> PythonFacts:
+    """Find definitions, fields, tests, shims and behaviour facts in one Python file's hunks.
+
+    ``hunks`` come from :func:`bot.analysis.patch.parse_patch`; ``path`` and ``kind``
+    (:data:`~bot.analysis.model.KINDS`) are put on behaviour facts and decide what is
+    user facing (public names in ``source`` files) and whether ``raise``/``assert``
+    lines count as checks (not in tests). ``check_hint=False`` says no changed line
+    holds ``raise``/``assert`` and ``metric_hint=False`` that no changed line holds a
+    ``/`` (so no metric key can have been renamed); they skip those searches. Line
+    numbers of definitions are in the new file (old file for removed ones). Never raises.
     """
+    hunks = tuple(hunks)
     touched: dict[str, None] = {}
     old_defs: dict[str, Definition] = {}
     new_defs: dict[str, Definition] = {}
-    old_fields: dict[str, None] = {}
-    new_fields: dict[str, None] = {}
+    old_fields: dict[str, tuple[str, int]] = {}
+    new_fields: dict[str, tuple[str, int]] = {}
     shims: dict[str, None] = {}
-    for hunk in hunks:
+    where: dict[tuple[str, str], DefSite] = {}  # (side, symbol) -> where its def line is
+    checks: list[tuple[str, str, str, int, str]] = []  # (side, symbol, text, line, opener)
+    # A whole file added or deleted is new or gone code, not a changed check.
+    whole = len(hunks) == 1 and (hunks[0].old_length == 0 or hunks[0].new_length == 0)
+    want_checks = check_hint and kind in ("source", "example", "build") and not whole
+    for hunk_index, hunk in enumerate(hunks):
         start = _section_stack(hunk.section)
         old, new = _Side(start), _Side(start)
         for line in hunk.lines:
-            kind = line.kind
-            if kind == CONTEXT:
+            line_kind = line.kind
+            if line_kind == CONTEXT:
                 old.feed(line.text)
                 what, _indent, stripped = new.feed(line.text)
                 if what == _CODE:
                     _shims_of(new, stripped, False, shims)
                 continue
-            side = new if kind == ADDED else old
+            side = new if line_kind == ADDED else old
             what, indent, stripped = side.feed(line.text)
             if what == _SKIP:
                 continue
@@ -225,39 +269,68 @@ def analyse_python(hunks: Iterable[Hunk]) -> PythonFacts:
                 if stack and indent > stack[-1].indent:
                     touched[stack[-1].symbol] = None
                 continue
+            if want_checks and what == _CODE and stripped.startswith(_CHECK_PREFIXES):
+                number = line.new_line if line_kind == ADDED else line.old_line
+                opener = block_opener(hunk.lines, hunk.lines.index(line), line_kind, indent)
+                checks.append((line_kind, stack[-1].symbol if stack else "", stripped, number, opener))
             if not stack:
-                if what == _CODE and kind == ADDED:
+                if what == _CODE and line_kind == ADDED:
                     _shims_of(side, stripped, True, shims)
                 continue
             block = stack[-1]
             touched[block.symbol] = None
             if what == _DEFLINE:
                 if not block.nested:
-                    defs = new_defs if kind == ADDED else old_defs
-                    number = line.new_line if kind == ADDED else line.old_line
-                    defs.setdefault(block.symbol, Definition(block.symbol, block.kind, number))
+                    defs = new_defs if line_kind == ADDED else old_defs
+                    if block.symbol not in defs:
+                        number = line.new_line if line_kind == ADDED else line.old_line
+                        defs[block.symbol] = Definition(block.symbol, block.kind, number)
+                        where[(line_kind, block.symbol)] = DefSite(
+                            path, kind, line_kind, defs[block.symbol], hunk.lines, hunk.lines.index(line), indent,
+                            stripped.partition("(")[2].replace(" ", ""),  # header_key(), inline: once per definition
+                        )
                 continue
-            field = _field_name(side, stripped)
-            if field is not None:
-                (new_fields if kind == ADDED else old_fields)[field] = None
-            _shims_of(side, stripped, kind == ADDED, shims)
+            found = _field(side, stripped)
+            if found is not None:
+                number = line.new_line if line_kind == ADDED else line.old_line
+                (new_fields if line_kind == ADDED else old_fields).setdefault(found[0], (found[1], number))
+            _shims_of(side, stripped, line_kind == ADDED, shims)
     added, removed, modified = _pair(old_defs, new_defs)
     f_added, f_removed, f_changed = _pair(old_fields, new_fields)
     definitions_added = tuple(new_defs[n] for n in added)
+    definitions_removed = tuple(old_defs[n] for n in removed)
     tests = tuple(
         d.name
         for d in definitions_added
         if (d.kind == "class" and d.name.rsplit(".", 1)[-1].startswith("Test"))
         or (d.kind != "class" and d.name.rsplit(".", 1)[-1].startswith("test"))
     )
+    behaviour: list[BehaviourFact] = []
+    if old_fields and kind != "test":
+        gone = {d.name for d in definitions_removed if d.kind == "class"}
+        if gone:  # fields of a removed class go with it (``symbol_removed``)
+            old_fields = {k: v for k, v in old_fields.items() if k.rpartition(".")[0] not in gone}
+        behaviour.extend(field_facts(path, kind, old_fields, new_fields))
+    if modified:
+        behaviour.extend(signature_facts(path, kind, [new_defs[n] for n in modified], where))
+    if checks:
+        behaviour.extend(check_facts(path, kind, checks))
+    if metric_hint and kind != "test":
+        behaviour.extend(metric_facts(path, kind, hunks))
+    sites = [where[(REMOVED, n)] for n in removed]
+    if sites and kind != "test" and kind != "docs":
+        behaviour.extend(removal_facts(sites, ()))
+    sites += [where[(ADDED, n)] for n in added]
     return PythonFacts(
         symbols_touched=tuple(touched),
         definitions_added=definitions_added,
-        definitions_removed=tuple(old_defs[n] for n in removed),
+        definitions_removed=definitions_removed,
         definitions_modified=tuple(new_defs[n] for n in modified),
         fields_added=tuple(f_added),
         fields_removed=tuple(f_removed),
         fields_changed=tuple(f_changed),
         tests_added=tests,
         shims=tuple(shims),
+        behaviour=tuple(behaviour),
+        sites=tuple(sites),
     )

@@ -49,9 +49,17 @@ def render_why(classification: Classification, lang: str, label: str | None = No
         for factor in c.factors:
             total += factor.points
             reason = guide_t(factor.key, lang, factor.params)
+            part = getattr(factor, "part", "other")
+            if part in ("reach", "risk") and factor.source != f"cap.{part}":
+                reason = f"{guide_t(f'part.{part}', lang)} · {reason}"
             lines.append(f"- {t('cmd.why.factor', lang, {'points': f'{factor.points:+d}', 'reason': reason})}")
         if total != c.importance:
             lines += ["", t("cmd.why.clamped", lang)]
+        reasons = getattr(c, "breaking_reasons", ())
+        if reasons:
+            lines += ["", f"**{guide_t('why.breaking', lang)}**"]
+            lines += [f"- {guide_t(r.key, lang, {k: v for k, v in r.params.items() if v not in (None, '') or k in ('name', 'old', 'new')})}" for r in reasons]
+        lines += ["", guide_t("why.model", lang, {"minutes": c.reading_minutes, "level": guide_t(f"level.{c.reading_level}", lang)}, raw=True)]
         return "\n".join(lines)
 
     key = label.casefold()

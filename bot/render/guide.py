@@ -13,6 +13,7 @@ never cut inside a code span or a table.
 
 from __future__ import annotations
 
+import html
 import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -24,8 +25,8 @@ import jinja2
 
 from bot import __version__
 from bot.analysis.model import KINDS, DiffAnalysis
-from bot.classify import Classification
-from bot.focus import FocusPoint, FollowUp, ReviewSummary, api_names
+from bot.classify import Claim, Classification, source_lines
+from bot.focus import FocusPoint, FollowUp, Housekeeping, ReviewSummary, api_names, is_lock_file
 from bot.marker import MarkerState, render_marker
 from bot.render import sanitize
 from bot.render.messages import MESSAGES, t
@@ -33,6 +34,8 @@ from bot.snapshot import PullRequestSnapshot
 
 #: GitHub refuses comments over 65,536 characters ("Create an issue comment"); keep a margin.
 MAX_COMMENT_CHARS = 60_000
+#: Dependency lines shown; the rest are counted ("and N more") and JSON lists them all.
+MAX_DEP_LINES = 15
 
 _SCOPES = re.compile(r"^\s*(?:\[[^\]]*\]\s*)+:?\s*")
 _CONVENTIONAL = re.compile(r"^\s*[A-Za-z-]+(?:\([^)]*\))?!?:\s*")
@@ -58,6 +61,9 @@ class GuideFacts:
     area_name: Callable[[str, str], str] = lambda area, lang: area
     reverted: int | None = None
     notices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    housekeeping: Housekeeping = field(default_factory=Housekeeping)
+    #: The author's purpose sentence, when the description has a trustworthy one.
+    purpose: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,18 +108,87 @@ def render_guide(facts: GuideFacts, lang: str) -> str:
     return text[: text.rfind("\n", 0, MAX_COMMENT_CHARS)] + "\n"
 
 
-def summary_line(facts: GuideFacts, lang: str) -> str:
-    """The one-line summary: type, areas and the title's description (neutralised)."""
+def summary_line(facts: GuideFacts, lang: str, *, plain: bool = False) -> str:
+    """The one-sentence summary, built from facts: the author's purpose sentence when the
+    description has a trustworthy one (English guides: it is the author's language),
+    else the change type, the areas and the main behaviour fact (or the symbols that
+    carry the change). Markdown with PR text neutralised, or with ``plain`` plain text
+    without code spans or HTML entities (JSON ``summary``)."""
+    text = _summary_markdown(facts, lang)
+    return _plain(text) if plain else text
+
+
+def _plain(text: str) -> str:
+    text = re.sub(r"(`+) ?(.*?) ?\1", lambda m: m.group(2), text)
+    return html.unescape(text)
+
+
+def _summary_markdown(facts: GuideFacts, lang: str) -> str:
     c = facts.classification
-    description = sanitize.quote(_description(facts.snapshot.title), 200) or f"#{facts.snapshot.number}"
-    areas = t("list.and", lang).join(facts.area_name(a, lang) for a in c.areas[:3])
+    if facts.purpose and lang == "en":
+        sentence = sanitize.quote(facts.purpose, 240)
+        return sentence if sentence.endswith((".", "!", "?")) else sentence + "."
+    what = _main_fact(facts, lang)
     type_name = t(f"type.{c.change_type}", lang)
-    # A guessed type is not stated as fact, nor one the title already says ("Revert: Revert ...").
-    if c.change_type_source == "inferred" or description.lower().startswith(type_name.lower()):
-        return t("summary.untyped", lang, {"areas": areas, "description": description}, raw=True) if areas else description
+    names = [facts.area_name(a, lang) for a in c.areas[:3]]
+    more = c.areas_more + max(0, len(c.areas) - 3)
+    areas = t("list.and", lang).join(sanitize.table_cell(n) for n in names)
+    if areas and more:
+        areas = t("summary.areas_more", lang, {"areas": areas, "count": more}, raw=True)
+    if c.change_type_source == "inferred" and lang == "en" and not what:
+        what = sanitize.quote(_description(facts.snapshot.title), 200)
+    what = what or t("summary.what.files", lang, {"count": len(facts.analysis.files)})
+    if c.change_type_source == "inferred":
+        # A guessed type is not stated as fact.
+        text = t("summary.untyped", lang, {"areas": areas, "description": what.rstrip("。.")}, raw=True) if areas else what.rstrip("。.")
+        return text + ("。" if lang == "zh" else ".")
     if areas:
-        return t("summary", lang, {"type": type_name, "areas": areas, "description": description}, raw=True)
-    return t("summary.noarea", lang, {"type": type_name, "description": description}, raw=True)
+        return t("summary.sentence", lang, {"type": type_name, "areas": areas, "what": what.rstrip("。.")}, raw=True)
+    return t("summary.sentence.noarea", lang, {"type": type_name, "what": what.rstrip("。.")}, raw=True)
+
+
+def _main_fact(facts: GuideFacts, lang: str) -> str:
+    """The fact that best says what the change does: the first breaking reason that is not
+    just the author's mark, else the first behaviour point, else the carrying symbols."""
+    # A feature is what it adds.
+    if facts.classification.change_type == "feature":
+        names: tuple[str, ...] = ()
+        for point in facts.focus:
+            if point.key in ("focus.added", "focus.added_called") and point.params.get("names"):
+                names = tuple(point.params["names"][:2])
+                break
+        else:
+            biggest = sorted((f for f in facts.analysis.of_kind("source") if f.definitions_added), key=lambda f: -f.additions)
+            names = next((tuple(n)[:2] for f in biggest for n in [api_names(f.definitions_added)] if n), ())
+        if names:
+            return t("summary.what.added", lang, {"names": names, "count": len(names)})
+    # A new check or a removed file rarely says what a change is for; a changed default,
+    # a renamed key or symbol, a new signature do.
+    for claim in facts.classification.breaking_reasons:
+        if claim.key not in ("breaking.marked", "breaking.check", "breaking.file_removed"):
+            return t(claim.key, lang, _claim_params(claim))
+    for point in facts.focus:
+        if point.key and point.key.startswith(_FACT_PREFIX) and "check" not in point.key:
+            # The fact itself, without the advice after the colon.
+            return re.split(r"[:：]\s", t(point.key, lang, point.params), maxsplit=1)[0]
+    for point in facts.focus:
+        names = point.params.get("names") if point.key in ("focus.largest_symbols", "focus.largest_symbols_uses", "focus.added", "focus.added_called") else None
+        if names:
+            return t("summary.what.symbols", lang, {"names": tuple(names[:2]), "count": len(names[:2])})
+    return ""
+
+
+_FACT_PREFIX = "focus." + "fact."
+
+
+def _claim_params(claim: Claim) -> dict[str, Any]:
+    """A claim's parameters without empty ones a sentence would show as "—"."""
+    return {k: v for k, v in claim.params.items() if v not in (None, "") or k in ("name", "old", "new")}
+
+
+def describe_claims(claims: Sequence[Claim], lang: str) -> list[dict[str, Any]]:
+    """Claims (breaking reasons) as JSON objects ``{reason, file, key}``; ``reason`` is plain text."""
+    return [{"reason": _plain(t(c.key, lang, _claim_params(c))), "file": c.file, "key": c.key} for c in claims]
 
 
 def _word(key: str, fallback: str, lang: str) -> str:
@@ -138,6 +213,9 @@ def _context(facts: GuideFacts, lang: str, caps: _Caps) -> dict[str, Any]:
         "title": t("title", lang, {"number": s.number}, raw=True),
         "summary": summary_line(facts, lang),
         "summary_extra": _summary_extra(facts, lang),
+        "pr_title": t("summary.title", lang, {"title": sanitize.quote(s.title, 300)}, raw=True),
+        "breaking": _breaking_line(c, lang),
+        "housekeeping": _housekeeping_line(facts.housekeeping, lang),
         "verdict": t(
             "verdict",
             lang,
@@ -171,9 +249,39 @@ def _summary_extra(facts: GuideFacts, lang: str) -> str:
     parts = [t("summary.scale", lang, params)]
     if facts.reverted:
         parts.append(t("summary.reverts", lang, {"number": facts.reverted}, raw=True))
-    if c.breaking:
+    if c.breaking and not c.breaking_reasons:
         parts.append(t("summary.breaking", lang))
     return " ".join(parts)
+
+
+#: Breaking reasons shown in the guide; JSON ``breaking_reasons`` has them all.
+MAX_BREAKING_SHOWN = 4
+
+
+def _breaking_line(c: Classification, lang: str) -> str:
+    """"Breaking: <reason>; <reason> (and N more)." from the facts, or ""."""
+    reasons = [t(r.key, lang, _claim_params(r)) for r in c.breaking_reasons]
+    # The author's mark says nothing more once a fact says what breaks.
+    if len(reasons) > 1 and c.breaking_reasons[0].key == "breaking.marked":
+        reasons = reasons[1:]
+    if not reasons:
+        return ""
+    shown = t("list.sep", lang).join(reasons[:MAX_BREAKING_SHOWN])
+    if len(reasons) > MAX_BREAKING_SHOWN:
+        shown += t("summary.breaking_more", lang, {"count": len(reasons) - MAX_BREAKING_SHOWN})
+    return t("summary.breaking_reasons", lang, {"reasons": shown}, raw=True)
+
+
+def _housekeeping_line(house: Housekeeping, lang: str) -> str:
+    """One line for every housekeeping file (never a numbered point), or ""."""
+    if not house:
+        return ""
+    items = []
+    for group in ("generated", "locks", "images", "owners", "formatting", "comments"):
+        paths = getattr(house, group)
+        if paths:
+            items.append(t(f"house.{group}", lang, {"count": len(paths), "names": tuple(paths[:2])}))
+    return t("focus.housekeeping", lang, {"items": t("list.sep", lang).join(items)}, raw=True)
 
 
 def _audience_line(facts: GuideFacts, lang: str) -> str:
@@ -215,6 +323,8 @@ def _focus_line(point: FocusPoint, lang: str) -> str:
             return reason  # the rule's note already names its file
     else:
         reason = t(point.key or "focus.largest", lang, point.params)
+        if point.params.get("similar"):
+            reason += t("focus.similar", lang, {"count": point.params["similar"]})
     return f"{where} — {reason}" if where else reason
 
 
@@ -294,7 +404,9 @@ def _test_lines(analysis: DiffAnalysis, lang: str) -> list[str]:
         lines.append(
             t("tests.changed", lang, {"count": len(tests), "additions": sum(f.additions for f in tests), "deletions": sum(f.deletions for f in tests)})
         )
-    return lines[:8] or [t("tests.none", lang)]
+    if len(lines) > 8:
+        lines = lines[:7] + [t("list.more", lang, {"count": len(lines) - 7})]
+    return lines or [t("tests.none", lang)]
 
 
 def _dep_lines(analysis: DiffAnalysis, lang: str) -> list[str]:
@@ -305,10 +417,12 @@ def _dep_lines(analysis: DiffAnalysis, lang: str) -> list[str]:
         for d in f.dependency_changes:
             key = f"deps.{d.action}" if d.action in ("added", "removed", "changed") else "deps.changed"
             lines.append(t(key, lang, {"name": d.name, "old": d.old_spec, "new": d.new_spec, "file": d.file or f.path}))
-    locks = [f.path for f in analysis.files if f.kind == "generated" and f.changes and _LOCK_FILE.search(f.path)]
+    locks = [f.path for f in analysis.files if f.changes and (is_lock_file(f.path) or (f.kind == "generated" and _LOCK_FILE.search(f.path)))]
+    if len(lines) > MAX_DEP_LINES:
+        lines = lines[:MAX_DEP_LINES] + [t("deps.more", lang, {"count": len(lines) - MAX_DEP_LINES})]
     if locks:
         lines.append(t("deps.lock", lang, {"count": len(locks), "names": tuple(locks[:3])}))
-    return lines[:15]
+    return lines
 
 
 def _review_lines(review: ReviewSummary, lang: str, cap: int) -> list[str]:
@@ -357,6 +471,8 @@ def _follow_lines(facts: GuideFacts, lang: str, cap: int) -> list[str]:
         if item.file is not None:
             params.setdefault("file", item.file)
         lines.append(t(item.key, lang, params))
+    if len(facts.follow_ups) > cap:
+        lines.append(t("list.more", lang, {"count": len(facts.follow_ups) - cap}))
     return lines or [t("follow.none", lang)]
 
 
@@ -374,15 +490,20 @@ def _label_lines(c: Classification, lang: str) -> list[str]:
 
 def _factor_lines(c: Classification, lang: str, cap: int) -> list[str]:
     lines = [_factor_line(f, lang) for f in c.factors[:cap]]
+    if len(c.factors) > cap:
+        lines.append(t("list.more", lang, {"count": len(c.factors) - cap}))
     total = sum(f.points for f in c.factors)
     if total != c.importance:
         lines.append(t("factor.clamped", lang, {"total": total}, raw=True))
+    lines.append(t("why.model", lang, {"minutes": c.reading_minutes, "level": t(f"level.{c.reading_level}", lang)}, raw=True))
     return lines
 
 
 def _factor_line(factor: Any, lang: str) -> str:
     sign = "+" if factor.points >= 0 else "−"
-    return f"{sign}{abs(factor.points)} · {t(factor.key, lang, factor.params)}"
+    part = getattr(factor, "part", "other")
+    label = f"{t(f'part.{part}', lang)} · " if part in ("reach", "risk") and not factor.source.startswith("cap.") else ""
+    return f"{sign}{abs(factor.points)} · {label}{t(factor.key, lang, factor.params)}"
 
 
 def describe_factors(factors: Sequence[Any], lang: str) -> list[dict[str, Any]]:

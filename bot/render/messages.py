@@ -18,7 +18,7 @@ from bot.render import sanitize
 MESSAGES = catalogue.MessageTable()
 
 _CODE_PARAMS = {"name", "old", "new", "file", "rule", "label", "author", "code"}
-_QUOTE_PARAMS = {"text", "description", "opening"}
+_QUOTE_PARAMS = {"text", "description", "opening", "detail"}
 
 
 def format_params(lang: str, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -33,9 +33,11 @@ def format_params(lang: str, params: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in params.items():
         if key == "people":
             out[key] = sep.join(sanitize.login(p) for p in value)
-        elif key == "names":
+        elif key == "part":
+            out[key] = MESSAGES.get(f"part.{value}", {}).get(lang, str(value))
+        elif key in ("names", "uses"):
             names = [sanitize.code(n, 64) for n in value]
-            more = int(params.get("count", len(names))) > len(names)
+            more = key == "names" and int(params.get("count", len(names))) > len(names)
             out[key] = sep.join(names) + ("…" if more else "")
         elif key == "what":
             shim = f"shim.{value}"

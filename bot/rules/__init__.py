@@ -20,6 +20,9 @@ A rule file is a mapping::
         zh: Megatron 后端
         audience: {en: engineers maintaining the Megatron backend, zh: 维护 Megatron 后端的工程师}
     disable: [size-xs]           # rules of files loaded earlier to drop (by id)
+    config:                      # what is user configuration (RuleSet.is_config)
+      paths: ["verl/trainer/config/**"]   # globs, as in ``files``
+      classes: ["*Config"]               # class names, ``*``/``?`` wildcards
     rules:
       - id: area-megatron        # required, unique across all loaded files
         description: why this rule exists

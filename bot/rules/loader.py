@@ -109,6 +109,8 @@ def _ruleset(files: list[RuleFile], *, settings: Settings | None = None) -> Rule
         areas=dict(areas),
         disabled=tuple((rid, f"{f.source}:{line}") for f in files for rid, line in f.disable),
         settings=settings or Settings(),
+        config_paths=tuple(dict.fromkeys(g for f in files for g in f.config_paths)),
+        config_classes=tuple(dict.fromkeys(c for f in files for c in f.config_classes)),
     )
 
 

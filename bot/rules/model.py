@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 #: The change types a rule may set (``type:`` effect), in precedence order for ties.
-CHANGE_TYPES = ("revert", "fix", "feature", "perf", "refactor", "test", "docs", "ci", "build", "chore")
+CHANGE_TYPES = ("revert", "fix", "feature", "perf", "refactor", "test", "docs", "ci", "build", "deps", "chore")
 
 #: Languages the guide is written in.
 LANGUAGES = ("en", "zh")

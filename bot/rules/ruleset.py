@@ -7,6 +7,7 @@ Pure: no network. Build one with :func:`bot.rules.load_rules` or
 from __future__ import annotations
 
 import logging
+from fnmatch import fnmatchcase
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -15,6 +16,7 @@ from bot.analysis.model import DiffAnalysis
 from bot.rules.conditions import MatchState, check_all
 from bot.rules.effects import render
 from bot.rules.facts import Facts
+from bot.rules.globs import Glob
 from bot.rules.model import LabelSpec, Problem, RuleError, RuleHit
 from bot.rules.reasons import Reason
 from bot.rules.schema import Area, LabelDecl, Rule
@@ -40,7 +42,9 @@ class RuleSet:
     ``areas`` maps an area id to its display names and audience; ``disabled`` holds
     ``(rule id, FILE:LINE)`` entries this set's ``disable:`` lists, applied when it
     is merged onto another set; ``warnings`` are non-fatal problems found while
-    merging (e.g. disabling a rule that does not exist).
+    merging (e.g. disabling a rule that does not exist). ``config_paths`` and
+    ``config_classes`` come from the rule files' ``config:`` sections and say what is
+    user configuration (see :meth:`is_config`).
     """
 
     rules: tuple[Rule, ...] = ()
@@ -49,6 +53,8 @@ class RuleSet:
     disabled: tuple[tuple[str, str], ...] = ()
     warnings: tuple[Problem, ...] = ()
     settings: Settings = field(default_factory=Settings)
+    config_paths: tuple[Glob, ...] = ()
+    config_classes: tuple[str, ...] = ()
 
     # --- evaluation ---------------------------------------------------------------------------
 
@@ -144,7 +150,28 @@ class RuleSet:
             disabled=self.disabled + other.disabled,
             warnings=tuple(warnings),
             settings=self.settings,
+            config_paths=tuple(dict.fromkeys(self.config_paths + other.config_paths)),
+            config_classes=tuple(dict.fromkeys(self.config_classes + other.config_classes)),
         )
+
+    # --- configuration ------------------------------------------------------------------------
+
+    def is_config(self, path: str, class_name: str | None = None) -> bool:
+        """True when the rule files' ``config:`` section marks ``path`` or ``class_name`` as user configuration.
+
+        ``path`` is repository-relative (``verl/workers/config/actor.py``); it counts when
+        one of ``config: paths`` matches it. ``class_name`` (``FSDPConfig``, or qualified
+        ``Outer.Inner`` / ``Class.field`` as analysis reports fields: every dotted part is
+        tried) counts when one of ``config: classes`` matches it (``*`` and ``?``
+        wildcards, case-sensitive). Without a ``config:`` section nothing is configuration.
+        """
+        clean = path.lstrip("/")
+        if any(shape.test(clean) for glob in self.config_paths for shape in glob.shapes):
+            return True
+        if class_name and self.config_classes:
+            parts = class_name.split(".")
+            return any(fnmatchcase(part, pattern) for pattern in self.config_classes for part in parts)
+        return False
 
     # --- labels and areas ---------------------------------------------------------------------
 

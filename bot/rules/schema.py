@@ -27,7 +27,7 @@ from bot.rules.conditions import (
     TextCondition,
 )
 from bot.rules.effects import BASE_FIELDS, FOCUS_FIELDS, MAX_LABEL_CHARS, Effects
-from bot.rules.globs import GlobProblem, compile_glob
+from bot.rules.globs import Glob, GlobProblem, compile_glob
 from bot.rules.model import CHANGE_TYPES, LANGUAGES, LabelSpec, Problem
 from bot.rules.safe_regex import RegexProblem, compile_rule_regex
 from bot.rules.templates import Template, TemplateProblem, parse_template
@@ -58,7 +58,10 @@ CONDITION_KEYS = (
 )
 EFFECT_KEYS = ("labels", "area", "type", "importance", "breaking", "audience", "focus", "skip")
 RULE_KEYS = ("id", "description", "enabled", *CONDITION_KEYS, *EFFECT_KEYS)
-TOP_KEYS = ("rules", "labels", "areas", "disable")
+TOP_KEYS = ("rules", "labels", "areas", "disable", "config")
+#: Keys of the top-level ``config:`` section.
+CONFIG_KEYS = ("paths", "classes")
+_CLASS_GLOB = re.compile(r"[A-Za-z0-9_.*?]+\Z")
 
 #: Most points one rule may add or take away.
 MAX_IMPORTANCE = 10
@@ -119,6 +122,8 @@ class RuleFile:
     disable: list[tuple[str, int]] = field(default_factory=list)
     area_refs: list[tuple[str, str, int]] = field(default_factory=list)  # (area, rule id, line)
     problems: list[Problem] = field(default_factory=list)
+    config_paths: list[Glob] = field(default_factory=list)
+    config_classes: list[str] = field(default_factory=list)
 
 
 def suggest(key: object, known: Collection[str]) -> str:
@@ -186,6 +191,8 @@ def parse_document(doc: Any, source: str, *, extra_keys: Collection[str] = ()) -
         _labels(doc["labels"], doc.line_of("labels"), chk)
     if "areas" in doc:
         _areas(doc["areas"], doc.line_of("areas"), chk)
+    if "config" in doc:
+        _config(doc["config"], doc.line_of("config"), chk)
     if "disable" in doc:
         for rid, line in chk.strings(doc["disable"], doc.line_of("disable"), "disable"):
             out.disable.append((rid, line))
@@ -571,6 +578,25 @@ def _label_pattern(t: Template) -> re.Pattern:
         if name:
             parts.append(f"(?P<{name}>.+?)")
     return re.compile("".join(parts), re.IGNORECASE)
+
+
+def _config(value: Any, line: int, chk: _Checker) -> None:
+    """``config: {paths: [globs], classes: [class-name globs]}``: what counts as user configuration."""
+    if not isinstance(value, YMap):
+        chk.problem(line, f"'config' must be a mapping with 'paths' and/or 'classes', got {_kind(value)}")
+        return
+    chk.unknown_keys(value, CONFIG_KEYS, "config")
+    if "paths" in value:
+        chk.out.config_paths.extend(_globs(value["paths"], value.line_of("paths"), chk, "config: paths"))
+    if "classes" in value:
+        for text, item_line in chk.strings(value["classes"], value.line_of("classes"), "config: classes"):
+            if _CLASS_GLOB.match(text):
+                chk.out.config_classes.append(text)
+            else:
+                chk.problem(
+                    item_line,
+                    f"config: classes: {text!r} is not a class-name glob (letters, digits, '_', '.', '*' and '?')",
+                )
 
 
 def _areas(value: Any, line: int, chk: _Checker) -> None:

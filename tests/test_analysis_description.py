@@ -1,0 +1,117 @@
+"""PR descriptions: template sections, the author's purpose, reverts, identifiers checked against the diff."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot.analysis import analyse
+from bot.analysis.description import Description, check_against_diff, parse_description
+from bot.sources.bundle import load_bundle
+from conftest import CORPUS
+
+TEMPLATE = """### What does this PR do?\r
+\r
+> Add **concise** overview of what this PR aims to achieve or accomplish. Reference related GitHub issues and PRs that help with the review.\r
+\r
+Fixes #12. Adds `--max-retries` to `Trainer.fit` so flaky nodes retry. See verl/trainer/main_ppo.py for the entry.\r
+<!-- hidden note with `not_an_identifier` -->\r
+\r
+### Checklist Before Starting\r
+\r
+- [ ] Search for similar PRs. Paste at least one query link here: ...\r
+- [x] Format the PR title as `[{modules}] {type}: {description}`.\r
+\r
+### API and Usage Example\r
+\r
+```python\r
+# Add code snippet or script demonstrating how to use this\r
+```\r
+\r
+### Design & Code Changes\r
+\r
+- New `RetryPolicy` class\r
+- `trainer.retries=3` in the config\r
+\r
+### Breaking\r
+\r
+Removes `Trainer.legacy_fit`.\r
+"""
+
+
+def test_template_sections_purpose_and_points():
+    d = parse_description(TEMPLATE)
+    assert d.purpose == "Adds `--max-retries` to `Trainer.fit` so flaky nodes retry."
+    assert d.design_points == ("New `RetryPolicy` class", "`trainer.retries=3` in the config")
+    assert d.breaking_text == "Removes `Trainer.legacy_fit`."
+    assert set(d.sections) == {"what", "checklist", "design", "breaking"}  # the placeholder API section is empty
+    assert "Search for similar" not in d.sections["checklist"]
+    assert "not_an_identifier" not in d.mentioned_identifiers
+    assert d.mentioned_identifiers[:2] == ("--max-retries", "Trainer.fit")
+    assert {"RetryPolicy", "trainer.retries", "Trainer.legacy_fit", "verl/trainer/main_ppo.py"} <= set(d.mentioned_identifiers)
+
+
+@pytest.mark.parametrize(
+    ("body", "revert"),
+    [
+        ("Reverts verl-project/verl#7205", "verl-project/verl#7205"),
+        ("This reverts commit 352f76f59ff014c6b423eed1a21a7881be1a0b46.", "352f76f59ff014c6b423eed1a21a7881be1a0b46"),
+        ("Reverts #88 because it broke CI", "#88"),
+        ("Revert the default value of max_num_seqs", ""),
+    ],
+)
+def test_revert_of(body, revert):
+    assert parse_description(body).revert_of == revert
+
+
+@pytest.mark.parametrize("body", [None, "", "   ", 42, "<!-- only a comment -->", "### What does this PR do?\n\n> Add **concise** overview"])
+def test_empty_or_template_only_bodies(body):
+    d = parse_description(body)
+    assert d.purpose == "" and d.design_points == () and d.mentioned_identifiers == ()
+
+
+def test_template_purpose_is_not_the_authors():
+    assert parse_description("### What does this PR do?\n\nhttps://github.com/o/r/pull/1\nRevert the default value of max_num_seqs\n").purpose == (
+        "Revert the default value of max_num_seqs"
+    )
+
+
+def _bundle(number: int):
+    path = CORPUS / f"{number}.json"
+    if not path.exists():
+        pytest.skip(f"verl corpus not found at {CORPUS}")
+    return json.loads(path.read_text(encoding="utf-8")), load_bundle(path)
+
+
+def test_real_pr_7373_purpose_and_checked_identifiers():
+    raw, snapshot = _bundle(7373)
+    d = parse_description(raw["pull"]["body"])
+    assert d.purpose.startswith("Allow the hybrid GPUs to switch to the rollout mode")
+    present, absent = check_against_diff(d, analyse(snapshot))
+    assert "separate_async" in present
+    assert "vllm-project/vllm#44890" not in present + absent  # a cross-repo reference, not an identifier
+
+
+def test_real_pr_7488_revert_and_template_checklist_ignored():
+    raw, _snapshot = _bundle(7488)
+    d = parse_description(raw["pull"]["body"])
+    assert d.revert_of == "352f76f59ff014c6b423eed1a21a7881be1a0b46"
+    assert d.purpose == "#7205 will cause hccl error when update weights for npu"
+    assert "megatron" not in d.mentioned_identifiers  # from the template's module list
+
+
+def test_check_against_diff_by_path_symbol_key_and_text():
+    _raw, snapshot = _bundle(7491)
+    d = Description(mentioned_identifiers=("AgentLoopOutput", "extra_fields", "agent_loop.py", "no_such_thing_anywhere"))
+    present, absent = check_against_diff(d, analyse(snapshot))
+    assert present == ("AgentLoopOutput", "extra_fields", "agent_loop.py") and absent == ("no_such_thing_anywhere",)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([*"#>-[]x `<!->\r\n*/.abc(){}_=", "### What", "```", "<!--", "Reverts #1", "- [ ] "]), max_size=120).map("".join))
+def test_parse_never_raises(body):
+    d = parse_description(body)
+    assert isinstance(d.purpose, str) and len(d.mentioned_identifiers) <= 200

@@ -1,0 +1,268 @@
+"""Honest templates and judgement from facts, on real PRs and their look-alikes.
+
+A focus reason may assert a meaning ("compatibility", "config key", "entry point",
+"major version", "breaking") only with evidence in the diff. Each test names the real
+merged verl PRs where a look-alike used to trigger the claim. Rules: prguide's defaults
+plus ``config/examples/verl.yml``. Corpus tests skip when the corpus is absent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+
+import pytest
+
+from bot.analysis.model import BehaviourFact, Definition, DependencyChange, DiffAnalysis, FileAnalysis
+from bot.classify import classify
+from bot.engine import build_guide
+from bot.focus import ReviewSummary, focus_points, housekeeping, renamed_pairs
+from bot.paths import config_dir
+from bot.render.messages import t
+from bot.rules import load_rules
+from bot.snapshot import PullRequestSnapshot
+from bot.sources.bundle import load_bundle
+from conftest import SHARED
+
+CORPUS = SHARED / "corpus"
+needs_corpus = pytest.mark.skipif(not (CORPUS / "verl").is_dir(), reason=f"corpus not found at {CORPUS} (set PRGUIDE_SHARED)")
+
+
+@lru_cache(maxsize=1)
+def _rules():
+    return load_rules([config_dir() / "examples" / "verl.yml"])
+
+
+@lru_cache(maxsize=None)
+def guide(number: int, folder: str = "verl", lang: str = "en"):
+    return build_guide(load_bundle(CORPUS / folder / f"{number}.json"), _rules(), lang=lang)
+
+
+def reasons(number: int, folder: str = "verl") -> list[str]:
+    d = guide(number, folder).data
+    return [f"{p['file']} {p['reason']}" for p in d["focus"]] + [f["reason"] for f in d["importance_factors"]]
+
+
+def snap(**kw):
+    return PullRequestSnapshot(**{"repository": "o/r", "number": 1, "title": "x", **kw})
+
+
+# --- compatibility --------------------------------------------------------------------------
+
+
+@needs_corpus
+@pytest.mark.parametrize("number", [3427, 6555, 6933, 7050, 7373])
+def test_hasattr_probes_are_not_called_compatibility(number):
+    assert not [r for r in reasons(number) if "compatib" in r and "hasattr" in r]
+
+
+@needs_corpus
+def test_an_input_type_check_is_not_compatibility():
+    # #7373 raises TypeError when the replay buffer lacks methods: an input check, not a second version served.
+    assert not [r for r in reasons(7373) if "compatib" in r]
+
+
+def test_only_import_fallbacks_and_version_checks_are_compatibility():
+    probe = FileAnalysis("a.py", "modified", "source", additions=5, shims=("hasattr check: if hasattr(x, 'y'):",))
+    fallback = FileAnalysis("b.py", "modified", "source", additions=5, shims=("import fallback: from x import y",))
+    keys = {p.file: p.key for p in focus_points(DiffAnalysis((probe, fallback)), (), ReviewSummary()) if p.key == "focus.shim"}
+    assert keys == {"b.py": "focus.shim"}
+
+
+# --- config key -------------------------------------------------------------------------------
+
+
+@needs_corpus
+@pytest.mark.parametrize(("number", "name"), [(6933, "FusedOutputProcessorContext"), (7291, "MasterMetadata"), (7327, "vLLMColocateWorkerExtension")])
+def test_fields_of_classes_that_are_not_configuration_are_not_config_keys(number, name):
+    assert not [r for r in reasons(number) if name in r and ("config key" in r or "user-facing option" in r)]
+
+
+def test_logger_constructor_attributes_are_not_config_keys():
+    f = FileAnalysis("pkg/log.py", "modified", "source", "python", additions=8,
+                     config_keys_added=("Logger.level", "Logger.stream"), fields_added=("Logger.level", "Logger.stream"))
+    is_config = load_rules([config_dir() / "examples" / "verl.yml"]).is_config
+    points = focus_points(DiffAnalysis((f,)), (), ReviewSummary(), is_config=is_config)
+    assert [p.key for p in points if p.key and p.key.startswith("focus.config")] == ["focus.config_added.plain"]
+    assert "config key" not in t("focus.config_added.plain", "en", {"names": ("Logger.level",)})
+    c = classify(snap(), DiffAnalysis((f,)), (), is_config=is_config)
+    assert not any(x.source == "config" for x in c.factors)
+
+
+def test_fields_of_a_config_class_are_config_keys():
+    f = FileAnalysis("verl/workers/config/actor.py", "modified", "source", "python", additions=8,
+                     config_keys_added=("ActorConfig.lr",), fields_added=("ActorConfig.lr",))
+    is_config = _rules().is_config
+    assert [p.key for p in focus_points(DiffAnalysis((f,)), (), ReviewSummary(), is_config=is_config) if p.key.startswith("focus.config")] == ["focus.config_added"]
+
+
+# --- entry point ------------------------------------------------------------------------------
+
+
+@needs_corpus
+@pytest.mark.parametrize(("number", "name"), [(3427, "compute_score"), (7101, "module_from_string"), (7306, "")])
+def test_new_helpers_nothing_else_calls_are_not_entry_points(number, name):
+    assert not [r for r in reasons(number) if "entry point" in r and name in r]
+
+
+# --- versions -------------------------------------------------------------------------------
+
+
+@needs_corpus
+def test_a_pre_1_0_minor_move_is_not_a_major_version():
+    # #7101 moves vllm 0.23.0 -> 0.24.0 in a Dockerfile.
+    assert not [r for r in reasons(7101) if "major version" in r]
+    assert not any(r["key"] == "breaking.dep_major" for r in guide(7101).data["breaking_reasons"])
+
+
+@needs_corpus
+def test_a_real_major_bump_of_a_package_dependency_is_breaking():
+    d = guide(7478).data  # trl 0.27.0 -> 1.10.0 in pyproject.toml
+    assert d["breaking"] and d["breaking_reasons"][0]["key"] == "breaking.dep_major"
+    assert "Breaking: `trl` moves to a new major version" in guide(7478).markdown
+
+
+def test_a_moved_submodule_or_git_pin_is_a_pinned_commit():
+    dep = DependencyChange("verl-recipe", "changed", "abc1234", "def5678", bump="commit")
+    fact = BehaviourFact("dep_pin_changed", "recipe", "verl-recipe", "abc1234", "def5678", user_facing=False)
+    f = FileAnalysis("recipe", "modified", "build", additions=1, deletions=1, dependency_changes=(dep,), behaviour=(fact,))
+    (p,) = [p for p in focus_points(DiffAnalysis((f,)), (), ReviewSummary()) if p.symbol == "verl-recipe"]
+    assert p.key == "focus.fact.dep_pin_changed.commit"
+    assert t(p.key, "en", p.params).startswith("pinned commit of `verl-recipe` moved")
+    assert "major" not in t(p.key, "en", p.params)
+
+
+# --- renames ----------------------------------------------------------------------------------
+
+
+@needs_corpus
+def test_a_rename_is_one_fact():
+    # #7455 replaces clear_rocm_attention_weight_caches by refresh_rocm_attention_weight_caches.
+    d = guide(7455).data
+    texts = [p["reason"] for p in d["focus"]]
+    assert sum("renamed to" in r for r in texts) == 1
+    assert not [r for r in texts if r.startswith(("removed `clear_rocm", "adds `refresh_rocm"))]
+    assert not any(f["source"] == "api" for f in d["importance_factors"])  # not scored as removed + added
+    assert [r["key"] for r in d["breaking_reasons"]] == ["breaking.symbol_renamed"]
+
+
+def test_rename_pairs_need_a_shared_tail():
+    f = FileAnalysis("a.py", "modified", "source", definitions_removed=(Definition("save_state", "function"), Definition("load_a", "function")),
+                     definitions_added=(Definition("dump_state", "function"), Definition("load_b", "function")))
+    assert renamed_pairs(f) == ()  # one shared word is not a rename
+    g = FileAnalysis("a.py", "modified", "source", definitions_removed=(Definition("clear_weight_caches", "function"),),
+                     definitions_added=(Definition("refresh_weight_caches", "function"),))
+    assert renamed_pairs(g) == (("clear_weight_caches", "refresh_weight_caches"),)
+
+
+# --- generated files and housekeeping -------------------------------------------------------
+
+
+@needs_corpus
+def test_generated_files_are_never_numbered_but_summed_up():
+    md = guide(7373).markdown
+    numbered = [line for line in md.splitlines() if re.match(r"^\d+\. ", line)]
+    assert numbered and not [line for line in numbered if "_generated_" in line]
+    assert "Housekeeping, no need to read line by line: 4 generated files" in md
+
+
+def test_housekeeping_groups():
+    files = (
+        FileAnalysis("uv.lock", "modified", "generated", additions=900),
+        FileAnalysis(".github/CODEOWNERS", "modified", "config", additions=2, added_lines=("/x @a",), removed_lines=("/y @a",)),
+        FileAnalysis(".github/workflows/a.yml", "modified", "ci", additions=1, deletions=1,
+                     added_lines=("    image: verl/verl:1.2",), removed_lines=("    image: verl/verl:1.1",)),
+        FileAnalysis("a.py", "modified", "source", additions=1, deletions=1, added_lines=("x = f(a,b)",), removed_lines=("x = f(a, b)",)),
+        FileAnalysis("b.py", "modified", "source", additions=1, added_lines=("# why",)),
+        FileAnalysis("c.py", "modified", "source", additions=1, added_lines=("x = 2",)),
+    )
+    h = housekeeping(DiffAnalysis(files))
+    assert (h.locks, h.owners, h.images, h.formatting, h.comments) == (("uv.lock",), (".github/CODEOWNERS",), (".github/workflows/a.yml",), ("a.py",), ("b.py",))
+    keys = [p.file for p in focus_points(DiffAnalysis(files), (), ReviewSummary())]
+    assert keys == ["c.py"]  # only real code is a numbered point
+
+
+# --- breaking, from facts -----------------------------------------------------------------------
+
+
+@needs_corpus
+@pytest.mark.parametrize(("number", "text"), [
+    (5705, "Breaking: default of `dist_ckpt_optim_fully_reshardable` changes from `True` to `False`"),
+    (5139, "Breaking: default of `max_num_seqs` changes from `256` to `1024`"),
+])
+def test_changed_defaults_of_user_config_are_breaking_with_their_reason(number, text):
+    g = guide(number, "verl-2026h1")
+    assert text in g.markdown
+    assert g.data["breaking_reasons"][0]["reason"].startswith("default of ")
+    assert all(b["kind"] for b in g.data["behaviour"])
+
+
+@needs_corpus
+def test_title_tags_make_it_breaking():
+    d = guide(6804).data  # "[BREAKING][rollout] feat: ..."
+    assert d["breaking"] and d["breaking_reasons"][0]["key"] == "breaking.marked"
+
+
+def test_a_parameter_added_with_a_default_is_not_breaking():
+    f = FileAnalysis("pkg/a.py", "modified", "source", "python", additions=3,
+                     behaviour=(BehaviourFact("parameter_added", "pkg/a.py", "run(x)", new="x=None", user_facing=True),))
+    assert not classify(snap(), DiffAnalysis((f,)), ()).breaking
+
+
+def test_a_check_in_a_new_function_is_not_a_new_refusal():
+    fact = BehaviourFact("check_added", "pkg/a.py", "build", detail="ValueError", user_facing=True)
+    new = FileAnalysis("pkg/a.py", "modified", "source", "python", additions=9, definitions_added=(Definition("build", "function"),), behaviour=(fact,))
+    old = FileAnalysis("pkg/a.py", "modified", "source", "python", additions=9, behaviour=(fact,))
+    assert not classify(snap(), DiffAnalysis((new,)), ()).breaking
+    c = classify(snap(), DiffAnalysis((old,)), ())
+    assert [r.key for r in c.breaking_reasons] == ["breaking.check"]
+
+
+# --- numbers, lists, summary ------------------------------------------------------------------
+
+
+@needs_corpus
+def test_lines_of_code_never_sit_next_to_no_source():
+    for folder in ("verl", "verl-2026h1"):
+        for path in sorted((CORPUS / folder).glob("*.json")):
+            md = guide(int(path.stem), folder).markdown
+            assert not ("lines of code changed" in md and "no source code changed" in md), path
+
+
+@needs_corpus
+def test_long_dependency_lists_say_how_many_more_and_json_has_them_all():
+    g = guide(7127)
+    assert "…and 53 more dependency changes" in g.markdown
+    assert len(g.data["dependencies"]) == 68
+
+
+@needs_corpus
+def test_json_summary_is_plain_text():
+    for number in (6555, 7297):  # titles with "CP>1"-style text and code spans
+        summary = guide(number).data["summary"]
+        assert "&gt;" not in summary and "&lt;" not in summary and "`" not in summary
+
+
+@needs_corpus
+def test_chinese_summary_is_chinese_with_the_original_title():
+    g = guide(7470, lang="zh")
+    summary = g.data["summary"]
+    assert re.search(r"[\u4e00-\u9fff]", summary) and "的修复" in summary
+    assert "原标题：[vllm] fix: restage shuffled AITER FP8 weights" in g.markdown
+    assert json.loads(json.dumps(g.data))["lang"] == "zh"
+
+
+@needs_corpus
+def test_areas_do_not_balloon():
+    d = guide(7127).data
+    assert len(d["areas"]) <= 5 and d["areas_more"] > 0
+    assert sum(label.startswith("area/") for label in d["labels"]) <= 5
+
+
+@needs_corpus
+def test_the_description_is_checked_against_the_diff():
+    d = guide(6804).data
+    missing = [f for f in d["follow_ups"] if "the description mentions" in f]
+    assert missing and "which this diff does not contain" in missing[0]
+    assert not any("MiMoVLContinuousTokenBuilder" in p["reason"] for p in d["focus"])
