@@ -78,7 +78,9 @@ def test_text_picks_plural_forms_by_count_and_refuses_unknown_ids():
     assert "{count} rules matched" in catalogue.text("footer", "en", 3)
     assert "{count} rules matched" in catalogue.text("footer", "en", 0)
     assert "{count} rules matched" in catalogue.text("footer", "en")
-    assert "命中 {count} 条规则" in catalogue.text("footer", "zh", 1)
+    # Chinese words a sentence about exactly one thing apart (its Plural-Forms has two forms).
+    assert "命中 1 条规则" in catalogue.text("footer", "zh", 1)
+    assert "命中 {count} 条规则" in catalogue.text("footer", "zh", 2)
     assert catalogue.gettext("h.focus", "zh") == "阅读重点"
     assert catalogue.ngettext("footer", "footer", 1, "en").startswith("prguide {version} · 1 rule")
     with pytest.raises(KeyError):

@@ -10,7 +10,9 @@ Message ids are stable dotted keys (``h.focus``, ``cmd.why.title``), not English
 sentences: the English text is the ``en`` catalogue's translation, so fixing an
 English typo does not orphan every other language. A plural message has the same
 key as ``msgid`` and ``msgid_plural`` and is chosen with ``ngettext`` by the
-``count`` parameter (``nplurals`` comes from each file's ``Plural-Forms``).
+``count`` parameter (``nplurals`` comes from each file's ``Plural-Forms``; the
+Chinese catalogue has two forms so that a sentence about one thing can be worded
+apart).
 Placeholders are ``str.format`` fields (``{count}``), flagged
 ``python-brace-format``.
 
