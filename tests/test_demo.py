@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import bot.demo as demo
-from bot.app.handlers import default_router
+from bot.app.routing import default_router
 from bot.app.webhook import parse_delivery
 from bot.cli import main
 from bot.marker import MARKER_PREFIX, has_marker, parse_marker

@@ -1,6 +1,7 @@
 """Small decisions of the merged-PR job, as plain functions."""
 
-from bot.app.handlers import Services, save_guide
+from bot.app.routing import Services
+from bot.feature_support import save_guide
 from bot.engine import build_guide
 from bot.repo_config import parse_repo_config
 from bot.rules import load_rules

@@ -264,7 +264,7 @@ def _model_first(rows, now):
 def test_claims_follow_the_head_of_key_rule(monkeypatch, candidates):
     import random
 
-    import bot.app.jobs as jobs
+    import bot.app.jobstore as jobs
 
     monkeypatch.setattr(jobs, "_CANDIDATES", candidates)
     for seed in range(60):

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.app.handlers import default_router
+from bot.app.routing import default_router
 
 ROOT = Path(__file__).resolve().parents[1]
 

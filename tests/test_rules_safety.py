@@ -199,7 +199,7 @@ BILLION_LAUGHS = (
 def test_billion_laughs_is_refused_at_once_with_its_line():
     import time
 
-    from bot.app.handlers import config_check_notices
+    from bot.feature_support import config_check_notices
     from bot.repo_config import load_repo_config
     from bot.rules.yamlsrc import load_yaml
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from bot.app.handlers import MERGED_PULL_REQUEST, Route, Router, default_router
+from bot.app.routing import Route, Router, default_router
+from bot.features.guide import MERGED_PULL_REQUEST
 from bot.app.server import STATE, create_app, wait_idle
 from bot.app.settings import Settings
 from bot.app.webhook import sign

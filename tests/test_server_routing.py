@@ -4,15 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from bot.app.handlers import (
-    MERGED_PULL_REQUEST,
-    Route,
-    Router,
-    Services,
-    accept_merged,
-    config_notices,
-    default_router,
-)
+from bot.app.routing import Route, Router, Services, default_router
+from bot.features.guide import MERGED_PULL_REQUEST, accept_merged
+from bot.feature_support import config_notices
 from bot.app.webhook import Delivery
 from bot.repo_config import parse_repo_config
 from bot.rules import parse_rules

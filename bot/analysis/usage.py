@@ -19,8 +19,10 @@ from __future__ import annotations
 import posixpath
 import re
 import string
+from typing import TYPE_CHECKING
 
-from bot.analysis.model import DiffAnalysis
+if TYPE_CHECKING:  # annotations only: bot.analysis.model imports this module in its properties
+    from bot.analysis.model import DiffAnalysis
 
 _WORD = frozenset(string.ascii_letters + string.digits + "_")
 _SPLIT = bytes.maketrans(

@@ -26,7 +26,7 @@ from aiohttp import web
 
 from bot import __version__
 from bot.app.admin import add_routes as add_admin_routes
-from bot.app.handlers import Router, Services, default_router, run_job
+from bot.app.routing import Router, Services, default_router, run_job
 from bot.app.jobs import QueuedDelivery
 from bot.app.logging import configure_logging
 from bot.app.metrics import Metrics, create_metrics
@@ -87,7 +87,7 @@ def create_app(
 
     ``session``: a shared ``aiohttp.ClientSession`` (default: one made at start-up and
     closed at clean-up). ``router``: what prguide acts on (default
-    :func:`bot.app.handlers.default_router`). ``rules``: the base
+    :func:`bot.app.routing.default_router`, the features of :mod:`bot.features`). ``rules``: the base
     :class:`bot.rules.RuleSet` (default: ``load_rules(settings.rules)`` at start-up,
     raising ``RuleError`` there). ``auth``: an :class:`bot.app.auth.AppAuth` (default:
     made from the settings). ``guides``: the tag view's

@@ -13,6 +13,7 @@ from typing import Any
 from bot.classify import Classification
 from bot.commands.messages import t
 from bot.render.messages import t as guide_t
+from bot.rules.reasons import in_language
 
 #: Conditions shown per rule; rule files rarely need more to be understood.
 MAX_REASONS = 8
@@ -86,7 +87,7 @@ def _label_lines(c: Classification, decision: Any, lang: str) -> list[str]:
 
 
 def _reason_lines(reasons: Sequence[str], lang: str) -> list[str]:
-    shown = [f"  - {t('cmd.why.condition', lang, {'condition': r})}" for r in reasons[:MAX_REASONS]]
+    shown = [f"  - {t('cmd.why.condition', lang, {'condition': in_language(r, lang)})}" for r in reasons[:MAX_REASONS]]
     if len(reasons) > MAX_REASONS:
         shown.append("  - …")
     return shown

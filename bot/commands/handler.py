@@ -50,7 +50,6 @@ from cachetools import TTLCache
 from bot.app.errors import GiveUp, RetryLater
 from bot.app.fetch import fetch_pull, fetch_snapshot
 from bot.app.github import GitHubError, NotFound
-from bot.app.handlers import JobContext, Route, config_notices, read_repo_config, reviser, save_guide
 from bot.app.jobs import Job
 from bot.app.publish import (
     add_labels,
@@ -62,6 +61,7 @@ from bot.app.publish import (
     reply,
     reply_in_review_thread,
 )
+from bot.app.routing import JobContext, Route
 from bot.app.webhook import Delivery
 from bot.commands.decide import (
     Actor,
@@ -82,6 +82,7 @@ from bot.commands.parse import Command, new_commands, parse_commands
 from bot.commands.permissions import PermissionCache
 from bot.commands.reply import compose_reply, help_text, refusal_text
 from bot.engine import Overrides, build_guide
+from bot.feature_support import config_notices, read_repo_config, reviser, save_guide
 from bot.marker import has_marker, parse_marker
 
 log = logging.getLogger("prguide.commands")
@@ -235,7 +236,7 @@ def _review_facts(payload: Mapping[str, Any], event: str) -> CommentFacts:
 
 
 def accept_comment(delivery: Delivery) -> str | None:
-    """:class:`~bot.app.handlers.Route` check: queue only comments and reviews that may carry commands."""
+    """:class:`~bot.app.routing.Route` check: queue only comments and reviews that may carry commands."""
     return ignore_reason(delivery.payload, delivery.event)
 
 
@@ -492,7 +493,7 @@ class _Runner:
         return f"- {t('cmd.reply.action_failed', self.lang, {'action': t(what, self.lang), 'reason': reason})}"
 
 
-#: The route for :class:`bot.app.handlers.Router`: commands in comments on pull
+#: The route for :class:`bot.app.routing.Router`: commands in comments on pull
 #: requests. Comments by bots are not queued (``bots=False``), prguide's own included.
 COMMAND_ROUTE = Route(
     event=ISSUE_COMMENT,
@@ -510,3 +511,5 @@ REVIEW_COMMENT_COMMAND_ROUTE = Route(
 #: Every route of the commands feature.
 COMMAND_ROUTES = (COMMAND_ROUTE, REVIEW_COMMAND_ROUTE, REVIEW_COMMENT_COMMAND_ROUTE)
 
+#: This feature's routes, composed in :mod:`bot.features`.
+ROUTES = COMMAND_ROUTES

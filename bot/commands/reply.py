@@ -19,7 +19,7 @@ def help_text(lang: str, *, authors_relabel: bool = False) -> str:
     lines = [f"**{t('cmd.help.title', lang)}**", ""]
     for name in COMMANDS:
         lines.append(f"- {sanitize.code(USAGE[name])}: {t(HELP_KEYS[name], lang)}")
-    lines += ["", t("cmd.help.who_authors" if authors_relabel else "cmd.help.who", lang)]
+    lines += ["", t("cmd.help.who_authors", lang) if authors_relabel else t("cmd.help.who", lang)]
     return "\n".join(lines)
 
 

@@ -1,4 +1,4 @@
-"""Rule conditions: each tests one fact of a pull request and says in plain English why it held.
+"""Rule conditions: each tests one fact of a pull request and says why it held (a :class:`~bot.rules.reasons.Reason`).
 
 Every condition present in a rule must hold. ``check(facts, state)`` returns
 whether it held and, when it did, appends a reason to ``state.reasons`` and
@@ -15,6 +15,7 @@ import regex
 
 from bot.rules.facts import Facts
 from bot.rules.globs import Glob
+from bot.rules.reasons import Joined, Reason
 
 #: How many names a reason lists before saying "and N more".
 _SHOWN = 3
@@ -58,7 +59,7 @@ class Pattern:
 def _names(items: Sequence[str], shown: int = _SHOWN) -> str:
     items = list(dict.fromkeys(items))
     text = ", ".join(items[:shown])
-    return text + (f" and {len(items) - shown} more" if len(items) > shown else "")
+    return Reason("why.names_more", names=text, count=len(items) - shown) if len(items) > shown else text
 
 
 def _quote(text: str, limit: int = 80) -> str:
@@ -67,7 +68,7 @@ def _quote(text: str, limit: int = 80) -> str:
 
 
 def _timed_out(facts: Facts, state: MatchState, what: str, pattern: Pattern) -> None:
-    note = f"{what} regex {_quote(pattern.text)} ran out of time ({facts.timeout:g} s) and counts as no match"
+    note = Reason("why.timeout", what=Reason(f"why.field.{what}"), pattern=_quote(pattern.text), seconds=f"{facts.timeout:g}")
     facts.warnings.append(note)
     state.reasons.append(note)
 
@@ -100,16 +101,18 @@ class FilesCondition:
             matched, globs = self._union(index, self.any, excluded)
             if not matched:
                 return False
-            parts.append(f"{len(matched)} of {considered} changed files match {_names(globs)}")
+            parts.append(Reason("why.files.any", matched=len(matched), considered=considered, globs=_names(globs)))
         if self.all:
             every, globs = self._union(index, self.all, excluded)
             if len(every) != considered:
                 return False
-            parts.append(f"all {considered} changed files match {_names(globs)}")
+            parts.append(Reason("why.files.all", considered=considered, globs=_names(globs)))
             if matched is None:
                 matched = every
-        note = f" ({len(excluded)} excluded)" if excluded else ""
-        state.reasons.append("files: " + "; ".join(parts) + note)
+        if excluded:
+            state.reasons.append(Reason("why.files_excluded", parts=Joined(parts), excluded=len(excluded)))
+        else:
+            state.reasons.append(Reason("why.files", parts=Joined(parts)))
         state.files = matched if state.files is None else state.files & matched
         return bool(state.files)
 
@@ -147,9 +150,14 @@ class TextCondition:
             caps = {k: v.strip() for k, v in m.groupdict().items() if v is not None and v.strip()}
             for k, v in caps.items():
                 state.captures.setdefault(k, v)
-            shown = f" ({', '.join(f'{k}={v}' for k, v in caps.items())})" if caps else ""
-            where = "" if self.field == "title" else f" at {_quote(m.group())}"
-            state.reasons.append(f"{self.field} matched {_quote(p.text)}{where}{shown}")
+            shown = ", ".join(f"{k}={v}" for k, v in caps.items())
+            title = self.field == "title"
+            found = "" if title else _quote(m.group())
+            if shown:
+                key = "why.title_captures" if title else "why.body_captures"
+            else:
+                key = "why.title" if title else "why.body"
+            state.reasons.append(Reason(key, pattern=_quote(p.text), found=found, captures=shown))
             return True
         return False
 
@@ -187,7 +195,7 @@ class LinesCondition:
             budget = facts.budget()
             hits = corpus.search(p.compiled, budget, files=within, per_file=None if wants_names else 1, limit=self.keep)
             if budget.timed_out:
-                _timed_out(facts, state, LINE_FIELDS[self.field], p)
+                _timed_out(facts, state, self.field, p)
             if not hits:
                 continue
             files = {h.file for h in hits}
@@ -196,14 +204,15 @@ class LinesCondition:
                 pairs = [(h.file, h.line) for h in hits]
                 (state.keys if self.field.endswith("config_keys") else state.symbols).extend(pairs)
                 state.reasons.append(
-                    f"{LINE_FIELDS[self.field]} match {_quote(p.text)}: {_names([h.line for h in hits])}"
+                    Reason("why.lines_names", what=Reason(f"why.field.{self.field}"), pattern=_quote(p.text), names=_names([h.line for h in hits]))
                 )
             else:
                 first = hits[0]
-                more = "" if len(files) == 1 else f" and {len(files) - 1} more file{'s' if len(files) > 2 else ''}"
-                state.reasons.append(
-                    f"{LINE_FIELDS[self.field]} match {_quote(p.text)} in {facts.paths[first.file]}{more}: {_quote(first.line, 60)}"
-                )
+                said = {"what": Reason(f"why.field.{self.field}"), "pattern": _quote(p.text), "path": facts.paths[first.file]}
+                if len(files) == 1:
+                    state.reasons.append(Reason("why.lines", **said, line=_quote(first.line, 60)))
+                else:
+                    state.reasons.append(Reason("why.lines_more", **said, count=len(files) - 1, line=_quote(first.line, 60)))
             return True
         return False
 
@@ -226,13 +235,13 @@ class NameCondition:
             if not found:
                 return False
             state.captures.setdefault("scope", ", ".join(found))
-            state.reasons.append(f"title scopes [{', '.join(facts.scopes)}] include {', '.join(found)}")
+            state.reasons.append(Reason("why.scopes", scopes=", ".join(facts.scopes), found=", ".join(found)))
             return True
         value = facts.snapshot.author if self.field == "authors" else facts.snapshot.base_branch
         for text, rx in self.globs:
             if rx.fullmatch(value):
-                what = "author" if self.field == "authors" else "base branch"
-                state.reasons.append(f"{what} {value} matches {_quote(text)}")
+                key = "why.author" if self.field == "authors" else "why.base_branch"
+                state.reasons.append(Reason(key, value=value, pattern=_quote(text)))
                 return True
         return False
 
@@ -247,7 +256,8 @@ class BotsCondition:
         is_bot = facts.snapshot.author_is_bot or facts.snapshot.author.endswith("[bot]")
         if is_bot != self.value:
             return False
-        state.reasons.append(f"author {facts.snapshot.author} is {'a bot' if is_bot else 'not a bot'}")
+        key = "why.bot" if is_bot else "why.not_bot"
+        state.reasons.append(Reason(key, author=facts.snapshot.author))
         return True
 
 
@@ -269,7 +279,8 @@ class CountCondition:
         ok = value >= self.bound if self.field.startswith("min") else value <= self.bound
         if ok:
             op = ">=" if self.field.startswith("min") else "<="
-            state.reasons.append(f"{'lines changed' if lines else 'changed files'} {value:,} {op} {self.bound:,}")
+            key = "why.lines_changed" if lines else "why.changed_files"
+            state.reasons.append(Reason(key, value=f"{value:,}", op=op, bound=f"{self.bound:,}"))
         return ok
 
 
@@ -296,12 +307,12 @@ class KindsCondition:
             if not of_kind:
                 return False
             state.files = of_kind
-            parts.append(f"{len(of_kind)} of {len(kinds)} changed files are {' or '.join(sorted(self.any))}")
+            parts.append(Reason("why.kinds.any", matched=len(of_kind), total=len(kinds), kinds=Joined(sorted(self.any), "why.or")))
         if self.all:
             if sum(len(facts.files_of_kind(k)) for k in self.all) != len(kinds):
                 return False
-            parts.append(f"all {len(kinds)} changed files are {' or '.join(sorted(self.all))}")
-        state.reasons.append("kinds: " + "; ".join(parts))
+            parts.append(Reason("why.kinds.all", total=len(kinds), kinds=Joined(sorted(self.all), "why.or")))
+        state.reasons.append(Reason("why.kinds", parts=Joined(parts)))
         return True
 
 

@@ -18,6 +18,7 @@ from bot.rules.effects import render
 from bot.rules.facts import Facts
 from bot.rules.globs import Glob
 from bot.rules.model import LabelSpec, Problem, RuleError, RuleHit
+from bot.rules.reasons import Reason
 from bot.rules.schema import Area, LabelDecl, Rule
 from bot.rules.settings import Settings
 from bot.snapshot import PullRequestSnapshot
@@ -102,7 +103,7 @@ class RuleSet:
             audience=out.audience,
             focus=out.focus,
             skip=e.skip,
-            reasons=tuple(state.reasons) or ("always applies (no conditions)",),
+            reasons=tuple(state.reasons) or (Reason("why.always"),),
             captures=dict(state.captures),
             files=out.files,
         )

@@ -1,0 +1,252 @@
+"""How deliveries reach the features: routes, the router, and one job's run.
+
+A :class:`Router` maps ``(event, action)`` to a :class:`Route`: whether a delivery is
+wanted (decided at once, on the request path, from the payload alone) and the job
+handler that does the work later in the worker pool. A feature declares its routes
+(see :mod:`bot.features`); the server asks the router and never knows the features.
+
+gidgethub's ``Router`` dispatches every registered callback in one step; prguide
+needs two (a cheap decision before the 2xx answer, the work after it), hence this
+small table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cachetools import TTLCache
+
+from bot.app.errors import GiveUp, RetryLater
+from bot.app.jobstore import Job
+from bot.app.metrics import Metrics
+from bot.app.settings import Settings
+from bot.app.webhook import Delivery
+from bot.repo_config import RepoConfig
+from bot.rules.model import Problem, RuleError
+
+log = logging.getLogger("prguide.jobs")
+
+#: Seconds a repository without ``.github/prguide.yml`` is believed to have none. A merged
+#: pull request that adds the file reads it at once; a direct push waits this long at most.
+MISSING_CONFIG_TTL = 300
+
+#: The features the app runs, as ``module:attribute`` naming a sequence of route
+#: tuples. The platform names them instead of importing them: it knows how to run a
+#: feature, never which ones exist (the composition lives in :mod:`bot.features`).
+DEFAULT_FEATURES = "bot.features:FEATURES"
+
+
+@dataclass
+class Services:
+    """What job handlers share across the process; built once by the app factory.
+
+    ``clients``: a :class:`bot.app.github.ClientFactory` (``for_installation(id)``).
+    ``auth``: the :class:`bot.app.auth.AppAuth` (``bot_login()``, ``forget(id)``).
+    ``rules``: the :class:`bot.rules.RuleSet` every repository starts from (shipped
+    defaults plus ``PRGUIDE_RULES``). ``guides``: the tag view's
+    :class:`bot.tagview.store.GuideStore`, or ``None``.
+    """
+
+    settings: Settings
+    clients: Any
+    auth: Any
+    rules: Any
+    metrics: Metrics
+    guides: Any = None
+    #: The :class:`bot.app.jobstore.JobStore`, so a job can see that a newer one supersedes it.
+    store: Any = None
+    #: Repositories known to have no config file, keyed ``(repository, ref)``: GitHub's 404
+    #: carries no ETag, so without this every guide would pay a call to learn it again.
+    missing_configs: TTLCache = field(default_factory=lambda: TTLCache(maxsize=4096, ttl=MISSING_CONFIG_TTL))
+
+    def rules_for(self, config: RepoConfig) -> tuple[Any, tuple[Problem, ...]]:
+        """The rules for a repository: :attr:`rules` with the repository's own merged on top.
+
+        The repository's ``disable`` list removes base rules first (see
+        ``RuleSet.merged``). Returns the rule set and the problems found while
+        combining (a repository rule whose id clashes with a base rule); then the base
+        rules are used unchanged.
+        """
+        if config.rules is None:
+            return self.rules, ()
+        try:
+            merged = self.rules.merged(config.rules)
+        except RuleError as exc:
+            return self.rules, tuple(exc.problems)
+        # Non-fatal findings (disabling a rule that does not exist) are still worth a notice.
+        return merged, tuple(merged.warnings)
+
+
+@dataclass
+class JobContext:
+    """One job's view of the :class:`Services`, plus what its log line reports.
+
+    :attr:`client` is the installation's GitHub client, made on first use and counting
+    this job's API calls. Handlers fill :attr:`fields` (``repository``, ``number``) and
+    set :attr:`outcome` (``created``, ``edited``, ``unchanged``, ``skipped``, ...).
+    """
+
+    services: Services
+    job: Job
+    fields: dict[str, Any] = field(default_factory=dict)
+    outcome: str = "done"
+    _client: Any = None
+
+    @property
+    def client(self) -> Any:
+        """The :class:`bot.app.github.GitHubClient` of the job's installation.
+
+        Raises :class:`GiveUp` when the delivery names no installation.
+        """
+        if self._client is None:
+            if self.job.installation_id is None:
+                raise GiveUp(f"delivery {self.job.delivery_id} names no installation")
+            self._client = self.services.clients.for_installation(self.job.installation_id)
+        return self._client
+
+    @property
+    def api_calls(self) -> int:
+        """GitHub API requests this job has sent so far."""
+        return 0 if self._client is None else int(self._client.calls)
+
+
+JobHandler = Callable[[Job, JobContext], Awaitable[None]]
+
+
+def _wanted(_delivery: Delivery) -> str | None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """A kind of delivery prguide acts on.
+
+    ``event`` is the ``X-GitHub-Event``; ``actions`` the payload actions it covers
+    (empty: all). ``accept(delivery)`` runs on the request path from the payload alone
+    (no I/O) and returns ``None`` to queue the delivery or a short reason to ignore
+    it. ``bots``: whether deliveries sent by bot accounts are wanted. ``handle`` runs
+    the queued job in the worker pool.
+    """
+
+    event: str
+    actions: tuple[str, ...]
+    handle: JobHandler
+    accept: Callable[[Delivery], str | None] = _wanted
+    bots: bool = False
+
+
+class Router:
+    """``(event, action)`` -> :class:`Route`; an action-specific route wins over an all-actions one."""
+
+    def __init__(self, routes: Iterable[Route] = ()):
+        self._routes: dict[tuple[str, str | None], Route] = {}
+        for route in routes:
+            self.add(route)
+
+    def add(self, route: Route) -> None:
+        """Register ``route``; raises ``ValueError`` when one is already registered for the same event and action."""
+        for action in route.actions or (None,):
+            key = (route.event, action)
+            if key in self._routes:
+                raise ValueError(f"a route for {route.event}.{action or '*'} is already registered")
+            self._routes[key] = route
+
+    def route(self, event: str, action: str | None) -> Route | None:
+        """The route for a delivery or job, or ``None`` when prguide does not act on it."""
+        return self._routes.get((event, action)) or self._routes.get((event, None))
+
+    def decide(self, delivery: Delivery) -> tuple[Route | None, str | None]:
+        """The route for ``delivery`` and, when it is not wanted, why (``None`` when it is)."""
+        route = self.route(delivery.event, delivery.action)
+        if route is None:
+            return None, f"prguide does not act on {delivery.event}" + (f".{delivery.action}" if delivery.action else "")
+        if delivery.sender_is_bot and not route.bots:
+            return None, f"sent by the bot {delivery.sender_login}"
+        if delivery.key is None:
+            return None, "the delivery names no pull request"
+        reason = route.accept(delivery)
+        return (None, reason) if reason else (route, None)
+
+    @property
+    def events(self) -> tuple[str, ...]:
+        """The events with at least one route, sorted."""
+        return tuple(sorted({event for event, _ in self._routes}))
+
+
+def load_features(spec: str = DEFAULT_FEATURES) -> Router:
+    """A :class:`Router` with the routes of the features ``spec`` names.
+
+    ``spec`` is ``"module:attribute"``; the attribute is a sequence of features, each a
+    sequence of :class:`Route`. Raises ``ImportError``/``AttributeError`` for a bad
+    name and ``ValueError`` when two features claim the same event and action.
+    """
+    module, _, attribute = spec.partition(":")
+    features: Sequence[Sequence[Route]] = getattr(importlib.import_module(module), attribute or "FEATURES")
+    return Router(route for routes in features for route in routes)
+
+
+def default_router() -> Router:
+    """The routes prguide ships: the merged pull request guide and ``/prguide`` commands."""
+    return load_features(DEFAULT_FEATURES)
+
+
+async def run_job(job: Job, services: Services, router: Router, *, max_attempts: int | None = None) -> None:
+    """Run one queued job with its route's handler and log one line about it.
+
+    The line (logger ``prguide.jobs``) carries ``delivery``, ``event``, ``action``,
+    ``installation``, ``repository``, ``number``, ``attempt``, ``outcome``, ``state``
+    (the job's state after this run: ``done``, ``queued`` for another attempt, or
+    ``parked`` once a failed run was attempt ``max_attempts``, the worker pool's
+    rule), ``api_calls`` and ``duration_ms``; the job-duration histogram gets the same
+    outcome. Exceptions propagate to the worker pool, which retries, ends or parks
+    the job (:class:`RetryLater`, :class:`GiveUp`, anything else).
+    """
+    started = time.perf_counter()
+    ctx = JobContext(services, job)
+    outcome = "error"
+    level = logging.ERROR
+    failed_state = "parked" if max_attempts is not None and job.attempts >= max_attempts else "queued"
+    state = failed_state
+    try:
+        route = router.route(job.event, job.action)
+        if route is None:
+            raise GiveUp(f"no handler for {job.event}.{job.action}")
+        await route.handle(job, ctx)
+        outcome, level, state = ctx.outcome, logging.INFO, "done"
+    except RetryLater as exc:
+        outcome, level = "retry_later", logging.WARNING
+        ctx.fields["reason"] = exc.reason
+        raise
+    except GiveUp as exc:
+        outcome, level, state = "given_up", logging.WARNING, "done"
+        ctx.fields["reason"] = exc.reason
+        raise
+    except asyncio.CancelledError:
+        outcome, level, state = "interrupted", logging.WARNING, "queued"
+        raise
+    except Exception as exc:
+        ctx.fields["reason"] = f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        duration = time.perf_counter() - started
+        services.metrics.job_duration.labels(event=job.event, outcome=outcome).observe(duration)
+        fields = {
+            "delivery": job.delivery_id,
+            "event": job.event,
+            "action": job.action,
+            "installation": job.installation_id,
+            "key": job.key,
+            "attempt": job.attempts,
+            **ctx.fields,
+            "outcome": outcome,
+            "state": state,
+            "api_calls": ctx.api_calls,
+            "duration_ms": round(duration * 1000, 1),
+        }
+        log.log(level, "job %s %s: %s", job.event, job.key, outcome, extra=fields)

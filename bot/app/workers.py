@@ -1,0 +1,280 @@
+"""The worker pool: runs queued jobs, one per key, retries and parks failures, drains on stop.
+
+It reads and settles jobs through a :class:`bot.app.jobstore.JobStorage` (the
+SQLite :class:`~bot.app.jobstore.JobStore` in production) and never touches the
+database itself. One :class:`WorkerPool` per store: at start it takes back every
+``running`` job a previous process left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import sqlite3
+import time
+import traceback
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from bot.app.errors import GiveUp, RetryLater
+from bot.app.jobstore import GIVEN_UP, SUCCEEDED, Job, JobStorage
+
+# The pool's log lines keep the logger name they always had: dashboards filter on it.
+log = logging.getLogger("bot.app.jobs")
+
+
+def exponential_backoff(attempt: int, *, base: float = 30.0, cap: float = 1800.0) -> float:
+    """Seconds to wait after failed attempt number ``attempt`` (1-based).
+
+    ``base * 2**(attempt-1)`` capped at ``cap``, of which a random half is taken away
+    ("equal jitter") so jobs that failed together do not retry together:
+    15-30 s, 30-60 s, 60-120 s, ... up to 15-30 min.
+    """
+    full = min(cap, base * 2 ** max(0, attempt - 1))
+    return full / 2 + random.uniform(0, full / 2)
+
+
+Handler = Callable[[Job], Awaitable[None]]
+
+
+def _fields(job: Job, state: str, **more: Any) -> dict[str, Any]:
+    """A job's structured log fields: who it is and the ``state`` it moves to."""
+    return {
+        "job_id": job.id,
+        "delivery": job.delivery_id,
+        "event": job.event,
+        "action": job.action,
+        "installation": job.installation_id,
+        "key": job.key,
+        "attempt": job.attempts,
+        "state": state,
+        **more,
+    }
+
+
+class WorkerPool:
+    """Runs queued jobs with ``handler``, at most ``concurrency`` at once, one per key.
+
+    Failure policy: :class:`~bot.app.errors.RetryLater` queues the job again after its
+    ``delay`` (or ``backoff(attempt)`` when None); :class:`~bot.app.errors.GiveUp` ends it
+    (``done``, outcome ``given_up``, the reason recorded); any other exception is logged
+    with its traceback and retried after ``backoff(attempt)``. A job whose
+    ``max_attempts``-th attempt fails is ``parked`` with its last error.
+
+    The pool sleeps while idle: it wakes on :meth:`notify`, when a job finishes and
+    when the earliest retry falls due. ``clock`` (Unix seconds) and ``sleep`` are
+    injectable for tests; ``sleep`` also times :meth:`stop`'s grace period.
+    """
+
+    def __init__(
+        self,
+        store: JobStorage,
+        handler: Handler,
+        *,
+        concurrency: int = 4,
+        max_attempts: int = 6,
+        backoff: Callable[[int], float] = exponential_backoff,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        prune_every: float = 3600.0,
+        prune_options: Mapping[str, Any] | None = None,
+    ):
+        """Raises ``ValueError`` when ``concurrency`` or ``max_attempts`` is below 1."""
+        if concurrency < 1 or max_attempts < 1:
+            raise ValueError("concurrency and max_attempts must be at least 1")
+        self.store = store
+        self.handler = handler
+        self.concurrency = concurrency
+        self.max_attempts = max_attempts
+        self.backoff = backoff
+        self.clock = clock
+        self.sleep = sleep
+        self.prune_every = prune_every
+        self.prune_options = dict(prune_options or {})
+        self._running: dict[asyncio.Task, Job] = {}
+        self._wake: asyncio.Event | None = None
+        self._dispatcher: asyncio.Task | None = None
+        self._stopping = False
+        self._last_prune: float | None = None
+        self._passes = 0
+        self._idle_pass = -1
+        self._pass_done: asyncio.Condition | None = None
+
+    @property
+    def running_jobs(self) -> list[Job]:
+        """The jobs being handled right now."""
+        return list(self._running.values())
+
+    def start(self) -> int:
+        """Take back jobs a previous process left ``running`` and start working; return how many were taken back.
+
+        Must be called from the running event loop.
+        """
+        if self._dispatcher is not None:
+            raise RuntimeError("the worker pool is already started")
+        self._wake = asyncio.Event()
+        self._pass_done = asyncio.Condition()
+        self._stopping = False
+        resumed = self.store.requeue_running(max_attempts=self.max_attempts, now=self.clock())
+        if resumed:
+            log.info("resuming %d job(s) left running by the previous process", resumed)
+        self._dispatcher = asyncio.create_task(self._dispatch(), name="prguide-jobs-dispatcher")
+        return resumed
+
+    def notify(self) -> None:
+        """Wake the pool because a job was queued; call from the event loop's thread."""
+        if self._wake is not None:
+            self._wake.set()
+
+    def retry_parked(self, job_id: int | None = None) -> int:
+        """Queue parked jobs again (see :meth:`JobStore.retry_parked`) and wake the pool."""
+        count = self.store.retry_parked(job_id, now=self.clock())
+        self.notify()
+        return count
+
+    async def wait_idle(self) -> None:
+        """Return once the pool has looked at the queue after this call and found nothing
+        due and nothing running. Jobs scheduled for later do not keep it busy.
+        """
+        if self._pass_done is None or self._dispatcher is None:
+            raise RuntimeError("the worker pool is not started")
+        dispatcher = self._dispatcher
+        target = self._passes + 1
+        self.notify()
+        async with self._pass_done:
+            await self._pass_done.wait_for(lambda: self._idle_pass >= target or dispatcher.done())
+
+    async def stop(self, timeout: float = 25.0) -> list[Job]:
+        """Stop claiming, give running jobs ``timeout`` seconds to finish, put back the rest.
+
+        Returns the jobs that were interrupted and queued again; they run first after
+        the next start. Safe to call twice.
+        """
+        if self._dispatcher is None:
+            return []
+        self._stopping = True
+        self.notify()
+        await asyncio.gather(self._dispatcher, return_exceptions=True)
+        pending = set(self._running)
+        if pending:
+            timer = asyncio.ensure_future(self.sleep(timeout))
+            while pending and not timer.done():
+                done, pending = await asyncio.wait(pending | {timer}, return_when=asyncio.FIRST_COMPLETED)
+                pending.discard(timer)
+            timer.cancel()
+        interrupted = [self._running[t] for t in pending if t in self._running]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        self._dispatcher = None
+        if interrupted:
+            log.warning("stopped with %d job(s) unfinished; they were queued again", len(interrupted))
+        return interrupted
+
+    async def _dispatch(self) -> None:
+        assert self._wake is not None and self._pass_done is not None
+        while not self._stopping:
+            self._wake.clear()
+            now = self.clock()
+            timeout: float | None = None
+            try:
+                self._maybe_prune(now)
+                while len(self._running) < self.concurrency:
+                    job = self.store.claim(now)
+                    if job is None:
+                        break
+                    task = asyncio.create_task(self._run(job), name=f"prguide-job-{job.id}")
+                    self._running[task] = job
+                    task.add_done_callback(self._finished)
+                if len(self._running) < self.concurrency:
+                    due = self.store.next_due()
+                    if due is not None:
+                        timeout = max(due - now, 0.0)
+            except Exception:
+                # Keep the pool alive through a locked or failing database (or a bug
+                # here); the queue is durable, so nothing is lost by trying later.
+                log.exception("cannot read the job queue; trying again in 5 s")
+                timeout = 5.0
+            self._passes += 1
+            if not self._running and (timeout is None or timeout > 0):
+                self._idle_pass = self._passes
+                async with self._pass_done:
+                    self._pass_done.notify_all()
+            await self._wait(timeout)
+        async with self._pass_done:
+            self._pass_done.notify_all()
+
+    async def _wait(self, timeout: float | None) -> None:
+        assert self._wake is not None
+        if timeout is None:
+            await self._wake.wait()
+            return
+        waiter = asyncio.ensure_future(self._wake.wait())
+        timer = asyncio.ensure_future(self.sleep(timeout))
+        try:
+            await asyncio.wait({waiter, timer}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+            timer.cancel()
+
+    def _maybe_prune(self, now: float) -> None:
+        if self._last_prune is not None and now - self._last_prune < self.prune_every:
+            return
+        self._last_prune = now
+        deleted = self.store.prune(now, **self.prune_options)
+        if deleted:
+            log.info("pruned %d finished job(s)", deleted)
+
+    def _finished(self, task: asyncio.Task) -> None:
+        self._running.pop(task, None)
+        if self._wake is not None:
+            self._wake.set()
+
+    async def _run(self, job: Job) -> None:
+        try:
+            await self.handler(job)
+        except asyncio.CancelledError:
+            log.info("job %d interrupted; queued again", job.id, extra=_fields(job, "queued"))
+            self._record(self.store.release, job.id)
+            raise
+        except RetryLater as exc:
+            delay = exc.delay if exc.delay is not None else self.backoff(job.attempts)
+            self._failed(job, f"RetryLater: {exc.reason}", delay)
+        except GiveUp as exc:
+            log.info(
+                "job %d (%s %s, %s) given up: %s", job.id, job.event, job.delivery_id, job.key, exc.reason,
+                extra=_fields(job, "done", outcome=GIVEN_UP),
+            )
+            self._record(self.store.complete, job.id, outcome=GIVEN_UP, reason=exc.reason)
+        except Exception:
+            log.exception(
+                "job %d (%s %s, %s) failed on attempt %d", job.id, job.event, job.delivery_id, job.key, job.attempts,
+                extra=_fields(job, "running"),
+            )
+            self._failed(job, traceback.format_exc(), self.backoff(job.attempts))
+        else:
+            log.debug("job %d done", job.id, extra=_fields(job, "done", outcome=SUCCEEDED))
+            self._record(self.store.complete, job.id)
+
+    def _failed(self, job: Job, error: str, delay: float) -> None:
+        if job.attempts >= self.max_attempts:
+            log.error(
+                "job %d (%s, %s) parked after %d attempts", job.id, job.delivery_id, job.key, job.attempts,
+                extra=_fields(job, "parked", error=error.strip().splitlines()[-1][:500]),
+            )
+            self._record(self.store.park, job.id, error=error)
+        else:
+            log.info(
+                "job %d (%s, %s) queued again in %.1f s after attempt %d", job.id, job.delivery_id, job.key, delay,
+                job.attempts, extra=_fields(job, "queued", retry_in_s=round(delay, 3)),
+            )
+            self._record(self.store.retry, job.id, delay=delay, error=error)
+
+    def _record(self, method: Callable[..., None], job_id: int, **kwargs: Any) -> None:
+        # A job whose result cannot be written stays 'running' and is taken back at the
+        # next start; the pool itself keeps going.
+        try:
+            method(job_id, now=self.clock(), **kwargs)
+        except sqlite3.Error:
+            log.exception("cannot record the result of job %d; it will run again after a restart", job_id)

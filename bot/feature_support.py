@@ -1,0 +1,171 @@
+"""What several features share: the repository's config file and the tag view's copy of a guide.
+
+The merged pull request guide (:mod:`bot.features.guide`) and the ``/prguide``
+commands (:mod:`bot.commands.handler`) both read ``.github/prguide.yml``, word its
+problems as a notice on the guide, and store what they publish for the tag view.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from cachetools import TTLCache
+
+import bot.locale as catalogue
+from bot.app.fetch import fetch_file
+from bot.app.github import Forbidden
+from bot.render.messages import t
+from bot.repo_config import DEFAULT_SOURCE, RepoConfig, load_repo_config
+from bot.rules.model import Problem
+from bot.snapshot import PullRequestSnapshot
+
+log = logging.getLogger("prguide.jobs")
+
+
+#: Where a repository keeps its prguide settings, on its default branch.
+REPO_CONFIG_PATH = DEFAULT_SOURCE
+#: The largest ``.github/prguide.yml`` prguide reads, in bytes: the file is written by anyone
+#: who can push to the default branch, and parsing it runs on prguide's CPU.
+MAX_CONFIG_BYTES = 64 * 1024
+#: ``Problem.line`` of a config file that could not be read at all; its ``message`` is then a
+#: message key of :mod:`bot.render.messages` (see :func:`config_notices`).
+UNREAD = 0
+#: Problems of an invalid repository config shown in the guide's notice, at most.
+MAX_NOTICE_PROBLEMS = 3
+
+
+async def read_repo_config(
+    client: Any, repository: str, ref: str | None, *, missing: TTLCache | None = None, fresh: bool = False
+) -> RepoConfig:
+    """The repository's ``.github/prguide.yml`` at ``ref`` (its default branch).
+
+    A missing file gives the defaults; an unreadable, invalid or oversized one (over
+    :data:`MAX_CONFIG_BYTES`) gives the defaults with the problem kept, and so does a
+    403 (the installation lacks Contents: read): the file is optional, so it never
+    costs the guide. The YAML is
+    parsed in a worker thread, so a large file never holds up the event loop (and the
+    webhook's answers). ``missing`` remembers repositories without the file: no call
+    while remembered, unless ``fresh`` (a refresh, or a PR that changed the file), which
+    asks GitHub and updates the memory. GitHub errors other than 404 propagate
+    (``RetryLater``...).
+    """
+    key = (repository, ref or "")
+    if missing is not None and not fresh and key in missing:
+        return RepoConfig.default()
+    try:
+        text = await fetch_file(client, repository, REPO_CONFIG_PATH, ref or None, max_bytes=MAX_CONFIG_BYTES)
+    except ValueError as exc:
+        if missing is not None:
+            missing.pop(key, None)  # the file exists, even if it cannot be used
+        return RepoConfig.default(problems=(Problem(REPO_CONFIG_PATH, 1, str(exc)),))
+    except Forbidden as exc:
+        log.warning(
+            "%s: cannot read %s (%s); the installation needs Contents: read", repository, REPO_CONFIG_PATH, exc.reason,
+            extra={"repository": repository},
+        )
+        return RepoConfig.default(problems=(Problem(REPO_CONFIG_PATH, UNREAD, "config.forbidden"),))
+    if missing is not None:
+        if text is None:
+            missing[key] = True
+        else:
+            missing.pop(key, None)
+    if text is None:
+        return RepoConfig.default()
+    return await asyncio.to_thread(load_repo_config, text, REPO_CONFIG_PATH)
+
+
+def changes_repo_config(snapshot: PullRequestSnapshot) -> bool:
+    """True when the pull request adds or edits ``.github/prguide.yml``."""
+    return any(f.filename == REPO_CONFIG_PATH and f.status != "removed" for f in snapshot.files)
+
+
+def config_check_notices(config: RepoConfig) -> dict[str, tuple[str, ...]]:
+    """The guide's check of a config file the pull request changed: valid, or its problems."""
+    if any(p.line == UNREAD for p in config.problems):
+        return config_notices(config.source, config.problems) or {}
+    if not config.problems:
+        return {lang: (t("config.ok", lang, {"file": config.source}),) for lang in catalogue.languages()}
+    lines = tuple(f"`{config.source}:{p.line}`: {_problem_text(p)}" for p in config.problems[:MAX_NOTICE_PROBLEMS])
+    return {lang: (t("config.bad", lang, {"file": config.source}),) + lines for lang in catalogue.languages()}
+
+
+def config_notices(source: str, problems: tuple[Problem, ...]) -> dict[str, tuple[str, ...]] | None:
+    """One notice per language saying the repository's config file was not used, and why.
+
+    A file that could not be read at all (:data:`UNREAD`) gets its own sentence, naming
+    the permission the installation lacks and who can grant it.
+    """
+    if not problems:
+        return None
+    unread = [p for p in problems if p.line == UNREAD]
+    if unread:
+        return {lang: (t(unread[0].message, lang, {"file": source}),) for lang in ("en", "zh")}
+    shown = "; ".join(_problem_text(p) for p in problems[:MAX_NOTICE_PROBLEMS])
+    more = len(problems) - MAX_NOTICE_PROBLEMS
+    key = "config.unusable_more" if more > 0 else "config.unusable"
+    params = {"file": source, "problems": shown, "more": more}
+    return {lang: (catalogue.message(key, lang, params),) for lang in catalogue.languages()}
+
+
+#: Refused labels named in the guide's notice, at most (the rest are counted).
+MAX_NOTICE_LABELS = 10
+_REFUSAL_KEYS = {"limit": "labels.over_limit", "forbidden": "labels.forbidden", "refused": "labels.refused"}
+
+
+def label_refusal_notices(refusals: Any) -> dict[str, tuple[str, ...]]:
+    """One notice line per language and refusal (:class:`bot.app.publish.LabelsRefused`):
+    which labels are not on the pull request, and what would fix it."""
+    out: dict[str, tuple[str, ...]] = {}
+    for lang in ("en", "zh"):
+        lines = []
+        for refusal in refusals:
+            params = {"names": list(refusal.names[:MAX_NOTICE_LABELS]), "count": len(refusal.names), "text": refusal.message}
+            lines.append(t(_REFUSAL_KEYS.get(refusal.reason, "labels.refused"), lang, params))
+        out[lang] = tuple(lines)
+    return out
+
+
+def merge_notices(*parts: Mapping[str, tuple[str, ...]] | None) -> dict[str, tuple[str, ...]]:
+    """Notices by language, each part's lines in order."""
+    out: dict[str, tuple[str, ...]] = {}
+    for part in parts:
+        for lang, lines in (part or {}).items():
+            out[lang] = out.get(lang, ()) + tuple(lines)
+    return out
+
+
+def reviser(build: Callable[..., Any], notices: Mapping[str, tuple[str, ...]] | None) -> Callable[[Any], Awaitable[Any]]:
+    """The ``revise`` callback of :func:`bot.app.publish.publish_guide`: ``build(notices=...)``
+    again (in a worker thread), with the refused labels named after ``notices``."""
+
+    async def revise(refusals: Any) -> Any:
+        return await asyncio.to_thread(build, notices=merge_notices(notices, label_refusal_notices(refusals)))
+
+    return revise
+
+
+def _problem_text(problem: Problem) -> str:
+    text = f"line {problem.line}: {problem.message}"
+    return text.replace("`", "'")
+
+
+def save_guide(store: Any, guide: Any, *, private: bool) -> None:
+    """Store a published guide for the tag view; a store failure is logged, never fatal.
+
+    A repository seen private stays private in the tag view (pages behind the view token).
+    """
+    try:
+        # Private is sticky: a payload saying "public" may be an old one redelivered after the
+        # repository was made private, so it never opens a repository the store holds as private.
+        public = not private and store.visibility(guide.repository) != "private"
+        store.save(
+            dict(guide.data, markdown=guide.markdown),
+            visibility="public" if public else "private",
+            label_descriptions={name: spec.description for name, spec in guide.label_specs.items()},
+        )
+    except Exception:  # the comment is published; the tag view catches up on the next refresh
+        log.exception("cannot store the guide of %s#%s for the tag view", guide.repository, guide.number)
+

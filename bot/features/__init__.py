@@ -1,0 +1,17 @@
+"""The features the app runs, composed in one place.
+
+A feature is a module (or package) that declares ``ROUTES``: the
+:class:`~bot.app.routing.Route` objects it handles (event, actions, the cheap
+accept check, the job handler). It may import the platform (:mod:`bot.app`), the
+pure engine and :mod:`bot.feature_support`, never another feature. The server loads
+:data:`FEATURES` by name (:data:`bot.app.routing.DEFAULT_FEATURES`); adding a
+feature is adding a module and a line here.
+"""
+
+from __future__ import annotations
+
+from bot.commands import handler as commands
+from bot.features import guide
+
+#: Every feature's routes; two features may not claim the same event and action.
+FEATURES = (guide.ROUTES, commands.ROUTES)

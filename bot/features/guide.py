@@ -1,0 +1,151 @@
+"""The merged pull request guide: on ``pull_request.closed`` with ``merged: true``, write the reading guide.
+
+Route: :data:`MERGED_PULL_REQUEST`. The job key is the pull request, so a merge and
+a ``/prguide`` command on it never publish at the same time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from bot.app.errors import GiveUp
+from bot.app.fetch import fetch_snapshot
+from bot.app.jobstore import Job
+from bot.app.publish import find_guide_comment, publish_guide
+from bot.app.routing import JobContext, Route
+from bot.app.webhook import Delivery
+from bot.engine import Overrides, build_guide
+from bot.feature_support import (
+    changes_repo_config,
+    config_check_notices,
+    UNREAD,
+    config_notices,
+    read_repo_config,
+    reviser,
+    save_guide,
+)
+from bot.marker import parse_marker
+from bot.snapshot import PullRequestSnapshot
+
+log = logging.getLogger("prguide.jobs")
+
+
+def accept_merged(delivery: Delivery) -> str | None:
+    """Queue a ``pull_request.closed`` delivery only when the pull request was merged."""
+    pull = delivery.payload.get("pull_request") or {}
+    if pull.get("merged") is not True:
+        return "closed without merging"
+    return None
+
+
+async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
+    """Write (or refresh) the reading guide and labels of a merged pull request.
+
+    Reads, as the job's installation: the PR's files, reviews and review comments (the
+    PR object itself comes from the ``pull_request`` webhook payload: no GET, unless
+    that copy is malformed, when "Get a pull request" supplies it), the
+    repository's ``.github/prguide.yml`` on its default branch (``repository.default_branch``
+    in the payload; "Get repository content", a conditional request), and prguide's
+    earlier comment, whose marker keeps what maintainers decided with commands.
+    Then builds the guide with the repository's rules and publishes it
+    (:func:`bot.app.publish.publish_guide`), and stores it for the tag view.
+
+    Sets ``ctx.outcome`` to ``created``/``edited``/``unchanged`` (the comment), or
+    ``skipped`` when a rule says no guide. Raises :class:`GiveUp` for a payload without
+    a merged pull request, and the GitHub client's errors (``RetryLater``, ``NotFound``...).
+    """
+    services = ctx.services
+    superseded = services.store.supersede(job) if services.store is not None else None
+    if superseded is not None:
+        # A later delivery for this pull request will build the same guide from fresher
+        # data; this one ends before its payload is even parsed.
+        ctx.outcome = "superseded"
+        ctx.fields.update(superseded_by=superseded[0], also_superseded=superseded[1])
+        return
+    payload = job.data
+    pull = payload.get("pull_request") if isinstance(payload, Mapping) else None
+    repo = payload.get("repository") if isinstance(payload, Mapping) else None
+    if not isinstance(pull, Mapping) or not isinstance(repo, Mapping) or not isinstance(pull.get("number"), int):
+        raise GiveUp(f"delivery {job.delivery_id}: payload has no pull request")
+    repository = str(repo.get("full_name") or "")
+    number = int(pull["number"])
+    ctx.fields.update(repository=repository, number=number)
+    if pull.get("merged") is not True:
+        raise GiveUp(f"{repository}#{number} is not merged")
+
+    client = ctx.client
+    bot_login = await services.auth.bot_login()
+    if not _usable_pull(pull, repository):
+        # The payload's copy cannot be read; GitHub's own copy costs one call.
+        log.warning(
+            "%s#%s: the delivery's pull request object is malformed; reading it from GitHub", repository, number,
+            extra={"delivery": job.delivery_id, "repository": repository, "number": number},
+        )
+        pull = None
+    branch = repo.get("default_branch")
+    snapshot, config, existing = await asyncio.gather(
+        fetch_snapshot(client, repository, number, pull=pull),
+        read_repo_config(client, repository, branch, missing=services.missing_configs),
+        find_guide_comment(client, repository, number, bot_login=bot_login),
+    )
+    checked = changes_repo_config(snapshot)
+    if checked:
+        # This merge changed the config file: read what it says now, not what was remembered.
+        config = await read_repo_config(client, repository, branch, missing=services.missing_configs, fresh=True)
+    rules, rule_problems = services.rules_for(config)
+    problems = config.problems + rule_problems
+    if problems and not any(p.line == UNREAD for p in problems):
+        log.warning(
+            "%s: %s is invalid; using the defaults", repository, config.source,
+            extra={"repository": repository, "problems": [str(p) for p in problems]},
+        )
+    previous = parse_marker(existing.get("body")) if existing else None
+    # The engine is pure but CPU-bound (a 3,000-file PR takes a while): keep it off the
+    # event loop so deliveries are still answered at once.
+    notices = config_check_notices(config) if checked else config_notices(config.source, problems)
+    build = functools.partial(
+        build_guide, snapshot, rules, lang=config.lang or services.settings.lang, overrides=Overrides.from_marker(previous)
+    )
+    guide = await asyncio.to_thread(build, notices=notices)
+    if guide.skipped:
+        ctx.outcome = "skipped"
+        return
+    # The payload's labels are current on the first attempt; a retry may run much later.
+    current = snapshot.labels if job.attempts <= 1 else None
+    result = await publish_guide(
+        client, repository, number, guide, bot_login=bot_login, current_labels=current, existing=existing,
+        revise=reviser(build, notices),
+    )
+    if result.labels_refused:
+        ctx.fields["labels_refused"] = [name for r in result.labels_refused for name in r.names]
+    ctx.outcome = result.comment
+    ctx.fields.update(comment_id=result.comment_id, labels_added=list(result.labels_added), labels_removed=list(result.labels_removed))
+    if services.guides is not None:
+        save_guide(services.guides, guide, private=bool(repo.get("private", True)))
+
+
+def _usable_pull(pull: Mapping[str, Any], repository: str) -> bool:
+    """True when a snapshot can be built from ``pull`` (the payload's pull request object)."""
+    try:
+        PullRequestSnapshot.from_github(pull, repository=repository)
+    except (ValueError, TypeError, AttributeError, KeyError):
+        return False
+    return True
+
+#: The merged pull request route: ``pull_request.closed`` with ``merged: true``. Bots
+#: are welcome here: merge queues and auto-merge bots merge real pull requests.
+MERGED_PULL_REQUEST = Route(
+    event="pull_request",
+    actions=("closed",),
+    handle=handle_pull_request_merged,
+    accept=accept_merged,
+    bots=True,
+)
+
+
+#: This feature's routes, composed in :mod:`bot.features`.
+ROUTES = (MERGED_PULL_REQUEST,)

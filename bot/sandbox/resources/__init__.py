@@ -1,0 +1,1 @@
+"""The GitHub resources the sandbox emulates, one module each, mixed into :class:`bot.sandbox.state.SandboxState`."""

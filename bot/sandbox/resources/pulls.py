@@ -1,0 +1,195 @@
+"""Repositories, pull requests and their files, and repository contents ("Pulls", "Repository contents").
+
+A mixin of :class:`bot.sandbox.state.SandboxState`: its methods use the state's
+core (``repo``, ``now``, ``_new_id``, ``user_json``) and the stores it sets up.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from bot.sandbox.errors import BundleError, not_found
+from bot.sandbox.records import (
+    CONTENTS_INLINE_MAX_BYTES,
+    git_blob_sha,
+    repo_of_bundle,
+    Repository,
+)
+from bot.snapshot import GITHUB_FILE_LIST_CAP
+
+
+class PullsMixin:
+    """Repositories, pull requests and their files, and repository contents."""
+
+    def repo(self, owner: str, name: str) -> Repository:
+        """Return a known repository (names are case-insensitive, as on GitHub); 404 otherwise."""
+        found = self.repos.get(f"{owner}/{name}".lower())
+        if found is None:
+            raise not_found("https://docs.github.com/rest/repos/repos#get-a-repository")
+        return found
+
+    def add_bundle(self, bundle: Mapping[str, Any], *, repo: str | None = None, git_dir: Path | None = None) -> str:
+        """Serve one pull request bundle ``{"pull", "files", "reviews", "review_comments"}``.
+
+        ``repo`` overrides the repository read by :func:`repo_of_bundle`. A bundle
+        for a number already served replaces it. Labels in ``pull.labels`` become
+        the issue's labels. Returns the repository's ``owner/name``; raises
+        :class:`BundleError` on a malformed bundle.
+        """
+        if not isinstance(bundle, Mapping):
+            raise BundleError("a bundle must be a JSON object")
+        full_name = repo or repo_of_bundle(bundle)
+        if full_name.count("/") != 1 or not all(full_name.split("/")):
+            raise BundleError(f"repository must be 'owner/name', got {full_name!r}")
+        pull = bundle.get("pull")
+        if not isinstance(pull, Mapping) or not isinstance(pull.get("number"), int):
+            raise BundleError("bundle.pull must be an object with an integer 'number'")
+        for key in ("files", "reviews", "review_comments"):
+            if not isinstance(bundle.get(key, []), list):
+                raise BundleError(f"bundle.{key} must be a list")
+        stored = {
+            "pull": copy.deepcopy(dict(pull)),
+            "files": list(bundle.get("files") or []),
+            "reviews": list(bundle.get("reviews") or []),
+            "review_comments": list(bundle.get("review_comments") or []),
+        }
+        record = self._ensure_repo(full_name, pull, git_dir)
+        record.pulls[pull["number"]] = stored
+        self._seed_labels(record, pull["number"])
+        return record.full_name
+
+    def _ensure_repo(self, full_name: str, pull: Mapping[str, Any], git_dir: Path | None) -> Repository:
+        key = full_name.lower()
+        if key in self.repos:
+            record = self.repos[key]
+            if git_dir is not None:
+                record.git_dir = git_dir
+            return record
+        base_repo = (pull.get("base") or {}).get("repo") or {}
+        owner = base_repo.get("owner") or (pull.get("base") or {}).get("user") or {}
+        record = Repository(
+            full_name=full_name,
+            id=int(base_repo.get("id") or 100_000 + len(self.repos)),
+            private=bool(base_repo.get("private", False)),
+            default_branch=str(base_repo.get("default_branch") or (pull.get("base") or {}).get("ref") or "main"),
+            owner_type=str(owner.get("type") or "User"),
+            extra={k: v for k, v in base_repo.items() if not isinstance(v, (dict, list))},
+            git_dir=git_dir,
+        )
+        self.repos[key] = record
+        return record
+
+    def move_repo(self, full_name: str, *, write_status: int = 307) -> None:
+        """Answer requests under ``/repos/{owner}/{name}`` with redirects, as GitHub does for
+        a renamed or transferred repository ("Best practices for using the REST API",
+        follow redirects): 301 for GET and HEAD, ``write_status`` (307, or 301/302/308)
+        for other methods, to the same path under ``/repositories/{id}``, which keeps
+        being served. Raises :class:`ValueError` for an unknown repository or status.
+        """
+        if full_name.lower() not in self.repos:
+            raise ValueError(f"unknown repository {full_name!r}")
+        if write_status not in (301, 302, 307, 308):
+            raise ValueError(f"a redirect status is 301, 302, 307 or 308, got {write_status!r}")
+        self.moved[full_name.lower()] = write_status
+
+    def repo_by_id(self, repository_id: int) -> Repository:
+        """The repository with this id ("/repositories/{id}" paths); 404 otherwise."""
+        for record in self.repos.values():
+            if record.id == repository_id:
+                return record
+        raise not_found()
+
+    def pull(self, owner: str, name: str, number: int) -> tuple[Repository, dict[str, Any]]:
+        """Return the repository and stored bundle of a pull request; 404 when unknown."""
+        record = self.repo(owner, name)
+        bundle = record.pulls.get(number)
+        if bundle is None:
+            raise not_found("https://docs.github.com/rest/pulls/pulls#get-a-pull-request")
+        return record, bundle
+
+    def repo_json(self, record: Repository) -> dict[str, Any]:
+        """A repository object ("Get a repository"), from the bundle's ``base.repo`` plus defaults."""
+        data = dict(record.extra)
+        data.update(
+            {
+                "id": record.id,
+                "node_id": base64.b64encode(f"010:Repository{record.id}".encode()).decode(),
+                "name": record.name,
+                "full_name": record.full_name,
+                "private": record.private,
+                "visibility": "private" if record.private else "public",
+                "owner": self.user_json(record.owner, record.owner_type),
+                "html_url": f"{self.html_url}/{record.full_name}",
+                "url": f"{self.api_url}/repos/{record.full_name}",
+                "default_branch": record.default_branch,
+                "fork": bool(record.extra.get("fork", False)),
+                "archived": False,
+                "disabled": False,
+            }
+        )
+        return data
+
+    def pull_json(self, record: Repository, number: int) -> dict[str, Any]:
+        """The stored pull request ("Get a pull request") with ``labels`` as they are now."""
+        pull = dict(record.pulls[number]["pull"])
+        pull["labels"] = [self.label_json(record, label) for label in self._issue_labels(record, number)]
+        return pull
+
+    def files_of(self, record: Repository, number: int) -> list[dict[str, Any]]:
+        """The pull request's files, cut at GitHub's 3000 ("List pull requests files")."""
+        return record.pulls[number]["files"][:GITHUB_FILE_LIST_CAP]
+
+    def set_file(self, repo: str, path: str, content: str | bytes, ref: str | None = None) -> None:
+        """Serve ``content`` at ``path`` of ``repo`` (``owner/name``); ``ref=None`` serves it at every ref.
+
+        Raises :class:`ValueError` for an unknown repository or an empty path.
+        """
+        if repo.lower() not in self.repos:
+            raise ValueError(f"unknown repository {repo!r}; add a pull request bundle for it first")
+        clean = str(PurePosixPath(path.strip("/")))
+        if not path.strip("/") or clean == ".":
+            raise ValueError("path must name a file")
+        data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+        self.files.setdefault((repo.lower(), clean), {})[ref] = data
+
+    def stored_file(self, record: Repository, path: str, ref: str | None) -> bytes | None:
+        """The bytes set with :meth:`set_file` for this ref (or for every ref), else ``None``."""
+        versions = self.files.get((record.full_name.lower(), str(PurePosixPath(path.strip("/")))), {})
+        if ref is not None and ref in versions:
+            return versions[ref]
+        return versions.get(None)
+
+    def content_json(self, record: Repository, path: str, ref: str, data: bytes) -> dict[str, Any]:
+        """A file object of "Get repository content": base64 ``content`` in 60-char lines, blob ``sha``.
+
+        Over 1 MB, ``encoding`` is ``"none"`` and ``content`` empty, as GitHub sends them.
+        """
+        clean = str(PurePosixPath(path.strip("/")))
+        if len(data) > CONTENTS_INLINE_MAX_BYTES:
+            encoding, wrapped = "none", ""
+        else:
+            encoded = base64.b64encode(data).decode()
+            encoding = "base64"
+            wrapped = "".join(encoded[i : i + 60] + "\n" for i in range(0, len(encoded), 60))
+        sha = git_blob_sha(data)
+        api = f"{self.api_url}/repos/{record.full_name}"
+        html = f"{self.html_url}/{record.full_name}/blob/{ref}/{clean}"
+        self_url = f"{api}/contents/{clean}?ref={ref}"
+        return {
+            "type": "file",
+            "encoding": encoding,
+            "size": len(data),
+            "name": PurePosixPath(clean).name,
+            "path": clean,
+            "content": wrapped,
+            "sha": sha,
+            "url": self_url,
+            "git_url": f"{api}/git/blobs/{sha}",
+            "html_url": html,
+            "download_url": f"{self.html_url}/{record.full_name}/raw/{ref}/{clean}",
+            "_links": {"self": self_url, "git": f"{api}/git/blobs/{sha}", "html": html},
+        }

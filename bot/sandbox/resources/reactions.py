@@ -1,0 +1,57 @@
+"""Reactions on issue comments ("Reactions").
+
+A mixin of :class:`bot.sandbox.state.SandboxState`: its methods use the state's
+core (``repo``, ``now``, ``_new_id``, ``user_json``) and the stores it sets up.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from bot.sandbox.errors import validation_failed
+from bot.sandbox.records import (
+    DOC_REACTION,
+    iso,
+    Reaction,
+    REACTION_CONTENTS,
+)
+
+
+class ReactionsMixin:
+    """Reactions on issue comments."""
+
+    def add_reaction(
+        self, owner: str, name: str, comment_id: int, content: Any, *, user: str, user_type: str = "User"
+    ) -> tuple[Reaction, bool]:
+        """React to an issue comment; returns ``(reaction, created)``.
+
+        ``created`` is ``False`` when this user already left this reaction (GitHub
+        then answers 200 instead of 201). 404 unknown comment, 422 unknown content.
+        """
+        found = self.comment(owner, name, comment_id)
+        if content not in REACTION_CONTENTS:
+            raise validation_failed("Reaction", "content", "invalid", DOC_REACTION)
+        existing = self.reactions.setdefault(found.id, [])
+        for reaction in existing:
+            if reaction.user.lower() == user.lower() and reaction.content == content:
+                return reaction, False
+        reaction = Reaction(self._new_id(), user, user_type, content, self.now())
+        existing.append(reaction)
+        return reaction, True
+
+    def reaction_json(self, reaction: Reaction) -> dict[str, Any]:
+        """A reaction object as GitHub returns it."""
+        return {
+            "id": reaction.id,
+            "node_id": base64.b64encode(f"08:Reaction{reaction.id}".encode()).decode(),
+            "user": self.user_json(reaction.user, reaction.user_type),
+            "content": reaction.content,
+            "created_at": iso(reaction.created_at),
+        }
+
+    def _reaction_summary(self, comment_id: int, url: str) -> dict[str, Any]:
+        counts = {content: 0 for content in REACTION_CONTENTS}
+        for reaction in self.reactions.get(comment_id, []):
+            counts[reaction.content] += 1
+        return {"url": url, "total_count": sum(counts.values()), **counts}
