@@ -116,11 +116,11 @@ def _analyse_file(file: ChangedFile, kinds: Mapping[str, Sequence[str]] | None) 
                 definitions_modified=py.definitions_modified,
                 tests_added=py.tests_added,
                 shims=py.shims,
-                fields_added=py.fields_added,
-                fields_removed=py.fields_removed,
-                fields_changed=py.fields_changed,
             )
-            behaviour.extend(py.behaviour)
+            if py.fields_added or py.fields_removed or py.fields_changed:
+                facts.update(fields_added=py.fields_added, fields_removed=py.fields_removed, fields_changed=py.fields_changed)
+            if py.behaviour:
+                behaviour.extend(py.behaviour)
             sites = py.sites
             if kind in _FIELD_KINDS:
                 keys = KeyChanges(py.fields_added, py.fields_removed, py.fields_changed)
@@ -137,7 +137,8 @@ def _analyse_file(file: ChangedFile, kinds: Mapping[str, Sequence[str]] | None) 
         if kind == "config":
             keys, key_facts = config_changes(hunks, language, path)
             facts.update(_keys(keys))
-            behaviour.extend(key_facts)
+            if key_facts:
+                behaviour.extend(key_facts)
         facts["todos_added"] = todos_added(added)
     if hunks:
         submodule = is_submodule_patch(patch)

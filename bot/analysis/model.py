@@ -134,8 +134,11 @@ class FileAnalysis:
 
     ``behaviour`` lists :class:`BehaviourFact` objects. A definition renamed or moved
     (``symbol_renamed``/``symbol_moved`` facts) stays in ``definitions_added``/
-    ``definitions_removed``; ``renamed`` holds the ``(old name, new name)`` pairs of
-    this file so a reader can leave those out of "added"/"removed" counts.
+    ``definitions_removed``; ``renamed`` holds ``(old name, new name)`` pairs for the
+    definitions that arrived in this file under a new name (``"old/path.py:name"`` as
+    old name when they came from another file), and :attr:`DiffAnalysis.relocated`
+    both sides of every pair, so a reader can leave those out of "added"/"removed"
+    counts.
     """
 
     path: str
