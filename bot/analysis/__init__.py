@@ -117,8 +117,6 @@ def _analyse_file(file: ChangedFile, kinds: Mapping[str, Sequence[str]] | None) 
                 tests_added=py.tests_added,
                 shims=py.shims,
             )
-            if py.fields_added or py.fields_removed or py.fields_changed:
-                facts.update(fields_added=py.fields_added, fields_removed=py.fields_removed, fields_changed=py.fields_changed)
             if py.behaviour:
                 behaviour.extend(py.behaviour)
             sites = py.sites
@@ -178,18 +176,14 @@ def _relocate(files: list[FileAnalysis], sites: list[tuple[DefSite, ...]]) -> li
         return files
     relocated = {(s.path, s.definition.name) for r in relocations for s in (r.old, r.new)}
     extra: dict[str, list[BehaviourFact]] = {}
-    renamed: dict[str, list[tuple[str, str]]] = {}
     for fact in relocation_facts(relocations):
         extra.setdefault(fact.path, []).append(fact)
-    for r in relocations:
-        old_name = f"{r.old.path}:{r.old.definition.name}" if r.moved else r.old.definition.name
-        renamed.setdefault(r.new.path, []).append((old_name, r.new.definition.name))
     touched = {path for path, _name in relocated}
     out = []
     for f in files:
         if f.path in touched:
             kept = tuple(b for b in f.behaviour if b.kind != "symbol_removed" or (f.path, b.symbol) not in relocated)
-            f = replace(f, behaviour=kept + tuple(extra.get(f.path, ())), renamed=tuple(renamed.get(f.path, ())))
+            f = replace(f, behaviour=kept + tuple(extra.get(f.path, ())))
         out.append(f)
     return out
 
