@@ -127,15 +127,18 @@ class FileAnalysis:
     appears in the ``*_added``/``*_removed`` tuples.
 
     ``fields_added``/``fields_removed``/``fields_changed`` are fields of Python classes
-    (dataclasses, pydantic models, attrs...) as ``Class.field``. For source, example and
-    build files the same names also appear in ``config_keys_*`` (as before); a reader
-    that knows which classes are configuration (``RuleSet.is_config``) should prefer
-    the ``fields_*`` tuples and keep ``config_keys_*`` of config files only.
+    (dataclasses, pydantic models, attrs...) as ``Class.field``, in source, example and
+    build files. There the same names are also the file's ``config_keys_*`` (as
+    before); a reader that knows which classes are configuration (``RuleSet.is_config``)
+    should use the ``fields_*`` names and the ``config_keys_*`` of config files.
 
     ``behaviour`` lists :class:`BehaviourFact` objects. A definition renamed or moved
     (``symbol_renamed``/``symbol_moved`` facts) stays in ``definitions_added``/
-    ``definitions_removed``; ``renamed`` holds the ``(old name, new name)`` pairs of
-    this file so a reader can leave those out of "added"/"removed" counts.
+    ``definitions_removed``; ``renamed`` holds ``(old name, new name)`` pairs for the
+    definitions that arrived in this file under a new name (``"old/path.py:name"`` as
+    old name when they came from another file), and :attr:`DiffAnalysis.relocated`
+    both sides of every pair, so a reader can leave those out of "added"/"removed"
+    counts.
     """
 
     path: str
@@ -159,16 +162,41 @@ class FileAnalysis:
     removed_lines: tuple[str, ...] = field(default=(), repr=False)
     definitions_modified: tuple[Definition, ...] = ()
     config_keys_changed: tuple[str, ...] = ()
-    fields_added: tuple[str, ...] = ()
-    fields_removed: tuple[str, ...] = ()
-    fields_changed: tuple[str, ...] = ()
     behaviour: tuple[BehaviourFact, ...] = ()
-    renamed: tuple[tuple[str, str], ...] = ()
 
     @property
     def changes(self) -> int:
         """Lines added plus lines deleted."""
         return self.additions + self.deletions
+
+    # Derived, not stored: each stored field costs every file of a 3,000-file diff.
+
+    @property
+    def fields_added(self) -> tuple[str, ...]:
+        """Fields (``Class.field``) of Python classes added, in source, example and build files."""
+        return self.config_keys_added if self.language == "python" else ()
+
+    @property
+    def fields_removed(self) -> tuple[str, ...]:
+        """Fields (``Class.field``) of Python classes removed, in source, example and build files."""
+        return self.config_keys_removed if self.language == "python" else ()
+
+    @property
+    def fields_changed(self) -> tuple[str, ...]:
+        """Fields (``Class.field``) on both sides of the diff, in source, example and build files."""
+        return self.config_keys_changed if self.language == "python" else ()
+
+    @property
+    def renamed(self) -> tuple[tuple[str, str], ...]:
+        """``(old name, new name)`` of definitions that arrived in this file under a new name or from
+        another file (then the old name is ``"old/path.py:name"``), from its behaviour facts."""
+        out = []
+        for b in self.behaviour:
+            if b.kind == "symbol_renamed":
+                out.append((b.old, b.new))
+            elif b.kind == "symbol_moved":
+                out.append((f"{b.detail.removeprefix('from ')}:{b.old}", b.new))
+        return tuple(out)
 
     @property
     def counts_as_code(self) -> bool:

@@ -218,6 +218,10 @@ def _pair(old: Mapping[str, object], new: Mapping[str, object]) -> tuple[list[st
 
 
 _CHECK_PREFIXES = ("raise ", "assert ", "assert(")
+#: Lines :func:`_shims_of` needs to see: imports and ``try:`` (context), and those plus
+#: ``except`` or any line naming a version (added).
+_SHIM_TRACK = ("import ", "from ", "try:")
+_SHIM_START = ("import ", "from ", "try:", "except")
 
 
 def analyse_python(
@@ -253,7 +257,7 @@ def analyse_python(
             if line_kind == CONTEXT:
                 old.feed(line.text)
                 what, _indent, stripped = new.feed(line.text)
-                if what == _CODE:
+                if what == _CODE and stripped.startswith(_SHIM_TRACK):
                     _shims_of(new, stripped, False, shims)
                 continue
             side = new if line_kind == ADDED else old
@@ -274,7 +278,7 @@ def analyse_python(
                 opener = block_opener(hunk.lines, hunk.lines.index(line), line_kind, indent)
                 checks.append((line_kind, stack[-1].symbol if stack else "", stripped, number, opener))
             if not stack:
-                if what == _CODE and line_kind == ADDED:
+                if what == _CODE and line_kind == ADDED and (stripped.startswith(_SHIM_START) or "ersion" in stripped):
                     _shims_of(side, stripped, True, shims)
                 continue
             block = stack[-1]
@@ -290,11 +294,15 @@ def analyse_python(
                             stripped.partition("(")[2].replace(" ", ""),  # header_key(), inline: once per definition
                         )
                 continue
-            found = _field(side, stripped)
-            if found is not None:
-                number = line.new_line if line_kind == ADDED else line.old_line
-                (new_fields if line_kind == ADDED else old_fields).setdefault(found[0], (found[1], number))
-            _shims_of(side, stripped, line_kind == ADDED, shims)
+            if block.is_class and not block.nested:
+                found = _field(side, stripped)
+                if found is not None:
+                    number = line.new_line if line_kind == ADDED else line.old_line
+                    (new_fields if line_kind == ADDED else old_fields).setdefault(found[0], (found[1], number))
+            # Shims are read from added lines only; the new side follows imports through
+            # context and added lines (the old side's imports are never needed).
+            if line_kind == ADDED and (stripped.startswith(_SHIM_START) or "ersion" in stripped):
+                _shims_of(side, stripped, True, shims)
     added, removed, modified = _pair(old_defs, new_defs)
     f_added, f_removed, f_changed = _pair(old_fields, new_fields)
     definitions_added = tuple(new_defs[n] for n in added)
