@@ -106,6 +106,7 @@ class WorkerPool:
         self._poll_interval: float | None = getattr(store, "poll_interval", None)
         self._lease: float | None = getattr(store, "lease", None)
         self._heartbeat: asyncio.Task | None = None
+        self._in_pass = False
         self._unlisten: Callable[[], None] | None = None
 
     async def _call(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -168,7 +169,9 @@ class WorkerPool:
         if self._pass_done is None or self._dispatcher is None:
             raise RuntimeError("the worker pool is not started")
         dispatcher = self._dispatcher
-        target = self._passes + 1
+        # A pass already under way (awaiting a store in a thread) may have looked at the
+        # queue before this call: only the pass after it counts.
+        target = self._passes + (2 if self._in_pass else 1)
         self.notify()
         async with self._pass_done:
             await self._pass_done.wait_for(lambda: self._idle_pass >= target or dispatcher.done())
@@ -211,6 +214,7 @@ class WorkerPool:
         assert self._wake is not None and self._pass_done is not None
         while not self._stopping:
             self._wake.clear()
+            self._in_pass = True
             now = self.clock()
             timeout: float | None = None
             try:
@@ -236,6 +240,7 @@ class WorkerPool:
                 log.exception("cannot read the job queue; trying again in 5 s")
                 timeout = 5.0
             self._passes += 1
+            self._in_pass = False
             if not self._running and (timeout is None or timeout > 0):
                 self._idle_pass = self._passes
                 async with self._pass_done:
