@@ -220,14 +220,14 @@ class WorkerPool:
             try:
                 await self._maybe_prune(now)
                 while len(self._running) < self.concurrency and not self._stopping:
-                    job = await self._call(self.store.claim, now)
+                    job = await self._call(self.store.claim, now) if self._blocking else self.store.claim(now)
                     if job is None:
                         break
                     task = asyncio.create_task(self._run(job), name=f"prguide-job-{job.id}")
                     self._running[task] = job
                     task.add_done_callback(self._finished)
                 if len(self._running) < self.concurrency:
-                    due = await self._call(self.store.next_due)
+                    due = await self._call(self.store.next_due) if self._blocking else self.store.next_due()
                     if due is not None:
                         timeout = max(due - now, 0.0)
                 if self._poll_interval is not None:
@@ -319,6 +319,9 @@ class WorkerPool:
         # A job whose result cannot be written stays 'running' and is taken back at the
         # next start; the pool itself keeps going.
         try:
-            await self._call(method, job_id, now=self.clock(), **kwargs)
+            if self._blocking:
+                await self._call(method, job_id, now=self.clock(), **kwargs)
+            else:
+                method(job_id, now=self.clock(), **kwargs)
         except DATABASE_ERRORS:
             log.exception("cannot record the result of job %d; it will run again after a restart", job_id)
