@@ -223,6 +223,11 @@ class WorkerPool:
                     job = await self._call(self.store.claim, now) if self._blocking else self.store.claim(now)
                     if job is None:
                         break
+                    if any(running.id == job.id for running in self._running.values()):
+                        # Our own lease ran out (heartbeats failed) and this pool took the job
+                        # back: it is still running here, so do not start it twice.
+                        log.warning("job %d outlived its lease here and was claimed again; it keeps running", job.id)
+                        continue
                     task = asyncio.create_task(self._run(job), name=f"prguide-job-{job.id}")
                     self._running[task] = job
                     task.add_done_callback(self._finished)
