@@ -53,7 +53,6 @@ def test_importance_is_base_plus_capped_reach_and_risk():
         definitions_added=(Definition("api", "function"),),
         definitions_removed=(Definition("old_api", "function"), Definition("_private", "function")),
         config_keys_added=("Cfg.knob",),
-        fields_added=("Cfg.knob",),
         dependency_changes=(DependencyChange("torch", "changed", "2.1", "2.2"),),
         shims=("import fallback: import x",),
         added_lines=("loss = loss / grad_norm", "await asyncio.sleep(0)"),
@@ -76,7 +75,7 @@ def test_importance_is_base_plus_capped_reach_and_risk():
 
 
 def test_config_fields_count_only_in_classes_marked_as_config():
-    f = src(config_keys_added=("Logger.level",), fields_added=("Logger.level",))
+    f = src(config_keys_added=("Logger.level",))
     assert not any(x.source == "config" for x in classify(snap(), DiffAnalysis((f,)), ()).factors)
     c = classify(snap(), DiffAnalysis((f,)), (), is_config=lambda path, cls: cls == "Logger")
     assert any(x.source == "config" for x in c.factors)

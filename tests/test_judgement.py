@@ -81,7 +81,7 @@ def test_fields_of_classes_that_are_not_configuration_are_not_config_keys(number
 
 def test_logger_constructor_attributes_are_not_config_keys():
     f = FileAnalysis("pkg/log.py", "modified", "source", "python", additions=8,
-                     config_keys_added=("Logger.level", "Logger.stream"), fields_added=("Logger.level", "Logger.stream"))
+                     config_keys_added=("Logger.level", "Logger.stream"))
     is_config = load_rules([config_dir() / "examples" / "verl.yml"]).is_config
     points = focus_points(DiffAnalysis((f,)), (), ReviewSummary(), is_config=is_config)
     assert [p.key for p in points if p.key and p.key.startswith("focus.config")] == ["focus.config_added.plain"]
@@ -92,7 +92,7 @@ def test_logger_constructor_attributes_are_not_config_keys():
 
 def test_fields_of_a_config_class_are_config_keys():
     f = FileAnalysis("verl/workers/config/actor.py", "modified", "source", "python", additions=8,
-                     config_keys_added=("ActorConfig.lr",), fields_added=("ActorConfig.lr",))
+                     config_keys_added=("ActorConfig.lr",))
     is_config = _rules().is_config
     assert [p.key for p in focus_points(DiffAnalysis((f,)), (), ReviewSummary(), is_config=is_config) if p.key.startswith("focus.config")] == ["focus.config_added"]
 
