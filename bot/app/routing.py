@@ -37,6 +37,10 @@ log = logging.getLogger("prguide.jobs")
 #: pull request that adds the file reads it at once; a direct push waits this long at most.
 MISSING_CONFIG_TTL = 300
 
+#: Webhook events GitHub sends to every GitHub App, without a subscription ("Webhook
+#: events and payloads": installation, installation_repositories).
+ALWAYS_SENT = ("installation", "installation_repositories")
+
 #: The features the app runs, as ``module:attribute`` naming a sequence of route
 #: tuples. The platform names them instead of importing them: it knows how to run a
 #: feature, never which ones exist (the composition lives in :mod:`bot.features`).
@@ -67,6 +71,9 @@ class Services:
     missing_configs: TTLCache = field(default_factory=lambda: TTLCache(maxsize=4096, ttl=MISSING_CONFIG_TTL))
     #: Called after a job queues another (the worker pool's ``notify``), so it starts without a poll.
     notify: Callable[[], Any] | None = None
+    #: Progress of long work, ``{task: {repository: {counter: n}}}``, shown by ``/healthz``
+    #: (features fill it, e.g. ``"backfill"``); counts since this process started.
+    progress: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def rules_for(self, config: RepoConfig) -> tuple[Any, tuple[Problem, ...]]:
         """The rules for a repository: :attr:`rules` with the repository's own merged on top.
@@ -240,8 +247,14 @@ class Router:
 
     @property
     def events(self) -> tuple[str, ...]:
-        """The events with at least one route, sorted."""
-        return tuple(sorted({event for event, _ in self._routes}))
+        """The webhook events an app subscribes to for these routes, sorted.
+
+        Internal events are prguide's own, and GitHub sends :data:`ALWAYS_SENT` to
+        every app without a subscription (a manifest cannot list them).
+        """
+        return tuple(sorted({
+            event for (event, _), route in self._routes.items() if not route.internal and event not in ALWAYS_SENT
+        }))
 
 
 def load_features(spec: str = DEFAULT_FEATURES) -> Router:

@@ -323,7 +323,9 @@ async def healthz(request: web.Request) -> web.Response:
     """``GET /healthz``: 200 with queue counts while all is well, else 503.
 
     Body: ``{"ok", "status", "version", "queue": {state: count}, "parked",
-    "oldest_queued_age_s"}``; ``status`` is ``"ok"``, or ``"degraded"`` (503, with
+    "oldest_queued_age_s"}``, plus ``progress`` (``{task: {repository: {counter: n}}}``,
+    e.g. a backfill's ``target``, ``queued``, ``built``, ``skipped``, ``pending``,
+    ``api_calls``) once a feature reports some; ``status`` is ``"ok"``, or ``"degraded"`` (503, with
     ``problems``, one sentence each) while GitHub refuses the app's credentials (a wrong
     private key or app id: nothing can be published). Deliveries are still accepted and
     kept meanwhile. A later request GitHub accepts makes it ``"ok"`` again. The job
@@ -350,6 +352,8 @@ async def healthz(request: web.Request) -> web.Response:
         "parked": counts.get("parked", 0),
         "oldest_queued_age_s": None if oldest is None else round(oldest, 3),
     }
+    if state.services is not None and state.services.progress:
+        body["progress"] = state.services.progress
     if problems:
         body["problems"] = problems
     return web.json_response(body, status=503 if problems else 200)
@@ -363,6 +367,9 @@ async def metrics_view(request: web.Request) -> web.Response:
             state.metrics.set_job_counts(state.store.counts())
         except sqlite3.Error:
             log.exception("cannot count jobs for /metrics")
+    if state.services is not None:
+        backfills = state.services.progress.get("backfill", {}).values()
+        state.metrics.backfill_pending.set(sum(int(p.get("pending", 0)) for p in backfills))
     body, content_type = state.metrics.render()
     response = web.Response(body=body)
     response.headers["Content-Type"] = content_type
