@@ -201,3 +201,25 @@ async def test_a_merge_delivered_while_reconcile_queues_it_gets_one_comment(app_
             await wait_idle(client.app)
             assert [len(sandbox.comments(HISTORY, n)) for n in (1, 2)] == [1, 1]
             assert [w["method"] for w in comment_writes(sandbox.requests)].count("POST") == 2
+
+
+async def test_repositories_added_to_an_installation_are_backfilled(app_private_key, webhook_payload, tmp_path):
+    async with start_sandbox(app_private_key) as sandbox:
+        sandbox.state.add_merged_pulls(HISTORY, 3)
+        settings = settings_for(sandbox, app_private_key, tmp_path)
+        async with running_app(settings, sandbox=sandbox, **app_options()) as client:
+            payload = webhook_payload("installation_repositories", "added.payload.json")
+            payload["installation"]["id"] = INSTALLATION
+            payload["repositories_added"] = [{"id": 9, "name": "history", "full_name": HISTORY, "private": False}]
+            await deliver(client, payload, event="installation_repositories", delivery="added-1")
+            await wait_idle(client.app)
+            guides = client.app[STATE].services.guides
+            assert [n for n in (1, 2, 3) if guides.get(HISTORY, n) is not None] == [1, 2, 3]
+            assert comment_writes(sandbox.requests) == []
+
+            import json
+
+            gone = webhook_payload("installation", "deleted.payload.json")
+            body = json.dumps(gone).encode()
+            resp = await client.post("/webhook", data=body, headers=delivery_headers(body, event="installation", delivery="gone"))
+            assert resp.status == 200 and "token forgotten" in await resp.text()
