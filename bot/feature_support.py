@@ -177,7 +177,8 @@ BACKFILL_START = "start"
 
 
 def queue_backfill(
-    ctx: Any, repository: str, *, private: bool, limit: int | None, run: str, default_branch: str | None = None
+    ctx: Any, repository: str, *, private: bool, limit: int | None, run: str, default_branch: str | None = None,
+    delay: float = 0.0,
 ) -> bool:
     """Queue the start of a backfill of ``repository`` (its last merged pull requests' guides); True when new.
 
@@ -186,10 +187,10 @@ def queue_backfill(
     requests, ``None`` for the repository's ``backfill`` setting. ``run`` names the
     run and is its idempotency key (derive it from the asking delivery, so a redelivery
     starts nothing twice). Jobs of one repository's runs share the key
-    ``backfill:{repository}``: one page is read at a time.
+    ``backfill:{repository}``: one page is read at a time. ``delay``: seconds before it starts.
     """
     payload = {"repository": repository, "private": private, "limit": limit, "run": run, "default_branch": default_branch}
     return ctx.enqueue(
         BACKFILL_EVENT, BACKFILL_START, payload, key=f"backfill:{repository}", delivery_id=run,
-        installation_id=ctx.job.installation_id,
+        installation_id=ctx.job.installation_id, delay=delay,
     )

@@ -41,7 +41,7 @@ from bot.app.publish import find_guide_comment, publish_guide
 from bot.app.routing import JobContext, Route
 from bot.engine import build_guide
 from bot.feature_support import BACKFILL_EVENT, BACKFILL_START, config_notices, queue_backfill, read_repo_config, reviser, save_guide
-from bot.repo_config import MAX_BACKFILL
+from bot.repo_config import DEFAULT_BACKFILL, MAX_BACKFILL
 
 log = logging.getLogger("prguide.jobs")
 
@@ -56,11 +56,13 @@ MAX_PAGES = 3 * MAX_BACKFILL // PER_PAGE
 #: Repositories of one installation event backfilled at most (an "all repositories"
 #: installation of a large organisation is backfilled as its repositories are used).
 MAX_REPOSITORIES = 100
-#: Seconds between two ``pull`` jobs of one page becoming due: about 3 reads each, so
-#: one repository stays near 3 requests a second, well under GitHub's primary limit
-#: (5,000 an hour per installation) for a burst of 100, and webhook jobs queued
-#: meanwhile are claimed in between.
-PACE_S = 1.0
+#: Seconds between two ``pull`` jobs becoming due: about 3 reads each, so a backfill
+#: sends about 4,300 requests an hour, under GitHub's primary limit of 5,000 an hour per
+#: installation ("Rate limits for the REST API"), and webhook jobs queued meanwhile are
+#: claimed in between. The repositories of one installation event start one after the
+#: other (a default-sized run apart); should GitHub still say the limit is reached, the
+#: client waits for its reset.
+PACE_S = 2.5
 
 
 def run_key(repository: str) -> str:
@@ -93,10 +95,12 @@ async def handle_installed(job: Job, ctx: JobContext) -> None:
     repos = payload.get("repositories_added" if job.event == "installation_repositories" else "repositories") or []
     names = [r for r in repos if isinstance(r, Mapping) and isinstance(r.get("full_name"), str)][:MAX_REPOSITORIES]
     queued = 0
-    for repo in names:
+    for index, repo in enumerate(names):
         name = repo["full_name"]
         run = f"backfill:{job.delivery_id}:{name}"
-        queued += queue_backfill(ctx, name, private=bool(repo.get("private", True)), limit=None, run=run)
+        queued += queue_backfill(
+            ctx, name, private=bool(repo.get("private", True)), limit=None, run=run, delay=index * DEFAULT_BACKFILL * PACE_S
+        )
     ctx.fields["repositories"] = [r["full_name"] for r in names]
     ctx.outcome = f"queued_{queued}"
 
