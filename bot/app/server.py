@@ -191,10 +191,11 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
         state.intake = Intake(store, on_queued=pool.notify)
         services.notify = pool.notify
         resumed = pool.start()
-        if router.schedules:
+        installations = getattr(auth, "installations", None)
+        if router.schedules and installations is not None:
             from bot.app.schedule import Scheduler
 
-            state.scheduler = Scheduler(router.schedules, settings, store, auth.installations, notify=pool.notify)
+            state.scheduler = Scheduler(router.schedules, settings, store, installations, notify=pool.notify)
             state.scheduler_task = asyncio.create_task(state.scheduler.run(), name="prguide-scheduler")
         # A wrong key or app id would otherwise look healthy until the first delivery.
         state.credential_check = asyncio.create_task(check_credentials(auth), name="prguide-credential-check")
