@@ -479,3 +479,20 @@ async def test_review_commands_from_bots_or_deleted_comments_do_nothing(harness,
     assert "second thoughts" not in harness.labels()
     writes = [r for r in harness.sandbox.requests[mark:] if r["method"] != "GET"]
     assert [(r["path"].rsplit("/", 1)[-1], r["status"]) for r in writes] == [("reactions", 404)]
+
+
+async def test_maintainer_backfill_stores_guides_without_commenting(harness, monkeypatch):
+    from bot.features import backfill
+
+    monkeypatch.setattr(backfill, "PACE_S", 0.0)
+    numbers = harness.sandbox.state.add_merged_pulls(REPO, 4, start=80001)
+    await harness.comment("rita", "/prguide backfill 3")
+    assert "write access" in harness.replies()[-1].body
+    await harness.comment(MAINTAINER, "/prguide backfill 3\n/prguide backfill")
+    reply = harness.replies()[-1].body
+    assert "Backfill queued" in reply and "last 3 merged pull requests" in reply and reply.count("Backfill queued") == 1
+    guides = harness.app[STATE].services.guides
+    assert [n for n in numbers if guides.get(REPO, n) is not None] == numbers[1:]  # the three merged last
+    assert all(harness.sandbox.comments(REPO, n) == [] for n in numbers)
+    await harness.comment(MAINTAINER, "/prguide backfill 0")
+    assert "from 1 to 1,000, not `0`" in harness.replies()[-1].body

@@ -628,3 +628,29 @@ async def test_review_comment_replies_and_reactions(sandbox, http, auth):
     sandbox.state.delete_review_comment("octo-org", "demo", root["id"])
     gone = await http.post(f"{API}/pulls/comments/{root['id']}/reactions", json={"content": "eyes"}, headers=auth)
     assert gone.status == 404
+
+
+async def test_list_pulls_sorts_pages_and_validates_like_github(http, auth, sandbox):
+    resp = await http.post("/_sandbox/merged-pulls", json={"repo": "octo-org/history", "count": 5, "start": 10})
+    assert resp.status == 201 and (await resp.json())["numbers"] == [10, 11, 12, 13, 14]
+    base = "/repos/octo-org/history/pulls?state=closed&sort=updated"
+    newest = await http.get(f"{base}&direction=desc&per_page=2", headers=auth)
+    items = await newest.json()
+    assert [p["number"] for p in items] == [14, 13]
+    assert 'rel="next"' in newest.headers["Link"] and "sort=updated" in newest.headers["Link"]
+    assert "merged" not in items[0] and "changed_files" not in items[0] and items[0]["merged_at"]
+    oldest = await (await http.get(f"{base}&direction=asc", headers=auth)).json()
+    assert [p["number"] for p in oldest] == [10, 11, 12, 13, 14]
+    long_running = await (await http.get("/repos/octo-org/history/pulls?state=all&sort=long-running", headers=auth)).json()
+    assert [p["number"] for p in long_running] == [10, 11, 12, 13, 14]  # ascending by default
+    for query in ("state=merged", "sort=newest", "direction=up"):
+        bad = await http.get(f"/repos/octo-org/history/pulls?{query}", headers=auth)
+        assert bad.status == 422
+        assert (await bad.json())["errors"][0]["field"] == query.split("=")[0]
+    repos = await (await http.get("/installation/repositories?per_page=1", headers=auth)).json()
+    assert repos["total_count"] == 3 and len(repos["repositories"]) == 1
+
+
+@pytest.mark.parametrize("body", [{"repo": "x", "count": 2}, {"repo": "a/b", "count": 0}, {"count": 2}])
+async def test_merged_pulls_control_refuses_bad_requests(http, body):
+    assert (await http.post("/_sandbox/merged-pulls", json=body)).status == 400

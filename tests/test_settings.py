@@ -197,3 +197,9 @@ def test_postgresql_settings_are_read_and_checked(env):
     for name in ("PRGUIDE_DATABASE_URL", "PRGUIDE_DATABASE_SCHEMA", "PRGUIDE_DB_POOL_MIN (9)", "PRGUIDE_DB_POOL_TIMEOUT",
                  "PRGUIDE_JOB_LEASE", "PRGUIDE_ROLE"):
         assert name in text
+def test_reconcile_interval_setting(env):
+    assert from_env(env).reconcile_interval == 3600
+    assert from_env({**env, "PRGUIDE_RECONCILE_INTERVAL": "0"}).reconcile_interval == 0
+    assert from_env({**env, "PRGUIDE_RECONCILE_INTERVAL": "600"}).reconcile_interval == 600
+    with pytest.raises(SettingsError, match="PRGUIDE_RECONCILE_INTERVAL must be 0"):
+        from_env({**env, "PRGUIDE_RECONCILE_INTERVAL": "5"})

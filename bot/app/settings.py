@@ -24,6 +24,8 @@ DEFAULT_WORKERS = 4
 MAX_WORKERS = 64
 #: ``prguide serve --role``: what a replica does.
 ROLES = ("all", "web", "worker")
+#: Reconcile passes (merges whose webhook never came) run hourly per installation by default.
+DEFAULT_RECONCILE_INTERVAL = 3600
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 #: A shorter admin token could be guessed by anyone who can reach the server.
 MIN_ADMIN_TOKEN_CHARS = 16
@@ -92,6 +94,8 @@ class Settings:
     def backend(self) -> str:
         """``"postgresql"`` when :attr:`database_url` is set, else ``"sqlite"``."""
         return "postgresql" if self.database_url else "sqlite"
+    #: Seconds between two reconcile passes per installation (``PRGUIDE_RECONCILE_INTERVAL``); 0 turns them off.
+    reconcile_interval: int = DEFAULT_RECONCILE_INTERVAL
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -115,6 +119,8 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     ``PRGUIDE_DATABASE_URL`` (``postgresql://...``), ``PRGUIDE_DATABASE_SCHEMA``,
     ``PRGUIDE_DB_POOL_MIN``/``PRGUIDE_DB_POOL_MAX`` (connections), ``PRGUIDE_DB_POOL_TIMEOUT``
     and ``PRGUIDE_JOB_LEASE`` (seconds), ``PRGUIDE_ROLE``. Empty values count as unset.
+    ``PRGUIDE_RECONCILE_INTERVAL`` (seconds, 0 = off, else at least 60). Empty values
+    count as unset.
 
     Raises :class:`SettingsError` listing every problem found.
     """
@@ -196,6 +202,11 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     role = (get("PRGUIDE_ROLE") or "all").lower()
     if role not in ROLES:
         problems.append(f"PRGUIDE_ROLE must be one of {', '.join(ROLES)}, got {role!r}")
+    reconcile_interval = _int(
+        get("PRGUIDE_RECONCILE_INTERVAL"), "PRGUIDE_RECONCILE_INTERVAL", problems, low=0, default=DEFAULT_RECONCILE_INTERVAL
+    )
+    if reconcile_interval is not None and 0 < reconcile_interval < 60:
+        problems.append(f"PRGUIDE_RECONCILE_INTERVAL must be 0 (off) or at least 60 seconds, got {reconcile_interval}")
 
     if problems:
         raise SettingsError(problems)
@@ -221,6 +232,7 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
         db_pool_timeout=pool_timeout,
         job_lease=job_lease,
         role=role,
+        reconcile_interval=reconcile_interval if reconcile_interval is not None else DEFAULT_RECONCILE_INTERVAL,
     )
 
 

@@ -1,0 +1,199 @@
+"""Backfill and reconcile pieces that need no network: commands, config keys, job edge cases."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from bot.app.errors import GiveUp
+from bot.app.github import Page
+from bot.app.jobstore import JobStore
+from bot.app.metrics import create_metrics
+from bot.app.routing import JobContext, Services, default_router
+from bot.app.settings import Settings
+from bot.commands.decide import Actor, Backfill, PullState, Refuse, Remembered, decide
+from bot.commands.parse import parse_commands
+from bot.features import backfill, reconcile
+from bot.repo_config import RepoConfigError, parse_repo_config
+
+
+@pytest.mark.parametrize(
+    ("text", "args", "error"),
+    [
+        ("/prguide backfill", (), None),
+        ("/prguide backfill 25", ("25",), None),
+        ("/prguide backfill 0025", ("25",), None),
+        ("/prguide backfill 0", (), "cmd.err.backfill_count"),
+        ("/prguide backfill 1001", (), "cmd.err.backfill_count"),
+        ("/prguide backfill many", (), "cmd.err.backfill_count"),
+        ("/prguide backfill 1 2", (), "cmd.err.backfill_count"),
+        ("/prguide backfill ５", (), "cmd.err.backfill_count"),
+    ],
+)
+def test_backfill_command_grammar(text, args, error):
+    (command,) = parse_commands(text)
+    assert (command.name, command.args, command.error) == ("backfill", args, error)
+
+
+def test_only_writers_backfill_and_once_per_comment():
+    commands = parse_commands("/prguide backfill 5\n/prguide backfill")
+    merged = PullState(merged=True)
+    assert decide(commands, Actor("mo", "maintain"), Remembered(), merged) == [Backfill(5)]
+    refused = decide(commands, Actor("amy", "read", is_author=True), Remembered(), merged)
+    assert [r.reason for r in refused if isinstance(r, Refuse)] == ["cmd.deny.backfill"] * 2
+    # Not about this pull request: even one closed without merging may start it.
+    assert decide(parse_commands("/prguide backfill"), Actor("mo", "admin"), Remembered(), PullState(merged=False)) == [Backfill(None)]
+
+
+def test_backfill_config_keys():
+    config = parse_repo_config("backfill: 20\nbackfill_comments: true\n")
+    assert (config.backfill, config.backfill_comments) == (20, True)
+    assert (parse_repo_config("lang: en\n").backfill, parse_repo_config("lang: en\n").backfill_comments) == (100, False)
+    with pytest.raises(RepoConfigError) as caught:
+        parse_repo_config("backfill: true\nbackfill_comments: yes please\n")
+    assert [str(p) for p in caught.value.problems] == [
+        ".github/prguide.yml:1: backfill must be a whole number from 0 to 1000, got True",
+        ".github/prguide.yml:2: backfill_comments must be true or false, got 'yes please'",
+    ]
+
+
+def test_internal_and_installation_events_are_not_subscriptions():
+    router = default_router()
+    assert "prguide.backfill" not in router.events and "installation" not in router.events
+    assert router.route("prguide.backfill", "pull") is backfill.BACKFILL
+    assert router.route("installation_repositories", "added") is backfill.REPOSITORIES_ADDED
+    assert [s.name for s in router.schedules] == ["reconcile"]
+
+
+class FakeClient:
+    """Answers ``get_page``/``getlist`` from canned pages and counts calls."""
+
+    def __init__(self, pages: dict[str, Page] | None = None, repos: list | None = None):
+        self.pages, self.repos, self.calls, self.asked = pages or {}, repos or [], 0, []
+
+    async def get_page(self, url: str) -> Page:
+        self.calls += 1
+        self.asked.append(url)
+        for prefix, page in self.pages.items():
+            if url.startswith(prefix):
+                return page
+        return Page([], None)
+
+    async def getlist(self, url: str, url_vars: Any = None, **kwargs: Any) -> list:
+        self.calls += 1
+        assert kwargs.get("iterable_key") == "repositories"
+        return list(self.repos)
+
+
+class FakeGuides:
+    def __init__(self, known=()):
+        self.known = set(known)
+
+    def get(self, repository, number):
+        return {} if (repository, number) in self.known else None
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = JobStore.open(str(tmp_path / "jobs.db"))
+    yield s
+    s.close()
+
+
+def job_context(store, event: str, action: str | None, payload: dict, *, client=None, guides=None) -> JobContext:
+    services = Services(
+        Settings(app_id=1, private_key="k", webhook_secret="s"), clients=None, auth=None, rules=None,
+        metrics=create_metrics(), store=store, guides=guides,
+    )
+    delivery = f"d-{event}-{action}-{json.dumps(payload, sort_keys=True)}"
+    store.enqueue(delivery, event, delivery, json.dumps(payload).encode(), installation_id=1, action=action)
+    ctx = JobContext(services, store.claim())
+    ctx._client = client
+    return ctx
+
+
+def queued(store) -> list:
+    jobs = []
+    while (job := store.claim(now=10**12)) is not None:
+        jobs.append(job)
+        store.complete(job.id)
+    return jobs
+
+
+async def test_repositories_added_queue_one_run_each_and_no_call(store):
+    payload = {"repositories_added": [{"full_name": "o/a", "private": False}, {"full_name": "o/b"}, {"name": "x"}]}
+    ctx = job_context(store, "installation_repositories", "added", payload)
+    await backfill.handle_installed(ctx.job, ctx)
+    store.complete(ctx.job.id)
+    assert ctx.outcome == "queued_2"
+    starts = queued(store)
+    assert [(j.action, j.key, j.data["repository"], j.data["private"], j.data["limit"]) for j in starts] == [
+        ("start", "backfill:o/a", "o/a", False, None), ("start", "backfill:o/b", "o/b", True, None)
+    ]
+
+
+@pytest.mark.parametrize(("action", "payload"), [("pull", {}), ("sideways", {"repository": "o/r"}), ("pull", {"repository": "o/r"})])
+async def test_backfill_jobs_without_what_they_need_give_up(store, action, payload):
+    ctx = job_context(store, "prguide.backfill", action, payload)
+    with pytest.raises(GiveUp):
+        await backfill.handle_backfill(ctx.job, ctx)
+
+
+async def test_a_page_stops_at_the_limit_and_pages_on_while_short(store):
+    merged = [{"number": n, "merged_at": "2024-01-01T00:00:00Z"} for n in (9, 8)]
+    listed = Page([*merged[:1], {"number": 7, "merged_at": None}, merged[1], "junk"], "https://api/next")
+    client = FakeClient({"/repos/o/r/pulls?": listed})
+    data = {"repository": "o/r", "private": False, "limit": 5, "run": "run-1", "page": 1, "found": 0, "comments": False}
+    ctx = job_context(store, "prguide.backfill", "page", data, client=client)
+    await backfill.handle_backfill(ctx.job, ctx)
+    store.complete(ctx.job.id)
+    jobs = queued(store)
+    assert [(j.action, j.delivery_id) for j in jobs] == [("pull", "run-1:9"), ("pull", "run-1:8"), ("page", "run-1:page:2")]
+    assert jobs[0].key == "o/r#9" and jobs[0].data["pull"]["merged"] is True
+    assert jobs[2].data["found"] == 2 and jobs[2].key == "backfill:o/r"
+    progress = ctx.services.progress["backfill"]["o/r"]
+    assert (progress["queued"], progress["pending"], progress["pages"], progress["api_calls"]) == (2, 2, 1, 1)
+
+
+async def test_a_pull_with_a_stored_guide_is_skipped_without_a_call(store):
+    client = FakeClient()
+    data = {"repository": "o/r", "pull": {"number": 4}, "limit": 10}
+    ctx = job_context(store, "prguide.backfill", "pull", data, client=client, guides=FakeGuides({("o/r", 4)}))
+    await backfill.handle_backfill(ctx.job, ctx)
+    assert ctx.outcome == "exists" and client.calls == 0
+    assert ctx.services.progress["backfill"]["o/r"]["skipped"] == 1
+
+
+async def test_reconcile_needs_the_guide_store_and_a_window(store):
+    ctx = job_context(store, "prguide.reconcile", None, {"since": 0})
+    await reconcile.handle_reconcile(ctx.job, ctx)
+    assert ctx.outcome == "no_store"
+    ctx = job_context(store, "prguide.reconcile", None, {"period": 1}, guides=FakeGuides())
+    with pytest.raises(GiveUp):
+        await reconcile.handle_reconcile(ctx.job, ctx)
+
+
+async def test_reconcile_queues_only_recent_merges_without_a_guide(store):
+    page = Page([
+        {"number": 5, "updated_at": "2024-01-01T03:00:00Z", "merged_at": "2024-01-01T02:59:00Z"},  # guide stored
+        {"number": 4, "updated_at": "2024-01-01T02:30:00Z", "merged_at": "2024-01-01T02:00:00Z"},  # missed
+        {"number": 3, "updated_at": "2024-01-01T02:20:00Z", "merged_at": None},  # closed unmerged
+        {"number": 2, "updated_at": "2024-01-01T02:10:00Z", "merged_at": "2023-06-01T00:00:00Z"},  # merged long ago
+        {"number": 1, "updated_at": "2023-12-31T00:00:00Z", "merged_at": "2023-12-31T00:00:00Z"},  # before the window
+        {"number": 0, "updated_at": "2024-01-01T02:00:00Z", "merged_at": "2024-01-01T02:00:00Z"},  # not reached
+    ], "https://api/next")
+    repos = [{"full_name": "o/r", "private": False}, {"full_name": "o/old", "archived": True}, "junk"]
+    client = FakeClient({"/repos/o/r/pulls?": page}, repos=repos)
+    since = 1704070800.0  # 2024-01-01T01:00:00Z
+    ctx = job_context(store, "prguide.reconcile", None, {"since": since, "interval": 3600}, client=client,
+                      guides=FakeGuides({("o/r", 5)}))
+    await reconcile.handle_reconcile(ctx.job, ctx)
+    store.complete(ctx.job.id)
+    assert ctx.outcome == "queued_1" and ctx.fields["repositories"] == 1
+    assert client.asked == ["/repos/o/r/pulls?state=closed&sort=updated&direction=desc&per_page=100"]
+    (job,) = queued(store)
+    assert (job.event, job.action, job.key, job.delivery_id) == ("pull_request", "closed", "o/r#4", "reconcile:o/r#4")
+    assert job.data["pull_request"]["merged"] is True and job.data["repository"]["full_name"] == "o/r"
+    assert reconcile._epoch("not a date") is None and reconcile._epoch(None) is None
