@@ -15,7 +15,7 @@ from typing import Any
 
 #: Ranks, most important first: what the prompt packer keeps when it must drop facts.
 RANKS = {"breaking": 0, "behaviour": 1, "focus": 2, "summary": 2, "dependency": 3, "review": 3,
-         "follow_up": 4, "title": 4, "factor": 5, "area": 6}  # fmt: skip
+         "description": 3, "follow_up": 4, "title": 4, "factor": 5, "area": 6}  # fmt: skip
 
 #: Code-ish tokens inside a fact's text: backticked spans, paths, dotted names,
 #: snake_case, CamelCase, versions and numbers. The validator uses the same shapes.
@@ -126,8 +126,19 @@ def build_fact_sheet(data: Mapping[str, Any]) -> FactSheet:
               [dep.get("name"), dep.get("old"), dep.get("new"), dep.get("file")])  # fmt: skip
     for line in data.get("follow_ups") or ():
         b.add("follow_up", str(line))
+    for thread in data.get("review_highlights") or ():
+        b.add("review", f"review thread on {thread.get('path')} ({thread.get('comments')} comments): {thread.get('opening', '')}", [thread.get("path")])
+    description = data.get("description") or {}
+    if description.get("purpose"):
+        b.add("description", f"the author says: {description['purpose']}")
+    for point in description.get("design_points") or ():
+        b.add("description", f"design point from the description: {point}")
+    for section, text in (description.get("sections") or {}).items():
+        if section in ("why", "breaking", "api"):
+            b.add("description", f"description section '{section}': {text}")
     for factor in data.get("importance_factors") or ():
-        b.add("factor", factor.get("text") or factor.get("reason") or str(factor) if isinstance(factor, Mapping) else str(factor))
+        if isinstance(factor, Mapping) and factor.get("source") != "base":
+            b.add("factor", str(factor.get("reason") or ""))
     for area in data.get("areas") or ():
         b.add("area", f"area {area}", [area])
     if data.get("title"):

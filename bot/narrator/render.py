@@ -122,7 +122,7 @@ def narrate_markdown(markdown: str, narration: Narration, lang: str, *, key: str
         head = f"**{narration.summary}**" if narration.summary else summary.group(0)
         why = ""
         if narration.why:
-            why = f"\n\n{t('narrator.why', lang)} " + " ".join(narration.why)
+            why = "\n\n" + t("narrator.why", lang) + " " + " ".join(narration.why)
         end = body.find("\n", summary.end())
         end = len(body) if end < 0 else end
         body = body[: summary.start()] + head + body[summary.end() : end] + why + body[end:]
@@ -131,7 +131,8 @@ def narrate_markdown(markdown: str, narration: Narration, lang: str, *, key: str
 
         def add(match: re.Match[str]) -> str:
             reason = narration.focus.get(f"P{match.group(1)}")
-            return f"{match.group(0)}\n   {t('narrator.focus', lang)} {reason}" if reason else match.group(0)
+            label = t("narrator.focus", lang)
+            return f"{match.group(0)}\n   {label} {reason}" if reason else match.group(0)
 
         if focus_start >= 0:
             stop = body.find("\n#### ", focus_start + 1)
@@ -143,3 +144,15 @@ def narrate_markdown(markdown: str, narration: Narration, lang: str, *, key: str
         extra = {**state.extra, "narrated": {"model": narration.model, "key": key}}
         body = replace_marker(body, replace(state, extra=extra))
     return body
+
+
+def explain(narration: Narration, sheet: FactSheet, lang: str) -> list[str]:
+    """Lines for ``/prguide why``: each shown narrated part and the facts it cites (their texts)."""
+    lines = [t("cmd.why.narration", lang)]
+    for part, fact_ids in narration.cites.items():
+        texts = [f"{fid} ({sanitize.quote(f.text, 120)})" for fid in fact_ids if (f := sheet.fact(fid)) is not None]
+        if texts:
+            lines.append(t("narrator.cites", lang, {"part": part, "facts": "; ".join(texts)}, raw=True))
+        else:
+            lines.append(t("narrator.cites.none", lang, {"part": part}))
+    return lines
