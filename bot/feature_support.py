@@ -169,3 +169,27 @@ def save_guide(store: Any, guide: Any, *, private: bool) -> None:
     except Exception:  # the comment is published; the tag view catches up on the next refresh
         log.exception("cannot store the guide of %s#%s for the tag view", guide.repository, guide.number)
 
+
+
+#: The internal event of backfill jobs (:mod:`bot.features.backfill`) and the action that starts one.
+BACKFILL_EVENT = "prguide.backfill"
+BACKFILL_START = "start"
+
+
+def queue_backfill(
+    ctx: Any, repository: str, *, private: bool, limit: int | None, run: str, default_branch: str | None = None
+) -> bool:
+    """Queue the start of a backfill of ``repository`` (its last merged pull requests' guides); True when new.
+
+    ``ctx`` is the :class:`bot.app.routing.JobContext` of the job asking (an
+    installation event, a ``/prguide backfill`` command). ``limit``: how many pull
+    requests, ``None`` for the repository's ``backfill`` setting. ``run`` names the
+    run and is its idempotency key (derive it from the asking delivery, so a redelivery
+    starts nothing twice). Jobs of one repository's runs share the key
+    ``backfill:{repository}``: one page is read at a time.
+    """
+    payload = {"repository": repository, "private": private, "limit": limit, "run": run, "default_branch": default_branch}
+    return ctx.enqueue(
+        BACKFILL_EVENT, BACKFILL_START, payload, key=f"backfill:{repository}", delivery_id=run,
+        installation_id=ctx.job.installation_id,
+    )

@@ -33,7 +33,10 @@ RELABEL_ROLES = ("maintainers", "authors")
 DEFAULT_RELABEL = ("maintainers",)
 
 #: Keys this module reads; the rule-file keys are :data:`bot.rules.schema.TOP_KEYS`.
-OWN_KEYS = ("lang", "relabel")
+OWN_KEYS = ("lang", "relabel", "backfill", "backfill_comments")
+#: The most merged pull requests one backfill reads (``backfill: N``), and the default.
+MAX_BACKFILL = 1000
+DEFAULT_BACKFILL = 100
 
 
 class RepoConfigError(RuleError):
@@ -50,6 +53,9 @@ class RepoConfig:
     has none of these. ``disable``: the disabled rule ids (also inside ``rules``).
     ``relabel``: roles from :data:`RELABEL_ROLES`. ``problems``: why the file could
     not be used (then every other field has its default, and the guide says so).
+    ``backfill``: how many of the last merged pull requests get a stored guide when the
+    app is installed or on ``/prguide backfill`` (0..:data:`MAX_BACKFILL`).
+    ``backfill_comments``: whether those old pull requests also get the comment.
     """
 
     lang: str | None = None
@@ -58,6 +64,8 @@ class RepoConfig:
     relabel: tuple[str, ...] = DEFAULT_RELABEL
     problems: tuple[Problem, ...] = ()
     source: str = DEFAULT_SOURCE
+    backfill: int = DEFAULT_BACKFILL
+    backfill_comments: bool = False
 
     @classmethod
     def default(cls, problems: tuple[Problem, ...] = (), source: str = DEFAULT_SOURCE) -> RepoConfig:
@@ -108,6 +116,23 @@ def parse_repo_config(text: str, source: str = DEFAULT_SOURCE) -> RepoConfig:
                     )
                 )
 
+    backfill, backfill_comments = DEFAULT_BACKFILL, False
+    if isinstance(doc, YMap):
+        if "backfill" in doc:
+            value = doc["backfill"]
+            if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_BACKFILL:
+                backfill = value
+            else:
+                problems.append(
+                    Problem(source, doc.line_of("backfill"), f"backfill must be a whole number from 0 to {MAX_BACKFILL}, got {value!r}")
+                )
+        if "backfill_comments" in doc:
+            value = doc["backfill_comments"]
+            if isinstance(value, bool):
+                backfill_comments = value
+            else:
+                problems.append(Problem(source, doc.line_of("backfill_comments"), f"backfill_comments must be true or false, got {value!r}"))
+
     if problems:
         raise RepoConfigError(sorted(problems, key=lambda p: p.line))
     disable = tuple(rid for rid, _ in rules.disabled) if rules is not None else ()
@@ -118,6 +143,8 @@ def parse_repo_config(text: str, source: str = DEFAULT_SOURCE) -> RepoConfig:
         disable=disable,
         relabel=relabel,
         source=source,
+        backfill=backfill,
+        backfill_comments=backfill_comments,
     )
 
 

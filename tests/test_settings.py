@@ -180,3 +180,11 @@ def test_a_secret_that_still_has_whitespace_is_warned_about_without_quoting_it()
     (warning,) = secret_warnings(" s3cret\n")
     assert "GITHUB_WEBHOOK_SECRET begins or ends with whitespace" in warning
     assert "s3cret" not in warning
+
+
+def test_reconcile_interval_setting(env):
+    assert from_env(env).reconcile_interval == 3600
+    assert from_env({**env, "PRGUIDE_RECONCILE_INTERVAL": "0"}).reconcile_interval == 0
+    assert from_env({**env, "PRGUIDE_RECONCILE_INTERVAL": "600"}).reconcile_interval == 600
+    with pytest.raises(SettingsError, match="PRGUIDE_RECONCILE_INTERVAL must be 0"):
+        from_env({**env, "PRGUIDE_RECONCILE_INTERVAL": "5"})

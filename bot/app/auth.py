@@ -256,6 +256,13 @@ class AppAuth:
         log.info("new access token for installation %d, expires in %.0fs", installation_id, expires_at - self._clock())
         return InstallationToken(data["token"], expires_at)
 
+    async def installations(self) -> list[int]:
+        """The ids of the app's installations ("List installations for the authenticated app",
+        ``GET /app/installations``, every page). Raises ``RetryLater`` when GitHub cannot answer.
+        """
+        items = await self._as_app(self._client.getlist("/app/installations?per_page=100"))
+        return [int(item["id"]) for item in items if isinstance(item, dict) and isinstance(item.get("id"), int)]
+
     def forget(self, installation_id: int) -> None:
         """Drop the cached token of an installation (deleted, suspended, or after a 401)."""
         self._tokens.pop(int(installation_id), None)

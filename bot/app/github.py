@@ -572,15 +572,24 @@ class GitHubClient:
         with _expecting(expect), _mapped("GET", url):
             return await self._gh.getitem(url, url_vars or {}, accept=accept)
 
-    async def getiter(self, url: str, url_vars: Mapping[str, Any] | None = None, *, accept: str = ACCEPT) -> AsyncIterator[Any]:
-        """Yield the items of a list, following ``Link: rel="next"`` page by page."""
+    async def getiter(
+        self, url: str, url_vars: Mapping[str, Any] | None = None, *, accept: str = ACCEPT, iterable_key: str = "items"
+    ) -> AsyncIterator[Any]:
+        """Yield the items of a list, following ``Link: rel="next"`` page by page.
+
+        A page that is an object rather than a list holds its items under
+        ``iterable_key`` (``"repositories"`` for "List repositories accessible to the
+        app installation", ``{"total_count", "repositories"}``).
+        """
         with _mapped("GET", url):
-            async for item in self._gh.getiter(url, url_vars or {}, accept=accept):
+            async for item in self._gh.getiter(url, url_vars or {}, accept=accept, iterable_key=iterable_key):
                 yield item
 
-    async def getlist(self, url: str, url_vars: Mapping[str, Any] | None = None, *, accept: str = ACCEPT) -> list[Any]:
+    async def getlist(
+        self, url: str, url_vars: Mapping[str, Any] | None = None, *, accept: str = ACCEPT, iterable_key: str = "items"
+    ) -> list[Any]:
         """All items of a paginated list (see :meth:`getiter`)."""
-        return [item async for item in self.getiter(url, url_vars, accept=accept)]
+        return [item async for item in self.getiter(url, url_vars, accept=accept, iterable_key=iterable_key)]
 
     async def get_page(self, url: str, url_vars: Mapping[str, Any] | None = None) -> Page:
         """GET one page of a list and the URL of the next page (from ``Link: rel="next"``).

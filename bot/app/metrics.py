@@ -34,6 +34,14 @@ class Metrics:
       permission); also counted in ``api_requests``.
     - ``rate_limit_remaining``: ``prguide_github_rate_limit_remaining``, the last
       ``x-ratelimit-remaining`` GitHub sent ("Rate limits for the REST API").
+    - ``backfill_pulls``: ``prguide_backfill_pulls_total{outcome}``, old pull requests a
+      backfill handled (``stored``, ``skipped``, ``created``/``edited`` when it comments).
+    - ``backfill_api_calls``: ``prguide_backfill_api_calls_total``, GitHub requests their
+      jobs sent (divide by ``backfill_pulls`` for the calls per pull request).
+    - ``backfill_pending``: ``prguide_backfill_pending``, pull requests queued by backfills
+      and not yet handled (since this process started), set at scrape time.
+    - ``reconciled``: ``prguide_reconcile_queued_total``, merged pull requests a reconcile
+      pass found without a guide and queued.
     """
 
     registry: CollectorRegistry
@@ -44,6 +52,10 @@ class Metrics:
     api_errors: Counter
     rate_limit_remaining: Gauge
     api_expected: Counter
+    backfill_pulls: Counter
+    backfill_api_calls: Counter
+    backfill_pending: Gauge
+    reconciled: Counter
     # States ever reported, so a state that emptied reads 0 rather than its last value.
     job_states: set[str] = field(default_factory=set)
 
@@ -109,6 +121,20 @@ def create_metrics(registry: CollectorRegistry | None = None) -> Metrics:
             "prguide_github_api_expected_errors",
             "GitHub REST API error answers the caller expected (a missing optional file), by HTTP status.",
             ("status",), registry=registry,
+        ),
+        backfill_pulls=Counter(
+            "prguide_backfill_pulls", "Old merged pull requests handled by backfills, by outcome.", ("outcome",),
+            registry=registry,
+        ),
+        backfill_api_calls=Counter(
+            "prguide_backfill_api_calls", "GitHub REST requests sent by backfill jobs.", registry=registry
+        ),
+        backfill_pending=Gauge(
+            "prguide_backfill_pending", "Pull requests queued by backfills and not yet handled.", registry=registry
+        ),
+        reconciled=Counter(
+            "prguide_reconcile_queued", "Merged pull requests found without a guide by reconcile and queued.",
+            registry=registry,
         ),
     )
 

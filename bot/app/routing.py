@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -23,7 +24,7 @@ from typing import Any
 from cachetools import TTLCache
 
 from bot.app.errors import GiveUp, RetryLater
-from bot.app.jobstore import Job
+from bot.app.jobstore import Job, QueuedDelivery
 from bot.app.metrics import Metrics
 from bot.app.settings import Settings
 from bot.app.webhook import Delivery
@@ -35,6 +36,10 @@ log = logging.getLogger("prguide.jobs")
 #: Seconds a repository without ``.github/prguide.yml`` is believed to have none. A merged
 #: pull request that adds the file reads it at once; a direct push waits this long at most.
 MISSING_CONFIG_TTL = 300
+
+#: Webhook events GitHub sends to every GitHub App, without a subscription ("Webhook
+#: events and payloads": installation, installation_repositories).
+ALWAYS_SENT = ("installation", "installation_repositories")
 
 #: The features the app runs, as ``module:attribute`` naming a sequence of route
 #: tuples. The platform names them instead of importing them: it knows how to run a
@@ -64,6 +69,11 @@ class Services:
     #: Repositories known to have no config file, keyed ``(repository, ref)``: GitHub's 404
     #: carries no ETag, so without this every guide would pay a call to learn it again.
     missing_configs: TTLCache = field(default_factory=lambda: TTLCache(maxsize=4096, ttl=MISSING_CONFIG_TTL))
+    #: Called after a job queues another (the worker pool's ``notify``), so it starts without a poll.
+    notify: Callable[[], Any] | None = None
+    #: Progress of long work, ``{task: {repository: {counter: n}}}``, shown by ``/healthz``
+    #: (features fill it, e.g. ``"backfill"``); counts since this process started.
+    progress: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def rules_for(self, config: RepoConfig) -> tuple[Any, tuple[Problem, ...]]:
         """The rules for a repository: :attr:`rules` with the repository's own merged on top.
@@ -115,6 +125,40 @@ class JobContext:
         """GitHub API requests this job has sent so far."""
         return 0 if self._client is None else int(self._client.calls)
 
+    def enqueue(
+        self,
+        event: str,
+        action: str | None,
+        payload: Any,
+        *,
+        key: str,
+        delivery_id: str,
+        installation_id: int | None,
+        delay: float = 0.0,
+    ) -> bool:
+        """Queue a job of prguide's own (not from a webhook) in the job store; True when new.
+
+        ``event``/``action`` pick the route (an internal event such as
+        ``prguide.backfill``, or a GitHub event whose handler the job reuses);
+        ``payload`` is JSON-serialisable (a ``dict``) or bytes; ``key`` serialises it
+        with other jobs (``"owner/repo#N"`` for a pull request, so the job and that
+        pull request's webhook deliveries never run at once). ``delivery_id`` is the
+        idempotency key, like GitHub's ``X-GitHub-Delivery``: derive it from what the
+        job is about (``"backfill:{installation}:{repo}:{page}"``) so a retried or
+        doubled parent queues nothing twice. ``delay``: seconds before it is due.
+        Raises ``ValueError`` for empty ids or keys and the store's database error.
+        """
+        body = payload if isinstance(payload, (bytes, bytearray)) else json.dumps(payload).encode()
+        queued = QueuedDelivery(delivery_id, event, key, bytes(body), installation_id=installation_id, action=action)
+        store = self.services.store
+        if store is None:
+            raise RuntimeError("no job store: jobs cannot queue other jobs")
+        now = time.time() + max(0.0, delay) if delay else None
+        new = store.enqueue_many([queued], now=now)[0]
+        if new and self.services.notify is not None:
+            self.services.notify()
+        return new
+
 
 JobHandler = Callable[[Job, JobContext], Awaitable[None]]
 
@@ -131,7 +175,10 @@ class Route:
     (empty: all). ``accept(delivery)`` runs on the request path from the payload alone
     (no I/O) and returns ``None`` to queue the delivery or a short reason to ignore
     it. ``bots``: whether deliveries sent by bot accounts are wanted. ``handle`` runs
-    the queued job in the worker pool.
+    the queued job in the worker pool. ``internal``: the event is prguide's own
+    (queued by :meth:`JobContext.enqueue` or a :class:`Schedule`), never taken from a
+    webhook. ``pull_request_only``: a delivery naming no pull request or issue is
+    ignored; False for events about a whole installation (``installation``).
     """
 
     event: str
@@ -139,15 +186,38 @@ class Route:
     handle: JobHandler
     accept: Callable[[Delivery], str | None] = _wanted
     bots: bool = False
+    internal: bool = False
+    pull_request_only: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """Periodic work: one job per installation per period, queued by the platform.
+
+    ``name`` prefixes the job's delivery id, ``"{name}:{installation}:{period}"``
+    (``period`` = Unix seconds // interval), so every replica queues the same id and
+    the store keeps one (:mod:`bot.app.schedule`). The job has ``event``/``action``
+    (a route, usually ``internal``), key ``"{name}:{installation}"`` and payload
+    ``{"installation": {"id"}, "schedule", "period", "interval", "since"}`` where
+    ``since`` is the previous period's start (Unix s). ``interval(settings)`` gives
+    the seconds; 0 or less turns the schedule off.
+    """
+
+    name: str
+    event: str
+    action: str | None
+    interval: Callable[[Settings], float]
 
 
 class Router:
     """``(event, action)`` -> :class:`Route`; an action-specific route wins over an all-actions one."""
 
-    def __init__(self, routes: Iterable[Route] = ()):
+    def __init__(self, routes: Iterable[Route] = (), schedules: Iterable[Schedule] = ()):
         self._routes: dict[tuple[str, str | None], Route] = {}
         for route in routes:
             self.add(route)
+        #: The periodic work of the features (see :class:`Schedule`).
+        self.schedules: tuple[Schedule, ...] = tuple(schedules)
 
     def add(self, route: Route) -> None:
         """Register ``route``; raises ``ValueError`` when one is already registered for the same event and action."""
@@ -166,29 +236,41 @@ class Router:
         route = self.route(delivery.event, delivery.action)
         if route is None:
             return None, f"prguide does not act on {delivery.event}" + (f".{delivery.action}" if delivery.action else "")
+        if route.internal:
+            return None, f"{delivery.event} is prguide's own event, never a webhook's"
         if delivery.sender_is_bot and not route.bots:
             return None, f"sent by the bot {delivery.sender_login}"
-        if delivery.key is None:
+        if delivery.key is None and route.pull_request_only:
             return None, "the delivery names no pull request"
         reason = route.accept(delivery)
         return (None, reason) if reason else (route, None)
 
     @property
     def events(self) -> tuple[str, ...]:
-        """The events with at least one route, sorted."""
-        return tuple(sorted({event for event, _ in self._routes}))
+        """The webhook events an app subscribes to for these routes, sorted.
+
+        Internal events are prguide's own, and GitHub sends :data:`ALWAYS_SENT` to
+        every app without a subscription (a manifest cannot list them).
+        """
+        return tuple(sorted({
+            event for (event, _), route in self._routes.items() if not route.internal and event not in ALWAYS_SENT
+        }))
 
 
 def load_features(spec: str = DEFAULT_FEATURES) -> Router:
     """A :class:`Router` with the routes of the features ``spec`` names.
 
     ``spec`` is ``"module:attribute"``; the attribute is a sequence of features, each a
-    sequence of :class:`Route`. Raises ``ImportError``/``AttributeError`` for a bad
-    name and ``ValueError`` when two features claim the same event and action.
+    sequence of :class:`Route`; the module's optional ``SCHEDULES`` is a sequence of
+    :class:`Schedule` sequences, one per feature with periodic work. Raises
+    ``ImportError``/``AttributeError`` for a bad name and ``ValueError`` when two
+    features claim the same event and action.
     """
-    module, _, attribute = spec.partition(":")
-    features: Sequence[Sequence[Route]] = getattr(importlib.import_module(module), attribute or "FEATURES")
-    return Router(route for routes in features for route in routes)
+    module_name, _, attribute = spec.partition(":")
+    module = importlib.import_module(module_name)
+    features: Sequence[Sequence[Route]] = getattr(module, attribute or "FEATURES")
+    schedules: Sequence[Sequence[Schedule]] = getattr(module, "SCHEDULES", ())
+    return Router((route for routes in features for route in routes), (s for group in schedules for s in group))
 
 
 def default_router() -> Router:

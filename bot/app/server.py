@@ -64,6 +64,9 @@ class AppState:
     options: dict[str, Any] = field(default_factory=dict)
     #: The start-up check of the app's credentials (one ``GET /app``), while the app runs.
     credential_check: asyncio.Task | None = None
+    #: The :class:`bot.app.schedule.Scheduler` of the features' periodic work, and its task.
+    scheduler: Any = None
+    scheduler_task: asyncio.Task | None = None
 
 
 STATE = web.AppKey("prguide", AppState)
@@ -186,7 +189,13 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
         pool = WorkerPool(store, handle, concurrency=settings.workers, **options["pool"])
         state.store, state.pool = store, pool
         state.intake = Intake(store, on_queued=pool.notify)
+        services.notify = pool.notify
         resumed = pool.start()
+        if router.schedules:
+            from bot.app.schedule import Scheduler
+
+            state.scheduler = Scheduler(router.schedules, settings, store, auth.installations, notify=pool.notify)
+            state.scheduler_task = asyncio.create_task(state.scheduler.run(), name="prguide-scheduler")
         # A wrong key or app id would otherwise look healthy until the first delivery.
         state.credential_check = asyncio.create_task(check_credentials(auth), name="prguide-credential-check")
         for warning in secret_warnings(settings.webhook_secret):
@@ -205,6 +214,10 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
 
     yield
 
+    if state.scheduler_task is not None:
+        state.scheduler_task.cancel()
+        await asyncio.gather(state.scheduler_task, return_exceptions=True)
+        state.scheduler_task = None
     if state.credential_check is not None:
         state.credential_check.cancel()
         await asyncio.gather(state.credential_check, return_exceptions=True)
@@ -274,12 +287,13 @@ async def webhook(request: web.Request) -> web.Response:
     if delivery.event == "ping":
         return _answer(state, delivery, "pong", 200, fields, text="pong")
 
+    route, reason = state.router.decide(delivery)
     if (delivery.event == "installation" and delivery.action in FORGET_TOKEN_ACTIONS) or delivery.event in FORGET_TOKEN_EVENTS:
         if state.services is not None and delivery.installation_id is not None:
             state.services.auth.forget(delivery.installation_id)
-        return _answer(state, delivery, "handled", 200, fields, text=f"{delivery.event} {delivery.action}: token forgotten")
+        if route is None:  # a feature may still act on it (new repositories to backfill)
+            return _answer(state, delivery, "handled", 200, fields, text=f"{delivery.event} {delivery.action}: token forgotten")
 
-    route, reason = state.router.decide(delivery)
     if route is None:
         return _answer(state, delivery, "ignored", 200, {**fields, "reason": reason}, json={"ignored": reason})
 
@@ -309,7 +323,9 @@ async def healthz(request: web.Request) -> web.Response:
     """``GET /healthz``: 200 with queue counts while all is well, else 503.
 
     Body: ``{"ok", "status", "version", "queue": {state: count}, "parked",
-    "oldest_queued_age_s"}``; ``status`` is ``"ok"``, or ``"degraded"`` (503, with
+    "oldest_queued_age_s"}``, plus ``progress`` (``{task: {repository: {counter: n}}}``,
+    e.g. a backfill's ``target``, ``queued``, ``built``, ``skipped``, ``pending``,
+    ``api_calls``) once a feature reports some; ``status`` is ``"ok"``, or ``"degraded"`` (503, with
     ``problems``, one sentence each) while GitHub refuses the app's credentials (a wrong
     private key or app id: nothing can be published). Deliveries are still accepted and
     kept meanwhile. A later request GitHub accepts makes it ``"ok"`` again. The job
@@ -336,6 +352,8 @@ async def healthz(request: web.Request) -> web.Response:
         "parked": counts.get("parked", 0),
         "oldest_queued_age_s": None if oldest is None else round(oldest, 3),
     }
+    if state.services is not None and state.services.progress:
+        body["progress"] = state.services.progress
     if problems:
         body["problems"] = problems
     return web.json_response(body, status=503 if problems else 200)
@@ -349,6 +367,9 @@ async def metrics_view(request: web.Request) -> web.Response:
             state.metrics.set_job_counts(state.store.counts())
         except sqlite3.Error:
             log.exception("cannot count jobs for /metrics")
+    if state.services is not None:
+        backfills = state.services.progress.get("backfill", {}).values()
+        state.metrics.backfill_pending.set(sum(int(p.get("pending", 0)) for p in backfills))
     body, content_type = state.metrics.render()
     response = web.Response(body=body)
     response.headers["Content-Type"] = content_type

@@ -22,6 +22,8 @@ DEFAULT_HOST = "0.0.0.0"
 DEFAULT_DB = "prguide.db"
 DEFAULT_WORKERS = 4
 MAX_WORKERS = 64
+#: Reconcile passes (merges whose webhook never came) run hourly per installation by default.
+DEFAULT_RECONCILE_INTERVAL = 3600
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 #: A shorter admin token could be guessed by anyone who can reach the server.
 MIN_ADMIN_TOKEN_CHARS = 16
@@ -72,6 +74,8 @@ class Settings:
     view_token: str | None = field(default=None, repr=False)
     log_level: str = "INFO"
     admin_token: str | None = field(default=None, repr=False)
+    #: Seconds between two reconcile passes per installation (``PRGUIDE_RECONCILE_INTERVAL``); 0 turns them off.
+    reconcile_interval: int = DEFAULT_RECONCILE_INTERVAL
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -91,7 +95,8 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     turned into newlines) or ``GITHUB_PRIVATE_KEY_PATH``, ``GITHUB_WEBHOOK_SECRET``,
     ``GITHUB_API_URL``, ``HOST``, ``PORT``, ``PRGUIDE_RULES`` (files/folders separated by
     ``os.pathsep`` or commas), ``PRGUIDE_LANG``, ``PRGUIDE_DB``, ``PRGUIDE_WORKERS``,
-    ``PRGUIDE_VIEW_TOKEN``, ``PRGUIDE_LOG_LEVEL``, ``PRGUIDE_ADMIN_TOKEN``. Empty values
+    ``PRGUIDE_VIEW_TOKEN``, ``PRGUIDE_LOG_LEVEL``, ``PRGUIDE_ADMIN_TOKEN``,
+    ``PRGUIDE_RECONCILE_INTERVAL`` (seconds, 0 = off, else at least 60). Empty values
     count as unset.
 
     Raises :class:`SettingsError` listing every problem found.
@@ -159,6 +164,12 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
             " generate one with: python -c 'import secrets; print(secrets.token_urlsafe(32))'"
         )
 
+    reconcile_interval = _int(
+        get("PRGUIDE_RECONCILE_INTERVAL"), "PRGUIDE_RECONCILE_INTERVAL", problems, low=0, default=DEFAULT_RECONCILE_INTERVAL
+    )
+    if reconcile_interval is not None and 0 < reconcile_interval < 60:
+        problems.append(f"PRGUIDE_RECONCILE_INTERVAL must be 0 (off) or at least 60 seconds, got {reconcile_interval}")
+
     if problems:
         raise SettingsError(problems)
     assert app_id is not None and private_key is not None  # guaranteed by the checks above
@@ -176,6 +187,7 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
         view_token=get("PRGUIDE_VIEW_TOKEN"),
         log_level=log_level,
         admin_token=admin_token,
+        reconcile_interval=reconcile_interval if reconcile_interval is not None else DEFAULT_RECONCILE_INTERVAL,
     )
 
 

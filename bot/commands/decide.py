@@ -13,7 +13,8 @@ level         commands
 anyone        ``help``, ``why``
 author        ``refresh``, ``lang`` (and ``label`` when the repository's
               ``.github/prguide.yml`` says ``relabel: [authors]``)
-write access  everything (role ``write``, ``maintain`` or ``admin``)
+write access  everything (role ``write``, ``maintain`` or ``admin``); ``backfill``
+              only with write access
 ============  ==================================================================
 
 ``refresh``, ``lang`` and ``label`` need a merged pull request, or an open one (the
@@ -26,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.commands.parse import HELP, LABEL_ADD, LABEL_REMOVE, LANG, REFRESH, WHY, Command
+from bot.commands.parse import BACKFILL, HELP, LABEL_ADD, LABEL_REMOVE, LANG, REFRESH, WHY, Command
 
 #: Roles of "Get repository permissions for a user" that grant write access.
 WRITE_ROLES = frozenset({"admin", "maintain", "write"})
@@ -129,6 +130,13 @@ class ShowHelp:
 
 
 @dataclass(frozen=True, slots=True)
+class Backfill:
+    """Store guides for the repository's last ``limit`` merged pull requests (``None``: its ``backfill`` setting)."""
+
+    limit: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Refuse:
     """Tell the commenter ``command`` did not run: ``reason`` is a catalog key with ``params``."""
 
@@ -137,7 +145,7 @@ class Refuse:
     params: dict[str, Any] = field(default_factory=dict)
 
 
-Action = AddLabels | RemoveLabels | Rebuild | Explain | ShowHelp | Refuse
+Action = AddLabels | RemoveLabels | Rebuild | Explain | ShowHelp | Backfill | Refuse
 
 
 def required_level(command: Command, *, authors_relabel: bool = False) -> int:
@@ -148,6 +156,8 @@ def required_level(command: Command, *, authors_relabel: bool = False) -> int:
         return AUTHOR
     if command.name in (LABEL_ADD, LABEL_REMOVE):
         return AUTHOR if authors_relabel else WRITER
+    if command.name == BACKFILL:
+        return WRITER
     return ANYONE
 
 
@@ -198,6 +208,9 @@ def decide(
             replies.append(ShowHelp())
         elif command.name == WHY:
             replies.append(Explain(command.args[0] if command.args else None))
+        elif command.name == BACKFILL:
+            if not any(isinstance(r, Backfill) for r in replies):  # one run per comment
+                replies.append(Backfill(int(command.args[0]) if command.args else None))
         elif command.name == LANG:
             lang, rebuild = command.args[0], True
         elif command.name == REFRESH:
@@ -230,6 +243,8 @@ def decide(
 
 
 def _denial(command: Command, authors_relabel: bool) -> str:
+    if command.name == BACKFILL:
+        return "cmd.deny.backfill"
     if command.name in (LABEL_ADD, LABEL_REMOVE):
         return "cmd.deny.label_authors" if authors_relabel else "cmd.deny.label"
     return "cmd.deny.author"

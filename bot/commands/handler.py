@@ -66,6 +66,7 @@ from bot.app.webhook import Delivery
 from bot.commands.decide import (
     Actor,
     AddLabels,
+    Backfill,
     Explain,
     PullState,
     Rebuild,
@@ -82,7 +83,7 @@ from bot.commands.parse import Command, new_commands, parse_commands
 from bot.commands.permissions import PermissionCache
 from bot.commands.reply import compose_reply, help_text, refusal_text
 from bot.engine import Overrides, build_guide
-from bot.feature_support import config_notices, read_repo_config, reviser, save_guide
+from bot.feature_support import config_notices, queue_backfill, read_repo_config, reviser, save_guide
 from bot.marker import has_marker, parse_marker
 
 log = logging.getLogger("prguide.commands")
@@ -438,7 +439,21 @@ class _Runner:
             return render_why(guide.classification, self.lang, action.label)
         if isinstance(action, ShowHelp):
             return help_text(self.lang, authors_relabel="authors" in self.config.relabel)
+        if isinstance(action, Backfill):
+            return self._backfill(action)
         raise TypeError(f"unknown action {action!r}")
+
+    def _backfill(self, action: Backfill) -> str:
+        """Queue a backfill of the repository (see :mod:`bot.features.backfill`) and say what it will do."""
+        facts = self.facts
+        limit = action.limit if action.limit is not None else self.config.backfill
+        queue_backfill(
+            self.ctx, facts.repository, private=facts.private, limit=limit, default_branch=facts.default_branch,
+            run=f"backfill:{self.ctx.job.delivery_id}:{facts.repository}",
+        )
+        if self.config.backfill_comments:
+            return t("cmd.act.backfill_comments", self.lang, {"limit": limit})
+        return t("cmd.act.backfill", self.lang, {"limit": limit})
 
     async def _load(self) -> None:
         """Fresh pull request data and the repository's rules (once per job)."""

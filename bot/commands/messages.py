@@ -29,6 +29,7 @@ USAGE: Mapping[str, str] = {
     "label remove": "/prguide label remove NAME...",
     "why": "/prguide why [LABEL]",
     "help": "/prguide help",
+    "backfill": "/prguide backfill [N]",
 }
 
 #: Message key of each command's line in ``/prguide help``.
@@ -39,6 +40,7 @@ HELP_KEYS: Mapping[str, str] = {
     "label remove": "cmd.help.label_remove",
     "why": "cmd.help.why",
     "help": "cmd.help.help",
+    "backfill": "cmd.help.backfill",
 }
 
 #: Parameters that hold text someone typed; they are quoted back as code spans.

@@ -16,6 +16,7 @@ quotes, straight or curly, or as inline code)::
     /prguide label add NAME...
     /prguide label remove NAME...
     /prguide why [LABEL]
+    /prguide backfill [N]
     /prguide help
 
 A line that starts like a command but does not follow the grammar still yields a
@@ -32,14 +33,17 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
+from bot.repo_config import MAX_BACKFILL
+
 REFRESH = "refresh"
 LANG = "lang"
 LABEL_ADD = "label add"
 LABEL_REMOVE = "label remove"
 WHY = "why"
 HELP = "help"
+BACKFILL = "backfill"
 #: The command names, in the order ``/prguide help`` lists them.
-COMMANDS = (REFRESH, LANG, LABEL_ADD, LABEL_REMOVE, WHY, HELP)
+COMMANDS = (REFRESH, LANG, LABEL_ADD, LABEL_REMOVE, WHY, BACKFILL, HELP)
 
 #: Languages ``/prguide lang`` accepts, with the spellings people use for them.
 LANG_ALIASES: Mapping[str, str] = {"en": "en", "english": "en", "zh": "zh", "zh-cn": "zh", "cn": "zh", "中文": "zh"}
@@ -67,7 +71,7 @@ class Command:
     ``name`` is one of :data:`COMMANDS` (or what was written after the prefix when it
     is unknown; ``""`` when nothing was); ``args`` its arguments, unquoted (for
     ``lang`` the language code ``en``/``zh``; for ``label add``/``remove`` the label
-    names; for ``why`` zero or one label name). ``text`` is the line as written after
+    names; for ``why`` zero or one label name; for ``backfill`` zero or one count). ``text`` is the line as written after
     the prefix, with spaces collapsed (a longer line than :data:`MAX_LINE_CHARS` is
     refused with ``cmd.err.too_long``, its text shortened).
     ``error`` is ``None`` for a valid command, else the catalog key of what was
@@ -255,7 +259,19 @@ def _parse_line(text: str) -> Command:
         if rest and (problem := label_name_problem(rest[0])):
             return Command(WHY, text=text, error=problem, error_params={"value": rest[0], "limit": MAX_LABEL_CHARS})
         return Command(WHY, tuple(rest), text=text)
+    if verb == BACKFILL:
+        return _parse_backfill(text, rest)
     return Command(args[0], text=text, error="cmd.err.unknown", error_params={"value": args[0]})
+
+
+def _parse_backfill(text: str, rest: list[str]) -> Command:
+    """``backfill [N]``: N a whole number of pull requests, 1 to :data:`bot.repo_config.MAX_BACKFILL`."""
+    if not rest:
+        return Command(BACKFILL, text=text)
+    value = rest[0]
+    if len(rest) > 1 or not value.isascii() or not value.isdigit() or not 1 <= int(value) <= MAX_BACKFILL:
+        return Command(BACKFILL, text=text, error="cmd.err.backfill_count", error_params={"value": " ".join(rest), "limit": MAX_BACKFILL})
+    return Command(BACKFILL, (str(int(value)),), text=text)
 
 
 def _parse_label(text: str, rest: list[str]) -> Command:

@@ -16,7 +16,7 @@ from typing import Any
 from aiohttp import web
 
 from bot.sandbox.auth import Caller
-from bot.sandbox.errors import ApiError, BundleError
+from bot.sandbox.errors import ApiError, BundleError, validation_failed
 from bot.sandbox.faults import FaultBook, parse_faults
 from bot.sandbox.paging import paginate
 from bot.sandbox.state import SandboxState, iso, read_git_file
@@ -181,17 +181,50 @@ async def get_repo(request: web.Request) -> web.Response:
     return _json(state.repo_json(state.repo(*_repo_args(request))))
 
 
+#: ``sort`` values of "List pull requests" and the field each orders by.
+_PULL_SORTS = {"created": "created_at", "updated": "updated_at", "popularity": "comments", "long-running": "created_at"}
+#: Fields "List pull requests" leaves out of its items (the "pull-request-simple" schema).
+_NOT_LISTED = ("merged", "mergeable", "mergeable_state", "merged_by", "comments", "review_comments",
+               "maintainer_can_modify", "commits", "additions", "deletions", "changed_files", "rebaseable")
+_LIST_PULLS_DOCS = "https://docs.github.com/rest/pulls/pulls#list-pull-requests"
+
+
 @needs("installation")
 async def list_pulls(request: web.Request) -> web.Response:
-    """GET /repos/{owner}/{repo}/pulls ("List pull requests"): ``state`` open (default), closed or all; newest first."""
+    """GET /repos/{owner}/{repo}/pulls ("List pull requests").
+
+    ``state`` open (default), closed or all; ``sort`` created (default), updated,
+    popularity or long-running; ``direction`` asc or desc (default desc, or asc for
+    long-running); ``per_page``/``page`` with a ``Link`` header. Items lack the
+    fields of the "pull-request-simple" schema's omissions (``merged``,
+    ``changed_files``...); ``merged_at`` tells merged from closed. 422 for values
+    outside those sets, as GitHub's validation answers.
+    """
     state = _state(request)
     record = state.repo(*_repo_args(request))
     wanted = request.query.get("state", "open")
-    pulls = [
-        state.pull_json(record, number)
-        for number in sorted(record.pulls, reverse=True)
+    sort = request.query.get("sort", "created")
+    direction = request.query.get("direction", "asc" if sort == "long-running" else "desc")
+    for field_name, value, allowed in (
+        ("state", wanted, ("open", "closed", "all")),
+        ("sort", sort, tuple(_PULL_SORTS)),
+        ("direction", direction, ("asc", "desc")),
+    ):
+        if value not in allowed:
+            raise validation_failed("PullRequest", field_name, "invalid", documentation_url=_LIST_PULLS_DOCS,
+                                    message=f"{field_name} must be one of {', '.join(allowed)}", value=value)
+    key = _PULL_SORTS[sort]
+    numbers = [
+        number for number in record.pulls
         if wanted == "all" or record.pulls[number]["pull"].get("state", "closed") == wanted
     ]
+    numbers.sort(key=lambda n: (str(record.pulls[n]["pull"].get(key) or ""), n), reverse=direction == "desc")
+    pulls = []
+    for number in numbers:
+        item = state.pull_json(record, number)
+        for name in _NOT_LISTED:
+            item.pop(name, None)
+        pulls.append(item)
     return _paged(request, pulls)
 
 
@@ -566,6 +599,24 @@ async def control_add_pull(request: web.Request) -> web.Response:
     return _json({"repo": full_name, "number": data["bundle"]["pull"]["number"]}, status=201)
 
 
+async def control_add_merged_pulls(request: web.Request) -> web.Response:
+    """POST /_sandbox/merged-pulls ``{"repo", "count", "start"?, "files"?}`` → 201 ``{"repo", "numbers"}``.
+
+    Serves ``count`` small merged pull requests numbered from ``start`` (default 1),
+    merged one minute apart in number order (see ``SandboxState.add_merged_pulls``).
+    """
+    data = await _body(request)
+    if not isinstance(data, dict) or not isinstance(data.get("repo"), str) or not isinstance(data.get("count"), int):
+        raise ApiError(400, 'expected {"repo": "owner/name", "count": N, "start"?: N, "files"?: N}')
+    try:
+        numbers = _state(request).add_merged_pulls(
+            data["repo"], data["count"], start=int(data.get("start", 1)), files=int(data.get("files", 2))
+        )
+    except (BundleError, ValueError) as exc:
+        raise _control_error(exc) from exc
+    return _json({"repo": data["repo"], "numbers": numbers}, status=201)
+
+
 async def control_add_comment(request: web.Request) -> web.Response:
     """POST /_sandbox/comments ``{"repo", "number", "user", "body", "user_type"?}`` → 201 comment.
 
@@ -730,6 +781,7 @@ CONTROL_ROUTES: list[tuple[str, str, Handler]] = [
     ("DELETE", "/_sandbox/faults", control_clear_faults),
     ("POST", "/_sandbox/reset", control_reset),
     ("POST", "/_sandbox/pulls", control_add_pull),
+    ("POST", "/_sandbox/merged-pulls", control_add_merged_pulls),
     ("POST", "/_sandbox/comments", control_add_comment),
     ("POST", "/_sandbox/labels", control_labels),
     ("POST", "/_sandbox/collaborators", control_collaborators),

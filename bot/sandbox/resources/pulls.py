@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import copy
+from datetime import datetime, timezone
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -20,6 +21,11 @@ from bot.sandbox.records import (
     Repository,
 )
 from bot.snapshot import GITHUB_FILE_LIST_CAP
+
+
+def _iso(epoch: float) -> str:
+    """Unix seconds as GitHub's ISO 8601 UTC timestamp (``2024-05-01T10:00:00Z``)."""
+    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class PullsMixin:
@@ -61,6 +67,58 @@ class PullsMixin:
         record.pulls[pull["number"]] = stored
         self._seed_labels(record, pull["number"])
         return record.full_name
+
+    def add_merged_pulls(self, repo: str, count: int, *, start: int = 1, files: int = 2) -> list[int]:
+        """Serve ``count`` small merged pull requests in ``repo``, numbered ``start``, ``start + 1``, ...
+
+        Cheap stand-ins for a repository's history (backfill, reconcile): each changes
+        ``files`` Python files with a one-line patch, has no reviews, and was created,
+        merged and last updated one minute after the one before it, starting at the
+        sandbox clock minus ``count`` minutes. Returns the numbers; raises
+        ``ValueError`` for a count outside 1..5000 or a bad repository name.
+        """
+        if not 1 <= count <= 5000 or files < 0:
+            raise ValueError(f"count must be 1..5000 and files >= 0, got {count} and {files}")
+        owner, _, name = repo.partition("/")
+        if not owner or not name or "/" in name:
+            raise BundleError(f"repository must be 'owner/name', got {repo!r}")
+        first = self.now() - 60 * (count + 1)
+        numbers = []
+        for offset in range(count):
+            number = start + offset
+            at = _iso(first + 60 * offset)
+            merged = _iso(first + 60 * offset + 30)
+            pull = {
+                "url": f"{self.api_url}/repos/{repo}/pulls/{number}",
+                "html_url": f"{self.html_url}/{repo}/pull/{number}",
+                "id": 500_000 + number,
+                "number": number,
+                "state": "closed",
+                "title": f"Tidy module {number}",
+                "body": f"Renames a helper in module {number}.",
+                "user": {"login": "contributor", "type": "User"},
+                "labels": [],
+                "merged": True,
+                "merged_at": merged,
+                "closed_at": merged,
+                "created_at": at,
+                "updated_at": merged,
+                "merge_commit_sha": f"{number:040x}",
+                "changed_files": files,
+                "base": {"ref": "main", "sha": "1" * 40, "repo": {
+                    "full_name": repo, "name": name, "owner": {"login": owner, "type": "Organization"},
+                    "default_branch": "main", "private": False}},
+                "head": {"ref": f"tidy-{number}", "sha": f"{number:040x}"},
+            }
+            patch = f"@@ -1,2 +1,2 @@\n def helper_{number}():\n-    return old()\n+    return new()"
+            changed = [
+                {"filename": f"pkg/module_{number}_{i}.py", "status": "modified", "additions": 1, "deletions": 1,
+                 "changes": 2, "patch": patch}
+                for i in range(files)
+            ]
+            self.add_bundle({"pull": pull, "files": changed, "reviews": [], "review_comments": []}, repo=repo)
+            numbers.append(number)
+        return numbers
 
     def _ensure_repo(self, full_name: str, pull: Mapping[str, Any], git_dir: Path | None) -> Repository:
         key = full_name.lower()
