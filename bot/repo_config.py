@@ -67,6 +67,8 @@ class RepoConfig:
     source: str = DEFAULT_SOURCE
     backfill: int = DEFAULT_BACKFILL
     backfill_comments: bool = False
+    #: ``narrator: off`` turns narration off for this repository (when the server has a model).
+    narrator: bool = True
 
     @classmethod
     def default(cls, problems: tuple[Problem, ...] = (), source: str = DEFAULT_SOURCE) -> RepoConfig:
@@ -138,7 +140,7 @@ def parse_repo_config(text: str, source: str = DEFAULT_SOURCE) -> RepoConfig:
         if "narrator" in doc:
             value = doc["narrator"]
             # YAML 1.1 reads a bare on/off as a boolean; "on"/"off" strings are taken too.
-            if value in (True, False, "on", "off"):
+            if isinstance(value, bool) or value in ("on", "off"):
                 narrator = value in (True, "on")
             else:
                 problems.append(Problem(source, doc.line_of("narrator"), f"narrator must be on or off, got {value!r}"))
@@ -155,6 +157,7 @@ def parse_repo_config(text: str, source: str = DEFAULT_SOURCE) -> RepoConfig:
         source=source,
         backfill=backfill,
         backfill_comments=backfill_comments,
+        narrator=narrator,
     )
 
 
