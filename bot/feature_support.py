@@ -265,3 +265,24 @@ def queue_narration(ctx: Any, job: Any, guide: Any, head_sha: str, comment_id: i
                "head_sha": head_sha, "guide": data, "queued_at": time.time()}  # fmt: skip
     return ctx.enqueue(NARRATE_EVENT, None, payload, key=f"{guide.repository}#{guide.number}",
                        delivery_id=f"narrate:{job.delivery_id}", installation_id=job.installation_id)  # fmt: skip
+
+
+def explain_narration(settings: Any, existing: Mapping[str, Any] | None, guide: Any) -> str:
+    """For ``/prguide why``: which facts each narrated sentence of the guide comment cites.
+
+    Empty when the comment (``existing``) is not narrated or its narration is no longer
+    cached. ``guide`` is the guide as built now (its facts give the cited texts).
+    """
+    from bot.marker import parse_marker
+    from bot.narrator.facts import build_fact_sheet
+    from bot.narrator.render import Narration, explain
+
+    state = parse_marker(existing.get("body")) if existing else None
+    narrated = state.extra.get("narrated") if state is not None else None
+    if not isinstance(narrated, Mapping) or not getattr(settings, "llm_url", None):
+        return ""
+    hit = narration_store(settings).get(str(narrated.get("key") or ""))
+    if hit is None:
+        return ""
+    lines = explain(Narration.from_json(hit), build_fact_sheet(guide.data), guide.lang)
+    return "\n".join([f"**{lines[0]}**", ""] + [f"- {line}" for line in lines[1:]])

@@ -98,3 +98,32 @@ async def test_narrator_off_in_the_repository_config(narrated, webhook_payload):
     harness.sandbox.set_file(REPO, ".github/prguide.yml", "narrator: off\n")
     await harness.merged(webhook_payload, PR, delivery="o-1")
     assert not model.requests and [m for m, _ in comment_writes(harness)] == ["POST"]
+
+
+async def command(harness, webhook_payload, text: str, delivery: str):
+    import copy
+
+    from bot.app.server import wait_idle
+
+    owner, name = REPO.split("/")
+    human = harness.sandbox.state.create_comment(owner, name, PR, text, user="maintainer", user_type="User")
+    pull = harness.bundles[PR]["pull"]
+    payload = copy.deepcopy(webhook_payload("issue_comment", "created.with-installation.payload.json"))
+    payload["issue"] = {"number": PR, "state": "closed", "user": pull["user"], "pull_request": {"url": pull["url"], "merged_at": pull["merged_at"]}}
+    payload["comment"] = harness.sandbox.state.comment_json(human)
+    payload["repository"].update(full_name=REPO, name=name, default_branch="main", private=False)
+    payload["installation"] = {"id": 1}
+    payload["sender"] = {"login": "maintainer", "type": "User"}
+    assert (await harness.deliver(payload, delivery=delivery, event="issue_comment")).status == 202
+    await wait_idle(harness.app)
+
+
+async def test_why_shows_the_facts_each_narrated_sentence_cites_and_refresh_keeps_the_narration(narrated, webhook_payload):
+    harness, model = await narrated([Reply.json(NARRATION)])
+    await harness.merged(webhook_payload, PR, delivery="w-1")
+    narrated_body = harness.sandbox.comments(REPO, PR)[0].body
+    await command(harness, webhook_payload, "/prguide why", "w-2")
+    reply = harness.sandbox.comments(REPO, PR)[-1].body
+    assert "Narrated sentences and the facts they cite" in reply and "- summary: cites F1 (" in reply
+    await command(harness, webhook_payload, "/prguide refresh", "w-3")
+    assert harness.sandbox.comments(REPO, PR)[0].body == narrated_body and len(model.requests) == 1
