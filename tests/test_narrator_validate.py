@@ -145,3 +145,10 @@ def test_validator_costs_well_under_5_ms_per_guide():
     for _ in range(200):
         check_answer(answer, SHEET)
     assert (time.perf_counter() - started) / 200 < 0.005
+
+
+def test_a_huge_fact_sheet_stays_within_the_budget_and_counts_what_it_leaves_out():
+    data = {"lang": "en", "follow_ups": [f"follow up number {i} about some_function_{i} in pkg/mod_{i}.py" for i in range(300)]}
+    prompt = build_prompt(build_fact_sheet(data), budget=1200)
+    assert prompt.tokens + ANSWER_TOKENS <= 1200 and prompt.packed
+    assert "more" in prompt.user and len(prompt.dropped) > 40

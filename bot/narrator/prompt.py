@@ -24,6 +24,8 @@ from bot.narrator.validate import MAX_WHY
 
 #: Prompt tokens per guide when the operator sets none.
 DEFAULT_BUDGET = 3000
+#: Facts left out are named (id and kind) up to this many; the rest are counted.
+MAX_NAMED = 40
 #: Room left for the answer, in tokens (the schema's three parts stay well under it).
 ANSWER_TOKENS = 400
 
@@ -80,7 +82,7 @@ def _order(facts: tuple[Fact, ...]) -> list[Fact]:
 
 
 def build_prompt(sheet: FactSheet, *, budget: int = DEFAULT_BUDGET, model: str = "") -> Prompt:
-    """The prompt for ``sheet`` in at most ``budget`` tokens (when the fixed parts fit).
+    """The prompt for ``sheet`` in at most ``budget`` tokens with the answer's room (when the fixed parts fit).
 
     The title fact is always given; other facts are added in rank order until the next
     would pass the budget, and the rest are named by id only.
@@ -98,7 +100,7 @@ def build_prompt(sheet: FactSheet, *, budget: int = DEFAULT_BUDGET, model: str =
         return _env.get_template("user.md.j2").render(
             title_fact=f"{title.id} {title.text}" if title else "-",
             facts=sorted(packed, key=lambda f: int(f.id[1:])),
-            dropped=[f"{f.id} ({f.kind})" for f in dropped],
+            dropped=[f"{f.id} ({f.kind})" for f in dropped[:MAX_NAMED]] + ([f"{len(dropped) - MAX_NAMED} more"] if len(dropped) > MAX_NAMED else []),
             symbols=symbols,
             points=[(p, fid) for p, fid in points if fid in shown],
         )
@@ -119,4 +121,9 @@ def build_prompt(sheet: FactSheet, *, budget: int = DEFAULT_BUDGET, model: str =
             used += cost
     dropped = [f for f in ordered if f not in packed]
     user = render(packed, dropped)
+    # The per-fact costs are estimates of the rendered lines: check the whole and give
+    # back the lowest-ranked facts until it fits.
+    while packed and count(system) + count(user) + ANSWER_TOKENS > budget:
+        dropped.insert(0, packed.pop())
+        user = render(packed, dropped)
     return Prompt(system, user, tuple(f.id for f in packed), tuple(f.id for f in dropped), count(system) + count(user))
