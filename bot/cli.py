@@ -131,6 +131,10 @@ def _engine_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-default-rules", action="store_true", help="leave out the shipped rules in config/rules")
     p.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the guide (default en)")
     p.add_argument("--format", choices=("markdown", "json"), default="markdown", help="output format (default markdown)")
+    p.add_argument(
+        "--narrator", metavar="URL",
+        help="narrate with this OpenAI-compatible server (default: $PRGUIDE_LLM_URL; model $PRGUIDE_LLM_MODEL, key $PRGUIDE_LLM_API_KEY)",
+    )  # fmt: skip
 
 
 def _optional_subcommand(sub, name: str, help_text: str, module: str) -> None:
@@ -205,10 +209,11 @@ def _cmd_guide(args: argparse.Namespace) -> int:
                 labels = ",".join(d["labels"]) or "-"
                 print(f"#{d['number']}\t{d['importance']:>2}/10\t{d['reading_level']:<5}\t{d['reading_minutes']:>4} min\t{labels}")
             if args.format == "json":
+                results = _narrated(args, results)
                 print(json.dumps([g.data for g in results], ensure_ascii=False, indent=2))
             _store(args, store, results)
             return 1 if failed else 0
-        guide = build_guide(load_bundle(args.bundle), rules, lang=args.lang)
+        (guide,) = _narrated(args, [build_guide(load_bundle(args.bundle), rules, lang=args.lang)])
         _emit(guide, args.format)
         _store(args, store, [guide])
         return 0
@@ -261,6 +266,7 @@ def _cmd_history(args: argparse.Namespace) -> int:
             for snapshot in snapshots:
                 guides.append(build_guide(snapshot, rules, lang=args.lang))
                 progress("guides", len(guides), len(snapshots))
+        guides = _narrated(args, guides)
         if args.out:
             suffix = "json" if args.format == "json" else "md"
             for g in guides:
@@ -309,6 +315,61 @@ class _PhaseProgress:
                 total=total, desc=self._DESCRIPTIONS.get(phase, phase), unit=self._UNITS.get(phase, ""), file=sys.stderr
             )
         bar.update(done - bar.n)
+
+
+class _NarratorError(ValueError):
+    """The narrator options cannot work (one line for the user)."""
+
+
+def _narrator_config(args: argparse.Namespace):
+    import os
+
+    from bot.narrator.client import LLMConfig
+
+    url = getattr(args, "narrator", None) or os.environ.get("PRGUIDE_LLM_URL", "").strip()
+    if not url:
+        return None
+    model = os.environ.get("PRGUIDE_LLM_MODEL", "").strip()
+    if not model:
+        raise _NarratorError("set PRGUIDE_LLM_MODEL to the model's name on the narrator server (e.g. qwen2.5-coder:7b)")
+    if not url.startswith(("http://", "https://")):
+        raise _NarratorError(f"the narrator URL must be http(s), such as http://127.0.0.1:11434/v1, got {url!r}")
+    timeout = float(os.environ.get("PRGUIDE_LLM_TIMEOUT", "") or 60)
+    return LLMConfig(url=url.rstrip("/"), model=model, api_key=os.environ.get("PRGUIDE_LLM_API_KEY", "").strip(), timeout=timeout)
+
+
+def _narrated(args: argparse.Namespace, guides: list) -> list:
+    """``guides`` narrated when a narrator is configured (``--narrator`` or ``PRGUIDE_LLM_URL``), else as they are.
+
+    The JSON data of each gains ``narration: {model, kept, rejected, fallback_reason}``.
+    Narrations are cached in ``--db`` when given.
+    """
+    import asyncio
+    import dataclasses
+
+    from bot.narrator.run import narrate_guide
+    from bot.narrator.store import SQLiteNarrations
+
+    config = _narrator_config(args)
+    if config is None:
+        return guides
+    store = SQLiteNarrations(args.db if getattr(args, "db", None) else ":memory:")
+
+    async def run() -> list:
+        out = []
+        for g in guides:
+            if g.skipped:
+                out.append(g)
+                continue
+            result = await narrate_guide(g.data, g.markdown, config, head_sha=str(g.data.get("head_sha") or ""), store=store)
+            data = {**g.data, "markdown": result.markdown, "narration": result.narration.report()}
+            out.append(dataclasses.replace(g, markdown=result.markdown, data=data))
+        return out
+
+    try:
+        return asyncio.run(run())
+    finally:
+        store.close()
 
 
 def _emit(guide, fmt: str) -> None:

@@ -191,6 +191,11 @@ def _build_guide(
     labels = classification.label_names
     specs = {name: _label_spec(rules, name) for name in labels}
     data = _guide_data(facts, lang, markdown)
+    # What the author and reviewers said, as the narrator's fact sheet reads it.
+    data["description"] = {"purpose": description.purpose, "design_points": list(description.design_points),
+                           "sections": {k: v[:600] for k, v in description.sections.items() if k in _NARRATED_SECTIONS}}
+    data["review_highlights"] = [{"path": th.path, "line": th.line, "comments": th.comments, "opening": th.opening[:300]}
+                                 for th in review.threads[:5]]  # fmt: skip
     return Guide(
         repository=snapshot.repository,
         number=snapshot.number,
@@ -203,6 +208,10 @@ def _build_guide(
         skipped=classification.skip,
         classification=classification,
     )
+
+
+#: Description sections the JSON output carries (the narrator's facts).
+_NARRATED_SECTIONS = ("what", "why", "design", "breaking", "api")
 
 
 def _area_namer(rules: Any):

@@ -194,3 +194,96 @@ def queue_backfill(
         BACKFILL_EVENT, BACKFILL_START, payload, key=f"backfill:{repository}", delivery_id=run,
         installation_id=ctx.job.installation_id, delay=delay,
     )
+
+
+# ----- narrator ---------------------------------------------------------------------
+
+#: The internal event of a narration job (queued after the engine's guide is published).
+NARRATE_EVENT = "prguide.narrate"
+_narration_stores: dict[str, Any] = {}
+
+
+def llm_config(settings: Any) -> Any:
+    """The narrator's :class:`bot.narrator.client.LLMConfig` from the settings, or ``None`` when it is off."""
+    from bot.narrator.client import LLMConfig
+
+    if not getattr(settings, "llm_url", None):
+        return None
+    return LLMConfig(url=settings.llm_url, model=settings.llm_model, api_key=settings.llm_api_key or "",
+                     timeout=float(settings.llm_timeout), budget=int(settings.llm_budget))  # fmt: skip
+
+
+def narration_store(settings: Any) -> Any:
+    """The narration cache (:class:`bot.narrator.store.NarrationStorage`) in the app's database, opened once per path."""
+    from bot.narrator.store import SQLiteNarrations
+
+    path = str(settings.db_path)
+    if path not in _narration_stores:
+        _narration_stores[path] = SQLiteNarrations(path)
+    return _narration_stores[path]
+
+
+def narration_wanted(settings: Any, config: RepoConfig) -> bool:
+    """True when the server has a model and the repository did not say ``narrator: off``."""
+    return bool(getattr(settings, "llm_url", None)) and getattr(config, "narrator", True)
+
+
+def with_cached_narration(settings: Any, guide: Any, head_sha: str) -> Any:
+    """``guide`` with its cached narration worked in (no model call), or ``guide`` unchanged.
+
+    A refresh or redelivery of a narrated guide then publishes the same narrated comment
+    (GitHub sees no edit) instead of the engine's and a second edit after it.
+    """
+    from dataclasses import replace
+
+    from bot.narrator.render import Narration, narrate_markdown
+    from bot.narrator.run import guide_key
+
+    key = guide_key(guide.data, head_sha, settings.llm_model)
+    hit = narration_store(settings).get(key)
+    if hit is None:
+        return guide
+    markdown = narrate_markdown(guide.markdown, Narration.from_json(hit), guide.lang, key=key)
+    return replace(guide, markdown=markdown)
+
+
+def queue_narration(ctx: Any, job: Any, guide: Any, head_sha: str, comment_id: int) -> bool:
+    """Queue the narration of a just-published guide (an internal job with the pull request's key).
+
+    The payload carries the guide's JSON data (without its Markdown, which the job reads
+    from the comment itself). Returns True when queued, False when already queued or the
+    guide is narrated already (from the cache).
+    """
+    import time
+
+    from bot.marker import parse_marker
+
+    state = parse_marker(guide.markdown)
+    if state is not None and state.extra.get("narrated"):
+        return False
+    data = {k: v for k, v in guide.data.items() if k != "markdown"}
+    payload = {"repository": guide.repository, "number": guide.number, "comment_id": int(comment_id),
+               "head_sha": head_sha, "guide": data, "queued_at": time.time()}  # fmt: skip
+    return ctx.enqueue(NARRATE_EVENT, None, payload, key=f"{guide.repository}#{guide.number}",
+                       delivery_id=f"narrate:{job.delivery_id}", installation_id=job.installation_id)  # fmt: skip
+
+
+def explain_narration(settings: Any, existing: Mapping[str, Any] | None, guide: Any) -> str:
+    """For ``/prguide why``: which facts each narrated sentence of the guide comment cites.
+
+    Empty when the comment (``existing``) is not narrated or its narration is no longer
+    cached. ``guide`` is the guide as built now (its facts give the cited texts).
+    """
+    from bot.marker import parse_marker
+    from bot.narrator.facts import build_fact_sheet
+    from bot.narrator.render import Narration, explain
+
+    state = parse_marker(existing.get("body")) if existing else None
+    narrated = state.extra.get("narrated") if state is not None else None
+    if not isinstance(narrated, Mapping) or not getattr(settings, "llm_url", None):
+        return ""
+    hit = narration_store(settings).get(str(narrated.get("key") or ""))
+    if hit is None:
+        return ""
+    lines = explain(Narration.from_json(hit), build_fact_sheet(guide.data), guide.lang)
+    return "\n".join([f"**{lines[0]}**", ""] + [f"- {line}" for line in lines[1:]])

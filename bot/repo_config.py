@@ -4,6 +4,7 @@ Pure: text in, :class:`RepoConfig` out. The file is optional, and so is every ke
 
     lang: zh                          # the guide's language: en | zh
     relabel: [maintainers, authors]   # who may use /prguide label (default: maintainers)
+    narrator: off                     # no narrated guide here, even when the server has a model
     disable: [size-xxl]               # ids of shipped rules to switch off
     labels: {...}                     # label colours and descriptions, as in a rule file
     areas: {...}                      # as in a rule file
@@ -33,7 +34,7 @@ RELABEL_ROLES = ("maintainers", "authors")
 DEFAULT_RELABEL = ("maintainers",)
 
 #: Keys this module reads; the rule-file keys are :data:`bot.rules.schema.TOP_KEYS`.
-OWN_KEYS = ("lang", "relabel", "backfill", "backfill_comments")
+OWN_KEYS = ("lang", "relabel", "backfill", "backfill_comments", "narrator")
 #: The most merged pull requests one backfill reads (``backfill: N``), and the default.
 MAX_BACKFILL = 1000
 DEFAULT_BACKFILL = 100
@@ -66,6 +67,8 @@ class RepoConfig:
     source: str = DEFAULT_SOURCE
     backfill: int = DEFAULT_BACKFILL
     backfill_comments: bool = False
+    #: ``narrator: off`` turns narration off for this repository (when the server has a model).
+    narrator: bool = True
 
     @classmethod
     def default(cls, problems: tuple[Problem, ...] = (), source: str = DEFAULT_SOURCE) -> RepoConfig:
@@ -96,6 +99,7 @@ def parse_repo_config(text: str, source: str = DEFAULT_SOURCE) -> RepoConfig:
 
     lang: str | None = None
     relabel = DEFAULT_RELABEL
+    narrator = True
     if isinstance(doc, YMap):
         if "lang" in doc:
             value = doc["lang"]
@@ -133,6 +137,14 @@ def parse_repo_config(text: str, source: str = DEFAULT_SOURCE) -> RepoConfig:
             else:
                 problems.append(Problem(source, doc.line_of("backfill_comments"), f"backfill_comments must be true or false, got {value!r}"))
 
+        if "narrator" in doc:
+            value = doc["narrator"]
+            # YAML 1.1 reads a bare on/off as a boolean; "on"/"off" strings are taken too.
+            if isinstance(value, bool) or value in ("on", "off"):
+                narrator = value in (True, "on")
+            else:
+                problems.append(Problem(source, doc.line_of("narrator"), f"narrator must be on or off, got {value!r}"))
+
     if problems:
         raise RepoConfigError(sorted(problems, key=lambda p: p.line))
     disable = tuple(rid for rid, _ in rules.disabled) if rules is not None else ()
@@ -145,6 +157,7 @@ def parse_repo_config(text: str, source: str = DEFAULT_SOURCE) -> RepoConfig:
         source=source,
         backfill=backfill,
         backfill_comments=backfill_comments,
+        narrator=narrator,
     )
 
 

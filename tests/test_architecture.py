@@ -208,3 +208,16 @@ def test_features_are_composed_in_one_place() -> None:
 
     events = {route.event for routes in composed for route in routes}
     assert {"pull_request", "issue_comment"} <= events
+
+
+def test_the_narrator_imports_neither_a_network_library_of_the_app_nor_the_app_nor_a_feature() -> None:
+    # bot/narrator talks to the model server through the openai client only; the CLI and
+    # the app's narrator feature both use it.
+    offending = sorted(
+        f"{module} imports {imported}"
+        for module, imported_set in external_imports().items()
+        if _within(module, "bot.narrator")
+        for imported in imported_set
+        if _within(imported, (*IMPURE, *FEATURES))
+    )
+    assert offending == []

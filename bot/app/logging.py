@@ -43,10 +43,20 @@ def _scoped(pattern: re.Pattern[str]) -> str:
 _ANY_SECRET = re.compile("|".join(_scoped(p) for p in SECRET_PATTERNS))
 
 #: ``extra`` keys (and nested dict keys) whose values are masked whatever they look like.
-SECRET_KEYS = re.compile(r"(?i)authorization|token|secret|password|private_key|signature|cookie")
+SECRET_KEYS = re.compile(r"(?i)authorization|token|secret|password|private_key|signature|cookie|api_key")
 
 # Attributes every LogRecord has; anything else on a record came from ``extra=``.
 _STANDARD_ATTRS = frozenset(vars(logging.LogRecord("x", 0, "x", 0, "x", None, None))) | {"message", "asctime", "taskName"}
+
+
+#: Secret values known at start-up (e.g. the model server's API key, whose shape is anyone's).
+_LITERALS: list[str] = []
+
+
+def redact_value(secret: str | None) -> None:
+    """Redact this exact value wherever it appears in a log record from now on (ignored when shorter than 8 characters)."""
+    if secret and len(secret) >= 8 and secret not in _LITERALS:
+        _LITERALS.append(secret)
 
 
 def redact(text: str) -> str:
@@ -54,6 +64,9 @@ def redact(text: str) -> str:
 
     For header-like patterns the header name is kept (``Authorization: [REDACTED]``).
     """
+    for literal in _LITERALS:
+        if literal in text:
+            text = text.replace(literal, REDACTED)
     if not _ANY_SECRET.search(text):
         return text
     for pattern in SECRET_PATTERNS:

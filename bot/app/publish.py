@@ -384,3 +384,35 @@ async def react(client: GitHubClient, repository: str, comment_id: int, content:
     await client.post(
         _REACTIONS, _where(repository, comment_id=int(comment_id)), data={"content": content}, idempotent=True
     )
+
+
+async def replace_comment_body(
+    client: GitHubClient, repository: str, comment_id: int, *, expected: Callable[[str], bool], body: str, bot_login: str
+) -> str:
+    """Edit prguide's comment ``comment_id`` to ``body`` if its current body passes ``expected``.
+
+    For a follow-up that rewrites a comment published earlier (a narrated guide after
+    the engine's): reads the comment ("Get an issue comment"), and edits it ("Update an
+    issue comment") only when it is still prguide's guide and ``expected(current_body)``
+    holds, so a newer guide written meanwhile is never overwritten by a stale one.
+    Returns ``"edited"``, ``"unchanged"`` (already ``body``), ``"stale"`` (the check
+    failed) or ``"gone"`` (deleted). Raises ``ValueError`` for a body longer than GitHub
+    allows, and the client's other errors.
+    """
+    if len(body) > MAX_COMMENT_CHARS:
+        raise ValueError(f"guide comment has {len(body)} characters; GitHub allows {MAX_COMMENT_CHARS}")
+    where = _where(repository, comment_id=int(comment_id))
+    try:
+        current = await client.getitem(_COMMENT, where)
+    except NotFound:
+        return "gone"
+    text = str(current.get("body") or "")
+    if text == body:
+        return "unchanged"
+    if not is_guide_comment(current, bot_login) or not expected(text):
+        return "stale"
+    try:
+        await client.patch(_COMMENT, where, data={"body": body})
+    except NotFound:
+        return "gone"
+    return "edited"

@@ -28,7 +28,7 @@ from bot.app.admin import add_routes as add_admin_routes
 from bot.app.errors import DATABASE_ERRORS
 from bot.app.routing import Router, Services, default_router, run_job
 from bot.app.jobs import QueuedDelivery
-from bot.app.logging import configure_logging
+from bot.app.logging import configure_logging, redact_value
 from bot.app.metrics import Metrics, create_metrics
 from bot.app.settings import Settings, secret_warnings
 from bot.app.webhook import MAX_BODY_BYTES, PayloadTooLarge, WebhookError, parse_delivery
@@ -103,6 +103,7 @@ def create_app(
     fake clocks and sleeps). ``stop_timeout``: grace, in seconds, for running jobs on
     shutdown.
     """
+    redact_value(settings.llm_api_key)  # the model server's key may look like anything
     # aiohttp answers 413 itself for a body over the cap, before it is all in memory.
     app = web.Application(client_max_size=MAX_BODY_BYTES)
     if tag_view:
@@ -425,6 +426,7 @@ def run(settings: Settings) -> None:
     See :func:`serve`. Returns after a graceful stop.
     """
     configure_logging(settings.log_level)
+    redact_value(settings.llm_api_key)
     asyncio.run(serve(settings))
 
 

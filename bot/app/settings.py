@@ -89,13 +89,25 @@ class Settings:
     job_lease: float = 30.0
     #: ``web`` (take deliveries, serve the tag view), ``worker`` (run jobs) or ``all``.
     role: str = "all"
+    #: Seconds between two reconcile passes per installation (``PRGUIDE_RECONCILE_INTERVAL``); 0 turns them off.
+    reconcile_interval: int = DEFAULT_RECONCILE_INTERVAL
+    #: The narrator's OpenAI-compatible server (``PRGUIDE_LLM_URL``, e.g. ``http://127.0.0.1:8000/v1``); ``None``: off.
+    llm_url: str | None = None
+    #: The model's name on that server (``PRGUIDE_LLM_MODEL``).
+    llm_model: str = ""
+    #: ``PRGUIDE_LLM_API_KEY``; never logged, never in ``repr``.
+    llm_api_key: str | None = field(default=None, repr=False)
+    #: Seconds the narrated guide may take before the engine's guide simply stays (``PRGUIDE_LLM_TIMEOUT``).
+    llm_timeout: int = 60
+    #: Prompt tokens per guide (``PRGUIDE_LLM_BUDGET``).
+    llm_budget: int = 3000
+    #: Tokens per installation per UTC day (``PRGUIDE_LLM_DAILY_TOKENS``); 0: no cap.
+    llm_daily_tokens: int = 0
 
     @property
     def backend(self) -> str:
         """``"postgresql"`` when :attr:`database_url` is set, else ``"sqlite"``."""
         return "postgresql" if self.database_url else "sqlite"
-    #: Seconds between two reconcile passes per installation (``PRGUIDE_RECONCILE_INTERVAL``); 0 turns them off.
-    reconcile_interval: int = DEFAULT_RECONCILE_INTERVAL
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -118,8 +130,10 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     ``PRGUIDE_VIEW_TOKEN``, ``PRGUIDE_LOG_LEVEL``, ``PRGUIDE_ADMIN_TOKEN``,
     ``PRGUIDE_DATABASE_URL`` (``postgresql://...``), ``PRGUIDE_DATABASE_SCHEMA``,
     ``PRGUIDE_DB_POOL_MIN``/``PRGUIDE_DB_POOL_MAX`` (connections), ``PRGUIDE_DB_POOL_TIMEOUT``
-    and ``PRGUIDE_JOB_LEASE`` (seconds), ``PRGUIDE_ROLE``. Empty values count as unset.
-    ``PRGUIDE_RECONCILE_INTERVAL`` (seconds, 0 = off, else at least 60). Empty values
+    and ``PRGUIDE_JOB_LEASE`` (seconds), ``PRGUIDE_ROLE``,
+    ``PRGUIDE_RECONCILE_INTERVAL`` (seconds, 0 = off, else at least 60), the narrator's
+    ``PRGUIDE_LLM_URL``, ``PRGUIDE_LLM_MODEL``, ``PRGUIDE_LLM_API_KEY``, ``PRGUIDE_LLM_TIMEOUT``
+    (seconds), ``PRGUIDE_LLM_BUDGET`` (prompt tokens per guide), ``PRGUIDE_LLM_DAILY_TOKENS``. Empty values
     count as unset.
 
     Raises :class:`SettingsError` listing every problem found.
@@ -208,6 +222,18 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     if reconcile_interval is not None and 0 < reconcile_interval < 60:
         problems.append(f"PRGUIDE_RECONCILE_INTERVAL must be 0 (off) or at least 60 seconds, got {reconcile_interval}")
 
+    llm_url = get("PRGUIDE_LLM_URL")
+    llm_model = get("PRGUIDE_LLM_MODEL") or ""
+    if llm_url is not None:
+        parts = urlsplit(llm_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            problems.append(f"PRGUIDE_LLM_URL must be an http(s) URL such as http://127.0.0.1:8000/v1, got {llm_url!r}")
+        if not llm_model:
+            problems.append("PRGUIDE_LLM_MODEL must name the model when PRGUIDE_LLM_URL is set (e.g. qwen2.5-coder:7b)")
+    llm_timeout = _int(get("PRGUIDE_LLM_TIMEOUT"), "PRGUIDE_LLM_TIMEOUT", problems, low=1, high=600, default=60)
+    llm_budget = _int(get("PRGUIDE_LLM_BUDGET"), "PRGUIDE_LLM_BUDGET", problems, low=500, high=200_000, default=3000)
+    llm_daily = _int(get("PRGUIDE_LLM_DAILY_TOKENS"), "PRGUIDE_LLM_DAILY_TOKENS", problems, low=0, default=0)
+
     if problems:
         raise SettingsError(problems)
     assert app_id is not None and private_key is not None  # guaranteed by the checks above
@@ -233,6 +259,12 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
         job_lease=job_lease,
         role=role,
         reconcile_interval=reconcile_interval if reconcile_interval is not None else DEFAULT_RECONCILE_INTERVAL,
+        llm_url=llm_url.rstrip("/") if llm_url else None,
+        llm_model=llm_model,
+        llm_api_key=get("PRGUIDE_LLM_API_KEY"),
+        llm_timeout=llm_timeout or 60,
+        llm_budget=llm_budget or 3000,
+        llm_daily_tokens=llm_daily or 0,
     )
 
 

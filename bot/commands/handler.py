@@ -83,7 +83,17 @@ from bot.commands.parse import Command, new_commands, parse_commands
 from bot.commands.permissions import PermissionCache
 from bot.commands.reply import compose_reply, help_text, refusal_text
 from bot.engine import Overrides, build_guide
-from bot.feature_support import config_notices, queue_backfill, read_repo_config, reviser, save_guide
+from bot.feature_support import (
+    config_notices,
+    explain_narration,
+    narration_wanted,
+    queue_backfill,
+    queue_narration,
+    read_repo_config,
+    reviser,
+    save_guide,
+    with_cached_narration,
+)
 from bot.marker import has_marker, parse_marker
 
 log = logging.getLogger("prguide.commands")
@@ -446,7 +456,9 @@ class _Runner:
         if isinstance(action, Explain):
             await self._load()
             guide = build_guide(self.snapshot, self.rules, lang=self.lang, overrides=self.overrides)
-            return render_why(guide.classification, self.lang, action.label)
+            why = render_why(guide.classification, self.lang, action.label)
+            narrated = explain_narration(self.services.settings, self.existing, guide) if action.label is None else ""
+            return why + ("\n\n" + narrated if narrated else "")
         if isinstance(action, ShowHelp):
             return help_text(self.lang, authors_relabel="authors" in self.config.relabel)
         if isinstance(action, Backfill):
@@ -485,6 +497,9 @@ class _Runner:
             build_guide, self.snapshot, self.rules, lang=self.config.lang or self.services.settings.lang, overrides=self.overrides
         )
         guide = build(notices=base_notices)
+        narrating = narration_wanted(self.services.settings, self.config) and not action.preview
+        if narrating:
+            guide = with_cached_narration(self.services.settings, guide, self.snapshot.head_sha)
         result = await publish_guide(
             self.client,
             facts.repository,
@@ -497,6 +512,8 @@ class _Runner:
         )
         self.lang = guide.lang
         self.ctx.fields.update(comment_id=result.comment_id, comment=result.comment)
+        if narrating and self.services.store is not None:
+            queue_narration(self.ctx, self.ctx.job, guide, self.snapshot.head_sha, result.comment_id)
         if self.services.guides is not None and facts.pull.merged:
             save_guide(self.services.guides, guide, private=facts.private)
 

@@ -13,10 +13,10 @@ line here.
 from __future__ import annotations
 
 from bot.commands import handler as commands
-from bot.features import backfill, guide, reconcile
+from bot.features import backfill, guide, narrator, reconcile
 
 #: Every feature's routes; two features may not claim the same event and action.
-FEATURES = (guide.ROUTES, commands.ROUTES, backfill.ROUTES, reconcile.ROUTES)
+FEATURES = (guide.ROUTES, commands.ROUTES, backfill.ROUTES, reconcile.ROUTES, narrator.ROUTES)
 
 #: Every feature's periodic work.
 SCHEDULES = (reconcile.SCHEDULES,)

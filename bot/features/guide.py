@@ -27,6 +27,9 @@ from bot.feature_support import (
     read_repo_config,
     reviser,
     save_guide,
+    narration_wanted,
+    queue_narration,
+    with_cached_narration,
 )
 from bot.marker import parse_marker
 from bot.snapshot import PullRequestSnapshot
@@ -121,6 +124,9 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
         return
     # The payload's labels are current on the first attempt; a retry may run much later.
     current = snapshot.labels if job.attempts <= 1 else None
+    narrating = narration_wanted(services.settings, config)
+    if narrating:
+        guide = with_cached_narration(services.settings, guide, snapshot.head_sha)
     result = await publish_guide(
         client, repository, number, guide, bot_login=bot_login, current_labels=current, existing=existing,
         revise=reviser(build, notices),
@@ -131,6 +137,9 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     ctx.fields.update(comment_id=result.comment_id, labels_added=list(result.labels_added), labels_removed=list(result.labels_removed))
     if services.guides is not None:
         save_guide(services.guides, guide, private=bool(repo.get("private", True)))
+    if narrating and services.store is not None:
+        # The engine's guide is up; the narrated one edits it when (and if) the model answers.
+        ctx.fields["narration_queued"] = queue_narration(ctx, job, guide, snapshot.head_sha, result.comment_id)
 
 
 def _usable_pull(pull: Mapping[str, Any], repository: str) -> bool:

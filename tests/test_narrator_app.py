@@ -1,0 +1,129 @@
+"""The narrated guide in the app: engine guide first, then one edit; cache on refresh; key never logged.
+
+The app, the GitHub sandbox and a scripted OpenAI-compatible model all on loopback.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from loopback import pr_delivery
+from sandbox_helpers import APP_ID, app_private_key, start_sandbox  # noqa: F401
+from test_end_to_end import SECRET, Harness, start_app
+
+from bot.app.settings import Settings
+from bot.marker import parse_marker
+from bot.sandbox.llm import Reply, ScriptedModel
+
+pytestmark = pytest.mark.corpus
+
+REPO = "verl-project/verl"
+PR = 7491
+KEY = "sk-local-model-key-5f3a9c0e"
+NARRATION = {"summary": "A small change that keeps the trainer start-up predictable {F1}.",
+             "why_it_matters": ["Readers can trust the guide's list of what to open first {F1}.", "It uses start_trainer_v2 now {F1}."],
+             "focus_reasons": {}}  # fmt: skip
+
+
+@pytest.fixture
+async def narrated(app_private_key, load_bundle_json, tmp_path):  # noqa: F811
+    bundle = load_bundle_json(PR)
+
+    async def make(script):
+        model = ScriptedModel(script)
+        await model.__aenter__()
+        sandbox_cm = start_sandbox(app_private_key, bundles=[bundle])
+        sandbox = await sandbox_cm.__aenter__()
+        settings = Settings(app_id=APP_ID, private_key=app_private_key.decode(), webhook_secret=SECRET, api_url=sandbox.base_url,
+                            db_path=tmp_path / "prguide.db", workers=2, llm_url=model.base_url, llm_model="qwen2.5-coder:7b",
+                            llm_api_key=KEY, llm_timeout=5)  # fmt: skip
+        client = await start_app(settings, sandbox)
+        made.append((client, sandbox_cm, model))
+        return Harness(client, sandbox, {PR: bundle}), model
+
+    made: list = []
+    yield make
+    for client, sandbox_cm, model in made:
+        await client.close()
+        await sandbox_cm.__aexit__(None, None, None)
+        await model.__aexit__(None, None, None)
+
+
+def comment_writes(harness):
+    return [(r["method"], r["path"].split("/")[-2]) for r in harness.writes() if "/comments" in r["path"]]
+
+
+async def test_engine_guide_first_then_one_narrated_edit_and_no_second_call(narrated, webhook_payload, caplog):
+    caplog.set_level(logging.DEBUG)
+    harness, model = await narrated([Reply.json(NARRATION)])
+    await harness.merged(webhook_payload, PR, delivery="n-1")
+    assert [m for m, _ in comment_writes(harness)] == ["POST", "PATCH"]  # created by the engine, edited once
+    (comment,) = harness.sandbox.comments(REPO, PR)
+    assert "**A small change that keeps the trainer start-up predictable.**" in comment.body
+    assert "Readers can trust" in comment.body and "start_trainer_v2" not in comment.body  # the invention is dropped
+    assert "narrated by qwen2.5-coder:7b" in comment.body
+    assert parse_marker(comment.body).extra["narrated"]["model"] == "qwen2.5-coder:7b"
+    assert len(model.requests) == 1 and model.authorizations == [f"Bearer {KEY}"]
+
+    # A refresh (another delivery for the same head): the cached narration is published as is.
+    resp = await harness.deliver(pr_delivery(webhook_payload("pull_request", "closed.payload.json"), harness.bundles[PR]), delivery="n-2")
+    assert resp.status == 202
+    from bot.app.server import wait_idle
+
+    await wait_idle(harness.app)
+    assert len(model.requests) == 1
+    assert [m for m, _ in comment_writes(harness)] == ["POST", "PATCH"]
+    assert harness.sandbox.comments(REPO, PR)[0].body == comment.body
+
+    metrics = await (await harness.client.get("/metrics")).text()
+    assert 'prguide_narrator_calls_total{outcome="ok"} 1.0' in metrics
+    assert 'prguide_narrator_sentences_total{verdict="rejected"} 1.0' in metrics
+    assert 'prguide_narrator_tokens_total{kind="prompt"} 120.0' in metrics
+    assert KEY not in caplog.text
+
+
+@pytest.mark.parametrize("reply", [Reply.error(500), Reply.error(429), Reply(content="{broken")])
+async def test_a_failing_model_leaves_the_engine_guide(narrated, webhook_payload, reply):
+    harness, model = await narrated([reply])
+    await harness.merged(webhook_payload, PR, delivery="f-1")
+    assert [m for m, _ in comment_writes(harness)] == ["POST"]
+    assert "narrated by" not in harness.sandbox.comments(REPO, PR)[0].body
+    metrics = await (await harness.client.get("/metrics")).text()
+    assert "prguide_narrator_fallbacks_total{reason=" in metrics
+
+
+async def test_narrator_off_in_the_repository_config(narrated, webhook_payload):
+    harness, model = await narrated([Reply.json(NARRATION)])
+    harness.sandbox.set_file(REPO, ".github/prguide.yml", "narrator: off\n")
+    await harness.merged(webhook_payload, PR, delivery="o-1")
+    assert not model.requests and [m for m, _ in comment_writes(harness)] == ["POST"]
+
+
+async def command(harness, webhook_payload, text: str, delivery: str):
+    import copy
+
+    from bot.app.server import wait_idle
+
+    owner, name = REPO.split("/")
+    human = harness.sandbox.state.create_comment(owner, name, PR, text, user="maintainer", user_type="User")
+    pull = harness.bundles[PR]["pull"]
+    payload = copy.deepcopy(webhook_payload("issue_comment", "created.with-installation.payload.json"))
+    payload["issue"] = {"number": PR, "state": "closed", "user": pull["user"], "pull_request": {"url": pull["url"], "merged_at": pull["merged_at"]}}
+    payload["comment"] = harness.sandbox.state.comment_json(human)
+    payload["repository"].update(full_name=REPO, name=name, default_branch="main", private=False)
+    payload["installation"] = {"id": 1}
+    payload["sender"] = {"login": "maintainer", "type": "User"}
+    assert (await harness.deliver(payload, delivery=delivery, event="issue_comment")).status == 202
+    await wait_idle(harness.app)
+
+
+async def test_why_shows_the_facts_each_narrated_sentence_cites_and_refresh_keeps_the_narration(narrated, webhook_payload):
+    harness, model = await narrated([Reply.json(NARRATION)])
+    await harness.merged(webhook_payload, PR, delivery="w-1")
+    narrated_body = harness.sandbox.comments(REPO, PR)[0].body
+    await command(harness, webhook_payload, "/prguide why", "w-2")
+    reply = harness.sandbox.comments(REPO, PR)[-1].body
+    assert "Narrated sentences and the facts they cite" in reply and "- summary: cites F1 (" in reply
+    await command(harness, webhook_payload, "/prguide refresh", "w-3")
+    assert harness.sandbox.comments(REPO, PR)[0].body == narrated_body and len(model.requests) == 1
