@@ -108,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     _optional_subcommand(sub, "sandbox", "run a local GitHub API emulator", "bot.sandbox.cli")
     _optional_subcommand(sub, "view", "serve or export the tag view of a guide database", "bot.tagview.cli")
     _optional_subcommand(sub, "demo", "run the sandbox and the app end to end on a real merged PR", "bot.demo")
+    _optional_subcommand(sub, "db", "manage the PostgreSQL database (PRGUIDE_DATABASE_URL)", "bot.dbcli")
     return parser
 
 

@@ -29,3 +29,18 @@ class GiveUp(Exception):
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
+
+
+def _database_errors() -> tuple[type[BaseException], ...]:
+    import sqlite3
+
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - psycopg is a dependency; SQLite mode works without it
+        return (sqlite3.Error,)
+    return (sqlite3.Error, psycopg.Error)
+
+
+#: What a job store or shared state raises when its database fails (SQLite's or
+#: PostgreSQL's errors, a pool time-out included): the webhook answers 503 then.
+DATABASE_ERRORS = _database_errors()

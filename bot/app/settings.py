@@ -22,6 +22,8 @@ DEFAULT_HOST = "0.0.0.0"
 DEFAULT_DB = "prguide.db"
 DEFAULT_WORKERS = 4
 MAX_WORKERS = 64
+#: ``prguide serve --role``: what a replica does.
+ROLES = ("all", "web", "worker")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 #: A shorter admin token could be guessed by anyone who can reach the server.
 MIN_ADMIN_TOKEN_CHARS = 16
@@ -72,6 +74,24 @@ class Settings:
     view_token: str | None = field(default=None, repr=False)
     log_level: str = "INFO"
     admin_token: str | None = field(default=None, repr=False)
+    #: ``postgresql://...``: jobs and shared state live in PostgreSQL (several replicas); None: SQLite at ``db_path``.
+    database_url: str | None = field(default=None, repr=False)
+    #: The PostgreSQL schema prguide's tables live in (None: the URL's ``search_path``, else ``public``).
+    database_schema: str | None = None
+    #: Connections each replica's pool keeps open at least / at most.
+    db_pool_min: int = 1
+    db_pool_max: int = 10
+    #: Seconds a caller waits for a free pooled connection before the request fails (503).
+    db_pool_timeout: float = 10.0
+    #: Seconds a claimed job stays its replica's without a heartbeat; after that another replica takes it over.
+    job_lease: float = 30.0
+    #: ``web`` (take deliveries, serve the tag view), ``worker`` (run jobs) or ``all``.
+    role: str = "all"
+
+    @property
+    def backend(self) -> str:
+        """``"postgresql"`` when :attr:`database_url` is set, else ``"sqlite"``."""
+        return "postgresql" if self.database_url else "sqlite"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -91,8 +111,10 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     turned into newlines) or ``GITHUB_PRIVATE_KEY_PATH``, ``GITHUB_WEBHOOK_SECRET``,
     ``GITHUB_API_URL``, ``HOST``, ``PORT``, ``PRGUIDE_RULES`` (files/folders separated by
     ``os.pathsep`` or commas), ``PRGUIDE_LANG``, ``PRGUIDE_DB``, ``PRGUIDE_WORKERS``,
-    ``PRGUIDE_VIEW_TOKEN``, ``PRGUIDE_LOG_LEVEL``, ``PRGUIDE_ADMIN_TOKEN``. Empty values
-    count as unset.
+    ``PRGUIDE_VIEW_TOKEN``, ``PRGUIDE_LOG_LEVEL``, ``PRGUIDE_ADMIN_TOKEN``,
+    ``PRGUIDE_DATABASE_URL`` (``postgresql://...``), ``PRGUIDE_DATABASE_SCHEMA``,
+    ``PRGUIDE_DB_POOL_MIN``/``PRGUIDE_DB_POOL_MAX`` (connections), ``PRGUIDE_DB_POOL_TIMEOUT``
+    and ``PRGUIDE_JOB_LEASE`` (seconds), ``PRGUIDE_ROLE``. Empty values count as unset.
 
     Raises :class:`SettingsError` listing every problem found.
     """
@@ -159,6 +181,22 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
             " generate one with: python -c 'import secrets; print(secrets.token_urlsafe(32))'"
         )
 
+    database_url = get("PRGUIDE_DATABASE_URL")
+    if database_url is not None and urlsplit(database_url).scheme not in ("postgresql", "postgres"):
+        problems.append("PRGUIDE_DATABASE_URL must be a postgresql://USER@HOST:PORT/DATABASE URL (unset it to use the SQLite file)")
+    schema = get("PRGUIDE_DATABASE_SCHEMA")
+    if schema is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,62}", schema):
+        problems.append(f"PRGUIDE_DATABASE_SCHEMA must be a plain identifier (letters, digits, _), got {schema!r}")
+    pool_min = _int(get("PRGUIDE_DB_POOL_MIN"), "PRGUIDE_DB_POOL_MIN", problems, low=0, high=1000, default=1)
+    pool_max = _int(get("PRGUIDE_DB_POOL_MAX"), "PRGUIDE_DB_POOL_MAX", problems, low=1, high=1000, default=10)
+    if pool_min is not None and pool_max is not None and pool_min > pool_max:
+        problems.append(f"PRGUIDE_DB_POOL_MIN ({pool_min}) must not exceed PRGUIDE_DB_POOL_MAX ({pool_max})")
+    pool_timeout = _seconds(get("PRGUIDE_DB_POOL_TIMEOUT"), "PRGUIDE_DB_POOL_TIMEOUT", problems, default=10.0)
+    job_lease = _seconds(get("PRGUIDE_JOB_LEASE"), "PRGUIDE_JOB_LEASE", problems, default=30.0)
+    role = (get("PRGUIDE_ROLE") or "all").lower()
+    if role not in ROLES:
+        problems.append(f"PRGUIDE_ROLE must be one of {', '.join(ROLES)}, got {role!r}")
+
     if problems:
         raise SettingsError(problems)
     assert app_id is not None and private_key is not None  # guaranteed by the checks above
@@ -176,7 +214,28 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
         view_token=get("PRGUIDE_VIEW_TOKEN"),
         log_level=log_level,
         admin_token=admin_token,
+        database_url=database_url,
+        database_schema=schema,
+        db_pool_min=pool_min if pool_min is not None else 1,
+        db_pool_max=pool_max if pool_max is not None else 10,
+        db_pool_timeout=pool_timeout,
+        job_lease=job_lease,
+        role=role,
     )
+
+
+def _seconds(raw: str | None, name: str, problems: list[str], *, default: float) -> float:
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        problems.append(f"{name} must be a number of seconds, got {raw!r}")
+        return default
+    if not 0 < value <= 86400:
+        problems.append(f"{name} must be more than 0 and at most 86400 seconds, got {raw}")
+        return default
+    return value
 
 
 def strip_line_break(value: str) -> str:

@@ -1,0 +1,275 @@
+"""prguide on PostgreSQL: the connection pool, the schema, and versioned migrations.
+
+With ``PRGUIDE_DATABASE_URL=postgresql://...`` several prguide processes share one
+database. This module owns what they share at the connection level:
+
+- :class:`Database`: a bounded :class:`psycopg_pool.ConnectionPool` (``min_size`` to
+  ``max_size`` connections; a caller waits at most ``timeout`` seconds for one, then
+  gets :class:`psycopg_pool.PoolTimeout`, a ``psycopg.OperationalError``) whose
+  connections all use one schema (``search_path``), so tests and installations can
+  keep to a schema of their own.
+- Migrations: each component (``"jobs"``, ``"state"``, ``"tagview"``) registers an
+  ordered list of SQL scripts with :func:`register_migrations`; :func:`migrate`
+  applies the ones a schema has not seen, recording them in
+  ``schema_migrations(component, version, applied_at)``. One process migrates at a
+  time: it holds a session advisory lock (``pg_advisory_lock``) keyed on the schema,
+  and the others wait on it, then find nothing left to do.
+
+Errors are psycopg's (``psycopg.Error``): :data:`bot.app.errors.DATABASE_ERRORS` is
+what callers catch to answer 503.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import psycopg
+from psycopg import sql
+from psycopg_pool import ConnectionPool
+
+from bot.app.db import DatabaseError
+
+log = logging.getLogger(__name__)
+
+#: Schema used when neither the settings nor the URL's ``search_path`` name one.
+DEFAULT_SCHEMA = "public"
+#: First key of the two-key advisory lock migrations hold (the second is the schema's CRC).
+MIGRATION_LOCK = 0x70726775  # "prgu"
+#: Seconds a new connection may take before the attempt fails.
+CONNECT_TIMEOUT = 5
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+
+#: component -> its migration scripts, in order (see :func:`register_migrations`).
+MIGRATIONS: dict[str, tuple[str, ...]] = {}
+
+
+def register_migrations(component: str, scripts: Sequence[str]) -> None:
+    """Declare ``component``'s migrations: ``scripts[i]`` takes its tables from version ``i`` to ``i + 1``.
+
+    Append new scripts, never edit applied ones. Registering the same component again
+    replaces its list (modules may be reloaded). Raises ``ValueError`` for a component
+    name that is not a plain identifier.
+    """
+    if not _IDENTIFIER.fullmatch(component):
+        raise ValueError(f"component name must be a plain identifier, not {component!r}")
+    MIGRATIONS[component] = tuple(scripts)
+
+
+def is_postgresql_url(url: str | None) -> bool:
+    """True for a ``postgresql://`` or ``postgres://`` URL."""
+    return bool(url) and urlsplit(url).scheme in ("postgresql", "postgres")
+
+
+def url_schema(url: str) -> str | None:
+    """The first schema of a ``search_path`` the URL sets with ``?options=-csearch_path=...``, or None."""
+    for options in parse_qs(urlsplit(url).query).get("options", []):
+        match = re.search(r"-c\s*search_path\s*=\s*([^\s,]+)", unquote(options))
+        if match:
+            return match.group(1).strip('"')
+    return None
+
+
+def redact(url: str) -> str:
+    """``url`` without its password, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+    return parts._replace(netloc=netloc).geturl()
+
+
+@dataclass
+class Database:
+    """One process's handle on prguide's PostgreSQL schema: a bounded pool and the schema name.
+
+    Build it with :func:`connect`. ``pool.connection()`` lends a connection (in a
+    transaction committed when the ``with`` block ends without error); :meth:`connect`
+    opens a connection outside the pool (for ``LISTEN`` and advisory locks held for
+    long). Close with :meth:`close`.
+    """
+
+    url: str
+    schema: str
+    pool: ConnectionPool
+    timeout: float
+    _closed: bool = field(default=False, repr=False)
+
+    def connect(self, *, autocommit: bool = True) -> psycopg.Connection:
+        """A new connection of its own (not pooled), ``search_path`` set to :attr:`schema`."""
+        conn = psycopg.connect(self.url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT)
+        _use_schema(conn, self.schema)
+        return conn
+
+    def ping(self) -> None:
+        """Run ``SELECT 1`` on a pooled connection; raises ``psycopg.Error`` when the database does not answer."""
+        with self.pool.connection(timeout=self.timeout) as conn:
+            conn.execute("SELECT 1")
+
+    def close(self) -> None:
+        """Close the pool (waiting at most a few seconds for lent connections). Safe to call twice."""
+        if not self._closed:
+            self._closed = True
+            self.pool.close(timeout=5.0)
+
+
+def _use_schema(conn: psycopg.Connection, schema: str) -> None:
+    autocommit = conn.autocommit
+    conn.autocommit = True
+    conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
+    conn.autocommit = autocommit
+
+
+def connect(
+    url: str,
+    *,
+    schema: str | None = None,
+    min_size: int = 1,
+    max_size: int = 10,
+    timeout: float = 10.0,
+    migrate_components: Iterable[str] | None = (),
+    name: str = "prguide",
+) -> Database:
+    """Open a pool on ``url`` using ``schema`` (default: the URL's ``search_path``, else ``public``).
+
+    ``min_size``/``max_size``: connections the pool keeps at least / opens at most;
+    ``timeout``: seconds a caller waits for a connection (then ``PoolTimeout``).
+    ``migrate_components``: components whose migrations to apply now (``None``: every
+    registered one). Raises ``ValueError`` for a bad URL or schema name and
+    ``psycopg.Error`` when the server cannot be reached within ``timeout`` seconds.
+    """
+    if not is_postgresql_url(url):
+        raise ValueError(f"not a postgresql:// URL: {redact(url)!r}")
+    chosen = schema or url_schema(url) or DEFAULT_SCHEMA
+    if not _IDENTIFIER.fullmatch(chosen):
+        raise ValueError(f"schema must be a plain identifier, not {chosen!r}")
+    if migrate_components is None or list(migrate_components):
+        # Before the pool: its connections set a search_path the migration may create.
+        migrate(url, chosen, migrate_components)
+
+    def configure(conn: psycopg.Connection) -> None:
+        _use_schema(conn, chosen)
+
+    pool = ConnectionPool(
+        url,
+        min_size=min_size,
+        max_size=max_size,
+        timeout=timeout,
+        kwargs={"connect_timeout": CONNECT_TIMEOUT},
+        configure=configure,
+        # A connection the server dropped (restart, pg_terminate_backend) is found and
+        # replaced when it is lent, not when a query fails on it.
+        check=ConnectionPool.check_connection,
+        name=name,
+        open=False,
+    )
+    try:
+        pool.open(wait=True, timeout=timeout)
+    except BaseException:
+        pool.close(timeout=1.0)
+        raise
+    return Database(url=url, schema=chosen, pool=pool, timeout=timeout)
+
+
+def migrate(url: str, schema: str, components: Iterable[str] | None = None) -> dict[str, int]:
+    """Apply the missing migrations of ``components`` (default: all registered) in ``schema``.
+
+    Creates the schema if needed. Holds ``pg_advisory_lock`` for the whole run, so when
+    several replicas start at once one migrates and the others wait, then find every
+    version applied. Each script runs in one transaction with its version record, so a
+    failing script leaves the component at the previous version. Returns
+    ``{component: version}``.
+
+    Raises :class:`bot.app.db.DatabaseError` when a script fails (naming the component
+    and version), when the schema is newer than this code, or for an unknown
+    component; ``psycopg.Error`` when the server cannot be reached.
+    """
+    names = sorted(MIGRATIONS) if components is None else list(components)
+    unknown = [n for n in names if n not in MIGRATIONS]
+    if unknown:
+        raise DatabaseError(f"no migrations registered for {', '.join(unknown)}")
+    lock = (MIGRATION_LOCK, zlib.crc32(schema.encode()) - 2**31)
+    versions: dict[str, int] = {}
+    with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT) as conn:
+        conn.execute("SELECT pg_advisory_lock(%s, %s)", lock)
+        try:
+            conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+            _use_schema(conn, schema)
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                " component TEXT NOT NULL, version INTEGER NOT NULL,"
+                " applied_at TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (component, version))"
+            )
+            for name in names:
+                versions[name] = _migrate_component(conn, name, MIGRATIONS[name])
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s, %s)", lock)
+    return versions
+
+
+def _migrate_component(conn: psycopg.Connection, component: str, scripts: Sequence[str]) -> int:
+    row = conn.execute("SELECT max(version) FROM schema_migrations WHERE component = %s", (component,)).fetchone()
+    version = int(row[0]) if row and row[0] is not None else 0
+    if version > len(scripts):
+        raise DatabaseError(
+            f"{component!r} tables are at version {version} but this prguide knows only "
+            f"{len(scripts)} migrations; upgrade prguide"
+        )
+    while version < len(scripts):
+        try:
+            with conn.transaction():
+                conn.execute(scripts[version])
+                conn.execute(
+                    "INSERT INTO schema_migrations (component, version) VALUES (%s, %s)", (component, version + 1)
+                )
+        except psycopg.Error as exc:
+            raise DatabaseError(f"migration {version + 1} of {component!r} failed: {exc}") from exc
+        version += 1
+        log.info("applied migration %d of %s", version, component)
+    return version
+
+
+def applied_versions(db: Database) -> dict[str, int]:
+    """``{component: version}`` as recorded in the schema (empty before the first migration)."""
+    with db.pool.connection(timeout=db.timeout) as conn:
+        exists = conn.execute("SELECT to_regclass('schema_migrations')").fetchone()[0]
+        if exists is None:
+            return {}
+        rows = conn.execute("SELECT component, max(version) FROM schema_migrations GROUP BY component").fetchall()
+    return {name: int(version) for name, version in rows}
+
+
+def drop_schema(url: str, schema: str) -> None:
+    """Drop ``schema`` and everything in it (tests clean up with this)."""
+    with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+
+def from_settings(settings: Any, *, migrate_components: Iterable[str] | None = None) -> Database:
+    """:func:`connect` with a :class:`bot.app.settings.Settings`'s URL, schema and pool bounds."""
+    return connect(
+        settings.database_url,
+        schema=settings.database_schema,
+        min_size=settings.db_pool_min,
+        max_size=settings.db_pool_max,
+        timeout=settings.db_pool_timeout,
+        migrate_components=migrate_components,
+    )
+
+
+def load_components() -> None:
+    """Import the modules that register migrations, so :func:`migrate` knows every component."""
+    import importlib
+
+    for module in ("bot.app.pgjobs", "bot.app.shared_state", "bot.tagview.pgstore"):
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
