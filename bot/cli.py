@@ -103,6 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(func=_cmd_rules_check, command="rules check")
 
     serve = sub.add_parser("serve", help="run the GitHub App webhook server (settings from the environment)")
+    serve.add_argument(
+        "--role", choices=("all", "web", "worker"),
+        help="web: take deliveries and serve the tag view; worker: run jobs; all: both (default $PRGUIDE_ROLE or all)",
+    )
     serve.set_defaults(func=_cmd_serve, command="serve")
 
     _optional_subcommand(sub, "sandbox", "run a local GitHub API emulator", "bot.sandbox.cli")
@@ -358,6 +362,21 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"prguide serve: cannot start: {'; '.join(exc.problems)}", file=sys.stderr)
         return 2
+    if getattr(args, "role", None):
+        import dataclasses
+
+        settings = dataclasses.replace(settings, role=args.role)
+    if settings.database_url:
+        import psycopg
+
+        from bot.app.pg import redact
+
+        try:
+            run(settings)
+        except (psycopg.Error, DatabaseError) as exc:
+            print(f"prguide serve: PRGUIDE_DATABASE_URL {redact(settings.database_url)}: {one_line(exc)}", file=sys.stderr)
+            return 1
+        return 0
     try:
         run(settings)
     except (sqlite3.Error, DatabaseError) as exc:

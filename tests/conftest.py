@@ -46,3 +46,63 @@ def webhook_payload():
         return json.loads(path.read_text(encoding="utf-8"))
 
     return load
+
+
+# --- PostgreSQL -------------------------------------------------------------------
+#: The server the PostgreSQL tests use; each test gets a schema of its own there.
+PG_URL = os.environ.get("PRGUIDE_TEST_DATABASE_URL", "postgresql://127.0.0.1:5432/test")
+_pg_problem: list[str] = []
+
+
+def _ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _postgres_reachable() -> str | None:
+    """None when PG_URL answers, else why not (checked once per run)."""
+    if not _pg_problem:
+        try:
+            import psycopg
+
+            with psycopg.connect(PG_URL, connect_timeout=3) as conn:
+                conn.execute("SELECT 1")
+            _pg_problem.append("")
+        except Exception as exc:  # noqa: BLE001 - any failure means: no server for these tests
+            _pg_problem.append(" ".join(str(exc).split()) or type(exc).__name__)
+    return _pg_problem[0] or None
+
+
+@pytest.fixture
+def pg_schema():
+    """``(url, schema)``: a fresh PostgreSQL schema on PG_URL, dropped after the test.
+
+    Skips when the server is unreachable, except under CI (``CI`` true), where that fails
+    the test: the CI machine has PostgreSQL.
+    """
+    problem = _postgres_reachable()
+    if problem is not None:
+        message = (
+            f"PostgreSQL not reachable at {PG_URL}: tests need it; set PRGUIDE_TEST_DATABASE_URL ({problem})"
+        )
+        if _ci():
+            pytest.fail(message)
+        pytest.skip(message)
+    import uuid
+
+    from bot.app import pg
+
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    yield PG_URL, schema
+    pg.drop_schema(PG_URL, schema)
+
+
+@pytest.fixture
+def pg_database(pg_schema):
+    """A :class:`bot.app.pg.Database` on a fresh schema with every registered migration applied."""
+    from bot.app import pg
+
+    pg.load_components()
+    url, schema = pg_schema
+    db = pg.connect(url, schema=schema, min_size=1, max_size=4, timeout=5.0, migrate_components=None)
+    yield db
+    db.close()

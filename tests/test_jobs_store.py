@@ -1,4 +1,8 @@
-"""The durable job table: dedupe by delivery id, per-key claiming, settling and pruning."""
+"""The durable job table: dedupe by delivery id, per-key claiming, settling and pruning.
+
+One contract for every backend: the ``store`` fixture runs each test on the SQLite
+store and on the PostgreSQL one (which skips, saying why, without a server).
+"""
 
 from __future__ import annotations
 
@@ -13,11 +17,32 @@ T0 = 1_750_000_000.0
 DAY = 86400.0
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request):
+    if request.param == "sqlite":
+        s = JobStore(open_database(":memory:"), clock=lambda: T0)
+    else:
+        from bot.app.pgjobs import PgJobStore
+
+        s = PgJobStore(request.getfixturevalue("pg_database"), clock=lambda: T0)
+    yield s
+    s.close()
+
+
 @pytest.fixture
-def store():
+def sqlite_store():
     s = JobStore(open_database(":memory:"), clock=lambda: T0)
     yield s
     s.close()
+
+
+def job_rows(store) -> list[dict]:
+    """Every job's id, key, state and not_before, whatever the backend."""
+    query = "SELECT id, key, state, not_before FROM jobs ORDER BY id"
+    if isinstance(store, JobStore):
+        return [dict(r) for r in store.conn.execute(query)]
+    with store.db.pool.connection() as conn:
+        return [dict(zip(("id", "key", "state", "not_before"), r)) for r in conn.execute(query)]
 
 
 def put(store: JobStore, delivery: str, key: str = "octo/repo#1", *, now: float = T0, payload: bytes = b"{}") -> bool:
@@ -133,7 +158,8 @@ def test_requeue_running_resumes_and_parks_jobs_that_keep_crashing(store):
     store.retry(a.id, delay=0, error="RetryLater: 502")
     store.claim()  # a, attempt 2
     store.claim()  # b, attempt 1
-    assert store.requeue_running(max_attempts=2) == 2
+    # Long after their lease: left by a process that is gone (SQLite: any earlier process).
+    assert store.requeue_running(max_attempts=2, now=T0 + DAY) == 2
     assert store.counts() == {"queued": 1, "running": 0, "done": 0, "parked": 1}
     (parked,) = store.parked()
     assert parked.delivery_id == "a"
@@ -157,7 +183,8 @@ def test_counts_oldest_age_and_parked_listing(store):
     assert store.counts() == {"queued": 1, "running": 0, "done": 0, "parked": 1}
 
 
-def test_prune_bounds_done_jobs_but_keeps_recent_delivery_ids(store):
+def test_prune_bounds_done_jobs_but_keeps_recent_delivery_ids(sqlite_store):
+    store = sqlite_store
     for i in range(6):
         put(store, f"d{i}", f"k{i}", now=T0 - 10 * DAY)
     put(store, "parked", "kp", now=T0 - 10 * DAY)
@@ -209,7 +236,8 @@ def test_supersede_ends_every_queued_job_of_the_same_kind_before_the_newest(stor
     assert rows["d-1"]["state"] == "running"  # the caller ends its own job
 
 
-def test_enqueue_many_is_all_or_nothing(store):
+def test_enqueue_many_is_all_or_nothing(sqlite_store):
+    store = sqlite_store
     from bot.app.jobs import QueuedDelivery
 
     ok = QueuedDelivery("d-ok", "pull_request", "o/r#1", b"{}", installation_id=1, action="closed")
@@ -260,16 +288,24 @@ def _model_first(rows, now):
     return (first["id"] if first else None), next_due
 
 
-@pytest.mark.parametrize("candidates", [64, 2])  # 2: the per-key scan runs on almost every claim
-def test_claims_follow_the_head_of_key_rule(monkeypatch, candidates):
+@pytest.mark.parametrize("backend,candidates", [("sqlite", 64), ("sqlite", 2), ("postgresql", 64)])  # 2: the per-key scan runs on almost every claim
+def test_claims_follow_the_head_of_key_rule(monkeypatch, request, backend, candidates):
     import random
 
     import bot.app.jobstore as jobs
 
     monkeypatch.setattr(jobs, "_CANDIDATES", candidates)
-    for seed in range(60):
+    db = request.getfixturevalue("pg_database") if backend == "postgresql" else None
+    for seed in range(60 if db is None else 12):
         rnd = random.Random(seed)
-        store = JobStore(open_database(":memory:"), clock=lambda: T0)
+        if db is None:
+            store = JobStore(open_database(":memory:"), clock=lambda: T0)
+        else:
+            from bot.app.pgjobs import PgJobStore
+
+            with db.pool.connection() as conn:
+                conn.execute("TRUNCATE jobs RESTART IDENTITY")
+            store = PgJobStore(db, clock=lambda: T0)
         now, running, n = T0, [], 0
         for _step in range(60):
             op = rnd.random()
@@ -277,8 +313,7 @@ def test_claims_follow_the_head_of_key_rule(monkeypatch, candidates):
                 n += 1
                 put(store, f"d{n}", f"k{rnd.randrange(4)}", now=now)
             elif op < 0.7:
-                rows = [dict(r) for r in store.conn.execute("SELECT id, key, state, not_before FROM jobs")]
-                expected, _ = _model_first(rows, now)
+                expected, _ = _model_first(job_rows(store), now)
                 job = store.claim(now)
                 assert (job.id if job else None) == expected, seed
                 if job:
@@ -294,9 +329,9 @@ def test_claims_follow_the_head_of_key_rule(monkeypatch, candidates):
                 store.retry_parked(now=now)
             else:
                 now += rnd.choice([1, 10, 60])
-            rows = [dict(r) for r in store.conn.execute("SELECT id, key, state, not_before FROM jobs")]
-            assert store.next_due() == _model_first(rows, now)[1], seed
-        store.close()
+            assert store.next_due() == _model_first(job_rows(store), now)[1], seed
+        if db is None:
+            store.close()
 
 
 def test_a_burst_behind_running_pull_requests_does_not_hide_other_keys(store):

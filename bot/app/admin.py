@@ -20,10 +20,11 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-import sqlite3
 from typing import Any
 
 from aiohttp import web
+
+from bot.app.errors import DATABASE_ERRORS
 
 log = logging.getLogger("prguide.admin")
 
@@ -41,7 +42,7 @@ def add_routes(app: web.Application, state_key: web.AppKey) -> None:
             return refused
         try:
             jobs = state.store.parked(MAX_LISTED)
-        except sqlite3.Error as exc:
+        except DATABASE_ERRORS as exc:
             return web.json_response({"error": f"job database: {exc}"}, status=503)
         return web.json_response(
             {
@@ -79,7 +80,7 @@ def add_routes(app: web.Application, state_key: web.AppKey) -> None:
                 return web.json_response({"error": 'expected no body or {"id": JOB_ID}'}, status=400)
         try:
             count = state.pool.retry_parked(job_id)
-        except sqlite3.Error as exc:
+        except DATABASE_ERRORS as exc:
             return web.json_response({"error": f"job database: {exc}"}, status=503)
         log.warning(
             "queued %d parked job(s) again", count,

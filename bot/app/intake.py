@@ -40,6 +40,10 @@ class Intake:
         #: Batches committed so far, and the rows in them (read by tests).
         self.batches = 0
         self.rows = 0
+        # A store on a database server commits in a thread (its batch forms while the
+        # previous one commits); the SQLite store commits on the loop, in microseconds.
+        self._blocking = bool(getattr(store, "blocking", False))
+        self._tasks: set[asyncio.Future] = set()
 
     async def enqueue(self, delivery: QueuedDelivery) -> bool:
         """Queue ``delivery``; True once committed, False when its delivery id was already queued.
@@ -60,13 +64,33 @@ class Intake:
         self._scheduled = bool(self._batch)
         if self._scheduled:
             asyncio.get_running_loop().call_soon(self._commit)
+        if self._blocking:
+            task = asyncio.ensure_future(self._commit_in_thread(batch))
+            self._tasks.add(task)  # the loop keeps only a weak reference
+            task.add_done_callback(self._tasks.discard)
+            return
         try:
             results = self.store.enqueue_many([delivery for delivery, _ in batch])
         except Exception as exc:  # a waiter left without an answer would hang its request
-            for _, future in batch:
-                if not future.done():
-                    future.set_exception(exc)
+            self._fail(batch, exc)
             return
+        self._settle(batch, results)
+
+    async def _commit_in_thread(self, batch: list[tuple[QueuedDelivery, asyncio.Future[bool]]]) -> None:
+        try:
+            results = await asyncio.to_thread(self.store.enqueue_many, [delivery for delivery, _ in batch])
+        except Exception as exc:
+            self._fail(batch, exc)
+            return
+        self._settle(batch, results)
+
+    @staticmethod
+    def _fail(batch: list[tuple[QueuedDelivery, asyncio.Future[bool]]], exc: BaseException) -> None:
+        for _, future in batch:
+            if not future.done():
+                future.set_exception(exc)
+
+    def _settle(self, batch: list[tuple[QueuedDelivery, asyncio.Future[bool]]], results: list[bool]) -> None:
         self.batches += 1
         self.rows += len(batch)
         for (_, future), queued in zip(batch, results, strict=True):

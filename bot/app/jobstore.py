@@ -422,6 +422,14 @@ class JobStore:
                 (state, outcome, error, at + not_before_in, at, job_id),
             )
 
+    def renew(self, job_ids: Sequence[int], *, now: float | None = None) -> int:
+        """Nothing to renew: one process owns the file, so its running jobs need no lease; returns 0."""
+        return 0
+
+    def listen(self, callback: Callable[[], Any]) -> None:
+        """No other process queues jobs on this file: nothing to listen to; returns None."""
+        return None
+
     def requeue_running(self, *, max_attempts: int | None = None, now: float | None = None) -> int:
         """Take back jobs left ``running`` by a stopped process; return how many.
 
@@ -580,6 +588,15 @@ class JobStorage(Protocol):
 
     def requeue_running(self, *, max_attempts: int | None = None, now: float | None = None) -> int:
         """Take back jobs a previous process left ``running``; how many."""
+        ...
+
+    def renew(self, job_ids: Sequence[int], *, now: float | None = None) -> int:
+        """Extend this process's lease on its running jobs (a heartbeat); how many it still holds."""
+        ...
+
+    def listen(self, callback: Callable[[], Any]) -> Callable[[], None] | None:
+        """Call ``callback()`` (from any thread) when another process queues or settles a job;
+        returns a function that stops listening, or None when there is nothing to listen to."""
         ...
 
     def retry_parked(self, job_id: int | None = None, *, now: float | None = None) -> int:

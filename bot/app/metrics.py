@@ -44,6 +44,8 @@ class Metrics:
     api_errors: Counter
     rate_limit_remaining: Gauge
     api_expected: Counter
+    #: ``prguide_info{version, backend, role}`` = 1: which database (``sqlite``/``postgresql``) and role this replica runs.
+    info: Gauge
     # States ever reported, so a state that emptied reads 0 rather than its last value.
     job_states: set[str] = field(default_factory=set)
 
@@ -109,6 +111,10 @@ def create_metrics(registry: CollectorRegistry | None = None) -> Metrics:
             "prguide_github_api_expected_errors",
             "GitHub REST API error answers the caller expected (a missing optional file), by HTTP status.",
             ("status",), registry=registry,
+        ),
+        info=Gauge(
+            "prguide_info", "Always 1; the labels say the version, the database backend and the role.",
+            ("version", "backend", "role"), registry=registry,
         ),
     )
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-import sqlite3
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +25,7 @@ from aiohttp import web
 
 from bot import __version__
 from bot.app.admin import add_routes as add_admin_routes
+from bot.app.errors import DATABASE_ERRORS
 from bot.app.routing import Router, Services, default_router, run_job
 from bot.app.jobs import QueuedDelivery
 from bot.app.logging import configure_logging
@@ -157,6 +157,7 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
     session = options["session"] or aiohttp.ClientSession(timeout=HTTP_TIMEOUT)
     store = None
     checkpointer = Checkpointer(str(settings.db_path))
+    runs_jobs = settings.role in ("all", "worker")
     try:
         rules = options["rules"]
         if rules is None:
@@ -171,10 +172,15 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
             on_response=state.metrics.github_hook,
         )
         clients = ClientFactory(auth, session=session, on_response=state.metrics.github_hook, **options["client"])
-        store = JobStore.open(str(settings.db_path))
+        if settings.database_url:
+            from bot.app.pgjobs import PgJobStore
+
+            store = await asyncio.to_thread(PgJobStore.open, settings)
+        else:
+            store = JobStore.open(str(settings.db_path))
         # The webhook commits every delivery on the event loop: WAL checkpoints (and
         # their fsync) go to a thread instead.
-        if checkpointer.start():
+        if not settings.database_url and checkpointer.start():
             checkpointer.adopt(store.conn)
             if options["guides"] is not None:
                 checkpointer.adopt(options["guides"].connection)
@@ -189,15 +195,16 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
 
         pool = WorkerPool(store, handle, concurrency=settings.workers, **options["pool"])
         state.store, state.pool = store, pool
-        state.intake = Intake(store, on_queued=pool.notify)
-        resumed = pool.start()
+        state.intake = Intake(store, on_queued=pool.notify) if settings.role in ("all", "web") else None
+        resumed = pool.start() if runs_jobs else 0
         # A wrong key or app id would otherwise look healthy until the first delivery.
         state.credential_check = asyncio.create_task(check_credentials(auth), name="prguide-credential-check")
         for warning in secret_warnings(settings.webhook_secret):
             log.warning(warning)
         log.info(
-            "prguide %s ready: %d worker(s), %d job(s) resumed", __version__, settings.workers, resumed,
-            extra={"events": list(router.events), "db": str(settings.db_path)},
+            "prguide %s ready (%s, role %s): %d worker(s), %d job(s) resumed", __version__, settings.backend,
+            settings.role, settings.workers if runs_jobs else 0, resumed,
+            extra={"events": list(router.events), "db": _database_label(settings), "role": settings.role},
         )
     except BaseException:
         checkpointer.stop()
@@ -223,6 +230,21 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
     if own_session:
         await session.close()
     log.info("prguide stopped")
+
+
+def _database_label(settings: Settings) -> str:
+    if settings.database_url:
+        from bot.app.pg import redact
+
+        return redact(settings.database_url)
+    return str(settings.db_path)
+
+
+async def _store_call(state: AppState, method: Any, *args: Any) -> Any:
+    """Call a job-store method; off the event loop when the store waits on a database server."""
+    if getattr(state.store, "blocking", False):
+        return await asyncio.to_thread(method, *args)
+    return method(*args)
 
 
 async def check_credentials(auth: Any) -> None:
@@ -288,13 +310,15 @@ async def webhook(request: web.Request) -> web.Response:
         return _answer(state, delivery, "ignored", 200, {**fields, "reason": reason}, json={"ignored": reason})
 
     if state.intake is None:
-        return _answer(state, delivery, "unavailable", 503, fields, json={"error": "prguide is starting or stopping"})
+        why = "this replica only runs jobs (role worker)" if state.settings.role == "worker" else "prguide is starting or stopping"
+        return _answer(state, delivery, "unavailable", 503, fields, json={"error": why})
     queued_delivery = QueuedDelivery(
         delivery.id, delivery.event, delivery.key, delivery.body, installation_id=delivery.installation_id, action=delivery.action
     )
     try:
         queued = await state.intake.enqueue(queued_delivery)
-    except sqlite3.Error as exc:
+    except DATABASE_ERRORS as exc:
+        # 503, not 500: GitHub shows the failure and the delivery can be redelivered.
         log.exception("cannot queue delivery %s", delivery.id, extra=fields)
         return _answer(state, delivery, "unavailable", 503, fields, json={"error": f"job queue unavailable: {exc}"})
     outcome = "queued" if queued else "duplicate"
@@ -322,11 +346,15 @@ async def healthz(request: web.Request) -> web.Response:
     state = request.app[STATE]
     if state.store is None:
         return web.json_response({"ok": False, "version": __version__, "error": "not started"}, status=503)
+    database = {"backend": state.settings.backend, "reachable": True}
     try:
-        counts = state.store.counts()
-        oldest = state.store.oldest_queued_age()
-    except sqlite3.Error as exc:
-        return web.json_response({"ok": False, "version": __version__, "error": f"job database: {exc}"}, status=503)
+        counts = await _store_call(state, state.store.counts)
+        oldest = await _store_call(state, state.store.oldest_queued_age)
+    except DATABASE_ERRORS as exc:
+        database["reachable"] = False
+        return web.json_response(
+            {"ok": False, "version": __version__, "error": f"job database: {exc}", "database": database}, status=503
+        )
     state.metrics.set_job_counts(counts)
     problems = []
     credentials = getattr(state.services.auth, "credentials_problem", None) if state.services is not None else None
@@ -339,6 +367,8 @@ async def healthz(request: web.Request) -> web.Response:
         "queue": counts,
         "parked": counts.get("parked", 0),
         "oldest_queued_age_s": None if oldest is None else round(oldest, 3),
+        "database": database,
+        "role": state.settings.role,
     }
     if problems:
         body["problems"] = problems
@@ -348,10 +378,11 @@ async def healthz(request: web.Request) -> web.Response:
 async def metrics_view(request: web.Request) -> web.Response:
     """``GET /metrics``: this app's Prometheus metrics (text exposition format)."""
     state = request.app[STATE]
+    state.metrics.info.labels(version=__version__, backend=state.settings.backend, role=state.settings.role).set(1)
     if state.store is not None:
         try:
-            state.metrics.set_job_counts(state.store.counts())
-        except sqlite3.Error:
+            state.metrics.set_job_counts(await _store_call(state, state.store.counts))
+        except DATABASE_ERRORS:
             log.exception("cannot count jobs for /metrics")
     body, content_type = state.metrics.render()
     response = web.Response(body=body)

@@ -9,15 +9,15 @@ database itself. One :class:`WorkerPool` per store: at start it takes back every
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
-import sqlite3
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from bot.app.errors import GiveUp, RetryLater
+from bot.app.errors import DATABASE_ERRORS, GiveUp, RetryLater
 from bot.app.jobstore import GIVEN_UP, SUCCEEDED, Job, JobStorage
 
 # The pool's log lines keep the logger name they always had: dashboards filter on it.
@@ -100,6 +100,18 @@ class WorkerPool:
         self._passes = 0
         self._idle_pass = -1
         self._pass_done: asyncio.Condition | None = None
+        # A store on a database server (PostgreSQL) waits on the network: its calls go
+        # to a thread. The SQLite store answers in microseconds and is called directly.
+        self._blocking = bool(getattr(store, "blocking", False))
+        self._poll_interval: float | None = getattr(store, "poll_interval", None)
+        self._lease: float | None = getattr(store, "lease", None)
+        self._heartbeat: asyncio.Task | None = None
+        self._unlisten: Callable[[], None] | None = None
+
+    async def _call(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        if self._blocking:
+            return await asyncio.to_thread(functools.partial(method, *args, **kwargs))
+        return method(*args, **kwargs)
 
     @property
     def running_jobs(self) -> list[Job]:
@@ -120,7 +132,23 @@ class WorkerPool:
         if resumed:
             log.info("resuming %d job(s) left running by the previous process", resumed)
         self._dispatcher = asyncio.create_task(self._dispatch(), name="prguide-jobs-dispatcher")
+        if self._lease:
+            self._heartbeat = asyncio.create_task(self._renew_leases(self._lease), name="prguide-jobs-heartbeat")
+        loop = asyncio.get_running_loop()
+        self._unlisten = self.store.listen(lambda: loop.call_soon_threadsafe(self.notify))
         return resumed
+
+    async def _renew_leases(self, lease: float) -> None:
+        # Three renewals per lease: one lost to a slow database does not lose the job.
+        while True:
+            await self.sleep(lease / 3)
+            ids = [job.id for job in self._running.values()]
+            if not ids:
+                continue
+            try:
+                await self._call(self.store.renew, ids, now=self.clock())
+            except DATABASE_ERRORS:
+                log.warning("cannot renew the lease of %d running job(s); trying again", len(ids), exc_info=True)
 
     def notify(self) -> None:
         """Wake the pool because a job was queued; call from the event loop's thread."""
@@ -156,6 +184,9 @@ class WorkerPool:
         self._stopping = True
         self.notify()
         await asyncio.gather(self._dispatcher, return_exceptions=True)
+        if self._unlisten is not None:
+            unlisten, self._unlisten = self._unlisten, None
+            await asyncio.to_thread(unlisten)
         pending = set(self._running)
         if pending:
             timer = asyncio.ensure_future(self.sleep(timeout))
@@ -167,6 +198,10 @@ class WorkerPool:
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            await asyncio.gather(self._heartbeat, return_exceptions=True)
+            self._heartbeat = None
         self._dispatcher = None
         if interrupted:
             log.warning("stopped with %d job(s) unfinished; they were queued again", len(interrupted))
@@ -179,18 +214,22 @@ class WorkerPool:
             now = self.clock()
             timeout: float | None = None
             try:
-                self._maybe_prune(now)
-                while len(self._running) < self.concurrency:
-                    job = self.store.claim(now)
+                await self._maybe_prune(now)
+                while len(self._running) < self.concurrency and not self._stopping:
+                    job = await self._call(self.store.claim, now)
                     if job is None:
                         break
                     task = asyncio.create_task(self._run(job), name=f"prguide-job-{job.id}")
                     self._running[task] = job
                     task.add_done_callback(self._finished)
                 if len(self._running) < self.concurrency:
-                    due = self.store.next_due()
+                    due = await self._call(self.store.next_due)
                     if due is not None:
                         timeout = max(due - now, 0.0)
+                if self._poll_interval is not None:
+                    # Other replicas' jobs unblock ours: notifications wake the pool,
+                    # and this slow poll covers one that was lost.
+                    timeout = self._poll_interval if timeout is None else min(timeout, self._poll_interval)
             except Exception:
                 # Keep the pool alive through a locked or failing database (or a bug
                 # here); the queue is durable, so nothing is lost by trying later.
@@ -218,11 +257,11 @@ class WorkerPool:
             waiter.cancel()
             timer.cancel()
 
-    def _maybe_prune(self, now: float) -> None:
+    async def _maybe_prune(self, now: float) -> None:
         if self._last_prune is not None and now - self._last_prune < self.prune_every:
             return
         self._last_prune = now
-        deleted = self.store.prune(now, **self.prune_options)
+        deleted = await self._call(self.store.prune, now, **self.prune_options)
         if deleted:
             log.info("pruned %d finished job(s)", deleted)
 
@@ -236,45 +275,45 @@ class WorkerPool:
             await self.handler(job)
         except asyncio.CancelledError:
             log.info("job %d interrupted; queued again", job.id, extra=_fields(job, "queued"))
-            self._record(self.store.release, job.id)
+            await self._record(self.store.release, job.id)
             raise
         except RetryLater as exc:
             delay = exc.delay if exc.delay is not None else self.backoff(job.attempts)
-            self._failed(job, f"RetryLater: {exc.reason}", delay)
+            await self._failed(job, f"RetryLater: {exc.reason}", delay)
         except GiveUp as exc:
             log.info(
                 "job %d (%s %s, %s) given up: %s", job.id, job.event, job.delivery_id, job.key, exc.reason,
                 extra=_fields(job, "done", outcome=GIVEN_UP),
             )
-            self._record(self.store.complete, job.id, outcome=GIVEN_UP, reason=exc.reason)
+            await self._record(self.store.complete, job.id, outcome=GIVEN_UP, reason=exc.reason)
         except Exception:
             log.exception(
                 "job %d (%s %s, %s) failed on attempt %d", job.id, job.event, job.delivery_id, job.key, job.attempts,
                 extra=_fields(job, "running"),
             )
-            self._failed(job, traceback.format_exc(), self.backoff(job.attempts))
+            await self._failed(job, traceback.format_exc(), self.backoff(job.attempts))
         else:
             log.debug("job %d done", job.id, extra=_fields(job, "done", outcome=SUCCEEDED))
-            self._record(self.store.complete, job.id)
+            await self._record(self.store.complete, job.id)
 
-    def _failed(self, job: Job, error: str, delay: float) -> None:
+    async def _failed(self, job: Job, error: str, delay: float) -> None:
         if job.attempts >= self.max_attempts:
             log.error(
                 "job %d (%s, %s) parked after %d attempts", job.id, job.delivery_id, job.key, job.attempts,
                 extra=_fields(job, "parked", error=error.strip().splitlines()[-1][:500]),
             )
-            self._record(self.store.park, job.id, error=error)
+            await self._record(self.store.park, job.id, error=error)
         else:
             log.info(
                 "job %d (%s, %s) queued again in %.1f s after attempt %d", job.id, job.delivery_id, job.key, delay,
                 job.attempts, extra=_fields(job, "queued", retry_in_s=round(delay, 3)),
             )
-            self._record(self.store.retry, job.id, delay=delay, error=error)
+            await self._record(self.store.retry, job.id, delay=delay, error=error)
 
-    def _record(self, method: Callable[..., None], job_id: int, **kwargs: Any) -> None:
+    async def _record(self, method: Callable[..., None], job_id: int, **kwargs: Any) -> None:
         # A job whose result cannot be written stays 'running' and is taken back at the
         # next start; the pool itself keeps going.
         try:
-            method(job_id, now=self.clock(), **kwargs)
-        except sqlite3.Error:
+            await self._call(method, job_id, now=self.clock(), **kwargs)
+        except DATABASE_ERRORS:
             log.exception("cannot record the result of job %d; it will run again after a restart", job_id)

@@ -1,0 +1,445 @@
+"""The job queue on PostgreSQL: the same :class:`bot.app.jobstore.JobStorage` semantics, shared by replicas.
+
+What differs from the SQLite :class:`~bot.app.jobstore.JobStore`, and why:
+
+- **Claims** lock the chosen row with ``SELECT ... FOR UPDATE SKIP LOCKED``, so two
+  replicas never claim the same job; the head-of-key rule (a job starts only when it
+  is the oldest unfinished job of its key and none of its key runs) is checked in
+  the same statement, and every state change is a single-row commit, so jobs of one
+  pull request run strictly in order across replicas.
+- **Leases**: a claimed job carries ``owner`` (this store) and ``lease_until`` (Unix
+  seconds), renewed by :meth:`PgJobStore.renew` while it runs. A job whose lease ran
+  out (its replica was killed or lost its connection) is queued again by the next
+  claim of any replica. Settling a job checks the owner, so a replica that comes back
+  after its job was taken over cannot settle it. :meth:`requeue_running` takes back
+  only expired leases: the other replicas' jobs are alive.
+- **Wake-ups**: enqueueing and settling send ``NOTIFY`` on a channel per schema;
+  :meth:`listen` runs a thread with a connection of its own that ``LISTEN``s and
+  calls back, reconnecting after a failure (the pool also polls every
+  :attr:`poll_interval` seconds, for what a lost notification would miss).
+
+Methods block on the network: the worker pool and the intake call them in a thread
+(:attr:`blocking` is true). Errors are ``psycopg.Error`` (a pool time-out is a
+``psycopg_pool.PoolTimeout``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import psycopg
+
+from bot.app import pg
+from bot.app.jobstore import (
+    GIVEN_UP,
+    KEEP_DELIVERIES_S,
+    KEEP_PAYLOADS_S,
+    MAX_DONE_ROWS,
+    STATES,
+    SUCCEEDED,
+    SUPERSEDED,
+    Job,
+    ParkedJob,
+    QueuedDelivery,
+    _row,
+)
+
+log = logging.getLogger("bot.app.jobs")
+
+#: Seconds a claimed job stays its replica's without renewal (see :meth:`PgJobStore.renew`).
+DEFAULT_LEASE = 30.0
+#: Seconds between two looks at the queue when no notification came.
+POLL_INTERVAL = 5.0
+
+MIGRATIONS = [
+    """
+    CREATE TABLE jobs (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        delivery_id TEXT NOT NULL UNIQUE,
+        event TEXT NOT NULL,
+        action TEXT,
+        key TEXT NOT NULL,
+        installation_id BIGINT,
+        state TEXT NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'running', 'done', 'parked')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        not_before DOUBLE PRECISION NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL,
+        updated_at DOUBLE PRECISION NOT NULL,
+        outcome TEXT,
+        error TEXT,
+        owner TEXT,
+        lease_until DOUBLE PRECISION,
+        payload BYTEA
+    );
+    CREATE INDEX jobs_due ON jobs (not_before, id) WHERE state = 'queued';
+    CREATE INDEX jobs_open ON jobs (key, id) INCLUDE (state) WHERE state IN ('queued', 'running');
+    CREATE INDEX jobs_leases ON jobs (lease_until) WHERE state = 'running';
+    CREATE INDEX jobs_done ON jobs (updated_at) WHERE state = 'done';
+    """,
+]
+pg.register_migrations("jobs", MIGRATIONS)
+
+_COLUMNS = "id, delivery_id, event, action, key, installation_id, attempts, created_at, payload"
+
+_RUNNABLE = """
+    j.state = 'queued'
+    AND NOT EXISTS (SELECT 1 FROM jobs o WHERE o.key = j.key AND o.state IN ('queued', 'running') AND o.id < j.id)
+    AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.key = j.key AND r.state = 'running')
+"""
+
+_CANDIDATE = f"""
+    SELECT j.id FROM jobs j WHERE j.not_before <= %(now)s AND {_RUNNABLE}
+    ORDER BY j.not_before, j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED
+"""
+
+_CLAIM = f"""
+    UPDATE jobs SET state = 'running', attempts = attempts + 1, updated_at = %(now)s,
+        owner = %(owner)s, lease_until = %(lease)s
+    WHERE id = %(id)s AND state = 'queued' RETURNING {_COLUMNS}
+"""
+
+_NEXT_DUE = f"SELECT min(j.not_before) FROM jobs j WHERE {_RUNNABLE}"
+
+_EXPIRED = """
+    UPDATE jobs SET state = CASE WHEN attempts >= %(max)s THEN 'parked' ELSE 'queued' END,
+        error = CASE WHEN attempts >= %(max)s
+            THEN 'interrupted while running ' || attempts || ' times' || coalesce(E'\\n' || 'last error: ' || error, '')
+            ELSE error END,
+        not_before = %(now)s, updated_at = %(now)s, owner = NULL, lease_until = NULL
+    WHERE state = 'running' AND lease_until < %(now)s
+    RETURNING state
+"""
+
+
+def _job(row: Sequence[Any]) -> Job:
+    return Job(
+        id=row[0], delivery_id=row[1], event=row[2], action=row[3], key=row[4], installation_id=row[5],
+        attempts=row[6], created_at=row[7], payload=bytes(row[8]) if row[8] is not None else b"",
+    )
+
+
+def channel(schema: str) -> str:
+    """The ``NOTIFY`` channel of the queue in ``schema`` (at most 63 characters, PostgreSQL's limit)."""
+    return f"prguide_jobs_{schema}"[:63]
+
+
+class PgJobStore:
+    """The ``jobs`` table in PostgreSQL (see the module text); one per process.
+
+    ``db``: a :class:`bot.app.pg.Database` whose schema has the ``jobs`` migrations
+    applied (``pg.connect(..., migrate_components=["jobs"])``). ``lease``: seconds a
+    claim lasts without :meth:`renew`. ``now`` arguments default to ``clock()``.
+    """
+
+    #: Methods wait on the network: call them off the event loop.
+    blocking = True
+
+    def __init__(
+        self,
+        db: pg.Database,
+        *,
+        clock: Callable[[], float] = time.time,
+        lease: float = DEFAULT_LEASE,
+        poll_interval: float = POLL_INTERVAL,
+        owner: str | None = None,
+    ):
+        self.db = db
+        self.clock = clock
+        self.lease = lease
+        self.poll_interval = poll_interval
+        self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.channel = channel(db.schema)
+        self._max_attempts: int | None = None
+
+    @classmethod
+    def open(cls, settings: Any, **options: Any) -> PgJobStore:
+        """Connect with a :class:`bot.app.settings.Settings` (migrating ``jobs``) and wrap the pool."""
+        db = pg.from_settings(settings, migrate_components=["jobs"])
+        return cls(db, lease=settings.job_lease, **options)
+
+    def close(self) -> None:
+        """Close the pool; jobs still ``running`` are taken over when their lease ends."""
+        self.db.close()
+
+    def _conn(self):
+        return self.db.pool.connection(timeout=self.db.timeout)
+
+    def _at(self, now: float | None) -> float:
+        return self.clock() if now is None else now
+
+    def _notify(self, conn: psycopg.Connection) -> None:
+        conn.execute("SELECT pg_notify(%s, '')", (self.channel,))
+
+    def enqueue(
+        self,
+        delivery_id: str,
+        event: str,
+        key: str | None,
+        payload: bytes,
+        *,
+        installation_id: int | None,
+        action: str | None,
+        now: float | None = None,
+    ) -> bool:
+        """Queue one delivery (see :meth:`bot.app.jobstore.JobStore.enqueue`)."""
+        delivery = QueuedDelivery(delivery_id, event, key, payload, installation_id=installation_id, action=action)
+        return self.enqueue_many([delivery], now=now)[0]
+
+    def enqueue_many(self, deliveries: Sequence[QueuedDelivery], *, now: float | None = None) -> list[bool]:
+        """Queue deliveries in one transaction; per delivery, True when new.
+
+        ``INSERT ... ON CONFLICT (delivery_id) DO NOTHING``: a delivery id another
+        replica is inserting at the same moment waits for that transaction and is then
+        reported known (False). All or nothing.
+        """
+        at = self._at(now)
+        rows = [(_row(d, at), bytes(d.payload)) for d in deliveries]
+        if not rows:
+            return []
+        results = []
+        with self._conn() as conn:
+            for row, payload in rows:
+                inserted = conn.execute(
+                    "INSERT INTO jobs (delivery_id, event, action, key, installation_id, not_before, created_at,"
+                    " updated_at, payload) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                    " ON CONFLICT (delivery_id) DO NOTHING RETURNING id",
+                    (*row, payload),
+                ).fetchone()
+                results.append(inserted is not None)
+            if any(results):
+                self._notify(conn)
+        return results
+
+    def claim(self, now: float | None = None) -> Job | None:
+        """Take the next runnable job (head of its key, due, earliest due first) for this replica.
+
+        First queues again the jobs whose lease ran out (parking those that used
+        every attempt, once :meth:`requeue_running` told the store ``max_attempts``).
+        """
+        at = self._at(now)
+        with self._conn() as conn:
+            self._take_back_expired(conn, at)
+            for _ in range(3):  # a row another replica just claimed is skipped; look again
+                with conn.transaction():
+                    row = conn.execute(_CANDIDATE, {"now": at}).fetchone()
+                    if row is None:
+                        return None
+                    claimed = conn.execute(
+                        _CLAIM, {"id": row[0], "now": at, "owner": self.owner, "lease": at + self.lease}
+                    ).fetchone()
+                if claimed is not None:
+                    return _job(claimed)
+        return None
+
+    def _take_back_expired(self, conn: psycopg.Connection, at: float) -> tuple[int, int]:
+        limit = self._max_attempts if self._max_attempts is not None else 2**31 - 1
+        states = [r[0] for r in conn.execute(_EXPIRED, {"now": at, "max": limit}).fetchall()]
+        conn.commit()
+        parked = states.count("parked")
+        if states:
+            log.warning("took back %d job(s) whose lease ran out (%d parked)", len(states), parked)
+            self._notify(conn)
+            conn.commit()
+        return len(states) - parked, parked
+
+    def renew(self, job_ids: Sequence[int], *, now: float | None = None) -> int:
+        """Extend this replica's lease on its running ``job_ids`` by :attr:`lease` seconds; how many it still holds."""
+        if not job_ids:
+            return 0
+        at = self._at(now)
+        with self._conn() as conn:
+            return conn.execute(
+                "UPDATE jobs SET lease_until = %s WHERE id = ANY(%s) AND state = 'running' AND owner = %s",
+                (at + self.lease, list(job_ids), self.owner),
+            ).rowcount
+
+    def listen(self, callback: Callable[[], Any]) -> Callable[[], None]:
+        """Call ``callback()`` (from a thread) whenever any replica queues or settles a job.
+
+        Runs a daemon thread with a connection of its own; after a lost connection it
+        reconnects (waiting up to :attr:`poll_interval` between tries) and calls back
+        once, for what it may have missed. Returns a function that stops it.
+        """
+        stop = threading.Event()
+
+        def loop() -> None:
+            delay = 0.1
+            while not stop.is_set():
+                try:
+                    with psycopg.connect(self.db.url, autocommit=True, connect_timeout=pg.CONNECT_TIMEOUT) as conn:
+                        conn.execute(psycopg.sql.SQL("LISTEN {}").format(psycopg.sql.Identifier(self.channel)))
+                        callback()
+                        delay = 0.1
+                        while not stop.is_set():
+                            for _ in conn.notifies(timeout=0.5, stop_after=1):
+                                callback()
+                except psycopg.Error as exc:
+                    log.warning("job notifications lost (%s); listening again in %.1f s", exc, delay)
+                    stop.wait(delay)
+                    delay = min(delay * 2, self.poll_interval)
+
+        thread = threading.Thread(target=loop, name="prguide-jobs-listen", daemon=True)
+        thread.start()
+
+        def unlisten() -> None:
+            stop.set()
+            thread.join(timeout=5.0)
+
+        return unlisten
+
+    def supersede(self, job: Job, *, now: float | None = None) -> tuple[str, int] | None:
+        """End queued jobs of ``job``'s key, event and action older than the newest one (see the SQLite store)."""
+        at = self._at(now)
+        with self._conn() as conn:
+            newest = conn.execute(
+                "SELECT id, delivery_id FROM jobs WHERE key = %s AND state = 'queued' AND id > %s AND event = %s"
+                " AND action IS NOT DISTINCT FROM %s ORDER BY id DESC LIMIT 1",
+                (job.key, job.id, job.event, job.action),
+            ).fetchone()
+            if newest is None:
+                return None
+            ended = conn.execute(
+                "UPDATE jobs SET state = 'done', outcome = %s, error = %s, updated_at = %s"
+                " WHERE key = %s AND state = 'queued' AND id > %s AND id < %s AND event = %s"
+                " AND action IS NOT DISTINCT FROM %s",
+                (SUPERSEDED, f"superseded by delivery {newest[1]}", at, job.key, job.id, newest[0], job.event, job.action),
+            ).rowcount
+        return newest[1], ended
+
+    def next_due(self) -> float | None:
+        """When the earliest job waiting only for its time falls due (Unix s), or None."""
+        with self._conn() as conn:
+            return conn.execute(_NEXT_DUE).fetchone()[0]
+
+    def complete(self, job_id: int, *, outcome: str = SUCCEEDED, reason: str | None = None, now: float | None = None) -> None:
+        """This replica's running job is ``done`` with ``outcome`` (``succeeded`` or ``given_up``)."""
+        if outcome not in (SUCCEEDED, GIVEN_UP):
+            raise ValueError(f"outcome must be {SUCCEEDED!r} or {GIVEN_UP!r}, not {outcome!r}")
+        self._settle(job_id, "done", now, outcome=outcome, error=reason)
+
+    def retry(self, job_id: int, *, delay: float, error: str | None, now: float | None = None) -> None:
+        """This replica's running job is queued again, due ``delay`` seconds from ``now``."""
+        self._settle(job_id, "queued", now, not_before_in=max(0.0, delay), error=error)
+
+    def park(self, job_id: int, *, error: str, now: float | None = None) -> None:
+        """This replica's running job is ``parked`` with its last ``error``."""
+        self._settle(job_id, "parked", now, error=error)
+
+    def release(self, job_id: int, *, now: float | None = None) -> None:
+        """This replica's running job is queued again, due now, its attempt not counted (shutdown)."""
+        at = self._at(now)
+        with self._conn() as conn:
+            conn.execute(
+                "UPDATE jobs SET state = 'queued', attempts = greatest(attempts - 1, 0), not_before = %s,"
+                " updated_at = %s, owner = NULL, lease_until = NULL WHERE id = %s AND state = 'running' AND owner = %s",
+                (at, at, job_id, self.owner),
+            )
+            self._notify(conn)
+
+    def _settle(
+        self, job_id: int, state: str, now: float | None, *, outcome: str | None = None, error: str | None = None,
+        not_before_in: float = 0.0,
+    ) -> None:
+        at = self._at(now)
+        with self._conn() as conn:
+            conn.execute(
+                "UPDATE jobs SET state = %s, outcome = %s, error = %s, not_before = %s, updated_at = %s,"
+                " owner = NULL, lease_until = NULL WHERE id = %s AND state = 'running' AND owner = %s",
+                (state, outcome, error, at + not_before_in, at, job_id, self.owner),
+            )
+            self._notify(conn)
+
+    def requeue_running(self, *, max_attempts: int | None = None, now: float | None = None) -> int:
+        """Take back running jobs whose lease ran out (their replica died); how many.
+
+        Jobs other live replicas run keep their lease. ``max_attempts`` (remembered
+        for later claims) parks a job that was interrupted that many times.
+        """
+        if max_attempts is not None:
+            self._max_attempts = max_attempts
+        with self._conn() as conn:
+            queued, parked = self._take_back_expired(conn, self._at(now))
+        return queued + parked
+
+    def retry_parked(self, job_id: int | None = None, *, now: float | None = None) -> int:
+        """Queue parked jobs again (one by id, or all) with a fresh attempt count; how many."""
+        at = self._at(now)
+        query = "UPDATE jobs SET state = 'queued', attempts = 0, not_before = %s, updated_at = %s WHERE state = 'parked'"
+        params: tuple = (at, at)
+        if job_id is not None:
+            query += " AND id = %s"
+            params += (job_id,)
+        with self._conn() as conn:
+            count = conn.execute(query, params).rowcount
+            if count:
+                self._notify(conn)
+        return count
+
+    def counts(self) -> dict[str, int]:
+        """Jobs per state: ``{"queued": n, "running": n, "done": n, "parked": n}``."""
+        with self._conn() as conn:
+            rows = conn.execute("SELECT state, count(*) FROM jobs GROUP BY state").fetchall()
+        result = dict.fromkeys(STATES, 0)
+        result.update({state: int(n) for state, n in rows})
+        return result
+
+    def oldest_queued_age(self, now: float | None = None) -> float | None:
+        """Seconds since the oldest queued job was received, or None."""
+        at = self._at(now)
+        with self._conn() as conn:
+            oldest = conn.execute("SELECT min(created_at) FROM jobs WHERE state = 'queued'").fetchone()[0]
+        return None if oldest is None else max(0.0, at - oldest)
+
+    def parked(self, limit: int = 100) -> list[ParkedJob]:
+        """The parked jobs, oldest first, at most ``limit``."""
+        with self._conn() as conn:
+            rows = conn.execute(
+                "SELECT id, delivery_id, event, action, key, attempts, error, created_at, updated_at"
+                " FROM jobs WHERE state = 'parked' ORDER BY id LIMIT %s",
+                (limit,),
+            ).fetchall()
+        return [ParkedJob(*row) for row in rows]
+
+    def get(self, job_id: int) -> dict[str, Any] | None:
+        """One job's row as a dict (payload excluded), or None."""
+        with self._conn() as conn:
+            cur = conn.execute(
+                "SELECT id, delivery_id, event, action, key, installation_id, state, attempts,"
+                " not_before, created_at, updated_at, outcome, error, owner, lease_until FROM jobs WHERE id = %s",
+                (job_id,),
+            )
+            row = cur.fetchone()
+            names = [d.name for d in cur.description]
+        return dict(zip(names, row, strict=True)) if row is not None else None
+
+    def prune(
+        self,
+        now: float | None = None,
+        *,
+        keep_payloads: float = KEEP_PAYLOADS_S,
+        keep_deliveries: float = KEEP_DELIVERIES_S,
+        max_done: int = MAX_DONE_ROWS,
+    ) -> int:
+        """Bound the table as :meth:`bot.app.jobstore.JobStore.prune` does; how many rows were deleted."""
+        at = self._at(now)
+        with self._conn() as conn:
+            conn.execute(
+                "UPDATE jobs SET payload = NULL WHERE state = 'done' AND updated_at < %s AND payload IS NOT NULL",
+                (at - keep_payloads,),
+            )
+            deleted = conn.execute(
+                "DELETE FROM jobs WHERE state = 'done' AND updated_at < %s", (at - keep_deliveries,)
+            ).rowcount
+            deleted += conn.execute(
+                "DELETE FROM jobs WHERE state = 'done' AND id <= ("
+                " SELECT id FROM jobs WHERE state = 'done' ORDER BY id DESC LIMIT 1 OFFSET %s)",
+                (max_done,),
+            ).rowcount
+        return deleted

@@ -1,0 +1,278 @@
+"""The job queue on PostgreSQL across replicas: concurrent claims, leases, wake-ups, migrations, failures.
+
+Each test uses a schema of its own (``pg_schema``/``pg_database`` in conftest); without
+a server they skip, saying why (under CI they fail).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import psycopg
+import pytest
+from psycopg_pool import PoolTimeout
+
+from bot.app import pg
+from bot.app.jobstore import QueuedDelivery
+from bot.app.pgjobs import PgJobStore
+
+T0 = 1_750_000_000.0
+
+
+def wait_for(condition, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.01)
+
+
+def replica(pg_schema, **options) -> PgJobStore:
+    url, schema = pg_schema
+    db = pg.connect(url, schema=schema, max_size=4, timeout=5.0, migrate_components=["jobs"])
+    return PgJobStore(db, clock=lambda: T0, **options)
+
+
+def deliveries(n: int, keys: int) -> list[QueuedDelivery]:
+    return [QueuedDelivery(f"d{i}", "pull_request", f"o/r#{i % keys}", b"{}", action="closed") for i in range(n)]
+
+
+def test_two_replicas_claiming_at_once_never_share_a_job_and_keep_each_key_in_order(pg_schema):
+    a, b = replica(pg_schema), replica(pg_schema)
+    try:
+        assert a.enqueue_many(deliveries(120, keys=10)) == [True] * 120
+        ran: list[tuple[str, int, str]] = []
+        lock = threading.Lock()
+        running_keys: set[str] = set()
+        overlaps: list[str] = []
+
+        def work(store: PgJobStore) -> None:
+            while True:
+                job = store.claim()
+                if job is None:
+                    if store.counts()["queued"] == 0:
+                        return
+                    continue
+                with lock:
+                    if job.key in running_keys:
+                        overlaps.append(job.key)
+                    running_keys.add(job.key)
+                    ran.append((job.key, job.id, store.owner))
+                with lock:
+                    running_keys.discard(job.key)
+                store.complete(job.id)
+
+        threads = [threading.Thread(target=work, args=(s,)) for s in (a, b, a, b)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        ids = [job_id for _, job_id, _ in ran]
+        assert len(ids) == len(set(ids)) == 120  # each job ran exactly once
+        assert not overlaps  # never two jobs of one pull request at once
+        for key in {k for k, _, _ in ran}:
+            order = [job_id for k, job_id, _ in ran if k == key]
+            assert order == sorted(order)  # in arrival order, whichever replica ran them
+        assert {owner for _, _, owner in ran} == {a.owner, b.owner}
+        assert a.counts() == {"queued": 0, "running": 0, "done": 120, "parked": 0}
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_concurrent_duplicate_delivery_is_queued_once(pg_schema):
+    stores = [replica(pg_schema) for _ in range(3)]
+    try:
+        barrier = threading.Barrier(3)
+        results: list[bool] = []
+
+        def send(store: PgJobStore) -> None:
+            barrier.wait()
+            results.extend(store.enqueue_many([QueuedDelivery("same", "pull_request", "o/r#1", b"{}")]))
+
+        threads = [threading.Thread(target=send, args=(s,)) for s in stores]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(results) == [False, False, True]
+        assert stores[0].counts()["queued"] == 1
+    finally:
+        for s in stores:
+            s.close()
+
+
+def test_a_job_whose_replica_died_is_taken_over_after_its_lease(pg_schema):
+    dead, alive = replica(pg_schema, lease=30), replica(pg_schema, lease=30)
+    try:
+        dead.enqueue_many(deliveries(2, keys=1))
+        job = dead.claim(T0)
+        assert alive.claim(T0 + 10) is None  # leased, and the next job of its key waits
+        assert alive.requeue_running(now=T0 + 10) == 0  # a live replica's job is not taken
+        assert dead.renew([job.id], now=T0 + 20) == 1  # heartbeat: lease until T0 + 50
+        assert alive.claim(T0 + 45) is None
+        taken = alive.claim(T0 + 51)  # no heartbeat since T0 + 20: the lease ran out
+        assert (taken.id, taken.attempts) == (job.id, 2)
+        assert alive.get(job.id)["owner"] == alive.owner
+        dead.complete(job.id, now=T0 + 52)  # the old owner comes back: it settles nothing
+        assert alive.get(job.id)["state"] == "running"
+        assert dead.renew([job.id], now=T0 + 52) == 0
+        alive.complete(job.id, now=T0 + 53)
+        assert alive.claim(T0 + 53).delivery_id == "d1"
+    finally:
+        dead.close()
+        alive.close()
+
+
+def test_a_job_interrupted_too_often_is_parked_when_taken_back(pg_schema):
+    store = replica(pg_schema, lease=5)
+    try:
+        store.enqueue_many(deliveries(1, keys=1))
+        assert store.requeue_running(max_attempts=2, now=T0) == 0
+        store.claim(T0)
+        assert store.claim(T0 + 6).attempts == 2  # taken back once
+        assert store.claim(T0 + 12) is None  # second interruption: parked, not run a third time
+        (parked,) = store.parked()
+        assert parked.error.startswith("interrupted while running 2 times")
+    finally:
+        store.close()
+
+
+def test_a_notification_wakes_a_listening_replica(pg_schema):
+    sender, listener = replica(pg_schema), replica(pg_schema)
+    woken = threading.Event()
+    calls: list[int] = []
+
+    def callback() -> None:
+        calls.append(1)
+        if len(calls) > 1:  # the first call says "listening"
+            woken.set()
+
+    stop = listener.listen(callback)
+    try:
+        wait_for(lambda: calls)
+        sender.enqueue_many(deliveries(1, keys=1))
+        assert woken.wait(10)
+    finally:
+        stop()
+        sender.close()
+        listener.close()
+
+
+def test_the_listener_comes_back_after_its_connection_is_killed(pg_schema):
+    url, schema = pg_schema
+    store = replica(pg_schema, poll_interval=0.2)
+    calls: list[int] = []
+    stop = store.listen(lambda: calls.append(1))
+    try:
+        wait_for(lambda: calls)
+        with psycopg.connect(url, autocommit=True) as admin:
+            killed = admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%%' AND query LIKE %s",
+                (f"%{store.channel}%",),
+            ).fetchall()
+        assert killed
+        wait_for(lambda: len(calls) >= 2)  # listening again (and told the pool to look)
+        before = len(calls)
+        replica(pg_schema).enqueue_many(deliveries(1, keys=1))
+        wait_for(lambda: len(calls) > before)
+    finally:
+        stop()
+        store.close()
+
+
+def test_killed_pool_connections_are_replaced_and_work_resumes(pg_schema):
+    url, _ = pg_schema
+    store = replica(pg_schema)
+    try:
+        store.enqueue_many(deliveries(3, keys=3))
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid()"
+                " AND datname = current_database() AND application_name = '' AND query NOT LIKE 'LISTEN%%'"
+                " AND state = 'idle'"
+            )
+        jobs = [store.claim() for _ in range(3)]
+        assert sorted(j.delivery_id for j in jobs) == ["d0", "d1", "d2"]
+    finally:
+        store.close()
+
+
+def test_an_exhausted_pool_makes_callers_wait_then_fail_clearly(pg_schema):
+    url, schema = pg_schema
+    db = pg.connect(url, schema=schema, min_size=1, max_size=1, timeout=0.3, migrate_components=["jobs"])
+    store = PgJobStore(db, clock=lambda: T0)
+    try:
+        with db.pool.connection():
+            started = time.monotonic()
+            with pytest.raises(PoolTimeout) as caught:
+                store.counts()
+            assert time.monotonic() - started >= 0.25
+        assert isinstance(caught.value, psycopg.OperationalError)  # what the webhook turns into 503
+        assert store.counts()["queued"] == 0  # the connection is back: all is well again
+    finally:
+        store.close()
+
+
+def test_replicas_migrating_at_once_apply_each_version_once(pg_schema):
+    url, schema = pg_schema
+    pg.register_migrations("race_demo", ["CREATE TABLE race_demo (x int)", "ALTER TABLE race_demo ADD COLUMN y int"])
+    try:
+        results: list[dict] = []
+        errors: list[BaseException] = []
+
+        def start() -> None:
+            try:
+                results.append(pg.migrate(url, schema, ["jobs", "race_demo"]))
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=start) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors
+        assert results == [{"jobs": 1, "race_demo": 2}] * 4
+        db = pg.connect(url, schema=schema, migrate_components=())
+        try:
+            with db.pool.connection() as conn:
+                rows = conn.execute("SELECT component, version FROM schema_migrations ORDER BY 1, 2").fetchall()
+            assert rows == [("jobs", 1), ("race_demo", 1), ("race_demo", 2)]
+            assert pg.applied_versions(db) == {"jobs": 1, "race_demo": 2}
+        finally:
+            db.close()
+    finally:
+        pg.MIGRATIONS.pop("race_demo", None)
+
+
+def test_a_failing_migration_names_its_step_and_a_newer_schema_is_refused(pg_schema):
+    from bot.app.db import DatabaseError
+
+    url, schema = pg_schema
+    pg.register_migrations("broken_demo", ["CREATE TABLE ok_demo (x int)", "CREATE TABLE nonsense ("])
+    try:
+        with pytest.raises(DatabaseError, match="migration 2 of 'broken_demo' failed"):
+            pg.migrate(url, schema, ["broken_demo"])
+        pg.register_migrations("broken_demo", [])
+        with pytest.raises(DatabaseError, match="version 1 but this prguide knows only 0"):
+            pg.migrate(url, schema, ["broken_demo"])
+        with pytest.raises(DatabaseError, match="no migrations registered for nothing_here"):
+            pg.migrate(url, schema, ["nothing_here"])
+    finally:
+        pg.MIGRATIONS.pop("broken_demo", None)
+
+
+def test_urls_schemas_and_names_are_checked():
+    assert pg.url_schema("postgresql://h/db?options=-csearch_path%3Dprguide") == "prguide"
+    assert pg.url_schema("postgresql://h/db") is None
+    assert pg.redact("postgresql://u:secret@h/db") == "postgresql://u:***@h/db"
+    assert pg.redact("postgresql://h/db") == "postgresql://h/db"
+    assert pg.is_postgresql_url("postgres://h/db") and not pg.is_postgresql_url("sqlite:x.db")
+    with pytest.raises(ValueError, match="not a postgresql"):
+        pg.connect("mysql://h/db")
+    with pytest.raises(ValueError, match="plain identifier"):
+        pg.connect("postgresql://h/db", schema="a;b")
+    with pytest.raises(ValueError, match="plain identifier"):
+        pg.register_migrations("bad name", [])
