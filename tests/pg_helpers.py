@@ -1,47 +1,34 @@
-"""PostgreSQL for tests: a schema of its own per test, skipped (or failed in CI) without a server.
+"""PostgreSQL for the tag-view and copy tests, on top of the ``pg_schema`` fixture in ``conftest.py``.
 
-``PRGUIDE_TEST_DATABASE_URL`` names the server (default
-``postgresql://127.0.0.1:5432/test``). When it cannot be reached the tests that need it
-are skipped with the reason -- unless ``CI`` is true, where they fail, so a CI run never
-passes without having run them.
+``pg_url`` is a ``postgresql://`` URL whose ``search_path`` is the test's own schema, for
+code that takes a URL (``prguide view --database-url``, ``prguide db copy``). Like
+``pg_schema`` it skips when ``PRGUIDE_TEST_DATABASE_URL`` is unreachable, and fails under
+``CI``.
 """
 
 from __future__ import annotations
 
-import os
-import uuid
 from urllib.parse import quote
 
 import pytest
+from conftest import PG_URL, _ci, _postgres_reachable
 
 #: The server the PostgreSQL tests use.
-TEST_DATABASE_URL = os.environ.get("PRGUIDE_TEST_DATABASE_URL") or "postgresql://127.0.0.1:5432/test"
-
-_reachable: str | None = None  # "" when reachable, else why not (checked once per run)
-
-
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+TEST_DATABASE_URL = PG_URL
 
 
 def require_postgresql() -> str:
-    """Return :data:`TEST_DATABASE_URL`, or skip (fail under ``CI``) when the server does not answer."""
-    global _reachable
-    if _reachable is None:
-        try:
-            import psycopg
+    """Return :data:`TEST_DATABASE_URL`, or skip (fail under ``CI``) when the server does not answer.
 
-            with psycopg.connect(TEST_DATABASE_URL, connect_timeout=3) as conn:
-                conn.execute("SELECT 1")
-            _reachable = ""
-        except Exception as exc:  # noqa: BLE001 - any failure means "not usable here"
-            _reachable = " ".join(str(exc).split())[:200] or type(exc).__name__
-    if _reachable:
-        reason = f"PostgreSQL tests skipped: {TEST_DATABASE_URL} unreachable ({_reachable}); set PRGUIDE_TEST_DATABASE_URL"
-        if _in_ci():
-            pytest.fail(reason.replace("skipped", "cannot run in CI"), pytrace=False)
-        pytest.skip(reason)
-    return TEST_DATABASE_URL
+    For tests that make several schemas (property tests, one per example).
+    """
+    problem = _postgres_reachable()
+    if problem is not None:
+        message = f"PostgreSQL not reachable at {PG_URL}: tests need it; set PRGUIDE_TEST_DATABASE_URL ({problem})"
+        if _ci():
+            pytest.fail(message)
+        pytest.skip(message)
+    return PG_URL
 
 
 def schema_url(url: str, schema: str) -> str:
@@ -51,11 +38,7 @@ def schema_url(url: str, schema: str) -> str:
 
 
 @pytest.fixture
-def pg_url():
-    """A ``postgresql://`` URL whose ``search_path`` is a fresh schema, dropped after the test."""
-    from bot.app import pg
-
-    base = require_postgresql()
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    yield schema_url(base, schema)
-    pg.drop_schema(base, schema)
+def pg_url(pg_schema):
+    """A URL on the test's own schema (``pg_schema``: created by the first migration, dropped after)."""
+    url, schema = pg_schema
+    return schema_url(url, schema)
