@@ -28,6 +28,7 @@ be visible to everyone. The job is retried instead, and publishing finds its com
 from __future__ import annotations
 
 import asyncio
+import inspect
 import contextvars
 import email.utils
 import json
@@ -397,6 +398,8 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
             send_headers["authorization"] = await self._authorization()
             if method in WRITE_METHODS and self._reserve_write is not None:
                 delay = self._reserve_write()
+                if inspect.isawaitable(delay):  # a budget shared in a database
+                    delay = await delay
                 if delay > 0:
                     await self._sleep(delay)
             try:
@@ -691,8 +694,12 @@ class ClientFactory:
         wall_clock: Callable[[], float] = time.time,
         monotonic: Callable[[], float] = time.monotonic,
         requester: str = DEFAULT_REQUESTER,
+        shared: Any = None,
     ):
         self.auth = auth
+        #: A :class:`bot.app.shared_state.SharedState` holding the write budget for every
+        #: replica (PostgreSQL mode); None: this process's own buckets.
+        self.shared = shared
         self.session = session
         self.api_url = (api_url or getattr(auth, "api_url", DEFAULT_API_URL)).rstrip("/")
         self.policy = policy or RetryPolicy()
@@ -716,7 +723,14 @@ class ClientFactory:
         return f"<ClientFactory {self.api_url}>"
 
     def reserve_write(self, installation_id: int) -> float:
-        """Take a write token of ``installation_id``; return the seconds to wait before writing."""
+        """Take a write token of ``installation_id``; return the seconds to wait before writing.
+
+        With a :attr:`shared` budget on a database server, returns an awaitable of those seconds.
+        """
+        if self.shared is not None:
+            if getattr(self.shared, "blocking", False):
+                return asyncio.to_thread(self.shared.reserve_write, int(installation_id))
+            return self.shared.reserve_write(int(installation_id))
         key = int(installation_id)
         buckets = self._buckets.get(key)
         if buckets is None:

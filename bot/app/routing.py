@@ -61,6 +61,8 @@ class Services:
     guides: Any = None
     #: The :class:`bot.app.jobstore.JobStore`, so a job can see that a newer one supersedes it.
     store: Any = None
+    #: A :class:`bot.app.shared_state.SharedState` counted once for all replicas (PostgreSQL mode), or None.
+    shared: Any = None
     #: Repositories known to have no config file, keyed ``(repository, ref)``: GitHub's 404
     #: carries no ETag, so without this every guide would pay a call to learn it again.
     missing_configs: TTLCache = field(default_factory=lambda: TTLCache(maxsize=4096, ttl=MISSING_CONFIG_TTL))

@@ -171,12 +171,22 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
             session=session,
             on_response=state.metrics.github_hook,
         )
-        clients = ClientFactory(auth, session=session, on_response=state.metrics.github_hook, **options["client"])
+        shared = None
         if settings.database_url:
+            from bot.app import pg
             from bot.app.pgjobs import PgJobStore
+            from bot.app.shared_state import PgSharedState
 
-            store = await asyncio.to_thread(PgJobStore.open, settings)
-        else:
+            # One pool per replica for the queue and the shared state; every registered
+            # component is migrated (one replica at a time, under the advisory lock).
+            pg.load_components()
+            database = await asyncio.to_thread(pg.from_settings, settings, migrate_components=None)
+            store = PgJobStore(database, lease=settings.job_lease)
+            shared = PgSharedState(database)
+        clients = ClientFactory(
+            auth, session=session, on_response=state.metrics.github_hook, **{"shared": shared, **options["client"]}
+        )
+        if store is None:
             store = JobStore.open(str(settings.db_path))
         # The webhook commits every delivery on the event loop: WAL checkpoints (and
         # their fsync) go to a thread instead.
@@ -186,7 +196,7 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
                 checkpointer.adopt(options["guides"].connection)
         state.services = Services(
             settings=settings, clients=clients, auth=auth, rules=rules, metrics=state.metrics, guides=options["guides"],
-            store=store,
+            store=store, shared=shared,
         )
         services, router = state.services, state.router
 

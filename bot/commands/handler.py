@@ -386,9 +386,18 @@ class _Runner:
         refusals = refusals_of(self.services)
         refused_key = (facts.repository, facts.number, facts.actor.casefold())
         only_refusals = all(isinstance(a, Refuse) for a in actions)
+        shared = getattr(self.services, "shared", None)
+        already_told = False
+        if only_refusals and actions:
+            if shared is not None:
+                # Every replica asks the same table, so the person hears it once in all.
+                key = "refusal:" + "#".join((facts.repository, str(facts.number), facts.actor.casefold()))
+                already_told = not await asyncio.to_thread(shared.remember_once, key, REFUSAL_REPLY_TTL)
+            else:
+                already_told = refused_key in refusals
         for action in actions:
             if isinstance(action, Refuse):
-                if not (only_refusals and refused_key in refusals):
+                if not already_told:
                     problems.append(refusal_text(action, self.lang))
                 continue
             if isinstance(action, Rebuild) and labels_failed:
@@ -416,7 +425,8 @@ class _Runner:
             await _reply(self.client, facts, compose_reply(facts.actor, sections, self.lang))
             self.replied = True
         if only_refusals and actions:
-            refusals[refused_key] = True
+            if shared is None:
+                refusals[refused_key] = True
             return False
         return not problems
 

@@ -59,7 +59,12 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     a merged pull request, and the GitHub client's errors (``RetryLater``, ``NotFound``...).
     """
     services = ctx.services
-    superseded = services.store.supersede(job) if services.store is not None else None
+    superseded = None
+    if services.store is not None:
+        if getattr(services.store, "blocking", False):
+            superseded = await asyncio.to_thread(services.store.supersede, job)
+        else:
+            superseded = services.store.supersede(job)
     if superseded is not None:
         # A later delivery for this pull request will build the same guide from fresher
         # data; this one ends before its payload is even parsed.
