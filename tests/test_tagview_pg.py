@@ -123,14 +123,20 @@ def test_view_with_an_unusable_database_url_is_one_line(url, expected, tmp_path,
     assert expected in err and err.count("\n") == 1 and "secret" not in err and "Traceback" not in err
 
 
-def test_the_app_factory_opens_the_postgresql_store(pg_url, tmp_path, app_private_key):  # noqa: F811
+def test_the_server_gives_the_tag_view_its_one_pool(pg_url, tmp_path, app_private_key):  # noqa: F811
+    """With PRGUIDE_DATABASE_URL the app factory opens nothing; start-up binds the replica's pool."""
     from bot.app.server import STATE, create_app as create_server_app
     from bot.tagview.pgstore import PgGuideStore
     from loopback import settings_for
 
     settings = settings_for(type("S", (), {"base_url": "http://127.0.0.1:9"})(), app_private_key, tmp_path,
                             database_url=pg_url)
-    app = create_server_app(settings)
-    guides = app[STATE].options["guides"]
-    assert isinstance(guides, PgGuideStore)
-    guides.close()
+    guides = create_server_app(settings).__getitem__(STATE).options["guides"]
+    assert isinstance(guides, PgGuideStore) and not guides.bound
+    with pytest.raises(RuntimeError, match="no database yet"):
+        guides.repositories()
+    guides.close()  # nothing to close, no error
+    with PgGuideStore.open(pg_url) as opened:
+        guides.bind(opened.database)
+        guides.save(make_guide(1), visibility="public")
+        assert guides.bound and [r.name for r in opened.repositories()] == ["acme/rocket"]

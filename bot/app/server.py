@@ -106,12 +106,13 @@ def create_app(
         from bot.tagview.backends import open_store
         from bot.tagview.web import add_routes
 
-        if guides is None:
-            guides = open_store(
-                database_url=getattr(settings, "database_url", None),
-                schema=getattr(settings, "database_schema", None),
-                path=settings.db_path,
-            )
+        if guides is None and settings.database_url:
+            from bot.tagview.pgstore import PgGuideStore
+
+            # Bound at start-up to the replica's one pool (see _lifecycle).
+            guides = PgGuideStore(None)
+        elif guides is None:
+            guides = open_store(path=settings.db_path)
             app.on_cleanup.append(_closer(guides))
         add_routes(app, guides, settings)
     app[STATE] = AppState(
@@ -183,6 +184,8 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
             database = await asyncio.to_thread(pg.from_settings, settings, migrate_components=None)
             store = PgJobStore(database, lease=settings.job_lease)
             shared = PgSharedState(database)
+            if not getattr(options["guides"], "bound", True):
+                options["guides"].bind(database)  # the tag view shares the replica's pool
         clients = ClientFactory(
             auth, session=session, on_response=state.metrics.github_hook, **{"shared": shared, **options["client"]}
         )

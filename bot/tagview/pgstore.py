@@ -63,10 +63,20 @@ class PgGuideStore:
     ``GuideDataError``/``ValueError`` the SQLite store raises for the same input.
     """
 
-    def __init__(self, database: pg.Database, *, owned: bool = False):
+    def __init__(self, database: pg.Database | None, *, owned: bool = False):
         self._db = database
         self._owned = owned
         self._trigram: bool | None = None
+
+    @property
+    def bound(self) -> bool:
+        """Whether the store has its database (see :meth:`bind`)."""
+        return self._db is not None
+
+    def bind(self, database: pg.Database) -> None:
+        """Use ``database`` from now on: a store made with ``None`` (the server's, built
+        before its start-up opens the one pool each replica has) gets it here."""
+        self._db = database
 
     @classmethod
     def open(cls, url: str, *, schema: str | None = None, max_size: int = 4) -> PgGuideStore:
@@ -81,7 +91,9 @@ class PgGuideStore:
 
     @property
     def database(self) -> pg.Database:
-        """The pool this store borrows connections from."""
+        """The pool this store borrows connections from; ``RuntimeError`` before :meth:`bind`."""
+        if self._db is None:
+            raise RuntimeError("the tag view's PostgreSQL store has no database yet (the server binds it at start)")
         return self._db
 
     @property
@@ -95,7 +107,7 @@ class PgGuideStore:
 
     def close(self) -> None:
         """Close the pool if this store opened it."""
-        if self._owned:
+        if self._owned and self._db is not None:
             self._db.close()
 
     def __enter__(self) -> PgGuideStore:
@@ -105,7 +117,8 @@ class PgGuideStore:
         self.close()
 
     def _connection(self):  # type: ignore[no-untyped-def]
-        return self._db.pool.connection(timeout=self._db.timeout)
+        db = self.database
+        return db.pool.connection(timeout=db.timeout)
 
     # -- writing ---------------------------------------------------------------------
 
