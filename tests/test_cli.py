@@ -397,3 +397,25 @@ def test_history_of_a_repository_without_merged_pull_requests(tmp_path, capsys):
     _git(r, "commit", "-qm", "just a commit")
     assert main(["history", "--repo", str(r), "--repository", "acme/plain"]) == 1
     assert capsys.readouterr().err == f"prguide history: no merged pull requests found in {r}\n"
+
+
+def test_db_migrate_applies_every_component_and_errors_are_one_line(pg_schema, capsys, monkeypatch):
+    from bot.cli import main
+
+    url, schema = pg_schema
+    monkeypatch.delenv("PRGUIDE_DATABASE_URL", raising=False)
+    assert main(["db", "migrate", "--url", url, "--schema", schema]) == 0
+    out = capsys.readouterr().out
+    assert "jobs: version 1" in out and "state: version 1" in out
+    monkeypatch.setenv("PRGUIDE_DATABASE_URL", url)
+    monkeypatch.setenv("PRGUIDE_DATABASE_SCHEMA", schema)
+    assert main(["db", "migrate"]) == 0  # again: nothing left to do
+    assert "jobs: version 1" in capsys.readouterr().out
+    assert main(["db", "migrate", "--url", "postgresql://127.0.0.1:1/none"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("prguide db migrate: postgresql://127.0.0.1:1/none schema") and err.count("\n") == 1
+    assert main(["db", "migrate", "--url", "sqlite:x.db"]) == 2
+    monkeypatch.delenv("PRGUIDE_DATABASE_URL")
+    assert main(["db", "migrate"]) == 2
+    assert "pass --url or set PRGUIDE_DATABASE_URL" in capsys.readouterr().err
+    assert main(["db"]) == 2

@@ -30,7 +30,8 @@ def wait_for(condition, timeout: float = 10.0) -> None:
 
 def replica(pg_schema, **options) -> PgJobStore:
     url, schema = pg_schema
-    db = pg.connect(url, schema=schema, max_size=4, timeout=5.0, migrate_components=["jobs"])
+    # Named after the schema, so a test kills only its own connections on a shared server.
+    db = pg.connect(url, schema=schema, max_size=4, timeout=5.0, migrate_components=["jobs"], name=schema)
     return PgJobStore(db, clock=lambda: T0, **options)
 
 
@@ -175,7 +176,9 @@ def test_the_listener_comes_back_after_its_connection_is_killed(pg_schema):
         assert killed
         wait_for(lambda: len(calls) >= 2)  # listening again (and told the pool to look)
         before = len(calls)
-        replica(pg_schema).enqueue_many(deliveries(1, keys=1))
+        other = replica(pg_schema)
+        other.enqueue_many(deliveries(1, keys=1))
+        other.close()
         wait_for(lambda: len(calls) > before)
     finally:
         stop()
@@ -188,11 +191,10 @@ def test_killed_pool_connections_are_replaced_and_work_resumes(pg_schema):
     try:
         store.enqueue_many(deliveries(3, keys=3))
         with psycopg.connect(url, autocommit=True) as admin:
-            admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid()"
-                " AND datname = current_database() AND application_name = '' AND query NOT LIKE 'LISTEN%%'"
-                " AND state = 'idle'"
-            )
+            killed = admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s", (store.db.schema,)
+            ).fetchall()
+        assert killed
         jobs = [store.claim() for _ in range(3)]
         assert sorted(j.delivery_id for j in jobs) == ["d0", "d1", "d2"]
     finally:
@@ -276,3 +278,75 @@ def test_urls_schemas_and_names_are_checked():
         pg.connect("postgresql://h/db", schema="a;b")
     with pytest.raises(ValueError, match="plain identifier"):
         pg.register_migrations("bad name", [])
+
+
+async def test_a_worker_pool_on_postgresql_runs_renews_survives_killed_connections_and_releases_on_stop(pg_schema):
+    import asyncio
+
+    from bot.app.workers import WorkerPool
+
+    url, _ = pg_schema
+    store = replica(pg_schema, lease=0.6, poll_interval=0.2)
+    store.clock = time.time
+    done: list[str] = []
+    gate = asyncio.Event()
+
+    async def handler(job) -> None:
+        if job.key == "slow":
+            await gate.wait()
+        done.append(job.delivery_id)
+
+    pool = WorkerPool(store, handler, concurrency=2)
+    try:
+        pool.start()
+        store.enqueue_many([QueuedDelivery("s1", "pull_request", "slow", b"{}")])
+        await asyncio.to_thread(wait_for, lambda: store.counts()["running"] == 1)
+        (job_id,) = [j.id for j in pool.running_jobs]
+        lease = store.get(job_id)["lease_until"]
+        await asyncio.to_thread(wait_for, lambda: store.get(job_id)["lease_until"] > lease)  # the heartbeat
+        with psycopg.connect(url, autocommit=True) as admin:  # the database drops every connection
+            assert admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s", (store.db.schema,)
+            ).fetchall()
+        # Another replica queues work: the pool hears of it (or polls) and runs it.
+        other = replica(pg_schema)
+        other.enqueue_many(deliveries(3, keys=3))
+        other.close()
+        await asyncio.to_thread(wait_for, lambda: len(done) == 3)
+        assert sorted(done) == ["d0", "d1", "d2"]
+        assert store.get(job_id)["state"] == "running"  # its lease was kept alive throughout
+    finally:
+        interrupted = await pool.stop(timeout=0.05)
+    assert [j.delivery_id for j in interrupted] == ["s1"]
+    row = store.get(job_id)
+    assert (row["state"], row["attempts"], row["owner"]) == ("queued", 0, None)  # put back, not counted
+    store.close()
+
+
+async def test_a_job_that_outlived_its_lease_in_this_pool_is_not_started_twice(pg_schema):
+    import asyncio
+
+    from bot.app.workers import WorkerPool
+
+    store = replica(pg_schema, lease=0.2, poll_interval=0.05)
+    store.clock = time.time
+    store.renew = lambda job_ids, now=None: 0  # heartbeats that never reach the database
+    runs: list[int] = []
+    gate = asyncio.Event()
+
+    async def handler(job) -> None:
+        runs.append(job.attempts)
+        await gate.wait()
+
+    pool = WorkerPool(store, handler, concurrency=2)
+    pool.start()
+    try:
+        store.enqueue_many(deliveries(1, keys=1))
+        # The lease runs out and this very pool takes the job back (attempt 2)...
+        await asyncio.to_thread(wait_for, lambda: (store.get(1) or {}).get("attempts") == 2)
+        gate.set()
+        await asyncio.to_thread(wait_for, lambda: store.counts()["done"] == 1)
+        assert runs == [1]  # ...but it ran once: the first run was still going
+    finally:
+        await pool.stop(timeout=1)
+        store.close()

@@ -180,3 +180,20 @@ def test_a_secret_that_still_has_whitespace_is_warned_about_without_quoting_it()
     (warning,) = secret_warnings(" s3cret\n")
     assert "GITHUB_WEBHOOK_SECRET begins or ends with whitespace" in warning
     assert "s3cret" not in warning
+
+
+def test_postgresql_settings_are_read_and_checked(env):
+    settings = from_env({**env, "PRGUIDE_DATABASE_URL": "postgresql://db:5432/prguide", "PRGUIDE_DATABASE_SCHEMA": "guides",
+                         "PRGUIDE_DB_POOL_MIN": "2", "PRGUIDE_DB_POOL_MAX": "8", "PRGUIDE_DB_POOL_TIMEOUT": "2.5",
+                         "PRGUIDE_JOB_LEASE": "20", "PRGUIDE_ROLE": "Worker"})
+    assert (settings.backend, settings.database_schema, settings.db_pool_min, settings.db_pool_max) == ("postgresql", "guides", 2, 8)
+    assert (settings.db_pool_timeout, settings.job_lease, settings.role) == (2.5, 20.0, "worker")
+    assert "db:5432" not in repr(settings)  # a URL may carry a password
+    assert from_env(env).backend == "sqlite" and from_env(env).role == "all"
+    with pytest.raises(SettingsError) as caught:
+        from_env({**env, "PRGUIDE_DATABASE_URL": "mysql://db/x", "PRGUIDE_DATABASE_SCHEMA": "a-b", "PRGUIDE_DB_POOL_MIN": "9",
+                  "PRGUIDE_DB_POOL_MAX": "3", "PRGUIDE_DB_POOL_TIMEOUT": "soon", "PRGUIDE_JOB_LEASE": "0", "PRGUIDE_ROLE": "both"})
+    text = "\n".join(caught.value.problems)
+    for name in ("PRGUIDE_DATABASE_URL", "PRGUIDE_DATABASE_SCHEMA", "PRGUIDE_DB_POOL_MIN (9)", "PRGUIDE_DB_POOL_TIMEOUT",
+                 "PRGUIDE_JOB_LEASE", "PRGUIDE_ROLE"):
+        assert name in text

@@ -141,7 +141,8 @@ def connect(
     ``min_size``/``max_size``: connections the pool keeps at least / opens at most;
     ``timeout``: seconds a caller waits for a connection (then ``PoolTimeout``).
     ``migrate_components``: components whose migrations to apply now (``None``: every
-    registered one). Raises ``ValueError`` for a bad URL or schema name and
+    registered one). ``name``: the pool's name and its connections' ``application_name``
+    (what ``pg_stat_activity`` shows). Raises ``ValueError`` for a bad URL or schema name and
     ``psycopg.Error`` when the server cannot be reached within ``timeout`` seconds.
     """
     if not is_postgresql_url(url):
@@ -155,13 +156,19 @@ def connect(
 
     def configure(conn: psycopg.Connection) -> None:
         _use_schema(conn, chosen)
+        # Claims, settlements and leases may be lost in a crash of the server: the job
+        # then runs again, and its effects are idempotent. What must survive (a queued
+        # delivery, answered 202) asks for a synchronous commit in its transaction.
+        conn.autocommit = True
+        conn.execute("SET synchronous_commit TO off")
+        conn.autocommit = False
 
     pool = ConnectionPool(
         url,
         min_size=min_size,
         max_size=max_size,
         timeout=timeout,
-        kwargs={"connect_timeout": CONNECT_TIMEOUT},
+        kwargs={"connect_timeout": CONNECT_TIMEOUT, "application_name": name[:63]},
         configure=configure,
         # A connection the server dropped (restart, pg_terminate_backend) is found and
         # replaced when it is lent, not when a query fails on it.

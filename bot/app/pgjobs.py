@@ -157,6 +157,7 @@ class PgJobStore:
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.channel = channel(db.schema)
         self._max_attempts: int | None = None
+        self._last_takeback: float | None = None
 
     @classmethod
     def open(cls, settings: Any, **options: Any) -> PgJobStore:
@@ -205,6 +206,8 @@ class PgJobStore:
             return []
         results = []
         with self._conn() as conn:
+            # The 202 promises the row survives a crash of the database server too.
+            conn.execute("SET LOCAL synchronous_commit TO on")
             for row, payload in rows:
                 inserted = conn.execute(
                     "INSERT INTO jobs (delivery_id, event, action, key, installation_id, not_before, created_at,"
@@ -225,7 +228,11 @@ class PgJobStore:
         """
         at = self._at(now)
         with self._conn() as conn:
-            self._take_back_expired(conn, at)
+            # Expired leases are looked for a few times per lease, not on every claim.
+            last = self._last_takeback
+            if last is None or not last <= at < last + self.lease / 10:
+                self._last_takeback = at
+                self._take_back_expired(conn, at)
             for _ in range(3):  # a row another replica just claimed is skipped; look again
                 with conn.transaction():
                     row = conn.execute(_CANDIDATE, {"now": at}).fetchone()
@@ -341,7 +348,7 @@ class PgJobStore:
                 " updated_at = %s, owner = NULL, lease_until = NULL WHERE id = %s AND state = 'running' AND owner = %s",
                 (at, at, job_id, self.owner),
             )
-            self._notify(conn)
+            self._notify(conn)  # the released job itself is due now, for any replica
 
     def _settle(
         self, job_id: int, state: str, now: float | None, *, outcome: str | None = None, error: str | None = None,
@@ -349,12 +356,16 @@ class PgJobStore:
     ) -> None:
         at = self._at(now)
         with self._conn() as conn:
+            # Other replicas are woken only when a job of this key waits for this one: a
+            # notification per finished job would wake every replica for nothing.
             conn.execute(
-                "UPDATE jobs SET state = %s, outcome = %s, error = %s, not_before = %s, updated_at = %s,"
-                " owner = NULL, lease_until = NULL WHERE id = %s AND state = 'running' AND owner = %s",
-                (state, outcome, error, at + not_before_in, at, job_id, self.owner),
+                "WITH settled AS ("
+                " UPDATE jobs SET state = %s, outcome = %s, error = %s, not_before = %s, updated_at = %s,"
+                " owner = NULL, lease_until = NULL WHERE id = %s AND state = 'running' AND owner = %s RETURNING key)"
+                " SELECT pg_notify(%s, '') FROM settled"
+                " WHERE EXISTS (SELECT 1 FROM jobs q WHERE q.key = settled.key AND q.state = 'queued')",
+                (state, outcome, error, at + not_before_in, at, job_id, self.owner, self.channel),
             )
-            self._notify(conn)
 
     def requeue_running(self, *, max_attempts: int | None = None, now: float | None = None) -> int:
         """Take back running jobs whose lease ran out (their replica died); how many.

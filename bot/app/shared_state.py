@@ -23,8 +23,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-import cachetools
-
 from bot.app import pg
 
 #: ``(rate per second, capacity)`` of each write bucket: 8 + 72 a minute, 100 + 400 an hour.
@@ -73,7 +71,6 @@ class LocalState:
         self._buckets: dict[int, tuple] = {}
         self._memory: dict[str, float] = {}
         self._clock = clock
-        self._ttl_cache: cachetools.TTLCache = cachetools.TTLCache(maxsize=4096, ttl=3600, timer=clock)
 
     def reserve_write(self, installation_id: int) -> float:
         """See :class:`SharedState`."""

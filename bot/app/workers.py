@@ -106,6 +106,7 @@ class WorkerPool:
         self._poll_interval: float | None = getattr(store, "poll_interval", None)
         self._lease: float | None = getattr(store, "lease", None)
         self._heartbeat: asyncio.Task | None = None
+        self._in_pass = False
         self._unlisten: Callable[[], None] | None = None
 
     async def _call(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -168,7 +169,9 @@ class WorkerPool:
         if self._pass_done is None or self._dispatcher is None:
             raise RuntimeError("the worker pool is not started")
         dispatcher = self._dispatcher
-        target = self._passes + 1
+        # A pass already under way (awaiting a store in a thread) may have looked at the
+        # queue before this call: only the pass after it counts.
+        target = self._passes + (2 if self._in_pass else 1)
         self.notify()
         async with self._pass_done:
             await self._pass_done.wait_for(lambda: self._idle_pass >= target or dispatcher.done())
@@ -211,19 +214,25 @@ class WorkerPool:
         assert self._wake is not None and self._pass_done is not None
         while not self._stopping:
             self._wake.clear()
+            self._in_pass = True
             now = self.clock()
             timeout: float | None = None
             try:
                 await self._maybe_prune(now)
                 while len(self._running) < self.concurrency and not self._stopping:
-                    job = await self._call(self.store.claim, now)
+                    job = await self._call(self.store.claim, now) if self._blocking else self.store.claim(now)
                     if job is None:
                         break
+                    if any(running.id == job.id for running in self._running.values()):
+                        # Our own lease ran out (heartbeats failed) and this pool took the job
+                        # back: it is still running here, so do not start it twice.
+                        log.warning("job %d outlived its lease here and was claimed again; it keeps running", job.id)
+                        continue
                     task = asyncio.create_task(self._run(job), name=f"prguide-job-{job.id}")
                     self._running[task] = job
                     task.add_done_callback(self._finished)
                 if len(self._running) < self.concurrency:
-                    due = await self._call(self.store.next_due)
+                    due = await self._call(self.store.next_due) if self._blocking else self.store.next_due()
                     if due is not None:
                         timeout = max(due - now, 0.0)
                 if self._poll_interval is not None:
@@ -236,6 +245,7 @@ class WorkerPool:
                 log.exception("cannot read the job queue; trying again in 5 s")
                 timeout = 5.0
             self._passes += 1
+            self._in_pass = False
             if not self._running and (timeout is None or timeout > 0):
                 self._idle_pass = self._passes
                 async with self._pass_done:
@@ -314,6 +324,9 @@ class WorkerPool:
         # A job whose result cannot be written stays 'running' and is taken back at the
         # next start; the pool itself keeps going.
         try:
-            await self._call(method, job_id, now=self.clock(), **kwargs)
+            if self._blocking:
+                await self._call(method, job_id, now=self.clock(), **kwargs)
+            else:
+                method(job_id, now=self.clock(), **kwargs)
         except DATABASE_ERRORS:
             log.exception("cannot record the result of job %d; it will run again after a restart", job_id)

@@ -1,0 +1,98 @@
+"""The app in PostgreSQL mode against the sandbox: guides, health, metrics, roles, a database that does not answer."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+from loopback import NUMBERS, SMALL_PR, app_private_key, start_loopback  # noqa: F401
+
+from bot.app.server import wait_idle
+
+pytestmark = pytest.mark.corpus
+
+
+def pg_settings(pg_schema, **more):
+    url, schema = pg_schema
+    return {"database_url": url, "database_schema": schema, "db_pool_max": 4, "db_pool_timeout": 2.0, **more}
+
+
+@pytest.fixture
+def bundles(load_bundle_json):
+    return {n: load_bundle_json(n) for n in NUMBERS[:2]}
+
+
+@pytest.fixture
+def template(webhook_payload):
+    return webhook_payload("pull_request", "closed.payload.json")
+
+
+async def test_a_merge_gets_its_guide_and_health_and_metrics_name_the_backend(
+    pg_schema, app_private_key, tmp_path, bundles, template  # noqa: F811
+):
+    async with start_loopback(app_private_key, tmp_path, bundles, template, settings=pg_settings(pg_schema)) as lb:
+        await lb.merged(SMALL_PR, delivery="m-1")
+        assert len(lb.comments()) == 1 and lb.labels()
+        resp = await lb.deliver(lb.payload(SMALL_PR), delivery="m-1")
+        assert resp.status == 202 and (await resp.json()) == {"duplicate": f"verl-project/verl#{SMALL_PR}", "delivery": "m-1"}
+        assert lb.jobs() == {"queued": 0, "running": 0, "done": 1, "parked": 0}
+        health = await (await lb.client.get("/healthz")).json()
+        assert health["database"] == {"backend": "postgresql", "reachable": True} and health["role"] == "all"
+        metrics = await (await lb.client.get("/metrics")).text()
+        assert 'prguide_info{backend="postgresql",role="all"' in metrics
+        assert 'prguide_jobs{state="done"} 1.0' in metrics
+
+
+async def test_a_database_that_does_not_answer_gives_503_not_500(
+    pg_schema, app_private_key, tmp_path, bundles, template  # noqa: F811
+):
+    settings = pg_settings(pg_schema, db_pool_max=1, db_pool_min=1, db_pool_timeout=0.3)
+    async with start_loopback(app_private_key, tmp_path, bundles, template, settings=settings) as lb:
+        await lb.merged(SMALL_PR, delivery="m-1")
+        pool = lb.state.store.db.pool
+        held = threading.Event()
+        release = threading.Event()
+
+        def hold() -> None:  # every connection busy: what callers see of a database that hangs
+            with pool.connection():
+                held.set()
+                release.wait(10)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        try:
+            assert held.wait(5)
+            resp = await lb.deliver(lb.payload(SMALL_PR), delivery="m-2")
+            assert resp.status == 503 and "job queue unavailable" in (await resp.json())["error"]
+            health = await lb.client.get("/healthz")
+            assert health.status == 503
+            assert (await health.json())["database"] == {"backend": "postgresql", "reachable": False}
+        finally:
+            release.set()
+            await asyncio.to_thread(holder.join)
+        # GitHub's redelivery of the refused delivery is taken once the database answers.
+        resp = await lb.deliver(lb.payload(SMALL_PR), delivery="m-2")
+        assert resp.status == 202
+        await wait_idle(lb.app)
+        assert len(lb.comments()) == 1
+
+
+async def test_roles_split_taking_deliveries_from_running_jobs(
+    pg_schema, app_private_key, tmp_path, bundles, template  # noqa: F811
+):
+    async with start_loopback(
+        app_private_key, tmp_path / "w", bundles, template, settings=pg_settings(pg_schema, role="web")
+    ) as web:
+        resp = await web.deliver(web.payload(SMALL_PR), delivery="m-1")
+        assert resp.status == 202
+        assert web.jobs()["queued"] == 1  # a web replica runs no jobs
+        async with start_loopback(
+            app_private_key, tmp_path / "k", bundles, template, settings=pg_settings(pg_schema, role="worker"),
+            sandbox_options={},
+        ) as worker:
+            refused = await worker.deliver(worker.payload(SMALL_PR), delivery="m-2")
+            assert refused.status == 503 and "role worker" in (await refused.json())["error"]
+            await wait_idle(worker.app)
+            assert worker.state.store.counts()["done"] == 1
+            assert len(worker.comments()) == 1
