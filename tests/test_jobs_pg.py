@@ -213,6 +213,7 @@ def test_an_exhausted_pool_makes_callers_wait_then_fail_clearly(pg_schema):
             assert time.monotonic() - started >= 0.25
         assert isinstance(caught.value, psycopg.OperationalError)  # what the webhook turns into 503
         assert store.counts()["queued"] == 0  # the connection is back: all is well again
+        db.ping()
     finally:
         store.close()
 
