@@ -16,7 +16,7 @@ until each has its guide comment:
 * **burst latency**: the same per pull request while the burst queues up behind the workers;
 * **CPU per delivery**: user+system CPU time the prguide processes spent during the burst
   (``/proc/PID/stat``) / deliveries; for PostgreSQL also the server's backends serving
-  them (found by ``application_name``), as SQLite does that work inside prguide;
+  them (found by the replicas' client ports), as SQLite does that work inside prguide;
 * **memory**: each replica's RSS after the burst.
 
 The write budget is lifted (GitHub's 80 writes a minute per installation would otherwise
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -88,12 +89,35 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
-def backend_pids(url: str, application_name: str) -> list[int]:
-    """PostgreSQL backend processes serving connections named ``application_name``."""
+def local_ports(pids: Sequence[int]) -> list[int]:
+    """Local TCP ports of the sockets processes ``pids`` hold open (``/proc/PID/fd``, ``/proc/net/tcp``)."""
+    inodes = set()
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                with contextlib.suppress(OSError):
+                    target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                    if target.startswith("socket:["):
+                        inodes.add(target[8:-1])
+    ports = []
+    for table_path in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table_path).read_text().splitlines()[1:]:
+                fields = line.split()
+                if fields[9] in inodes:
+                    ports.append(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def backend_pids(url: str, client_pids: Sequence[int]) -> list[int]:
+    """PostgreSQL backend processes serving connections of processes ``client_pids`` (matched by client port)."""
     import psycopg
 
+    ports = local_ports(client_pids)
     with psycopg.connect(url, autocommit=True) as conn:
-        rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE application_name = %s", (application_name,)).fetchall()
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE client_port = ANY(%s) AND client_addr IS NOT NULL", (ports,)
+        ).fetchall()
     return [r[0] for r in rows]
 
 
@@ -170,7 +194,7 @@ async def one_config(backend: str, replicas: int, bundles: Sequence[dict], key_p
                 await until({issue}, seen_one, 60)
                 quiet.append((seen_one[issue] - began) * 1000)
             rest = bodies[1 + args.one_by_one :]
-            pg_pids = backend_pids(args.database_url, tag) if backend == "postgresql" else []
+            pg_pids = backend_pids(args.database_url, [c.pid for c in children]) if backend == "postgresql" else []
             cpu0 = {c.pid: cpu_seconds(c.pid) for c in children}
             pg0 = {pid: cpu_seconds(pid) for pid in pg_pids}
             sent: dict[str, float] = {}
@@ -186,7 +210,7 @@ async def one_config(backend: str, replicas: int, bundles: Sequence[dict], key_p
             cpu = sum(cpu_seconds(c.pid) - cpu0[c.pid] for c in children)
             pg_cpu = 0.0
             if backend == "postgresql":
-                for pid in set(pg_pids) | set(backend_pids(args.database_url, tag)):
+                for pid in set(pg_pids) | set(backend_pids(args.database_url, [c.pid for c in children])):
                     pg_cpu += cpu_seconds(pid) - pg0.get(pid, 0.0)
             rss = [rss_kb(c.pid)[0] / 1024 for c in children]
             final = await comments(http, sandbox_url)
