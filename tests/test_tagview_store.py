@@ -1,4 +1,10 @@
-"""The tag view's guide store: saving, refreshing, migrating, filtering, grouping by label."""
+"""The tag view's guide store: one contract suite run against every backend (SQLite, PostgreSQL).
+
+Tests taking ``store`` run once per backend; the PostgreSQL run uses a schema of its own
+on ``PRGUIDE_TEST_DATABASE_URL`` (skipped with the reason when unreachable, failed in CI).
+Tests taking ``sqlite_store`` or ``pg_store`` check one backend's own machinery (query
+plans, migrations, sharing a connection).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,8 @@ from hypothesis import strategies as st
 
 from bot.app.db import open_database, schema_version
 from bot.tagview.schema import COMPONENT, migrations
-from bot.tagview.store import GuideDataError, GuideFilter, GuideStore
+from bot.tagview.store import GuideDataError, GuideFilter, GuideStorage, GuideStore
+from pg_helpers import pg_url  # noqa: F401 - fixture
 
 
 def make_guide(number: int, **changes) -> dict:
@@ -47,9 +54,31 @@ def make_guide(number: int, **changes) -> dict:
 
 
 @pytest.fixture
-def store(tmp_path):
+def sqlite_store(tmp_path):
     with GuideStore(tmp_path / "prguide.db") as s:
         yield s
+
+
+@pytest.fixture
+def pg_store(pg_url):  # noqa: F811 - the fixture imported above
+    from bot.tagview.pgstore import PgGuideStore
+
+    with PgGuideStore.open(pg_url) as s:
+        yield s
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request) -> GuideStorage:
+    """The guide store under test, once per backend."""
+    return request.getfixturevalue({"sqlite": "sqlite_store", "postgresql": "pg_store"}[request.param])
+
+
+def sql_rows(store, query: str) -> list[tuple]:
+    """Rows of ``query`` (no parameters) run on the store's own database."""
+    if isinstance(store, GuideStore):
+        return [tuple(r) for r in store.connection.execute(query).fetchall()]
+    with store.database.pool.connection() as conn:
+        return [tuple(r) for r in conn.execute(query).fetchall()]
 
 
 def numbers(page) -> list[int]:
@@ -93,10 +122,8 @@ def test_label_provenance_and_descriptions_are_kept(store):
         ]),
         label_descriptions={"needs-docs": "Docs must follow"},
     )
-    rows = store.connection.execute(
-        "SELECT label, source, rule FROM tagview_labels ORDER BY label"
-    ).fetchall()
-    assert [tuple(r) for r in rows] == [("bug", "rule", "fix-title"), ("needs-docs", "human", None)]
+    rows = sql_rows(store, "SELECT label, source, rule FROM tagview_labels ORDER BY label")
+    assert rows == [("bug", "rule", "fix-title"), ("needs-docs", "human", None)]
     assert [(i.name, i.count, i.description) for i in store.labels("acme/rocket")] == [
         ("bug", 1, "Something is broken"),
         ("needs-docs", 1, "Docs must follow"),
@@ -126,13 +153,13 @@ def test_bad_guide_data_is_refused_and_nothing_is_written(store, changes, key):
     assert store.query("acme/rocket").total == 1
 
 
-def test_failed_write_rolls_back_the_whole_save(store, monkeypatch):
-    store.save(make_guide(1, title="before", labels=["bug"]))
+def test_failed_write_rolls_back_the_whole_save(sqlite_store, monkeypatch):
+    sqlite_store.save(make_guide(1, title="before", labels=["bug"]))
 
     class Boom(Exception):
         pass
 
-    real = store.connection
+    real = sqlite_store.connection
 
     class Failing:
         """Passes everything through but fails on the label insert."""
@@ -145,12 +172,12 @@ def test_failed_write_rolls_back_the_whole_save(store, monkeypatch):
                 raise Boom()
             return real.executemany(sql, *args)
 
-    monkeypatch.setattr(store, "_conn", Failing())
+    monkeypatch.setattr(sqlite_store, "_conn", Failing())
     with pytest.raises(Boom):
-        store.save(make_guide(1, title="after", labels=["ci"]))
-    monkeypatch.setattr(store, "_conn", real)
-    assert store.get("acme/rocket", 1)["title"] == "before"
-    assert [i.name for i in store.labels("acme/rocket")] == ["bug"]
+        sqlite_store.save(make_guide(1, title="after", labels=["ci"]))
+    monkeypatch.setattr(sqlite_store, "_conn", real)
+    assert sqlite_store.get("acme/rocket", 1)["title"] == "before"
+    assert [i.name for i in sqlite_store.labels("acme/rocket")] == ["bug"]
 
 
 def test_migrations_run_on_an_empty_database_and_reopening_is_idempotent(tmp_path):
@@ -193,9 +220,9 @@ def test_one_store_may_be_shared_by_threads(store):
     assert [(i.name, i.count) for i in store.labels("acme/rocket")][0] == ("bug", 160)
 
 
-def test_the_label_index_serves_label_grouping(store):
-    store.save(make_guide(1))
-    plan = store.connection.execute(
+def test_the_label_index_serves_label_grouping(sqlite_store):
+    sqlite_store.save(make_guide(1))
+    plan = sqlite_store.connection.execute(
         "EXPLAIN QUERY PLAN SELECT number FROM tagview_labels WHERE repository = ? AND label = ? "
         "ORDER BY merged_at DESC, number DESC LIMIT 10",
         ("acme/rocket", "bug"),
@@ -204,14 +231,14 @@ def test_the_label_index_serves_label_grouping(store):
     assert "tagview_labels_by_label" in detail and "TEMP B-TREE" not in detail
 
 
-def test_filtered_sections_scan_the_covering_label_index_once(store):
-    store.save(make_guide(1))
+def test_filtered_sections_scan_the_covering_label_index_once(sqlite_store):
+    sqlite_store.save(make_guide(1))
     statements: list[str] = []
-    store.connection.set_trace_callback(statements.append)
-    store.sections("acme/rocket", GuideFilter(level="deep", search="thing"))
-    store.connection.set_trace_callback(None)
+    sqlite_store.connection.set_trace_callback(statements.append)
+    sqlite_store.sections("acme/rocket", GuideFilter(level="deep", search="thing"))
+    sqlite_store.connection.set_trace_callback(None)
     ranked = next(sql for sql in statements if "ROW_NUMBER" in sql)
-    plan = " ".join(str(tuple(r)) for r in store.connection.execute("EXPLAIN QUERY PLAN " + ranked))
+    plan = " ".join(str(tuple(r)) for r in sqlite_store.connection.execute("EXPLAIN QUERY PLAN " + ranked))
     assert "COVERING INDEX tagview_labels_by_label" in plan
     assert "SCAN l" not in plan and "SCAN tagview_labels" not in plan
 
@@ -315,9 +342,9 @@ def test_delete_forgets_a_guide(filled):
     assert [(i.name, i.count) for i in filled.labels("acme/rocket")][0] == ("bug", 3)
 
 
-def test_full_text_search_is_used_when_sqlite_has_fts5(store):
-    assert store.full_text_search is True
-    assert store.connection.execute("SELECT 1 FROM sqlite_master WHERE name = 'tagview_search'").fetchone()
+def test_full_text_search_is_used_when_sqlite_has_fts5(sqlite_store):
+    assert sqlite_store.full_text_search is True
+    assert sqlite_store.connection.execute("SELECT 1 FROM sqlite_master WHERE name = 'tagview_search'").fetchone()
 
 
 _WORDS = ["rollout", "ckpt", "vllm", "fix", "文档更新", "a_b", "50%", "Ray"]
@@ -339,3 +366,99 @@ def test_full_text_and_plain_search_agree(titles, query):
     assert with_fts == without
     expected = [n for n, t in enumerate(titles, start=1) if all(w.casefold() in t.casefold() for w in query.split())]
     assert sorted(with_fts) == sorted(expected)
+
+
+# -- PostgreSQL's own machinery ---------------------------------------------------------
+
+
+def test_pg_failed_write_rolls_back_the_whole_save(pg_store, monkeypatch):
+    pg_store.save(make_guide(1, title="before", labels=["bug"]))
+
+    class Boom(Exception):
+        pass
+
+    def fail(*args, **kwargs):
+        raise Boom()
+
+    monkeypatch.setattr(pg_store, "_insert_labels", fail)
+    with pytest.raises(Boom):
+        pg_store.save(make_guide(1, title="after", labels=["ci"]))
+    monkeypatch.undo()
+    assert pg_store.get("acme/rocket", 1)["title"] == "before"
+    assert [i.name for i in pg_store.labels("acme/rocket")] == ["bug"]
+
+
+def test_pg_search_uses_the_trigram_index(pg_store):
+    """With pg_trgm, a 3+ character word is answered from the GIN index, not by scanning."""
+    assert pg_store.full_text_search is True
+    for number in range(1, 21):
+        pg_store.save(make_guide(number, title=f"rollout {number}"))
+    with pg_store.database.pool.connection() as conn:
+        conn.execute("SET LOCAL enable_seqscan = off")
+        plan = " ".join(r[0] for r in conn.execute(
+            "EXPLAIN SELECT id FROM tagview_guides g WHERE (g.title || ' ' || g.focus_text) ILIKE '%roll%'"
+        ))
+    assert "tagview_guides_search" in plan
+
+
+def test_pg_migrations_are_recorded_and_reopening_is_idempotent(pg_url):  # noqa: F811
+    from bot.app import pg
+    from bot.tagview.pg_schema import MIGRATIONS
+    from bot.tagview.pgstore import PgGuideStore
+
+    with PgGuideStore.open(pg_url) as first:
+        first.save(make_guide(1))
+        assert pg.applied_versions(first.database)["tagview"] == len(MIGRATIONS)
+    with PgGuideStore.open(pg_url) as again:
+        assert again.query("acme/rocket").total == 1
+        assert pg.applied_versions(again.database)["tagview"] == len(MIGRATIONS)
+
+
+def test_pg_store_shared_by_threads(pg_store):
+    def work(first: int) -> None:
+        for number in range(first, first + 10):
+            pg_store.save(make_guide(number, labels=["bug", f"t{first}"]))
+            pg_store.sections("acme/rocket", GuideFilter(level="quick"))
+
+    threads = [threading.Thread(target=work, args=(start,)) for start in (1, 101, 201)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert pg_store.query("acme/rocket").total == 30
+    assert [(i.name, i.count) for i in pg_store.labels("acme/rocket")][0] == ("bug", 30)
+
+
+_SEARCH_WORDS = ["rollout", "ckpt", "vllm", "fix", "文档更新", "a_b", "50%", "Ray", "Ünïcode", "MEGATRON"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    titles=st.lists(st.lists(st.sampled_from(_SEARCH_WORDS), min_size=1, max_size=3).map(" ".join), min_size=1, max_size=6),
+    query=st.lists(st.sampled_from(_SEARCH_WORDS + ["oll", "LLM", "文档", "b_", "0%", "tron", "fix ckpt"]), min_size=1, max_size=2).map(" ".join),
+)
+def test_both_backends_find_the_same_guides(titles, query):
+    """"Same results": for words of 3+ characters, the same PRs in the same order on SQLite and PostgreSQL."""
+    import uuid
+
+    from bot.app import pg
+    from bot.tagview.pgstore import PgGuideStore
+    from pg_helpers import require_postgresql, schema_url
+
+    base = require_postgresql()
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    try:
+        with GuideStore(sqlite3.connect(":memory:", isolation_level=None)) as lite, \
+                PgGuideStore.open(schema_url(base, schema), max_size=1) as post:
+            for number, title in enumerate(titles, start=1):
+                guide = make_guide(number, title=title, focus=[{"file": "x.py", "reason": title[::-1]}],
+                                   merged_at="2026-01-01T00:00:00Z")  # one instant: ties order by number
+                lite.save(guide)
+                post.save(guide)
+            on_sqlite = lite.query("acme/rocket", search=query)
+            on_pg = post.query("acme/rocket", search=query)
+            assert numbers(on_sqlite) == numbers(on_pg) and on_sqlite.total == on_pg.total
+            assert [(s.name, s.count) for s in lite.sections("acme/rocket", GuideFilter(search=query))] == \
+                [(s.name, s.count) for s in post.sections("acme/rocket", GuideFilter(search=query))]
+    finally:
+        pg.drop_schema(base, schema)

@@ -94,8 +94,8 @@ def create_app(
     :class:`bot.rules.RuleSet` (default: ``load_rules(settings.rules)`` at start-up,
     raising ``RuleError`` there). ``auth``: an :class:`bot.app.auth.AppAuth` (default:
     made from the settings). ``guides``: the tag view's
-    :class:`bot.tagview.store.GuideStore`; by default, with ``tag_view`` true, one is
-    opened here on ``settings.db_path`` (the one piece of I/O in the factory, as the
+    :class:`bot.tagview.store.GuideStorage`; by default, with ``tag_view`` true, one is
+    opened here on ``settings.database_url`` (PostgreSQL) or else ``settings.db_path`` (the one piece of I/O in the factory, as the
     tag view's routes need it) and closed at clean-up. ``tag_view=False``: no tag view
     routes, and guides are not stored.
     ``pool_options``/``client_options``: extra keyword arguments for
@@ -107,11 +107,16 @@ def create_app(
     # aiohttp answers 413 itself for a body over the cap, before it is all in memory.
     app = web.Application(client_max_size=MAX_BODY_BYTES)
     if tag_view:
-        from bot.tagview.store import GuideStore
+        from bot.tagview.backends import open_store
         from bot.tagview.web import add_routes
 
-        if guides is None:
-            guides = GuideStore(settings.db_path)
+        if guides is None and settings.database_url:
+            from bot.tagview.pgstore import PgGuideStore
+
+            # Bound at start-up to the replica's one pool (see _lifecycle).
+            guides = PgGuideStore(None)
+        elif guides is None:
+            guides = open_store(path=settings.db_path)
             app.on_cleanup.append(_closer(guides))
         add_routes(app, guides, settings)
     app[STATE] = AppState(
@@ -183,6 +188,8 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
             database = await asyncio.to_thread(pg.from_settings, settings, migrate_components=None)
             store = PgJobStore(database, lease=settings.job_lease)
             shared = PgSharedState(database)
+            if not getattr(options["guides"], "bound", True):
+                options["guides"].bind(database)  # the tag view shares the replica's pool
         clients = ClientFactory(
             auth, session=session, on_response=state.metrics.github_hook, **{"shared": shared, **options["client"]}
         )

@@ -2,6 +2,8 @@
 
 ``prguide view --db PATH`` serves the tag view on 127.0.0.1 (see :mod:`bot.tagview.web`);
 ``prguide view --db PATH --export DIR`` writes it to ``DIR`` (see :mod:`bot.tagview.export`).
+``--database-url postgresql://...`` (or ``$PRGUIDE_DATABASE_URL`` when ``--db`` is not
+given) reads the guides a multi-replica installation keeps in PostgreSQL.
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ DEFAULT_PORT = 8081
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``view`` options to ``parser``."""
     parser.add_argument("--db", type=Path, default=None, help="prguide database file (default: $PRGUIDE_DB or prguide.db)")
+    parser.add_argument(
+        "--database-url", default=None, metavar="URL",
+        help="read the guides from PostgreSQL at postgresql://... instead of a file (default: $PRGUIDE_DATABASE_URL)",
+    )
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default: {DEFAULT_HOST}, this machine only)")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port to listen on (default: {DEFAULT_PORT}; 0 picks a free one)")
     parser.add_argument("--export", type=Path, metavar="DIR", default=None, help="write static HTML pages to DIR instead of serving")
@@ -64,6 +70,26 @@ def open_guide_store(path: Path):
         raise ValueError(f"{path} is not a usable prguide database ({exc})") from None
 
 
+def open_database_store(url: str):
+    """Open the tag view in PostgreSQL at ``url`` as a :class:`bot.tagview.pgstore.PgGuideStore`.
+
+    Raises :class:`ValueError` with a one-line reason (password left out) when the URL
+    is not ``postgresql://``, the server cannot be reached or its tables are newer.
+    """
+    import psycopg
+
+    from bot.app import pg
+    from bot.app.db import DatabaseError
+    from bot.tagview.backends import open_store
+
+    if not pg.is_postgresql_url(url):
+        raise ValueError(f"--database-url must be a postgresql:// URL, got {pg.redact(url)!r}")
+    try:
+        return open_store(database_url=url)
+    except (psycopg.Error, DatabaseError) as exc:
+        raise ValueError(f"{pg.redact(url)} is not usable ({' '.join(str(exc).split())})") from None
+
+
 def _repositories(count: int) -> str:
     return f"{count} {'repository' if count == 1 else 'repositories'}"
 
@@ -76,8 +102,9 @@ def run(args: argparse.Namespace) -> int:
     to a loopback address. Exporting only hidden repositories is an error (exit 1), as
     the site would be empty.
     """
+    url = None if args.db is not None else (args.database_url or os.environ.get("PRGUIDE_DATABASE_URL", "").strip() or None)
     path = Path(args.db) if args.db is not None else Path(database_path())
-    if not path.exists():
+    if url is None and not path.exists():
         print(f"prguide view: no database at {path} (pass --db or set PRGUIDE_DB)", file=sys.stderr)
         return 2
     if args.per_label < 1:
@@ -87,10 +114,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"prguide view: --export {args.export} is a file, not a folder", file=sys.stderr)
         return 2
     try:
-        store = open_guide_store(path)
+        store = open_guide_store(path) if url is None else open_database_store(url)
     except ValueError as exc:
         print(f"prguide view: {exc}", file=sys.stderr)
         return 2
+    if url is not None:
+        from bot.app.pg import redact
+
+        path = redact(url)  # type: ignore[assignment] - only shown in messages from here on
     with store:
         stored = [r for r in store.repositories() if r.guides]
         hidden = 0 if args.include_private else sum(r.visibility != "public" for r in stored)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from bot.tagview.i18n import LANGUAGES
 from bot.tagview.pages import StaticLinks, label_slug, render_guide_page, render_index_page, render_tags_page
-from bot.tagview.store import MAX_LIMIT, GuideRow, GuideStore, LabelSection
+from bot.tagview.store import MAX_LIMIT, GuideRow, GuideStorage, LabelSection
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +30,7 @@ def _suffix(lang: str) -> str:
     return ".html" if lang == LANGUAGES[0] else f".{lang}.html"
 
 
-def _all_rows(store: GuideStore, repository: str, label: str | None = None) -> Iterator[GuideRow]:
+def _all_rows(store: GuideStorage, repository: str, label: str | None = None) -> Iterator[GuideRow]:
     offset = 0
     while True:
         page = store.query(repository, label=label, limit=MAX_LIMIT, offset=offset)
@@ -40,7 +40,7 @@ def _all_rows(store: GuideStore, repository: str, label: str | None = None) -> I
         offset = page.next_offset
 
 
-def export_site(store: GuideStore, out_dir: str | Path, *, include_private: bool = False, per_label: int = 10) -> ExportSummary:
+def export_site(store: GuideStorage, out_dir: str | Path, *, include_private: bool = False, per_label: int = 10) -> ExportSummary:
     """Write the tag view of every public repository (and private ones if ``include_private``) to ``out_dir``.
 
     Files are overwritten in place; other files in ``out_dir`` are left alone. A

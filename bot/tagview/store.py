@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from bot.tagview.schema import migrate_tagview, open_connection
 
@@ -151,6 +151,62 @@ class GuideFilter:
     def active(self) -> bool:
         """Whether any restriction is set."""
         return any(getattr(self, name) not in (None, "") for name in self.__slots__)
+
+
+class GuideStorage(Protocol):
+    """What the tag view's pages, JSON, export and the features call on a guide store.
+
+    Two implementations: :class:`GuideStore` (SQLite, the single-machine default) and
+    :class:`bot.tagview.pgstore.PgGuideStore` (PostgreSQL, shared by replicas). Both give
+    the same answers; ``tests/test_tagview_store.py`` runs one suite against each.
+    Methods are synchronous; see :class:`GuideStore` for each one's shapes and errors.
+    """
+
+    @property
+    def full_text_search(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+    def save(
+        self,
+        guide_data: Mapping[str, Any],
+        *,
+        visibility: str | None = None,
+        label_descriptions: Mapping[str, str] | None = None,
+    ) -> None: ...
+
+    def set_visibility(self, repository: str, visibility: str) -> None: ...
+
+    def delete(self, repository: str, number: int) -> bool: ...
+
+    def get(self, repository: str, number: int) -> dict[str, Any] | None: ...
+
+    def visibility(self, repository: str) -> str | None: ...
+
+    def repositories(self) -> list[RepositoryInfo]: ...
+
+    def canonical_name(self, repository: str) -> str | None: ...
+
+    def labels(self, repository: str) -> list[LabelCount]: ...
+
+    def areas(self, repository: str) -> list[tuple[str, int]]: ...
+
+    def query(
+        self,
+        repository: str,
+        *,
+        label: str | None = None,
+        area: str | None = None,
+        level: str | None = None,
+        min_importance: int | None = None,
+        since: date | datetime | str | None = None,
+        until: date | datetime | str | None = None,
+        search: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> GuidePage: ...
+
+    def sections(self, repository: str, flt: GuideFilter | None = None, *, per_label: int = 10) -> list[LabelSection]: ...
 
 
 def _locked(method):  # type: ignore[no-untyped-def]
@@ -404,10 +460,7 @@ class GuideStore:
         ``YYYY-MM-DD`` or ISO-8601 strings. ``limit`` is 1-:data:`MAX_LIMIT`, ``offset`` >= 0.
         Raises :class:`ValueError` for a bad filter value.
         """
-        if not 1 <= limit <= MAX_LIMIT:
-            raise ValueError(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
-        if offset < 0:
-            raise ValueError(f"offset must not be negative, got {offset}")
+        check_page(limit, offset)
         flt = GuideFilter(
             label=label, area=area, level=level, min_importance=min_importance,
             since=_as_bound(since, "since"), until=_as_bound(until, "until"), search=search,
@@ -490,6 +543,7 @@ class GuideStore:
         return sorted(sections, key=lambda s: s.name.casefold())
 
     def _where(self, repository: str, flt: GuideFilter) -> tuple[str, list[Any]]:
+        check_filter(flt)
         clauses = ["g.repository = ?"]
         params: list[Any] = [repository]
         if flt.label:
@@ -499,13 +553,9 @@ class GuideStore:
             clauses.append("EXISTS (SELECT 1 FROM tagview_areas a WHERE a.guide_id = g.id AND a.area = ?)")
             params.append(flt.area)
         if flt.level:
-            if flt.level not in READING_LEVELS:
-                raise ValueError(f"reading level must be one of {', '.join(READING_LEVELS)}, got {flt.level!r}")
             clauses.append("g.reading_level = ?")
             params.append(flt.level)
         if flt.min_importance is not None:
-            if not isinstance(flt.min_importance, int) or not 1 <= flt.min_importance <= 10:
-                raise ValueError(f"minimum importance must be a whole number 1-10, got {flt.min_importance!r}")
             clauses.append("g.importance >= ?")
             params.append(flt.min_importance)
         if flt.since is not None:
@@ -528,6 +578,24 @@ class GuideStore:
                 clauses.append("(g.title LIKE ? ESCAPE '\\' OR g.focus_text LIKE ? ESCAPE '\\')")
                 params.extend([pattern, pattern])
         return " AND ".join(clauses), params
+
+
+def check_filter(flt: GuideFilter) -> None:
+    """Raise :class:`ValueError` naming the first bad value of ``flt`` (reading level, minimum importance)."""
+    if flt.level and flt.level not in READING_LEVELS:
+        raise ValueError(f"reading level must be one of {', '.join(READING_LEVELS)}, got {flt.level!r}")
+    if flt.min_importance is not None and (
+        not isinstance(flt.min_importance, int) or not 1 <= flt.min_importance <= 10
+    ):
+        raise ValueError(f"minimum importance must be a whole number 1-10, got {flt.min_importance!r}")
+
+
+def check_page(limit: int, offset: int) -> None:
+    """Raise :class:`ValueError` unless ``limit`` is 1-:data:`MAX_LIMIT` and ``offset`` >= 0."""
+    if not 1 <= limit <= MAX_LIMIT:
+        raise ValueError(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
+    if offset < 0:
+        raise ValueError(f"offset must not be negative, got {offset}")
 
 
 _ROW_COLUMNS = (

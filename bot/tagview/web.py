@@ -37,7 +37,7 @@ from bot.tagview.pages import (
     render_index_page,
     render_tags_page,
 )
-from bot.tagview.store import READING_LEVELS, GuideFilter, GuideStore, LabelSection
+from bot.tagview.store import READING_LEVELS, GuideFilter, GuideStorage, LabelSection
 
 #: Headers sent with every tag-view response, error pages included.
 SECURITY_HEADERS = {
@@ -151,9 +151,9 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 class TagView:
-    """The tag view's request handlers over one :class:`GuideStore`."""
+    """The tag view's request handlers over one :class:`GuideStorage` (SQLite or PostgreSQL)."""
 
-    def __init__(self, store: GuideStore, settings: TagViewSettings):
+    def __init__(self, store: GuideStorage, settings: TagViewSettings):
         self.store = store
         self.settings = settings
 
@@ -343,7 +343,7 @@ def _guarded(handler: Handler) -> Handler:
     return run
 
 
-def add_routes(app_or_router: web.Application | web.UrlDispatcher, store: GuideStore, settings: Any = None) -> TagView:
+def add_routes(app_or_router: web.Application | web.UrlDispatcher, store: GuideStorage, settings: Any = None) -> TagView:
     """Mount the tag view's routes (see the module docstring) on an app or router.
 
     ``settings`` is a :class:`TagViewSettings`, the app's Settings (its ``view_token`` is
@@ -358,7 +358,7 @@ def add_routes(app_or_router: web.Application | web.UrlDispatcher, store: GuideS
     return view
 
 
-def create_app(store: GuideStore, settings: Any = None) -> web.Application:
+def create_app(store: GuideStorage, settings: Any = None) -> web.Application:
     """A stand-alone aiohttp application serving only the tag view (``/`` redirects to ``/repos``)."""
     app = web.Application()
     add_routes(app, store, settings)

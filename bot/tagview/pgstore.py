@@ -1,0 +1,402 @@
+"""The guide store on PostgreSQL: the tag view shared by several prguide replicas.
+
+Same interface and answers as :class:`bot.tagview.store.GuideStore` (see
+:class:`bot.tagview.store.GuideStorage`); the tables are in :mod:`bot.tagview.pg_schema`,
+migrated with the other components by :func:`bot.app.pg.migrate`. Every call borrows
+one connection from the process's pool (:class:`bot.app.pg.Database`) for one
+transaction, so a store may be shared by threads and by the event loop; calls block
+for one round trip or two, like the SQLite store's file reads.
+
+Search: every word must occur in the title or in the focus text, any case --
+``ILIKE '%word%'`` over ``title || ' ' || focus_text``, which a ``pg_trgm`` GIN index
+answers for words of three characters or more (SQLite answers the same with its FTS5
+trigram index). Words never contain spaces, so the joined text matches a word exactly
+when one of the two fields does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from datetime import UTC, date, datetime
+from typing import Any
+
+from bot.app import pg
+from bot.tagview import pg_schema
+from bot.tagview.store import (
+    VISIBILITIES,
+    GuideDataError,
+    GuideFilter,
+    GuidePage,
+    GuideRow,
+    LabelCount,
+    LabelSection,
+    RepositoryInfo,
+    _as_bound,
+    _normalise,
+    _start,
+    _utc,
+    check_filter,
+    check_page,
+)
+
+pg.register_migrations(pg_schema.COMPONENT, pg_schema.MIGRATIONS)
+
+_ROW_COLUMNS = (
+    "g.repository, g.number, g.title, g.url, g.author, g.merged_at, g.change_type, g.breaking, "
+    "g.importance, g.reading_level, g.reading_minutes, g.labels, g.areas, g.summary"
+)
+# The newest merge first, guides without a merge time last (as SQLite orders NULLs in DESC).
+_NEWEST = "g.merged_at DESC NULLS LAST, g.number DESC"
+_SEARCHED = "(g.title || ' ' || g.focus_text)"
+
+
+class PgGuideStore:
+    """Stored guides of merged pull requests in PostgreSQL, for the tag view.
+
+    ``database``: an open :class:`bot.app.pg.Database` whose schema has the
+    ``tagview`` migrations applied (:func:`bot.app.pg.connect` with
+    ``migrate_components`` including ``"tagview"``, or ``prguide db migrate``).
+    ``owned``: close the database in :meth:`close`. Errors are ``psycopg.Error``
+    (``psycopg_pool.PoolTimeout`` when no connection frees up in time) besides the
+    ``GuideDataError``/``ValueError`` the SQLite store raises for the same input.
+    """
+
+    def __init__(self, database: pg.Database | None, *, owned: bool = False):
+        self._db = database
+        self._owned = owned
+        self._trigram: bool | None = None
+
+    @property
+    def bound(self) -> bool:
+        """Whether the store has its database (see :meth:`bind`)."""
+        return self._db is not None
+
+    def bind(self, database: pg.Database) -> None:
+        """Use ``database`` from now on: a store made with ``None`` (the server's, built
+        before its start-up opens the one pool each replica has) gets it here."""
+        self._db = database
+
+    @classmethod
+    def open(cls, url: str, *, schema: str | None = None, max_size: int = 4) -> PgGuideStore:
+        """Connect to ``url`` (migrating the tag view's tables) with a pool of its own, closed by :meth:`close`.
+
+        For the command line (``prguide view``, ``db copy``); the server shares its pool.
+        Raises ``ValueError`` for a bad URL, ``psycopg.Error`` when unreachable and
+        :class:`bot.app.db.DatabaseError` for a schema newer than this code.
+        """
+        database = pg.connect(url, schema=schema, min_size=1, max_size=max_size, migrate_components=[pg_schema.COMPONENT])
+        return cls(database, owned=True)
+
+    @property
+    def database(self) -> pg.Database:
+        """The pool this store borrows connections from; ``RuntimeError`` before :meth:`bind`."""
+        if self._db is None:
+            raise RuntimeError("the tag view's PostgreSQL store has no database yet (the server binds it at start)")
+        return self._db
+
+    @property
+    def full_text_search(self) -> bool:
+        """Whether search is served by the ``pg_trgm`` index (else ``ILIKE`` scans)."""
+        if self._trigram is None:
+            with self._connection() as conn:
+                found = conn.execute("SELECT to_regclass('tagview_guides_search')").fetchone()
+            self._trigram = found[0] is not None
+        return self._trigram
+
+    def close(self) -> None:
+        """Close the pool if this store opened it."""
+        if self._owned and self._db is not None:
+            self._db.close()
+
+    def __enter__(self) -> PgGuideStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _connection(self):  # type: ignore[no-untyped-def]
+        db = self.database
+        return db.pool.connection(timeout=db.timeout)
+
+    # -- writing ---------------------------------------------------------------------
+
+    def save(
+        self,
+        guide_data: Mapping[str, Any],
+        *,
+        visibility: str | None = None,
+        label_descriptions: Mapping[str, str] | None = None,
+    ) -> None:
+        """Store one guide, replacing any earlier one for the same PR, in one transaction.
+
+        Same arguments, defaults and errors as :meth:`bot.tagview.store.GuideStore.save`.
+        """
+        row = _normalise(guide_data)
+        if visibility is not None and visibility not in VISIBILITIES:
+            raise GuideDataError(f"visibility must be 'public' or 'private', got {visibility!r}")
+        descriptions = dict(row.pop("descriptions"))
+        for name, text in (label_descriptions or {}).items():
+            if text:
+                descriptions[str(name)] = str(text)
+        details = row.pop("details")
+        merged_at = _moment(row["merged_at"])
+        with self._connection() as conn, conn.cursor() as cur:
+            cur.execute(
+                "INSERT INTO tagview_repositories (name, visibility) VALUES (%s, %s) "
+                "ON CONFLICT (name) DO UPDATE SET visibility = COALESCE(%s, tagview_repositories.visibility)",
+                (row["repository"], visibility or "private", visibility),
+            )
+            cur.execute(
+                """
+                INSERT INTO tagview_guides (
+                    repository, number, title, url, author, merged_at, change_type, breaking,
+                    importance, reading_level, reading_minutes, lang, summary, labels, areas,
+                    focus_text, stored_at
+                ) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, now())
+                ON CONFLICT (repository, number) DO UPDATE SET
+                    title = excluded.title, url = excluded.url, author = excluded.author,
+                    merged_at = excluded.merged_at, change_type = excluded.change_type,
+                    breaking = excluded.breaking, importance = excluded.importance,
+                    reading_level = excluded.reading_level, reading_minutes = excluded.reading_minutes,
+                    lang = excluded.lang, summary = excluded.summary, labels = excluded.labels,
+                    areas = excluded.areas, focus_text = excluded.focus_text, stored_at = excluded.stored_at
+                RETURNING id
+                """,
+                (
+                    row["repository"], row["number"], row["title"], row["url"], row["author"], merged_at,
+                    row["change_type"], bool(row["breaking"]), row["importance"], row["reading_level"],
+                    row["reading_minutes"], row["lang"], row["summary"], json.dumps(row["labels"]),
+                    json.dumps(row["areas"]), row["focus_text"],
+                ),
+            )
+            guide_id = cur.fetchone()[0]
+            cur.execute(
+                "INSERT INTO tagview_guide_data (guide_id, data) VALUES (%s, %s::json) "
+                "ON CONFLICT (guide_id) DO UPDATE SET data = excluded.data",
+                (guide_id, row["data"]),
+            )
+            cur.execute("DELETE FROM tagview_labels WHERE guide_id = %s", (guide_id,))
+            self._insert_labels(cur, guide_id, row, details, merged_at)
+            cur.execute("DELETE FROM tagview_areas WHERE guide_id = %s", (guide_id,))
+            cur.executemany(
+                "INSERT INTO tagview_areas (guide_id, repository, area) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                [(guide_id, row["repository"], area) for area in row["areas"]],
+            )
+            cur.executemany(
+                "INSERT INTO tagview_label_info (repository, label, description) VALUES (%s, %s, %s) "
+                "ON CONFLICT (repository, label) DO UPDATE SET description = excluded.description",
+                [(row["repository"], name, text) for name, text in descriptions.items()],
+            )
+
+    @staticmethod
+    def _insert_labels(cur: Any, guide_id: int, row: dict[str, Any], details: dict, merged_at: datetime | None) -> None:
+        cur.executemany(
+            "INSERT INTO tagview_labels (guide_id, repository, label, source, rule, merged_at, number) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+            [
+                (guide_id, row["repository"], name, *details.get(name, ("rule", None)), merged_at, row["number"])
+                for name in row["labels"]
+            ],
+        )
+
+    def set_visibility(self, repository: str, visibility: str) -> None:
+        """Mark a repository ``"public"`` or ``"private"``; :class:`ValueError` for another value."""
+        if visibility not in VISIBILITIES:
+            raise ValueError(f"visibility must be 'public' or 'private', got {visibility!r}")
+        with self._connection() as conn:
+            conn.execute(
+                "INSERT INTO tagview_repositories (name, visibility) VALUES (%s, %s) "
+                "ON CONFLICT (name) DO UPDATE SET visibility = excluded.visibility",
+                (repository, visibility),
+            )
+
+    def delete(self, repository: str, number: int) -> bool:
+        """Forget one guide (its labels, areas and data go with it); returns whether there was one."""
+        with self._connection() as conn:
+            found = conn.execute(
+                "DELETE FROM tagview_guides WHERE repository = %s AND number = %s RETURNING id", (repository, number)
+            ).fetchone()
+        return found is not None
+
+    # -- reading ---------------------------------------------------------------------
+
+    def get(self, repository: str, number: int) -> dict[str, Any] | None:
+        """The stored guide data (as saved, extra keys included), or ``None``."""
+        with self._connection() as conn:
+            found = conn.execute(
+                "SELECT d.data::text FROM tagview_guides g JOIN tagview_guide_data d ON d.guide_id = g.id "
+                "WHERE g.repository = %s AND g.number = %s",
+                (repository, number),
+            ).fetchone()
+        return json.loads(found[0]) if found else None
+
+    def visibility(self, repository: str) -> str | None:
+        """``"public"``/``"private"`` for a known repository, else ``None``."""
+        with self._connection() as conn:
+            found = conn.execute("SELECT visibility FROM tagview_repositories WHERE name = %s", (repository,)).fetchone()
+        return found[0] if found else None
+
+    def repositories(self) -> list[RepositoryInfo]:
+        """Every repository with its visibility and number of stored guides, by name."""
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT r.name, r.visibility, COUNT(g.id) FROM tagview_repositories r "
+                "LEFT JOIN tagview_guides g ON g.repository = r.name GROUP BY r.name, r.visibility"
+            ).fetchall()
+        return sorted((RepositoryInfo(*row) for row in rows), key=lambda r: r.name.casefold())
+
+    def canonical_name(self, repository: str) -> str | None:
+        """The repository's name as stored (names match case-insensitively), or ``None``."""
+        with self._connection() as conn:
+            found = conn.execute("SELECT name FROM tagview_repositories WHERE name = %s", (repository,)).fetchone()
+        return found[0] if found else None
+
+    def labels(self, repository: str) -> list[LabelCount]:
+        """Labels on the repository's stored guides, with counts and descriptions, by name."""
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT l.label, COUNT(*), COALESCE(min(i.description), '') FROM tagview_labels l "
+                "LEFT JOIN tagview_label_info i ON i.repository = l.repository AND i.label = l.label "
+                "WHERE l.repository = %s GROUP BY l.label",
+                (repository,),
+            ).fetchall()
+        return sorted((LabelCount(*row) for row in rows), key=lambda item: item.name.casefold())
+
+    def areas(self, repository: str) -> list[tuple[str, int]]:
+        """Areas on the repository's stored guides as ``(area, count)``, by name."""
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT area, COUNT(*) FROM tagview_areas WHERE repository = %s GROUP BY area", (repository,)
+            ).fetchall()
+        return sorted((tuple(row) for row in rows), key=lambda item: item[0].casefold())
+
+    def query(
+        self,
+        repository: str,
+        *,
+        label: str | None = None,
+        area: str | None = None,
+        level: str | None = None,
+        min_importance: int | None = None,
+        since: date | datetime | str | None = None,
+        until: date | datetime | str | None = None,
+        search: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> GuidePage:
+        """One page of matching guides, newest merge first (see :meth:`bot.tagview.store.GuideStore.query`)."""
+        check_page(limit, offset)
+        flt = GuideFilter(
+            label=label, area=area, level=level, min_importance=min_importance,
+            since=_as_bound(since, "since"), until=_as_bound(until, "until"), search=search,
+        )
+        where, params = _where(repository, flt)
+        with self._connection() as conn:
+            # One statement: the window count rides along with the page.
+            rows = conn.execute(
+                f"SELECT {_ROW_COLUMNS}, COUNT(*) OVER () FROM tagview_guides g WHERE {where} "
+                f"ORDER BY {_NEWEST} LIMIT %s OFFSET %s",
+                (*params, limit, offset),
+            ).fetchall()
+            if rows:
+                total = rows[0][-1]
+            else:
+                total = conn.execute(f"SELECT COUNT(*) FROM tagview_guides g WHERE {where}", params).fetchone()[0]
+        return GuidePage(tuple(_row(r) for r in rows), total, limit, offset)
+
+    def sections(self, repository: str, flt: GuideFilter | None = None, *, per_label: int = 10) -> list[LabelSection]:
+        """Every label with its matching guides' count and newest ``per_label`` rows (see the SQLite store)."""
+        flt = flt or GuideFilter()
+        if per_label < 1:
+            raise ValueError(f"per_label must be at least 1, got {per_label}")
+        narrowed = GuideFilter(
+            area=flt.area, level=flt.level, min_importance=flt.min_importance,
+            since=flt.since, until=flt.until, search=flt.search,
+        )
+        where, params = _where(repository, narrowed)
+        label_sql = " AND l.label = %s" if flt.label else ""
+        label_params = (flt.label,) if flt.label else ()
+        with self._connection() as conn:
+            descriptions = {
+                name.casefold(): text
+                for name, text in conn.execute(
+                    "SELECT label, description FROM tagview_label_info WHERE repository = %s", (repository,)
+                ).fetchall()
+            }
+            found = conn.execute(
+                f"""
+                WITH ranked AS (
+                    SELECT l.label, l.guide_id,
+                           ROW_NUMBER() OVER (PARTITION BY l.label ORDER BY l.merged_at DESC NULLS LAST, l.number DESC) AS position,
+                           COUNT(*) OVER (PARTITION BY l.label) AS total
+                    FROM tagview_labels l
+                    WHERE l.repository = %s{label_sql}
+                      AND l.guide_id IN (SELECT g.id FROM tagview_guides g WHERE {where})
+                )
+                SELECT r.label, r.total, {_ROW_COLUMNS}
+                FROM ranked r JOIN tagview_guides g ON g.id = r.guide_id
+                WHERE r.position <= %s ORDER BY r.position
+                """,
+                (repository, *label_params, *params, per_label),
+            ).fetchall()
+        totals: dict[str, tuple[str, int]] = {}
+        grouped: dict[str, list[GuideRow]] = {}
+        for record in found:
+            key = record[0].casefold()
+            totals.setdefault(key, (record[0], record[1]))
+            grouped.setdefault(key, []).append(_row(record[2:]))
+        sections = [
+            LabelSection(name, count, descriptions.get(key, ""), tuple(grouped[key]))
+            for key, (name, count) in totals.items()
+        ]
+        return sorted(sections, key=lambda s: s.name.casefold())
+
+
+def _where(repository: str, flt: GuideFilter) -> tuple[str, list[Any]]:
+    check_filter(flt)
+    clauses = ["g.repository = %s"]
+    params: list[Any] = [repository]
+    if flt.label:
+        clauses.append("EXISTS (SELECT 1 FROM tagview_labels x WHERE x.guide_id = g.id AND x.label = %s)")
+        params.append(flt.label)
+    if flt.area:
+        clauses.append("EXISTS (SELECT 1 FROM tagview_areas a WHERE a.guide_id = g.id AND a.area = %s)")
+        params.append(flt.area)
+    if flt.level:
+        clauses.append("g.reading_level = %s")
+        params.append(flt.level)
+    if flt.min_importance is not None:
+        clauses.append("g.importance >= %s")
+        params.append(flt.min_importance)
+    if flt.since is not None:
+        clauses.append("g.merged_at >= %s")
+        params.append(_start(flt.since))
+    if flt.until is not None:
+        if isinstance(flt.until, datetime):
+            clauses.append("g.merged_at <= %s")
+            params.append(_utc(flt.until))
+        else:
+            clauses.append("g.merged_at < %s + interval '1 day'")
+            params.append(_start(flt.until))
+    for word in (flt.search or "").split():
+        clauses.append(f"{_SEARCHED} ILIKE %s ESCAPE '\\'")
+        params.append("%" + re.sub(r"([\\%_])", r"\\\1", word) + "%")
+    return " AND ".join(clauses), params
+
+
+def _moment(iso: str | None) -> datetime | None:
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")) if iso else None
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if moment is not None else None
+
+
+def _row(r: Any) -> GuideRow:
+    return GuideRow(
+        repository=r[0], number=r[1], title=r[2], url=r[3], author=r[4], merged_at=_iso(r[5]),
+        change_type=r[6], breaking=bool(r[7]), importance=r[8], reading_level=r[9],
+        reading_minutes=r[10], labels=tuple(r[11]), areas=tuple(r[12]), summary=r[13],
+    )

@@ -1,0 +1,112 @@
+"""``prguide db copy``: a single-machine SQLite installation moves into PostgreSQL, nothing lost or doubled."""
+
+from __future__ import annotations
+
+import pytest
+from test_tagview_store import make_guide
+
+from bot.app import pg
+from bot.app.jobstore import JobStore
+from bot.cli import main
+from bot.tagview.store import GuideStore
+from pg_helpers import pg_url  # noqa: F401 - fixture
+
+T0 = 1_780_000_000.0
+
+
+@pytest.fixture
+def installation(tmp_path):
+    """An SQLite file with guides (public, private, human labels) and jobs in every state."""
+    path = tmp_path / "prguide.db"
+    with GuideStore(path) as guides:
+        guides.save(make_guide(1, labels=["bug", "needs-docs"], label_details=[
+            {"name": "bug", "source": "rule", "rule": "fix-title"},
+            {"name": "needs-docs", "source": "human", "rule": None},
+        ]), visibility="public", label_descriptions={"needs-docs": "Docs must follow"})
+        guides.save(make_guide(2, title="数据 rollout", extra={"kept": [1, 2]}), visibility="public")
+        guides.save(make_guide(3, repository="acme/Secret", title="hidden"), visibility="private")
+        guides.set_visibility("acme/empty", "public")
+    jobs = JobStore.open(str(path), clock=lambda: T0)
+    for n, key in enumerate(["acme/rocket#1", "acme/rocket#1", "acme/rocket#2", "acme/rocket#3", "acme/rocket#4"]):
+        jobs.enqueue(f"d{n}", "pull_request", key, f'{{"n": {n}}}'.encode(), installation_id=7, action="closed", now=T0 + n)
+    done = jobs.claim(now=T0 + 10)  # d0
+    jobs.complete(done.id, now=T0 + 11)
+    parked = jobs.claim(now=T0 + 12)  # d1 (its key is free again)
+    jobs.park(parked.id, error="boom", now=T0 + 13)
+    running = jobs.claim(now=T0 + 14)  # d2 stays running: its process "died"
+    assert running.delivery_id == "d2"
+    jobs.retry(jobs.claim(now=T0 + 15).id, delay=60, error="rate limited", now=T0 + 16)  # d3: due later, 1 attempt
+    jobs.close()
+    return path
+
+
+def pg_jobs(url: str) -> dict[str, tuple]:
+    db = pg.connect(url, max_size=1)
+    try:
+        with db.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT delivery_id, key, state, attempts, not_before, payload, error, installation_id FROM jobs ORDER BY id"
+            ).fetchall()
+    finally:
+        db.close()
+    return {r[0]: (r[1], r[2], r[3], r[4], bytes(r[5]) if r[5] is not None else None, r[6], r[7]) for r in rows}
+
+
+def test_copy_moves_guides_and_jobs_and_is_idempotent(installation, pg_url, capsys):  # noqa: F811
+    assert main(["db", "copy", "--from", f"sqlite:{installation}", "--to", pg_url]) == 0
+    out = capsys.readouterr().out
+    assert "copied 3 guides of 3 repositories and 5 jobs (5 new)" in out
+
+    from bot.tagview.pgstore import PgGuideStore
+
+    with GuideStore(installation) as lite, PgGuideStore.open(pg_url) as post:
+        assert post.repositories() == lite.repositories()
+        for repo in ("acme/rocket", "acme/Secret"):
+            assert post.query(repo, limit=500) == lite.query(repo, limit=500)
+            assert post.labels(repo) == lite.labels(repo)
+            assert post.sections(repo) == lite.sections(repo)
+            for row in lite.query(repo).items:
+                assert post.get(repo, row.number) == lite.get(repo, row.number)
+        assert post.visibility("acme/secret") == "private" and post.visibility("acme/empty") == "public"
+        with post.database.pool.connection() as conn:
+            provenance = conn.execute("SELECT label, source, rule FROM tagview_labels WHERE number = 1 ORDER BY label").fetchall()
+        assert [tuple(r) for r in provenance] == [("bug", "rule", "fix-title"), ("needs-docs", "human", None)]
+
+    jobs = pg_jobs(pg_url)
+    assert list(jobs) == ["d0", "d1", "d2", "d3", "d4"]  # queue order kept: one PR's jobs still run in order
+    assert jobs["d0"][1:3] == ("done", 1) and jobs["d0"][4] is None  # done: delivery id kept, payload not
+    assert jobs["d1"][1:] == ("parked", 1, T0 + 13, b'{"n": 1}', "boom", 7)
+    assert jobs["d2"][1:3] == ("queued", 1) and jobs["d2"][4] == b'{"n": 2}'  # interrupted: queued again
+    assert jobs["d3"][1:4] == ("queued", 1, T0 + 16 + 60) and jobs["d3"][5] == "rate limited"
+    assert jobs["d4"][1:5] == ("queued", 0, T0 + 4, b'{"n": 4}')
+
+    assert main(["db", "copy", "--from", f"sqlite:{installation}", "--to", pg_url]) == 0
+    assert "5 jobs (0 new)" in capsys.readouterr().out
+    assert pg_jobs(pg_url) == jobs
+    with PgGuideStore.open(pg_url) as post:
+        assert [(r.name, r.guides) for r in post.repositories()] == [("acme/empty", 0), ("acme/rocket", 2), ("acme/Secret", 1)]
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["--from", "mysql:x.db"], "--from must be sqlite:PATH"),
+        (["--from", "sqlite:/nonexistent/prguide.db"], "no SQLite database at /nonexistent/prguide.db"),
+        (["--from", "sqlite:{db}", "--to", "http://x"], "--to must be a postgresql:// URL"),
+        (["--from", "sqlite:{db}", "--to", "postgresql://u:pw@127.0.0.1:1/x"], "u:***@127.0.0.1:1"),
+        (["--from", "sqlite:{text}"], "is not an SQLite database"),
+        (["--from", "sqlite:{empty}"], "holds no prguide tables"),
+    ],
+)
+def test_copy_errors_are_one_line(argv, expected, installation, tmp_path, capsys, monkeypatch):
+    from pg_helpers import TEST_DATABASE_URL
+
+    monkeypatch.setenv("PRGUIDE_DATABASE_URL", TEST_DATABASE_URL)
+    (tmp_path / "notes.txt").write_text("not a database " * 100)
+    import sqlite3
+
+    sqlite3.connect(tmp_path / "empty.db").execute("CREATE TABLE other (x)").connection.close()
+    args = [a.format(db=installation, text=tmp_path / "notes.txt", empty=tmp_path / "empty.db") for a in argv]
+    assert main(["db", "copy", *args]) in (1, 2)
+    err = capsys.readouterr().err
+    assert expected in err and err.count("\n") == 1 and "Traceback" not in err and "pw@" not in err
