@@ -280,4 +280,17 @@ IDS = (
     N_("not_found"),
     N_("not_found_text"),
     N_("unauthorized_text"),
+    # digest: bot/tagview/digest.py, bot/tagview/web.py, bot/tagview/pages.py
+    N_("digest.area_for"),
+    N_("digest.for"),
+    N_("digest.importance"),
+    N_("digest.list_sep"),
+    N_("digest.reviewer"),
+    NP_("digest.threads", "digest.threads"),
+    N_("digest.title"),
+    N_("digest.title_label"),
+    N_("digest.feed_tags"),
+    N_("digest.feed_label"),
+    N_("digest.feed_digest"),
+    N_("digest.feed_digest_label"),
 )
