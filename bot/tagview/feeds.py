@@ -3,7 +3,7 @@
 Each entry is one pull request: its title, the summary sentence as the Atom
 ``summary`` and an HTML ``content`` holding the summary, the verdict line and the
 top focus points, linking to the full guide (``alternate``) and to the pull request
-on GitHub (``related``).
+on GitHub (inside the content).
 """
 
 from __future__ import annotations
@@ -34,6 +34,9 @@ def entry_html(entry: Entry) -> str:
         parts.append(Markup("<ul>{}</ul>").format(items))
     for fact in entry.breaking:
         parts.append(Markup("<p><strong>⚠</strong> {}</p>").format(fact))
+    github = safe_url(entry.row.url)
+    if github:
+        parts.append(Markup('<p><a href="{}">#{}</a></p>').format(github, entry.row.number))
     return str(Markup("").join(parts))
 
 
@@ -71,9 +74,8 @@ def render_feed(
         item.id(guide_url(row.number))
         item.title(f"#{row.number} {row.title}")
         item.link(href=guide_url(row.number), rel="alternate", type="text/html")
-        github = safe_url(row.url)
-        if github:
-            item.link(href=github, rel="related", type="text/html")
+        # The GitHub link goes into the content only: feedgen 1.0 writes an entry's links
+        # without their rel, and a second rel-less link would be a second "alternate".
         if row.author:
             item.author(name=row.author)
         item.updated(merged)

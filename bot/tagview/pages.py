@@ -121,7 +121,8 @@ class WebLinks:
 
     def language(self, lang: str) -> str:
         if self.here:
-            return _with_query(self.here, {"lang": lang})
+            # ``here`` may carry its own query (the digest's window and label).
+            return self.here + ("&" if "?" in self.here else "?") + urlencode({"lang": lang})
         return self.current(lang=None if lang == LANGUAGES[0] else lang)
 
     def clear(self) -> str:
