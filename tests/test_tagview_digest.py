@@ -126,17 +126,27 @@ def test_label_display_uses_the_area_names_of_the_page_language():
     assert label_display([{}], "area/megatron", "en", Messages("en")) == ("area/megatron", "")
 
 
+def test_verdict_names_two_readers_then_how_many_more():
+    row = GuideStore(":memory:")
+    row.save(make_guide(1, audience=["a", "b", "c", "d"]))
+    entry = make_entry(row.query("acme/rocket").items[0], row.get("acme/rocket", 1), "en", Messages("en"))
+    assert entry.readers == "for a, b and 2 more"
+    assert entry.verdict == "quick read · 4 min · importance 5/10 · for a, b and 2 more"
+    zh = make_entry(row.query("acme/rocket").items[0], row.get("acme/rocket", 1), "zh", Messages("zh"))
+    assert zh.readers == "适合a、b及另外 2 类读者"
+
+
 def test_entry_verdict_focus_and_breaking(store):
     row = store.query("acme/rocket", label="area/megatron").items[-1]
     entry = make_entry(row, store.get("acme/rocket", row.number), "en", Messages("en"))
-    assert entry.verdict == "deep read · 4 min · for maintainers · importance 6/10"
+    assert entry.verdict == "deep read · 4 min · importance 6/10 · for maintainers"
     assert [str(p.reason) for p in entry.focus] == ["point <code>0</code>", "point <code>1</code>", "point <code>2</code>"]
     assert entry.breaking == ("default of `lr` changes from 1 to 2",)
     assert entry.reviews == "alice approved · 2 threads, 5 comments"
     assert (entry.area, entry.area_name) == ("megatron", "Megatron backend")
     # Without stored data the row alone still makes an entry.
     bare = make_entry(row, None, "zh", Messages("zh"))
-    assert bare.verdict == "精读 · 4 分钟 · 重要度 6/10" or bare.verdict.endswith("重要度 6/10")
+    assert bare.verdict == bare.rating == "精读 · 4 分钟 · 重要度 6/10" and bare.readers == ""
     assert bare.focus == () and bare.reviews == ""
 
 
@@ -249,7 +259,7 @@ async def test_digest_feed_carries_the_read_first_entries_of_the_page(client):
     assert numbers == read == [2, 1, 4, 3]
     first = feed.entries[1]
     assert first.title == "#1 Megatron deep older"
-    assert first.summary == "Fixes thing 1. — deep read · 4 min · for maintainers · importance 6/10"
+    assert first.summary == "Fixes thing 1. — deep read · 4 min · importance 6/10 · for maintainers"
     assert "<code>m/0.py</code>" in first.content[0].value and "default of `lr`" in first.content[0].value
     assert [link.href for link in first.links] == [first.id]
     assert '<a href="https://github.com/acme/rocket/pull/1">#1</a>' in first.content[0].value

@@ -118,7 +118,7 @@ async def test_tags_page_groups_pull_requests_by_label(client):
     # Each pull request is a digest entry: title, summary, verdict, focus, then who, when and links.
     first = [" ".join(cell.split()) for cell in page.sections[0]["rows"][0]["cells"]]
     assert first == [
-        "[core] fix: thing 4 #4", "Fixes thing 4.", "deep read · 4 min · for maintainers · importance 9/10",
+        "[core] fix: thing 4 #4", "Fixes thing 4.", "deep read · 4 min · importance 9/10 · for maintainers",
         "rocket/ckpt.py: checkpoint format", "by octocat · merged 2026-01-04 · #4 on GitHub · Full guide",
     ]
     # Entries are articles named by their heading, under one heading per label.

@@ -286,6 +286,7 @@ IDS = (
     N_("digest.importance"),
     N_("digest.list_sep"),
     N_("digest.reviewer"),
+    NP_("digest.more_readers", "digest.more_readers"),
     NP_("digest.threads", "digest.threads"),
     N_("digest.title"),
     N_("digest.title_label"),

@@ -25,6 +25,8 @@ DEFAULT_DAYS = 7
 MAX_DAYS = 366
 #: Focus points shown per entry.
 FOCUS_POINTS = 3
+#: Readers named in an entry's verdict before "and N more".
+AUDIENCES = 2
 #: Reading levels worth reading first, in the order they are listed.
 READ_FIRST = ("deep", "quick")
 
@@ -47,7 +49,9 @@ class Entry:
     """One pull request as a digest entry; texts are plain (escaped by the templates) unless typed ``Markup``.
 
     ``summary_lang`` is the language the summary is written in (the guide's);
-    ``verdict`` is the verdict line in the page's language; ``area``/``area_name``
+    ``verdict`` is the whole verdict line in the page's language (level, minutes, for
+    whom, importance), ``rating`` the same without the readers and ``readers`` just
+    "for ..." (at most :data:`AUDIENCES` named); ``area``/``area_name``
     the first area's id and display name ("" when the guide has none).
     """
 
@@ -55,6 +59,8 @@ class Entry:
     summary: Markup
     summary_lang: str
     verdict: str
+    rating: str
+    readers: str
     focus: tuple[FocusLine, ...]
     breaking: tuple[str, ...]
     reviews: str
@@ -139,11 +145,16 @@ def make_entry(row: GuideRow, data: Mapping[str, Any] | None, lang: str, message
     parts = [messages.level(row.reading_level)]
     if row.reading_minutes is not None:
         parts.append(messages("minutes", minutes=row.reading_minutes))
-    audience = [str(a) for a in data.get("audience") or () if isinstance(a, str) and a]
-    if audience:
-        parts.append(messages("digest.for", audience=messages("digest.list_sep").join(audience)))
     if row.importance is not None:
         parts.append(messages("digest.importance", importance=row.importance))
+    audience = [str(a) for a in data.get("audience") or () if isinstance(a, str) and a]
+    readers = ""
+    if audience:
+        named = messages("digest.list_sep").join(audience[:AUDIENCES])
+        if len(audience) > AUDIENCES:
+            named = messages("digest.more_readers", count=len(audience) - AUDIENCES, readers=named)
+        readers = messages("digest.for", audience=named)
+    rating = " · ".join(p for p in parts if p)
     focus = []
     for point in list(data.get("focus") or ())[:FOCUS_POINTS]:
         if isinstance(point, Mapping) and point.get("reason"):
@@ -154,7 +165,9 @@ def make_entry(row: GuideRow, data: Mapping[str, Any] | None, lang: str, message
         row=row,
         summary=Markup(render_inline(summary)),
         summary_lang=guide_lang,
-        verdict=" · ".join(p for p in parts if p),
+        verdict=" · ".join(p for p in (rating, readers) if p),
+        rating=rating,
+        readers=readers,
         focus=tuple(focus),
         breaking=breaking,
         reviews=review_line(data.get("review"), messages),
