@@ -196,6 +196,7 @@ def _build_guide(
                            "sections": {k: v[:600] for k, v in description.sections.items() if k in _NARRATED_SECTIONS}}
     data["review_highlights"] = [{"path": th.path, "line": th.line, "comments": th.comments, "opening": th.opening[:300]}
                                  for th in review.threads[:5]]  # fmt: skip
+    data.update(_area_data(rules, classification, labels))
     return Guide(
         repository=snapshot.repository,
         number=snapshot.number,
@@ -284,6 +285,7 @@ def _guide_data(facts: GuideFacts, lang: str, markdown: str) -> dict[str, Any]:
         "audience": list(c.audience.get(lang, ())),
         "summary": summary_line(facts, lang, plain=True),
         "focus": describe_focus(facts.focus, lang),
+        "review": _review_data(facts.review),
         "follow_ups": [t(f.key, lang, {**f.params, **({"file": f.file} if f.file else {})}) for f in facts.follow_ups],
         "housekeeping": {k: list(getattr(facts.housekeeping, k)) for k in ("generated", "locks", "images", "owners", "formatting", "comments")},
         "dependencies": [
@@ -300,6 +302,38 @@ def _guide_data(facts: GuideFacts, lang: str, markdown: str) -> dict[str, Any]:
         "lang": lang,
         "engine_version": ENGINE_VERSION,
         "markdown": markdown,
+    }
+
+
+def _area_data(rules: Any, classification: Classification, labels: Any) -> dict[str, Any]:
+    """Display names and readers of the guide's areas in every language, and which labels name an area.
+
+    ``{"area_info": {area: {"names": {lang: text}, "audience": {lang: text}}}, "label_areas": {label: area}}``,
+    so the tag view can show "Megatron backend" for ``area/megatron`` without the rule files.
+    """
+    declared = getattr(rules, "areas", None)
+    if not isinstance(declared, Mapping):
+        return {"area_info": {}, "label_areas": {}}
+    info = {
+        area: {"names": dict(declared[area].names), "audience": dict(declared[area].audience)}
+        for area in classification.areas
+        if area in declared
+    }
+    namer = getattr(rules, "label_area", None)
+    label_areas = {}
+    for name in labels:
+        area = namer(name) if namer else None
+        if area in info:
+            label_areas[name] = area
+    return {"area_info": info, "label_areas": label_areas}
+
+
+def _review_data(review: Any) -> dict[str, Any]:
+    """Who reviewed and how much was discussed: ``{"reviewers": [{user, state, bot}], "threads": n, "comments": n}``."""
+    return {
+        "reviewers": [{"user": user, "state": state, "bot": bool(bot)} for user, state, bot in review.reviewers],
+        "threads": len(review.threads),
+        "comments": sum(thread.comments for thread in review.threads),
     }
 
 

@@ -24,6 +24,8 @@ import pytest
 from aiohttp.test_utils import TestServer
 from test_tagview_store import make_guide
 
+from bot.tagview.digest import load_digest
+from bot.tagview.pages import label_names
 from bot.tagview.store import GuideFilter, GuideStore
 from bot.tagview.web import TagViewSettings, create_app
 from conftest import CORPUS
@@ -195,7 +197,7 @@ SECTIONS_JS = """
     s.dataset.label,
     Number(s.dataset.count),
     s.querySelector('h2').textContent.trim(),
-    [...s.querySelectorAll('tbody tr')].map(r => Number(r.dataset.number)),
+    [...s.querySelectorAll('article.entry')].map(r => Number(r.dataset.number)),
 ])
 """
 
@@ -233,14 +235,15 @@ async def test_tag_view_in_headless_chromium(tmp_path, browser):
             assert [[s[0], s[1], s[3]] for s in sections] == expected(store, repository)
             assert len(sections) == len(store.labels(repository)) >= 3
             top = store.labels(repository)[0]
-            assert sections[0][2] == f"{top.name} · {top.count} pull requests"
+            shown = label_names([top.name], store.get_many(repository, sections[0][3]).values(), "en")
+            assert sections[0][2] == f"{shown.get(top.name, (top.name,))[0]} · {top.count} pull requests"
             more = await browser.run("document.querySelectorAll('p.more a').length")
             assert more == sum(1 for s in sections if s[1] > PER_LABEL)
             # The injected title is shown as text and never ran.
             assert sections[0][3][0] == 1
             assert await browser.run("document.getElementById('pwned')") is None
             assert await browser.run("document.scripts.length") == 0
-            cell = await browser.run("document.querySelector('tr[data-number=\"1\"] td.title').textContent")
+            cell = await browser.run("document.querySelector('article.entry[data-number=\"1\"] h3 a').textContent")
             assert cell.strip() == INJECTED
             assert browser.exceptions == []
 
@@ -272,7 +275,7 @@ async def test_tag_view_in_headless_chromium(tmp_path, browser):
 
             # Open the injected guide by following its link from the tag view.
             await browser.goto(f"{base}/tags")
-            href = await browser.run("document.querySelector('tr[data-number=\"1\"] td.title a').href")
+            href = await browser.run("document.querySelector('article.entry[data-number=\"1\"] h3 a').href")
             await browser.goto(href)
             assert await browser.run("document.querySelector('article h1').textContent") == f"{repository} #1: {INJECTED}"
             assert await browser.run("document.querySelector('.guide h2').textContent") == "Focus"
@@ -302,5 +305,96 @@ async def test_tag_view_in_headless_chromium(tmp_path, browser):
             assert widths[0] <= widths[1]
             shot = await browser.screenshot(tmp_path / "tags-phone.png")
             assert shot.startswith(b"\x89PNG\r\n\x1a\n") and len(shot) > 5000
+        finally:
+            await server.close()
+
+
+ENTRIES_JS = """
+[...document.querySelectorAll('article.entry')].map(a => [
+    Number(a.dataset.number),
+    a.querySelector('.summary') ? a.querySelector('.summary').textContent.trim() : '',
+    a.querySelector('.verdict').textContent.trim(),
+    [...a.querySelectorAll('ul.focus li')].map(li => li.textContent.trim()),
+])
+"""
+
+
+def expected_entries(store: GuideStore, repository: str, since, until, lang: str, label: str | None = None) -> list[list]:
+    digest, _ = load_digest(store, repository, since, until, lang, label=label)
+    return [
+        [e.row.number, e.summary.striptags(), e.verdict,
+         [(f"{p.file}: " if p.file else "") + p.reason.striptags() for p in e.focus]]
+        for e in digest.read_first
+    ]
+
+
+async def test_digest_of_a_corpus_week_in_headless_chromium(tmp_path, browser):
+    from datetime import date, timedelta
+
+    guides = corpus_guides() if CORPUS.exists() else hand_made_guides()
+    repository = guides[0]["repository"]
+    with GuideStore(tmp_path / "prguide.db") as store:
+        for guide in guides:
+            store.save(guide, visibility="public")
+        # The ISO week with the most merges.
+        weeks: dict[date, int] = {}
+        for guide in guides:
+            if guide.get("merged_at"):
+                day = date.fromisoformat(guide["merged_at"][:10])
+                monday = day - timedelta(days=day.weekday())
+                weeks[monday] = weeks.get(monday, 0) + 1
+        since = max(weeks, key=weeks.get)
+        until = since + timedelta(days=6)
+        server = TestServer(create_app(store, TagViewSettings()), host="127.0.0.1")
+        await server.start_server()
+        try:
+            base = f"http://127.0.0.1:{server.port}/repos/{repository}"
+            await browser.goto(f"{base}/digest?since={since}&until={until}")
+            assert await browser.run("document.title") == f"{repository} · What to read"
+            want = expected_entries(store, repository, since, until, "en")
+            assert want, "the busiest week has something worth reading"
+            shown = await browser.run(ENTRIES_JS)
+            assert shown == want
+            # Every entry says what it is and why: a summary, a verdict and (for most) focus points.
+            assert all(entry[1] and entry[2] for entry in shown)
+            assert sum(1 for entry in shown if entry[3]) >= len(shown) // 2
+            also = await browser.run("[...document.querySelectorAll('#also tbody tr')].map(r => Number(r.dataset.number))")
+            digest, _ = load_digest(store, repository, since, until, "en")
+            assert also == [e.row.number for e in digest.also]
+            assert await browser.run("document.scripts.length") == 0
+            assert await browser.run("document.querySelector('link[rel=alternate][type=\\'application/atom+xml\\']').href") \
+                == f"{base}/digest.atom?since={since}&until={until}"
+            shot = tmp_path / "digest-week.png"
+            await browser.send("Emulation.setDeviceMetricsOverride", width=1280, height=1600, deviceScaleFactor=1, mobile=False)
+            data = await browser.screenshot(shot)
+            assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 20000
+            print(f"digest screenshot: {shot}")
+
+            # Filter by a label through the form (a plain GET form).
+            # An area label of the week when there is one (corpus), else any label of a read-first entry.
+            labels = [name for e in digest.read_first for name in e.row.labels]
+            label = next((name for name in labels if name.startswith("area/")), labels[0])
+            loaded = browser.expect("Page.loadEventFired")
+            await browser.run(
+                f"document.getElementById('d-label').value = {json.dumps(label)};"
+                "document.querySelector('form.filters').requestSubmit(); true"
+            )
+            await asyncio.wait_for(loaded, STEP_TIMEOUT)
+            filtered = expected_entries(store, repository, since, until, "en", label=label)
+            assert filtered and await browser.run(ENTRIES_JS) == filtered
+            assert all(label in store.get(repository, entry[0])["labels"] for entry in filtered)
+
+            # The language switch keeps the window and the label; the chrome turns Chinese.
+            loaded = browser.expect("Page.loadEventFired")
+            await browser.run("document.querySelector('a[hreflang=zh]').click(); true")
+            await asyncio.wait_for(loaded, STEP_TIMEOUT)
+            assert await browser.run("document.documentElement.lang") == "zh-Hans"
+            assert (await browser.run("document.title")).startswith(f"{repository} · 读什么")
+            assert await browser.run("document.getElementById('d-since').value") == str(since)
+            assert await browser.run(ENTRIES_JS) == expected_entries(store, repository, since, until, "zh", label=label)
+            zh_shot = tmp_path / "digest-week-zh.png"
+            await browser.screenshot(zh_shot)
+            print(f"digest screenshot (zh): {zh_shot}")
+            assert browser.exceptions == []
         finally:
             await server.close()

@@ -368,6 +368,22 @@ def test_full_text_and_plain_search_agree(titles, query):
     assert sorted(with_fts) == sorted(expected)
 
 
+def test_get_many_returns_stored_data_by_number_and_skips_unknown_ones(store):
+    store.save(make_guide(1, extra={"kept": True}))
+    store.save(make_guide(2))
+    store.save(make_guide(3, repository="acme/other"))
+    found = store.get_many("acme/rocket", [2, 1, 3, 99, 2])
+    assert sorted(found) == [1, 2]
+    assert found[1] == store.get("acme/rocket", 1) and found[1]["extra"] == {"kept": True}
+    assert store.get_many("acme/rocket", []) == {}
+
+
+def test_get_many_reads_more_numbers_than_one_statement_takes(store):
+    for number in range(1, 601):
+        store.save(make_guide(number, merged_at=None))
+    assert sorted(store.get_many("acme/rocket", range(1, 700))) == list(range(1, 601))
+
+
 # -- PostgreSQL's own machinery ---------------------------------------------------------
 
 

@@ -50,16 +50,16 @@ class Page(HTMLParser):
             self.links.append(a["href"])
         elif tag == "section":
             self.sections.append({"label": a.get("data-label"), "count": int(a.get("data-count", -1)), "rows": []})
-        elif tag == "tr" and "data-number" in a:
+        elif tag in ("tr", "article") and "data-number" in a:
             self._row = {"number": int(a["data-number"]), "cells": []}
             self.sections[-1]["rows"].append(self._row)
-        elif tag in ("td", "th") and self._row is not None:
+        elif tag in ("td", "th", "h3", "p", "li") and self._row is not None:
             self._row["cells"].append("")
 
     def handle_endtag(self, tag):
         if tag == "title":
             self._in_title = False
-        elif tag == "tr":
+        elif tag in ("tr", "article"):
             self._row = None
 
     def handle_data(self, data):
@@ -115,11 +115,14 @@ async def test_tags_page_groups_pull_requests_by_label(client):
     assert page.scripts == 0
     assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in html
     assert "Documentation only" in html
-    first = [cell.strip() for cell in page.sections[0]["rows"][0]["cells"]]
-    assert first == ["#4", "[core] fix: thing 4", "9", "deep read · 4 min", "2026-01-04"]
-    # Each table is labelled and its headers scoped.
-    assert html.count("<caption>") == 3
-    assert html.count('<th scope="col">') >= 3 * 4 and html.count('<th scope="row">') == 4
+    # Each pull request is a digest entry: title, summary, verdict, focus, then who, when and links.
+    first = [" ".join(cell.split()) for cell in page.sections[0]["rows"][0]["cells"]]
+    assert first == [
+        "[core] fix: thing 4 #4", "Fixes thing 4.", "deep read · 4 min · importance 9/10 · for maintainers",
+        "rocket/ckpt.py: checkpoint format", "by octocat · merged 2026-01-04 · #4 on GitHub · Full guide",
+    ]
+    # Entries are articles named by their heading, under one heading per label.
+    assert html.count('<article class="entry"') == 4 and html.count("<h3 ") == 4
     # Every form control has a visible label.
     controls = {a["id"] for tag, a in page.tags if tag in ("input", "select") and a.get("type") != "hidden"}
     assert controls and controls <= page.label_for

@@ -284,4 +284,18 @@ IDS = (
     N_("cmd.deny.backfill"),
     N_("cmd.help.backfill"),
     N_("cmd.err.backfill_count"),
+    # digest: bot/tagview/digest.py, bot/tagview/web.py, bot/tagview/pages.py
+    N_("digest.area_for"),
+    N_("digest.for"),
+    N_("digest.importance"),
+    N_("digest.list_sep"),
+    N_("digest.reviewer"),
+    NP_("digest.more_readers", "digest.more_readers"),
+    NP_("digest.threads", "digest.threads"),
+    N_("digest.title"),
+    N_("digest.title_label"),
+    N_("digest.feed_tags"),
+    N_("digest.feed_label"),
+    N_("digest.feed_digest"),
+    N_("digest.feed_digest_label"),
 )

@@ -205,6 +205,15 @@ class RuleSet:
             return area
         return info.names.get(lang) or info.names.get("en") or area
 
+    def label_area(self, name: str) -> str | None:
+        """The area a templated label such as ``area/{area}`` names, when ``name`` is one and the area is declared."""
+        for decl in reversed(self.label_decls):
+            if decl.pattern is not None:
+                m = decl.pattern.fullmatch(name)
+                if m and m.groupdict().get("area") in self.areas:
+                    return m.groupdict()["area"]
+        return None
+
     def area_audience(self, area: str, lang: str) -> str | None:
         """Who reads changes to ``area``, in ``lang`` (falls back to English), or ``None``."""
         info = self.areas.get(area)

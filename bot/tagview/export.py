@@ -3,7 +3,8 @@
 Layout under the output folder (every link relative, so the folder can be served
 from any path): ``index.html`` lists the repositories; ``OWNER/REPO/index.html`` is
 the tag view; ``OWNER/REPO/labels/SLUG.html`` lists every pull request of a label;
-``OWNER/REPO/pulls/NUMBER.html`` is one guide. Chinese pages end in ``.zh.html``.
+``OWNER/REPO/pulls/NUMBER.html`` is one guide; ``OWNER/REPO/digest/YYYY-Www.html`` is the
+"what to read" digest of one ISO week (every week with a merge). Chinese pages end in ``.zh.html``.
 Static pages cannot filter, so there is no filter form.
 """
 
@@ -11,10 +12,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 
+from bot.tagview.digest import iso_week_bounds, load_digest
 from bot.tagview.i18n import LANGUAGES
-from bot.tagview.pages import StaticLinks, label_slug, render_guide_page, render_index_page, render_tags_page
+from bot.tagview.pages import (
+    StaticLinks,
+    label_slug,
+    render_digest_page,
+    render_guide_page,
+    render_index_page,
+    render_tags_page,
+)
 from bot.tagview.store import MAX_LIMIT, GuideRow, GuideStorage, LabelSection
 
 
@@ -67,7 +77,11 @@ def export_site(store: GuideStorage, out_dir: str | Path, *, include_private: bo
 
     for repo in repositories:
         folder = out.joinpath(*repo.name.split("/", 1))
+        rows = list(_all_rows(store, repo.name))
+        weeks = sorted({_week_name(date.fromisoformat(r.merged_date)) for r in rows if r.merged_date}, reverse=True)
+        newest_week = weeks[0] if weeks else None
         sections = store.sections(repo.name, per_label=per_label)
+        datas = store.get_many(repo.name, [row.number for section in sections for row in section.rows])
         labels = store.labels(repo.name)
         full_sections = [
             LabelSection(item.name, item.count, item.description, tuple(_all_rows(store, repo.name, item.name)))
@@ -75,16 +89,25 @@ def export_site(store: GuideStorage, out_dir: str | Path, *, include_private: bo
         ]
         for lang in LANGUAGES:
             write(folder / f"index{_suffix(lang)}", render_tags_page(
-                repository=repo.name, sections=sections, lang=lang,
-                links=StaticLinks(repo.name, lang, depth=0, here="index"),
+                repository=repo.name, sections=sections, lang=lang, datas=datas,
+                links=StaticLinks(repo.name, lang, depth=0, here="index", digest_week=newest_week),
             ))
             for section in full_sections:
                 slug = label_slug(section.name)
                 write(folder / "labels" / f"{slug}{_suffix(lang)}", render_tags_page(
                     repository=repo.name, sections=[section], lang=lang, single_label=True,
-                    links=StaticLinks(repo.name, lang, depth=1, here=slug),
+                    datas=store.get_many(repo.name, [row.number for row in section.rows]),
+                    links=StaticLinks(repo.name, lang, depth=1, here=slug, digest_week=newest_week),
                 ))
-        for row in _all_rows(store, repo.name):
+            for week in weeks:
+                since, until = iso_week_bounds(date.fromisocalendar(int(week[:4]), int(week[6:]), 1))
+                digest, week_datas = load_digest(store, repo.name, since, until, lang)
+                links = StaticLinks(repo.name, lang, depth=1, here=week, digest_week=week)
+                write(folder / "digest" / f"{week}{_suffix(lang)}", render_digest_page(
+                    repository=repo.name, digest=digest, lang=lang, links=links, datas=week_datas,
+                    weeks=[(name, links.digest(name)) for name in weeks], current_week=week,
+                ))
+        for row in rows:
             data = store.get(repo.name, row.number)
             if data is None:  # deleted while exporting
                 continue
@@ -94,3 +117,9 @@ def export_site(store: GuideStorage, out_dir: str | Path, *, include_private: bo
                     links=StaticLinks(repo.name, lang, depth=1, here=str(row.number)),
                 ))
     return ExportSummary(tuple(r.name for r in repositories), files)
+
+
+def _week_name(day: date) -> str:
+    """``2026-W05``: the ISO year and week of ``day``."""
+    year, week, _ = day.isocalendar()
+    return f"{year}-W{week:02d}"

@@ -96,3 +96,8 @@ def render_markdown(markdown: str) -> str:
     ``http``/``https`` are left as text. Never raises on odd input.
     """
     return _MD.render(strip_marker(markdown or ""))
+
+
+def render_inline(text: str) -> str:
+    """One line of guide text (a focus point, a summary) as inline HTML: code spans and emphasis kept, raw HTML escaped."""
+    return _MD.renderInline(text or "")

@@ -18,6 +18,7 @@ from urllib.parse import quote, urlencode, urlsplit
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from bot.tagview.digest import Digest, label_display, make_entry
 from bot.tagview.i18n import LANGUAGE_NAMES, LANGUAGES, Messages
 from bot.tagview.markdown import render_markdown
 from bot.tagview.store import READING_LEVELS, GuideRow, LabelCount, LabelSection, RepositoryInfo
@@ -120,7 +121,8 @@ class WebLinks:
 
     def language(self, lang: str) -> str:
         if self.here:
-            return _with_query(self.here, {"lang": lang})
+            # ``here`` may carry its own query (the digest's window and label).
+            return self.here + ("&" if "?" in self.here else "?") + urlencode({"lang": lang})
         return self.current(lang=None if lang == LANGUAGES[0] else lang)
 
     def clear(self) -> str:
@@ -131,6 +133,17 @@ class WebLinks:
 
     def form_action(self) -> str:
         return f"{self.base}/tags"
+
+    def digest(self, **params: str | None) -> str:
+        """The repository's digest page (default window), with ``since``/``until``/``label`` when given."""
+        return _with_query(f"{self.base}/digest", {**{k: v for k, v in params.items() if v}, **_lang_query(self.lang)})
+
+    def digest_action(self) -> str:
+        return f"{self.base}/digest"
+
+    def feed(self, kind: str = "tags", **params: str | None) -> str:
+        """The Atom feed of the tags list (``kind="tags"``) or the digest (``"digest"``) with the given filters."""
+        return _with_query(f"{self.base}/{kind}.atom", {**{k: v for k, v in params.items() if v}, **_lang_query(self.lang)})
 
 
 class StaticLinks:
@@ -144,11 +157,17 @@ class StaticLinks:
 
     can_filter = False
 
-    def __init__(self, repository: str | None, lang: str, *, depth: int, here: str):
+    def __init__(self, repository: str | None, lang: str, *, depth: int, here: str, digest_week: str | None = None):
         self.repository = repository
         self.lang = lang
         self.depth = depth
         self.here = here
+        self.digest_week = digest_week
+
+    def digest(self, week: str | None = None) -> str | None:
+        """The digest page of ISO week ``week`` (``2026-W05``; default the newest), or ``None`` without one."""
+        week = week or self.digest_week
+        return self._up() + f"digest/{week}" + self._suffix() if week else None
 
     def _suffix(self, lang: str | None = None) -> str:
         return ".html" if (lang or self.lang) == LANGUAGES[0] else f".{lang or self.lang}.html"
@@ -217,6 +236,7 @@ _ENV = _environment()
 
 
 def _render(template: str, lang: str, **context: Any) -> str:
+    context.setdefault("feeds", ())
     return _ENV.get_template(template).render(lang=lang, t=Messages(lang), **context)
 
 
@@ -231,17 +251,27 @@ def render_tags_page(
     area_options: Sequence[tuple[str, int]] = (),
     pager: Pager | None = None,
     single_label: bool = False,
+    datas: Mapping[int, Mapping[str, Any]] | None = None,
+    feeds: Sequence[tuple[str, str]] = (),
 ) -> str:
     """The tag view of one repository: a filter form (live only) and one section per label.
 
     ``filters`` are the current form values by query parameter name (:data:`FILTER_PARAMS`);
     a section whose ``count`` exceeds its rows links to its full list unless ``pager``
     is given (then newer/older links follow it). ``single_label`` adds a link back to
-    all labels.
+    all labels. ``datas`` maps pull request numbers to their stored guide data, for the
+    digest entries (a row without data shows what the row holds); ``feeds`` are
+    ``(title, url)`` pairs advertised as Atom alternates.
     """
+    messages = Messages(lang)
+    datas = datas or {}
+    rows = [row for section in sections for row in section.rows]
     return _render(
         "tags.html",
         lang,
+        entries={row.number: make_entry(row, datas.get(row.number), lang, messages) for row in rows},
+        label_names=label_names([*(s.name for s in sections), *(o.name for o in label_options)], datas.values(), lang),
+        feeds=feeds,
         repository=repository,
         sections=sections,
         links=links,
@@ -253,8 +283,8 @@ def render_tags_page(
     )
 
 
-def render_guide_page(*, data: Mapping[str, Any], lang: str, links: Links) -> str:
-    """One stored guide (``Guide.data``) with its Markdown rendered safely."""
+def render_guide_page(*, data: Mapping[str, Any], lang: str, links: Links, feeds: Sequence[tuple[str, str]] = ()) -> str:
+    """One stored guide (``Guide.data``) with its Markdown rendered safely; ``feeds`` as for :func:`render_tags_page`."""
     merged_at = data.get("merged_at") if isinstance(data.get("merged_at"), str) else None
     labels = [x for x in data.get("labels") or () if isinstance(x, str)]
     return _render(
@@ -272,23 +302,64 @@ def render_guide_page(*, data: Mapping[str, Any], lang: str, links: Links) -> st
         guide_lang=str(data.get("lang") or ""),
         body=Markup(render_markdown(str(data.get("markdown") or ""))),
         links=links,
+        feeds=feeds,
     )
 
 
 def render_index_page(
-    *, repositories: Sequence[RepositoryInfo], lang: str, links: Links, tags_link: Any, hidden: int = 0
+    *, repositories: Sequence[RepositoryInfo], lang: str, links: Links, tags_link: Any, hidden: int = 0,
+    feeds: Sequence[tuple[str, str]] = (),
 ) -> str:
     """The list of repositories with stored guides; ``tags_link(name)`` gives each one's tags URL.
 
     ``hidden``: how many private repositories are left out, said on the page with how to
     show them (only for a reader who owns the database: see ``TagViewSettings.say_hidden``).
     """
-    return _render("index.html", lang, repositories=repositories, links=links, tags_link=tags_link, hidden=hidden)
+    return _render("index.html", lang, repositories=repositories, links=links, tags_link=tags_link, hidden=hidden, feeds=feeds)
 
 
 def render_error_page(*, title: str, text: str, lang: str) -> str:
     """A small page explaining an error (404, 400, 401)."""
     return _render("error.html", lang, title=title, text=text)
+
+
+def label_names(labels: Sequence[str], datas: Any, lang: str) -> dict[str, tuple[str, str]]:
+    """``{label: (display name, description)}`` for the area labels among ``labels`` that some guide in ``datas`` names."""
+    messages = Messages(lang)
+    known = list(datas)
+    out = {}
+    for name in dict.fromkeys(labels):
+        shown = label_display(known, name, lang, messages)
+        if shown != (name, ""):
+            out[name] = shown
+    return out
+
+
+def render_digest_page(
+    *,
+    repository: str,
+    digest: Digest,
+    lang: str,
+    links: Any,
+    label: str | None = None,
+    label_options: Sequence[LabelCount] = (),
+    datas: Mapping[int, Mapping[str, Any]] | None = None,
+    feeds: Sequence[tuple[str, str]] = (),
+    weeks: Sequence[tuple[str, str]] = (),
+    current_week: str = "",
+) -> str:
+    """The "what to read" page: ``digest``'s read-first entries by area and the "also merged" table.
+
+    ``label`` narrows the heading; ``weeks`` are ``(ISO week, url)`` links (static export).
+    """
+    messages = Messages(lang)
+    names = label_names([*(o.name for o in label_options), *([label] if label else [])], (datas or {}).values(), lang)
+    shown = names.get(label, (label, ""))[0] if label else None
+    heading = messages("digest.title_label", label=shown) if shown else messages("digest.title")
+    return _render(
+        "digest.html", lang, repository=repository, digest=digest, links=links, label=label, heading=heading,
+        label_options=label_options, label_names=names, feeds=feeds, weeks=weeks, current_week=current_week,
+    )
 
 
 def row_reading(row: GuideRow, messages: Messages) -> str:

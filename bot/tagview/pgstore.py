@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -231,6 +231,22 @@ class PgGuideStore:
                 (repository, number),
             ).fetchone()
         return json.loads(found[0]) if found else None
+
+    def get_many(self, repository: str, numbers: Iterable[int]) -> dict[int, dict[str, Any]]:
+        """Stored guide data of several pull requests at once: ``{number: data}``; unknown numbers are left out.
+
+        One statement: the numbers travel as one array parameter (``= ANY(%s)``).
+        """
+        wanted = sorted({int(n) for n in numbers})
+        if not wanted:
+            return {}
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT g.number, d.data::text FROM tagview_guides g JOIN tagview_guide_data d ON d.guide_id = g.id "
+                "WHERE g.repository = %s AND g.number = ANY(%s)",
+                (repository, wanted),
+            ).fetchall()
+        return {number: json.loads(blob) for number, blob in rows}
 
     def visibility(self, repository: str) -> str | None:
         """``"public"``/``"private"`` for a known repository, else ``None``."""

@@ -181,6 +181,8 @@ class GuideStorage(Protocol):
 
     def get(self, repository: str, number: int) -> dict[str, Any] | None: ...
 
+    def get_many(self, repository: str, numbers: Iterable[int]) -> dict[int, dict[str, Any]]: ...
+
     def visibility(self, repository: str) -> str | None: ...
 
     def repositories(self) -> list[RepositoryInfo]: ...
@@ -390,6 +392,25 @@ class GuideStore:
             (repository, number),
         ).fetchone()
         return json.loads(found[0]) if found else None
+
+    @_locked
+    def get_many(self, repository: str, numbers: Iterable[int]) -> dict[int, dict[str, Any]]:
+        """Stored guide data of several pull requests at once: ``{number: data}``; unknown numbers are left out.
+
+        One query per 500 numbers (SQLite's parameter limit stays far away).
+        """
+        wanted = sorted({int(n) for n in numbers})
+        found: dict[int, dict[str, Any]] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start:start + 500]
+            marks = ", ".join("?" * len(chunk))
+            for number, blob in self._conn.execute(
+                "SELECT g.number, d.data FROM tagview_guides g JOIN tagview_guide_data d ON d.guide_id = g.id "
+                f"WHERE g.repository = ? AND g.number IN ({marks})",
+                (repository, *chunk),
+            ):
+                found[number] = json.loads(blob)
+        return found
 
     @_locked
     def visibility(self, repository: str) -> str | None:

@@ -10,6 +10,11 @@ Routes (all ``GET``; ``HEAD`` too):
 - ``/repos/{owner}/{repo}/tags.json``: the same filters, ``per_page`` (1-100, default 30)
   and ``page``; a ``Link`` header and a ``next`` field point at the next page.
 - ``/repos/{owner}/{repo}/pulls/{number}/guide``: one guide rendered to HTML.
+- ``/repos/{owner}/{repo}/digest``: what to read first among the pull requests merged
+  between ``since`` and ``until`` (``YYYY-MM-DD``, inclusive, UTC; default the last 7
+  days), grouped by area, optionally for one ``label``; a bad value answers 400.
+- ``/repos/{owner}/{repo}/tags.atom`` and ``/repos/{owner}/{repo}/digest.atom``: Atom
+  feeds of the same lists (the tags filters, or the digest's window and label).
 
 Access: with a view token, every page needs ``Authorization: Bearer <token>`` (else
 401); without one, only public repositories are served and a private or unknown one
@@ -22,16 +27,20 @@ import hmac
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from datetime import date
+from datetime import UTC, date, datetime
 from typing import Any
 
 from aiohttp import web
 
+from bot.tagview.digest import WindowError, load_digest, make_entry, parse_window
+from bot.tagview.feeds import ATOM_TYPE, FEED_ENTRIES, render_feed
 from bot.tagview.i18n import Messages, pick_language
 from bot.tagview.pages import (
     CONTENT_SECURITY_POLICY,
+    FILTER_PARAMS,
     Pager,
     WebLinks,
+    render_digest_page,
     render_error_page,
     render_guide_page,
     render_index_page,
@@ -126,6 +135,25 @@ def parse_filters(query: Mapping[str, str]) -> GuideFilter:
     )
 
 
+def _window(query: Mapping[str, str]) -> tuple[date, date, str | None]:
+    """``since``, ``until`` and ``label`` of a digest request; raises :class:`WindowError`."""
+    since, until = parse_window(query.get("since"), query.get("until"), datetime.now(UTC).date())
+    label = (query.get("label") or "").strip() or None
+    return since, until, label
+
+
+def _feed_title(lang: str, repository: str, label: str | None, *, digest: bool = False) -> str:
+    """A feed's title: the repository's guides, a label's, or the (label's) digest."""
+    messages = Messages(lang)
+    if digest:
+        if label:
+            return messages("digest.feed_digest_label", repository=repository, label=label)
+        return messages("digest.feed_digest", repository=repository)
+    if label:
+        return messages("digest.feed_label", repository=repository, label=label)
+    return messages("digest.feed_tags", repository=repository)
+
+
 def _positive(query: Mapping[str, str], name: str, default: int) -> int:
     raw = (query.get(name) or "").strip()
     if not raw:
@@ -195,6 +223,7 @@ class TagView:
             repositories=visible, lang=lang, links=_IndexLinks(lang),
             tags_link=lambda name: WebLinks(name, {}, lang).tags(),
             hidden=len(stored) - len(visible) if self.settings.say_hidden else 0,
+            feeds=[(_feed_title(lang, r.name, None), WebLinks(r.name, {}, lang).feed("tags")) for r in visible],
         )
         return _html(html)
 
@@ -230,12 +259,74 @@ class TagView:
                 )
         else:
             sections = self.store.sections(repository, flt, per_label=self.settings.rows_per_label)
+        datas = self.store.get_many(repository, [row.number for section in sections for row in section.rows])
+        feed_params = {k: request.query.get(k) for k in FILTER_PARAMS}
         html = render_tags_page(
             repository=repository, sections=sections, lang=lang, links=links,
             filters=request.query, label_options=labels, area_options=self.store.areas(repository),
-            pager=pager, single_label=bool(flt.label),
+            pager=pager, single_label=bool(flt.label), datas=datas,
+            feeds=[(_feed_title(lang, repository, flt.label), links.feed("tags", **feed_params))],
         )
         return _html(html)
+
+    async def digest(self, request: web.Request) -> web.StreamResponse:
+        lang = pick_language(request.query.get("lang"))
+        repository = self._repository(request, lang)
+        try:
+            since, until, label = _window(request.query)
+            digest, datas = load_digest(self.store, repository, since, until, lang, label=label)
+        except ValueError as exc:  # WindowError included
+            return _error(400, "bad_request", lang, text=str(exc))
+        params = {"since": request.query.get("since"), "until": request.query.get("until"), "label": label}
+        kept = {k: v for k, v in params.items() if v}
+        # The language switch keeps the window and the label.
+        links = WebLinks(repository, {}, lang, here=str(request.rel_url.with_query(kept)))
+        return _html(render_digest_page(
+            repository=repository, digest=digest, lang=lang, links=links, label=label,
+            label_options=self.store.labels(repository), datas=datas,
+            feeds=[(_feed_title(lang, repository, label, digest=True), links.feed("digest", **params))],
+        ))
+
+    async def tags_atom(self, request: web.Request) -> web.StreamResponse:
+        lang = pick_language(request.query.get("lang"))
+        repository = self._repository(request, lang, as_json=True)
+        try:
+            flt = parse_filters(request.query)
+        except FilterError as exc:
+            return _json({"error": str(exc)}, status=400)
+        found = self.store.query(
+            repository, label=flt.label, area=flt.area, level=flt.level, min_importance=flt.min_importance,
+            since=flt.since, until=flt.until, search=flt.search, limit=FEED_ENTRIES,
+        )
+        datas = self.store.get_many(repository, [row.number for row in found.items])
+        messages = Messages(lang)
+        entries = [make_entry(row, datas.get(row.number), lang, messages) for row in found.items]
+        links = WebLinks(repository, request.query, lang)
+        page = request.url.with_path(links.form_action()).with_query(
+            {k: v for k, v in request.query.items() if k in (*FILTER_PARAMS, "lang")}
+        )
+        return self._feed(request, _feed_title(lang, repository, flt.label), str(page), entries, links, lang)
+
+    async def digest_atom(self, request: web.Request) -> web.StreamResponse:
+        lang = pick_language(request.query.get("lang"))
+        repository = self._repository(request, lang, as_json=True)
+        try:
+            since, until, label = _window(request.query)
+            digest, _datas = load_digest(self.store, repository, since, until, lang, label=label)
+        except ValueError as exc:  # WindowError included
+            return _json({"error": str(exc)}, status=400)
+        links = WebLinks(repository, {}, lang)
+        page = request.url.with_path(links.digest_action()).with_query(dict(request.query))
+        title = _feed_title(lang, repository, label, digest=True)
+        return self._feed(request, title, str(page), list(digest.read_first), links, lang)
+
+    def _feed(self, request: web.Request, title: str, page_url: str, entries: list, links: WebLinks, lang: str) -> web.Response:
+        body = render_feed(
+            feed_id=str(request.url), title=title, self_url=str(request.url), page_url=page_url, entries=entries,
+            guide_url=lambda number: str(request.url.with_path(links.guide(number).split("?")[0]).with_query(None)),
+            lang=lang,
+        )
+        return web.Response(body=body, content_type=ATOM_TYPE, charset="utf-8")
 
     async def tags_json(self, request: web.Request) -> web.StreamResponse:
         repository = self._repository(request, "en", as_json=True)
@@ -286,7 +377,8 @@ class TagView:
         # Without ?lang the chrome follows the guide's own language.
         lang = pick_language(query_lang, default=pick_language(str(data.get("lang") or "")))
         links = WebLinks(repository, {}, lang, here=request.path)
-        return _html(render_guide_page(data={**data, "repository": repository}, lang=lang, links=links))
+        feeds = [(_feed_title(lang, repository, None), links.feed("tags"))]
+        return _html(render_guide_page(data={**data, "repository": repository}, lang=lang, links=links, feeds=feeds))
 
 
 class _IndexLinks:
@@ -355,6 +447,9 @@ def add_routes(app_or_router: web.Application | web.UrlDispatcher, store: GuideS
     router.add_get("/repos/{owner}/{repo}/tags", _guarded(view.tags))
     router.add_get("/repos/{owner}/{repo}/tags.json", _guarded(view.tags_json))
     router.add_get(r"/repos/{owner}/{repo}/pulls/{number:\d{1,10}}/guide", _guarded(view.guide))
+    router.add_get("/repos/{owner}/{repo}/digest", _guarded(view.digest))
+    router.add_get("/repos/{owner}/{repo}/tags.atom", _guarded(view.tags_atom))
+    router.add_get("/repos/{owner}/{repo}/digest.atom", _guarded(view.digest_atom))
     return view
 
 
