@@ -44,7 +44,7 @@ SECRET = "replicas webhook secret"
 REPO = "verl-project/verl"
 PRS = int(os.environ.get("PRGUIDE_REPLICA_PRS", "20"))
 #: Whole test, seconds: replicas start in a few seconds, the write budget paces the rest.
-DEADLINE = 120.0
+DEADLINE = 60.0 + 3.0 * PRS
 
 
 def free_port() -> int:
