@@ -60,6 +60,8 @@ _TEMPLATE_PHRASES = (
     "paste at least one query link",
     "reference related github issues and prs",
 )
+#: Any of :data:`_TEMPLATE_PHRASES` in lower-cased text: one scan per line instead of one per phrase.
+_TEMPLATE_PHRASE = re.compile("|".join(re.escape(p) for p in _TEMPLATE_PHRASES))
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,9 +124,9 @@ def _clean(body: str) -> str:
             continue
         if stripped.startswith(">"):
             quoted = stripped.lstrip("> ").lower()
-            if not quoted or quoted.startswith("[!") or any(p in quoted for p in _TEMPLATE_PHRASES):
+            if not quoted or quoted.startswith("[!") or _TEMPLATE_PHRASE.search(quoted):
                 continue
-        if any(p in stripped.lower() for p in _TEMPLATE_PHRASES):
+        if _TEMPLATE_PHRASE.search(stripped.lower()):
             continue
         lines.append(line)
     if in_code:

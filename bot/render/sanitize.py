@@ -11,6 +11,7 @@ post a cross-reference into another repository's timeline (``other-org/repo#123`
 
 from __future__ import annotations
 
+import functools
 import re
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -118,7 +119,13 @@ def code(text: str, limit: int = 120) -> str:
     Inside a code span GitHub neither renders HTML nor links mentions, so only
     control characters and newlines need removing.
     """
-    text = _WHITESPACE.sub(" ", strip_control(str(text))).strip()
+    # A guide quotes the same names in several places and in its JSON form too.
+    return _code(text if type(text) is str else str(text), limit)
+
+
+@functools.lru_cache(maxsize=4096)
+def _code(text: str, limit: int) -> str:
+    text = _WHITESPACE.sub(" ", strip_control(text)).strip()
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     if not text:
