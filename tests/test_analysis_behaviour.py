@@ -328,8 +328,6 @@ def test_analysis_never_crashes_and_facts_are_well_formed(paths, bodies, noise):
     analysis = analyse(snapshot(*files))
     for fact in analysis.behaviour:
         assert fact.kind in BEHAVIOUR_KINDS and fact.path
-    assert isinstance(analysis.called_new_symbols, frozenset)
-    assert analysis.content_kind in ("", "test", "docs", "ci", "deps")
 
 
 def test_removed_file_gives_symbol_removed_not_checks_or_fields():

@@ -13,7 +13,6 @@ Pure: no network, no I/O. :func:`analyse` turns a
 * :mod:`bot.analysis.deps` - dependency changes;
 * :mod:`bot.analysis.versions` - how far a dependency moved (PEP 440) as behaviour facts;
 * :mod:`bot.analysis.todos` - TODO/FIXME notes added;
-* :mod:`bot.analysis.usage` - new definitions used in the diff, the diff's content kind;
 * :mod:`bot.analysis.description` - the PR description's sections, checked against the diff.
 
 Behaviour facts (:class:`BehaviourFact`, kinds :data:`BEHAVIOUR_KINDS`) are on each

@@ -246,23 +246,6 @@ class DiffAnalysis:
         return tuple(dict.fromkeys(s for f in ordered for s in f.symbols_touched))
 
     @property
-    def called_new_symbols(self) -> frozenset[str]:
-        """Added public definitions the diff's added lines call or register (computed on each access).
-
-        See :func:`bot.analysis.usage.called_new_symbols`.
-        """
-        from bot.analysis.usage import called_new_symbols
-
-        return called_new_symbols(self)
-
-    @property
-    def content_kind(self) -> str:
-        """``"test"``, ``"docs"``, ``"ci"``, ``"deps"`` or ``""`` (see :func:`bot.analysis.usage.content_kind`)."""
-        from bot.analysis.usage import content_kind
-
-        return content_kind(self)
-
-    @property
     def relocated(self) -> frozenset[tuple[str, str]]:
         """``(path, name)`` of both sides of every renamed or moved definition.
 
