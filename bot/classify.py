@@ -443,17 +443,24 @@ _MAX_SCANNED_FILES = 300
 _MAX_SCANNED_LINES = 400
 
 
-def _scan(files: Sequence[FileAnalysis], words: Sequence[str], fold: bool = False) -> tuple[str, str] | None:
-    """The first ``(path, word)`` where one of ``words`` occurs in a changed line of
-    ``files`` (lower-cased first when ``fold``). Substring tests: a regex alternation
-    over every line costs a corpus guide several milliseconds."""
-    for f in files[:_MAX_SCANNED_FILES]:
-        text = "\n".join(f.added_lines[:_MAX_SCANNED_LINES] + f.removed_lines[:_MAX_SCANNED_LINES])
+def _scanned_texts(files: Sequence[FileAnalysis]) -> list[tuple[str, str]]:
+    """``(path, changed lines joined)`` of the first files, read once for every :func:`_scan`."""
+    return [
+        (f.path, "\n".join(f.added_lines[:_MAX_SCANNED_LINES] + f.removed_lines[:_MAX_SCANNED_LINES]))
+        for f in files[:_MAX_SCANNED_FILES]
+    ]
+
+
+def _scan(texts: Sequence[tuple[str, str]], words: Sequence[str], fold: bool = False) -> tuple[str, str] | None:
+    """The first ``(path, word)`` where one of ``words`` occurs in one of the ``texts``
+    (:func:`_scanned_texts`; lower-cased first when ``fold``). Substring tests: a regex
+    alternation over every line costs a corpus guide several milliseconds."""
+    for path, text in texts:
         if fold:
             text = text.lower()
         for word in words:
             if word in text:
-                return f.path, word.rstrip("( ")
+                return path, word.rstrip("( ")
     return None
 
 
@@ -513,8 +520,9 @@ def _factors(
     elif any(_dep_bump(d) == "major" for d in deps):
         factors.append(Factor(1, "dep-major", "factor.deps_major", {"names": _first([d.name for d in deps if _dep_bump(d) == "major"])}, "risk"))
     if behaves:
+        texts = _scanned_texts(live)
         for source, key, words in (("numerics", "factor.numerics", _NUMERICS), ("concurrency", "factor.concurrency", _CONCURRENCY), ("untrusted", "factor.untrusted", _UNTRUSTED)):
-            found = _scan(live, words, fold=source == "numerics")
+            found = _scan(texts, words, fold=source == "numerics")
             if found:
                 # Running or parsing untrusted input can cost more than a wrong number.
                 factors.append(Factor(2 if source == "untrusted" else 1, source, key, {"file": found[0], "code": found[1]}, "risk"))

@@ -678,18 +678,47 @@ def _tokens(text: str, named: set[str] = frozenset()) -> dict[str, int]:
     for token, n in Counter(_TOKEN.findall(text)).items():
         if len(token) < 4:
             continue
-        if token[0] == "/" and not re.search(r"(?m)^[ \t]*" + re.escape(token), text):
+        if token[0] == "/" and not _starts_a_line(token, text):
             token = token[1:]  # a path inside an argument, not a path of its own
-        if "www." in token or token.startswith(("http", "/www")):
-            continue
-        token = token.rstrip("./-").lstrip(".-")
-        parts = token.split(".") if "." in token and token not in named and not _VERSIONISH.search(token) else (token,)
+        forms = _FORMS.get(token)
+        if forms is None:
+            forms = _forms(token)
+            if len(_FORMS) > 50_000:  # bounded: words of untrusted diffs
+                _FORMS.clear()
+            _FORMS[token] = forms
+        whole, whole_ok, parts = forms
+        if parts is None or whole in named:
+            parts = (whole,) if whole_ok else ()
         for part in parts:
-            if part in counts:
-                counts[part] += n
-            elif _code_like(part):
-                counts[part] = n
+            counts[part] = counts.get(part, 0) + n
     return counts
+
+
+#: :func:`_forms` by token: the same words recur in every diff.
+_FORMS: dict[str, tuple[str, bool, tuple[str, ...] | None]] = {}
+
+
+def _forms(token: str) -> tuple[str, bool, tuple[str, ...] | None]:
+    """How :func:`_tokens` counts ``token``: ``(word, word is code-like, its code-like
+    dotted parts or None)``; the parts count instead of the word unless the title or
+    description names the word. A URL-ish token counts as nothing."""
+    if "www." in token or token.startswith(("http", "/www")):
+        return "", False, ()
+    token = token.rstrip("./-").lstrip(".-")
+    parts = None
+    if "." in token and not _VERSIONISH.search(token):
+        parts = tuple(p for p in token.split(".") if _code_like(p))
+    return token, _code_like(token), parts
+
+
+def _starts_a_line(token: str, text: str) -> bool:
+    """True when ``token`` begins a line of ``text``, after spaces or tabs only."""
+    pos = text.find(token)
+    while pos >= 0:
+        if not text[text.rfind("\n", 0, pos) + 1 : pos].strip(" \t"):
+            return True
+        pos = text.find(token, pos + 1)
+    return False
 
 
 _CODEISH = re.compile(r"_|[a-z][A-Z]|\.|\(\)|-|\d|^[A-Z][A-Z0-9_]{4,}$|[A-Z].*[a-z].*[A-Z]")
