@@ -249,19 +249,20 @@ def analyse_python(
     # A whole file added or deleted is new or gone code, not a changed check.
     whole = len(hunks) == 1 and (hunks[0].old_length == 0 or hunks[0].new_length == 0)
     want_checks = check_hint and kind in ("source", "example", "build") and not whole
-    for hunk_index, hunk in enumerate(hunks):
+    for hunk in hunks:
         start = _section_stack(hunk.section)
         old, new = _Side(start), _Side(start)
-        for line in hunk.lines:
-            line_kind = line.kind
+        lines = hunk.lines
+        # Unpacked rather than read by attribute: this loop runs once per changed line.
+        for index, (line_kind, text, old_no, new_no) in enumerate(lines):
             if line_kind == CONTEXT:
-                old.feed(line.text)
-                what, _indent, stripped = new.feed(line.text)
+                old.feed(text)
+                what, _indent, stripped = new.feed(text)
                 if what == _CODE and stripped.startswith(_SHIM_TRACK):
                     _shims_of(new, stripped, False, shims)
                 continue
             side = new if line_kind == ADDED else old
-            what, indent, stripped = side.feed(line.text)
+            what, indent, stripped = side.feed(text)
             if what == _SKIP:
                 continue
             stack = side.stack
@@ -274,9 +275,8 @@ def analyse_python(
                     touched[stack[-1].symbol] = None
                 continue
             if want_checks and what == _CODE and stripped.startswith(_CHECK_PREFIXES):
-                number = line.new_line if line_kind == ADDED else line.old_line
-                opener = block_opener(hunk.lines, hunk.lines.index(line), line_kind, indent)
-                checks.append((line_kind, stack[-1].symbol if stack else "", stripped, number, opener))
+                opener = block_opener(lines, index, line_kind, indent)
+                checks.append((line_kind, stack[-1].symbol if stack else "", stripped, new_no if line_kind == ADDED else old_no, opener))
             if not stack:
                 if what == _CODE and line_kind == ADDED and (stripped.startswith(_SHIM_START) or "ersion" in stripped):
                     _shims_of(side, stripped, True, shims)
@@ -287,18 +287,16 @@ def analyse_python(
                 if not block.nested:
                     defs = new_defs if line_kind == ADDED else old_defs
                     if block.symbol not in defs:
-                        number = line.new_line if line_kind == ADDED else line.old_line
-                        defs[block.symbol] = Definition(block.symbol, block.kind, number)
+                        definition = defs[block.symbol] = Definition(block.symbol, block.kind, new_no if line_kind == ADDED else old_no)
                         where[(line_kind, block.symbol)] = DefSite(
-                            path, kind, line_kind, defs[block.symbol], hunk.lines, hunk.lines.index(line), indent,
+                            path, kind, line_kind, definition, lines, index, indent,
                             stripped.partition("(")[2].replace(" ", ""),  # header_key(), inline: once per definition
                         )
                 continue
             if block.is_class and not block.nested:
                 found = _field(side, stripped)
                 if found is not None:
-                    number = line.new_line if line_kind == ADDED else line.old_line
-                    (new_fields if line_kind == ADDED else old_fields).setdefault(found[0], (found[1], number))
+                    (new_fields if line_kind == ADDED else old_fields).setdefault(found[0], (found[1], new_no if line_kind == ADDED else old_no))
             # Shims are read from added lines only; the new side follows imports through
             # context and added lines (the old side's imports are never needed).
             if line_kind == ADDED and (stripped.startswith(_SHIM_START) or "ersion" in stripped):
