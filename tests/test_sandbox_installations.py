@@ -191,6 +191,9 @@ def test_bundle_in_repo_gives_the_repository_a_new_id():
     assert state.add_bundle(bundle, repo="c/d") == "c/d"
     assert state.repo("a", "b").id == 99 and state.repo("c", "d").id != 99
     assert state.pull_json(state.repo("c", "d"), 1)["base"]["repo"]["full_name"] == "c/d"
+    # A bundle that names no repository is served where it is told, as it is.
+    assert state.add_bundle({"pull": {"number": 2}}, repo="e/f") == "e/f"
+    assert state.installation_json()["id"] == 1 and state.installation_of("e/f").id == 1
 
 
 def test_command_line_installations_and_bundles_in_a_repository(tmp_path, app_private_key, capsys):
