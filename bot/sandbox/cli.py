@@ -50,7 +50,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--app-slug", default="prguide", help="the app's slug; its comments come from '<slug>[bot]'")
     parser.add_argument(
-        "--installation-id", type=int, default=1, help="the one installation's ID, holding every repository (default: 1)"
+        "--installation-id",
+        type=int,
+        default=1,
+        help="the one installation's ID, holding every repository (default: 1)",
     )
     parser.add_argument(
         "--installation",

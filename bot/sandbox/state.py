@@ -113,8 +113,8 @@ class SandboxState(
         self.installations: dict[int, Installation] = {}
         for item in [Installation(int(installation_id))] if installations is None else installations:
             if isinstance(item, Installation):
-                self.add_installation(item.id, item.account, repositories=item.repositories,
-                                      account_type=item.account_type)  # fmt: skip
+                repos = item.repositories
+                self.add_installation(item.id, item.account, repositories=repos, account_type=item.account_type)
             else:
                 self.add_installation(**dict(item))
         self._clear_conversation()

@@ -152,7 +152,9 @@ class AppsMixin:
         if write:
             raise ApiError(403, NOT_ACCESSIBLE)
 
-    def installation_json(self, installation: Installation | int | None = None, account: str | None = None) -> dict[str, Any]:
+    def installation_json(
+        self, installation: Installation | int | None = None, account: str | None = None
+    ) -> dict[str, Any]:
         """An installation as "Get an installation for the authenticated app" returns it.
 
         ``installation`` defaults to the first one. A catch-all installation reports
