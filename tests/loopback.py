@@ -43,8 +43,14 @@ NUMBERS = (SMALL_PR, 7422, 7404, 7358, 7406)
 EMPTY_QUEUE = {"queued": 0, "running": 0, "done": 0, "parked": 0}
 
 
-def pr_delivery(template: Mapping[str, Any], bundle: Mapping[str, Any], *, merged: bool = True) -> dict:
-    """``template`` (a real ``pull_request.closed`` payload) with the bundle's pull request in it."""
+def pr_delivery(
+    template: Mapping[str, Any], bundle: Mapping[str, Any], *, merged: bool = True, installation: int = 1
+) -> dict:
+    """``template`` (a real ``pull_request.closed`` payload) with the bundle's pull request in it.
+
+    ``repository`` is the bundle's ``base.repo``; ``installation.id`` is ``installation``,
+    which must be the installation holding that repository in the sandbox.
+    """
     payload = copy.deepcopy(dict(template))
     pull = copy.deepcopy(dict(bundle["pull"]))
     pull["merged"] = merged
@@ -60,7 +66,7 @@ def pr_delivery(template: Mapping[str, Any], bundle: Mapping[str, Any], *, merge
         default_branch=base_repo.get("default_branch", "main"),
         private=False,
     )
-    payload["installation"] = {"id": 1, "node_id": "x"}
+    payload["installation"] = {"id": installation, "node_id": "x"}
     return payload
 
 

@@ -12,6 +12,14 @@ it from Python::
         assert sandbox.labels("owner/repo", 7) == ["docs"]
         assert sandbox.snapshot()["comments"]["owner/repo#7"][0]["user"] == "prguide[bot]"
 
+Several installations, each with its own repositories, token and rate limit (one
+corpus served in two repositories with :func:`bundle_in_repo`)::
+
+    bundles = [bundle_in_repo(b, repo) for repo in ("org-a/app", "org-b/app") for b in corpus]
+    installations = [{"id": 11, "account": "org-a"}, {"id": 12, "account": "org-b"}]
+    async with Sandbox(app_id=1, private_key_pem=pem, bundles=bundles, installations=installations) as sandbox:
+        ...
+
 In pytest (``tests/sandbox_helpers.py`` has the key fixture and ``start_sandbox``)::
 
     @pytest.fixture
@@ -27,6 +35,15 @@ What it serves, and how it fails on purpose, is described in
 
 from bot.sandbox.errors import ApiError, BundleError
 from bot.sandbox.server import DEFAULT_API_VERSION, Sandbox
-from bot.sandbox.state import SandboxState, repo_of_bundle
+from bot.sandbox.state import Installation, SandboxState, bundle_in_repo, repo_of_bundle
 
-__all__ = ["DEFAULT_API_VERSION", "ApiError", "BundleError", "Sandbox", "SandboxState", "repo_of_bundle"]
+__all__ = [
+    "DEFAULT_API_VERSION",
+    "ApiError",
+    "BundleError",
+    "Installation",
+    "Sandbox",
+    "SandboxState",
+    "bundle_in_repo",
+    "repo_of_bundle",
+]

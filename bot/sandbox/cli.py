@@ -26,6 +26,20 @@ def _collaborator(text: str) -> tuple[str, str]:
     return login, role
 
 
+def _installation(text: str) -> tuple[int, str]:
+    number, sep, account = text.partition("=")
+    if not sep or not number.isdigit() or int(number) < 1 or not account or "/" in account:
+        raise argparse.ArgumentTypeError(f"expected ID=ACCOUNT with ID a positive number, got {text!r}")
+    return int(number), account
+
+
+def _bundles(text: str) -> tuple[Path, str | None]:
+    folder, sep, repo = text.partition("=")
+    if sep and (repo.count("/") != 1 or not all(repo.split("/"))):
+        raise argparse.ArgumentTypeError(f"expected DIR or DIR=OWNER/NAME, got {text!r}")
+    return Path(folder), (repo if sep else None)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the sandbox's options on ``parser``."""
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
@@ -35,13 +49,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--app-key", type=Path, required=True, help="the app's PEM private key; JWTs are checked against its public key"
     )
     parser.add_argument("--app-slug", default="prguide", help="the app's slug; its comments come from '<slug>[bot]'")
-    parser.add_argument("--installation-id", type=int, default=1, help="the one installation's ID (default: 1)")
     parser.add_argument(
-        "--bundles",
-        type=Path,
+        "--installation-id",
+        type=int,
+        default=1,
+        help="the one installation's ID, holding every repository (default: 1)",
+    )
+    parser.add_argument(
+        "--installation",
+        type=_installation,
         action="append",
         default=[],
-        help="folder of pull request bundle *.json files (repeatable)",
+        metavar="ID=ACCOUNT",
+        help="an installation on every repository of ACCOUNT (repeatable; replaces --installation-id)",
+    )
+    parser.add_argument(
+        "--bundles",
+        type=_bundles,
+        action="append",
+        default=[],
+        metavar="DIR[=OWNER/NAME]",
+        help="folder of pull request bundle *.json files, served in OWNER/NAME when given (repeatable)",
     )
     parser.add_argument(
         "--repo",
@@ -77,15 +105,16 @@ def build_sandbox(args: argparse.Namespace) -> Sandbox:
         collaborators=dict(args.collaborator),
         app_slug=args.app_slug,
         installation_id=args.installation_id,
+        installations=[{"id": number, "account": account} for number, account in args.installation] or None,
         token_lifetime=args.token_lifetime,
         rate_limit=args.rate_limit,
         latency_ms=args.latency_ms,
     )
-    for folder in args.bundles:
-        if not Path(folder).is_dir():
+    for folder, repo in args.bundles:
+        if not folder.is_dir():
             raise BundleError(f"--bundles {folder}: not a folder")
-        for bundle in load_bundles(sorted(Path(folder).glob("*.json"))):
-            sandbox.add_bundle(bundle)
+        for bundle in load_bundles(sorted(folder.glob("*.json"))):
+            sandbox.add_bundle(bundle, repo=repo)
     for repo in args.repo:
         sandbox.add_git_repo(repo)
     return sandbox

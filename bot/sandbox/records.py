@@ -6,6 +6,7 @@ Constants carry GitHub's documented limits; each resource module of
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import re
 import subprocess
@@ -92,6 +93,63 @@ def repo_of_bundle(bundle: Mapping[str, Any]) -> str:
         f"cannot tell the repository of pull request {pull.get('number')!r}: "
         "no pull.base.repo.full_name, pull.url or pull.html_url"
     )
+
+
+def _rewrite_urls(value: Any, old: str, new: str) -> Any:
+    """``value`` with ``/{old}/`` (and a trailing ``/{old}``) replaced by ``new`` in every ``*url`` string."""
+    if isinstance(value, list):
+        return [_rewrite_urls(item, old, new) for item in value]
+    if not isinstance(value, dict):
+        return value
+    out = {}
+    for key, item in value.items():
+        if isinstance(item, str) and key.endswith("url"):
+            item = item.replace(f"/{old}/", f"/{new}/")
+            if item.endswith(f"/{old}"):
+                item = item[: -len(old)] + new
+        out[key] = _rewrite_urls(item, old, new)
+    return out
+
+
+def bundle_in_repo(bundle: Mapping[str, Any], full_name: str) -> dict[str, Any]:
+    """A copy of ``bundle`` as if its pull request had been merged in ``full_name`` (``owner/name``).
+
+    Rewrites what names the repository: ``pull.base.repo`` (``full_name``, ``name``,
+    ``owner.login``; its ``id`` and ``node_id`` are dropped, so the sandbox gives the
+    repository one of its own), ``pull.base.user``/``label``, and every ``*url`` field
+    of the pull request, its files, reviews and review comments. The head repository
+    (a fork) is left alone. Serves one corpus over several repositories, e.g. one per
+    installation. Raises :class:`BundleError` when ``full_name`` is not ``owner/name``
+    or the bundle names no repository (see :func:`repo_of_bundle`).
+    """
+    owner, sep, name = full_name.partition("/")
+    if not sep or not owner or not name or "/" in name:
+        raise BundleError(f"repository must be 'owner/name', got {full_name!r}")
+    old = repo_of_bundle(bundle)
+    out = copy.deepcopy(dict(bundle))
+    if old == full_name:
+        return out
+    for key in ("files", "reviews", "review_comments"):
+        if isinstance(out.get(key), list):
+            out[key] = _rewrite_urls(out[key], old, full_name)
+    pull = out["pull"]
+    head = pull.get("head")
+    pull = _rewrite_urls({k: v for k, v in pull.items() if k != "head"}, old, full_name)
+    if head is not None:
+        pull["head"] = head
+    base = pull.get("base") if isinstance(pull.get("base"), dict) else {}
+    repo = base.get("repo") if isinstance(base.get("repo"), dict) else {}
+    old_owner = repo.get("owner") if isinstance(repo.get("owner"), dict) else {}
+    repo = {k: v for k, v in repo.items() if k not in ("id", "node_id")}
+    repo.update(full_name=full_name, name=name, owner={**old_owner, "login": owner})
+    base["repo"] = repo
+    if isinstance(base.get("user"), dict):
+        base["user"] = {**base["user"], "login": owner}
+    if isinstance(base.get("label"), str) and ":" in base["label"]:
+        base["label"] = f"{owner}:{base['label'].split(':', 1)[1]}"
+    pull["base"] = base
+    out["pull"] = pull
+    return out
 
 
 def git_blob_sha(data: bytes) -> str:
@@ -201,6 +259,37 @@ class Token:
     installation_id: int
     expires_at: float
     revoked: bool = False
+
+
+@dataclass
+class Installation:
+    """One installation of the app ("Get an installation for the authenticated app").
+
+    ``account`` is the organization or user it is installed on (``account_type``
+    ``"Organization"`` or ``"User"``). ``repositories`` holds the lower-case
+    ``owner/name`` of the repositories it was granted (``repository_selection:
+    "selected"``); ``None`` means every repository of the account (``"all"``).
+    An installation without an ``account`` is the sandbox's catch-all: it holds every
+    repository no other installation holds, so a sandbox with just that one serves
+    every bundle, whatever its owner.
+    """
+
+    id: int
+    account: str | None = None
+    account_type: str = "Organization"
+    repositories: frozenset[str] | None = None
+
+    @property
+    def selection(self) -> str:
+        """GitHub's ``repository_selection``: ``"all"`` or ``"selected"``."""
+        return "all" if self.repositories is None else "selected"
+
+    def holds(self, full_name: str) -> bool:
+        """True when this installation was granted ``full_name`` by name or by account (not as catch-all)."""
+        key = full_name.lower()
+        if self.repositories is not None:
+            return key in self.repositories
+        return self.account is not None and key.split("/", 1)[0] == self.account.lower()
 
 
 @dataclass

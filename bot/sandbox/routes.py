@@ -16,9 +16,10 @@ from typing import Any
 from aiohttp import web
 
 from bot.sandbox.auth import Caller
-from bot.sandbox.errors import ApiError, BundleError, validation_failed
+from bot.sandbox.errors import ApiError, BundleError, not_found, validation_failed
 from bot.sandbox.faults import FaultBook, parse_faults
 from bot.sandbox.paging import paginate
+from bot.sandbox.resources.apps import DOC_REPO_INSTALLATION
 from bot.sandbox.state import SandboxState, iso, read_git_file
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -109,37 +110,35 @@ async def get_app(request: web.Request) -> web.Response:
 
 @needs("app")
 async def list_installations(request: web.Request) -> web.Response:
-    """GET /app/installations ("List installations for the authenticated app")."""
-    return _paged(request, [_state(request).installation_json()])
+    """GET /app/installations ("List installations for the authenticated app"), paginated."""
+    state = _state(request)
+    return _paged(request, [state.installation_json(i) for i in state.installations.values()])
 
 
 @needs("app")
 async def get_installation(request: web.Request) -> web.Response:
-    """GET /app/installations/{installation_id} ("Get an installation for the authenticated app")."""
+    """GET /app/installations/{installation_id} ("Get an installation for the authenticated app"); 404 when unknown."""
     state = _state(request)
-    if int(request.match_info["installation_id"]) != state.installation_id:
-        raise ApiError(
-            404,
-            "Not Found",
-            documentation_url="https://docs.github.com/rest/apps/apps#get-an-installation-for-the-authenticated-app",
-        )
-    return _json(state.installation_json())
+    return _json(state.installation_json(state.installation(int(request.match_info["installation_id"]))))
 
 
 @needs("app")
 async def create_access_token(request: web.Request) -> web.Response:
     """POST /app/installations/{installation_id}/access_tokens → 201 ``{token, expires_at, ...}``.
 
-    ("Create an installation access token for an app"); 404 for another installation.
+    ("Create an installation access token for an app"); 404 for an unknown installation.
+    The token reaches the repositories of that installation only (see
+    :meth:`SandboxState.check_reach`).
     """
     state = _state(request)
     token = state.issue_token(int(request.match_info["installation_id"]))
+    installation = state.installation(token.installation_id)
     return _json(
         {
             "token": token.token,
             "expires_at": iso(token.expires_at),
-            "permissions": state.installation_json()["permissions"],
-            "repository_selection": "all",
+            "permissions": state.installation_json(installation)["permissions"],
+            "repository_selection": installation.selection,
         },
         status=201,
     )
@@ -147,17 +146,26 @@ async def create_access_token(request: web.Request) -> web.Response:
 
 @needs("app")
 async def get_repo_installation(request: web.Request) -> web.Response:
-    """GET /repos/{owner}/{repo}/installation ("Get a repository installation for the authenticated app")."""
+    """GET /repos/{owner}/{repo}/installation ("Get a repository installation for the authenticated app").
+
+    The installation holding the repository; 404 when the repository is unknown or
+    the app is not installed on it.
+    """
     state = _state(request)
     record = state.repo(*_repo_args(request))
-    return _json(state.installation_json(record.owner))
+    installation = state.installation_of(record.full_name)
+    if installation is None:
+        raise not_found(DOC_REPO_INSTALLATION)
+    return _json(state.installation_json(installation, record.owner))
 
 
 @needs("installation")
 async def list_installation_repos(request: web.Request) -> web.Response:
-    """GET /installation/repositories ("List repositories accessible to the app installation")."""
+    """GET /installation/repositories ("List repositories accessible to the app installation"):
+    the repositories of the token's installation, paginated."""
     state = _state(request)
-    repos = [state.repo_json(r) for r in state.repos.values()]
+    caller: Caller = request[CALLER]
+    repos = [state.repo_json(r) for r in state.installation_repos(caller.installation_id or 0)]
     base = str(request.url.with_query(None))
     page, link = paginate(repos, base, request.query_string)
     return _json({"total_count": len(repos), "repositories": page}, headers={"Link": link} if link else None)
@@ -704,6 +712,30 @@ async def control_permissions(request: web.Request) -> web.Response:
     return _json(_state(request).permissions)
 
 
+async def control_add_installation(request: web.Request) -> web.Response:
+    """POST /_sandbox/installations ``{"id", "account"?, "repositories"?, "account_type"?}`` → 201 installation.
+
+    Installs the app once more (see :meth:`SandboxState.add_installation`): on every
+    repository of ``account``, or on the ``repositories`` (``owner/name``) listed.
+    """
+    data = await _body(request)
+    if not isinstance(data, dict) or not isinstance(data.get("id"), int) or isinstance(data.get("id"), bool):
+        raise ApiError(400, 'expected {"id": N, "account": LOGIN, "repositories"?: ["owner/name"], "account_type"?}')
+    account, repositories = data.get("account"), data.get("repositories")
+    if account is not None and (not isinstance(account, str) or not account):
+        raise ApiError(400, "'account' must be a login")
+    if repositories is not None and not isinstance(repositories, list):
+        raise ApiError(400, "'repositories' must be a list of 'owner/name'")
+    state = _state(request)
+    try:
+        installation = state.add_installation(
+            data["id"], account, repositories=repositories, account_type=str(data.get("account_type") or "Organization")
+        )
+    except ValueError as exc:
+        raise _control_error(exc) from exc
+    return _json(state.installation_json(installation), status=201)
+
+
 async def control_tokens(request: web.Request) -> web.Response:
     """GET /_sandbox/tokens: every issued installation token with ``expires_at`` and ``revoked``."""
     state = _state(request)
@@ -787,6 +819,7 @@ CONTROL_ROUTES: list[tuple[str, str, Handler]] = [
     ("POST", "/_sandbox/collaborators", control_collaborators),
     ("POST", "/_sandbox/files", control_files),
     ("POST", "/_sandbox/permissions", control_permissions),
+    ("POST", "/_sandbox/installations", control_add_installation),
     ("GET", "/_sandbox/tokens", control_tokens),
     ("POST", "/_sandbox/tokens/expire", control_expire_tokens),
     ("POST", "/_sandbox/tokens/revoke", control_revoke_token),

@@ -30,7 +30,7 @@ from bot.sandbox.auth import Authenticator, Caller, require
 from bot.sandbox.errors import ApiError, not_found
 from bot.sandbox.faults import DOC_PRIMARY_LIMIT, FaultBook, fault_error, parse_faults
 from bot.sandbox.routes import CALLER, CONTROL_ROUTES, FAULTS, GITHUB_ROUTES, STATE, _json
-from bot.sandbox.state import NOT_ACCESSIBLE, Comment, LabelEvent, SandboxState
+from bot.sandbox.state import NOT_ACCESSIBLE, Comment, Installation, LabelEvent, SandboxState
 
 DEFAULT_API_VERSION = "2022-11-28"
 CONTROL_PREFIX = "/_sandbox/"
@@ -69,7 +69,11 @@ class Sandbox:
     ``app_id`` and ``private_key_pem`` are the app's; JWTs must be signed with that
     key. ``bundles`` are corpus-shaped dicts ``{"pull", "files", "reviews",
     "review_comments"}``; ``collaborators`` maps login to role (admin, maintain,
-    write, triage, read, none). ``token_lifetime`` is in seconds, ``latency_ms``
+    write, triage, read, none). ``installations`` are the app's installations
+    (:class:`~bot.sandbox.state.Installation` records or ``{"id", "account"?,
+    "repositories"?}`` mappings); without them it has one, ``installation_id``, holding
+    every repository. Each installation's token reaches only its own repositories and
+    counts against its own rate limit. ``token_lifetime`` is in seconds, ``latency_ms``
     delays every GitHub-API answer, ``clock`` returns epoch seconds and ``sleep``
     waits that many seconds (both replaceable so tests need not wait for real).
     A ``clock`` apart from the app's emulates a server whose clock is off: JWTs are
@@ -89,6 +93,7 @@ class Sandbox:
         app_slug: str = "prguide",
         app_name: str | None = None,
         installation_id: int = 1,
+        installations: Iterable[Installation | Mapping[str, Any]] | None = None,
         token_lifetime: float = 3600.0,
         rate_limit: int = 5000,
         latency_ms: float = 0.0,
@@ -100,6 +105,7 @@ class Sandbox:
             app_slug=app_slug,
             app_name=app_name,
             installation_id=installation_id,
+            installations=installations,
             token_lifetime=token_lifetime,
             rate_limit=rate_limit,
             clock=clock,
@@ -171,8 +177,20 @@ class Sandbox:
     # ----- direct accessors for tests ------------------------------------------
 
     def add_bundle(self, bundle: Mapping[str, Any], repo: str | None = None) -> str:
-        """Serve one more pull request bundle; returns its repository ``owner/name``."""
+        """Serve one more pull request bundle; returns its repository ``owner/name``.
+
+        With ``repo``, the bundle is served as merged there (see :func:`~bot.sandbox.state.bundle_in_repo`).
+        """
         return self.state.add_bundle(bundle, repo=repo)
+
+    def add_installation(
+        self, installation_id: int, account: str | None = None, *, repositories: Iterable[str] | None = None
+    ) -> Installation:
+        """Install the app on ``account``'s repositories, or on ``repositories`` (``owner/name``).
+
+        See :meth:`SandboxState.add_installation`; raises :class:`ValueError` for a taken id.
+        """
+        return self.state.add_installation(installation_id, account, repositories=repositories)
 
     def add_git_repo(self, path: str | Path) -> list[str]:
         """Serve the merged pull requests of a local git repository; returns their repositories.
@@ -282,6 +300,8 @@ class Sandbox:
             if request.match_info.http_exception is not None:
                 raise not_found()
             require(caller, getattr(request.match_info.handler, "sandbox_auth", None))
+            if caller.kind == "installation":
+                self._check_reach(request, caller.installation_id or 0)
             needs = getattr(request.match_info.handler, "sandbox_permissions", ())
             if needs and caller.kind == "installation" and not self.state.granted(needs):
                 raise ApiError(403, NOT_ACCESSIBLE)
@@ -338,6 +358,21 @@ class Sandbox:
         error = ApiError(status, message, documentation_url=DOC_REDIRECTS, headers={"Location": location})
         error.extra = {"url": location}
         return error
+
+    def _check_reach(self, request: web.Request, installation_id: int) -> None:
+        """Refuse a token used on another installation's repository (see :meth:`SandboxState.check_reach`).
+
+        Paths naming an unknown repository are left to the handler's own 404.
+        """
+        info = request.match_info
+        if "repository_id" in info:
+            record = next((r for r in self.state.repos.values() if r.id == int(info["repository_id"])), None)
+        elif "owner" in info and "repo" in info:
+            record = self.state.repos.get(f"{info['owner']}/{info['repo']}".lower())
+        else:
+            return
+        if record is not None:
+            self.state.check_reach(installation_id, record, write=request.method not in ("GET", "HEAD"))
 
     def move_repo(self, full_name: str, *, write_status: int = 307) -> None:
         """Make ``full_name`` answer with redirects (see :meth:`SandboxState.move_repo`)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +23,14 @@ from bot.sandbox.records import (  # re-exported: the records are part of the st
     DEFAULT_PERMISSIONS,
     ROLES,
     Comment,
+    Installation,
     Label,
     LabelEvent,
     RateBucket,
     Reaction,
     Repository,
     Token,
+    bundle_in_repo,
     iso,
     read_git_file,
     repo_of_bundle,
@@ -44,6 +46,7 @@ from bot.sandbox.resources.review_comments import ReviewCommentsMixin
 __all__ = [
     "ROLES",
     "Comment",
+    "Installation",
     "Label",
     "LabelEvent",
     "RateBucket",
@@ -51,6 +54,7 @@ __all__ = [
     "Repository",
     "SandboxState",
     "Token",
+    "bundle_in_repo",
     "iso",
     "load_bundles",
     "read_git_file",
@@ -65,6 +69,11 @@ class SandboxState(
 
     ``clock`` returns epoch seconds (tests pass their own to move time without sleeping).
     ``api_url`` and ``html_url`` are the bases written into ``url`` and ``html_url`` fields.
+    ``installations`` are the app's installations (:class:`Installation` records or
+    ``{"id", "account"?, "repositories"?, "account_type"?}`` mappings, see
+    :meth:`add_installation`); without them the app has one catch-all installation,
+    ``installation_id``, holding every repository. Raises :class:`ValueError` for a
+    bad installation.
     """
 
     def __init__(
@@ -74,6 +83,7 @@ class SandboxState(
         app_slug: str = "prguide",
         app_name: str | None = None,
         installation_id: int = 1,
+        installations: Iterable[Installation | Mapping[str, Any]] | None = None,
         token_lifetime: float = 3600.0,
         rate_limit: int = 5000,
         clock: Callable[[], float] = time.time,
@@ -81,7 +91,6 @@ class SandboxState(
         self.app_id = int(app_id)
         self.app_slug = app_slug
         self.app_name = app_name or app_slug
-        self.installation_id = int(installation_id)
         self.token_lifetime = float(token_lifetime)
         self.rate_limit = int(rate_limit)
         self.clock = clock
@@ -100,7 +109,20 @@ class SandboxState(
         self.permissions: dict[str, str] = dict(DEFAULT_PERMISSIONS)
         self._user_ids: dict[str, int] = {}
         self._next_id = 1
+        #: The app's installations by id, in the order they were added.
+        self.installations: dict[int, Installation] = {}
+        for item in [Installation(int(installation_id))] if installations is None else installations:
+            if isinstance(item, Installation):
+                repos = item.repositories
+                self.add_installation(item.id, item.account, repositories=repos, account_type=item.account_type)
+            else:
+                self.add_installation(**dict(item))
         self._clear_conversation()
+
+    @property
+    def installation_id(self) -> int:
+        """The id of the first installation (the only one unless more were added); 0 when there is none."""
+        return next(iter(self.installations), 0)
 
     # ----- ids, users, time -------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""The app, its one installation and installation access tokens ("Apps").
+"""The app, its installations and installation access tokens ("Apps").
 
 A mixin of :class:`bot.sandbox.state.SandboxState`: its methods use the state's
 core (``repo``, ``now``, ``_new_id``, ``user_json``) and the stores it sets up.
@@ -11,15 +11,22 @@ import secrets
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from bot.sandbox.errors import not_found
+from bot.sandbox.errors import ApiError, not_found
 from bot.sandbox.records import (
+    NOT_ACCESSIBLE,
+    Installation,
+    Repository,
     iso,
     Token,
 )
 
+DOC_GET_INSTALLATION = "https://docs.github.com/rest/apps/apps#get-an-installation-for-the-authenticated-app"
+DOC_CREATE_TOKEN = "https://docs.github.com/rest/apps/apps#create-an-installation-access-token-for-an-app"
+DOC_REPO_INSTALLATION = "https://docs.github.com/rest/apps/apps#get-a-repository-installation-for-the-authenticated-app"
+
 
 class AppsMixin:
-    """The app, its one installation and installation access tokens."""
+    """The app, its installations and installation access tokens."""
 
     def app_json(self) -> dict[str, Any]:
         """The app as "Get the authenticated app" returns it."""
@@ -37,7 +44,7 @@ class AppsMixin:
             "updated_at": iso(self.created_at),
             "permissions": self._permissions(),
             "events": ["issue_comment", "pull_request"],
-            "installations_count": 1,
+            "installations_count": len(self.installations),
         }
 
     def _permissions(self) -> dict[str, str]:
@@ -66,20 +73,115 @@ class AppsMixin:
                 return True
         return False
 
-    def installation_json(self, account: str | None = None) -> dict[str, Any]:
-        """The sandbox's one installation ("Get a repository installation for the authenticated app")."""
-        login = account or (next(iter(self.repos.values())).owner if self.repos else "prguide-sandbox")
+    # ----- installations ------------------------------------------------------------
+
+    def add_installation(
+        self,
+        id: int,  # noqa: A002 - the field's name in GitHub's JSON
+        account: str | None = None,
+        *,
+        repositories: Iterable[str] | None = None,
+        account_type: str = "Organization",
+    ) -> Installation:
+        """Install the app on ``account`` (see :class:`Installation`); returns the installation.
+
+        ``repositories`` (``owner/name``) selects repositories; ``None`` grants every
+        repository of ``account``, or, without an account, every repository no other
+        installation holds. Raises :class:`ValueError` for an id that is not positive
+        or already taken, a second catch-all, an ``account_type`` other than
+        ``Organization``/``User`` or a repository name that is not ``owner/name``.
+        """
+        installation_id = int(id)
+        if installation_id < 1 or installation_id in self.installations:
+            raise ValueError(f"installation id must be a positive number not yet used, got {installation_id}")
+        catch_all = account is None and repositories is None
+        if catch_all and any(i.account is None and i.repositories is None for i in self.installations.values()):
+            raise ValueError("only one installation may hold every repository no other holds (no account)")
+        if account_type not in ("Organization", "User"):
+            raise ValueError(f"account_type must be Organization or User, got {account_type!r}")
+        selected = None
+        if repositories is not None:
+            names = [repositories] if isinstance(repositories, str) else list(repositories)
+            for name in names:
+                if not isinstance(name, str) or name.count("/") != 1 or not all(name.split("/")):
+                    raise ValueError(f"repository must be 'owner/name', got {name!r}")
+            selected = frozenset(name.lower() for name in names)
+        installation = Installation(installation_id, account or None, account_type, selected)
+        self.installations[installation_id] = installation
+        return installation
+
+    def installation(self, installation_id: int, documentation_url: str = DOC_GET_INSTALLATION) -> Installation:
+        """The installation with this id; GitHub's 404 "Not Found" for an unknown one."""
+        found = self.installations.get(int(installation_id))
+        if found is None:
+            raise not_found(documentation_url)
+        return found
+
+    def installation_of(self, full_name: str) -> Installation | None:
+        """The installation holding repository ``full_name``: one granted it by name or
+        account, else the catch-all; ``None`` when the app is not installed there."""
+        catch_all = None
+        for installation in self.installations.values():
+            if installation.holds(full_name):
+                return installation
+            if installation.account is None and installation.repositories is None:
+                catch_all = installation
+        return catch_all
+
+    def installation_repos(self, installation_id: int) -> list[Repository]:
+        """The repositories the installation holds, in the order they were added."""
+        held = []
+        for record in self.repos.values():
+            holder = self.installation_of(record.full_name)
+            if holder is not None and holder.id == installation_id:
+                held.append(record)
+        return held
+
+    def check_reach(self, installation_id: int, record: Repository, *, write: bool) -> None:
+        """Refuse an installation token used on a repository of another installation, as GitHub does.
+
+        A private repository is invisible to it: 404 "Not Found". A public one can be
+        read (any token reads public repositories) but not changed: 403 "Resource not
+        accessible by integration" for writes.
+        """
+        holder = self.installation_of(record.full_name)
+        if holder is not None and holder.id == installation_id:
+            return
+        if record.private:
+            raise not_found()
+        if write:
+            raise ApiError(403, NOT_ACCESSIBLE)
+
+    def installation_json(
+        self, installation: Installation | int | None = None, account: str | None = None
+    ) -> dict[str, Any]:
+        """An installation as "Get an installation for the authenticated app" returns it.
+
+        ``installation`` defaults to the first one. A catch-all installation reports
+        ``account`` (a repository's owner, when asked about that repository) or the
+        first repository's owner as its account.
+        """
+        if installation is None:
+            installation = self.installation(self.installation_id)
+        elif not isinstance(installation, Installation):
+            installation = self.installation(installation)
+        login = installation.account or account
+        if login is None:
+            held = self.installation_repos(installation.id)
+            login = held[0].owner if held else "prguide-sandbox"
+        account_json = self.user_json(login, installation.account_type)
+        iid = installation.id
         return {
-            "id": self.installation_id,
-            "account": self.user_json(login, "Organization"),
-            "repository_selection": "all",
-            "access_tokens_url": f"{self.api_url}/app/installations/{self.installation_id}/access_tokens",
+            "id": iid,
+            "account": account_json,
+            "repository_selection": installation.selection,
+            "access_tokens_url": f"{self.api_url}/app/installations/{iid}/access_tokens",
             "repositories_url": f"{self.api_url}/installation/repositories",
-            "html_url": f"{self.html_url}/settings/installations/{self.installation_id}",
+            "html_url": f"{self.html_url}/settings/installations/{iid}",
             "app_id": self.app_id,
             "app_slug": self.app_slug,
-            "target_id": 1,
-            "target_type": "Organization",
+            "target_id": account_json["id"],
+            "target_type": installation.account_type,
             "permissions": self._permissions(),
             "events": ["issue_comment", "pull_request"],
             "created_at": iso(self.created_at),
@@ -89,11 +191,12 @@ class AppsMixin:
             "suspended_by": None,
         }
 
+    # ----- installation access tokens ----------------------------------------------
+
     def issue_token(self, installation_id: int) -> Token:
-        """Mint an installation access token lasting ``token_lifetime`` seconds; 404 for another installation."""
-        if installation_id != self.installation_id:
-            raise not_found("https://docs.github.com/rest/apps/apps#create-an-installation-access-token-for-an-app")
-        token = Token("ghs_" + secrets.token_hex(18), installation_id, self.now() + self.token_lifetime)
+        """Mint an installation access token lasting ``token_lifetime`` seconds; 404 for an unknown installation."""
+        installation = self.installation(installation_id, DOC_CREATE_TOKEN)
+        token = Token("ghs_" + secrets.token_hex(18), installation.id, self.now() + self.token_lifetime)
         self.tokens[token.token] = token
         return token
 

@@ -16,6 +16,7 @@ from typing import Any
 from bot.sandbox.errors import BundleError, not_found
 from bot.sandbox.records import (
     CONTENTS_INLINE_MAX_BYTES,
+    bundle_in_repo,
     git_blob_sha,
     repo_of_bundle,
     Repository,
@@ -26,6 +27,15 @@ from bot.snapshot import GITHUB_FILE_LIST_CAP
 def _iso(epoch: float) -> str:
     """Unix seconds as GitHub's ISO 8601 UTC timestamp (``2024-05-01T10:00:00Z``)."""
     return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _names_repo(bundle: Mapping[str, Any]) -> bool:
+    """True when the bundle tells its repository (so it can be moved to another)."""
+    try:
+        repo_of_bundle(bundle)
+    except BundleError:
+        return False
+    return True
 
 
 class PullsMixin:
@@ -41,8 +51,9 @@ class PullsMixin:
     def add_bundle(self, bundle: Mapping[str, Any], *, repo: str | None = None, git_dir: Path | None = None) -> str:
         """Serve one pull request bundle ``{"pull", "files", "reviews", "review_comments"}``.
 
-        ``repo`` overrides the repository read by :func:`repo_of_bundle`. A bundle
-        for a number already served replaces it. Labels in ``pull.labels`` become
+        ``repo`` overrides the repository read by :func:`repo_of_bundle`; the pull
+        request is then served as merged there (its ``base.repo`` and URLs rewritten by
+        :func:`bundle_in_repo`). A bundle for a number already served replaces it. Labels in ``pull.labels`` become
         the issue's labels. Returns the repository's ``owner/name``; raises
         :class:`BundleError` on a malformed bundle.
         """
@@ -51,6 +62,8 @@ class PullsMixin:
         full_name = repo or repo_of_bundle(bundle)
         if full_name.count("/") != 1 or not all(full_name.split("/")):
             raise BundleError(f"repository must be 'owner/name', got {full_name!r}")
+        if repo is not None and isinstance(bundle.get("pull"), Mapping) and _names_repo(bundle):
+            bundle = bundle_in_repo(bundle, full_name)
         pull = bundle.get("pull")
         if not isinstance(pull, Mapping) or not isinstance(pull.get("number"), int):
             raise BundleError("bundle.pull must be an object with an integer 'number'")
