@@ -54,6 +54,41 @@ def test_template_sections_purpose_and_points():
     assert {"RetryPolicy", "trainer.retries", "Trainer.legacy_fit", "verl/trainer/main_ppo.py"} <= set(d.mentioned_identifiers)
 
 
+def test_hard_wrapped_design_bullets_are_whole_sentences():
+    body = (
+        "### Design & Code Changes\n"
+        "- `GPTModel.forward` remains unchanged and no `forward_backup` is\n"
+        "created.\n"
+        "- Sequence-parallel hidden states are gathered before\n"
+        "  `linear_cross_entropy`.\n"
+        "\n"
+        "Not part of a bullet.\n"
+        "1. Numbered items wrap\n"
+        "too\n"
+        "```python\n"
+        "x = 1\n"
+        "```\n"
+        "- Last\n"
+        "### Test\n"
+        "covered\n"
+    )
+    assert parse_description(body).design_points == (
+        "`GPTModel.forward` remains unchanged and no `forward_backup` is created.",
+        "Sequence-parallel hidden states are gathered before `linear_cross_entropy`.",
+        "Numbered items wrap too",
+        "Last",
+    )
+
+
+def test_flags_and_paths_found_as_the_look_behind_patterns_find_them():
+    # Faster searches than the patterns' own finditer; these cases pin the same answers.
+    text = "use --fast or a--b, ---x, `--in-span`; see verl/a.py and http://x.io/b/c.py\n--first-on-line docs/x.md"
+    found = parse_description(text).mentioned_identifiers
+    assert "--fast" in found and "--first-on-line" in found and "--in-span" in found
+    assert not any(f in found for f in ("--b", "--x", "-x"))
+    assert "verl/a.py" in found and "docs/x.md" in found and "b/c.py" not in found
+
+
 @pytest.mark.parametrize(
     ("body", "revert"),
     [
@@ -115,3 +150,11 @@ def test_check_against_diff_by_path_symbol_key_and_text():
 def test_parse_never_raises(body):
     d = parse_description(body)
     assert isinstance(d.purpose, str) and len(d.mentioned_identifiers) <= 200
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="-ab_/.\n x1:", max_size=60))
+def test_fast_flag_search_equals_the_look_behind_pattern(text):
+    from bot.analysis.description import _FLAG, _flags
+
+    assert _flags(text) == [m.group(1) for m in _FLAG.finditer(text)]

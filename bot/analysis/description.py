@@ -185,6 +185,30 @@ def _identifiers(text: str) -> tuple[str, ...]:
     return tuple([i for i in found if len(i) >= 3][:_MAX_IDENTIFIERS])
 
 
+#: Lines that start a block of their own and so end a list item's paragraph.
+_BLOCK_START = ("#", "```", "~~~", "|", ">", "<")
+
+
+def _bullets(text: str) -> tuple[str, ...]:
+    """The list items of ``text``, each as one line. A hard-wrapped item goes on over
+    the following non-blank lines (Markdown's lazy continuation) until a blank line,
+    another item or a line that starts a block of its own (heading, fence, table,
+    quote, HTML)."""
+    items: list[list[str]] = []
+    open_item = False
+    for line in text.split("\n"):
+        stripped = line.strip()
+        m = _BULLET.match(line)
+        if m is not None:
+            items.append([m.group(1).strip()])
+            open_item = True
+        elif open_item and stripped and not stripped.startswith(_BLOCK_START):
+            items[-1].append(stripped)
+        else:
+            open_item = False
+    return tuple(" ".join(parts) for parts in items)
+
+
 def _flags(text: str) -> list[str]:
     """What ``_FLAG.finditer(text)`` finds, found faster. A candidate rejected for the
     character before it cannot hide a real flag: every flag starting inside it follows
@@ -223,8 +247,7 @@ def parse_description(body: object) -> Description:
     joined = {k: "\n".join(v).strip() for k, v in sections.items()}
     joined = {k: v for k, v in joined.items() if v}
     purpose = _first_sentence(joined.get("what", "")) or _first_sentence(joined.get("", ""))
-    design = joined.get("design", "")
-    points = tuple(m.group(1).strip() for line in design.split("\n") if (m := _BULLET.match(line)) is not None)
+    points = _bullets(joined.get("design", ""))
     return Description(
         purpose=purpose,
         design_points=points,
