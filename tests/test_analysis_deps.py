@@ -151,6 +151,23 @@ def test_dockerfile_from_pip_install_and_version_args():
     ]
 
 
+def test_dockerfile_shell_words_after_a_semicolon_are_not_packages():
+    # A shell if/else around two pip installs: `; \` ends each command.
+    patch = """@@ -1,3 +1,7 @@
+-RUN pip install vllm==0.18.0
++RUN if [ "$OLD" = "1" ]; then \\
++        pip install vllm==0.17.0; \\
++    else \\
++        pip install vllm==0.18.0 tqdm&& \\
++        echo done; \\
++    fi
+"""
+    assert changes("docker/Dockerfile.stable.vllm", patch) == [
+        ("vllm", "changed", "==0.18.0", "==0.17.0"),
+        ("tqdm", "added", "", ""),
+    ]
+
+
 def test_uv_lock_versions_by_package_block():
     patch = """@@ -100,9 +100,13 @@ wheels = [
  [[package]]

@@ -418,6 +418,14 @@ def _pip_tokens(state: _PipState, text: str) -> list[str]:
         if token in _SHELL_STOP or token.startswith(("&&", ";", "|")):
             state.active = False
             return tokens
+        if token.endswith((";", "&&", "|")):
+            # ``pip install vllm==0.17.0; \`` ends the command at the separator: what
+            # follows (``else``, ``fi``, another command) is shell, not packages.
+            state.active = False
+            token = token.rstrip(";&|")
+            if token and not token.startswith("-") and not state.skip_value:
+                tokens.append(token.strip("\"'"))
+            return tokens
         if state.skip_value:
             state.skip_value = False
             continue
