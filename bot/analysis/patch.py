@@ -13,7 +13,6 @@ lines it cannot place are skipped rather than raising.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import NamedTuple
 
 ADDED = "+"
@@ -42,14 +41,14 @@ class DiffLine(NamedTuple):
     new_line: int
 
 
-@dataclass(frozen=True, slots=True)
-class Hunk:
+class Hunk(NamedTuple):
     """One ``@@`` block of a unified diff.
 
     ``old_start``/``old_length`` and ``new_start``/``new_length`` come from the header
     (a missing length means 1). ``section`` is the text after the second ``@@`` (empty
     when absent). ``old_missing_newline``/``new_missing_newline`` record a
     ``\\ No newline at end of file`` marker after the hunk's last old/new line.
+    A named tuple, as :class:`DiffLine`: one is made per hunk of every file.
     """
 
     old_start: int

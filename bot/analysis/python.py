@@ -33,7 +33,6 @@ from __future__ import annotations
 import keyword
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from bot.analysis.model import BehaviourFact, Definition
@@ -96,8 +95,9 @@ class PythonFacts(NamedTuple):
     sites: tuple[DefSite, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class _Block:
+class _Block(NamedTuple):
+    """A ``class``/``def`` block open around the current line (one per definition line read)."""
+
     indent: int
     is_class: bool
     symbol: str  # what a change inside this block touches
