@@ -25,7 +25,8 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from bot.analysis.model import Definition, DiffAnalysis, FileAnalysis
 from bot.rules.model import RuleHit
@@ -46,19 +47,24 @@ DEP_WEIGHT = 55
 IsConfig = Callable[[str, "str | None"], bool]
 
 
-@dataclass(frozen=True, slots=True)
-class FocusPoint:
+#: The empty mapping a point without params or text shares (read-only, so sharing is safe).
+_NOTHING: Mapping[str, Any] = MappingProxyType({})
+
+
+class FocusPoint(NamedTuple):
     """One numbered point of the guide.
 
     ``file``/``symbol`` name what to open; ``key``/``params`` say why (a message key),
     or ``text`` holds a rule's own note by language. ``weight`` only orders points.
+    A named tuple: every changed file offers a few candidates (thousands on a big
+    pull request) and frozen dataclasses cost several times more to build.
     """
 
     file: str | None
     symbol: str | None
     key: str | None = None
-    params: Mapping[str, Any] = field(default_factory=dict)
-    text: Mapping[str, str] = field(default_factory=dict)
+    params: Mapping[str, Any] = _NOTHING
+    text: Mapping[str, str] = _NOTHING
     weight: int = 0
 
 
@@ -460,10 +466,11 @@ def _file_points(
     points: list[FocusPoint] = []
     code = f.kind in ("source", "example")
     renamed = {n for pair in pairs for n in pair}
-    fact_renames = {n for pair in getattr(f, "renamed", ()) or () for n in pair}
-    for old, new in pairs:
-        if old not in fact_renames:  # the analysis's own renames arrive as behaviour facts
-            points.append(FocusPoint(f.path, new, "focus.fact.symbol_renamed", {"old": old, "new": new}, weight=FACT_WEIGHT))
+    if pairs:
+        fact_renames = {n for pair in getattr(f, "renamed", ()) or () for n in pair}
+        for old, new in pairs:
+            if old not in fact_renames:  # the analysis's own renames arrive as behaviour facts
+                points.append(FocusPoint(f.path, new, "focus.fact.symbol_renamed", {"old": old, "new": new}, weight=FACT_WEIGHT))
     # Files removed whole are summed up by folder in removed_trees(), not listed one by one;
     # behaviour facts already say what was removed or renamed.
     removed = [n for n in api_names(f.definitions_removed) if n not in renamed] if code and f.status != "removed" and not has_facts else []
@@ -871,8 +878,8 @@ def api_names(definitions: Sequence[Definition]) -> list[str]:
     of a class that is itself in the list (the class names them all)."""
     if not definitions:
         return []
-    # A name without "_" is public; only the others need splitting (this runs per file).
-    names = [d.name for d in definitions if "_" not in d.name or not any(p.startswith("_") for p in d.name.split("."))]
+    # A part of a dotted name starts with "_" exactly when the name does or holds "._" (this runs per file).
+    names = [d.name for d in definitions if not (d.name[:1] == "_" or "._" in d.name)]
     if len(names) < 2:
         return names
     listed = set(names)
