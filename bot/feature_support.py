@@ -17,6 +17,7 @@ from cachetools import TTLCache
 import bot.locale as catalogue
 from bot.app.fetch import fetch_file
 from bot.app.github import Forbidden
+from bot.app.offload import run_store
 from bot.render.messages import t
 from bot.repo_config import DEFAULT_SOURCE, RepoConfig, load_repo_config
 from bot.rules.model import Problem
@@ -152,23 +153,28 @@ def _problem_text(problem: Problem) -> str:
     return text.replace("`", "'")
 
 
-def save_guide(store: Any, guide: Any, *, private: bool) -> None:
+async def save_guide(store: Any, guide: Any, *, private: bool) -> None:
     """Store a published guide for the tag view; a store failure is logged, never fatal.
 
     A repository seen private stays private in the tag view (pages behind the view token).
+    A store on a database server is written from a worker thread (one hop for the
+    visibility read and the write), so the event loop goes on meanwhile.
     """
     try:
-        # Private is sticky: a payload saying "public" may be an old one redelivered after the
-        # repository was made private, so it never opens a repository the store holds as private.
-        public = not private and store.visibility(guide.repository) != "private"
-        store.save(
-            dict(guide.data, markdown=guide.markdown),
-            visibility="public" if public else "private",
-            label_descriptions={name: spec.description for name, spec in guide.label_specs.items()},
-        )
+        await run_store(store, _store_guide, store, guide, private)
     except Exception:  # the comment is published; the tag view catches up on the next refresh
         log.exception("cannot store the guide of %s#%s for the tag view", guide.repository, guide.number)
 
+
+def _store_guide(store: Any, guide: Any, private: bool) -> None:
+    # Private is sticky: a payload saying "public" may be an old one redelivered after the
+    # repository was made private, so it never opens a repository the store holds as private.
+    public = not private and store.visibility(guide.repository) != "private"
+    store.save(
+        dict(guide.data, markdown=guide.markdown),
+        visibility="public" if public else "private",
+        label_descriptions={name: spec.description for name, spec in guide.label_specs.items()},
+    )
 
 
 #: The internal event of backfill jobs (:mod:`bot.features.backfill`) and the action that starts one.
@@ -176,7 +182,7 @@ BACKFILL_EVENT = "prguide.backfill"
 BACKFILL_START = "start"
 
 
-def queue_backfill(
+async def queue_backfill(
     ctx: Any, repository: str, *, private: bool, limit: int | None, run: str, default_branch: str | None = None,
     delay: float = 0.0,
 ) -> bool:
@@ -190,7 +196,7 @@ def queue_backfill(
     ``backfill:{repository}``: one page is read at a time. ``delay``: seconds before it starts.
     """
     payload = {"repository": repository, "private": private, "limit": limit, "run": run, "default_branch": default_branch}
-    return ctx.enqueue(
+    return await ctx.enqueue(
         BACKFILL_EVENT, BACKFILL_START, payload, key=f"backfill:{repository}", delivery_id=run,
         installation_id=ctx.job.installation_id, delay=delay,
     )
@@ -247,7 +253,7 @@ def with_cached_narration(settings: Any, guide: Any, head_sha: str) -> Any:
     return replace(guide, markdown=markdown)
 
 
-def queue_narration(ctx: Any, job: Any, guide: Any, head_sha: str, comment_id: int) -> bool:
+async def queue_narration(ctx: Any, job: Any, guide: Any, head_sha: str, comment_id: int) -> bool:
     """Queue the narration of a just-published guide (an internal job with the pull request's key).
 
     The payload carries the guide's JSON data (without its Markdown, which the job reads
@@ -264,7 +270,7 @@ def queue_narration(ctx: Any, job: Any, guide: Any, head_sha: str, comment_id: i
     data = {k: v for k, v in guide.data.items() if k != "markdown"}
     payload = {"repository": guide.repository, "number": guide.number, "comment_id": int(comment_id),
                "head_sha": head_sha, "guide": data, "queued_at": time.time()}  # fmt: skip
-    return ctx.enqueue(NARRATE_EVENT, None, payload, key=f"{guide.repository}#{guide.number}",
+    return await ctx.enqueue(NARRATE_EVENT, None, payload, key=f"{guide.repository}#{guide.number}",
                        delivery_id=f"narrate:{job.delivery_id}", installation_id=job.installation_id)  # fmt: skip
 
 

@@ -22,14 +22,14 @@ def test_disabling_a_rule_that_does_not_exist_is_reported():
     assert none == ()
 
 
-def test_a_repository_seen_private_stays_private_in_the_tag_view(tmp_path):
+async def test_a_repository_seen_private_stays_private_in_the_tag_view(tmp_path):
     snapshot = PullRequestSnapshot(repository="o/r", number=3, title="fix: x", merged=True,
                                    files=(ChangedFile("a.py", additions=2, patch="@@ -1 +1,2 @@\n x\n+y"),))
     guide = build_guide(snapshot, load_rules())
     store = GuideStore(tmp_path / "g.db")
-    save_guide(store, guide, private=False)
+    await save_guide(store, guide, private=False)
     assert store.visibility("o/r") == "public"
-    save_guide(store, guide, private=True)
+    await save_guide(store, guide, private=True)
     assert store.visibility("o/r") == "private"
-    save_guide(store, guide, private=False)  # an old payload redelivered must not reopen it
+    await save_guide(store, guide, private=False)  # an old payload redelivered must not reopen it
     assert store.visibility("o/r") == "private"

@@ -351,3 +351,96 @@ async def test_a_job_that_outlived_its_lease_in_this_pool_is_not_started_twice(p
     finally:
         await pool.stop(timeout=1)
         store.close()
+
+
+async def test_a_job_queueing_work_while_the_pool_is_exhausted_waits_off_the_event_loop(pg_schema):
+    import asyncio
+
+    from bot.app.metrics import create_metrics
+    from bot.app.routing import JobContext, Schedule, Services
+    from bot.app.schedule import Scheduler
+    from bot.app.settings import Settings
+
+    url, schema = pg_schema
+    db = pg.connect(url, schema=schema, min_size=1, max_size=1, timeout=10.0, migrate_components=["jobs"])
+    store = PgJobStore(db, clock=lambda: T0)
+    store.enqueue_many([QueuedDelivery("parent", "prguide.test", "k", b"{}")])
+    settings = Settings(app_id=1, private_key="k", webhook_secret="s")
+    ctx = JobContext(Services(settings, clients=None, auth=None, rules=None, metrics=create_metrics(), store=store),
+                     store.claim())
+
+    async def installations() -> list[int]:
+        return [1]
+
+    scheduler = Scheduler([Schedule("reconcile", "prguide.reconcile", None, lambda s: 3600)], settings, store, installations)
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:  # the pool's one connection is busy: every caller waits for it
+        with db.pool.connection():
+            held.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert await asyncio.to_thread(held.wait, 5)
+        queued = asyncio.create_task(
+            ctx.enqueue("prguide.backfill", "page", {"page": 2}, key="b", delivery_id="child", installation_id=7)
+        )
+        ticked = asyncio.create_task(scheduler.tick(3600 * 500 + 10))
+        # Both wait in the pool's queue, each in a thread of its own ...
+        await asyncio.to_thread(wait_for, lambda: db.pool.get_stats().get("requests_waiting", 0) == 2)
+        # ... while the loop goes on.
+        ran = asyncio.Event()
+        asyncio.get_running_loop().call_soon(ran.set)
+        await asyncio.wait_for(ran.wait(), 5)
+        assert not queued.done() and not ticked.done()
+    finally:
+        release.set()
+        await asyncio.to_thread(holder.join)
+    try:
+        assert await queued is True and await ticked == 1
+        assert store.counts()["queued"] == 2
+    finally:
+        store.close()
+
+
+def test_two_replicas_running_the_migrations_at_once_apply_each_version_once(pg_schema):
+    import os
+    import subprocess
+    import sys
+    import zlib
+
+    url, schema = pg_schema
+    pg.load_components()
+    lock = (pg.MIGRATION_LOCK, zlib.crc32(schema.encode()) - 2**31)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PRGUIDE_")}
+    command = [sys.executable, "-m", "bot", "db", "migrate", "--url", url, "--schema", schema]
+    with psycopg.connect(url, autocommit=True) as gate:
+        # Hold the migration lock until both processes wait on it: then they run at once.
+        gate.execute("SELECT pg_advisory_lock(%s, %s)", lock)
+        procs = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+        try:
+            wait_for(
+                lambda: gate.execute(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = %s",
+                    (lock[1] % 2**32,),
+                ).fetchone()[0] == 2,
+                timeout=60,
+            )
+        finally:
+            gate.execute("SELECT pg_advisory_unlock(%s, %s)", lock)
+        results = [p.communicate(timeout=60) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], results
+    assert results[0][1] == results[1][1]  # both report the same versions
+    db = pg.connect(url, schema=schema, migrate_components=())
+    try:
+        with db.pool.connection() as conn:
+            rows = conn.execute("SELECT component, version, count(*) FROM schema_migrations GROUP BY 1, 2").fetchall()
+        assert rows and all(count == 1 for _, _, count in rows)
+        applied = pg.applied_versions(db)
+        assert {name: applied.get(name) for name in ("jobs", "state", "tagview")} == {
+            name: len(pg.MIGRATIONS[name]) for name in ("jobs", "state", "tagview")
+        }
+    finally:
+        db.close()

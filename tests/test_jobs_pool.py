@@ -251,7 +251,7 @@ async def test_unexpected_errors_are_retried_then_parked_then_retried_by_hand(st
         assert "boom on attempt 1" in caplog.text  # logged with its traceback
 
         broken = False
-        assert pool.retry_parked() == 1
+        assert await pool.retry_parked() == 1
         await pool.wait_idle()
     await pool.stop()
     assert calls == [1, 2, 3, 1]

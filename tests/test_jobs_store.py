@@ -288,13 +288,16 @@ def _model_first(rows, now):
     return (first["id"] if first else None), next_due
 
 
-@pytest.mark.parametrize("backend,candidates", [("sqlite", 64), ("sqlite", 2), ("postgresql", 64)])  # 2: the per-key scan runs on almost every claim
+# 2 candidates: the per-key scan runs on almost every claim (SQLite) and next_due (both).
+@pytest.mark.parametrize("backend,candidates", [("sqlite", 64), ("sqlite", 2), ("postgresql", 64), ("postgresql", 2)])
 def test_claims_follow_the_head_of_key_rule(monkeypatch, request, backend, candidates):
     import random
 
     import bot.app.jobstore as jobs
+    import bot.app.pgjobs as pgjobs
 
     monkeypatch.setattr(jobs, "_CANDIDATES", candidates)
+    monkeypatch.setattr(pgjobs, "_CANDIDATES", candidates)
     db = request.getfixturevalue("pg_database") if backend == "postgresql" else None
     for seed in range(60 if db is None else 12):
         rnd = random.Random(seed)

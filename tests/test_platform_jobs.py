@@ -36,12 +36,12 @@ def context(store, notified: list) -> JobContext:
     return JobContext(services, store.claim())
 
 
-def test_enqueue_queues_an_internal_job_once_per_delivery_id(store):
+async def test_enqueue_queues_an_internal_job_once_per_delivery_id(store):
     notified: list = []
     ctx = context(store, notified)
-    assert ctx.enqueue("prguide.backfill", "page", {"repo": "o/r", "page": 2}, key="backfill:o/r",
+    assert await ctx.enqueue("prguide.backfill", "page", {"repo": "o/r", "page": 2}, key="backfill:o/r",
                        delivery_id="backfill:7:o/r:2", installation_id=7) is True
-    assert ctx.enqueue("prguide.backfill", "page", {"repo": "o/r", "page": 2}, key="backfill:o/r",
+    assert await ctx.enqueue("prguide.backfill", "page", {"repo": "o/r", "page": 2}, key="backfill:o/r",
                        delivery_id="backfill:7:o/r:2", installation_id=7) is False
     assert notified == [1]
     job = store.claim()
@@ -49,17 +49,17 @@ def test_enqueue_queues_an_internal_job_once_per_delivery_id(store):
     assert job.data == {"repo": "o/r", "page": 2}
 
 
-def test_enqueue_with_a_delay_is_not_due_before_it(store):
+async def test_enqueue_with_a_delay_is_not_due_before_it(store):
     ctx = context(store, [])
-    ctx.enqueue("prguide.later", None, b"{}", key="later", delivery_id="later:1", installation_id=None, delay=600)
+    await ctx.enqueue("prguide.later", None, b"{}", key="later", delivery_id="later:1", installation_id=None, delay=600)
     assert store.claim() is None
     assert store.next_due() is not None and store.claim(now=store.next_due() + 1).delivery_id == "later:1"
 
 
-def test_enqueue_without_a_store_is_refused():
+async def test_enqueue_without_a_store_is_refused():
     services = Services(settings(), clients=None, auth=None, rules=None, metrics=create_metrics())
     with pytest.raises(RuntimeError):
-        JobContext(services, None).enqueue("e", None, {}, key="k", delivery_id="d", installation_id=None)
+        await JobContext(services, None).enqueue("e", None, {}, key="k", delivery_id="d", installation_id=None)
 
 
 def delivery(event, action, key=None):

@@ -1,12 +1,16 @@
-"""The app in PostgreSQL mode against the sandbox: guides, health, metrics, roles, a database that does not answer."""
+"""The app in PostgreSQL mode against the sandbox: guides, health, metrics, roles, a database that does not answer
+or restarts."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 import pytest
-from loopback import NUMBERS, SMALL_PR, app_private_key, start_loopback  # noqa: F401
+from loopback import NUMBERS, REPO, SMALL_PR, app_private_key, start_loopback  # noqa: F401
+from pg_helpers import Outage
+from test_offload import Held
 
 from bot.app.server import wait_idle
 
@@ -96,3 +100,50 @@ async def test_roles_split_taking_deliveries_from_running_jobs(
             await wait_idle(worker.app)
             assert worker.state.store.counts()["done"] == 1
             assert len(worker.comments()) == 1
+
+
+async def test_a_database_restart_while_prguide_runs_answers_503_then_the_interrupted_job_runs_again(
+    pg_schema, app_private_key, tmp_path, bundles, template, webhook_payload  # noqa: F811
+):
+    first, second = sorted(bundles)
+    ahead = [0.0]  # seconds the worker pool's clock is ahead: lets a lease run out without waiting
+
+    def clock() -> float:
+        return time.time() + ahead[0]
+
+    with Outage() as outage:
+        settings = pg_settings(pg_schema, database_url=outage.url, db_pool_timeout=1.0)
+        async with start_loopback(
+            app_private_key, tmp_path, bundles, template, settings=settings, pool_options={"clock": clock}
+        ) as lb:
+            guides = lb.state.services.guides
+            held = Held(guides, "save")
+            lb.state.services.guides = held
+            resp = await lb.deliver(lb.payload(first), delivery="m-1")
+            assert resp.status == 202
+            await held.wait_entered()  # the guide is published; storing it for the tag view waits
+            pong = await lb.deliver(webhook_payload("ping", "with-app_id.payload.json"), event="ping", delivery="p-1")
+            assert pong.status == 200 and (await lb.client.get("/healthz")).status == 200
+
+            outage.down()  # the server restarts: every connection drops, new ones are refused
+            refused = await lb.deliver(lb.payload(second), delivery="m-2")
+            assert refused.status == 503 and "job queue unavailable" in (await refused.json())["error"]
+            health = await lb.client.get("/healthz")
+            assert health.status == 503 and (await health.json())["database"]["reachable"] is False
+            # The job goes on: storing its guide fails (logged), and so does recording its end,
+            # so its row stays running under a lease nobody renews.
+            held.release.set()
+            await wait_idle(lb.app)
+            assert len(lb.comments(first)) == 1
+
+            outage.up()
+            deadline = time.monotonic() + 30
+            while (await lb.client.get("/healthz")).status != 200:  # each try waits for the pool
+                assert time.monotonic() < deadline, "the pool did not reconnect"
+            ahead[0] = lb.state.settings.job_lease + 1
+            resp = await lb.deliver(lb.payload(second), delivery="m-2")  # GitHub's redelivery
+            assert resp.status == 202
+            await wait_idle(lb.app)
+            assert lb.jobs() == {"queued": 0, "running": 0, "done": 2, "parked": 0}
+            assert len(lb.comments(first)) == 1 and len(lb.comments(second)) == 1
+            assert guides.get(REPO, first) is not None and guides.get(REPO, second) is not None

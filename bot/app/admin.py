@@ -25,6 +25,7 @@ from typing import Any
 from aiohttp import web
 
 from bot.app.errors import DATABASE_ERRORS
+from bot.app.offload import run_store
 
 log = logging.getLogger("prguide.admin")
 
@@ -41,7 +42,7 @@ def add_routes(app: web.Application, state_key: web.AppKey) -> None:
         if refused is not None:
             return refused
         try:
-            jobs = state.store.parked(MAX_LISTED)
+            jobs = await run_store(state.store, state.store.parked, MAX_LISTED)
         except DATABASE_ERRORS as exc:
             return web.json_response({"error": f"job database: {exc}"}, status=503)
         return web.json_response(
@@ -79,7 +80,7 @@ def add_routes(app: web.Application, state_key: web.AppKey) -> None:
             if not isinstance(data, dict) or set(data) - {"id"} or not isinstance(job_id, int) or isinstance(job_id, bool):
                 return web.json_response({"error": 'expected no body or {"id": JOB_ID}'}, status=400)
         try:
-            count = state.pool.retry_parked(job_id)
+            count = await state.pool.retry_parked(job_id)
         except DATABASE_ERRORS as exc:
             return web.json_response({"error": f"job database: {exc}"}, status=503)
         log.warning(

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.app.jobs import JobStore, QueuedDelivery
+from bot.app.offload import blocks
 
 #: Rows committed in one transaction at most; a longer batch is split across loop turns.
 MAX_BATCH = 256
@@ -42,7 +43,7 @@ class Intake:
         self.rows = 0
         # A store on a database server commits in a thread (its batch forms while the
         # previous one commits); the SQLite store commits on the loop, in microseconds.
-        self._blocking = bool(getattr(store, "blocking", False))
+        self._blocking = blocks(store)
         self._tasks: set[asyncio.Future] = set()
 
     async def enqueue(self, delivery: QueuedDelivery) -> bool:

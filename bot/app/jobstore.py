@@ -551,7 +551,9 @@ class JobStorage(Protocol):
     Every method is one short transaction. ``now`` is Unix seconds (default: the
     store's clock). A store raises its database's error when the database fails
     (``sqlite3.Error`` for :class:`JobStore`); the webhook answers 503 then and the
-    worker pool tries again later.
+    worker pool tries again later. A store whose calls wait on a database server says
+    so with a ``blocking = True`` attribute: the platform then calls it from a worker
+    thread, never on the event loop (:func:`bot.app.offload.run_store`).
     """
 
     def enqueue_many(self, deliveries: Sequence[QueuedDelivery], *, now: float | None = None) -> list[bool]:

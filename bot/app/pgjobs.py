@@ -105,7 +105,36 @@ _CLAIM = f"""
     WHERE id = %(id)s AND state = 'queued' RETURNING {_COLUMNS}
 """
 
-_NEXT_DUE = f"SELECT min(j.not_before) FROM jobs j WHERE {_RUNNABLE}"
+#: Queued jobs looked at, soonest due first, before falling back to one head per key.
+_CANDIDATES = 64
+# Usually one of the soonest due queued jobs can start: walk ``jobs_due`` in order and
+# stop there. (``min(not_before)`` over every runnable job read the whole queue and
+# checked each job's key: 40 ms for 20,000 jobs behind 100 running pull requests.)
+_NEXT_DUE = """
+    WITH candidates AS MATERIALIZED (
+        SELECT id, key, not_before FROM jobs WHERE state = 'queued' ORDER BY not_before, id LIMIT %(limit)s
+    )
+    SELECT
+        (SELECT j.not_before FROM candidates j WHERE
+            NOT EXISTS (SELECT 1 FROM jobs o WHERE o.key = j.key AND o.state IN ('queued', 'running') AND o.id < j.id)
+            AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.key = j.key AND r.state = 'running')
+         ORDER BY j.not_before, j.id LIMIT 1),
+        (SELECT count(*) FROM candidates)
+"""
+# When a burst queued more than that behind a few running pull requests, visit one head
+# per key instead: the recursive query walks ``jobs_open`` (key, id) from one key to
+# the next (a skip-scan), and its first entry of each key is that key's head.
+_NEXT_DUE_HEADS = """
+    WITH RECURSIVE heads(key, id) AS (
+        (SELECT key, id FROM jobs WHERE state IN ('queued', 'running') ORDER BY key, id LIMIT 1)
+        UNION ALL
+        SELECT n.key, n.id FROM heads h CROSS JOIN LATERAL (
+            SELECT key, id FROM jobs WHERE state IN ('queued', 'running') AND key > h.key ORDER BY key, id LIMIT 1
+        ) n
+    )
+    SELECT min(j.not_before) FROM heads h JOIN jobs j ON j.id = h.id
+    WHERE j.state = 'queued' AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.key = h.key AND r.state = 'running')
+"""
 
 _EXPIRED = """
     UPDATE jobs SET state = CASE WHEN attempts >= %(max)s THEN 'parked' ELSE 'queued' END,
@@ -321,9 +350,17 @@ class PgJobStore:
         return newest[1], ended
 
     def next_due(self) -> float | None:
-        """When the earliest job waiting only for its time falls due (Unix s), or None."""
+        """When the earliest job waiting only for its time falls due (Unix s), or None.
+
+        Jobs waiting behind a running job of their key do not count (as in the SQLite
+        store). Reads the few soonest due queued jobs through the ``jobs_due`` index, and
+        only when none of them can start, one head per key through ``jobs_open``.
+        """
         with self._conn() as conn:
-            return conn.execute(_NEXT_DUE).fetchone()[0]
+            first, looked_at = conn.execute(_NEXT_DUE, {"limit": _CANDIDATES}).fetchone()
+            if first is not None or looked_at < _CANDIDATES:
+                return first
+            return conn.execute(_NEXT_DUE_HEADS).fetchone()[0]
 
     def complete(self, job_id: int, *, outcome: str = SUCCEEDED, reason: str | None = None, now: float | None = None) -> None:
         """This replica's running job is ``done`` with ``outcome`` (``succeeded`` or ``given_up``)."""

@@ -26,6 +26,7 @@ from cachetools import TTLCache
 from bot.app.errors import GiveUp, RetryLater
 from bot.app.jobstore import Job, QueuedDelivery
 from bot.app.metrics import Metrics
+from bot.app.offload import run_store
 from bot.app.settings import Settings
 from bot.app.webhook import Delivery
 from bot.repo_config import RepoConfig
@@ -127,7 +128,7 @@ class JobContext:
         """GitHub API requests this job has sent so far."""
         return 0 if self._client is None else int(self._client.calls)
 
-    def enqueue(
+    async def enqueue(
         self,
         event: str,
         action: str | None,
@@ -148,7 +149,9 @@ class JobContext:
         idempotency key, like GitHub's ``X-GitHub-Delivery``: derive it from what the
         job is about (``"backfill:{installation}:{repo}:{page}"``) so a retried or
         doubled parent queues nothing twice. ``delay``: seconds before it is due.
-        Raises ``ValueError`` for empty ids or keys and the store's database error.
+        A store on a database server is written from a worker thread, so the event
+        loop goes on meanwhile. Raises ``ValueError`` for empty ids or keys and the
+        store's database error.
         """
         body = payload if isinstance(payload, (bytes, bytearray)) else json.dumps(payload).encode()
         queued = QueuedDelivery(delivery_id, event, key, bytes(body), installation_id=installation_id, action=action)
@@ -156,7 +159,7 @@ class JobContext:
         if store is None:
             raise RuntimeError("no job store: jobs cannot queue other jobs")
         now = time.time() + max(0.0, delay) if delay else None
-        new = store.enqueue_many([queued], now=now)[0]
+        new = (await run_store(store, store.enqueue_many, [queued], now=now))[0]
         if new and self.services.notify is not None:
             self.services.notify()
         return new

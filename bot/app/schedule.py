@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from bot.app.jobstore import QueuedDelivery
+from bot.app.offload import run_store
 from bot.app.routing import Schedule
 from bot.app.settings import Settings
 
@@ -94,7 +95,7 @@ class Scheduler:
                         action=schedule.action,
                     )
                 )
-        new = sum(self.store.enqueue_many(deliveries)) if deliveries else 0
+        new = sum(await run_store(self.store, self.store.enqueue_many, deliveries)) if deliveries else 0
         for schedule, _interval, period in due:
             self._done[schedule.name] = period
         self.queued += new

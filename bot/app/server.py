@@ -30,6 +30,7 @@ from bot.app.routing import Router, Services, default_router, run_job
 from bot.app.jobs import QueuedDelivery
 from bot.app.logging import configure_logging, redact_value
 from bot.app.metrics import Metrics, create_metrics
+from bot.app.offload import run_store
 from bot.app.settings import Settings, secret_warnings
 from bot.app.webhook import MAX_BODY_BYTES, PayloadTooLarge, WebhookError, parse_delivery
 
@@ -269,13 +270,6 @@ def _database_label(settings: Settings) -> str:
     return str(settings.db_path)
 
 
-async def _store_call(state: AppState, method: Any, *args: Any) -> Any:
-    """Call a job-store method; off the event loop when the store waits on a database server."""
-    if getattr(state.store, "blocking", False):
-        return await asyncio.to_thread(method, *args)
-    return method(*args)
-
-
 async def check_credentials(auth: Any) -> None:
     """Ask GitHub once whether it accepts the app's credentials; log what it says.
 
@@ -380,8 +374,8 @@ async def healthz(request: web.Request) -> web.Response:
         return web.json_response({"ok": False, "version": __version__, "error": "not started"}, status=503)
     database = {"backend": state.settings.backend, "reachable": True}
     try:
-        counts = await _store_call(state, state.store.counts)
-        oldest = await _store_call(state, state.store.oldest_queued_age)
+        counts = await run_store(state.store, state.store.counts)
+        oldest = await run_store(state.store, state.store.oldest_queued_age)
     except DATABASE_ERRORS as exc:
         database["reachable"] = False
         return web.json_response(
@@ -415,7 +409,7 @@ async def metrics_view(request: web.Request) -> web.Response:
     state.metrics.info.labels(version=__version__, backend=state.settings.backend, role=state.settings.role).set(1)
     if state.store is not None:
         try:
-            state.metrics.set_job_counts(await _store_call(state, state.store.counts))
+            state.metrics.set_job_counts(await run_store(state.store, state.store.counts))
         except DATABASE_ERRORS:
             log.exception("cannot count jobs for /metrics")
     if state.services is not None:

@@ -9,7 +9,6 @@ database itself. One :class:`WorkerPool` per store: at start it takes back every
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import random
 import time
@@ -19,6 +18,7 @@ from typing import Any
 
 from bot.app.errors import DATABASE_ERRORS, GiveUp, RetryLater
 from bot.app.jobstore import GIVEN_UP, SUCCEEDED, Job, JobStorage
+from bot.app.offload import run_store
 
 # The pool's log lines keep the logger name they always had: dashboards filter on it.
 log = logging.getLogger("bot.app.jobs")
@@ -100,9 +100,6 @@ class WorkerPool:
         self._passes = 0
         self._idle_pass = -1
         self._pass_done: asyncio.Condition | None = None
-        # A store on a database server (PostgreSQL) waits on the network: its calls go
-        # to a thread. The SQLite store answers in microseconds and is called directly.
-        self._blocking = bool(getattr(store, "blocking", False))
         self._poll_interval: float | None = getattr(store, "poll_interval", None)
         self._lease: float | None = getattr(store, "lease", None)
         self._heartbeat: asyncio.Task | None = None
@@ -110,9 +107,9 @@ class WorkerPool:
         self._unlisten: Callable[[], None] | None = None
 
     async def _call(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        if self._blocking:
-            return await asyncio.to_thread(functools.partial(method, *args, **kwargs))
-        return method(*args, **kwargs)
+        # A store on a database server (PostgreSQL) waits on the network: its calls go
+        # to a thread. The SQLite store answers in microseconds and is called directly.
+        return await run_store(self.store, method, *args, **kwargs)
 
     @property
     def running_jobs(self) -> list[Job]:
@@ -129,6 +126,7 @@ class WorkerPool:
         self._wake = asyncio.Event()
         self._pass_done = asyncio.Condition()
         self._stopping = False
+        # Called once at start-up, before the server accepts connections: nothing waits on the loop yet.
         resumed = self.store.requeue_running(max_attempts=self.max_attempts, now=self.clock())
         if resumed:
             log.info("resuming %d job(s) left running by the previous process", resumed)
@@ -156,9 +154,9 @@ class WorkerPool:
         if self._wake is not None:
             self._wake.set()
 
-    def retry_parked(self, job_id: int | None = None) -> int:
-        """Queue parked jobs again (see :meth:`JobStore.retry_parked`) and wake the pool."""
-        count = self.store.retry_parked(job_id, now=self.clock())
+    async def retry_parked(self, job_id: int | None = None) -> int:
+        """Queue parked jobs again (see :meth:`JobStore.retry_parked`) and wake the pool; how many."""
+        count = await self._call(self.store.retry_parked, job_id, now=self.clock())
         self.notify()
         return count
 
@@ -220,7 +218,7 @@ class WorkerPool:
             try:
                 await self._maybe_prune(now)
                 while len(self._running) < self.concurrency and not self._stopping:
-                    job = await self._call(self.store.claim, now) if self._blocking else self.store.claim(now)
+                    job = await self._call(self.store.claim, now)
                     if job is None:
                         break
                     if any(running.id == job.id for running in self._running.values()):
@@ -232,7 +230,7 @@ class WorkerPool:
                     self._running[task] = job
                     task.add_done_callback(self._finished)
                 if len(self._running) < self.concurrency:
-                    due = await self._call(self.store.next_due) if self._blocking else self.store.next_due()
+                    due = await self._call(self.store.next_due)
                     if due is not None:
                         timeout = max(due - now, 0.0)
                 if self._poll_interval is not None:
@@ -324,9 +322,6 @@ class WorkerPool:
         # A job whose result cannot be written stays 'running' and is taken back at the
         # next start; the pool itself keeps going.
         try:
-            if self._blocking:
-                await self._call(method, job_id, now=self.clock(), **kwargs)
-            else:
-                method(job_id, now=self.clock(), **kwargs)
+            await self._call(method, job_id, now=self.clock(), **kwargs)
         except DATABASE_ERRORS:
             log.exception("cannot record the result of job %d; it will run again after a restart", job_id)

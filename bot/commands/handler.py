@@ -51,6 +51,7 @@ from bot.app.errors import GiveUp, RetryLater
 from bot.app.fetch import fetch_pull, fetch_snapshot
 from bot.app.github import GitHubError, NotFound
 from bot.app.jobs import Job
+from bot.app.offload import run_store
 from bot.app.publish import (
     add_labels,
     find_guide_comment,
@@ -403,7 +404,7 @@ class _Runner:
             if shared is not None:
                 # Every replica asks the same table, so the person hears it once in all.
                 key = "refusal:" + "#".join((facts.repository, str(facts.number), facts.actor.casefold()))
-                already_told = not await asyncio.to_thread(shared.remember_once, key, REFUSAL_REPLY_TTL)
+                already_told = not await run_store(shared, shared.remember_once, key, REFUSAL_REPLY_TTL)
             else:
                 already_told = refused_key in refusals
         for action in actions:
@@ -462,14 +463,14 @@ class _Runner:
         if isinstance(action, ShowHelp):
             return help_text(self.lang, authors_relabel="authors" in self.config.relabel)
         if isinstance(action, Backfill):
-            return self._backfill(action)
+            return await self._backfill(action)
         raise TypeError(f"unknown action {action!r}")
 
-    def _backfill(self, action: Backfill) -> str:
+    async def _backfill(self, action: Backfill) -> str:
         """Queue a backfill of the repository (see :mod:`bot.features.backfill`) and say what it will do."""
         facts = self.facts
         limit = action.limit if action.limit is not None else self.config.backfill
-        queue_backfill(
+        await queue_backfill(
             self.ctx, facts.repository, private=facts.private, limit=limit, default_branch=facts.default_branch,
             run=f"backfill:{self.ctx.job.delivery_id}:{facts.repository}",
         )
@@ -513,9 +514,9 @@ class _Runner:
         self.lang = guide.lang
         self.ctx.fields.update(comment_id=result.comment_id, comment=result.comment)
         if narrating and self.services.store is not None:
-            queue_narration(self.ctx, self.ctx.job, guide, self.snapshot.head_sha, result.comment_id)
+            await queue_narration(self.ctx, self.ctx.job, guide, self.snapshot.head_sha, result.comment_id)
         if self.services.guides is not None and facts.pull.merged:
-            save_guide(self.services.guides, guide, private=facts.private)
+            await save_guide(self.services.guides, guide, private=facts.private)
 
     def _failure(self, action: Any, exc: BaseException | None) -> str:
         what = {

@@ -37,6 +37,7 @@ from urllib.parse import urlencode
 from bot.app.errors import GiveUp
 from bot.app.fetch import fetch_snapshot, split_repository
 from bot.app.jobstore import Job
+from bot.app.offload import run_store
 from bot.app.publish import find_guide_comment, publish_guide
 from bot.app.routing import JobContext, Route
 from bot.engine import build_guide
@@ -98,7 +99,7 @@ async def handle_installed(job: Job, ctx: JobContext) -> None:
     for index, repo in enumerate(names):
         name = repo["full_name"]
         run = f"backfill:{job.delivery_id}:{name}"
-        queued += queue_backfill(
+        queued += await queue_backfill(
             ctx, name, private=bool(repo.get("private", True)), limit=None, run=run, delay=index * DEFAULT_BACKFILL * PACE_S
         )
     ctx.fields["repositories"] = [r["full_name"] for r in names]
@@ -159,7 +160,7 @@ async def _page(job: Job, ctx: JobContext, data: Mapping[str, Any]) -> None:
             "repository": repository, "private": data.get("private", True), "comments": bool(data.get("comments")),
             "run": run, "index": found, "limit": limit, "pull": dict(pull, merged=True),
         }
-        if ctx.enqueue(
+        if await ctx.enqueue(
             EVENT, PULL, payload, key=f"{repository}#{number}", delivery_id=f"{run}:{number}",
             installation_id=job.installation_id, delay=due * PACE_S,
         ):
@@ -167,7 +168,7 @@ async def _page(job: Job, ctx: JobContext, data: Mapping[str, Any]) -> None:
         due += 1
     ctx.fields.update(page=page, found=found)
     if found < limit and listed.next_url and page < MAX_PAGES:
-        ctx.enqueue(
+        await ctx.enqueue(
             EVENT, PAGE, {**data, "page": page + 1, "found": found}, key=run_key(repository),
             delivery_id=f"{run}:page:{page + 1}", installation_id=job.installation_id, delay=due * PACE_S,
         )
@@ -184,8 +185,9 @@ async def _pull(job: Job, ctx: JobContext, data: Mapping[str, Any]) -> None:
     ctx.fields.update(number=number, index=data.get("index"))
     progress = _progress(ctx, repository)
     progress["target"] = max(progress.get("target", 0), int(data.get("limit") or 0))
+    guides = services.guides
     try:
-        if services.guides is not None and services.guides.get(repository, number) is not None:
+        if guides is not None and await run_store(guides, guides.get, repository, number) is not None:
             # Built by its merge, a command or an earlier run: nothing to add.
             ctx.outcome = "exists"
             _count(progress, "skipped")
@@ -221,7 +223,7 @@ async def _build(job: Job, ctx: JobContext, data: Mapping[str, Any], repository:
         )
         ctx.outcome = result.comment
     if services.guides is not None:
-        save_guide(services.guides, guide, private=bool(data.get("private", True)))
+        await save_guide(services.guides, guide, private=bool(data.get("private", True)))
 
 
 #: ``installation.created`` and ``installation_repositories.added``: about a whole installation.

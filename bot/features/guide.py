@@ -15,6 +15,7 @@ from typing import Any
 from bot.app.errors import GiveUp
 from bot.app.fetch import fetch_snapshot
 from bot.app.jobstore import Job
+from bot.app.offload import run_store
 from bot.app.publish import find_guide_comment, publish_guide
 from bot.app.routing import JobContext, Route
 from bot.app.webhook import Delivery
@@ -64,10 +65,7 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     services = ctx.services
     superseded = None
     if services.store is not None:
-        if getattr(services.store, "blocking", False):
-            superseded = await asyncio.to_thread(services.store.supersede, job)
-        else:
-            superseded = services.store.supersede(job)
+        superseded = await run_store(services.store, services.store.supersede, job)
     if superseded is not None:
         # A later delivery for this pull request will build the same guide from fresher
         # data; this one ends before its payload is even parsed.
@@ -136,10 +134,10 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     ctx.outcome = result.comment
     ctx.fields.update(comment_id=result.comment_id, labels_added=list(result.labels_added), labels_removed=list(result.labels_removed))
     if services.guides is not None:
-        save_guide(services.guides, guide, private=bool(repo.get("private", True)))
+        await save_guide(services.guides, guide, private=bool(repo.get("private", True)))
     if narrating and services.store is not None:
         # The engine's guide is up; the narrated one edits it when (and if) the model answers.
-        ctx.fields["narration_queued"] = queue_narration(ctx, job, guide, snapshot.head_sha, result.comment_id)
+        ctx.fields["narration_queued"] = await queue_narration(ctx, job, guide, snapshot.head_sha, result.comment_id)
 
 
 def _usable_pull(pull: Mapping[str, Any], repository: str) -> bool:

@@ -27,6 +27,7 @@ from urllib.parse import urlencode
 from bot.app.errors import GiveUp
 from bot.app.fetch import split_repository
 from bot.app.jobstore import Job
+from bot.app.offload import run_store
 from bot.app.routing import JobContext, Route, Schedule
 from bot.app.settings import Settings
 
@@ -88,6 +89,7 @@ async def handle_reconcile(job: Job, ctx: JobContext) -> None:
 async def _reconcile_repository(job: Job, ctx: JobContext, repo: Mapping[str, Any], start: float) -> int:
     repository = repo["full_name"]
     owner, name = split_repository(repository)
+    guides = ctx.services.guides
     queued = 0
     url: str | None = f"/repos/{owner}/{name}/pulls?" + urlencode(
         {"state": "closed", "sort": "updated", "direction": "desc", "per_page": 100}
@@ -108,7 +110,7 @@ async def _reconcile_repository(job: Job, ctx: JobContext, repo: Mapping[str, An
             if merged is None or merged < start:
                 continue
             number = pull["number"]
-            if ctx.services.guides.get(repository, number) is not None:
+            if await run_store(guides, guides.get, repository, number) is not None:
                 continue
             payload = {
                 "action": "closed",
@@ -118,7 +120,7 @@ async def _reconcile_repository(job: Job, ctx: JobContext, repo: Mapping[str, An
                 "installation": {"id": job.installation_id},
                 "sender": {"login": "prguide-reconcile", "type": "Bot"},
             }
-            if ctx.enqueue(
+            if await ctx.enqueue(
                 "pull_request", "closed", payload, key=f"{repository}#{number}",
                 delivery_id=f"reconcile:{repository}#{number}", installation_id=job.installation_id,
             ):

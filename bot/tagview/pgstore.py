@@ -4,8 +4,9 @@ Same interface and answers as :class:`bot.tagview.store.GuideStore` (see
 :class:`bot.tagview.store.GuideStorage`); the tables are in :mod:`bot.tagview.pg_schema`,
 migrated with the other components by :func:`bot.app.pg.migrate`. Every call borrows
 one connection from the process's pool (:class:`bot.app.pg.Database`) for one
-transaction, so a store may be shared by threads and by the event loop; calls block
-for one round trip or two, like the SQLite store's file reads.
+transaction, so a store may be shared by threads. Calls block for a round trip or two
+(longer while the pool has no free connection): :attr:`PgGuideStore.blocking` tells the
+server to make them from a worker thread, never on the event loop.
 
 Search: every word must occur in the title or in the focus text, any case --
 ``ILIKE '%word%'`` over ``title || ' ' || focus_text``, which a ``pg_trgm`` GIN index
@@ -62,6 +63,9 @@ class PgGuideStore:
     (``psycopg_pool.PoolTimeout`` when no connection frees up in time) besides the
     ``GuideDataError``/``ValueError`` the SQLite store raises for the same input.
     """
+
+    #: Calls wait on the network: the server makes them off the event loop (:mod:`bot.app.offload`).
+    blocking = True
 
     def __init__(self, database: pg.Database | None, *, owned: bool = False):
         self._db = database

@@ -160,6 +160,8 @@ class GuideStorage(Protocol):
     :class:`bot.tagview.pgstore.PgGuideStore` (PostgreSQL, shared by replicas). Both give
     the same answers; ``tests/test_tagview_store.py`` runs one suite against each.
     Methods are synchronous; see :class:`GuideStore` for each one's shapes and errors.
+    A store whose calls wait on a database server says ``blocking = True``: the server
+    and the features then call it from a worker thread (:func:`bot.app.offload.run_store`).
     """
 
     @property

@@ -32,6 +32,7 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.app.offload import run_store
 from bot.tagview.digest import WindowError, load_digest, make_entry, parse_window
 from bot.tagview.feeds import ATOM_TYPE, FEED_ENTRIES, render_feed
 from bot.tagview.i18n import Messages, pick_language
@@ -175,11 +176,17 @@ class _Refusal(Exception):
         self.response = response
 
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+#: A page's handler: reads the store and renders, without awaiting (see :func:`_guarded`).
+Handler = Callable[[web.Request], web.StreamResponse]
 
 
 class TagView:
-    """The tag view's request handlers over one :class:`GuideStorage` (SQLite or PostgreSQL)."""
+    """The tag view's request handlers over one :class:`GuideStorage` (SQLite or PostgreSQL).
+
+    Handlers are plain functions of the request: each page's store reads and rendering
+    run together, on the event loop for the SQLite store and in a worker thread for
+    one on a database server (see :func:`_guarded`).
+    """
 
     def __init__(self, store: GuideStorage, settings: TagViewSettings):
         self.store = store
@@ -214,7 +221,7 @@ class TagView:
 
     # -- handlers --------------------------------------------------------------------
 
-    async def index(self, request: web.Request) -> web.StreamResponse:
+    def index(self, request: web.Request) -> web.StreamResponse:
         lang = pick_language(request.query.get("lang"))
         authorised = self._authorised(request, lang, as_json=False)
         stored = [r for r in self.store.repositories() if r.guides]
@@ -227,7 +234,7 @@ class TagView:
         )
         return _html(html)
 
-    async def tags(self, request: web.Request) -> web.StreamResponse:
+    def tags(self, request: web.Request) -> web.StreamResponse:
         lang = pick_language(request.query.get("lang"))
         repository = self._repository(request, lang)
         try:
@@ -269,7 +276,7 @@ class TagView:
         )
         return _html(html)
 
-    async def digest(self, request: web.Request) -> web.StreamResponse:
+    def digest(self, request: web.Request) -> web.StreamResponse:
         lang = pick_language(request.query.get("lang"))
         repository = self._repository(request, lang)
         try:
@@ -287,7 +294,7 @@ class TagView:
             feeds=[(_feed_title(lang, repository, label, digest=True), links.feed("digest", **params))],
         ))
 
-    async def tags_atom(self, request: web.Request) -> web.StreamResponse:
+    def tags_atom(self, request: web.Request) -> web.StreamResponse:
         lang = pick_language(request.query.get("lang"))
         repository = self._repository(request, lang, as_json=True)
         try:
@@ -307,7 +314,7 @@ class TagView:
         )
         return self._feed(request, _feed_title(lang, repository, flt.label), str(page), entries, links, lang)
 
-    async def digest_atom(self, request: web.Request) -> web.StreamResponse:
+    def digest_atom(self, request: web.Request) -> web.StreamResponse:
         lang = pick_language(request.query.get("lang"))
         repository = self._repository(request, lang, as_json=True)
         try:
@@ -328,7 +335,7 @@ class TagView:
         )
         return web.Response(body=body, content_type=ATOM_TYPE, charset="utf-8")
 
-    async def tags_json(self, request: web.Request) -> web.StreamResponse:
+    def tags_json(self, request: web.Request) -> web.StreamResponse:
         repository = self._repository(request, "en", as_json=True)
         try:
             flt = parse_filters(request.query)
@@ -367,7 +374,7 @@ class TagView:
         response.headers["Link"] = ", ".join(f'<{url}>; rel="{rel}"' for url, rel in relations if url)
         return response
 
-    async def guide(self, request: web.Request) -> web.StreamResponse:
+    def guide(self, request: web.Request) -> web.StreamResponse:
         query_lang = request.query.get("lang")
         repository = self._repository(request, pick_language(query_lang))
         data = self.store.get(repository, int(request.match_info["number"]))
@@ -424,10 +431,13 @@ def _error(
     return _html(render_error_page(title=messages(title_key), text=message, lang=lang), status=status)
 
 
-def _guarded(handler: Handler) -> Handler:
+def _guarded(store: GuideStorage, handler: Handler) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    """The aiohttp handler serving ``handler``: off the event loop when ``store`` waits on a
+    database server (one hop for the page's reads and rendering), refusals answered."""
+
     async def run(request: web.Request) -> web.StreamResponse:
         try:
-            response = await handler(request)
+            response = await run_store(store, handler, request)
         except _Refusal as refusal:
             response = refusal.response
         return _secure(response)
@@ -443,13 +453,13 @@ def add_routes(app_or_router: web.Application | web.UrlDispatcher, store: GuideS
     """
     router = app_or_router.router if isinstance(app_or_router, web.Application) else app_or_router
     view = TagView(store, TagViewSettings.coerce(settings))
-    router.add_get("/repos", _guarded(view.index))
-    router.add_get("/repos/{owner}/{repo}/tags", _guarded(view.tags))
-    router.add_get("/repos/{owner}/{repo}/tags.json", _guarded(view.tags_json))
-    router.add_get(r"/repos/{owner}/{repo}/pulls/{number:\d{1,10}}/guide", _guarded(view.guide))
-    router.add_get("/repos/{owner}/{repo}/digest", _guarded(view.digest))
-    router.add_get("/repos/{owner}/{repo}/tags.atom", _guarded(view.tags_atom))
-    router.add_get("/repos/{owner}/{repo}/digest.atom", _guarded(view.digest_atom))
+    router.add_get("/repos", _guarded(store, view.index))
+    router.add_get("/repos/{owner}/{repo}/tags", _guarded(store, view.tags))
+    router.add_get("/repos/{owner}/{repo}/tags.json", _guarded(store, view.tags_json))
+    router.add_get(r"/repos/{owner}/{repo}/pulls/{number:\d{1,10}}/guide", _guarded(store, view.guide))
+    router.add_get("/repos/{owner}/{repo}/digest", _guarded(store, view.digest))
+    router.add_get("/repos/{owner}/{repo}/tags.atom", _guarded(store, view.tags_atom))
+    router.add_get("/repos/{owner}/{repo}/digest.atom", _guarded(store, view.digest_atom))
     return view
 
 
