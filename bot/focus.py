@@ -361,7 +361,7 @@ def _entry_points(analysis: DiffAnalysis, called: set[str]) -> set[str]:
         return set()
     out: set[str] = set()
     home = {d.name: f.path for f in analysis.files for d in f.definitions_added if d.name in called}
-    everything = "\n".join(line for f in analysis.files[:_MAX_DESCRIBED_FILES] if f.kind not in ("docs", "generated", "binary") for line in f.added_lines)
+    everything = "\n".join([line for f in analysis.files[:_MAX_DESCRIBED_FILES] if f.kind not in ("docs", "generated", "binary") for line in f.added_lines])
     for name in called:
         short = _short(name)
         if len(short) < 6 or short in _GENERIC_NAMES or everything.count(short) < 2:
@@ -610,11 +610,26 @@ def _named_in_text(snapshot: PullRequestSnapshot, description: Any = None) -> se
     text = f"{snapshot.title}\n{body[:8_000]}"
     out: set[str] = set()
     for token in set(_WORD.findall(text)):
-        if len(token) >= 4 and (_CODE_LIKE.search(token) or _CAPS.match(token)):
+        if len(token) >= 4 and _names_code(token):
             out.add(token)
             if "." in token:
-                out.update(p for p in token.split(".") if _CODE_LIKE.search(p) or _CAPS.match(p))
+                out.update(p for p in token.split(".") if _names_code(p))
     return out
+
+
+#: :func:`_names_code` by word: titles and descriptions of one project repeat their words.
+_NAMES_CODE: dict[str, bool] = {}
+
+
+def _names_code(word: str) -> bool:
+    """True for a snake_case, CamelCase, dotted or ``name()`` word, or an ALL_CAPS name."""
+    ok = _NAMES_CODE.get(word)
+    if ok is None:
+        ok = bool(_CODE_LIKE.search(word) or _CAPS.match(word))
+        if len(_NAMES_CODE) > 50_000:  # bounded: words of untrusted descriptions
+            _NAMES_CODE.clear()
+        _NAMES_CODE[word] = ok
+    return ok
 
 
 def _tested_names(analysis: DiffAnalysis) -> set[str]:
