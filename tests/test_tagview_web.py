@@ -317,6 +317,28 @@ async def test_unknown_guide_and_repository_answer_404(client):
         assert_secure(response)
 
 
+async def test_a_database_that_does_not_answer_is_a_503_with_retry_after(store, monkeypatch):
+    import sqlite3
+
+    def down(*args, **kwargs):
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(store, "repositories", down)
+    monkeypatch.setattr(store, "canonical_name", down)
+    monkeypatch.setattr(store, "visibility", down)
+    client = await client_for(store)
+    try:
+        page = await client.get("/repos?lang=zh")
+        assert page.status == 503 and page.headers["Retry-After"] == "30"
+        assert "暂时不可用" in await page.text()
+        assert_secure(page)
+        listing = await client.get("/repos/acme/rocket/tags.json")
+        assert listing.status == 503
+        assert "error" in await listing.json()
+    finally:
+        await client.close()
+
+
 async def test_private_repository_is_hidden_without_a_token(client):
     private = await client.get("/repos/acme/secret/tags")
     unknown = await client.get("/repos/acme/nothing/tags")

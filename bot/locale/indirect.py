@@ -280,6 +280,8 @@ IDS = (
     N_("not_found"),
     N_("not_found_text"),
     N_("unauthorized_text"),
+    N_("unavailable"),
+    N_("unavailable_text"),
     # backfill: bot/commands/decide.py, bot/commands/messages.py, bot/commands/parse.py
     N_("cmd.deny.backfill"),
     N_("cmd.help.backfill"),
