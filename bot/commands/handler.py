@@ -456,7 +456,8 @@ class _Runner:
             return None
         if isinstance(action, Explain):
             await self._load()
-            guide = build_guide(self.snapshot, self.rules, lang=self.lang, overrides=self.overrides)
+            # Built in a worker thread, as the guide job does: a big pull request takes a while.
+            guide = await asyncio.to_thread(build_guide, self.snapshot, self.rules, lang=self.lang, overrides=self.overrides)
             why = render_why(guide.classification, self.lang, action.label)
             narrated = explain_narration(self.services.settings, self.existing, guide) if action.label is None else ""
             return why + ("\n\n" + narrated if narrated else "")
@@ -497,7 +498,7 @@ class _Runner:
         build = functools.partial(
             build_guide, self.snapshot, self.rules, lang=self.config.lang or self.services.settings.lang, overrides=self.overrides
         )
-        guide = build(notices=base_notices)
+        guide = await asyncio.to_thread(build, notices=base_notices)
         narrating = narration_wanted(self.services.settings, self.config) and not action.preview
         if narrating:
             guide = with_cached_narration(self.services.settings, guide, self.snapshot.head_sha)
