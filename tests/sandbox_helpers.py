@@ -8,6 +8,7 @@ Import the fixture into a test module to use it::
 - ``start_sandbox(key, **kwargs)``: async context manager yielding a started
   :class:`bot.sandbox.Sandbox` on 127.0.0.1 (``app_id`` defaults to ``APP_ID``).
 - ``make_app_jwt(key, ...)``: an app JWT as GitHub expects it.
+- ``http``: fixture, an ``aiohttp.ClientSession`` on the module's own ``sandbox`` fixture.
 - ``sign_delivery(secret, body)``: the ``X-Hub-Signature-256`` value of a webhook delivery.
 """
 
@@ -21,6 +22,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+import aiohttp
 import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -75,6 +77,13 @@ async def start_sandbox(private_key_pem: bytes, **kwargs: Any) -> AsyncIterator[
         yield sandbox
     finally:
         await sandbox.close()
+
+
+@pytest.fixture
+async def http(sandbox: Sandbox) -> AsyncIterator[aiohttp.ClientSession]:
+    """A client session on the ``sandbox`` fixture of the requesting module (its own sandbox)."""
+    async with aiohttp.ClientSession(sandbox.base_url) as session:
+        yield session
 
 
 def sign_delivery(secret: str | bytes, body: bytes) -> str:

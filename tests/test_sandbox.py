@@ -8,10 +8,11 @@ from urllib.parse import quote
 
 import aiohttp
 import pytest
-from sandbox_helpers import (  # noqa: F401 - app_private_key is a fixture
+from sandbox_helpers import (  # noqa: F401 - app_private_key and http are fixtures
     APP_ID,
     app_private_key,
     generate_private_key_pem,
+    http,
     make_app_jwt,
     start_sandbox,
     synthetic_bundle,
@@ -50,12 +51,6 @@ async def sandbox(app_private_key, clock):
         collaborators={"mia": "maintain", "ada": "admin", "tom": "triage"},
     ) as sb:
         yield sb
-
-
-@pytest.fixture
-async def http(sandbox):
-    async with aiohttp.ClientSession(sandbox.base_url) as session:
-        yield session
 
 
 def bearer(value: str) -> dict[str, str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import aiohttp
 import pytest
-from sandbox_helpers import app_private_key, make_app_jwt, start_sandbox, synthetic_bundle  # noqa: F401
+from sandbox_helpers import app_private_key, make_app_jwt, http, start_sandbox, synthetic_bundle  # noqa: F401
 
 REPO = "octo-org/demo"
 API = f"/repos/{REPO}"
@@ -52,12 +52,6 @@ def sleeps() -> SleepRecorder:
 async def sandbox(app_private_key, clock, sleeps):
     async with start_sandbox(app_private_key, bundles=[synthetic_bundle(7)], clock=clock, sleep=sleeps) as sb:
         yield sb
-
-
-@pytest.fixture
-async def http(sandbox):
-    async with aiohttp.ClientSession(sandbox.base_url) as session:
-        yield session
 
 
 @pytest.fixture

@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-import aiohttp
 import pytest
 from loopback import pr_delivery, start_loopback
-from sandbox_helpers import app_private_key, make_app_jwt, start_sandbox, synthetic_bundle  # noqa: F401
+from sandbox_helpers import app_private_key, make_app_jwt, http, start_sandbox, synthetic_bundle  # noqa: F401
 
 from bot.app.server import wait_idle
 from bot.marker import parse_marker
@@ -29,12 +28,6 @@ async def sandbox(app_private_key):
     ]
     async with start_sandbox(app_private_key, bundles=bundles, installations=INSTALLATIONS) as sb:
         yield sb
-
-
-@pytest.fixture
-async def http(sandbox):
-    async with aiohttp.ClientSession(sandbox.base_url) as session:
-        yield session
 
 
 @pytest.fixture

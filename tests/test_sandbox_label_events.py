@@ -8,7 +8,7 @@ from urllib.parse import quote, unquote
 
 import aiohttp
 import pytest
-from sandbox_helpers import APP_ID, app_private_key, make_app_jwt, start_sandbox, synthetic_bundle  # noqa: F401
+from sandbox_helpers import APP_ID, app_private_key, make_app_jwt, http, start_sandbox, synthetic_bundle  # noqa: F401
 
 from bot.app.auth import AppAuth
 from bot.app.github import ClientFactory
@@ -34,12 +34,6 @@ async def sandbox(app_private_key, now):  # noqa: F811
     bundle["pull"]["labels"] = [{"name": "triaged", "color": "0e8a16"}]
     async with start_sandbox(app_private_key, bundles=[bundle, synthetic_bundle(8)], clock=lambda: now) as box:
         yield box
-
-
-@pytest.fixture
-async def http(sandbox):
-    async with aiohttp.ClientSession(sandbox.base_url) as session:
-        yield session
 
 
 @pytest.fixture
