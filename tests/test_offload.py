@@ -113,6 +113,37 @@ async def test_run_store_calls_a_local_store_on_the_loop_and_a_blocking_one_in_a
         await run_store(Remote(), fail)
 
 
+async def test_database_calls_do_not_wait_behind_a_busy_default_executor():
+    # Every thread of the loop's default executor is busy (guide builds, say); a store
+    # call on a database server still runs, in a thread of its own pool, with the
+    # caller's context variables.
+    import contextvars
+    from concurrent.futures import ThreadPoolExecutor
+
+    loop = asyncio.get_running_loop()
+    busy = threading.Event()
+    default = ThreadPoolExecutor(max_workers=1)
+    loop.set_default_executor(default)
+    request = contextvars.ContextVar("request", default="none")
+    request.set("delivery-1")
+
+    class Remote:
+        blocking = True
+
+        def where(self) -> tuple[str, str]:
+            return threading.current_thread().name, request.get()
+
+    try:
+        blocker = loop.run_in_executor(None, busy.wait, RELEASE_TIMEOUT)
+        name, seen = await asyncio.wait_for(run_store(Remote(), Remote().where), RELEASE_TIMEOUT)
+        assert name.startswith("prguide-db") and seen == "delivery-1"
+        assert not blocker.done()
+    finally:
+        busy.set()
+        await blocker
+        default.shutdown(wait=False)
+
+
 async def test_a_job_queueing_a_job_leaves_the_loop_free_while_the_database_waits(jobs):
     jobs.enqueue("parent", "prguide.test", "k", b"{}", installation_id=7, action=None)
     held = Held(jobs, "enqueue_many")

@@ -6,15 +6,34 @@ as a hop to a thread would cost more than the call. The PostgreSQL stores say
 connection (up to the pool's time-out) or for a database that is down, and on the
 event loop that wait would stall every webhook and job of the process.
 :func:`run_store` tells the two apart, so callers need not.
+
+Blocking calls get threads of their own (at most :data:`DATABASE_THREADS`), not the
+loop's default executor: guides are built there, and a database outage that holds
+every waiting call for the pool's time-out must not hold guide builds too (nor a slow
+3,000-file build hold the database calls).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+#: Threads for calls that wait on a database server, per process (callers beyond it queue).
+DATABASE_THREADS = 16
+_executor: ThreadPoolExecutor | None = None
+
+
+def _database_executor() -> ThreadPoolExecutor:
+    global _executor
+    if _executor is None:  # made on first use, from the event loop's thread
+        _executor = ThreadPoolExecutor(max_workers=DATABASE_THREADS, thread_name_prefix="prguide-db")
+    return _executor
 
 
 def blocks(store: Any) -> bool:
@@ -31,5 +50,7 @@ async def run_store(store: Any, method: Callable[..., T], /, *args: Any, **kwarg
     already running in a thread: it finishes, and its result is dropped.
     """
     if blocks(store):
-        return await asyncio.to_thread(method, *args, **kwargs)
+        # As asyncio.to_thread does: the call sees the caller's context variables (log fields).
+        call = functools.partial(contextvars.copy_context().run, method, *args, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(_database_executor(), call)
     return method(*args, **kwargs)
