@@ -325,7 +325,14 @@ def _focus_line(point: FocusPoint, lang: str) -> str:
         reason = t(point.key or "focus.largest", lang, point.params)
         if point.params.get("similar"):
             reason += t("focus.similar", lang, {"count": point.params["similar"]})
+        reason += _elsewhere(point, lang)
     return f"{where} — {reason}" if where else reason
+
+
+def _elsewhere(point: FocusPoint, lang: str) -> str:
+    """``" (here and in 63 other files)"`` for a point that stands for the same change in several files."""
+    files = point.params.get("files")
+    return t("focus.files", lang, {"count": files}) if files else ""
 
 
 def _area_of(facts: GuideFacts) -> dict[str, str]:
@@ -518,6 +525,6 @@ def describe_focus(points: Sequence[FocusPoint], lang: str) -> list[dict[str, An
         if p.text:
             reason = sanitize.one_line(p.text.get(lang) or next(iter(p.text.values())), 300)
         else:
-            reason = t(p.key or "focus.largest", lang, p.params)
+            reason = t(p.key or "focus.largest", lang, p.params) + _elsewhere(p, lang)
         out.append({"file": p.file, "symbol": p.symbol, "reason": reason})
     return out
