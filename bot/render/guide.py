@@ -168,7 +168,9 @@ def _main_fact(facts: GuideFacts, lang: str) -> str:
         if claim.key not in ("breaking.marked", "breaking.check", "breaking.file_removed"):
             return t(claim.key, lang, _claim_params(claim))
     for point in facts.focus:
-        if point.key and point.key.startswith(_FACT_PREFIX) and "check" not in point.key:
+        # A new or dropped environment variable read is seldom what a change is for either
+        # (a changed default is).
+        if point.key and point.key.startswith(_FACT_PREFIX) and "check" not in point.key and not point.key.startswith(_ENV_PREFIX):
             # The fact itself, without the advice after the colon.
             return re.split(r"[:：]\s", t(point.key, lang, point.params), maxsplit=1)[0]
     for point in facts.focus:
@@ -179,6 +181,7 @@ def _main_fact(facts: GuideFacts, lang: str) -> str:
 
 
 _FACT_PREFIX = "focus." + "fact."
+_ENV_PREFIX = ("focus.fact.env_added", "focus.fact.env_removed", "focus.fact.env_default_changed.set")
 
 
 def _claim_params(claim: Claim) -> dict[str, Any]:
