@@ -369,3 +369,27 @@ def test_a_new_variable_read_is_not_what_the_change_is_for():
         assert "VERL_MODE" not in guide_of(("verl/trainer/a.py", "modified", READ_MODE), lang=lang).data["summary"]
     patch = '@@ -40,3 +40,3 @@ def build(config):\n-    mode = os.environ.get("VERL_MODE", "fast")\n+    mode = os.environ.get("VERL_MODE", "safe")\n     return x\n'
     assert "VERL_MODE" in guide_of(("verl/trainer/a.py", "modified", patch), lang="zh").data["summary"]
+
+
+@pytest.mark.parametrize(("fact", "kind", "text"), [
+    (BehaviourFact("env_added", "run.sh", "NCCL_DEBUG", "", "WARN", "set", 3, True), "example", "now sets environment variable `NCCL_DEBUG` to `WARN`"),
+    (BehaviourFact("env_added", "a.py", "VERL_HOME", "", "", "default", 3, True), "source", "now reads environment variable `VERL_HOME`"),
+    (BehaviourFact("env_removed", "a.py", "RAY_DEDUP_LOGS", "0", "", "default", 3, True), "source",
+     "no longer sets environment variable `RAY_DEDUP_LOGS` to `0` when it is unset: whatever reads it falls back to its own default"),
+    (BehaviourFact("env_removed", "Dockerfile", "GDRCOPY_HOME", "/usr/local", "", "set", 3, True), "build", "no longer sets environment variable `GDRCOPY_HOME` (was `/usr/local`)"),
+    (BehaviourFact("env_default_changed", "run.sh", "NCCL_DEBUG", "INFO", "WARN", "set", 3, True), "example", "sets environment variable `NCCL_DEBUG` to `WARN` instead of `INFO`"),
+    (BehaviourFact("env_default_changed", "a.py", "RAY_DEDUP_LOGS", "0", "1", "default", 3, True), "source",
+     "default of environment variable `RAY_DEDUP_LOGS` changes from `0` to `1`: runs that do not set it behave differently"),
+])
+def test_each_environment_template_says_what_its_fact_shows(fact, kind, text):
+    f = FileAnalysis(fact.path, "modified", kind, additions=1, behaviour=(fact,))
+    (p,) = [p for p in focus_points(DiffAnalysis((f,)), (), ReviewSummary()) if p.symbol == fact.symbol]
+    assert t(p.key, "en", p.params) == text
+    assert re.search(r"[\u4e00-\u9fff]", t(p.key, "zh", p.params))
+
+
+def test_many_variables_of_one_script_are_counted():
+    facts = tuple(BehaviourFact("env_added", "examples/run.sh", f"PROFILE_STEP_{i}", "", str(i), "read", i, True) for i in range(5))
+    f = FileAnalysis("examples/run.sh", "modified", "example", additions=5, behaviour=facts)
+    (p,) = [p for p in focus_points(DiffAnalysis((f,)), (), ReviewSummary()) if p.key == "focus.fact.env_added"]
+    assert t(p.key, "en", p.params) == "now reads environment variables `PROFILE_STEP_0` (default `0`), `PROFILE_STEP_1` (default `1`), `PROFILE_STEP_2` (default `2`)…"
