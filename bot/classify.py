@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.analysis.envvars import breaks_users
+from bot.analysis.envvars import ENV_KINDS, breaks_users
 from bot.analysis.model import DiffAnalysis, FileAnalysis
 from bot.focus import api_names, major_bump, public_keys, rename_map
 from bot.rules.model import CHANGE_TYPES, RuleHit
@@ -84,7 +84,7 @@ _CONCURRENCY = ("threading", "Thread(", "Lock(", "RLock(", "Semaphore(", "Condit
 _UNTRUSTED = ("eval(", "exec(", "literal_eval", "pickle.load", "yaml.load(", "subprocess", "os.system", "shell=True", "trust_remote_code")
 
 #: Environment variable facts (bot.analysis.envvars).
-_ENV_FACTS = ("env_added", "env_removed", "env_default_changed")
+_ENV_FACTS = ENV_KINDS
 #: Behaviour facts that break existing users when the thing they are about is user-facing.
 _BREAKING_FACTS = {
     "default_changed": "breaking.default",

@@ -7,10 +7,11 @@ Focus points are ranked by meaning: behaviour and breaking facts first (a change
 default, a removed key, a renamed function, a new hard error, a raised dependency
 floor); then the symbols that carry the change (where those facts are, what the title
 and description name, what the added tests exercise); then rule notes and new public
-API; then the largest remaining changes and tests. Housekeeping -- generated and lock
-files, CI image bumps, CODEOWNERS, formatting- or comment-only files -- is never a
-numbered point: :func:`housekeeping` sums it up in one line. At most
-:data:`MAX_FOCUS` points, at most two per file.
+API; then the largest remaining changes and tests. Environment variables read or set
+(:mod:`bot.analysis.envvars`) make one point per variable however many files hold it.
+Housekeeping -- generated and lock files, CI image bumps, CODEOWNERS, formatting- or
+comment-only files -- is never a numbered point: :func:`housekeeping` sums it up in
+one line. At most :data:`MAX_FOCUS` points, at most two per file.
 
 A reason states a meaning only with evidence: "compatibility" only for import
 fallbacks and version checks, "config key" only for keys of config files or of
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from bot.analysis.envvars import breaks_users
+from bot.analysis.envvars import ENV_KINDS, breaks_users
 from bot.analysis.model import Definition, DiffAnalysis, FileAnalysis
 from bot.rules.model import RuleHit
 from bot.snapshot import PullRequestSnapshot
@@ -155,7 +156,7 @@ _FACT_POINTS = {
     "env_default_changed": FACT_WEIGHT - 5,
 }
 #: Environment variable facts: grouped per variable across files, not per file.
-_ENV_FACTS = ("env_added", "env_removed", "env_default_changed")
+_ENV_FACTS = ENV_KINDS
 #: An environment fact in an example script weighs this much less than in source: it
 #: changes how one launches a job, not what the package does.
 _ENV_SCRIPT_DISCOUNT = 20

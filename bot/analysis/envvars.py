@@ -10,11 +10,12 @@ these forms -- each one proves that the name is an environment variable:
   ``os.environ.get(NVTX_ENV)``). A bare ``environ`` is not trusted (a WSGI request
   has one too), nor is a copy (``env = dict(os.environ)``), nor ``monkeypatch.setenv``;
 * shell scripts and CI workflows: ``${X:-default}`` and ``${X:=default}`` reads;
-  ``export X=value`` (shell) sets; CI workflows' ``env:`` blocks as sets;
+  ``export X=value`` (shell) sets; CI workflows' ``env:`` blocks as sets. Shell names
+  must be ALL_CAPS: a lower-case ``${x:-1}`` is the script's own variable far more
+  often than the environment's. A plain ``$X`` is not read: it cannot tell a script
+  variable from the environment;
 * Dockerfiles: ``ENV X=value`` (and ``ENV X value``) sets only -- a ``${X:-d}`` there
-  is a build ``ARG`` as often as the environment. Shell names must be ALL_CAPS: a lower-case
-  ``${x:-1}`` is the script's own variable far more often than the environment's.
-  A plain ``$X`` is not read: it cannot tell a script variable from the environment.
+  is a build ``ARG`` as often as the environment.
 
 Ignored: names shorter than four characters, comment lines, lines that set a log
 level (``logger.setLevel(os.getenv("VERL_LOGGING_LEVEL", "WARN"))`` in a module is the
@@ -28,8 +29,10 @@ Each variable is compared across sides, per form class ("read" for reads and
 ``setdefault``/``:=``, "set" for ``export``/``ENV``/``env:``): on the added side only it
 is ``env_added``, on the removed side only ``env_removed``, on both with one explicit
 default each that differ ``env_default_changed``. Sets are compared only in files that
-exist on both sides (see :func:`env_facts`). :func:`reconcile` then drops a removal when
-another file of the same kind still uses the variable (a read moved, or is still there).
+exist on both sides (see :func:`env_facts`). :func:`reconcile` then judges each fact
+against the other files of the same kind: a removal goes when another file still uses
+the variable (the read moved, or is still there), an addition when another file used
+it before (one more module reading an existing knob).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from bot.analysis.model import BehaviourFact, FileAnalysis
-from bot.analysis.patch import ADDED, CONTEXT, REMOVED, Hunk
+from bot.analysis.patch import ADDED, REMOVED, Hunk
 
 #: Fact kinds this module emits.
 ENV_KINDS = ("env_added", "env_removed", "env_default_changed")
@@ -72,7 +75,6 @@ _MAX_VALUE = 60
 
 _PY_NAME = re.compile(r"[A-Za-z_]\w*")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_CAPS = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 _PY_CALL = re.compile(r"(?<![\w.])os\.(?:environ\s*\.\s*(get|setdefault)|(getenv))\s*\(")
 _PY_INDEX = re.compile(r"(?<![\w.])os\.environ\s*\[")
 _PY_IN = re.compile(r"""("[A-Za-z_]\w*"|'[A-Za-z_]\w*'|\b[A-Za-z_]\w*)\s+(?:not\s+)?in\s+os\.environ\b(?!\s*\.)""")
@@ -116,6 +118,7 @@ def ignored(name: str) -> bool:
 
 
 # --- one side of a file ----------------------------------------------------------------------------
+
 
 class _Use:
     """What one side of a file does with one variable: how, the defaults seen (in order), the first line."""
@@ -479,6 +482,7 @@ def breaks_users(fact: BehaviourFact, kind: str, status: str, repository: str) -
 
 
 def _class(detail: str) -> str:
+    """The form class of a fact's ``detail``: ``"set"`` or ``"read"`` (setdefault included)."""
     return SET if detail == SET else READ
 
 
