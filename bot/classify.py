@@ -13,7 +13,8 @@ part           max     factors
 =============  ======  ===============================================================
 reach          3       size of the source change (0-3: 20 / 200 / 1000 lines); rule
                        points for core paths (at most +2 from all rules); public API
-                       added or removed; user-facing config keys; package dependencies
+                       added or removed; user-facing config keys; environment
+                       variables source reads; package dependencies
 risk           4       behaviour change (+2: source changed by a fix, feature, perf
                        change or revert; +1 for a refactor); breaking (+2, with its reasons); numerics
                        (gradients, losses, weights, dtypes); concurrency; untrusted input
@@ -36,6 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.analysis.envvars import ENV_KINDS, breaks_users
 from bot.analysis.model import DiffAnalysis, FileAnalysis
 from bot.focus import api_names, major_bump, public_keys, rename_map
 from bot.rules.model import CHANGE_TYPES, RuleHit
@@ -81,6 +83,8 @@ _CONCURRENCY = ("threading", "Thread(", "Lock(", "RLock(", "Semaphore(", "Condit
                 "multiprocessing", "barrier(", "ray.get(", "ray.wait(", "Queue(")  # fmt: skip
 _UNTRUSTED = ("eval(", "exec(", "literal_eval", "pickle.load", "yaml.load(", "subprocess", "os.system", "shell=True", "trust_remote_code")
 
+#: Environment variable facts (bot.analysis.envvars).
+_ENV_FACTS = ENV_KINDS
 #: Behaviour facts that break existing users when the thing they are about is user-facing.
 _BREAKING_FACTS = {
     "default_changed": "breaking.default",
@@ -93,6 +97,8 @@ _BREAKING_FACTS = {
     "symbol_moved": "breaking.symbol_moved",
     "check_added": "breaking.check",
     "dep_floor_raised": "breaking.dep_floor",
+    "env_removed": "breaking.env_removed",
+    "env_default_changed": "breaking.env_default",
 }
 
 
@@ -361,8 +367,10 @@ def breaking_reasons(
     comes first, then behaviour facts about user-facing things: changed defaults and
     removed or renamed keys of configuration, removed, renamed or moved public symbols,
     public signature changes (a parameter added with a default is not one), new hard
-    errors, raised dependency floors and major version moves of the package's
-    dependencies.
+    errors, raised dependency floors, major version moves of the package's
+    dependencies, and environment variables named after the project that source code
+    stops reading or reads with a new default
+    (:func:`bot.analysis.envvars.breaks_users`).
     """
     out: list[Claim] = []
     marked = [h for h in hits if h.breaking]
@@ -378,6 +386,8 @@ def breaking_reasons(
             continue
         f = by_path.get(fact.path)
         if f is None or f.kind in ("test", "docs", "ci", "example", "generated"):
+            continue
+        if fact.kind in _ENV_FACTS and not breaks_users(fact, f.kind, f.status, snapshot.repository):
             continue
         if f.status == "removed":
             # A file removed whole is one reason, however many keys or symbols it held.
@@ -504,6 +514,9 @@ def _factors(
     keys = _config_keys(analysis, is_config)
     if keys:
         factors.append(Factor(1, "config", "factor.config", {"count": len(keys), "names": _first(keys)}, "reach"))
+    env = env_variables(analysis)
+    if env:
+        factors.append(Factor(1, "env", "factor.env", {"count": len(env), "names": _first(env)}, "reach"))
     deps = [d for f in analysis.files if f.kind in ("build", "source", "config") for d in f.dependency_changes]
     if deps:
         names = list(dict.fromkeys(d.name for d in deps))
@@ -567,6 +580,18 @@ def _config_keys(analysis: DiffAnalysis, is_config: Callable[[str, str | None], 
             by_path = by_path or {x.path: x for x in analysis.files}
             if _config_fact(fact, by_path.get(fact.path), is_config):
                 out.append(fact.symbol)
+    return list(dict.fromkeys(out))
+
+
+def env_variables(analysis: DiffAnalysis) -> list[str]:
+    """Environment variables the package's source code starts reading, stops reading or
+    reads with a new default, in files that exist on both sides (a new module's reads
+    are part of the new module; a removed file's, of its removal). Scripts, images,
+    tests and CI set variables for themselves and do not count."""
+    out: list[str] = []
+    for f in analysis.files:
+        if f.kind == "source" and f.behaviour and f.status not in ("added", "removed"):
+            out += [b.symbol for b in f.behaviour if b.kind in _ENV_FACTS and b.user_facing and b.detail != "set"]
     return list(dict.fromkeys(out))
 
 

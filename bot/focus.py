@@ -7,10 +7,11 @@ Focus points are ranked by meaning: behaviour and breaking facts first (a change
 default, a removed key, a renamed function, a new hard error, a raised dependency
 floor); then the symbols that carry the change (where those facts are, what the title
 and description name, what the added tests exercise); then rule notes and new public
-API; then the largest remaining changes and tests. Housekeeping -- generated and lock
-files, CI image bumps, CODEOWNERS, formatting- or comment-only files -- is never a
-numbered point: :func:`housekeeping` sums it up in one line. At most
-:data:`MAX_FOCUS` points, at most two per file.
+API; then the largest remaining changes and tests. Environment variables read or set
+(:mod:`bot.analysis.envvars`) make one point per variable however many files hold it.
+Housekeeping -- generated and lock files, CI image bumps, CODEOWNERS, formatting- or
+comment-only files -- is never a numbered point: :func:`housekeeping` sums it up in
+one line. At most :data:`MAX_FOCUS` points, at most two per file.
 
 A reason states a meaning only with evidence: "compatibility" only for import
 fallbacks and version checks, "config key" only for keys of config files or of
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from bot.analysis.envvars import ENV_KINDS, breaks_users
 from bot.analysis.model import Definition, DiffAnalysis, FileAnalysis
 from bot.rules.model import RuleHit
 from bot.snapshot import PullRequestSnapshot
@@ -149,7 +151,19 @@ _FACT_POINTS = {
     "dep_added": DEP_WEIGHT,
     "dep_removed": DEP_WEIGHT,
     "dep_commit_moved": DEP_WEIGHT,
+    "env_added": FACT_WEIGHT - 10,
+    "env_removed": FACT_WEIGHT - 10,
+    "env_default_changed": FACT_WEIGHT - 5,
 }
+#: Environment variable facts: grouped per variable across files, not per file.
+_ENV_FACTS = ENV_KINDS
+#: An environment fact in an example script weighs this much less than in source: it
+#: changes how one launches a job, not what the package does.
+_ENV_SCRIPT_DISCOUNT = 20
+#: Weight of an ``ENV`` of a Docker image or build file: below the image's dependency changes.
+_ENV_BUILD_WEIGHT = DEP_WEIGHT - 5
+#: Weight of a variable a new module reads: part of the new module, which has its own point.
+_ENV_NEW_MODULE_WEIGHT = API_WEIGHT - 15
 #: The message of each fact kind (``.plain`` is added when a key is not user configuration).
 _FACT_KEYS = {
     "default_changed": "focus.fact.default_changed",
@@ -170,6 +184,9 @@ _FACT_KEYS = {
     "dep_added": "focus.fact.dep_added",
     "dep_removed": "focus.fact.dep_removed",
     "dep_commit_moved": "focus.fact.dep_commit_moved",
+    "env_added": "focus.fact.env_added",
+    "env_removed": "focus.fact.env_removed",
+    "env_default_changed": "focus.fact.env_default_changed",
 }
 _BREAKING_KINDS = ("default_changed", "key_removed", "key_renamed", "field_removed", "signature_changed",
                    "symbol_removed", "symbol_renamed", "symbol_moved", "check_added", "dep_floor_raised")
@@ -212,7 +229,10 @@ def focus_points(
             more = {"similar": len(notes) - 1} if len(notes) > 1 else {}
             candidates.append(FocusPoint(note.file, note.symbol, params=more, text=note.text, weight=RULE_NOTE_WEIGHT))
     fact_files: set[str] = set()
-    candidates.extend(_fact_points(analysis, house, is_config, fact_files, renames, named))
+    behaviour = getattr(analysis, "behaviour", ())  # a property: built once here
+    candidates.extend(_fact_points(analysis, house, is_config, fact_files, renames, named, behaviour))
+    if behaviour:
+        candidates.extend(_env_points(analysis, behaviour, house, getattr(snapshot, "repository", "") or ""))
     called: set[str] = set()
     texts = _changed_texts(analysis, house) if named or getattr(description, "design_points", ()) else {}
     described = _described_files(texts, named)
@@ -221,7 +241,7 @@ def focus_points(
         if f.path in house:
             continue
         candidates.extend(
-            _file_points(f, is_config, called, fact_files, named, tested, bool(getattr(f, "behaviour", ())), described.get(f.path, 0), renames.get(f.path, ()))
+            _file_points(f, is_config, called, fact_files, named, tested, _has_facts(f), described.get(f.path, 0), renames.get(f.path, ()))
         )
     candidates.extend(_removed_trees(analysis))
     for thread in review.threads[:2]:
@@ -302,18 +322,21 @@ def _fact_points(
     fact_files: set[str],
     renames: Mapping[str, tuple[tuple[str, str], ...]],
     named: set[str] = frozenset(),
+    behaviour: Sequence[Any] | None = None,
 ) -> list[FocusPoint]:
-    """One point per file and kind of behaviour fact (the first fact named, the rest counted)."""
+    """One point per file and kind of behaviour fact (the first fact named, the rest counted).
+
+    ``behaviour`` is ``analysis.behaviour`` when the caller has it already."""
     groups: dict[tuple[str, str], list[Any]] = {}
     kinds = {f.path: f.kind for f in analysis.files}
-    facts = getattr(analysis, "behaviour", ())[:_MAX_FACTS]
+    facts = (getattr(analysis, "behaviour", ()) if behaviour is None else behaviour)[:_MAX_FACTS]
     # A rename found by pairing is said once, by the file's own point (see _file_points).
     paired = {(path, old) for path, pairs in renames.items() for old, _ in pairs}
     for fact in facts:
         if fact.kind == "symbol_removed" and (fact.path, fact.symbol) in paired:
             continue
         kind = kinds.get(fact.path)
-        if fact.kind not in _FACT_POINTS or fact.path in house or kind in ("test", "docs", "generated", "binary"):
+        if fact.kind not in _FACT_POINTS or fact.kind in _ENV_FACTS or fact.path in house or kind in ("test", "docs", "generated", "binary"):
             continue
         if kind == "ci" and not fact.kind.startswith("dep_"):
             continue
@@ -349,6 +372,82 @@ def _fact_points(
             params["similar"] = len(facts) - 1
         fact_files.add(path)
         out.append(FocusPoint(path, fact.symbol, key, params, weight=weight))
+    return out
+
+
+def _has_facts(f: FileAnalysis) -> bool:
+    """True when ``f`` has behaviour facts that stand for its own points (removed API,
+    config keys, dependencies); environment variable facts do not."""
+    behaviour = getattr(f, "behaviour", ())
+    return bool(behaviour) and any(b.kind not in _ENV_FACTS for b in behaviour)
+
+
+#: Environment facts whose variables, found in the same files, share one point.
+_ENV_MERGED = {("env_added", "read"), ("env_removed", "read")}
+
+
+def _env_points(analysis: DiffAnalysis, behaviour: Sequence[Any], house: set[str], repository: str = "") -> list[FocusPoint]:
+    """Points for environment variables read or set (:mod:`bot.analysis.envvars`).
+
+    ``behaviour`` is ``analysis.behaviour`` (source files first). One point per
+    variable, kind of fact and value, however many files it is in (the
+    point names the first file, source first, and counts the others); plain reads added
+    or removed in the same files share one point ("now reads `A` (default `1`) and `B`").
+    Only source, config, build and example files make points: tests, docs and CI set
+    variables for themselves. ``repository`` (``owner/name``) tells which variables are
+    the project's own (see :func:`bot.analysis.envvars.breaks_users`).
+    """
+    files: dict[str, FileAnalysis] | None = None
+    groups: dict[tuple[str, str, str, str, str], list[Any]] = {}
+    for fact in behaviour:  # every fact, not the first 200: a point counts every file
+        if fact.kind not in _ENV_FACTS or fact.path in house:
+            continue
+        files = files if files is not None else {f.path: f for f in analysis.files}
+        f = files.get(fact.path)
+        if f is None or f.kind not in _CODE_KINDS:
+            continue
+        groups.setdefault((fact.kind, fact.detail, fact.symbol, fact.old, fact.new), []).append(fact)
+    if not groups or files is None:
+        return []
+    # Reads added (or removed) in exactly the same files are one change: say them together.
+    merged: dict[tuple[Any, ...], list[list[Any]]] = {}
+    for (kind, detail, *_rest), facts in groups.items():
+        paths = tuple(dict.fromkeys(x.path for x in facts))
+        key: tuple[Any, ...] = (kind, detail, paths) if (kind, detail) in _ENV_MERGED else (kind, detail, paths, facts[0].symbol, facts[0].old, facts[0].new)
+        merged.setdefault(key, []).append(facts)
+    out = []
+    for key, members in merged.items():
+        kind, detail, paths = key[0], key[1], key[2]
+        fact = members[0][0]
+        f = files[fact.path]
+        weight = _FACT_POINTS[kind]
+        if f.kind in ("build", "config"):
+            weight = _ENV_BUILD_WEIGHT
+        elif f.kind != "source":
+            weight -= _ENV_SCRIPT_DISCOUNT
+        elif f.status == "added":
+            weight = _ENV_NEW_MODULE_WEIGHT
+        elif breaks_users(fact, f.kind, f.status, repository):
+            weight += BREAKING_WEIGHT - FACT_WEIGHT
+        names = tuple(m[0].symbol for m in members)
+        params: dict[str, Any] = {"name": fact.symbol, "old": fact.old, "new": fact.new, "count": len(names)}
+        if (kind, detail) in _ENV_MERGED:
+            msg = _FACT_KEYS[kind]
+            if kind == "env_added":
+                params["vars"] = tuple((m[0].symbol, m[0].new) for m in members[:MAX_NAMES])
+            else:
+                params["names"] = names[:MAX_NAMES]
+        elif kind == "env_added" and detail == "default" and fact.new:
+            msg = "focus.fact.env_added.setdefault"
+        elif kind == "env_added" and detail == "default":
+            msg, params["vars"] = _FACT_KEYS[kind], ((fact.symbol, ""),)
+        else:
+            # A value changed by setdefault reads like any changed default.
+            suffix = ".set" if detail == "set" else ".setdefault" if detail == "default" and kind != "env_default_changed" else ""
+            msg = _FACT_KEYS[kind] + suffix
+        if len(paths) > 1:
+            params["files"] = len(paths) - 1
+        out.append(FocusPoint(fact.path, fact.symbol, msg, params, weight=weight))
     return out
 
 

@@ -266,3 +266,130 @@ def test_the_description_is_checked_against_the_diff():
     missing = [f for f in d["follow_ups"] if "the description mentions" in f]
     assert missing and "which this diff does not contain" in missing[0]
     assert not any("MiMoVLContinuousTokenBuilder" in p["reason"] for p in d["focus"])
+
+
+# --- environment variables ----------------------------------------------------------------------
+
+
+def guide_of(*files: tuple[str, str, str], repository: str = "volcengine/verl", lang: str = "en"):
+    """A guide for a pull request of ``(path, status, patch)`` files, with the verl rules."""
+    shaped = [{"filename": p, "status": s, "additions": patch.count("\n+"), "deletions": patch.count("\n-"),
+               "changes": patch.count("\n+") + patch.count("\n-"), "patch": patch} for p, s, patch in files]
+    pull = {"number": 9, "title": "fix: launch", "body": "", "merged": True, "user": {"login": "dev"},
+            "base": {"ref": "main", "repo": {"full_name": repository}}}
+    return build_guide(PullRequestSnapshot.from_github(pull, shaped, [], [], repository=repository), _rules(), lang=lang)
+
+
+def env_reasons(g) -> list[str]:
+    return [p["reason"] for p in g.data["focus"] if "environment variable" in p["reason"]]
+
+
+READ_MODE = '@@ -40,3 +40,4 @@ def build(config):\n     x = 1\n+    mode = os.environ.get("VERL_MODE", "fast")\n     return x\n'
+DROP_MODE = '@@ -40,4 +40,3 @@ def build(config):\n     x = 1\n-    mode = os.environ.get("VERL_MODE", "fast")\n     return x\n'
+
+
+@needs_corpus
+def test_a_new_environment_variable_is_one_point_across_its_files():
+    # #7127 reads ${VERL_USE_UV:-1} and ${DEVICE:-gpu} in 64 launch scripts, and verl/__init__.py
+    # sets RAY_ENABLE_UV_RUN_RUNTIME_ENV with setdefault.
+    reasons = env_reasons(guide(7127))
+    assert reasons == [
+        "sets environment variable `RAY_ENABLE_UV_RUN_RUNTIME_ENV` to `0` unless it is already set",
+        "now reads environment variables `VERL_USE_UV` (default `1`), `DEVICE` (default `gpu`) (here and in 63 other files)",
+    ]
+    assert not [r for r in guide(7127).data["breaking_reasons"] if r["key"].startswith("breaking.env")]  # new is not breaking
+    zh = "\n".join(p["reason"] for p in guide(7127, lang="zh").data["focus"])
+    assert "开始读取环境变量 `VERL_USE_UV`（默认 `1`）、`DEVICE`（默认 `gpu`）（另有 63 个文件相同）" in zh
+
+
+def test_source_that_stops_reading_a_project_variable_is_breaking():
+    g = guide_of(("verl/trainer/a.py", "modified", DROP_MODE))
+    assert [r["key"] for r in g.data["breaking_reasons"]] == ["breaking.env_removed"]
+    assert "Breaking: the code no longer reads environment variable `VERL_MODE`" in g.markdown
+    assert env_reasons(g) == ["no longer reads environment variable `VERL_MODE`: unless other code reads it, setting it now does nothing"]
+    assert any(f["source"] == "env" for f in g.data["importance_factors"])
+
+
+def test_a_changed_default_of_a_project_variable_is_breaking():
+    patch = '@@ -40,3 +40,3 @@ def build(config):\n-    mode = os.environ.get("VERL_MODE", "fast")\n+    mode = os.environ.get("VERL_MODE", "safe")\n     return x\n'
+    g = guide_of(("verl/trainer/a.py", "modified", patch))
+    assert [r["reason"] for r in g.data["breaking_reasons"]] == ["default of environment variable VERL_MODE changes from fast to safe"]  # JSON reasons are plain text
+
+
+@pytest.mark.parametrize(("files", "why"), [
+    ((("examples/ppo/run_qwen.sh", "modified", "@@ -3,3 +3,2 @@\n x=1\n-mode=${VERL_MODE:-fast}\n y=2\n"),), "an example script"),
+    ((("tests/test_a.py", "modified", DROP_MODE),), "a test"),
+    ((("verl/trainer/a.py", "modified", DROP_MODE.replace("VERL_MODE", "NNODES")),), "another tool's variable"),
+    ((("verl/trainer/a.py", "modified", DROP_MODE), ("verl/trainer/b.py", "modified", READ_MODE)), "moved to another file"),
+    ((("verl/trainer/a.py", "removed", DROP_MODE),), "the whole file goes"),
+])
+def test_look_alikes_of_a_dropped_variable_are_not_breaking(files, why):
+    g = guide_of(*files)
+    assert not [r for r in g.data["breaking_reasons"] if r["key"].startswith("breaking.env")], why
+
+
+@needs_corpus
+def test_a_fix_that_stops_reading_another_tools_variables_says_so_without_breaking():
+    # #5016 drops the RAY_LOCAL_WORLD_SIZE / NNODES reads of the Megatron checkpoint manager.
+    g = guide(5016, "verl-2026h1")
+    assert env_reasons(g) == ["no longer reads environment variables `RAY_LOCAL_WORLD_SIZE`, `NNODES`: unless other code reads them, setting them now does nothing"]
+    assert not g.data["breaking"]
+
+
+@pytest.mark.parametrize(("path", "patch"), [
+    # An ALL_CAPS string constant never passed to os.environ.
+    ("verl/trainer/a.py", '@@ -1,1 +1,3 @@\n import os\n+MODE_KEY = "VERL_MODE"\n+path = os.path.join(MODE_KEY, "x")\n'),
+    # The environment copied wholesale names no variable.
+    ("verl/trainer/a.py", "@@ -1,1 +1,2 @@\n import os\n+env = dict(os.environ)\n"),
+    # A Markdown page telling users what to set.
+    ("docs/start/install.md", "@@ -1,1 +1,2 @@\n # Install\n+Set `os.environ['VERL_USE_UV']` or `export VERL_USE_UV=0` (`${VERL_USE_UV:-1}`).\n"),
+    # A test setting the variable for itself, or reading it.
+    ("tests/test_a.py", '@@ -1,1 +1,3 @@\n import os\n+monkeypatch.setenv("VERL_MODE", "1")\n+assert os.environ.get("VERL_MODE", "0") == "1"\n'),
+    # A new launch script: all of its parameters are new, naming them tells nothing.
+    ("examples/ppo/run_new.sh", "@@ -0,0 +1,2 @@\n+MODEL_PATH=${MODEL_PATH:-Qwen/Qwen3-8B}\n+export VLLM_USE_V1=1\n"),
+])
+def test_environment_look_alikes_make_no_point(path, patch):
+    status = "added" if patch.startswith("@@ -0,0") else "modified"
+    g = guide_of((path, status, patch))
+    assert env_reasons(g) == [] and not any(f["source"] == "env" for f in g.data["importance_factors"])
+
+
+def test_only_source_reads_count_towards_reach():
+    script = guide_of(("examples/ppo/run_qwen.sh", "modified", "@@ -3,2 +3,3 @@\n x=1\n+mode=${VERL_MODE:-fast}\n y=2\n"))
+    assert env_reasons(script) == ["now reads environment variable `VERL_MODE` (default `fast`)"]
+    assert not any(f["source"] == "env" for f in script.data["importance_factors"])
+    source = guide_of(("verl/trainer/a.py", "modified", READ_MODE))
+    assert [f["reason"] for f in source.data["importance_factors"] if f["source"] == "env"] == [
+        "an environment variable the source starts reading, stops reading or reads with a new default (`VERL_MODE`)"]
+
+
+def test_a_new_variable_read_is_not_what_the_change_is_for():
+    # The summary names what the change does; a knob it reads on the way seldom is (a changed default is).
+    for lang in ("en", "zh"):
+        assert "VERL_MODE" not in guide_of(("verl/trainer/a.py", "modified", READ_MODE), lang=lang).data["summary"]
+    patch = '@@ -40,3 +40,3 @@ def build(config):\n-    mode = os.environ.get("VERL_MODE", "fast")\n+    mode = os.environ.get("VERL_MODE", "safe")\n     return x\n'
+    assert "VERL_MODE" in guide_of(("verl/trainer/a.py", "modified", patch), lang="zh").data["summary"]
+
+
+@pytest.mark.parametrize(("fact", "kind", "text"), [
+    (BehaviourFact("env_added", "run.sh", "NCCL_DEBUG", "", "WARN", "set", 3, True), "example", "now sets environment variable `NCCL_DEBUG` to `WARN`"),
+    (BehaviourFact("env_added", "a.py", "VERL_HOME", "", "", "default", 3, True), "source", "now reads environment variable `VERL_HOME`"),
+    (BehaviourFact("env_removed", "a.py", "RAY_DEDUP_LOGS", "0", "", "default", 3, True), "source",
+     "no longer sets environment variable `RAY_DEDUP_LOGS` to `0` when it is unset: whatever reads it falls back to its own default"),
+    (BehaviourFact("env_removed", "Dockerfile", "GDRCOPY_HOME", "/usr/local", "", "set", 3, True), "build", "no longer sets environment variable `GDRCOPY_HOME` (was `/usr/local`)"),
+    (BehaviourFact("env_default_changed", "run.sh", "NCCL_DEBUG", "INFO", "WARN", "set", 3, True), "example", "sets environment variable `NCCL_DEBUG` to `WARN` instead of `INFO`"),
+    (BehaviourFact("env_default_changed", "a.py", "RAY_DEDUP_LOGS", "0", "1", "default", 3, True), "source",
+     "default of environment variable `RAY_DEDUP_LOGS` changes from `0` to `1`: runs that do not set it behave differently"),
+])
+def test_each_environment_template_says_what_its_fact_shows(fact, kind, text):
+    f = FileAnalysis(fact.path, "modified", kind, additions=1, behaviour=(fact,))
+    (p,) = [p for p in focus_points(DiffAnalysis((f,)), (), ReviewSummary()) if p.symbol == fact.symbol]
+    assert t(p.key, "en", p.params) == text
+    assert re.search(r"[\u4e00-\u9fff]", t(p.key, "zh", p.params))
+
+
+def test_many_variables_of_one_script_are_counted():
+    facts = tuple(BehaviourFact("env_added", "examples/run.sh", f"PROFILE_STEP_{i}", "", str(i), "read", i, True) for i in range(5))
+    f = FileAnalysis("examples/run.sh", "modified", "example", additions=5, behaviour=facts)
+    (p,) = [p for p in focus_points(DiffAnalysis((f,)), (), ReviewSummary()) if p.key == "focus.fact.env_added"]
+    assert t(p.key, "en", p.params) == "now reads environment variables `PROFILE_STEP_0` (default `0`), `PROFILE_STEP_1` (default `1`), `PROFILE_STEP_2` (default `2`)…"

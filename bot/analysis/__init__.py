@@ -11,6 +11,7 @@ Pure: no network, no I/O. :func:`analyse` turns a
 * :mod:`bot.analysis.symbols` - definitions in C/C++, Go, Rust, JS/TS, shell, Java;
 * :mod:`bot.analysis.config_keys` - YAML/TOML/INI/JSON keys and changed values;
 * :mod:`bot.analysis.deps` - dependency changes;
+* :mod:`bot.analysis.envvars` - environment variables read or set;
 * :mod:`bot.analysis.versions` - how far a dependency moved (PEP 440) as behaviour facts;
 * :mod:`bot.analysis.todos` - TODO/FIXME notes added;
 * :mod:`bot.analysis.description` - the PR description's sections, checked against the diff.
@@ -27,6 +28,7 @@ from dataclasses import replace
 
 from bot.analysis.config_keys import KeyChanges, config_changes
 from bot.analysis.deps import dependency_changes, submodule_change
+from bot.analysis.envvars import EnvFacts, dialect_of, env_facts, reconcile
 from bot.analysis.kinds import is_submodule_patch, kind_of, language_of, validate_kind_globs
 from bot.analysis.model import BEHAVIOUR_KINDS, KINDS, BehaviourFact, Definition, DependencyChange, DiffAnalysis, FileAnalysis
 from bot.analysis.patch import ADDED, REMOVED, DiffLine, Hunk, parse_patch
@@ -79,11 +81,13 @@ def analyse_file(file: ChangedFile, *, kinds: Mapping[str, Sequence[str]] | None
     built-in ones (see :func:`bot.analysis.kinds.kind_of`; invalid globs raise
     ``ValueError``). Any patch text is accepted.
     """
-    analysis, sites = _analyse_file(file, kinds)
+    analysis, sites, _env = _analyse_file(file, kinds)
     return _relocate([analysis], [sites])[0] if sites else analysis
 
 
-def _analyse_file(file: ChangedFile, kinds: Mapping[str, Sequence[str]] | None) -> tuple[FileAnalysis, tuple[DefSite, ...]]:
+def _analyse_file(
+    file: ChangedFile, kinds: Mapping[str, Sequence[str]] | None
+) -> tuple[FileAnalysis, tuple[DefSite, ...], EnvFacts | None]:
     patch = file.patch
     hunks = parse_patch(patch) if patch else ()
     path = file.filename
@@ -100,6 +104,7 @@ def _analyse_file(file: ChangedFile, kinds: Mapping[str, Sequence[str]] | None) 
     facts: dict[str, object] = {}
     behaviour: list[BehaviourFact] = []
     sites: tuple[DefSite, ...] = ()
+    env: EnvFacts | None = None
     if kind not in _OPAQUE and hunks:
         if language == "python":
             # Cheap whole-text tests spare analyse_python per-line work on most files.
@@ -136,6 +141,12 @@ def _analyse_file(file: ChangedFile, kinds: Mapping[str, Sequence[str]] | None) 
             if key_facts:
                 behaviour.extend(key_facts)
         facts["todos_added"] = todos_added(added)
+        dialect = dialect_of(path, language, kind, patch)
+        if dialect is not None:
+            found = env_facts(hunks, dialect, path, kind, file.status)
+            behaviour.extend(found.facts)
+            if found.before or found.after:
+                env = found
     if hunks:
         submodule = is_submodule_patch(patch)
         deps = submodule_change(path, hunks) if submodule else dependency_changes(path, hunks)
@@ -157,7 +168,7 @@ def _analyse_file(file: ChangedFile, kinds: Mapping[str, Sequence[str]] | None) 
         removed_lines=removed,
         **facts,  # type: ignore[arg-type]
     )
-    return analysis, sites
+    return analysis, sites, env
 
 
 def _relocate(files: list[FileAnalysis], sites: list[tuple[DefSite, ...]]) -> list[FileAnalysis]:
@@ -207,4 +218,8 @@ def analyse(snapshot: PullRequestSnapshot, *, kinds: Mapping[str, Sequence[str]]
     results = [_analyse_file(f, kinds) for f in snapshot.files]
     files = [r[0] for r in results]
     sites = [r[1] for r in results]
-    return DiffAnalysis(files=tuple(_relocate(files, sites)))
+    files = _relocate(files, sites)
+    env = [r[2] for r in results]
+    if len(env) - env.count(None) > 1:  # a file alone has nothing to judge against
+        files = reconcile(files, env)
+    return DiffAnalysis(files=tuple(files))

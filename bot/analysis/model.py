@@ -32,6 +32,10 @@ BEHAVIOUR_KINDS = (
     "dep_commit_moved",
     # metric names logged under a string key
     "metric_renamed",
+    # environment variables read or set (bot.analysis.envvars)
+    "env_added",
+    "env_removed",
+    "env_default_changed",
 )
 
 #: File kinds in the order :attr:`DiffAnalysis.behaviour` lists their facts.
@@ -53,16 +57,19 @@ class BehaviourFact:
       (:meth:`bot.rules.RuleSet.is_config`);
     * a function parameter as ``func(param)`` (``Trainer.fit(epochs)``);
     * a function or class by its qualified name (``Trainer.fit``);
-    * a dependency by its name (PEP 503 normalised for Python packages).
+    * a dependency by its name (PEP 503 normalised for Python packages);
+    * an environment variable by its name (``VERL_USE_UV``).
 
     ``old``/``new`` are the values, names, specs or signatures as written in the
     source (trimmed, at most 160 characters). ``detail`` is the exception type of a
     check (``ValueError``, ``AssertionError``), the words of a dependency verdict or
     signature change (``"removed parameter `x`; added `y=None`"``), or the file the
-    symbol moved to/from. ``line`` is the 1-based new-file line (old-file line for
+    symbol moved to/from, or how an environment variable is used (``read``,
+    ``default``, ``set``: see :mod:`bot.analysis.envvars`). ``line`` is the 1-based new-file line (old-file line for
     removals), 0 when unknown. ``user_facing`` is true for keys of config files,
-    fields of classes, public symbols outside tests, and dependencies of the package
-    (not of CI, docs or lock-only changes).
+    fields of classes, public symbols outside tests, dependencies of the package
+    (not of CI, docs or lock-only changes), and environment variables outside tests,
+    docs and CI.
     """
 
     kind: str

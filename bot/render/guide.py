@@ -168,7 +168,9 @@ def _main_fact(facts: GuideFacts, lang: str) -> str:
         if claim.key not in ("breaking.marked", "breaking.check", "breaking.file_removed"):
             return t(claim.key, lang, _claim_params(claim))
     for point in facts.focus:
-        if point.key and point.key.startswith(_FACT_PREFIX) and "check" not in point.key:
+        # A new or dropped environment variable read is seldom what a change is for either
+        # (a changed default is).
+        if point.key and point.key.startswith(_FACT_PREFIX) and "check" not in point.key and not point.key.startswith(_ENV_PREFIX):
             # The fact itself, without the advice after the colon.
             return re.split(r"[:：]\s", t(point.key, lang, point.params), maxsplit=1)[0]
     for point in facts.focus:
@@ -179,6 +181,7 @@ def _main_fact(facts: GuideFacts, lang: str) -> str:
 
 
 _FACT_PREFIX = "focus." + "fact."
+_ENV_PREFIX = ("focus.fact.env_added", "focus.fact.env_removed", "focus.fact.env_default_changed.set")
 
 
 def _claim_params(claim: Claim) -> dict[str, Any]:
@@ -325,7 +328,14 @@ def _focus_line(point: FocusPoint, lang: str) -> str:
         reason = t(point.key or "focus.largest", lang, point.params)
         if point.params.get("similar"):
             reason += t("focus.similar", lang, {"count": point.params["similar"]})
+        reason += _elsewhere(point, lang)
     return f"{where} — {reason}" if where else reason
+
+
+def _elsewhere(point: FocusPoint, lang: str) -> str:
+    """``" (here and in 63 other files)"`` for a point that stands for the same change in several files."""
+    files = point.params.get("files")
+    return t("focus.files", lang, {"count": files}) if files else ""
 
 
 def _area_of(facts: GuideFacts) -> dict[str, str]:
@@ -518,6 +528,6 @@ def describe_focus(points: Sequence[FocusPoint], lang: str) -> list[dict[str, An
         if p.text:
             reason = sanitize.one_line(p.text.get(lang) or next(iter(p.text.values())), 300)
         else:
-            reason = t(p.key or "focus.largest", lang, p.params)
+            reason = t(p.key or "focus.largest", lang, p.params) + _elsewhere(p, lang)
         out.append({"file": p.file, "symbol": p.symbol, "reason": reason})
     return out

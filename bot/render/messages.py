@@ -25,7 +25,8 @@ def format_params(lang: str, params: Mapping[str, Any]) -> dict[str, Any]:
     """Make message parameters safe and readable.
 
     Sequences of names become comma-separated code spans (with "…" when ``count``
-    says there are more); ``people`` become un-pinged logins; free text is quoted
+    says there are more), ``vars`` pairs of a variable and its default
+    ``"`A` (default `1`)"``; ``people`` become un-pinged logins; free text is quoted
     with mentions and HTML neutralised; integers get thousands separators.
     """
     out: dict[str, Any] = {}
@@ -39,6 +40,14 @@ def format_params(lang: str, params: Mapping[str, Any]) -> dict[str, Any]:
             names = [sanitize.code(n, 64) for n in value]
             more = key == "names" and int(params.get("count", len(names))) > len(names)
             out[key] = sep.join(names) + ("…" if more else "")
+        elif key == "vars":
+            # (name, default) pairs of environment variables: "`A` (default `1`) and `B`".
+            items = [
+                catalogue.text("focus.env_var", lang).format(name=sanitize.code(n, 64), new=sanitize.code(v, 64)) if v else sanitize.code(n, 64)
+                for n, v in value
+            ]
+            more = int(params.get("count", len(items))) > len(items)
+            out[key] = sep.join(items) + ("…" if more else "")
         elif key == "what":
             shim = f"shim.{value}"
             out[key] = catalogue.text(shim if catalogue.has(shim) else "shim.other", lang)
