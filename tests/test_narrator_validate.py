@@ -128,6 +128,21 @@ def test_prompt_packs_highest_ranked_facts_first_and_names_the_rest():
     assert "Simplified Chinese" in zh.system
 
 
+def test_hundreds_of_behaviour_facts_leave_room_for_the_focus_points():
+    # A big pull request has a behaviour fact per example script; the points the
+    # narrator words must still fit, and the user-facing facts keep their rank.
+    noise = [{"kind": "env_added", "symbol": f"VAR_{i}", "path": f"examples/run_{i}.sh", "new": "1", "user_facing": False}
+             for i in range(300)]  # fmt: skip
+    key = {"kind": "default_changed", "symbol": "data.shuffle", "path": "cfg.yaml", "old": "true", "new": "false", "user_facing": True}
+    sheet = build_fact_sheet({**DATA, "behaviour": [*noise, key]})
+    prompt = build_prompt(sheet)
+    points = [f.id for f in sheet.facts if f.point]
+    assert points and set(points) <= set(prompt.packed)
+    shuffle = next(f for f in sheet.facts if "data.shuffle" in f.text)
+    assert shuffle.id in prompt.packed and not shuffle.minor
+    assert sum(1 for f in sheet.facts if f.kind == "behaviour" and not f.minor) == 12
+
+
 def test_largest_fact_first_within_a_rank():
     data = {"lang": "en", "follow_ups": ["short one", "a much longer follow up that says a great deal more words"]}
     sheet = build_fact_sheet(data)

@@ -16,6 +16,10 @@ from typing import Any
 #: Ranks, most important first: what the prompt packer keeps when it must drop facts.
 RANKS = {"breaking": 0, "behaviour": 1, "focus": 2, "summary": 2, "dependency": 3, "review": 3,
          "description": 3, "follow_up": 4, "title": 4, "factor": 5, "area": 6}  # fmt: skip
+#: Behaviour facts that outrank the focus points; the rest rank with the follow-ups. A
+#: large pull request has hundreds (environment reads in every example script, say),
+#: and the points the narrator must word would otherwise never fit its budget.
+RANKED_BEHAVIOUR = 12
 
 #: Code-ish tokens inside a fact's text: backticked spans, paths, dotted names,
 #: snake_case, CamelCase, versions and numbers. The validator uses the same shapes.
@@ -41,11 +45,13 @@ class Fact:
     text: str
     symbols: tuple[str, ...] = ()
     point: str | None = None
+    #: Packed after the focus points (a behaviour fact past :data:`RANKED_BEHAVIOUR`).
+    minor: bool = False
 
     @property
     def rank(self) -> int:
         """Lower is more important (see :data:`RANKS`)."""
-        return RANKS.get(self.kind, 9)
+        return RANKS["follow_up"] if self.minor else RANKS.get(self.kind, 9)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,14 +90,14 @@ class _Builder:
             self.by_text[value] = f"S{len(self.by_text) + 1}"
         return self.by_text[value]
 
-    def add(self, kind: str, text: str, names: Iterable[Any] = (), point: str | None = None) -> None:
+    def add(self, kind: str, text: str, names: Iterable[Any] = (), point: str | None = None, *, minor: bool = False) -> None:
         text = " ".join(str(text).split())
         if not text:
             return
         ids = [self.symbol(n) for n in names]
         ids += [self.symbol(m.group(0)) for m in TOKEN.finditer(text)]
         unique = tuple(dict.fromkeys(i for i in ids if i))
-        self.facts.append(Fact(f"F{len(self.facts) + 1}", kind, text, unique, point))
+        self.facts.append(Fact(f"F{len(self.facts) + 1}", kind, text, unique, point, minor))
 
 
 def build_fact_sheet(data: Mapping[str, Any]) -> FactSheet:
@@ -107,14 +113,16 @@ def build_fact_sheet(data: Mapping[str, Any]) -> FactSheet:
     b.add("summary", str(data.get("summary") or ""))
     for reason in data.get("breaking_reasons") or ():
         b.add("breaking", reason.get("reason", ""), [reason.get("file")])
-    for fact in data.get("behaviour") or ():
+    # User-facing facts first: they are the ones that keep their rank (RANKED_BEHAVIOUR).
+    behaviour = sorted(data.get("behaviour") or (), key=lambda f: not f.get("user_facing"))
+    for n, fact in enumerate(behaviour):
         parts = [fact.get("kind", ""), fact.get("symbol") or "", "in", fact.get("path") or ""]
         if fact.get("old") or fact.get("new"):
             parts += [str(fact.get("old") or "-"), "->", str(fact.get("new") or "-")]
         if fact.get("detail"):
             parts.append(f"({fact['detail']})")
         b.add("behaviour", " ".join(str(p) for p in parts if p),
-              [fact.get("path"), fact.get("symbol"), fact.get("old"), fact.get("new")])  # fmt: skip
+              [fact.get("path"), fact.get("symbol"), fact.get("old"), fact.get("new")], minor=n >= RANKED_BEHAVIOUR)  # fmt: skip
     points: dict[str, str] = {}
     for i, point in enumerate(data.get("focus") or (), start=1):
         pid = f"P{i}"
