@@ -80,6 +80,21 @@ def test_hard_wrapped_design_bullets_are_whole_sentences():
     )
 
 
+@pytest.mark.parametrize(
+    ("body", "purpose"),
+    [
+        ("See the conjugate PR at\nhttps://github.com/o/r/pull/7.", ""),  # a pointer, its link on the next line
+        ("Fix 2 bugs in the multi-node rollout introduced by\nhttps://github.com/o/r/pull/5149 and\nhttps://github.com/o/r/pull/5150.", ""),
+        ("Please see the design doc for details.", ""),
+        ("Follow-up to #7326: document the required Megatron fix instead of a shim.",
+         "Follow-up to #7326: document the required Megatron fix instead of a shim."),
+        ("Adds a retry policy to the checkpoint uploader.", "Adds a retry policy to the checkpoint uploader."),
+    ],
+)
+def test_purpose_skips_pointers_and_sentences_cut_by_a_link(body, purpose):
+    assert parse_description(body).purpose == purpose
+
+
 def test_flags_and_paths_found_as_the_look_behind_patterns_find_them():
     # Faster searches than the patterns' own finditer; these cases pin the same answers.
     text = "use --fast or a--b, ---x, `--in-span`; see verl/a.py and http://x.io/b/c.py\n--first-on-line docs/x.md"

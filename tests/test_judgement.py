@@ -254,6 +254,15 @@ def test_chinese_summary_is_chinese_with_the_original_title():
 
 
 @needs_corpus
+def test_summaries_state_the_fact_without_its_advice_in_both_languages():
+    # The focus point says "removed `X`: check nothing still relies on it"; the summary
+    # keeps only the fact, after an ASCII colon in English and a full-width one in Chinese.
+    en, zh = guide(4795).data["summary"], guide(4795, lang="zh").data["summary"]
+    assert "CollabLLMAgentLoop" in en and "CollabLLMAgentLoop" in zh
+    assert "relies" not in en and "确认" not in zh
+
+
+@needs_corpus
 def test_areas_do_not_balloon():
     d = guide(7127).data
     assert len(d["areas"]) <= 5 and d["areas_more"] > 0

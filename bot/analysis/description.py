@@ -153,8 +153,21 @@ def _first_sentence(text: str) -> str:
             lowered = sentence.lower()
             if len(sentence.split()) < 3 or lowered.startswith(("fixes #", "closes #", "resolves #", "this reverts commit")):
                 continue
+            if lowered.startswith(_POINTERS) or _dangling(lowered):
+                continue  # "See the PR at <link>" points elsewhere; "... at" lost its link
             return sentence[:300]
     return ""
+
+
+#: Openings of sentences that point elsewhere instead of saying what the change does.
+_POINTERS = ("see ", "please see", "please refer", "refer to", "for details", "for more details", "related:", "cc ", "ref:")
+#: Last words that leave a sentence unfinished (its link or code block was on the next line).
+_DANGLING = frozenset("a an the at to in of from by with on for and or as via see here below following:".split())
+
+
+def _dangling(lowered: str) -> bool:
+    words = lowered.rstrip(".!?").split()
+    return bool(words) and words[-1] in _DANGLING
 
 
 def _identifiers(text: str) -> tuple[str, ...]:

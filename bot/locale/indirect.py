@@ -212,6 +212,7 @@ IDS = (
     NP_("focus.files", "focus.files"),
     NP_("footer", "footer"),
     NP_("summary.scale", "summary.scale"),
+    NP_("summary.what.files", "summary.what.files"),
     NP_("tests.added", "tests.added"),
     NP_("tests.changed", "tests.changed"),
     N_("deps.changed"),

@@ -172,7 +172,7 @@ def _main_fact(facts: GuideFacts, lang: str) -> str:
         # (a changed default is).
         if point.key and point.key.startswith(_FACT_PREFIX) and "check" not in point.key and not point.key.startswith(_ENV_PREFIX):
             # The fact itself, without the advice after the colon.
-            return re.split(r"[:：]\s", t(point.key, lang, point.params), maxsplit=1)[0]
+            return re.split(r":\s|：", t(point.key, lang, point.params), maxsplit=1)[0]
     for point in facts.focus:
         names = point.params.get("names") if point.key in ("focus.largest_symbols", "focus.largest_symbols_uses", "focus.added", "focus.added_called") else None
         if names:
