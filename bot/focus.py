@@ -857,7 +857,7 @@ def _code_like(word: str) -> bool:
     return ok
 
 
-_URL = re.compile(r"\b(?:https?|git|ssh)://[^\s\"'`<>()]*?([^/\s\"'`<>()#?]+)/?(?=[\s\"'`<>()#?]|$)")
+_URL = re.compile(r"(?:https?|git|ssh)://[^\s\"'`<>()]*?([^/\s\"'`<>()#?]+)/?(?=[\s\"'`<>()#?]|$)")
 _LINE_START = re.compile(r"\s*$")
 _VERSIONISH = re.compile(r"^\d|\.\d")
 _OTHER_CODE = re.compile(r"[A-Z].*[a-z].*[A-Z]|-|\d")

@@ -57,6 +57,7 @@ from bot.analysis.kinds import GlobSet, kind_of, language_of, looks_binary, vali
         ("recipe/dapo/run_dapo_qwen2.5_32b.sh", "example"),
         ("examples/tutorial/slurm/ray_on_slurm.slurm", "example"),
         ("uv.lock", "generated"),
+        ("bot/locale/prguide.pot", "generated"),
         ("web/package-lock.json", "generated"),
         ("web/yarn.lock", "generated"),
         ("go.sum", "generated"),

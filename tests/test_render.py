@@ -116,6 +116,15 @@ def test_summary_states_no_guessed_type_and_no_repeated_type():
     assert summary_line(facts, "en") == "nccl broadcast bucket size."
 
 
+def test_a_summary_made_of_a_fact_alone_starts_with_a_capital():
+    s = PullRequestSnapshot(repository="o/r", number=4, title="tweak", changed_files=1)
+    f = FileAnalysis("a.py", "modified", "source", additions=3, symbols_touched=("load_shard",))
+    facts = facts_for(s, [f])
+    assert facts.classification.change_type_source == "inferred"
+    line = summary_line(facts, "en")
+    assert line[0].isupper() and "`load_shard`" in line, line
+
+
 def test_a_clamped_score_says_so():
     hit = RuleHit("big", "f:1", importance=4, breaking=True, change_type="revert")
     files = [FileAnalysis(f"m{i}.py", "modified", "source", additions=400, config_keys_added=("A.b",), added_lines=("loss.backward()",),

@@ -87,6 +87,7 @@ _KIND_GLOBS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "**/_generated_*",
         "**/*_generated.*",
         "**/*.generated.*",
+        "**/*.pot",  # gettext templates: extracted from the source by xgettext or pybabel
     )),
     ("docs", (
         "**/{docs,doc,documentation}/**",

@@ -135,12 +135,15 @@ def _summary_markdown(facts: GuideFacts, lang: str) -> str:
     areas = t("list.and", lang).join(sanitize.table_cell(n) for n in names)
     if areas and more:
         areas = t("summary.areas_more", lang, {"areas": areas, "count": more}, raw=True)
-    if c.change_type_source == "inferred" and lang == "en" and not what:
+    quoted = c.change_type_source == "inferred" and lang == "en" and not what
+    if quoted:
         what = sanitize.quote(_description(facts.snapshot.title), 200)
     what = what or t("summary.what.files", lang, {"count": len(facts.analysis.files)})
     if c.change_type_source == "inferred":
         # A guessed type is not stated as fact.
         text = t("summary.untyped", lang, {"areas": areas, "description": what.rstrip("。.")}, raw=True) if areas else what.rstrip("。.")
+        if not quoted or areas:  # the engine's own words start the sentence; a quoted title keeps its case
+            text = text[:1].upper() + text[1:]
         return text + ("。" if lang == "zh" else ".")
     if areas:
         return t("summary.sentence", lang, {"type": type_name, "areas": areas, "what": what.rstrip("。.")}, raw=True)
