@@ -36,6 +36,9 @@ MAX_CONFIG_BYTES = 64 * 1024
 UNREAD = 0
 #: Problems of an invalid repository config shown in the guide's notice, at most.
 MAX_NOTICE_PROBLEMS = 3
+#: What :func:`read_repo_config` answers, without asking GitHub, for a repository it
+#: remembers as having no config file (compare with ``is``).
+REMEMBERED_MISSING = RepoConfig.default()
 
 
 async def read_repo_config(
@@ -49,13 +52,13 @@ async def read_repo_config(
     costs the guide. The YAML is
     parsed in a worker thread, so a large file never holds up the event loop (and the
     webhook's answers). ``missing`` remembers repositories without the file: no call
-    while remembered, unless ``fresh`` (a refresh, or a PR that changed the file), which
-    asks GitHub and updates the memory. GitHub errors other than 404 propagate
+    while remembered (the answer is then :data:`REMEMBERED_MISSING`), unless ``fresh``
+    (a refresh, or a PR that changed the file), which asks GitHub and updates the memory. GitHub errors other than 404 propagate
     (``RetryLater``...).
     """
     key = (repository, ref or "")
     if missing is not None and not fresh and key in missing:
-        return RepoConfig.default()
+        return REMEMBERED_MISSING
     try:
         text = await fetch_file(client, repository, REPO_CONFIG_PATH, ref or None, max_bytes=MAX_CONFIG_BYTES)
     except ValueError as exc:

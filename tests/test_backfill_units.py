@@ -94,6 +94,9 @@ class FakeGuides:
     def get(self, repository, number):
         return {} if (repository, number) in self.known else None
 
+    def get_many(self, repository, numbers):
+        return {n: {} for n in numbers if (repository, n) in self.known}
+
 
 @pytest.fixture
 def store(tmp_path):

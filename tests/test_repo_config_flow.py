@@ -55,3 +55,4 @@ async def test_a_pr_that_adds_a_valid_config_is_told_so(loopback):
     await merge(loopback, bundle, "adds-good-config")
     (comment,) = loopback.comments(9002)
     assert "本 PR 修改了 `.github/prguide.yml`，校验通过。" in comment.body
+    assert [r["status"] for r in config_reads(loopback.sandbox)] == [200]  # read once: that read is already fresh

@@ -29,6 +29,7 @@ from bot.app.metrics import Metrics
 from bot.app.offload import run_store
 from bot.app.settings import Settings
 from bot.app.webhook import Delivery
+from bot.app.workers import job_fields
 from bot.repo_config import RepoConfig
 from bot.rules.model import Problem, RuleError
 
@@ -324,12 +325,7 @@ async def run_job(job: Job, services: Services, router: Router, *, max_attempts:
         duration = time.perf_counter() - started
         services.metrics.job_duration.labels(event=job.event, outcome=outcome).observe(duration)
         fields = {
-            "delivery": job.delivery_id,
-            "event": job.event,
-            "action": job.action,
-            "installation": job.installation_id,
-            "key": job.key,
-            "attempt": job.attempts,
+            **job_fields(job),
             **ctx.fields,
             "outcome": outcome,
             "state": state,

@@ -38,19 +38,22 @@ def exponential_backoff(attempt: int, *, base: float = 30.0, cap: float = 1800.0
 Handler = Callable[[Job], Awaitable[None]]
 
 
-def _fields(job: Job, state: str, **more: Any) -> dict[str, Any]:
-    """A job's structured log fields: who it is and the ``state`` it moves to."""
+def job_fields(job: Job) -> dict[str, Any]:
+    """Who a job is, as structured log fields: ``delivery``, ``event``, ``action``,
+    ``installation``, ``key`` and ``attempt`` (shared by the pool's and the job's log lines)."""
     return {
-        "job_id": job.id,
         "delivery": job.delivery_id,
         "event": job.event,
         "action": job.action,
         "installation": job.installation_id,
         "key": job.key,
         "attempt": job.attempts,
-        "state": state,
-        **more,
     }
+
+
+def _fields(job: Job, state: str, **more: Any) -> dict[str, Any]:
+    """A job's structured log fields: who it is and the ``state`` it moves to."""
+    return {"job_id": job.id, **job_fields(job), "state": state, **more}
 
 
 class WorkerPool:

@@ -23,6 +23,7 @@ from bot.engine import Overrides, build_guide
 from bot.feature_support import (
     changes_repo_config,
     config_check_notices,
+    REMEMBERED_MISSING,
     UNREAD,
     config_notices,
     read_repo_config,
@@ -99,8 +100,9 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
         find_guide_comment(client, repository, number, bot_login=bot_login),
     )
     checked = changes_repo_config(snapshot)
-    if checked:
-        # This merge changed the config file: read what it says now, not what was remembered.
+    if checked and config is REMEMBERED_MISSING:
+        # This merge changed the config file: read what it says now, not what was remembered
+        # (a config read from GitHub above is already the merged one).
         config = await read_repo_config(client, repository, branch, missing=services.missing_configs, fresh=True)
     rules, rule_problems = services.rules_for(config)
     problems = config.problems + rule_problems

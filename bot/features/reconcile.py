@@ -99,6 +99,7 @@ async def _reconcile_repository(job: Job, ctx: JobContext, repo: Mapping[str, An
             break
         page = await ctx.client.get_page(url)
         url = page.next_url
+        merged_pulls = []
         for pull in page.items:
             if not isinstance(pull, Mapping) or not isinstance(pull.get("number"), int):
                 continue
@@ -107,10 +108,15 @@ async def _reconcile_repository(job: Job, ctx: JobContext, repo: Mapping[str, An
                 url = None  # sorted by update, newest first: the rest are older still
                 break
             merged = _epoch(pull.get("merged_at"))
-            if merged is None or merged < start:
-                continue
+            if merged is not None and merged >= start:
+                merged_pulls.append(pull)
+        if not merged_pulls:
+            continue
+        # One read of the store for the page's merges, not one per pull request.
+        stored = await run_store(guides, guides.get_many, repository, [pull["number"] for pull in merged_pulls])
+        for pull in merged_pulls:
             number = pull["number"]
-            if await run_store(guides, guides.get, repository, number) is not None:
+            if number in stored:
                 continue
             payload = {
                 "action": "closed",

@@ -367,14 +367,7 @@ async def create_reaction(request: web.Request) -> web.Response:
 
     ("Create reaction for an issue comment").
     """
-    state = _state(request)
-    data = await _body(request)
-    user, user_type = _author(request)
-    content = data.get("content") if isinstance(data, dict) else None
-    reaction, created = state.add_reaction(
-        *_repo_args(request), _number(request, "comment_id"), content, user=user, user_type=user_type
-    )
-    return _json(state.reaction_json(reaction), status=201 if created else 200)
+    return await _react(request, _state(request).add_reaction)
 
 
 @needs("installation")
@@ -406,14 +399,16 @@ async def create_review_reaction(request: web.Request) -> web.Response:
 
     ("Create reaction for a pull request review comment").
     """
-    state = _state(request)
+    return await _react(request, _state(request).add_review_reaction)
+
+
+async def _react(request: web.Request, add: Any) -> web.Response:
+    """Answer a "Create reaction" request with ``add`` (the state's method for that kind of comment)."""
     data = await _body(request)
     user, user_type = _author(request)
     content = data.get("content") if isinstance(data, dict) else None
-    reaction, created = state.add_review_reaction(
-        *_repo_args(request), _number(request, "comment_id"), content, user=user, user_type=user_type
-    )
-    return _json(state.reaction_json(reaction), status=201 if created else 200)
+    reaction, created = add(*_repo_args(request), _number(request, "comment_id"), content, user=user, user_type=user_type)
+    return _json(_state(request).reaction_json(reaction), status=201 if created else 200)
 
 
 # ----- labels ---------------------------------------------------------------------

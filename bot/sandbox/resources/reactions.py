@@ -30,9 +30,18 @@ class ReactionsMixin:
         then answers 200 instead of 201). 404 unknown comment, 422 unknown content.
         """
         found = self.comment(owner, name, comment_id)
+        return self._react(self.reactions, found.id, content, user, user_type, DOC_REACTION)
+
+    def _react(
+        self, store: dict[int, list[Reaction]], comment_id: int, content: Any, user: str, user_type: str, doc: str
+    ) -> tuple[Reaction, bool]:
+        """Add ``user``'s ``content`` reaction to ``store[comment_id]`` once: ``(reaction, created)``.
+
+        422 (documented at ``doc``) for an unknown content.
+        """
         if content not in REACTION_CONTENTS:
-            raise validation_failed("Reaction", "content", "invalid", DOC_REACTION)
-        existing = self.reactions.setdefault(found.id, [])
+            raise validation_failed("Reaction", "content", "invalid", doc)
+        existing = store.setdefault(comment_id, [])
         for reaction in existing:
             if reaction.user.lower() == user.lower() and reaction.content == content:
                 return reaction, False

@@ -1,7 +1,8 @@
 """Review comments on pull requests and their reactions ("Pull request review comments").
 
 A mixin of :class:`bot.sandbox.state.SandboxState`: its methods use the state's
-core (``repo``, ``now``, ``_new_id``, ``user_json``) and the stores it sets up.
+core (``repo``, ``now``, ``_new_id``, ``user_json``), the stores it sets up, and
+:class:`~bot.sandbox.resources.reactions.ReactionsMixin`'s ``_react``.
 """
 
 from __future__ import annotations
@@ -10,13 +11,12 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
-from bot.sandbox.errors import not_found, validation_failed
+from bot.sandbox.errors import not_found
 from bot.sandbox.records import (
     DOC_REPLY_REVIEW_COMMENT,
     DOC_REVIEW_REACTION,
     iso,
     Reaction,
-    REACTION_CONTENTS,
     Repository,
 )
 
@@ -95,12 +95,4 @@ class ReviewCommentsMixin:
         """React to a review comment ("Create reaction for a pull request review comment");
         ``(reaction, created)`` as for :meth:`add_reaction`. 404 unknown comment, 422 unknown content."""
         self.review_comment(owner, name, comment_id)
-        if content not in REACTION_CONTENTS:
-            raise validation_failed("Reaction", "content", "invalid", DOC_REVIEW_REACTION)
-        existing = self.review_reactions.setdefault(comment_id, [])
-        for reaction in existing:
-            if reaction.user.lower() == user.lower() and reaction.content == content:
-                return reaction, False
-        reaction = Reaction(self._new_id(), user, user_type, content, self.now())
-        existing.append(reaction)
-        return reaction, True
+        return self._react(self.review_reactions, comment_id, content, user, user_type, DOC_REVIEW_REACTION)
