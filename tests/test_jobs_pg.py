@@ -281,6 +281,20 @@ def test_urls_schemas_and_names_are_checked():
         pg.register_migrations("bad name", [])
 
 
+@pytest.mark.parametrize("ci", ["", "true"])
+def test_without_a_server_postgresql_tests_skip_saying_why_and_fail_under_ci(ci, monkeypatch):
+    import conftest
+
+    monkeypatch.setattr(conftest, "_pg_problem", ["connection refused"])  # as if the server did not answer
+    monkeypatch.setenv("CI", ci)
+    outcome = pytest.fail.Exception if ci else pytest.skip.Exception
+    why = r"PostgreSQL not reachable at \S+: tests need it; set PRGUIDE_TEST_DATABASE_URL \(connection refused\)"
+    # Both outcomes are caught here, so a skip where a failure is due fails this test instead of skipping it.
+    with pytest.raises((pytest.fail.Exception, pytest.skip.Exception), match=why) as raised:
+        conftest.require_postgresql()
+    assert raised.type is outcome
+
+
 async def test_a_worker_pool_on_postgresql_runs_renews_survives_killed_connections_and_releases_on_stop(pg_schema):
     import asyncio
 
