@@ -6,9 +6,8 @@ from datetime import date
 
 import feedparser
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
 from test_tagview_store import make_guide
-from test_tagview_web import Page
+from test_tagview_web import Page, client_for
 
 from bot.tagview.digest import (
     DEFAULT_DAYS,
@@ -24,7 +23,6 @@ from bot.tagview.digest import (
 from bot.tagview.export import export_site
 from bot.tagview.i18n import Messages
 from bot.tagview.store import GuideStore
-from bot.tagview.web import TagViewSettings, create_app
 
 TOKEN = "digest-view-token"
 MEGATRON = {
@@ -58,12 +56,6 @@ def store(tmp_path):
         s.save(guide(7, "deep", 10, 9, labels=["bug"], title="Next week"), visibility="public")
         s.save(guide(8, "deep", 5, 3, repository="acme/secret", labels=["bug"], title="hidden work"), visibility="private")
         yield s
-
-
-async def client_for(store, **settings) -> TestClient:
-    client = TestClient(TestServer(create_app(store, TagViewSettings(**settings))))
-    await client.start_server()
-    return client
 
 
 @pytest.fixture
