@@ -72,28 +72,35 @@ def _postgres_reachable() -> str | None:
     return _pg_problem[0] or None
 
 
+def require_postgresql() -> str:
+    """Return PG_URL, or skip the test saying why when the server does not answer.
+
+    Under CI (``CI`` true) an unreachable server fails the test instead: the CI machine
+    has PostgreSQL. For tests that make several schemas (property tests, one per example).
+    """
+    problem = _postgres_reachable()
+    if problem is not None:
+        message = f"PostgreSQL not reachable at {PG_URL}: tests need it; set PRGUIDE_TEST_DATABASE_URL ({problem})"
+        if _ci():
+            pytest.fail(message)
+        pytest.skip(message)
+    return PG_URL
+
+
 @pytest.fixture
 def pg_schema():
     """``(url, schema)``: a fresh PostgreSQL schema on PG_URL, dropped after the test.
 
-    Skips when the server is unreachable, except under CI (``CI`` true), where that fails
-    the test: the CI machine has PostgreSQL.
+    Skips (fails under CI) when the server is unreachable: see :func:`require_postgresql`.
     """
-    problem = _postgres_reachable()
-    if problem is not None:
-        message = (
-            f"PostgreSQL not reachable at {PG_URL}: tests need it; set PRGUIDE_TEST_DATABASE_URL ({problem})"
-        )
-        if _ci():
-            pytest.fail(message)
-        pytest.skip(message)
+    url = require_postgresql()
     import uuid
 
     from bot.app import pg
 
     schema = f"t_{uuid.uuid4().hex[:12]}"
-    yield PG_URL, schema
-    pg.drop_schema(PG_URL, schema)
+    yield url, schema
+    pg.drop_schema(url, schema)
 
 
 @pytest.fixture

@@ -14,24 +14,10 @@ import threading
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import pytest
-from conftest import PG_URL, _ci, _postgres_reachable
+from conftest import PG_URL, require_postgresql  # noqa: F401 - re-exported for the tests
 
 #: The server the PostgreSQL tests use.
 TEST_DATABASE_URL = PG_URL
-
-
-def require_postgresql() -> str:
-    """Return :data:`TEST_DATABASE_URL`, or skip (fail under ``CI``) when the server does not answer.
-
-    For tests that make several schemas (property tests, one per example).
-    """
-    problem = _postgres_reachable()
-    if problem is not None:
-        message = f"PostgreSQL not reachable at {PG_URL}: tests need it; set PRGUIDE_TEST_DATABASE_URL ({problem})"
-        if _ci():
-            pytest.fail(message)
-        pytest.skip(message)
-    return PG_URL
 
 
 def schema_url(url: str, schema: str) -> str:

@@ -281,6 +281,27 @@ def test_real_pr_7291_signature_changes():
     assert any(b.symbol == "NCCLCheckpointEngine.init_process_group" and "added required parameter `num_senders`" in b.detail for b in facts)
 
 
+@pytest.mark.parametrize(
+    ("folder", "number", "kind", "symbol", "old", "new"),
+    [
+        ("verl-2026h1", 5487, "metric_renamed", "fully_async/trainer/idle_ratio", "trainer/idle_ratio", "fully_async/trainer/idle_ratio"),
+        ("verl-2026h1", 5487, "field_removed", "TokenOutput.extra_info", "{}", ""),
+        ("verl-2026h1", 5487, "symbol_moved", "fsdp2_sharded_save_to_cpu", "fsdp2_sharded_save_to_cpu", "fsdp2_sharded_save_to_cpu"),
+        ("verl-2026h1", 6129, "symbol_moved", "LLMServerClient", "AsyncLLMServerManager", "LLMServerClient"),
+        ("verl-2026h1", 7099, "dep_ceiling_added", "transformers", "!=5.6.0", "<5.12.0,!=5.6.0"),
+        ("verl", 7101, "dep_floor_raised", "transformers", "<5.12.0,!=5.6.0", ">=5.5.3,!=5.6.0,<5.11"),
+        ("verl", 6804, "check_removed", "ToolAgentLoop", "if has_decode_error: raise ValueError(", ""),
+    ],
+)
+def test_fact_kinds_on_real_hunks(folder, number, kind, symbol, old, new):
+    # Kinds the synthetic hunks above show, found again where real merged PRs have them.
+    path = CORPUS.parent / folder / f"{number}.json"
+    if not path.exists():
+        pytest.skip(f"{folder} corpus not found at {path.parent}")
+    facts = [b for b in analyse(load_bundle(path)).behaviour if (b.kind, b.symbol) == (kind, symbol)]
+    assert any(b.old.startswith(old) and b.new == new for b in facts), facts
+
+
 # --- compatibility evidence ---------------------------------------------------------------------------
 
 

@@ -74,7 +74,7 @@ def test_compose_runs_postgresql_a_web_and_a_worker_replica_and_the_sandbox(comp
     # Only published on loopback: the trial is not reachable from the network.
     for service in services.values():
         assert all(str(p).startswith("127.0.0.1:") for p in service.get("ports", []))
-    assert "worker" not in services or "ports" not in services["worker"]
+    assert "ports" not in services["worker"]
 
 
 def test_readme_shows_the_compose_trial():

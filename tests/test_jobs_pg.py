@@ -281,6 +281,20 @@ def test_urls_schemas_and_names_are_checked():
         pg.register_migrations("bad name", [])
 
 
+@pytest.mark.parametrize("ci", ["", "true"])
+def test_without_a_server_postgresql_tests_skip_saying_why_and_fail_under_ci(ci, monkeypatch):
+    import conftest
+
+    monkeypatch.setattr(conftest, "_pg_problem", ["connection refused"])  # as if the server did not answer
+    monkeypatch.setenv("CI", ci)
+    outcome = pytest.fail.Exception if ci else pytest.skip.Exception
+    why = r"PostgreSQL not reachable at \S+: tests need it; set PRGUIDE_TEST_DATABASE_URL \(connection refused\)"
+    # Both outcomes are caught here, so a skip where a failure is due fails this test instead of skipping it.
+    with pytest.raises((pytest.fail.Exception, pytest.skip.Exception), match=why) as raised:
+        conftest.require_postgresql()
+    assert raised.type is outcome
+
+
 async def test_a_worker_pool_on_postgresql_runs_renews_survives_killed_connections_and_releases_on_stop(pg_schema):
     import asyncio
 
@@ -432,7 +446,7 @@ def test_two_replicas_running_the_migrations_at_once_apply_each_version_once(pg_
             gate.execute("SELECT pg_advisory_unlock(%s, %s)", lock)
         results = [p.communicate(timeout=60) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], results
-    assert results[0][1] == results[1][1]  # both report the same versions
+    assert results[0][0] and results[0][0] == results[1][0]  # both report the same versions (stdout)
     db = pg.connect(url, schema=schema, migrate_components=())
     try:
         with db.pool.connection() as conn:

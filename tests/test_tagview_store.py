@@ -430,21 +430,6 @@ def test_pg_migrations_are_recorded_and_reopening_is_idempotent(pg_url):  # noqa
         assert pg.applied_versions(again.database)["tagview"] == len(MIGRATIONS)
 
 
-def test_pg_store_shared_by_threads(pg_store):
-    def work(first: int) -> None:
-        for number in range(first, first + 10):
-            pg_store.save(make_guide(number, labels=["bug", f"t{first}"]))
-            pg_store.sections("acme/rocket", GuideFilter(level="quick"))
-
-    threads = [threading.Thread(target=work, args=(start,)) for start in (1, 101, 201)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert pg_store.query("acme/rocket").total == 30
-    assert [(i.name, i.count) for i in pg_store.labels("acme/rocket")][0] == ("bug", 30)
-
-
 _SEARCH_WORDS = ["rollout", "ckpt", "vllm", "fix", "文档更新", "a_b", "50%", "Ray", "Ünïcode", "MEGATRON"]
 
 
