@@ -196,7 +196,7 @@ class PgJobStore(StoreMethods):
         self.db.close()
 
     def _conn(self):
-        return self.db.pool.connection(timeout=self.db.timeout)
+        return self.db.connection()
 
     def _notify(self, conn: psycopg.Connection) -> None:
         conn.execute("SELECT pg_notify(%s, '')", (self.channel,))

@@ -120,8 +120,7 @@ class PgGuideStore:
         self.close()
 
     def _connection(self):  # type: ignore[no-untyped-def]
-        db = self.database
-        return db.pool.connection(timeout=db.timeout)
+        return self.database.connection()
 
     def _value(self, query: str, params: tuple[Any, ...]) -> Any:
         """The first column of the first row ``query`` returns (in a transaction of its own), or ``None``."""
