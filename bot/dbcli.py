@@ -15,24 +15,24 @@ import os
 import sys
 
 
+_URL_HELP = "postgresql://USER@HOST:PORT/DATABASE (default $PRGUIDE_DATABASE_URL)"
+_SCHEMA_HELP = "schema of prguide's tables (default $PRGUIDE_DATABASE_SCHEMA, else the URL's search_path, else public)"
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Add the ``db`` actions to the ``prguide db`` parser."""
     actions = p.add_subparsers(metavar="ACTION")
     migrate = actions.add_parser("migrate", help="apply the database migrations now")
-    _target_options(migrate)
+    migrate.add_argument("--url", help=_URL_HELP)
+    migrate.add_argument("--schema", help=_SCHEMA_HELP)
     migrate.set_defaults(func=_cmd_migrate, command="db migrate")
     copy = actions.add_parser(
         "copy", help="move a single-machine installation (SQLite file) into PostgreSQL: guides and jobs"
     )
     copy.add_argument("--from", dest="source", required=True, metavar="sqlite:PATH", help="the SQLite database file")
-    copy.add_argument("--to", dest="url", metavar="URL", help="postgresql://USER@HOST:PORT/DATABASE (default $PRGUIDE_DATABASE_URL)")
-    copy.add_argument("--schema", help="schema of prguide's tables (default $PRGUIDE_DATABASE_SCHEMA, else the URL's search_path, else public)")
+    copy.add_argument("--to", dest="url", metavar="URL", help=_URL_HELP)
+    copy.add_argument("--schema", help=_SCHEMA_HELP)
     copy.set_defaults(func=_cmd_copy, command="db copy")
-
-
-def _target_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--url", help="postgresql://USER@HOST:PORT/DATABASE (default $PRGUIDE_DATABASE_URL)")
-    p.add_argument("--schema", help="schema of prguide's tables (default $PRGUIDE_DATABASE_SCHEMA, else the URL's search_path, else public)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,27 +41,42 @@ def run(args: argparse.Namespace) -> int:
     return 2
 
 
+def _target(args: argparse.Namespace, flag: str) -> str | None:
+    """The PostgreSQL URL of ``flag`` (else ``$PRGUIDE_DATABASE_URL``), or None after saying why there is none."""
+    from bot.app import pg
+
+    url = args.url or os.environ.get("PRGUIDE_DATABASE_URL", "").strip()
+    if not url:
+        print(f"prguide {args.command}: no database: pass {flag} or set PRGUIDE_DATABASE_URL", file=sys.stderr)
+        return None
+    if not pg.is_postgresql_url(url):
+        print(f"prguide {args.command}: {flag} must be a postgresql:// URL, got {pg.redact(url)}", file=sys.stderr)
+        return None
+    return url
+
+
+def _failed(args: argparse.Namespace, where: str, exc: BaseException) -> int:
+    """Print a database failure on one line (``where``: what was being used); returns the exit status 1."""
+    text = " ".join(str(exc).split())
+    print(f"prguide {args.command}: {where}: {text}", file=sys.stderr)
+    return 1
+
+
 def _cmd_migrate(args: argparse.Namespace) -> int:
     import psycopg
 
     from bot.app import pg
     from bot.app.db import DatabaseError
 
-    url = args.url or os.environ.get("PRGUIDE_DATABASE_URL", "").strip()
-    if not url:
-        print("prguide db migrate: no database: pass --url or set PRGUIDE_DATABASE_URL", file=sys.stderr)
-        return 2
-    if not pg.is_postgresql_url(url):
-        print(f"prguide db migrate: not a postgresql:// URL: {pg.redact(url)}", file=sys.stderr)
+    url = _target(args, "--url")
+    if url is None:
         return 2
     schema = args.schema or os.environ.get("PRGUIDE_DATABASE_SCHEMA", "").strip() or pg.url_schema(url) or pg.DEFAULT_SCHEMA
     pg.load_components()
     try:
         versions = pg.migrate(url, schema)
     except (psycopg.Error, DatabaseError) as exc:
-        text = " ".join(str(exc).split())
-        print(f"prguide db migrate: {pg.redact(url)} schema {schema}: {text}", file=sys.stderr)
-        return 1
+        return _failed(args, f"{pg.redact(url)} schema {schema}", exc)
     for component, version in sorted(versions.items()):
         print(f"{component}: version {version}")
     return 0
@@ -76,12 +91,8 @@ def _cmd_copy(args: argparse.Namespace) -> int:
     from bot.app.db import DatabaseError
     from bot.dbcopy import copy_sqlite_to_postgresql, parse_sqlite_source
 
-    url = args.url or os.environ.get("PRGUIDE_DATABASE_URL", "").strip()
-    if not url:
-        print("prguide db copy: no database: pass --to or set PRGUIDE_DATABASE_URL", file=sys.stderr)
-        return 2
-    if not pg.is_postgresql_url(url):
-        print(f"prguide db copy: --to must be a postgresql:// URL, got {pg.redact(url)}", file=sys.stderr)
+    url = _target(args, "--to")
+    if url is None:
         return 2
     try:
         path = parse_sqlite_source(args.source)
@@ -96,9 +107,7 @@ def _cmd_copy(args: argparse.Namespace) -> int:
         print(f"prguide db copy: {exc}", file=sys.stderr)
         return 1
     except (psycopg.Error, sqlite3.Error, DatabaseError) as exc:
-        text = " ".join(str(exc).split())
-        print(f"prguide db copy: {path} -> {pg.redact(url)}: {text}", file=sys.stderr)
-        return 1
+        return _failed(args, f"{path} -> {pg.redact(url)}", exc)
     print(
         f"copied {summary.guides} guides of {summary.repositories} repositories and "
         f"{summary.jobs} jobs ({summary.jobs_added} new) from {path} to {pg.redact(url)}"

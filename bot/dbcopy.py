@@ -74,7 +74,7 @@ def copy_sqlite_to_postgresql(path: Path, url: str, *, schema: str | None = None
         guides, repositories = _copy_guides(source, PgGuideStore(db)) if "tagview_guides" in tables else (0, 0)
         jobs, added = _copy_jobs(source, db, tables) if "jobs" in tables else (0, 0)
         if added:
-            with db.pool.connection() as conn:
+            with db.connection() as conn:
                 conn.execute("SELECT pg_notify(%s, '')", (pgjobs.channel(db.schema),))
     finally:
         db.close()
@@ -117,7 +117,7 @@ def _copy_jobs(source: sqlite3.Connection, db, tables: set[str]) -> tuple[int, i
         f"VALUES ({', '.join(['%s'] * (len(_JOB_COLUMNS) + 1))}) ON CONFLICT (delivery_id) DO NOTHING"
     )
     added = 0
-    with db.pool.connection() as conn, conn.cursor() as cur:
+    with db.connection() as conn, conn.cursor() as cur:
         for row in rows:
             values = dict(zip((*_JOB_COLUMNS, "payload"), row, strict=True))
             if values["state"] == "running":  # its process is gone: queue it again, attempts kept

@@ -446,7 +446,7 @@ def test_two_replicas_running_the_migrations_at_once_apply_each_version_once(pg_
             gate.execute("SELECT pg_advisory_unlock(%s, %s)", lock)
         results = [p.communicate(timeout=60) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], results
-    assert results[0][0] and results[0][0] == results[1][0]  # both report the same versions (stdout)
+    assert results[0][0] == results[1][0] and b"jobs: version" in results[0][0]  # both report the same versions (stdout)
     db = pg.connect(url, schema=schema, migrate_components=())
     try:
         with db.pool.connection() as conn:

@@ -6,8 +6,11 @@ import ast
 import inspect
 from pathlib import Path
 
+import pytest
+
 from bot.app.db import open_database
 from bot.app.jobstore import JobStorage, JobStore, QueuedDelivery
+from bot.app.pgjobs import PgJobStore
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -16,16 +19,17 @@ def protocol_methods() -> list[str]:
     return [name for name, value in vars(JobStorage).items() if inspect.isfunction(value) and not name.startswith("_")]
 
 
-def test_the_sqlite_store_has_every_method_of_the_interface_with_compatible_parameters():
+@pytest.mark.parametrize("store_class", [JobStore, PgJobStore])
+def test_each_store_has_every_method_of_the_interface_with_compatible_parameters(store_class):
     assert set(protocol_methods()) >= {"enqueue_many", "claim", "complete", "retry", "park", "release", "counts"}
     for name in protocol_methods():
         wanted = inspect.signature(getattr(JobStorage, name)).parameters
-        have = inspect.signature(getattr(JobStore, name)).parameters
+        have = inspect.signature(getattr(store_class, name)).parameters
         for param in wanted.values():
             if param.kind is inspect.Parameter.VAR_KEYWORD:
                 continue
-            assert param.name in have, f"JobStore.{name} lacks {param.name}"
-            assert have[param.name].kind == param.kind, f"JobStore.{name}: {param.name} is {have[param.name].kind}"
+            assert param.name in have, f"{store_class.__name__}.{name} lacks {param.name}"
+            assert have[param.name].kind == param.kind, f"{store_class.__name__}.{name}: {param.name} is {have[param.name].kind}"
 
 
 def test_the_worker_pool_calls_the_store_only_through_the_interface():

@@ -233,7 +233,67 @@ def _job(row: sqlite3.Row | tuple, payload: bytes) -> Job:
     )
 
 
-class JobStore:
+def state_counts(rows: Sequence[tuple[str, int]]) -> dict[str, int]:
+    """``(state, count)`` rows as :meth:`JobStorage.counts` answers: every state of :data:`STATES`, zeros included."""
+    result = dict.fromkeys(STATES, 0)
+    result.update({state: int(n) for state, n in rows})
+    return result
+
+
+class StoreMethods:
+    """The :class:`JobStorage` methods every store writes alike.
+
+    A store gives them ``clock`` (Unix seconds, the default of every ``now``),
+    ``enqueue_many`` and ``_settle(job_id, state, now, *, outcome, error, not_before_in)``,
+    which moves one of its running jobs to ``state`` (due ``not_before_in`` seconds
+    from now) in one statement.
+    """
+
+    clock: Callable[[], float]
+
+    def _at(self, now: float | None) -> float:
+        return self.clock() if now is None else now
+
+    def enqueue(
+        self,
+        delivery_id: str,
+        event: str,
+        key: str | None,
+        payload: bytes,
+        *,
+        installation_id: int | None,
+        action: str | None,
+        now: float | None = None,
+    ) -> bool:
+        """Queue a webhook delivery; return False (writing nothing) if ``delivery_id`` is known.
+
+        The row is committed when this returns, so the webhook may answer 2xx.
+        ``delivery_id`` and ``event`` are the ``X-GitHub-Delivery``/``X-GitHub-Event``
+        headers ("Webhook events and payloads"), ``payload`` the raw body. ``key`` None
+        (a delivery about no pull request, e.g. ``installation``) gives the job a key of
+        its own, ``"delivery:<delivery_id>"``, so it waits for nothing.
+        Raises ``ValueError`` for an empty ``delivery_id``, ``event`` or ``key`` or a
+        ``payload`` that is not bytes.
+        """
+        delivery = QueuedDelivery(delivery_id, event, key, payload, installation_id=installation_id, action=action)
+        return self.enqueue_many([delivery], now=now)[0]
+
+    def complete(self, job_id: int, *, outcome: str = SUCCEEDED, reason: str | None = None, now: float | None = None) -> None:
+        """Mark a running job ``done`` with ``outcome`` (``succeeded`` or ``given_up`` plus its ``reason``)."""
+        if outcome not in (SUCCEEDED, GIVEN_UP):
+            raise ValueError(f"outcome must be {SUCCEEDED!r} or {GIVEN_UP!r}, not {outcome!r}")
+        self._settle(job_id, "done", now, outcome=outcome, error=reason)
+
+    def retry(self, job_id: int, *, delay: float, error: str | None, now: float | None = None) -> None:
+        """Put a running job back in the queue, due ``delay`` seconds from ``now``, recording ``error``."""
+        self._settle(job_id, "queued", now, not_before_in=max(0.0, delay), error=error)
+
+    def park(self, job_id: int, *, error: str, now: float | None = None) -> None:
+        """Set a running job aside (``parked``) with its last ``error`` until ``retry_parked``."""
+        self._settle(job_id, "parked", now, error=error)
+
+
+class JobStore(StoreMethods):
     """The ``jobs`` table: queueing, claiming and settling jobs.
 
     Every method is one short SQLite transaction (well under a millisecond with WAL),
@@ -260,30 +320,6 @@ class JobStore:
         with self._lock:
             self.conn.close()
 
-    def enqueue(
-        self,
-        delivery_id: str,
-        event: str,
-        key: str | None,
-        payload: bytes,
-        *,
-        installation_id: int | None,
-        action: str | None,
-        now: float | None = None,
-    ) -> bool:
-        """Queue a webhook delivery; return False (writing nothing) if ``delivery_id`` is known.
-
-        The row is committed when this returns, so the webhook may answer 2xx.
-        ``delivery_id`` and ``event`` are the ``X-GitHub-Delivery``/``X-GitHub-Event``
-        headers ("Webhook events and payloads"), ``payload`` the raw body. ``key`` None
-        (a delivery about no pull request, e.g. ``installation``) gives the job a key of
-        its own, ``"delivery:<delivery_id>"``, so it waits for nothing.
-        Raises ``ValueError`` for an empty ``delivery_id``, ``event`` or ``key`` or a
-        ``payload`` that is not bytes.
-        """
-        delivery = QueuedDelivery(delivery_id, event, key, payload, installation_id=installation_id, action=action)
-        return self.enqueue_many([delivery], now=now)[0]
-
     def enqueue_many(self, deliveries: Sequence[QueuedDelivery], *, now: float | None = None) -> list[bool]:
         """Queue several deliveries in one transaction (see :meth:`enqueue` for each one).
 
@@ -291,7 +327,7 @@ class JobStore:
         known, including earlier in ``deliveries``). All or nothing: raises
         ``sqlite3.Error`` after rolling the whole batch back.
         """
-        at = self.clock() if now is None else now
+        at = self._at(now)
         rows = [(_row(d, at), bytes(d.payload)) for d in deliveries]
         if not rows:
             return []
@@ -317,7 +353,7 @@ class JobStore:
         its key, and no job of its key running. Among those, the earliest due wins,
         then the earliest queued. Returns None when nothing is runnable.
         """
-        at = self.clock() if now is None else now
+        at = self._at(now)
         with self._lock:
             first = self._first_runnable(at)
             if first is None:
@@ -354,7 +390,7 @@ class JobStore:
         ended, or None when nothing supersedes ``job``. ``job`` itself is left to its
         caller.
         """
-        at = self.clock() if now is None else now
+        at = self._at(now)
         with self._lock:
             newest = self.conn.execute(
                 "SELECT id, delivery_id FROM jobs WHERE key = ? AND state = 'queued' AND id > ? AND event = ?"
@@ -380,23 +416,9 @@ class JobStore:
             first = self._first_runnable(math.inf)
         return first[1] if first is not None else None
 
-    def complete(self, job_id: int, *, outcome: str = SUCCEEDED, reason: str | None = None, now: float | None = None) -> None:
-        """Mark a job ``done`` with ``outcome`` (``succeeded`` or ``given_up`` plus its ``reason``)."""
-        if outcome not in (SUCCEEDED, GIVEN_UP):
-            raise ValueError(f"outcome must be {SUCCEEDED!r} or {GIVEN_UP!r}, not {outcome!r}")
-        self._settle(job_id, "done", now, outcome=outcome, error=reason)
-
-    def retry(self, job_id: int, *, delay: float, error: str | None, now: float | None = None) -> None:
-        """Put a job back in the queue, due ``delay`` seconds from ``now``, recording ``error``."""
-        self._settle(job_id, "queued", now, not_before_in=max(0.0, delay), error=error)
-
-    def park(self, job_id: int, *, error: str, now: float | None = None) -> None:
-        """Set a job aside (``parked``) with its last ``error`` until :meth:`retry_parked`."""
-        self._settle(job_id, "parked", now, error=error)
-
     def release(self, job_id: int, *, now: float | None = None) -> None:
         """Put a running job back, due now, without counting the interrupted attempt (shutdown)."""
-        at = self.clock() if now is None else now
+        at = self._at(now)
         with self._lock:
             self.conn.execute(
                 "UPDATE jobs SET state = 'queued', attempts = max(attempts - 1, 0), not_before = ?, updated_at = ?"
@@ -414,7 +436,7 @@ class JobStore:
         error: str | None = None,
         not_before_in: float = 0.0,
     ) -> None:
-        at = self.clock() if now is None else now
+        at = self._at(now)
         with self._lock:
             self.conn.execute(
                 "UPDATE jobs SET state = ?, outcome = ?, error = ?, not_before = ?, updated_at = ?"
@@ -437,7 +459,7 @@ class JobStore:
         so a job that keeps crashing the process is parked once it has used
         ``max_attempts`` (when given). Call only while no pool is running on this file.
         """
-        at = self.clock() if now is None else now
+        at = self._at(now)
         with self._lock:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
@@ -464,7 +486,7 @@ class JobStore:
 
     def retry_parked(self, job_id: int | None = None, *, now: float | None = None) -> int:
         """Queue parked jobs again (one by id, or all), with a fresh attempt count; return how many."""
-        at = self.clock() if now is None else now
+        at = self._at(now)
         sql = "UPDATE jobs SET state = 'queued', attempts = 0, not_before = ?, updated_at = ? WHERE state = 'parked'"
         params: tuple = (at, at)
         if job_id is not None:
@@ -477,13 +499,11 @@ class JobStore:
         """Number of jobs in each state: ``{"queued": n, "running": n, "done": n, "parked": n}``."""
         with self._lock:
             rows = self.conn.execute("SELECT state, count(*) FROM jobs GROUP BY state").fetchall()
-        result = dict.fromkeys(STATES, 0)
-        result.update({state: n for state, n in rows})
-        return result
+        return state_counts(rows)
 
     def oldest_queued_age(self, now: float | None = None) -> float | None:
         """Seconds since the oldest still-queued job was received, or None when none is queued."""
-        at = self.clock() if now is None else now
+        at = self._at(now)
         with self._lock:
             oldest = self.conn.execute("SELECT min(created_at) FROM jobs WHERE state = 'queued'").fetchone()[0]
         return None if oldest is None else max(0.0, at - oldest)
@@ -521,7 +541,7 @@ class JobStore:
         ``max_done`` done jobs. Queued, running and parked jobs are never touched.
         Returns the number of rows deleted.
         """
-        at = self.clock() if now is None else now
+        at = self._at(now)
         with self._lock:
             self.conn.execute("BEGIN IMMEDIATE")
             try:

@@ -25,6 +25,7 @@ import logging
 import re
 import zlib
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -89,7 +90,7 @@ def redact(url: str) -> str:
 class Database:
     """One process's handle on prguide's PostgreSQL schema: a bounded pool and the schema name.
 
-    Build it with :func:`connect`. ``pool.connection()`` lends a connection (in a
+    Build it with :func:`connect`. :meth:`connection` lends a pooled connection (in a
     transaction committed when the ``with`` block ends without error); :meth:`connect`
     opens a connection outside the pool (for ``LISTEN`` and advisory locks held for
     long). Close with :meth:`close`.
@@ -101,6 +102,13 @@ class Database:
     timeout: float
     _closed: bool = field(default=False, repr=False)
 
+    def connection(self) -> AbstractContextManager[psycopg.Connection]:
+        """``with db.connection() as conn:`` a pooled connection, waiting at most :attr:`timeout` seconds for one.
+
+        Raises :class:`psycopg_pool.PoolTimeout` when none frees up in time.
+        """
+        return self.pool.connection(timeout=self.timeout)
+
     def connect(self, *, autocommit: bool = True) -> psycopg.Connection:
         """A new connection of its own (not pooled), ``search_path`` set to :attr:`schema`."""
         conn = psycopg.connect(self.url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT)
@@ -109,7 +117,7 @@ class Database:
 
     def ping(self) -> None:
         """Run ``SELECT 1`` on a pooled connection; raises ``psycopg.Error`` when the database does not answer."""
-        with self.pool.connection(timeout=self.timeout) as conn:
+        with self.connection() as conn:
             conn.execute("SELECT 1")
 
     def close(self) -> None:
@@ -244,7 +252,7 @@ def _migrate_component(conn: psycopg.Connection, component: str, scripts: Sequen
 
 def applied_versions(db: Database) -> dict[str, int]:
     """``{component: version}`` as recorded in the schema (empty before the first migration)."""
-    with db.pool.connection(timeout=db.timeout) as conn:
+    with db.connection() as conn:
         exists = conn.execute("SELECT to_regclass('schema_migrations')").fetchone()[0]
         if exists is None:
             return {}

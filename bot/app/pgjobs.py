@@ -38,17 +38,16 @@ import psycopg
 
 from bot.app import pg
 from bot.app.jobstore import (
-    GIVEN_UP,
     KEEP_DELIVERIES_S,
     KEEP_PAYLOADS_S,
     MAX_DONE_ROWS,
-    STATES,
-    SUCCEEDED,
     SUPERSEDED,
     Job,
     ParkedJob,
     QueuedDelivery,
+    StoreMethods,
     _row,
+    state_counts,
 )
 
 log = logging.getLogger("bot.app.jobs")
@@ -88,11 +87,12 @@ pg.register_migrations("jobs", MIGRATIONS)
 
 _COLUMNS = "id, delivery_id, event, action, key, installation_id, attempts, created_at, payload"
 
-_RUNNABLE = """
-    j.state = 'queued'
-    AND NOT EXISTS (SELECT 1 FROM jobs o WHERE o.key = j.key AND o.state IN ('queued', 'running') AND o.id < j.id)
+# A job j may start only when it is the oldest unfinished job of its key and no job of its key runs.
+_HEAD_OF_KEY = """
+    NOT EXISTS (SELECT 1 FROM jobs o WHERE o.key = j.key AND o.state IN ('queued', 'running') AND o.id < j.id)
     AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.key = j.key AND r.state = 'running')
 """
+_RUNNABLE = f"j.state = 'queued' AND {_HEAD_OF_KEY}"
 
 _CANDIDATE = f"""
     SELECT j.id FROM jobs j WHERE j.not_before <= %(now)s AND {_RUNNABLE}
@@ -110,15 +110,12 @@ _CANDIDATES = 64
 # Usually one of the soonest due queued jobs can start: walk ``jobs_due`` in order and
 # stop there. (``min(not_before)`` over every runnable job read the whole queue and
 # checked each job's key: 40 ms for 20,000 jobs behind 100 running pull requests.)
-_NEXT_DUE = """
+_NEXT_DUE = f"""
     WITH candidates AS MATERIALIZED (
         SELECT id, key, not_before FROM jobs WHERE state = 'queued' ORDER BY not_before, id LIMIT %(limit)s
     )
     SELECT
-        (SELECT j.not_before FROM candidates j WHERE
-            NOT EXISTS (SELECT 1 FROM jobs o WHERE o.key = j.key AND o.state IN ('queued', 'running') AND o.id < j.id)
-            AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.key = j.key AND r.state = 'running')
-         ORDER BY j.not_before, j.id LIMIT 1),
+        (SELECT j.not_before FROM candidates j WHERE {_HEAD_OF_KEY} ORDER BY j.not_before, j.id LIMIT 1),
         (SELECT count(*) FROM candidates)
 """
 # When a burst queued more than that behind a few running pull requests, visit one head
@@ -159,7 +156,7 @@ def channel(schema: str) -> str:
     return f"prguide_jobs_{schema}"[:63]
 
 
-class PgJobStore:
+class PgJobStore(StoreMethods):
     """The ``jobs`` table in PostgreSQL (see the module text); one per process.
 
     ``db``: a :class:`bot.app.pg.Database` whose schema has the ``jobs`` migrations
@@ -199,28 +196,10 @@ class PgJobStore:
         self.db.close()
 
     def _conn(self):
-        return self.db.pool.connection(timeout=self.db.timeout)
-
-    def _at(self, now: float | None) -> float:
-        return self.clock() if now is None else now
+        return self.db.connection()
 
     def _notify(self, conn: psycopg.Connection) -> None:
         conn.execute("SELECT pg_notify(%s, '')", (self.channel,))
-
-    def enqueue(
-        self,
-        delivery_id: str,
-        event: str,
-        key: str | None,
-        payload: bytes,
-        *,
-        installation_id: int | None,
-        action: str | None,
-        now: float | None = None,
-    ) -> bool:
-        """Queue one delivery (see :meth:`bot.app.jobstore.JobStore.enqueue`)."""
-        delivery = QueuedDelivery(delivery_id, event, key, payload, installation_id=installation_id, action=action)
-        return self.enqueue_many([delivery], now=now)[0]
 
     def enqueue_many(self, deliveries: Sequence[QueuedDelivery], *, now: float | None = None) -> list[bool]:
         """Queue deliveries in one transaction; per delivery, True when new.
@@ -362,20 +341,6 @@ class PgJobStore:
                 return first
             return conn.execute(_NEXT_DUE_HEADS).fetchone()[0]
 
-    def complete(self, job_id: int, *, outcome: str = SUCCEEDED, reason: str | None = None, now: float | None = None) -> None:
-        """This replica's running job is ``done`` with ``outcome`` (``succeeded`` or ``given_up``)."""
-        if outcome not in (SUCCEEDED, GIVEN_UP):
-            raise ValueError(f"outcome must be {SUCCEEDED!r} or {GIVEN_UP!r}, not {outcome!r}")
-        self._settle(job_id, "done", now, outcome=outcome, error=reason)
-
-    def retry(self, job_id: int, *, delay: float, error: str | None, now: float | None = None) -> None:
-        """This replica's running job is queued again, due ``delay`` seconds from ``now``."""
-        self._settle(job_id, "queued", now, not_before_in=max(0.0, delay), error=error)
-
-    def park(self, job_id: int, *, error: str, now: float | None = None) -> None:
-        """This replica's running job is ``parked`` with its last ``error``."""
-        self._settle(job_id, "parked", now, error=error)
-
     def release(self, job_id: int, *, now: float | None = None) -> None:
         """This replica's running job is queued again, due now, its attempt not counted (shutdown)."""
         at = self._at(now)
@@ -434,9 +399,7 @@ class PgJobStore:
         """Jobs per state: ``{"queued": n, "running": n, "done": n, "parked": n}``."""
         with self._conn() as conn:
             rows = conn.execute("SELECT state, count(*) FROM jobs GROUP BY state").fetchall()
-        result = dict.fromkeys(STATES, 0)
-        result.update({state: int(n) for state, n in rows})
-        return result
+        return state_counts(rows)
 
     def oldest_queued_age(self, now: float | None = None) -> float | None:
         """Seconds since the oldest queued job was received, or None."""

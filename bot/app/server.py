@@ -108,7 +108,6 @@ def create_app(
     # aiohttp answers 413 itself for a body over the cap, before it is all in memory.
     app = web.Application(client_max_size=MAX_BODY_BYTES)
     if tag_view:
-        from bot.tagview.backends import open_store
         from bot.tagview.web import add_routes
 
         if guides is None and settings.database_url:
@@ -117,7 +116,9 @@ def create_app(
             # Bound at start-up to the replica's one pool (see _lifecycle).
             guides = PgGuideStore(None)
         elif guides is None:
-            guides = open_store(path=settings.db_path)
+            from bot.tagview.store import GuideStore
+
+            guides = GuideStore(settings.db_path)
             app.on_cleanup.append(_closer(guides))
         add_routes(app, guides, settings)
     app[STATE] = AppState(

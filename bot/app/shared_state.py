@@ -105,7 +105,7 @@ class PgSharedState:
         """See :class:`SharedState`: each bucket refills, loses one token, and says how long to wait."""
         now = self.clock()
         waits = [0.0]
-        with self.db.pool.connection(timeout=self.db.timeout) as conn:
+        with self.db.connection() as conn:
             for index, (rate, capacity) in enumerate(self.buckets):
                 tokens = conn.execute(
                     "INSERT INTO write_budget (installation_id, bucket, tokens, updated_at) VALUES (%s, %s, %s, %s)"
@@ -123,7 +123,7 @@ class PgSharedState:
     def remember_once(self, key: str, ttl: float) -> bool:
         """See :class:`SharedState`: one upsert that only succeeds when the key is new or expired."""
         now = self.clock()
-        with self.db.pool.connection(timeout=self.db.timeout) as conn:
+        with self.db.connection() as conn:
             row = conn.execute(
                 "INSERT INTO reply_memory (key, until) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE"
                 " SET until = excluded.until WHERE reply_memory.until <= %s RETURNING 1",

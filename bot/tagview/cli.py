@@ -80,12 +80,12 @@ def open_database_store(url: str):
 
     from bot.app import pg
     from bot.app.db import DatabaseError
-    from bot.tagview.backends import open_store
+    from bot.tagview.pgstore import PgGuideStore
 
     if not pg.is_postgresql_url(url):
         raise ValueError(f"--database-url must be a postgresql:// URL, got {pg.redact(url)!r}")
     try:
-        return open_store(database_url=url)
+        return PgGuideStore.open(url)
     except (psycopg.Error, DatabaseError) as exc:
         raise ValueError(f"{pg.redact(url)} is not usable ({' '.join(str(exc).split())})") from None
 

@@ -18,16 +18,15 @@ when one of the two fields does.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from typing import Any
 
 from bot.app import pg
 from bot.tagview import pg_schema
 from bot.tagview.store import (
+    ROW_COLUMNS,
     VISIBILITIES,
-    GuideDataError,
     GuideFilter,
     GuidePage,
     GuideRow,
@@ -35,19 +34,19 @@ from bot.tagview.store import (
     LabelSection,
     RepositoryInfo,
     _as_bound,
-    _normalise,
-    _start,
+    _iso,
     _utc,
-    check_filter,
     check_page,
+    filter_sql,
+    guide_row,
+    label_sections,
+    like_pattern,
+    prepare_save,
+    split_label,
 )
 
 pg.register_migrations(pg_schema.COMPONENT, pg_schema.MIGRATIONS)
 
-_ROW_COLUMNS = (
-    "g.repository, g.number, g.title, g.url, g.author, g.merged_at, g.change_type, g.breaking, "
-    "g.importance, g.reading_level, g.reading_minutes, g.labels, g.areas, g.summary"
-)
 # The newest merge first, guides without a merge time last (as SQLite orders NULLs in DESC).
 _NEWEST = "g.merged_at DESC NULLS LAST, g.number DESC"
 _SEARCHED = "(g.title || ' ' || g.focus_text)"
@@ -121,8 +120,13 @@ class PgGuideStore:
         self.close()
 
     def _connection(self):  # type: ignore[no-untyped-def]
-        db = self.database
-        return db.pool.connection(timeout=db.timeout)
+        return self.database.connection()
+
+    def _value(self, query: str, params: tuple[Any, ...]) -> Any:
+        """The first column of the first row ``query`` returns (in a transaction of its own), or ``None``."""
+        with self._connection() as conn:
+            found = conn.execute(query, params).fetchone()
+        return found[0] if found else None
 
     # -- writing ---------------------------------------------------------------------
 
@@ -137,14 +141,7 @@ class PgGuideStore:
 
         Same arguments, defaults and errors as :meth:`bot.tagview.store.GuideStore.save`.
         """
-        row = _normalise(guide_data)
-        if visibility is not None and visibility not in VISIBILITIES:
-            raise GuideDataError(f"visibility must be 'public' or 'private', got {visibility!r}")
-        descriptions = dict(row.pop("descriptions"))
-        for name, text in (label_descriptions or {}).items():
-            if text:
-                descriptions[str(name)] = str(text)
-        details = row.pop("details")
+        row, labels, descriptions = prepare_save(guide_data, visibility, label_descriptions)
         merged_at = _moment(row["merged_at"])
         with self._connection() as conn, conn.cursor() as cur:
             cur.execute(
@@ -182,7 +179,7 @@ class PgGuideStore:
                 (guide_id, row["data"]),
             )
             cur.execute("DELETE FROM tagview_labels WHERE guide_id = %s", (guide_id,))
-            self._insert_labels(cur, guide_id, row, details, merged_at)
+            self._insert_labels(cur, guide_id, row, labels, merged_at)
             cur.execute("DELETE FROM tagview_areas WHERE guide_id = %s", (guide_id,))
             cur.executemany(
                 "INSERT INTO tagview_areas (guide_id, repository, area) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
@@ -195,14 +192,11 @@ class PgGuideStore:
             )
 
     @staticmethod
-    def _insert_labels(cur: Any, guide_id: int, row: dict[str, Any], details: dict, merged_at: datetime | None) -> None:
+    def _insert_labels(cur: Any, guide_id: int, row: dict[str, Any], labels: list, merged_at: datetime | None) -> None:
         cur.executemany(
             "INSERT INTO tagview_labels (guide_id, repository, label, source, rule, merged_at, number) "
             "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-            [
-                (guide_id, row["repository"], name, *details.get(name, ("rule", None)), merged_at, row["number"])
-                for name in row["labels"]
-            ],
+            [(guide_id, row["repository"], name, source, rule, merged_at, row["number"]) for name, source, rule in labels],
         )
 
     def set_visibility(self, repository: str, visibility: str) -> None:
@@ -218,23 +212,21 @@ class PgGuideStore:
 
     def delete(self, repository: str, number: int) -> bool:
         """Forget one guide (its labels, areas and data go with it); returns whether there was one."""
-        with self._connection() as conn:
-            found = conn.execute(
-                "DELETE FROM tagview_guides WHERE repository = %s AND number = %s RETURNING id", (repository, number)
-            ).fetchone()
+        found = self._value(
+            "DELETE FROM tagview_guides WHERE repository = %s AND number = %s RETURNING id", (repository, number)
+        )
         return found is not None
 
     # -- reading ---------------------------------------------------------------------
 
     def get(self, repository: str, number: int) -> dict[str, Any] | None:
         """The stored guide data (as saved, extra keys included), or ``None``."""
-        with self._connection() as conn:
-            found = conn.execute(
-                "SELECT d.data::text FROM tagview_guides g JOIN tagview_guide_data d ON d.guide_id = g.id "
-                "WHERE g.repository = %s AND g.number = %s",
-                (repository, number),
-            ).fetchone()
-        return json.loads(found[0]) if found else None
+        found = self._value(
+            "SELECT d.data::text FROM tagview_guides g JOIN tagview_guide_data d ON d.guide_id = g.id "
+            "WHERE g.repository = %s AND g.number = %s",
+            (repository, number),
+        )
+        return json.loads(found) if found is not None else None
 
     def get_many(self, repository: str, numbers: Iterable[int]) -> dict[int, dict[str, Any]]:
         """Stored guide data of several pull requests at once: ``{number: data}``; unknown numbers are left out.
@@ -254,9 +246,7 @@ class PgGuideStore:
 
     def visibility(self, repository: str) -> str | None:
         """``"public"``/``"private"`` for a known repository, else ``None``."""
-        with self._connection() as conn:
-            found = conn.execute("SELECT visibility FROM tagview_repositories WHERE name = %s", (repository,)).fetchone()
-        return found[0] if found else None
+        return self._value("SELECT visibility FROM tagview_repositories WHERE name = %s", (repository,))
 
     def repositories(self) -> list[RepositoryInfo]:
         """Every repository with its visibility and number of stored guides, by name."""
@@ -269,9 +259,7 @@ class PgGuideStore:
 
     def canonical_name(self, repository: str) -> str | None:
         """The repository's name as stored (names match case-insensitively), or ``None``."""
-        with self._connection() as conn:
-            found = conn.execute("SELECT name FROM tagview_repositories WHERE name = %s", (repository,)).fetchone()
-        return found[0] if found else None
+        return self._value("SELECT name FROM tagview_repositories WHERE name = %s", (repository,))
 
     def labels(self, repository: str) -> list[LabelCount]:
         """Labels on the repository's stored guides, with counts and descriptions, by name."""
@@ -316,7 +304,7 @@ class PgGuideStore:
         with self._connection() as conn:
             # One statement: the window count rides along with the page.
             rows = conn.execute(
-                f"SELECT {_ROW_COLUMNS}, COUNT(*) OVER () FROM tagview_guides g WHERE {where} "
+                f"SELECT {ROW_COLUMNS}, COUNT(*) OVER () FROM tagview_guides g WHERE {where} "
                 f"ORDER BY {_NEWEST} LIMIT %s OFFSET %s",
                 (*params, limit, offset),
             ).fetchall()
@@ -328,23 +316,14 @@ class PgGuideStore:
 
     def sections(self, repository: str, flt: GuideFilter | None = None, *, per_label: int = 10) -> list[LabelSection]:
         """Every label with its matching guides' count and newest ``per_label`` rows (see the SQLite store)."""
-        flt = flt or GuideFilter()
-        if per_label < 1:
-            raise ValueError(f"per_label must be at least 1, got {per_label}")
-        narrowed = GuideFilter(
-            area=flt.area, level=flt.level, min_importance=flt.min_importance,
-            since=flt.since, until=flt.until, search=flt.search,
-        )
+        label, narrowed = split_label(flt, per_label)
         where, params = _where(repository, narrowed)
-        label_sql = " AND l.label = %s" if flt.label else ""
-        label_params = (flt.label,) if flt.label else ()
+        label_sql = " AND l.label = %s" if label else ""
+        label_params = (label,) if label else ()
         with self._connection() as conn:
-            descriptions = {
-                name.casefold(): text
-                for name, text in conn.execute(
-                    "SELECT label, description FROM tagview_label_info WHERE repository = %s", (repository,)
-                ).fetchall()
-            }
+            descriptions = conn.execute(
+                "SELECT label, description FROM tagview_label_info WHERE repository = %s", (repository,)
+            ).fetchall()
             found = conn.execute(
                 f"""
                 WITH ranked AS (
@@ -355,68 +334,27 @@ class PgGuideStore:
                     WHERE l.repository = %s{label_sql}
                       AND l.guide_id IN (SELECT g.id FROM tagview_guides g WHERE {where})
                 )
-                SELECT r.label, r.total, {_ROW_COLUMNS}
+                SELECT r.label, r.total, {ROW_COLUMNS}
                 FROM ranked r JOIN tagview_guides g ON g.id = r.guide_id
                 WHERE r.position <= %s ORDER BY r.position
                 """,
                 (repository, *label_params, *params, per_label),
             ).fetchall()
-        totals: dict[str, tuple[str, int]] = {}
-        grouped: dict[str, list[GuideRow]] = {}
-        for record in found:
-            key = record[0].casefold()
-            totals.setdefault(key, (record[0], record[1]))
-            grouped.setdefault(key, []).append(_row(record[2:]))
-        sections = [
-            LabelSection(name, count, descriptions.get(key, ""), tuple(grouped[key]))
-            for key, (name, count) in totals.items()
-        ]
-        return sorted(sections, key=lambda s: s.name.casefold())
+        return label_sections(found, descriptions, _row)
 
 
 def _where(repository: str, flt: GuideFilter) -> tuple[str, list[Any]]:
-    check_filter(flt)
-    clauses = ["g.repository = %s"]
-    params: list[Any] = [repository]
-    if flt.label:
-        clauses.append("EXISTS (SELECT 1 FROM tagview_labels x WHERE x.guide_id = g.id AND x.label = %s)")
-        params.append(flt.label)
-    if flt.area:
-        clauses.append("EXISTS (SELECT 1 FROM tagview_areas a WHERE a.guide_id = g.id AND a.area = %s)")
-        params.append(flt.area)
-    if flt.level:
-        clauses.append("g.reading_level = %s")
-        params.append(flt.level)
-    if flt.min_importance is not None:
-        clauses.append("g.importance >= %s")
-        params.append(flt.min_importance)
-    if flt.since is not None:
-        clauses.append("g.merged_at >= %s")
-        params.append(_start(flt.since))
-    if flt.until is not None:
-        if isinstance(flt.until, datetime):
-            clauses.append("g.merged_at <= %s")
-            params.append(_utc(flt.until))
-        else:
-            clauses.append("g.merged_at < %s + interval '1 day'")
-            params.append(_start(flt.until))
-    for word in (flt.search or "").split():
-        clauses.append(f"{_SEARCHED} ILIKE %s ESCAPE '\\'")
-        params.append("%" + re.sub(r"([\\%_])", r"\\\1", word) + "%")
-    return " AND ".join(clauses), params
+    return filter_sql(repository, flt, mark="%s", word=_word)
+
+
+def _word(word: str) -> tuple[str, list[Any]]:
+    return f"{_SEARCHED} ILIKE %s ESCAPE '\\'", [like_pattern(word)]
 
 
 def _moment(iso: str | None) -> datetime | None:
     return datetime.fromisoformat(iso.replace("Z", "+00:00")) if iso else None
 
 
-def _iso(moment: datetime | None) -> str | None:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if moment is not None else None
-
-
 def _row(r: Any) -> GuideRow:
-    return GuideRow(
-        repository=r[0], number=r[1], title=r[2], url=r[3], author=r[4], merged_at=_iso(r[5]),
-        change_type=r[6], breaking=bool(r[7]), importance=r[8], reading_level=r[9],
-        reading_minutes=r[10], labels=tuple(r[11]), areas=tuple(r[12]), summary=r[13],
-    )
+    # merged_at is a timestamptz; labels and areas are jsonb, read as lists.
+    return guide_row(r, moment=lambda moment: _iso(_utc(moment)) if moment is not None else None)

@@ -7,12 +7,13 @@ so keys this module does not know about are never lost.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
 import sqlite3
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
@@ -283,14 +284,7 @@ class GuideStore:
         Raises :class:`GuideDataError` for missing ``repository``/``number``/``title`` or
         wrongly typed known keys; nothing is written then.
         """
-        row = _normalise(guide_data)
-        if visibility is not None and visibility not in VISIBILITIES:
-            raise GuideDataError(f"visibility must be 'public' or 'private', got {visibility!r}")
-        descriptions = dict(row.pop("descriptions"))
-        for name, text in (label_descriptions or {}).items():
-            if text:
-                descriptions[str(name)] = str(text)
-        details = row.pop("details")
+        row, labels, descriptions = prepare_save(guide_data, visibility, label_descriptions)
         areas = row["areas"]
         with _savepoint(self._conn, "tagview_save") as conn:
             conn.execute(
@@ -330,9 +324,8 @@ class GuideStore:
                 "INSERT OR IGNORE INTO tagview_labels (guide_id, repository, label, source, rule, merged_at, number) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (guide_id, row["repository"], name, details.get(name, ("rule", None))[0],
-                     details.get(name, ("rule", None))[1], row["merged_at"], row["number"])
-                    for name in row["labels"]
+                    (guide_id, row["repository"], name, source, rule, row["merged_at"], row["number"])
+                    for name, source, rule in labels
                 ],
             )
             conn.execute("DELETE FROM tagview_areas WHERE guide_id = ?", (guide_id,))
@@ -491,7 +484,7 @@ class GuideStore:
         where, params = self._where(repository, flt)
         total = self._conn.execute(f"SELECT COUNT(*) FROM tagview_guides g WHERE {where}", params).fetchone()[0]
         rows = self._conn.execute(
-            f"SELECT {_ROW_COLUMNS} FROM tagview_guides g WHERE {where} "
+            f"SELECT {ROW_COLUMNS} FROM tagview_guides g WHERE {where} "
             "ORDER BY g.merged_at DESC, g.number DESC LIMIT ? OFFSET ?",
             (*params, limit, offset),
         ).fetchall()
@@ -504,23 +497,13 @@ class GuideStore:
         Labels without a matching guide are left out; sections are ordered by label name.
         Raises :class:`ValueError` for a bad filter value.
         """
-        flt = flt or GuideFilter()
-        if per_label < 1:
-            raise ValueError(f"per_label must be at least 1, got {per_label}")
-        label_sql = " AND l.label = ?" if flt.label else ""
-        label_params = (flt.label,) if flt.label else ()
-        narrowed = GuideFilter(
-            area=flt.area, level=flt.level, min_importance=flt.min_importance,
-            since=flt.since, until=flt.until, search=flt.search,
-        )
+        label, narrowed = split_label(flt, per_label)
+        label_sql = " AND l.label = ?" if label else ""
+        label_params = (label,) if label else ()
         where, params = self._where(repository, narrowed)
-        descriptions = {
-            name.casefold(): text
-            for name, text in map(tuple, self._conn.execute(
-                "SELECT label, description FROM tagview_label_info WHERE repository = ?", (repository,)
-            ))
-        }
-        grouped: dict[str, list[GuideRow]] = {}
+        descriptions = self._conn.execute(
+            "SELECT label, description FROM tagview_label_info WHERE repository = ?", (repository,)
+        ).fetchall()
         if narrowed.active:
             # Rank the matching label rows in one window pass and read full rows only for
             # the winners. "IN (subquery)" is evaluated once into a lookup table, so the
@@ -534,73 +517,149 @@ class GuideStore:
                     FROM tagview_labels l
                     WHERE l.repository = ?{label_sql} AND l.guide_id IN (SELECT g.id FROM tagview_guides g WHERE {where})
                 )
-                SELECT r.label, r.total, {_ROW_COLUMNS}
+                SELECT r.label, r.total, {ROW_COLUMNS}
                 FROM ranked r JOIN tagview_guides g ON g.id = r.guide_id
                 WHERE r.position <= ? ORDER BY r.label, r.position
                 """,
                 (repository, *label_params, *params, per_label),
             ).fetchall()
-            totals: dict[str, tuple[str, int]] = {}
-            for record in map(tuple, found):
-                totals.setdefault(record[0].casefold(), (record[0], record[1]))
-                grouped.setdefault(record[0].casefold(), []).append(_row(record[2:]))
-            counts = list(totals.values())
         else:
             # Unfiltered: counts come from the label index alone, rows from one short
             # index walk per label (newest first, stopping after per_label).
-            counts = [tuple(r) for r in self._conn.execute(
+            counts = self._conn.execute(
                 f"SELECT l.label, COUNT(*) FROM tagview_labels l WHERE l.repository = ?{label_sql} GROUP BY l.label",
                 (repository, *label_params),
-            )]
+            ).fetchall()
             walk = (
-                f"SELECT {_ROW_COLUMNS} FROM tagview_labels l JOIN tagview_guides g ON g.id = l.guide_id "
+                f"SELECT {ROW_COLUMNS} FROM tagview_labels l JOIN tagview_guides g ON g.id = l.guide_id "
                 "WHERE l.repository = ? AND l.label = ? ORDER BY l.merged_at DESC, l.number DESC LIMIT ?"
             )
-            for name, _count in counts:
-                rows = self._conn.execute(walk, (repository, name, per_label)).fetchall()
-                grouped[name.casefold()] = [_row(r) for r in rows]
-        sections = [
-            LabelSection(name, count, descriptions.get(name.casefold(), ""), tuple(grouped.get(name.casefold(), ())))
-            for name, count in counts
-        ]
-        return sorted(sections, key=lambda s: s.name.casefold())
+            found = [
+                (name, count, *row)
+                for name, count in counts
+                for row in self._conn.execute(walk, (repository, name, per_label))
+            ]
+        return label_sections(found, descriptions, _row)
 
     def _where(self, repository: str, flt: GuideFilter) -> tuple[str, list[Any]]:
-        check_filter(flt)
-        clauses = ["g.repository = ?"]
-        params: list[Any] = [repository]
-        if flt.label:
-            clauses.append("EXISTS (SELECT 1 FROM tagview_labels x WHERE x.guide_id = g.id AND x.label = ?)")
-            params.append(flt.label)
-        if flt.area:
-            clauses.append("EXISTS (SELECT 1 FROM tagview_areas a WHERE a.guide_id = g.id AND a.area = ?)")
-            params.append(flt.area)
-        if flt.level:
-            clauses.append("g.reading_level = ?")
-            params.append(flt.level)
-        if flt.min_importance is not None:
-            clauses.append("g.importance >= ?")
-            params.append(flt.min_importance)
-        if flt.since is not None:
-            clauses.append("g.merged_at >= ?")
-            params.append(_iso(_start(flt.since)))
-        if flt.until is not None:
-            if isinstance(flt.until, datetime):
-                clauses.append("g.merged_at <= ?")
-                params.append(_iso(_utc(flt.until)))
-            else:
-                clauses.append("g.merged_at < ?")
-                params.append(_iso(_start(flt.until + timedelta(days=1))))
-        for word in (flt.search or "").split():
-            if self._fts and len(word) >= 3:
-                # The trigram index finds substrings of 3+ characters in any case, like LIKE below.
-                clauses.append("g.id IN (SELECT rowid FROM tagview_search WHERE tagview_search MATCH ?)")
-                params.append('"' + word.replace('"', '""') + '"')
-            else:
-                pattern = "%" + re.sub(r"([\\%_])", r"\\\1", word) + "%"
-                clauses.append("(g.title LIKE ? ESCAPE '\\' OR g.focus_text LIKE ? ESCAPE '\\')")
-                params.extend([pattern, pattern])
-        return " AND ".join(clauses), params
+        return filter_sql(repository, flt, mark="?", moment=_iso, word=self._word)
+
+    def _word(self, word: str) -> tuple[str, list[Any]]:
+        if self._fts and len(word) >= 3:
+            # The trigram index finds substrings of 3+ characters in any case, like LIKE below.
+            return "g.id IN (SELECT rowid FROM tagview_search WHERE tagview_search MATCH ?)", ['"' + word.replace('"', '""') + '"']
+        pattern = like_pattern(word)
+        return "(g.title LIKE ? ESCAPE '\\' OR g.focus_text LIKE ? ESCAPE '\\')", [pattern, pattern]
+
+
+# -- what both backends share (the PostgreSQL store calls these too) --------------------
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def prepare_save(
+    guide_data: Mapping[str, Any], visibility: str | None, label_descriptions: Mapping[str, str] | None
+) -> tuple[dict[str, Any], list[tuple[str, str, str | None]], dict[str, str]]:
+    """Check what :meth:`GuideStore.save` was given and shape it for writing.
+
+    Returns ``(row, labels, descriptions)``: the guide's columns (see :func:`_normalise`),
+    each label as ``(name, source, rule)``, and label descriptions by name (those in
+    ``label_descriptions`` win over the data's own). Raises :class:`GuideDataError`.
+    """
+    row = _normalise(guide_data)
+    if visibility is not None and visibility not in VISIBILITIES:
+        raise GuideDataError(f"visibility must be 'public' or 'private', got {visibility!r}")
+    descriptions = dict(row.pop("descriptions"))
+    for name, text in (label_descriptions or {}).items():
+        if text:
+            descriptions[str(name)] = str(text)
+    details = row.pop("details")
+    labels = [(name, *details.get(name, ("rule", None))) for name in row["labels"]]
+    return row, labels, descriptions
+
+
+def filter_sql(
+    repository: str,
+    flt: GuideFilter,
+    *,
+    mark: str,
+    word: Callable[[str], tuple[str, list[Any]]],
+    moment: Callable[[datetime], Any] = _same,
+) -> tuple[str, list[Any]]:
+    """The condition on ``tagview_guides g`` for ``flt`` in ``repository``, and its parameters.
+
+    Backends differ only in ``mark`` (their parameter placeholder), ``moment`` (how a
+    UTC ``datetime`` is passed: SQLite stores ISO text) and ``word`` (the condition and
+    parameters for one search word: each has its own index). Raises :class:`ValueError`
+    for a bad filter value (:func:`check_filter`).
+    """
+    check_filter(flt)
+    clauses = [f"g.repository = {mark}"]
+    params: list[Any] = [repository]
+    if flt.label:
+        clauses.append(f"EXISTS (SELECT 1 FROM tagview_labels x WHERE x.guide_id = g.id AND x.label = {mark})")
+        params.append(flt.label)
+    if flt.area:
+        clauses.append(f"EXISTS (SELECT 1 FROM tagview_areas a WHERE a.guide_id = g.id AND a.area = {mark})")
+        params.append(flt.area)
+    if flt.level:
+        clauses.append(f"g.reading_level = {mark}")
+        params.append(flt.level)
+    if flt.min_importance is not None:
+        clauses.append(f"g.importance >= {mark}")
+        params.append(flt.min_importance)
+    if flt.since is not None:
+        clauses.append(f"g.merged_at >= {mark}")
+        params.append(moment(_start(flt.since)))
+    if flt.until is not None:
+        if isinstance(flt.until, datetime):
+            clauses.append(f"g.merged_at <= {mark}")
+            params.append(moment(_utc(flt.until)))
+        else:  # the whole day, in UTC
+            clauses.append(f"g.merged_at < {mark}")
+            params.append(moment(_start(flt.until + timedelta(days=1))))
+    for text in (flt.search or "").split():
+        clause, values = word(text)
+        clauses.append(clause)
+        params.extend(values)
+    return " AND ".join(clauses), params
+
+
+def like_pattern(word: str) -> str:
+    """``%word%`` for ``LIKE``/``ILIKE ... ESCAPE '\\'``: the word's own ``\\``, ``%`` and ``_`` match themselves."""
+    return "%" + re.sub(r"([\\%_])", r"\\\1", word) + "%"
+
+
+def split_label(flt: GuideFilter | None, per_label: int) -> tuple[str | None, GuideFilter]:
+    """``(label, the rest of the filter)`` for :meth:`GuideStore.sections`; ``ValueError`` for ``per_label`` < 1."""
+    if per_label < 1:
+        raise ValueError(f"per_label must be at least 1, got {per_label}")
+    flt = flt or GuideFilter()
+    return flt.label, dataclasses.replace(flt, label=None)
+
+
+def label_sections(
+    found: Iterable[Sequence[Any]], descriptions: Iterable[Sequence[str]], to_row: Callable[[Sequence[Any]], GuideRow]
+) -> list[LabelSection]:
+    """The sections of :meth:`GuideStore.sections`, by label name (any case).
+
+    ``found``: ``(label, matching guides, *ROW_COLUMNS)`` records, each label's newest
+    first; ``descriptions``: ``(label, description)`` pairs; ``to_row`` reads the
+    backend's columns.
+    """
+    totals: dict[str, tuple[str, int]] = {}
+    grouped: dict[str, list[GuideRow]] = {}
+    for record in map(tuple, found):
+        key = record[0].casefold()
+        totals.setdefault(key, (record[0], record[1]))
+        grouped.setdefault(key, []).append(to_row(record[2:]))
+    described = {name.casefold(): text for name, text in descriptions}
+    sections = [
+        LabelSection(name, count, described.get(key, ""), tuple(grouped[key])) for key, (name, count) in totals.items()
+    ]
+    return sorted(sections, key=lambda s: s.name.casefold())
 
 
 def check_filter(flt: GuideFilter) -> None:
@@ -621,19 +680,31 @@ def check_page(limit: int, offset: int) -> None:
         raise ValueError(f"offset must not be negative, got {offset}")
 
 
-_ROW_COLUMNS = (
+#: The columns of a :class:`GuideRow`, in the order :func:`guide_row` reads them.
+ROW_COLUMNS = (
     "g.repository, g.number, g.title, g.url, g.author, g.merged_at, g.change_type, g.breaking, "
     "g.importance, g.reading_level, g.reading_minutes, g.labels, g.areas, g.summary"
 )
 
 
-def _row(found: Any) -> GuideRow:
+def guide_row(
+    found: Sequence[Any], *, moment: Callable[[Any], str | None] = _same, names: Callable[[Any], Iterable[str]] = _same
+) -> GuideRow:
+    """A :class:`GuideRow` from one record of :data:`ROW_COLUMNS`.
+
+    ``moment`` turns the stored ``merged_at`` into UTC ISO-8601 text (or ``None``) and
+    ``names`` the stored ``labels``/``areas`` into names: the backends store them differently.
+    """
     r = tuple(found)
     return GuideRow(
-        repository=r[0], number=r[1], title=r[2], url=r[3], author=r[4], merged_at=r[5],
+        repository=r[0], number=r[1], title=r[2], url=r[3], author=r[4], merged_at=moment(r[5]),
         change_type=r[6], breaking=bool(r[7]), importance=r[8], reading_level=r[9],
-        reading_minutes=r[10], labels=tuple(json.loads(r[11])), areas=tuple(json.loads(r[12])), summary=r[13],
+        reading_minutes=r[10], labels=tuple(names(r[11])), areas=tuple(names(r[12])), summary=r[13],
     )
+
+
+def _row(found: Sequence[Any]) -> GuideRow:
+    return guide_row(found, names=json.loads)
 
 
 class _savepoint:
