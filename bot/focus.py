@@ -964,11 +964,6 @@ def housekeeping(analysis: DiffAnalysis) -> Housekeeping:
     return Housekeeping(**{k: tuple(v) for k, v in groups.items()})
 
 
-def is_housekeeping(f: FileAnalysis) -> bool:
-    """True when ``f`` alone would be housekeeping (see :func:`housekeeping`)."""
-    return bool(housekeeping(DiffAnalysis((f,))))
-
-
 def _formatting_only(f: FileAnalysis) -> bool:
     if f.changes > 400 or not f.added_lines or not f.removed_lines:
         return False
