@@ -39,7 +39,7 @@ from typing import Any
 
 from bot.analysis.envvars import ENV_KINDS, breaks_users
 from bot.analysis.model import DiffAnalysis, FileAnalysis
-from bot.focus import api_names, major_bump, public_keys, rename_map
+from bot.focus import api_names, dep_is_major, public_keys, rename_map
 from bot.rules.model import CHANGE_TYPES, RuleHit
 from bot.snapshot import PullRequestSnapshot
 
@@ -413,7 +413,7 @@ def breaking_reasons(
         if not _PACKAGE_FILE.search(f.path):
             continue
         for d in f.dependency_changes:
-            if _dep_bump(d) == "major" and ("dep_major", d.name) not in seen:
+            if dep_is_major(d) and ("dep_major", d.name) not in seen:
                 seen.add(("dep_major", d.name))
                 out.append(Claim("breaking.dep_major", {"name": d.name, "old": d.old_spec, "new": d.new_spec}, f.path))
     return tuple(out)
@@ -439,13 +439,6 @@ def _breaking_check(fact: Any, f: FileAnalysis) -> bool:
             return False
         owner = owner.rpartition(".")[0]
     return True
-
-
-def _dep_bump(d: Any) -> str:
-    bump = getattr(d, "bump", "")
-    if bump:
-        return bump
-    return "major" if major_bump(d.old_spec, d.new_spec) else ""
 
 
 #: Files and lines per side read for the numerics/concurrency/untrusted-input words.
@@ -530,8 +523,8 @@ def _factors(
         factors.append(Factor(1, "refactor", "factor.refactor", {}, "risk"))
     if reasons:
         factors.append(Factor(2, "breaking", "factor.breaking", {"count": len(reasons)}, "risk"))
-    elif any(_dep_bump(d) == "major" for d in deps):
-        factors.append(Factor(1, "dep-major", "factor.deps_major", {"names": _first([d.name for d in deps if _dep_bump(d) == "major"])}, "risk"))
+    elif any(dep_is_major(d) for d in deps):
+        factors.append(Factor(1, "dep-major", "factor.deps_major", {"names": _first([d.name for d in deps if dep_is_major(d)])}, "risk"))
     if behaves:
         texts = _scanned_texts(live)
         for source, key, words in (("numerics", "factor.numerics", _NUMERICS), ("concurrency", "factor.concurrency", _CONCURRENCY), ("untrusted", "factor.untrusted", _UNTRUSTED)):

@@ -30,7 +30,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from bot.analysis.envvars import ENV_KINDS, breaks_users
-from bot.analysis.model import Definition, DiffAnalysis, FileAnalysis
+from bot.analysis.model import Definition, DependencyChange, DiffAnalysis, FileAnalysis
 from bot.rules.model import RuleHit
 from bot.snapshot import PullRequestSnapshot
 
@@ -597,9 +597,7 @@ def _file_points(
     deps = [d for d in f.dependency_changes if not _TEMPLATED.search(d.name)]
     if deps and f.kind not in ("generated",) and not has_facts:
         dep = deps[0]
-        bump = getattr(dep, "bump", "")
-        major = bump == "major" if bump else major_bump(dep.old_spec, dep.new_spec)
-        key = "focus.dep_major" if major else f"focus.dep_{dep.action}"
+        key = "focus.dep_major" if dep_is_major(dep) else f"focus.dep_{dep.action}"
         points.append(
             FocusPoint(f.path, dep.name, key, {"name": dep.name, "old": dep.old_spec, "new": dep.new_spec, "count": len(f.dependency_changes)}, weight=DEP_WEIGHT)
         )
@@ -901,6 +899,12 @@ def major_bump(old: str, new: str) -> bool:
     if not a or not b:
         return False
     return a.group(1) != b.group(1)
+
+
+def dep_is_major(dep: DependencyChange) -> bool:
+    """True when a dependency change is a major bump: its ``bump`` says so, or, when the
+    analysis could not tell (``bump == ""``), :func:`major_bump` of its two specs does."""
+    return dep.bump == "major" if dep.bump else major_bump(dep.old_spec, dep.new_spec)
 
 
 def _removed_trees(analysis: DiffAnalysis) -> list[FocusPoint]:
