@@ -321,28 +321,29 @@ def _fact_points(
     is_config: IsConfig | None,
     fact_files: set[str],
     renames: Mapping[str, tuple[tuple[str, str], ...]],
-    named: set[str] = frozenset(),
-    behaviour: Sequence[Any] | None = None,
+    named: set[str],
+    behaviour: Sequence[Any],
 ) -> list[FocusPoint]:
     """One point per file and kind of behaviour fact (the first fact named, the rest counted).
 
-    ``behaviour`` is ``analysis.behaviour`` when the caller has it already."""
+    ``behaviour`` is ``analysis.behaviour`` (a property the caller has built once)."""
     groups: dict[tuple[str, str], list[Any]] = {}
-    kinds = {f.path: f.kind for f in analysis.files}
-    facts = (getattr(analysis, "behaviour", ()) if behaviour is None else behaviour)[:_MAX_FACTS]
+    by_path = {f.path: f for f in analysis.files}
+    facts = behaviour[:_MAX_FACTS]
     # A rename found by pairing is said once, by the file's own point (see _file_points).
     paired = {(path, old) for path, pairs in renames.items() for old, _ in pairs}
     for fact in facts:
         if fact.kind == "symbol_removed" and (fact.path, fact.symbol) in paired:
             continue
-        kind = kinds.get(fact.path)
+        f = by_path.get(fact.path)
+        kind = f.kind if f is not None else None
         if fact.kind not in _FACT_POINTS or fact.kind in _ENV_FACTS or fact.path in house or kind in ("test", "docs", "generated", "binary"):
             continue
         if kind == "ci" and not fact.kind.startswith("dep_"):
             continue
         if fact.kind.startswith("dep_") and _TEMPLATED.search(fact.symbol):
             continue  # `FROM ${BASE_IMAGE}`: a variable, not a dependency name
-        if fact.kind in ("check_added", "check_removed") and not _existing_function(fact.symbol, fact.path, analysis):
+        if fact.kind in ("check_added", "check_removed") and not _existing_function(fact.symbol, f):
             continue  # a check in a function this diff adds refuses nothing that used to pass
         groups.setdefault((fact.path, fact.kind), []).append(fact)
     out = []
@@ -350,14 +351,15 @@ def _fact_points(
         fact = facts[0]
         key = _FACT_KEYS[kind]
         if kind in ("default_changed", "key_removed", "key_renamed", "field_removed"):
-            f = next((x for x in analysis.files if x.path == path), None)
+            f = by_path.get(path)
             config = f is not None and (f.kind == "config" or (is_config is not None and f.kind == "source" and is_config(path, fact.symbol.rpartition(".")[0] or None)))
             if not config:
                 key += ".plain"
         elif kind == "dep_pin_changed" and not fact.old:
             key = "focus.fact.dep_pinned"
         elif kind == "dep_pin_changed":
-            bump = getattr(next((d for f in analysis.files if f.path == path for d in f.dependency_changes if d.name == fact.symbol), None), "bump", "")
+            f = by_path.get(path)
+            bump = next((d.bump for d in f.dependency_changes if d.name == fact.symbol), "") if f is not None else ""
             if bump in ("major", "pre-1.0 minor", "commit"):
                 key = {"major": "focus.fact.dep_pin_changed.major", "pre-1.0 minor": "focus.fact.dep_pin_changed.pre1", "commit": "focus.fact.dep_pin_changed.commit"}[bump]
         weight = _FACT_POINTS[kind]
@@ -538,9 +540,8 @@ def _shared_tail(a: str, b: str) -> bool:
     return shared >= 2 and shared * 2 > max(len(wa), len(wb)) - 1 and a != b
 
 
-def _existing_function(symbol: str, path: str, analysis: DiffAnalysis) -> bool:
-    """True when ``symbol`` (or the class holding it) is not one the diff adds in ``path``."""
-    f = next((x for x in analysis.files if x.path == path), None)
+def _existing_function(symbol: str, f: FileAnalysis | None) -> bool:
+    """True when ``symbol`` (or the class holding it) is not one the diff adds in ``f``."""
     if f is None or f.status == "added":
         return False
     added = {d.name for d in f.definitions_added}
