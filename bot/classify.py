@@ -254,7 +254,7 @@ def reading_weight(analysis: DiffAnalysis) -> float:
             continue
         total += LINE_WEIGHTS.get(f.kind, 0.0) * f.changes
         if f.kind in ("source", "config"):
-            total += FACT_WEIGHT * len(getattr(f, "behaviour", ()))
+            total += FACT_WEIGHT * len(f.behaviour)
     return total
 
 
@@ -380,7 +380,7 @@ def breaking_reasons(
     seen: set[tuple[str, str]] = set()
     gone: dict[str, list[str]] = {}
     renamed_to = {(path, old): new for path, pairs in (rename_map(analysis) if renames is None else renames).items() for old, new in pairs}
-    for fact in getattr(analysis, "behaviour", ()):
+    for fact in analysis.behaviour:
         key = _BREAKING_FACTS.get(fact.kind)
         if key is None or not fact.user_facing:
             continue
@@ -565,10 +565,10 @@ def _config_keys(analysis: DiffAnalysis, is_config: Callable[[str, str | None], 
         if f.kind == "config":
             out += public_keys(f, f.config_keys_added + f.config_keys_removed)
         elif f.kind == "source" and is_config is not None:
-            fields = getattr(f, "fields_added", f.config_keys_added) + getattr(f, "fields_removed", f.config_keys_removed)
+            fields = f.fields_added + f.fields_removed
             out += [k for k in public_keys(f, fields) if is_config(f.path, k.rpartition(".")[0] or None)]
     by_path = None
-    for fact in getattr(analysis, "behaviour", ()):
+    for fact in analysis.behaviour:
         if fact.kind == "default_changed" and fact.symbol not in out:
             by_path = by_path or {x.path: x for x in analysis.files}
             if _config_fact(fact, by_path.get(fact.path), is_config):

@@ -229,7 +229,7 @@ def focus_points(
             more = {"similar": len(notes) - 1} if len(notes) > 1 else {}
             candidates.append(FocusPoint(note.file, note.symbol, params=more, text=note.text, weight=RULE_NOTE_WEIGHT))
     fact_files: set[str] = set()
-    behaviour = getattr(analysis, "behaviour", ())  # a property: built once here
+    behaviour = analysis.behaviour  # a property: built once here
     candidates.extend(_fact_points(analysis, house, is_config, fact_files, renames, named, behaviour))
     if behaviour:
         candidates.extend(_env_points(analysis, behaviour, house, getattr(snapshot, "repository", "") or ""))
@@ -380,7 +380,7 @@ def _fact_points(
 def _has_facts(f: FileAnalysis) -> bool:
     """True when ``f`` has behaviour facts that stand for its own points (removed API,
     config keys, dependencies); environment variable facts do not."""
-    behaviour = getattr(f, "behaviour", ())
+    behaviour = f.behaviour
     return bool(behaviour) and any(b.kind not in _ENV_FACTS for b in behaviour)
 
 
@@ -492,7 +492,7 @@ def rename_map(analysis: DiffAnalysis) -> dict[str, tuple[tuple[str, str], ...]]
     Computed once per guide (classification and focus points both use it)."""
     out = {}
     for f in analysis.files:
-        if f.kind in ("source", "example") and ((f.definitions_removed and f.definitions_added) or getattr(f, "renamed", ())):
+        if f.kind in ("source", "example") and ((f.definitions_removed and f.definitions_added) or f.renamed):
             pairs = renamed_pairs(f)
             if pairs:
                 out[f.path] = pairs
@@ -504,7 +504,7 @@ def renamed_pairs(f: FileAnalysis) -> tuple[tuple[str, str], ...]:
     public definition removed where one of the same kind is added whose name shares its
     last two words or more (``clear_rocm_attention_weight_caches`` ->
     ``refresh_rocm_attention_weight_caches``), one pair per name."""
-    pairs = list(getattr(f, "renamed", ()) or ())
+    pairs = list(f.renamed)
     if f.definitions_removed and f.definitions_added and f.status != "removed":
         removed_tails = {_tail2(d.name) for d in f.definitions_removed if "_" in d.name}
         if not removed_tails.intersection(_tail2(d.name) for d in f.definitions_added if "_" in d.name):
@@ -567,7 +567,7 @@ def _file_points(
     code = f.kind in ("source", "example")
     renamed = {n for pair in pairs for n in pair}
     if pairs:
-        fact_renames = {n for pair in getattr(f, "renamed", ()) or () for n in pair}
+        fact_renames = {n for pair in f.renamed for n in pair}
         for old, new in pairs:
             if old not in fact_renames:  # the analysis's own renames arrive as behaviour facts
                 points.append(FocusPoint(f.path, new, "focus.fact.symbol_renamed", {"old": old, "new": new}, weight=FACT_WEIGHT))
@@ -579,9 +579,9 @@ def _file_points(
     if f.kind not in ("test", "ci") and not has_facts:
         config = f.kind == "config"
         keys_removed = public_keys(f, f.config_keys_removed) if f.status != "removed" else []
-        keys_added = public_keys(f, getattr(f, "fields_added", None) or f.config_keys_added) if f.kind == "source" else public_keys(f, f.config_keys_added)
+        keys_added = public_keys(f, f.fields_added or f.config_keys_added) if f.kind == "source" else public_keys(f, f.config_keys_added)
         if f.kind == "source":
-            keys_removed = public_keys(f, getattr(f, "fields_removed", None) or f.config_keys_removed) if f.status != "removed" else []
+            keys_removed = public_keys(f, f.fields_removed or f.config_keys_removed) if f.status != "removed" else []
             config = is_config is not None and any(is_config(f.path, k.rpartition(".")[0] or None) for k in keys_added + keys_removed)
         suffix = "" if config else ".plain"
         if keys_removed:
