@@ -105,6 +105,10 @@ class FollowUp:
     file: str | None = None
 
 
+#: The groups of :class:`Housekeeping`, in field order (each a message ``house.<group>``).
+HOUSEKEEPING_GROUPS = ("generated", "locks", "images", "owners", "formatting", "comments")
+
+
 @dataclass(frozen=True, slots=True)
 class Housekeeping:
     """Changes nobody needs to read line by line, by what they are.
@@ -122,10 +126,14 @@ class Housekeeping:
     formatting: tuple[str, ...] = ()
     comments: tuple[str, ...] = ()
 
+    def groups(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """``(field name, paths)`` of every group, in field order (empty groups included)."""
+        return tuple((name, getattr(self, name)) for name in HOUSEKEEPING_GROUPS)
+
     @property
     def paths(self) -> tuple[str, ...]:
         """Every path, in field order."""
-        return self.generated + self.locks + self.images + self.owners + self.formatting + self.comments
+        return tuple(path for _, paths in self.groups() for path in paths)
 
     def __bool__(self) -> bool:
         return bool(self.paths)

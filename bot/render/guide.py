@@ -282,8 +282,7 @@ def _housekeeping_line(house: Housekeeping, lang: str) -> str:
     if not house:
         return ""
     items = []
-    for group in ("generated", "locks", "images", "owners", "formatting", "comments"):
-        paths = getattr(house, group)
+    for group, paths in house.groups():
         if paths:
             items.append(t(f"house.{group}", lang, {"count": len(paths), "names": tuple(paths[:2])}))
     return t("focus.housekeeping", lang, {"items": t("list.sep", lang).join(items)}, raw=True)
