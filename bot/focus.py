@@ -241,7 +241,6 @@ def focus_points(
     candidates.extend(_fact_points(analysis, house, is_config, fact_files, renames, named, behaviour))
     if behaviour:
         candidates.extend(_env_points(analysis, behaviour, house, getattr(snapshot, "repository", "") or ""))
-    called: set[str] = set()
     texts = _changed_texts(analysis, house) if named or getattr(description, "design_points", ()) else {}
     described = _described_files(texts, named)
     candidates.extend(_design_points(texts, description))
@@ -249,7 +248,7 @@ def focus_points(
         if f.path in house:
             continue
         candidates.extend(
-            _file_points(f, is_config, called, fact_files, named, tested, _has_facts(f), described.get(f.path, 0), renames.get(f.path, ()))
+            _file_points(f, is_config, fact_files, named, tested, _has_facts(f), described.get(f.path, 0), renames.get(f.path, ()))
         )
     candidates.extend(_removed_trees(analysis))
     for thread in review.threads[:2]:
@@ -563,7 +562,6 @@ def _existing_function(symbol: str, f: FileAnalysis | None) -> bool:
 def _file_points(
     f: FileAnalysis,
     is_config: IsConfig | None,
-    called: set[str],
     fact_files: set[str],
     named: set[str],
     tested: set[str],
@@ -612,14 +610,12 @@ def _file_points(
         )
     added = [n for n in api_names(f.definitions_added) if n not in renamed] if code and f.kind == "source" else []
     if added:
-        starts = [n for n in added if n in called or n.rpartition(".")[2] in called]
         described_names = [n for n in added if _short(n) in named]
-        names = tuple(dict.fromkeys(described_names + starts + added))[:MAX_NAMES]
-        key = "focus.added_called" if starts else "focus.added"
-        hits = sum(1 for n in added if _short(n) in named)
+        names = tuple(dict.fromkeys(described_names + added))[:MAX_NAMES]
         # New API the description names is what the change is about: it ranks with the facts.
-        weight = FACT_WEIGHT + min(9, 3 * hits) if hits else API_WEIGHT + (5 if starts else 0)
-        points.append(FocusPoint(f.path, names[0], key, {"names": names, "count": len(added)}, weight=weight))
+        # Which of it is an entry point ("focus.added_called") is found for the points shown only.
+        weight = FACT_WEIGHT + min(9, 3 * len(described_names)) if described_names else API_WEIGHT
+        points.append(FocusPoint(f.path, names[0], "focus.added", {"names": names, "count": len(added)}, weight=weight))
     if f.kind in _CODE_KINDS and f.changes and f.status != "removed":
         added_set = set(added)
         symbols = tuple(s for s in f.symbols_touched if s not in added_set)
