@@ -699,7 +699,6 @@ def _short(name: str) -> str:
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z_][A-Za-z0-9_]*)*")
-_SPAN = re.compile(r"`([^`\n]{1,200})`")
 _CODE_LIKE = re.compile(r"_|[a-z][A-Z]|\.|\(\)")
 
 
@@ -861,9 +860,7 @@ def _code_like(word: str) -> bool:
 
 
 _URL = re.compile(r"(?:https?|git|ssh)://[^\s\"'`<>()]*?([^/\s\"'`<>()#?]+)/?(?=[\s\"'`<>()#?]|$)")
-_LINE_START = re.compile(r"\s*$")
 _VERSIONISH = re.compile(r"^\d|\.\d")
-_OTHER_CODE = re.compile(r"[A-Z].*[a-z].*[A-Z]|-|\d")
 
 
 def _uses_limit(points: int) -> int:
