@@ -83,8 +83,6 @@ _CONCURRENCY = ("threading", "Thread(", "Lock(", "RLock(", "Semaphore(", "Condit
                 "multiprocessing", "barrier(", "ray.get(", "ray.wait(", "Queue(")  # fmt: skip
 _UNTRUSTED = ("eval(", "exec(", "literal_eval", "pickle.load", "yaml.load(", "subprocess", "os.system", "shell=True", "trust_remote_code")
 
-#: Environment variable facts (bot.analysis.envvars).
-_ENV_FACTS = ENV_KINDS
 #: Behaviour facts that break existing users when the thing they are about is user-facing.
 _BREAKING_FACTS = {
     "default_changed": "breaking.default",
@@ -387,7 +385,7 @@ def breaking_reasons(
         f = by_path.get(fact.path)
         if f is None or f.kind in ("test", "docs", "ci", "example", "generated"):
             continue
-        if fact.kind in _ENV_FACTS and not breaks_users(fact, f.kind, f.status, snapshot.repository):
+        if fact.kind in ENV_KINDS and not breaks_users(fact, f.kind, f.status, snapshot.repository):
             continue
         if f.status == "removed":
             # A file removed whole is one reason, however many keys or symbols it held.
@@ -584,7 +582,7 @@ def env_variables(analysis: DiffAnalysis) -> list[str]:
     out: list[str] = []
     for f in analysis.files:
         if f.kind == "source" and f.behaviour and f.status not in ("added", "removed"):
-            out += [b.symbol for b in f.behaviour if b.kind in _ENV_FACTS and b.user_facing and b.detail != "set"]
+            out += [b.symbol for b in f.behaviour if b.kind in ENV_KINDS and b.user_facing and b.detail != "set"]
     return list(dict.fromkeys(out))
 
 

@@ -163,8 +163,6 @@ _FACT_POINTS = {
     "env_removed": FACT_WEIGHT - 10,
     "env_default_changed": FACT_WEIGHT - 5,
 }
-#: Environment variable facts: grouped per variable across files, not per file.
-_ENV_FACTS = ENV_KINDS
 #: An environment fact in an example script weighs this much less than in source: it
 #: changes how one launches a job, not what the package does.
 _ENV_SCRIPT_DISCOUNT = 20
@@ -344,7 +342,7 @@ def _fact_points(
             continue
         f = by_path.get(fact.path)
         kind = f.kind if f is not None else None
-        if fact.kind not in _FACT_POINTS or fact.kind in _ENV_FACTS or fact.path in house or kind in ("test", "docs", "generated", "binary"):
+        if fact.kind not in _FACT_POINTS or fact.kind in ENV_KINDS or fact.path in house or kind in ("test", "docs", "generated", "binary"):
             continue
         if kind == "ci" and not fact.kind.startswith("dep_"):
             continue
@@ -388,7 +386,7 @@ def _has_facts(f: FileAnalysis) -> bool:
     """True when ``f`` has behaviour facts that stand for its own points (removed API,
     config keys, dependencies); environment variable facts do not."""
     behaviour = f.behaviour
-    return bool(behaviour) and any(b.kind not in _ENV_FACTS for b in behaviour)
+    return bool(behaviour) and any(b.kind not in ENV_KINDS for b in behaviour)
 
 
 #: Environment facts whose variables, found in the same files, share one point.
@@ -409,7 +407,7 @@ def _env_points(analysis: DiffAnalysis, behaviour: Sequence[Any], house: set[str
     files: dict[str, FileAnalysis] | None = None
     groups: dict[tuple[str, str, str, str, str], list[Any]] = {}
     for fact in behaviour:  # every fact, not the first 200: a point counts every file
-        if fact.kind not in _ENV_FACTS or fact.path in house:
+        if fact.kind not in ENV_KINDS or fact.path in house:
             continue
         files = files if files is not None else {f.path: f for f in analysis.files}
         f = files.get(fact.path)
