@@ -39,7 +39,7 @@ from typing import Any
 
 from bot.analysis.envvars import ENV_KINDS, breaks_users
 from bot.analysis.model import DiffAnalysis, FileAnalysis
-from bot.focus import api_names, major_bump, public_keys, rename_map
+from bot.focus import api_names, dep_is_major, public_keys, rename_map
 from bot.rules.model import CHANGE_TYPES, RuleHit
 from bot.snapshot import PullRequestSnapshot
 
@@ -83,8 +83,6 @@ _CONCURRENCY = ("threading", "Thread(", "Lock(", "RLock(", "Semaphore(", "Condit
                 "multiprocessing", "barrier(", "ray.get(", "ray.wait(", "Queue(")  # fmt: skip
 _UNTRUSTED = ("eval(", "exec(", "literal_eval", "pickle.load", "yaml.load(", "subprocess", "os.system", "shell=True", "trust_remote_code")
 
-#: Environment variable facts (bot.analysis.envvars).
-_ENV_FACTS = ENV_KINDS
 #: Behaviour facts that break existing users when the thing they are about is user-facing.
 _BREAKING_FACTS = {
     "default_changed": "breaking.default",
@@ -254,7 +252,7 @@ def reading_weight(analysis: DiffAnalysis) -> float:
             continue
         total += LINE_WEIGHTS.get(f.kind, 0.0) * f.changes
         if f.kind in ("source", "config"):
-            total += FACT_WEIGHT * len(getattr(f, "behaviour", ()))
+            total += FACT_WEIGHT * len(f.behaviour)
     return total
 
 
@@ -380,14 +378,14 @@ def breaking_reasons(
     seen: set[tuple[str, str]] = set()
     gone: dict[str, list[str]] = {}
     renamed_to = {(path, old): new for path, pairs in (rename_map(analysis) if renames is None else renames).items() for old, new in pairs}
-    for fact in getattr(analysis, "behaviour", ()):
+    for fact in analysis.behaviour:
         key = _BREAKING_FACTS.get(fact.kind)
         if key is None or not fact.user_facing:
             continue
         f = by_path.get(fact.path)
         if f is None or f.kind in ("test", "docs", "ci", "example", "generated"):
             continue
-        if fact.kind in _ENV_FACTS and not breaks_users(fact, f.kind, f.status, snapshot.repository):
+        if fact.kind in ENV_KINDS and not breaks_users(fact, f.kind, f.status, snapshot.repository):
             continue
         if f.status == "removed":
             # A file removed whole is one reason, however many keys or symbols it held.
@@ -413,7 +411,7 @@ def breaking_reasons(
         if not _PACKAGE_FILE.search(f.path):
             continue
         for d in f.dependency_changes:
-            if _dep_bump(d) == "major" and ("dep_major", d.name) not in seen:
+            if dep_is_major(d) and ("dep_major", d.name) not in seen:
                 seen.add(("dep_major", d.name))
                 out.append(Claim("breaking.dep_major", {"name": d.name, "old": d.old_spec, "new": d.new_spec}, f.path))
     return tuple(out)
@@ -439,13 +437,6 @@ def _breaking_check(fact: Any, f: FileAnalysis) -> bool:
             return False
         owner = owner.rpartition(".")[0]
     return True
-
-
-def _dep_bump(d: Any) -> str:
-    bump = getattr(d, "bump", "")
-    if bump:
-        return bump
-    return "major" if major_bump(d.old_spec, d.new_spec) else ""
 
 
 #: Files and lines per side read for the numerics/concurrency/untrusted-input words.
@@ -530,8 +521,8 @@ def _factors(
         factors.append(Factor(1, "refactor", "factor.refactor", {}, "risk"))
     if reasons:
         factors.append(Factor(2, "breaking", "factor.breaking", {"count": len(reasons)}, "risk"))
-    elif any(_dep_bump(d) == "major" for d in deps):
-        factors.append(Factor(1, "dep-major", "factor.deps_major", {"names": _first([d.name for d in deps if _dep_bump(d) == "major"])}, "risk"))
+    elif any(dep_is_major(d) for d in deps):
+        factors.append(Factor(1, "dep-major", "factor.deps_major", {"names": _first([d.name for d in deps if dep_is_major(d)])}, "risk"))
     if behaves:
         texts = _scanned_texts(live)
         for source, key, words in (("numerics", "factor.numerics", _NUMERICS), ("concurrency", "factor.concurrency", _CONCURRENCY), ("untrusted", "factor.untrusted", _UNTRUSTED)):
@@ -572,10 +563,10 @@ def _config_keys(analysis: DiffAnalysis, is_config: Callable[[str, str | None], 
         if f.kind == "config":
             out += public_keys(f, f.config_keys_added + f.config_keys_removed)
         elif f.kind == "source" and is_config is not None:
-            fields = getattr(f, "fields_added", f.config_keys_added) + getattr(f, "fields_removed", f.config_keys_removed)
+            fields = f.fields_added + f.fields_removed
             out += [k for k in public_keys(f, fields) if is_config(f.path, k.rpartition(".")[0] or None)]
     by_path = None
-    for fact in getattr(analysis, "behaviour", ()):
+    for fact in analysis.behaviour:
         if fact.kind == "default_changed" and fact.symbol not in out:
             by_path = by_path or {x.path: x for x in analysis.files}
             if _config_fact(fact, by_path.get(fact.path), is_config):
@@ -591,7 +582,7 @@ def env_variables(analysis: DiffAnalysis) -> list[str]:
     out: list[str] = []
     for f in analysis.files:
         if f.kind == "source" and f.behaviour and f.status not in ("added", "removed"):
-            out += [b.symbol for b in f.behaviour if b.kind in _ENV_FACTS and b.user_facing and b.detail != "set"]
+            out += [b.symbol for b in f.behaviour if b.kind in ENV_KINDS and b.user_facing and b.detail != "set"]
     return list(dict.fromkeys(out))
 
 

@@ -275,7 +275,7 @@ def _guide_data(facts: GuideFacts, lang: str, markdown: str) -> dict[str, Any]:
         "change_type": c.change_type,
         "breaking": c.breaking,
         "breaking_reasons": describe_claims(c.breaking_reasons, lang),
-        "behaviour": [_fact_data(b) for b in getattr(facts.analysis, "behaviour", ())],
+        "behaviour": [_fact_data(b) for b in facts.analysis.behaviour],
         "areas_more": c.areas_more,
         "reverted": facts.reverted,
         "importance": c.importance,
@@ -287,9 +287,9 @@ def _guide_data(facts: GuideFacts, lang: str, markdown: str) -> dict[str, Any]:
         "focus": describe_focus(facts.focus, lang),
         "review": _review_data(facts.review),
         "follow_ups": [t(f.key, lang, {**f.params, **({"file": f.file} if f.file else {})}) for f in facts.follow_ups],
-        "housekeeping": {k: list(getattr(facts.housekeeping, k)) for k in ("generated", "locks", "images", "owners", "formatting", "comments")},
+        "housekeeping": {group: list(paths) for group, paths in facts.housekeeping.groups()},
         "dependencies": [
-            {"name": d.name, "action": d.action, "old": d.old_spec, "new": d.new_spec, "file": d.file or f.path, "bump": getattr(d, "bump", "")}
+            {"name": d.name, "action": d.action, "old": d.old_spec, "new": d.new_spec, "file": d.file or f.path, "bump": d.bump}
             for f in facts.analysis.files
             for d in f.dependency_changes
         ],

@@ -30,7 +30,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from bot.analysis.envvars import ENV_KINDS, breaks_users
-from bot.analysis.model import Definition, DiffAnalysis, FileAnalysis
+from bot.analysis.model import Definition, DependencyChange, DiffAnalysis, FileAnalysis
 from bot.rules.model import RuleHit
 from bot.snapshot import PullRequestSnapshot
 
@@ -105,6 +105,10 @@ class FollowUp:
     file: str | None = None
 
 
+#: The groups of :class:`Housekeeping`, in field order (each a message ``house.<group>``).
+HOUSEKEEPING_GROUPS = ("generated", "locks", "images", "owners", "formatting", "comments")
+
+
 @dataclass(frozen=True, slots=True)
 class Housekeeping:
     """Changes nobody needs to read line by line, by what they are.
@@ -122,10 +126,14 @@ class Housekeeping:
     formatting: tuple[str, ...] = ()
     comments: tuple[str, ...] = ()
 
+    def groups(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """``(field name, paths)`` of every group, in field order (empty groups included)."""
+        return tuple((name, getattr(self, name)) for name in HOUSEKEEPING_GROUPS)
+
     @property
     def paths(self) -> tuple[str, ...]:
         """Every path, in field order."""
-        return self.generated + self.locks + self.images + self.owners + self.formatting + self.comments
+        return tuple(path for _, paths in self.groups() for path in paths)
 
     def __bool__(self) -> bool:
         return bool(self.paths)
@@ -155,8 +163,6 @@ _FACT_POINTS = {
     "env_removed": FACT_WEIGHT - 10,
     "env_default_changed": FACT_WEIGHT - 5,
 }
-#: Environment variable facts: grouped per variable across files, not per file.
-_ENV_FACTS = ENV_KINDS
 #: An environment fact in an example script weighs this much less than in source: it
 #: changes how one launches a job, not what the package does.
 _ENV_SCRIPT_DISCOUNT = 20
@@ -229,11 +235,10 @@ def focus_points(
             more = {"similar": len(notes) - 1} if len(notes) > 1 else {}
             candidates.append(FocusPoint(note.file, note.symbol, params=more, text=note.text, weight=RULE_NOTE_WEIGHT))
     fact_files: set[str] = set()
-    behaviour = getattr(analysis, "behaviour", ())  # a property: built once here
+    behaviour = analysis.behaviour  # a property: built once here
     candidates.extend(_fact_points(analysis, house, is_config, fact_files, renames, named, behaviour))
     if behaviour:
         candidates.extend(_env_points(analysis, behaviour, house, getattr(snapshot, "repository", "") or ""))
-    called: set[str] = set()
     texts = _changed_texts(analysis, house) if named or getattr(description, "design_points", ()) else {}
     described = _described_files(texts, named)
     candidates.extend(_design_points(texts, description))
@@ -241,7 +246,7 @@ def focus_points(
         if f.path in house:
             continue
         candidates.extend(
-            _file_points(f, is_config, called, fact_files, named, tested, _has_facts(f), described.get(f.path, 0), renames.get(f.path, ()))
+            _file_points(f, is_config, fact_files, named, tested, _has_facts(f), described.get(f.path, 0), renames.get(f.path, ()))
         )
     candidates.extend(_removed_trees(analysis))
     for thread in review.threads[:2]:
@@ -321,28 +326,29 @@ def _fact_points(
     is_config: IsConfig | None,
     fact_files: set[str],
     renames: Mapping[str, tuple[tuple[str, str], ...]],
-    named: set[str] = frozenset(),
-    behaviour: Sequence[Any] | None = None,
+    named: set[str],
+    behaviour: Sequence[Any],
 ) -> list[FocusPoint]:
     """One point per file and kind of behaviour fact (the first fact named, the rest counted).
 
-    ``behaviour`` is ``analysis.behaviour`` when the caller has it already."""
+    ``behaviour`` is ``analysis.behaviour`` (a property the caller has built once)."""
     groups: dict[tuple[str, str], list[Any]] = {}
-    kinds = {f.path: f.kind for f in analysis.files}
-    facts = (getattr(analysis, "behaviour", ()) if behaviour is None else behaviour)[:_MAX_FACTS]
+    by_path = {f.path: f for f in analysis.files}
+    facts = behaviour[:_MAX_FACTS]
     # A rename found by pairing is said once, by the file's own point (see _file_points).
     paired = {(path, old) for path, pairs in renames.items() for old, _ in pairs}
     for fact in facts:
         if fact.kind == "symbol_removed" and (fact.path, fact.symbol) in paired:
             continue
-        kind = kinds.get(fact.path)
-        if fact.kind not in _FACT_POINTS or fact.kind in _ENV_FACTS or fact.path in house or kind in ("test", "docs", "generated", "binary"):
+        f = by_path.get(fact.path)
+        kind = f.kind if f is not None else None
+        if fact.kind not in _FACT_POINTS or fact.kind in ENV_KINDS or fact.path in house or kind in ("test", "docs", "generated", "binary"):
             continue
         if kind == "ci" and not fact.kind.startswith("dep_"):
             continue
         if fact.kind.startswith("dep_") and _TEMPLATED.search(fact.symbol):
             continue  # `FROM ${BASE_IMAGE}`: a variable, not a dependency name
-        if fact.kind in ("check_added", "check_removed") and not _existing_function(fact.symbol, fact.path, analysis):
+        if fact.kind in ("check_added", "check_removed") and not _existing_function(fact.symbol, f):
             continue  # a check in a function this diff adds refuses nothing that used to pass
         groups.setdefault((fact.path, fact.kind), []).append(fact)
     out = []
@@ -350,14 +356,15 @@ def _fact_points(
         fact = facts[0]
         key = _FACT_KEYS[kind]
         if kind in ("default_changed", "key_removed", "key_renamed", "field_removed"):
-            f = next((x for x in analysis.files if x.path == path), None)
+            f = by_path.get(path)
             config = f is not None and (f.kind == "config" or (is_config is not None and f.kind == "source" and is_config(path, fact.symbol.rpartition(".")[0] or None)))
             if not config:
                 key += ".plain"
         elif kind == "dep_pin_changed" and not fact.old:
             key = "focus.fact.dep_pinned"
         elif kind == "dep_pin_changed":
-            bump = getattr(next((d for f in analysis.files if f.path == path for d in f.dependency_changes if d.name == fact.symbol), None), "bump", "")
+            f = by_path.get(path)
+            bump = next((d.bump for d in f.dependency_changes if d.name == fact.symbol), "") if f is not None else ""
             if bump in ("major", "pre-1.0 minor", "commit"):
                 key = {"major": "focus.fact.dep_pin_changed.major", "pre-1.0 minor": "focus.fact.dep_pin_changed.pre1", "commit": "focus.fact.dep_pin_changed.commit"}[bump]
         weight = _FACT_POINTS[kind]
@@ -378,8 +385,8 @@ def _fact_points(
 def _has_facts(f: FileAnalysis) -> bool:
     """True when ``f`` has behaviour facts that stand for its own points (removed API,
     config keys, dependencies); environment variable facts do not."""
-    behaviour = getattr(f, "behaviour", ())
-    return bool(behaviour) and any(b.kind not in _ENV_FACTS for b in behaviour)
+    behaviour = f.behaviour
+    return bool(behaviour) and any(b.kind not in ENV_KINDS for b in behaviour)
 
 
 #: Environment facts whose variables, found in the same files, share one point.
@@ -400,7 +407,7 @@ def _env_points(analysis: DiffAnalysis, behaviour: Sequence[Any], house: set[str
     files: dict[str, FileAnalysis] | None = None
     groups: dict[tuple[str, str, str, str, str], list[Any]] = {}
     for fact in behaviour:  # every fact, not the first 200: a point counts every file
-        if fact.kind not in _ENV_FACTS or fact.path in house:
+        if fact.kind not in ENV_KINDS or fact.path in house:
             continue
         files = files if files is not None else {f.path: f for f in analysis.files}
         f = files.get(fact.path)
@@ -490,7 +497,7 @@ def rename_map(analysis: DiffAnalysis) -> dict[str, tuple[tuple[str, str], ...]]
     Computed once per guide (classification and focus points both use it)."""
     out = {}
     for f in analysis.files:
-        if f.kind in ("source", "example") and ((f.definitions_removed and f.definitions_added) or getattr(f, "renamed", ())):
+        if f.kind in ("source", "example") and ((f.definitions_removed and f.definitions_added) or f.renamed):
             pairs = renamed_pairs(f)
             if pairs:
                 out[f.path] = pairs
@@ -502,7 +509,7 @@ def renamed_pairs(f: FileAnalysis) -> tuple[tuple[str, str], ...]:
     public definition removed where one of the same kind is added whose name shares its
     last two words or more (``clear_rocm_attention_weight_caches`` ->
     ``refresh_rocm_attention_weight_caches``), one pair per name."""
-    pairs = list(getattr(f, "renamed", ()) or ())
+    pairs = list(f.renamed)
     if f.definitions_removed and f.definitions_added and f.status != "removed":
         removed_tails = {_tail2(d.name) for d in f.definitions_removed if "_" in d.name}
         if not removed_tails.intersection(_tail2(d.name) for d in f.definitions_added if "_" in d.name):
@@ -538,9 +545,8 @@ def _shared_tail(a: str, b: str) -> bool:
     return shared >= 2 and shared * 2 > max(len(wa), len(wb)) - 1 and a != b
 
 
-def _existing_function(symbol: str, path: str, analysis: DiffAnalysis) -> bool:
-    """True when ``symbol`` (or the class holding it) is not one the diff adds in ``path``."""
-    f = next((x for x in analysis.files if x.path == path), None)
+def _existing_function(symbol: str, f: FileAnalysis | None) -> bool:
+    """True when ``symbol`` (or the class holding it) is not one the diff adds in ``f``."""
     if f is None or f.status == "added":
         return False
     added = {d.name for d in f.definitions_added}
@@ -554,7 +560,6 @@ def _existing_function(symbol: str, path: str, analysis: DiffAnalysis) -> bool:
 def _file_points(
     f: FileAnalysis,
     is_config: IsConfig | None,
-    called: set[str],
     fact_files: set[str],
     named: set[str],
     tested: set[str],
@@ -566,7 +571,7 @@ def _file_points(
     code = f.kind in ("source", "example")
     renamed = {n for pair in pairs for n in pair}
     if pairs:
-        fact_renames = {n for pair in getattr(f, "renamed", ()) or () for n in pair}
+        fact_renames = {n for pair in f.renamed for n in pair}
         for old, new in pairs:
             if old not in fact_renames:  # the analysis's own renames arrive as behaviour facts
                 points.append(FocusPoint(f.path, new, "focus.fact.symbol_renamed", {"old": old, "new": new}, weight=FACT_WEIGHT))
@@ -578,9 +583,9 @@ def _file_points(
     if f.kind not in ("test", "ci") and not has_facts:
         config = f.kind == "config"
         keys_removed = public_keys(f, f.config_keys_removed) if f.status != "removed" else []
-        keys_added = public_keys(f, getattr(f, "fields_added", None) or f.config_keys_added) if f.kind == "source" else public_keys(f, f.config_keys_added)
+        keys_added = public_keys(f, f.fields_added or f.config_keys_added) if f.kind == "source" else public_keys(f, f.config_keys_added)
         if f.kind == "source":
-            keys_removed = public_keys(f, getattr(f, "fields_removed", None) or f.config_keys_removed) if f.status != "removed" else []
+            keys_removed = public_keys(f, f.fields_removed or f.config_keys_removed) if f.status != "removed" else []
             config = is_config is not None and any(is_config(f.path, k.rpartition(".")[0] or None) for k in keys_added + keys_removed)
         suffix = "" if config else ".plain"
         if keys_removed:
@@ -597,22 +602,18 @@ def _file_points(
     deps = [d for d in f.dependency_changes if not _TEMPLATED.search(d.name)]
     if deps and f.kind not in ("generated",) and not has_facts:
         dep = deps[0]
-        bump = getattr(dep, "bump", "")
-        major = bump == "major" if bump else major_bump(dep.old_spec, dep.new_spec)
-        key = "focus.dep_major" if major else f"focus.dep_{dep.action}"
+        key = "focus.dep_major" if dep_is_major(dep) else f"focus.dep_{dep.action}"
         points.append(
             FocusPoint(f.path, dep.name, key, {"name": dep.name, "old": dep.old_spec, "new": dep.new_spec, "count": len(f.dependency_changes)}, weight=DEP_WEIGHT)
         )
     added = [n for n in api_names(f.definitions_added) if n not in renamed] if code and f.kind == "source" else []
     if added:
-        starts = [n for n in added if n in called or n.rpartition(".")[2] in called]
         described_names = [n for n in added if _short(n) in named]
-        names = tuple(dict.fromkeys(described_names + starts + added))[:MAX_NAMES]
-        key = "focus.added_called" if starts else "focus.added"
-        hits = sum(1 for n in added if _short(n) in named)
+        names = tuple(dict.fromkeys(described_names + added))[:MAX_NAMES]
         # New API the description names is what the change is about: it ranks with the facts.
-        weight = FACT_WEIGHT + min(9, 3 * hits) if hits else API_WEIGHT + (5 if starts else 0)
-        points.append(FocusPoint(f.path, names[0], key, {"names": names, "count": len(added)}, weight=weight))
+        # Which of it is an entry point ("focus.added_called") is found for the points shown only.
+        weight = FACT_WEIGHT + min(9, 3 * len(described_names)) if described_names else API_WEIGHT
+        points.append(FocusPoint(f.path, names[0], "focus.added", {"names": names, "count": len(added)}, weight=weight))
     if f.kind in _CODE_KINDS and f.changes and f.status != "removed":
         added_set = set(added)
         symbols = tuple(s for s in f.symbols_touched if s not in added_set)
@@ -696,7 +697,6 @@ def _short(name: str) -> str:
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z_][A-Za-z0-9_]*)*")
-_SPAN = re.compile(r"`([^`\n]{1,200})`")
 _CODE_LIKE = re.compile(r"_|[a-z][A-Z]|\.|\(\)")
 
 
@@ -858,9 +858,7 @@ def _code_like(word: str) -> bool:
 
 
 _URL = re.compile(r"(?:https?|git|ssh)://[^\s\"'`<>()]*?([^/\s\"'`<>()#?]+)/?(?=[\s\"'`<>()#?]|$)")
-_LINE_START = re.compile(r"\s*$")
 _VERSIONISH = re.compile(r"^\d|\.\d")
-_OTHER_CODE = re.compile(r"[A-Z].*[a-z].*[A-Z]|-|\d")
 
 
 def _uses_limit(points: int) -> int:
@@ -901,6 +899,12 @@ def major_bump(old: str, new: str) -> bool:
     if not a or not b:
         return False
     return a.group(1) != b.group(1)
+
+
+def dep_is_major(dep: DependencyChange) -> bool:
+    """True when a dependency change is a major bump: its ``bump`` says so, or, when the
+    analysis could not tell (``bump == ""``), :func:`major_bump` of its two specs does."""
+    return dep.bump == "major" if dep.bump else major_bump(dep.old_spec, dep.new_spec)
 
 
 def _removed_trees(analysis: DiffAnalysis) -> list[FocusPoint]:
@@ -962,11 +966,6 @@ def housekeeping(analysis: DiffAnalysis) -> Housekeeping:
         elif f.kind in _CODE_KINDS + ("test",) and f.changes <= 200 and all(_COMMENT.match(x) or not x.strip() for x in f.added_lines + f.removed_lines):
             groups["comments"].append(f.path)
     return Housekeeping(**{k: tuple(v) for k, v in groups.items()})
-
-
-def is_housekeeping(f: FileAnalysis) -> bool:
-    """True when ``f`` alone would be housekeeping (see :func:`housekeeping`)."""
-    return bool(housekeeping(DiffAnalysis((f,))))
 
 
 def _formatting_only(f: FileAnalysis) -> bool:

@@ -141,7 +141,7 @@ def _analyse_file(
             if key_facts:
                 behaviour.extend(key_facts)
         facts["todos_added"] = todos_added(added)
-        dialect = dialect_of(path, language, kind, patch)
+        dialect = dialect_of(language, kind, patch)
         if dialect is not None:
             found = env_facts(hunks, dialect, path, kind, file.status)
             behaviour.extend(found.facts)

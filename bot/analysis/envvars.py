@@ -87,7 +87,7 @@ _YAML_ENV = re.compile(r"(\s*)(?:-\s+)?env:\s*(?:#.*)?\Z")
 _YAML_PAIR = re.compile(r"""(\s*)([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(.*?)\s*\Z""")
 
 
-def dialect_of(path: str, language: str | None, kind: str, patch: object = None) -> str | None:
+def dialect_of(language: str | None, kind: str, patch: object = None) -> str | None:
     """Which reads and sets this file can hold: ``"python"``, ``"shell"``, ``"dockerfile"``,
     ``"workflow"`` (YAML of a CI file), or ``None``: docs, generated and binary files,
     other languages, and -- when ``patch`` is given -- a patch without any marker of a

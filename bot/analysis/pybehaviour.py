@@ -64,7 +64,8 @@ def _public(name: str) -> bool:
     return not any(part.startswith("_") and not part.startswith("__") for part in name.replace("(", ".").split("."))
 
 
-def _code(text: str) -> str:
+def code_only(text: str) -> str:
+    """``text`` with string literals emptied and without a trailing comment."""
     if '"' in text or "'" in text:
         text = _STRINGS.sub('""', text)
     return text.split("#", 1)[0]
@@ -81,7 +82,7 @@ def default_of(value: str) -> str:
     without a trailing comment. Unparseable text is returned as written.
     """
     value = value.strip()
-    code = _code(value)
+    code = code_only(value)
     if "#" in value and len(code) < len(value) and '"' not in value and "'" not in value:
         value = code.strip()
     if not value.startswith(_FIELD_CALLS):
@@ -142,7 +143,7 @@ def header_text(lines: Sequence[DiffLine], index: int, side: str) -> str:
     parts: list[str] = []
     depth = 0
     for line in _side_lines(lines, index, side):
-        code = _code(line.text)
+        code = code_only(line.text)
         parts.append(line.text.strip())
         depth += code.count("(") + code.count("[") + code.count("{") - code.count(")") - code.count("]") - code.count("}")
         if depth <= 0 and code.rstrip().endswith(":"):
@@ -296,7 +297,7 @@ def block_opener(lines: Sequence[DiffLine], index: int, side: str, indent: int) 
         if not stripped or stripped[0] == "#":
             continue
         if len(line.text) - len(line.text.lstrip()) < indent:
-            return stripped if _code(stripped).rstrip().endswith(":") else ""
+            return stripped if code_only(stripped).rstrip().endswith(":") else ""
     return ""
 
 
@@ -359,7 +360,7 @@ def _check_type(text: str) -> str | None:
     name = m.group(1)
     if name in ("NotImplementedError", "NotImplemented", "StopIteration", "StopAsyncIteration"):
         return None
-    if " from " in _code(text):
+    if " from " in code_only(text):
         return None
     return name
 
@@ -418,7 +419,7 @@ def body_of(site: DefSite) -> tuple[str, ...]:
     out: list[str] = []
     n = len(lines)
     i = site.index
-    code = _code(lines[i].text) if i < n else ""
+    code = code_only(lines[i].text) if i < n else ""
     depth = code.count("(") + code.count("[") - code.count(")") - code.count("]")
     started = depth <= 0 and code.rstrip().endswith(":")
     i += 1
@@ -430,7 +431,7 @@ def body_of(site: DefSite) -> tuple[str, ...]:
         text = line.text
         stripped = text.strip()
         if not started:
-            code = _code(text)
+            code = code_only(text)
             depth += code.count("(") + code.count("[") - code.count(")") - code.count("]")
             started = depth <= 0 and code.rstrip().endswith(":")
             continue

@@ -41,6 +41,7 @@ from bot.analysis.pybehaviour import (
     DefSite,
     block_opener,
     check_facts,
+    code_only,
     field_facts,
     metric_facts,
     removal_facts,
@@ -60,8 +61,6 @@ _VERSION_CHECK = re.compile(
     r"|[<>!=]=?\s*[\w.]*__version__|\b\w{0,40}version_(?:ge|gt|le|lt|greater|less|at_least|atleast)\w*\("
     r"|\b\w{0,40}version\w{0,40}(?:\(\))?\s*[<>]=?\s*['\"(\d]"
 )
-#: String literals (contents dropped before looking for version checks).
-_STRING_LITERAL = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|\'[^\'\\]*(?:\\.[^\'\\]*)*\'')
 _SHIM_TEXT_LIMIT = 160
 #: Longer lines are data, not declarations; skipping them keeps the regexes linear.
 _MAX_LINE = 400
@@ -186,13 +185,6 @@ def _field(side: _Side, stripped: str) -> tuple[str, str] | None:
     if m.group(2).startswith(("ClassVar", "typing.ClassVar")):
         return None
     return f"{stack[-1].symbol}.{m.group(1)}", (m.group(3) or "").strip()
-
-
-def code_only(text: str) -> str:
-    """``text`` with string literals emptied and without a trailing comment."""
-    if '"' in text or "'" in text:
-        text = _STRING_LITERAL.sub('""', text)
-    return text.split("#", 1)[0]
 
 
 def _shims_of(side: _Side, stripped: str, added: bool, out: dict[str, None]) -> None:

@@ -30,7 +30,6 @@ from bot.analysis.model import BehaviourFact, DependencyChange
 _HASH = re.compile(r"(?:^|[@#/=:\s])([0-9a-f]{7,64})(?:-dirty)?\s*$")
 _LOOSE_VERSION = re.compile(r"v?(\d+(?:\.\d+)*(?:[-.]?(?:a|b|rc|alpha|beta|pre|post|dev)\.?\d*)?)")
 _FLOOR_OPS = (">=", ">", "==", "~=", "===")
-_CEILING_OPS = ("<", "<=", "==", "~=", "===")
 _MAX_SPEC = 200
 
 #: Files whose dependencies are those of the package itself (what users install).

@@ -40,7 +40,6 @@ MAX_DEP_LINES = 15
 _SCOPES = re.compile(r"^\s*(?:\[[^\]]*\]\s*)+:?\s*")
 _CONVENTIONAL = re.compile(r"^\s*[A-Za-z-]+(?:\([^)]*\))?!?:\s*")
 _PR_SUFFIX = re.compile(r"\s*\(#\d+\)\s*$")
-_LOCK_FILE = re.compile(r"(^|/)[^/]*[.-]lock(\.json|\.yaml)?$|(^|/)(go\.sum|Gemfile\.lock|composer\.lock)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,8 +282,7 @@ def _housekeeping_line(house: Housekeeping, lang: str) -> str:
     if not house:
         return ""
     items = []
-    for group in ("generated", "locks", "images", "owners", "formatting", "comments"):
-        paths = getattr(house, group)
+    for group, paths in house.groups():
         if paths:
             items.append(t(f"house.{group}", lang, {"count": len(paths), "names": tuple(paths[:2])}))
     return t("focus.housekeeping", lang, {"items": t("list.sep", lang).join(items)}, raw=True)
@@ -430,7 +428,7 @@ def _dep_lines(analysis: DiffAnalysis, lang: str) -> list[str]:
         for d in f.dependency_changes:
             key = f"deps.{d.action}" if d.action in ("added", "removed", "changed") else "deps.changed"
             lines.append(t(key, lang, {"name": d.name, "old": d.old_spec, "new": d.new_spec, "file": d.file or f.path}))
-    locks = [f.path for f in analysis.files if f.changes and (is_lock_file(f.path) or (f.kind == "generated" and _LOCK_FILE.search(f.path)))]
+    locks = [f.path for f in analysis.files if f.changes and is_lock_file(f.path)]
     if len(lines) > MAX_DEP_LINES:
         lines = lines[:MAX_DEP_LINES] + [t("deps.more", lang, {"count": len(lines) - MAX_DEP_LINES})]
     if locks:
