@@ -21,6 +21,7 @@ diff calls or registers; otherwise plain words ("new function `x`").
 
 from __future__ import annotations
 
+import functools
 import keyword
 import re
 from collections import Counter, defaultdict
@@ -716,19 +717,16 @@ def _named_in_text(snapshot: PullRequestSnapshot, description: Any = None) -> se
     return out
 
 
-#: :func:`_names_code` by word: titles and descriptions of one project repeat their words.
-_NAMES_CODE: dict[str, bool] = {}
+#: Words remembered by the per-word verdicts below: the same words recur in every
+#: title, description and diff of a project, and the bound keeps untrusted text from
+#: growing the caches without end.
+_WORD_CACHE = 50_000
 
 
+@functools.lru_cache(maxsize=_WORD_CACHE)
 def _names_code(word: str) -> bool:
     """True for a snake_case, CamelCase, dotted or ``name()`` word, or an ALL_CAPS name."""
-    ok = _NAMES_CODE.get(word)
-    if ok is None:
-        ok = bool(_CODE_LIKE.search(word) or _CAPS.match(word))
-        if len(_NAMES_CODE) > 50_000:  # bounded: words of untrusted descriptions
-            _NAMES_CODE.clear()
-        _NAMES_CODE[word] = ok
-    return ok
+    return bool(_CODE_LIKE.search(word) or _CAPS.match(word))
 
 
 def _tested_names(analysis: DiffAnalysis) -> set[str]:
@@ -801,13 +799,7 @@ def _tokens(text: str, named: set[str] = frozenset()) -> dict[str, int]:
             continue
         if token[0] == "/" and not _starts_a_line(token, text):
             token = token[1:]  # a path inside an argument, not a path of its own
-        forms = _FORMS.get(token)
-        if forms is None:
-            forms = _forms(token)
-            if len(_FORMS) > 50_000:  # bounded: words of untrusted diffs
-                _FORMS.clear()
-            _FORMS[token] = forms
-        whole, whole_ok, parts = forms
+        whole, whole_ok, parts = _forms(token)
         if parts is None or whole in named:
             parts = (whole,) if whole_ok else ()
         for part in parts:
@@ -815,10 +807,7 @@ def _tokens(text: str, named: set[str] = frozenset()) -> dict[str, int]:
     return counts
 
 
-#: :func:`_forms` by token: the same words recur in every diff.
-_FORMS: dict[str, tuple[str, bool, tuple[str, ...] | None]] = {}
-
-
+@functools.lru_cache(maxsize=_WORD_CACHE)
 def _forms(token: str) -> tuple[str, bool, tuple[str, ...] | None]:
     """How :func:`_tokens` counts ``token``: ``(word, word is code-like, its code-like
     dotted parts or None)``; the parts count instead of the word unless the title or
@@ -843,18 +832,12 @@ def _starts_a_line(token: str, text: str) -> bool:
 
 
 _CODEISH = re.compile(r"_|[a-z][A-Z]|\.|\(\)|-|\d|^[A-Z][A-Z0-9_]{4,}$|[A-Z].*[a-z].*[A-Z]")
-_VERDICTS: dict[str, bool] = {}
 
 
+@functools.lru_cache(maxsize=_WORD_CACHE)
 def _code_like(word: str) -> bool:
     """True for a word that reads as code: snake_case, CamelCase, dotted, kebab, with digits, ALL_CAPS."""
-    ok = _VERDICTS.get(word)
-    if ok is None:
-        ok = len(word) >= 4 and word not in _STOP and _CODEISH.search(word) is not None
-        if len(_VERDICTS) > 50_000:  # bounded: words of untrusted diffs
-            _VERDICTS.clear()
-        _VERDICTS[word] = ok
-    return ok
+    return len(word) >= 4 and word not in _STOP and _CODEISH.search(word) is not None
 
 
 _URL = re.compile(r"(?:https?|git|ssh)://[^\s\"'`<>()]*?([^/\s\"'`<>()#?]+)/?(?=[\s\"'`<>()#?]|$)")
