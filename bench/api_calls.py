@@ -113,9 +113,9 @@ async def naive_flow(bundles: Sequence[Mapping[str, Any]]) -> list[tuple[int, in
     from bot.app.fetch import fetch_file, fetch_snapshot
     from bot.app.github import GitHubClient
     from bot.app.publish import publish_guide
-    from bot.engine import build_guide
-    from bot.repo_config import load_repo_config
-    from bot.rules import load_rules
+    from bot.engine.build import build_guide
+    from bot.engine.repo_config import load_repo_config
+    from bot.engine.rules import load_rules
 
     out = []
     async with Stack(bundles, client_options=UNPACED) as stack:

@@ -385,7 +385,7 @@ class Stack:
         from bot.app.server import create_app
         from bot.app.settings import Settings
         from bot.demo import generate_private_key
-        from bot.rules import load_rules
+        from bot.engine.rules import load_rules
         from bot.sandbox import Sandbox
 
         self._tmp = tempfile.TemporaryDirectory(prefix="prguide-bench-")

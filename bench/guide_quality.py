@@ -166,13 +166,13 @@ def load_eval(path: Path = EVAL_FILE) -> list[dict[str, Any]]:
 
 
 def _rules() -> Any:
-    from bot.rules import load_rules
+    from bot.engine.rules import load_rules
 
     return load_rules([RULE_FILE])
 
 
 def _guide(path: Path, rules: Any) -> tuple[Any, Any]:
-    from bot.engine import build_guide
+    from bot.engine.build import build_guide
     from bot.sources.bundle import load_bundle
 
     snapshot = load_bundle(path)
@@ -198,7 +198,7 @@ def _claims(data: Mapping[str, Any], generated: set[str]) -> Counter[str]:
 
 def measure(shared: Path = SHARED, eval_path: Path = EVAL_FILE) -> Report:
     """Build every guide and collect the numbers. Raises ``SystemExit`` when the corpus is missing."""
-    from bot.analysis import analyse
+    from bot.engine.analysis import analyse
 
     corpus = shared / "corpus"
     if not (corpus / "verl").is_dir():

@@ -2,7 +2,7 @@
 
 Three measurements, each a median over ``--rounds`` rounds (at least 5):
 
-1. **Corpus**: :func:`bot.engine.build_guide` on every bundle of a folder (default
+1. **Corpus**: :func:`bot.engine.build.build_guide` on every bundle of a folder (default
    ``../shared/corpus/verl`` next to the project root; ``--corpus DIR``) with the shipped
    rules plus ``config/examples/verl.yml``. Reference in the same run: one Python pass
    over every diff line of the same bundles (split into lines, look at the first
@@ -12,7 +12,7 @@ Three measurements, each a median over ``--rounds`` rounds (at least 5):
    "List pull requests files"), ~12 diff lines each, against the same ~60 rules, end
    to end: snapshot from REST shapes, analysis, rules, rendering. Target: < 200 ms.
 3. **Glob matching alone**: every glob of those rules against the 3000 paths plus
-   the corpus's paths, by prguide's :class:`bot.rules.globs.FileIndex`, by plain
+   the corpus's paths, by prguide's :class:`bot.engine.rules.globs.FileIndex`, by plain
    ``wcmatch`` (the library whose semantics prguide follows) and by ``minimatch`` (the
    engine of GitHub's actions/labeler) under node, when node and npm are available
    (installed once into ``bench/.cache``). Target: >= 3x minimatch's throughput.
@@ -126,7 +126,7 @@ def synthetic_pull(files: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def rule_globs(rules: Any) -> list[str]:
     """Every distinct glob pattern in ``rules``, in first-use order."""
-    from bot.rules.globs import Glob
+    from bot.engine.rules.globs import Glob
 
     found: dict[str, None] = {}
 
@@ -173,14 +173,14 @@ def line_pass(snapshots: Sequence[Any]) -> int:
 
 def stage_rows(pull: Any, files: Sequence[Any], rules: Any, rounds: int, total_ms: float) -> list[list[Any]]:
     """Where the time of one big guide goes: snapshot, diff analysis, rules, the rest (classify, focus, render)."""
-    from bot.analysis import analyse
-    from bot.snapshot import PullRequestSnapshot
+    from bot.engine.analysis import analyse
+    from bot.engine.snapshot import PullRequestSnapshot
 
     snapshot = PullRequestSnapshot.from_github(pull, files, [], [], repository="bench/verl")
     analysis = analyse(snapshot)
     stages = {
         "snapshot from REST shapes": median(time_rounds(lambda: PullRequestSnapshot.from_github(pull, files, [], [], repository="bench/verl"), rounds)) * 1000,
-        "diff analysis (bot.analysis.analyse)": median(time_rounds(lambda: analyse(snapshot), rounds)) * 1000,
+        "diff analysis (bot.engine.analysis.analyse)": median(time_rounds(lambda: analyse(snapshot), rounds)) * 1000,
         "rules (RuleSet.evaluate)": median(time_rounds(lambda: rules.evaluate(snapshot, analysis), rounds)) * 1000,
     }
     stages["classify, focus points, render (the rest)"] = max(0.0, total_ms - sum(stages.values()))
@@ -228,10 +228,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     rounds = max(MIN_ROUNDS, 5 if args.quick else args.rounds)
     big_files = 1000 if args.quick else BIG_FILES
 
-    from bot.engine import build_guide
-    from bot.rules import load_rules
-    from bot.rules.globs import GLOB_FLAGS, FileIndex, compile_glob
-    from bot.snapshot import PullRequestSnapshot
+    from bot.engine.build import build_guide
+    from bot.engine.rules import load_rules
+    from bot.engine.rules.globs import GLOB_FLAGS, FileIndex, compile_glob
+    from bot.engine.snapshot import PullRequestSnapshot
     from wcmatch import glob as wcglob
 
     print(header("prguide engine speed"))

@@ -26,13 +26,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import ROOT, SHARED, header, median, percentile, table, verdict  # noqa: E402
-from bot.engine import build_guide  # noqa: E402
+from bot.engine.build import build_guide  # noqa: E402
 from bot.narrator.facts import build_fact_sheet  # noqa: E402
 from bot.narrator.prompt import ANSWER_TOKENS, build_prompt, token_counter  # noqa: E402
 from bot.narrator.render import narrate_markdown, narration_from  # noqa: E402
 from bot.narrator.validate import Answer, check_answer  # noqa: E402
-from bot.rules import load_rules  # noqa: E402
-from bot.snapshot import PullRequestSnapshot  # noqa: E402
+from bot.engine.rules import load_rules  # noqa: E402
+from bot.engine.snapshot import PullRequestSnapshot  # noqa: E402
 
 VALIDATOR_LIMIT_MS = 5.0
 

@@ -161,14 +161,14 @@ def _unavailable(name: str, exc: Exception) -> int:  # pragma: no cover
 
 
 def _load_rules(args: argparse.Namespace):
-    from bot.rules import load_rules
+    from bot.engine.rules import load_rules
 
     return load_rules(args.rules, defaults=not args.no_default_rules)
 
 
 def _cmd_guide(args: argparse.Namespace) -> int:
-    from bot.engine import build_guide
-    from bot.rules import RuleError
+    from bot.engine.build import build_guide
+    from bot.engine.rules import RuleError
     from bot.sources.bundle import BundleError, load_bundle
 
     try:
@@ -223,8 +223,8 @@ def _cmd_guide(args: argparse.Namespace) -> int:
 
 
 def _cmd_history(args: argparse.Namespace) -> int:
-    from bot.engine import build_guide
-    from bot.rules import RuleError
+    from bot.engine.build import build_guide
+    from bot.engine.rules import RuleError
     from bot.sources.gitrepo import GitRepositoryError, load_merged_pull_requests, repository_name
 
     try:
@@ -400,7 +400,7 @@ def _store(args: argparse.Namespace, store, guides) -> None:
 
 
 def _cmd_rules_check(args: argparse.Namespace) -> int:
-    from bot.rules import check_rule_paths
+    from bot.engine.rules import check_rule_paths
 
     problems = check_rule_paths(args.paths)
     for problem in problems:

@@ -340,7 +340,7 @@ async def run_demo(
 
     from bot.app.server import create_app, wait_idle
     from bot.app.settings import Settings
-    from bot.rules import RuleError, load_rules
+    from bot.engine.rules import RuleError, load_rules
     from bot.sandbox import BundleError, Sandbox
 
     started = time.perf_counter()

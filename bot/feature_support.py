@@ -18,10 +18,10 @@ import bot.locale as catalogue
 from bot.app.fetch import fetch_file
 from bot.app.github import Forbidden
 from bot.app.offload import run_store
-from bot.render.messages import t
-from bot.repo_config import DEFAULT_SOURCE, RepoConfig, load_repo_config
-from bot.rules.model import Problem
-from bot.snapshot import PullRequestSnapshot
+from bot.engine.render.messages import t
+from bot.engine.repo_config import DEFAULT_SOURCE, RepoConfig, load_repo_config
+from bot.engine.rules.model import Problem
+from bot.engine.snapshot import PullRequestSnapshot
 
 log = logging.getLogger("prguide.jobs")
 
@@ -32,7 +32,7 @@ REPO_CONFIG_PATH = DEFAULT_SOURCE
 #: who can push to the default branch, and parsing it runs on prguide's CPU.
 MAX_CONFIG_BYTES = 64 * 1024
 #: ``Problem.line`` of a config file that could not be read at all; its ``message`` is then a
-#: message key of :mod:`bot.render.messages` (see :func:`config_notices`).
+#: message key of :mod:`bot.engine.render.messages` (see :func:`config_notices`).
 UNREAD = 0
 #: Problems of an invalid repository config shown in the guide's notice, at most.
 MAX_NOTICE_PROBLEMS = 3
@@ -265,7 +265,7 @@ async def queue_narration(ctx: Any, job: Any, guide: Any, head_sha: str, comment
     """
     import time
 
-    from bot.marker import parse_marker
+    from bot.engine.marker import parse_marker
 
     state = parse_marker(guide.markdown)
     if state is not None and state.extra.get("narrated"):
@@ -283,7 +283,7 @@ def explain_narration(settings: Any, existing: Mapping[str, Any] | None, guide: 
     Empty when the comment (``existing``) is not narrated or its narration is no longer
     cached. ``guide`` is the guide as built now (its facts give the cited texts).
     """
-    from bot.marker import parse_marker
+    from bot.engine.marker import parse_marker
     from bot.narrator.facts import build_fact_sheet
     from bot.narrator.render import Narration, explain
 

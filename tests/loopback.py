@@ -33,7 +33,7 @@ from sandbox_helpers import APP_ID, app_private_key, start_sandbox  # noqa: F401
 from bot.app.server import STATE, create_app, wait_idle
 from bot.app.settings import Settings
 from bot.app.webhook import sign
-from bot.rules import load_rules
+from bot.engine.rules import load_rules
 
 SECRET = "loopback webhook secret"
 ADMIN_TOKEN = "loopback admin token"

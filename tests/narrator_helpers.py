@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.marker import MarkerState, render_marker
-from bot.render.messages import t
+from bot.engine.marker import MarkerState, render_marker
+from bot.engine.render.messages import t
 
 DATA = {
     "repository": "acme/widgets",

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.analysis import KINDS, analyse, analyse_file
-from bot.snapshot import ChangedFile, PullRequestSnapshot
+from bot.engine.analysis import KINDS, analyse, analyse_file
+from bot.engine.snapshot import ChangedFile, PullRequestSnapshot
 
 
 def snapshot_of(bundle: dict) -> PullRequestSnapshot:

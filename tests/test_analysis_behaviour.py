@@ -6,13 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.analysis import BEHAVIOUR_KINDS, analyse, analyse_file
-from bot.analysis.config_keys import config_changes
-from bot.analysis.model import DependencyChange
-from bot.analysis.patch import parse_patch
-from bot.analysis.python import analyse_python
-from bot.analysis.versions import bounds, bump_of, commit_of, dependency_facts, package_file
-from bot.snapshot import ChangedFile, PullRequestSnapshot
+from bot.engine.analysis import BEHAVIOUR_KINDS, analyse, analyse_file
+from bot.engine.analysis.config_keys import config_changes
+from bot.engine.analysis.model import DependencyChange
+from bot.engine.analysis.patch import parse_patch
+from bot.engine.analysis.python import analyse_python
+from bot.engine.analysis.versions import bounds, bump_of, commit_of, dependency_facts, package_file
+from bot.engine.snapshot import ChangedFile, PullRequestSnapshot
 from bot.sources.bundle import load_bundle
 from conftest import CORPUS
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.analysis.config_keys import KeyChanges, config_keys, ini_keys, json_keys, pair_keys, toml_keys, yaml_keys
-from bot.analysis.patch import parse_patch
+from bot.engine.analysis.config_keys import KeyChanges, config_keys, ini_keys, json_keys, pair_keys, toml_keys, yaml_keys
+from bot.engine.analysis.patch import parse_patch
 
 
 def yaml(patch: str) -> KeyChanges:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.analysis.deps import dependency_changes, normalize_name, parse_requirement, submodule_change
-from bot.analysis.patch import parse_patch
+from bot.engine.analysis.deps import dependency_changes, normalize_name, parse_requirement, submodule_change
+from bot.engine.analysis.patch import parse_patch
 
 
 def changes(path: str, patch: str) -> list[tuple[str, str, str, str]]:

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.analysis import analyse
-from bot.analysis.description import Description, check_against_diff, parse_description
+from bot.engine.analysis import analyse
+from bot.engine.analysis.description import Description, check_against_diff, parse_description
 from bot.sources.bundle import load_bundle
 from conftest import CORPUS
 
@@ -170,6 +170,6 @@ def test_parse_never_raises(body):
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet="-ab_/.\n x1:", max_size=60))
 def test_fast_flag_search_equals_the_look_behind_pattern(text):
-    from bot.analysis.description import _FLAG, _flags
+    from bot.engine.analysis.description import _FLAG, _flags
 
     assert _flags(text) == [m.group(1) for m in _FLAG.finditer(text)]

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from bot.analysis import analyse, analyse_file
-from bot.analysis.envvars import READ, SET, breaks_users, dialect_of, env_facts, ignored, project_prefix
-from bot.analysis.model import BehaviourFact
-from bot.analysis.patch import parse_patch
-from bot.snapshot import ChangedFile, PullRequestSnapshot
+from bot.engine.analysis import analyse, analyse_file
+from bot.engine.analysis.envvars import READ, SET, breaks_users, dialect_of, env_facts, ignored, project_prefix
+from bot.engine.analysis.model import BehaviourFact
+from bot.engine.analysis.patch import parse_patch
+from bot.engine.snapshot import ChangedFile, PullRequestSnapshot
 from bot.sources.bundle import load_bundle
 from conftest import CORPUS
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.analysis.kinds import GlobSet, kind_of, language_of, looks_binary, validate_kind_globs
+from bot.engine.analysis.kinds import GlobSet, kind_of, language_of, looks_binary, validate_kind_globs
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.analysis.patch import parse_patch
-from bot.analysis.python import analyse_python
+from bot.engine.analysis.patch import parse_patch
+from bot.engine.analysis.python import analyse_python
 
 
 def facts(patch: str):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from bot.analysis.patch import parse_patch
-from bot.analysis.symbols import analyse_symbols, definition_in
-from bot.analysis.todos import todos_added
+from bot.engine.analysis.patch import parse_patch
+from bot.engine.analysis.symbols import analyse_symbols, definition_in
+from bot.engine.analysis.todos import todos_added
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from loopback import REPO, SMALL_PR, delivery_headers, loopback, pr_delivery, ru
 from sandbox_helpers import app_private_key, generate_private_key_pem, start_sandbox  # noqa: F401
 
 from bot.app.server import STATE, wait_idle
-from bot.marker import parse_marker
+from bot.engine.marker import parse_marker
 from bot.sandbox.auth import Authenticator
 
 pytestmark = pytest.mark.corpus

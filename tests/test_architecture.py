@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "bot"
 
 #: Stages of the one-way data flow that must run without a network library or the app.
-PURE = ("bot.analysis", "bot.rules", "bot.classify", "bot.focus", "bot.render", "bot.engine", "bot.snapshot")
+PURE = ("bot.engine",)
 #: Imports a pure stage may not make (module prefixes).
 IMPURE = ("aiohttp", "gidgethub", "bot.app")
 #: The platform: knows how to receive, queue, run and publish, never what a feature does.
@@ -154,9 +154,9 @@ def _within(module: str, prefixes: tuple[str, ...] | str) -> bool:
 def test_the_graph_sees_function_level_imports_and_skips_type_checking(tmp_path: Path) -> None:
     source = (
         "from typing import TYPE_CHECKING\n"
-        "import bot.engine\n"
+        "import bot.engine.build\n"
         "if TYPE_CHECKING:\n    import bot.app.server\n"
-        "def f():\n    from bot.render import guide\n"
+        "def f():\n    from bot.engine.render import guide\n"
     )
     path = PACKAGE / "_probe_for_test.py"
     path.write_text(source, encoding="utf-8")
@@ -164,7 +164,7 @@ def test_the_graph_sees_function_level_imports_and_skips_type_checking(tmp_path:
         found = imports_of(path)
     finally:
         path.unlink()
-    assert "bot.engine" in found and "bot.render.guide" in found
+    assert "bot.engine.build" in found and "bot.engine.render.guide" in found
     assert "bot.app.server" not in found
 
 

@@ -16,7 +16,7 @@ from bot.app.settings import Settings
 from bot.commands.decide import Actor, Backfill, PullState, Refuse, Remembered, decide
 from bot.commands.parse import parse_commands
 from bot.features import backfill, reconcile
-from bot.repo_config import RepoConfigError, parse_repo_config
+from bot.engine.repo_config import RepoConfigError, parse_repo_config
 
 
 @pytest.mark.parametrize(

@@ -29,10 +29,10 @@ from sandbox_helpers import start_sandbox
 
 from bot.app.server import wait_idle
 from bot.app.webhook import MAX_BODY_BYTES, sign
-from bot.engine import build_guide
-from bot.marker import parse_marker
-from bot.rules import RuleError, load_rules
-from bot.snapshot import PullRequestSnapshot
+from bot.engine.build import build_guide
+from bot.engine.marker import parse_marker
+from bot.engine.rules import RuleError, load_rules
+from bot.engine.snapshot import PullRequestSnapshot
 
 pytestmark = pytest.mark.corpus
 

@@ -11,7 +11,7 @@ import pytest
 import bot.locale as catalogue
 from bot.locale import maintain
 from bot.locale.indirect import IDS
-from bot.rules.reasons import Joined, Reason, in_language
+from bot.engine.rules.reasons import Joined, Reason, in_language
 
 
 def test_every_message_is_translated_in_every_shipped_language_with_the_same_placeholders():

@@ -1,9 +1,9 @@
 """Classification: labels with provenance, change type, explainable importance, reading verdict."""
 
-from bot.analysis.model import Definition, DependencyChange, DiffAnalysis, FileAnalysis
-from bot.classify import classify, reading_level, reading_minutes
-from bot.rules.model import RuleHit
-from bot.snapshot import PullRequestSnapshot, Review, ReviewComment
+from bot.engine.analysis.model import Definition, DependencyChange, DiffAnalysis, FileAnalysis
+from bot.engine.classify import classify, reading_level, reading_minutes
+from bot.engine.rules.model import RuleHit
+from bot.engine.snapshot import PullRequestSnapshot, Review, ReviewComment
 
 
 def snap(**kw):
@@ -145,7 +145,7 @@ def test_reading_minutes_skip_removed_files_and_are_capped():
 
 
 def test_title_scopes():
-    from bot.classify import title_scopes
+    from bot.engine.classify import title_scopes
 
     assert title_scopes("[BREAKING][megatron, FSDP] feat: x") == ("breaking", "megatron", "fsdp")
     assert title_scopes("fix(ckpt,ray)!: y") == ("ckpt", "ray")

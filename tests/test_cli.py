@@ -158,7 +158,7 @@ def test_rules_check_reports_globs_that_can_never_match_and_empty_files(tmp_path
     assert "no path ends in '/'" in out[5]
     assert out[-1] == f"{empty}:1: the file has no rules, labels, areas or disable list"
     # Loading it stays harmless (a server is not refused over it); only the check says so.
-    from bot.rules import load_rules
+    from bot.engine.rules import load_rules
 
     assert load_rules([empty], defaults=False).rules == ()
 
@@ -302,12 +302,12 @@ def test_history_repo_that_is_a_file_says_so(repo, capsys):
 
 
 def test_history_checks_out_and_db_before_building_any_guide(repo, tmp_path, capsys, monkeypatch):
-    import bot.engine
+    import bot.engine.build
 
     def no_work(*args, **kwargs):
         raise AssertionError("a guide was built before the outputs were checked")
 
-    monkeypatch.setattr(bot.engine, "build_guide", no_work)
+    monkeypatch.setattr(bot.engine.build, "build_guide", no_work)
     taken = tmp_path / "taken"
     taken.write_text("", encoding="utf-8")
     assert main(["history", "--repo", str(repo), "--repository", "acme/app", "--out", str(taken)]) == 1

@@ -18,7 +18,7 @@ from bot.commands.decide import (
     needs_role,
 )
 from bot.commands.parse import parse_commands
-from bot.marker import MarkerState
+from bot.engine.marker import MarkerState
 
 MERGED = PullState(merged=True)
 OPEN = PullState(merged=False, open=True)

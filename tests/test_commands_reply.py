@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from bot.classify import Classification, Factor, LabelDecision
+from bot.engine.classify import Classification, Factor, LabelDecision
 from bot.commands.decide import Refuse, decide, Actor, PullState, Remembered
 from bot.commands.explain import render_why
 from bot.commands.messages import MESSAGES, t
 from bot.commands.parse import COMMANDS, parse_commands
 from bot.commands.permissions import PermissionCache, role_of
 from bot.commands.reply import compose_reply, help_text, refusal_text
-from bot.rules.model import RuleHit
+from bot.engine.rules.model import RuleHit
 
 ROOT = Path(__file__).resolve().parents[1]
 

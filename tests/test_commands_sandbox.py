@@ -20,7 +20,7 @@ from bot.app.server import STATE, create_app, wait_idle
 from bot.app.settings import Settings
 from bot.app.webhook import sign
 from bot.commands.handler import COMMAND_ROUTE
-from bot.marker import parse_marker
+from bot.engine.marker import parse_marker
 
 SECRET = "commands secret"
 REPO = "verl-project/verl"

@@ -16,7 +16,7 @@ import bot.demo as demo
 from bot.app.routing import default_router
 from bot.app.webhook import parse_delivery
 from bot.cli import main
-from bot.marker import MARKER_PREFIX, has_marker, parse_marker
+from bot.engine.marker import MARKER_PREFIX, has_marker, parse_marker
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

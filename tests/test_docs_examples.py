@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.repo_config import parse_repo_config
-from bot.rules import check_rule_paths
+from bot.engine.repo_config import parse_repo_config
+from bot.engine.rules import check_rule_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -23,10 +23,10 @@ from bot.app.auth import AppAuth
 from bot.app.server import STATE, create_app, wait_idle
 from bot.app.settings import Settings
 from bot.app.webhook import sign
-from bot.engine import build_guide
-from bot.marker import parse_marker
-from bot.rules import load_rules
-from bot.snapshot import PullRequestSnapshot
+from bot.engine.build import build_guide
+from bot.engine.marker import parse_marker
+from bot.engine.rules import load_rules
+from bot.engine.snapshot import PullRequestSnapshot
 
 pytestmark = pytest.mark.corpus
 

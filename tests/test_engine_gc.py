@@ -8,9 +8,9 @@ import threading
 
 import pytest
 
-from bot.engine import build_guide, collector_paused
-from bot.rules import load_rules
-from bot.snapshot import PullRequestSnapshot
+from bot.engine.build import build_guide, collector_paused
+from bot.engine.rules import load_rules
+from bot.engine.snapshot import PullRequestSnapshot
 
 pytestmark = pytest.mark.corpus
 

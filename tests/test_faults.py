@@ -30,9 +30,9 @@ from sandbox_helpers import start_sandbox
 
 from bot.app.jobs import JobStore
 from bot.app.server import STATE, wait_idle
-from bot.engine import build_guide
-from bot.rules import load_rules
-from bot.snapshot import PullRequestSnapshot
+from bot.engine.build import build_guide
+from bot.engine.rules import load_rules
+from bot.engine.snapshot import PullRequestSnapshot
 
 pytestmark = pytest.mark.corpus
 

@@ -1,8 +1,16 @@
 """Focus points, review summaries and follow-ups, as plain functions."""
 
-from bot.analysis.model import Definition, DependencyChange, DiffAnalysis, FileAnalysis
-from bot.focus import ReviewSummary, follow_ups, focus_points, major_bump, public_keys, review_summary
-from bot.snapshot import PullRequestSnapshot, Review, ReviewComment
+from bot.engine.analysis.model import (
+    Definition,
+    DependencyChange,
+    DiffAnalysis,
+    FileAnalysis,
+)
+from bot.engine.focus.housekeeping import major_bump, public_keys
+from bot.engine.focus.model import ReviewSummary
+from bot.engine.focus.points import focus_points
+from bot.engine.focus.review import follow_ups, review_summary
+from bot.engine.snapshot import PullRequestSnapshot, Review, ReviewComment
 
 
 def points(*files):

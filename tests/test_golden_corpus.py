@@ -11,11 +11,11 @@ from functools import lru_cache
 
 import pytest
 
-from bot.analysis import analyse
-from bot.engine import build_guide
+from bot.engine.analysis import analyse
+from bot.engine.build import build_guide
 from bot.paths import config_dir
-from bot.render.guide import MAX_COMMENT_CHARS
-from bot.rules import load_rules
+from bot.engine.render.guide import MAX_COMMENT_CHARS
+from bot.engine.rules import load_rules
 from bot.sources.bundle import load_bundle
 from conftest import CORPUS
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-
-from bot.engine import _area_data, _review_data, build_guide
-from bot.focus import ReviewSummary, Thread
-from bot.paths import config_dir
-from bot.rules import load_rules
-from bot.sources.bundle import load_bundle
 from conftest import SHARED
+
+from bot.engine.build import _area_data, _review_data, build_guide
+from bot.engine.focus.model import ReviewSummary, Thread
+from bot.engine.rules import load_rules
+from bot.paths import config_dir
+from bot.sources.bundle import load_bundle
 
 REVIEWS = SHARED / "corpus" / "verl-reviews"
 

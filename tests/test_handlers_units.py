@@ -2,10 +2,10 @@
 
 from bot.app.routing import Services
 from bot.feature_support import save_guide
-from bot.engine import build_guide
-from bot.repo_config import parse_repo_config
-from bot.rules import load_rules
-from bot.snapshot import ChangedFile, PullRequestSnapshot
+from bot.engine.build import build_guide
+from bot.engine.repo_config import parse_repo_config
+from bot.engine.rules import load_rules
+from bot.engine.snapshot import ChangedFile, PullRequestSnapshot
 from bot.tagview.store import GuideStore
 
 

@@ -13,17 +13,25 @@ import re
 from functools import lru_cache
 
 import pytest
-
-from bot.analysis.model import BehaviourFact, Definition, DependencyChange, DiffAnalysis, FileAnalysis
-from bot.classify import classify
-from bot.engine import build_guide
-from bot.focus import ReviewSummary, focus_points, housekeeping, renamed_pairs
-from bot.paths import config_dir
-from bot.render.messages import t
-from bot.rules import load_rules
-from bot.snapshot import PullRequestSnapshot
-from bot.sources.bundle import load_bundle
 from conftest import SHARED
+
+from bot.engine.analysis.model import (
+    BehaviourFact,
+    Definition,
+    DependencyChange,
+    DiffAnalysis,
+    FileAnalysis,
+)
+from bot.engine.build import build_guide
+from bot.engine.classify import classify
+from bot.engine.focus.housekeeping import housekeeping
+from bot.engine.focus.model import ReviewSummary
+from bot.engine.focus.points import focus_points, renamed_pairs
+from bot.engine.render.messages import t
+from bot.engine.rules import load_rules
+from bot.engine.snapshot import PullRequestSnapshot
+from bot.paths import config_dir
+from bot.sources.bundle import load_bundle
 
 CORPUS = SHARED / "corpus"
 needs_corpus = pytest.mark.skipif(not (CORPUS / "verl").is_dir(), reason=f"corpus not found at {CORPUS} (set PRGUIDE_SHARED)")

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.render.messages import MESSAGES, format_params, t
+from bot.engine.render.messages import MESSAGES, format_params, t
 
 ROOT = Path(__file__).resolve().parents[1]
 

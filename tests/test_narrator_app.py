@@ -13,7 +13,7 @@ from sandbox_helpers import APP_ID, app_private_key, start_sandbox  # noqa: F401
 from test_end_to_end import SECRET, Harness, start_app
 
 from bot.app.settings import Settings
-from bot.marker import parse_marker
+from bot.engine.marker import parse_marker
 from bot.sandbox.llm import Reply, ScriptedModel
 
 pytestmark = pytest.mark.corpus

@@ -13,7 +13,7 @@ from bot.app.publish import replace_comment_body
 from bot.app.routing import JobContext, Services
 from bot.app.settings import Settings
 from bot.features.narrator import handle_narrate
-from bot.marker import MarkerState, render_marker
+from bot.engine.marker import MarkerState, render_marker
 from tests.narrator_helpers import DATA
 
 BOT = "prguide[bot]"

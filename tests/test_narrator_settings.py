@@ -12,7 +12,7 @@ from test_settings import env, pem  # noqa: F401 - fixtures
 from bot.app.logging import configure_logging, redact, redact_value
 from bot.app.settings import SettingsError, from_env
 from bot.feature_support import narration_wanted
-from bot.repo_config import RepoConfigError, parse_repo_config
+from bot.engine.repo_config import RepoConfigError, parse_repo_config
 
 
 def test_narrator_is_off_by_default(env):  # noqa: F811

@@ -10,7 +10,7 @@ from bot.narrator.facts import build_fact_sheet
 from bot.narrator.prompt import ANSWER_TOKENS, build_prompt, estimate_tokens
 from bot.narrator.render import Narration, explain, fill, narrate_markdown, narration_from
 from bot.narrator.validate import SchemaError, check_answer, check_sentence, parse_answer
-from bot.marker import parse_marker
+from bot.engine.marker import parse_marker
 from tests.narrator_helpers import DATA, engine_markdown, fid, sid
 
 SHEET = build_fact_sheet(DATA)

@@ -182,9 +182,9 @@ async def test_the_scheduler_queues_its_jobs_off_the_loop(jobs):
 
 
 async def test_a_published_guide_is_stored_off_the_loop_and_a_failure_is_only_logged(tmp_path, caplog):
-    from bot.engine import build_guide
-    from bot.rules import load_rules
-    from bot.snapshot import ChangedFile, PullRequestSnapshot
+    from bot.engine.build import build_guide
+    from bot.engine.rules import load_rules
+    from bot.engine.snapshot import ChangedFile, PullRequestSnapshot
 
     snapshot = PullRequestSnapshot(repository="o/r", number=3, title="fix: x", merged=True,
                                    files=(ChangedFile("a.py", additions=2, patch="@@ -1 +1,2 @@\n x\n+y"),))

@@ -158,7 +158,7 @@ async def test_healthcheck_passes_against_a_running_server_and_fails_without_one
     from bot.app.server import create_app
     from bot.app.settings import Settings
     from bot.demo import generate_private_key
-    from bot.rules import load_rules
+    from bot.engine.rules import load_rules
 
     code = healthcheck_code(final_stage)
     assert "/healthz" in code

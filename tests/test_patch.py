@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.analysis.patch import ADDED, CONTEXT, REMOVED, parse_patch
+from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, parse_patch
 
 SIMPLE = """@@ -122,6 +122,8 @@ class _FakeTokenizer:
          return "<decoded>"

@@ -18,15 +18,15 @@ from sandbox_helpers import _no_sleep, app_private_key, factory, sandbox, start_
 from bot.app.fetch import fetch_snapshot
 from bot.app.github import GitHubClient
 from bot.app.publish import add_labels, find_guide_comment, publish_guide, react, remove_label, reply
-from bot.marker import MarkerState, parse_marker, render_marker
-from bot.rules.model import LabelSpec
+from bot.engine.marker import MarkerState, parse_marker, render_marker
+from bot.engine.rules.model import LabelSpec
 
 BOT = "prguide[bot]"
 
 
 @dataclass(frozen=True)
 class StandInGuide:
-    """The fields of ``bot.engine.Guide`` that publishing reads."""
+    """The fields of ``bot.engine.build.Guide`` that publishing reads."""
 
     markdown: str
     labels: tuple[str, ...]

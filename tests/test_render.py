@@ -5,14 +5,20 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.analysis.model import Definition, DiffAnalysis, FileAnalysis
-from bot.classify import classify
-from bot.focus import follow_ups, focus_points, review_summary
-from bot.marker import MarkerState, parse_marker
-from bot.render.guide import MAX_COMMENT_CHARS, GuideFacts, render_guide, summary_line
-from bot.render.messages import MESSAGES
-from bot.rules.model import FocusNote, RuleHit
-from bot.snapshot import ChangedFile, PullRequestSnapshot, ReviewComment
+from bot.engine.analysis.model import Definition, DiffAnalysis, FileAnalysis
+from bot.engine.classify import classify
+from bot.engine.focus.points import focus_points
+from bot.engine.focus.review import follow_ups, review_summary
+from bot.engine.marker import MarkerState, parse_marker
+from bot.engine.render.guide import (
+    MAX_COMMENT_CHARS,
+    GuideFacts,
+    render_guide,
+    summary_line,
+)
+from bot.engine.render.messages import MESSAGES
+from bot.engine.rules.model import FocusNote, RuleHit
+from bot.engine.snapshot import ChangedFile, PullRequestSnapshot, ReviewComment
 
 
 def facts_for(snapshot, files, hits=()):

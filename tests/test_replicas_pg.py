@@ -43,11 +43,11 @@ from sandbox_helpers import APP_ID, app_private_key, start_sandbox  # noqa: F401
 from bot.app import pg
 from bot.app.pgjobs import PgJobStore
 from bot.app.webhook import sign
-from bot.engine import build_guide
-from bot.marker import parse_marker
+from bot.engine.build import build_guide
+from bot.engine.marker import parse_marker
 from bot.sandbox import bundle_in_repo
-from bot.rules import load_rules
-from bot.snapshot import PullRequestSnapshot
+from bot.engine.rules import load_rules
+from bot.engine.snapshot import PullRequestSnapshot
 
 pytestmark = [pytest.mark.corpus, pytest.mark.replicas]
 

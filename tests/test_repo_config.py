@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.repo_config import RepoConfig, RepoConfigError, load_repo_config, parse_repo_config
+from bot.engine.repo_config import RepoConfig, RepoConfigError, load_repo_config, parse_repo_config
 
 SOURCE = ".github/prguide.yml"
 
@@ -82,7 +82,7 @@ def test_load_never_raises():
 
 
 def test_repository_rules_merge_onto_base_rules():
-    from bot.rules import parse_rules
+    from bot.engine.rules import parse_rules
 
     base = parse_rules("rules:\n  - id: docs\n    files: docs/**\n    labels: [docs]\n  - id: big\n    min_lines: 1000\n    labels: [big]\n", "base.yml")
     config = parse_repo_config("disable: [big]\nrules:\n  - id: engine\n    files: src/**\n    labels: [engine]\n")

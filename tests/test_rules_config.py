@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.paths import config_dir
-from bot.rules import RuleError, load_rules
+from bot.engine.rules import RuleError, load_rules
 
 
 def rules_from(tmp_path, text: str, name: str = "r.yml"):

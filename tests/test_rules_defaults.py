@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from bot.analysis import analyse
-from bot.analysis.model import DiffAnalysis, FileAnalysis
+from bot.engine.analysis import analyse
+from bot.engine.analysis.model import DiffAnalysis, FileAnalysis
 from bot.paths import config_dir
-from bot.rules import load_rules
-from bot.snapshot import PullRequestSnapshot
+from bot.engine.rules import load_rules
+from bot.engine.snapshot import PullRequestSnapshot
 
 
 @pytest.fixture(scope="module")

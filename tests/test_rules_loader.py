@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.paths import config_dir
-from bot.rules import RuleError, RuleSet, check_rule_paths, load_rules, load_settings, parse_rules
+from bot.engine.rules import RuleError, RuleSet, check_rule_paths, load_rules, load_settings, parse_rules
 
 
 def problems_of(text: str, source: str = "rules.yml") -> list[str]:
@@ -391,7 +391,7 @@ def test_ruleset_is_usable_empty():
 
 
 def test_python_tags_are_refused_with_their_line(tmp_path):
-    from bot.rules import check_rule_paths
+    from bot.engine.rules import check_rule_paths
 
     path = tmp_path / "evil.yml"
     path.write_text('rules:\n  - id: x\n    labels: !!python/object/apply:os.system ["echo hi"]\n', encoding="utf-8")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import textwrap
 
-from bot.analysis.model import Definition, DependencyChange, DiffAnalysis, FileAnalysis
-from bot.rules import RuleHit, parse_rules
-from bot.snapshot import PullRequestSnapshot
+from bot.engine.analysis.model import Definition, DependencyChange, DiffAnalysis, FileAnalysis
+from bot.engine.rules import RuleHit, parse_rules
+from bot.engine.snapshot import PullRequestSnapshot
 
 
 def fa(path: str, kind: str = "source", adds: int = 1, dels: int = 0, **kw) -> FileAnalysis:
@@ -411,7 +411,7 @@ def test_long_generated_label_is_dropped_with_a_warning():
 
 
 def test_analysis_without_files_falls_back_to_the_snapshot_file_list():
-    from bot.snapshot import ChangedFile
+    from bot.engine.snapshot import ChangedFile
 
     snapshot = PullRequestSnapshot(
         repository="o/r", number=1, title="t", files=(ChangedFile("docs/a.md", additions=3),), changed_files=1

@@ -9,13 +9,13 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from wcmatch import glob as wcglob
 
-from bot.analysis.model import DiffAnalysis, FileAnalysis
-from bot.rules import RuleError, parse_rules
-from bot.rules.corpus import MAX_LINE_CHARS, LineCorpus
-from bot.rules.globs import GLOB_FLAGS, FileIndex, GlobProblem, compile_glob
-from bot.rules.safe_regex import RULE_FLAGS, Budget, nested_repetition
-from bot.rules.schema import CONDITION_KEYS, EFFECT_KEYS
-from bot.snapshot import PullRequestSnapshot
+from bot.engine.analysis.model import DiffAnalysis, FileAnalysis
+from bot.engine.rules import RuleError, parse_rules
+from bot.engine.rules.corpus import MAX_LINE_CHARS, LineCorpus
+from bot.engine.rules.globs import GLOB_FLAGS, FileIndex, GlobProblem, compile_glob
+from bot.engine.rules.safe_regex import RULE_FLAGS, Budget, nested_repetition
+from bot.engine.rules.schema import CONDITION_KEYS, EFFECT_KEYS
+from bot.engine.snapshot import PullRequestSnapshot
 
 CATASTROPHIC = regex.compile(r"(a+)+$", RULE_FLAGS)  # compiled directly: the loader would refuse it
 
@@ -200,8 +200,8 @@ def test_billion_laughs_is_refused_at_once_with_its_line():
     import time
 
     from bot.feature_support import config_check_notices
-    from bot.repo_config import load_repo_config
-    from bot.rules.yamlsrc import load_yaml
+    from bot.engine.repo_config import load_repo_config
+    from bot.engine.rules.yamlsrc import load_yaml
 
     assert len(BILLION_LAUGHS.encode()) < 400
     started = time.perf_counter()
@@ -221,7 +221,7 @@ def test_billion_laughs_is_refused_at_once_with_its_line():
 
 
 def test_aliases_and_merge_keys_in_rule_files_are_refused_with_their_line(tmp_path):
-    from bot.rules import check_rule_paths
+    from bot.engine.rules import check_rule_paths
 
     rules = tmp_path / "r.yml"
     rules.write_text(

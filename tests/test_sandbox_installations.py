@@ -10,7 +10,7 @@ from loopback import pr_delivery, start_loopback
 from sandbox_helpers import app_private_key, make_app_jwt, http, start_sandbox, synthetic_bundle  # noqa: F401
 
 from bot.app.server import wait_idle
-from bot.marker import parse_marker
+from bot.engine.marker import parse_marker
 from bot.sandbox import BundleError, Installation, bundle_in_repo
 from bot.sandbox.cli import add_arguments, build_sandbox
 from bot.sandbox.state import SandboxState

@@ -13,8 +13,8 @@ from sandbox_helpers import APP_ID, app_private_key, make_app_jwt, http, start_s
 from bot.app.auth import AppAuth
 from bot.app.github import ClientFactory
 from bot.app.publish import publish_guide
-from bot.marker import MarkerState, render_marker
-from bot.rules.model import LabelSpec
+from bot.engine.marker import MarkerState, render_marker
+from bot.engine.rules.model import LabelSpec
 from bot.sandbox import ApiError
 from bot.sandbox.state import iso
 
@@ -191,7 +191,7 @@ async def test_the_python_handle_changes_labels_as_a_person(sandbox):
 
 
 def make_guide(text: str, labels: tuple[str, ...], specs: dict[str, LabelSpec] | None = None):
-    """A stand-in for ``bot.engine.Guide`` with the fields publishing reads."""
+    """A stand-in for ``bot.engine.build.Guide`` with the fields publishing reads."""
     state = MarkerState(rules=("r1",), labels=labels)
     return SimpleNamespace(markdown=f"{render_marker(state)}\n{text}", labels=labels, label_specs=specs or {}, state=state)
 

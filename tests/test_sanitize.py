@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.render import sanitize
+from bot.engine.render import sanitize
 
 
 def test_mentions_are_broken_but_readable():
@@ -97,9 +97,9 @@ def test_code_spans_already_in_the_text_are_left_alone():
 
 
 def test_hostile_title_and_review_comment_in_a_whole_guide(load_bundle_json):
-    from bot.engine import build_guide
-    from bot.rules import load_rules
-    from bot.snapshot import PullRequestSnapshot
+    from bot.engine.build import build_guide
+    from bot.engine.rules import load_rules
+    from bot.engine.snapshot import PullRequestSnapshot
 
     bundle = load_bundle_json(7491)
     bundle["pull"]["title"] = "[trainer] fix: " + HOSTILE

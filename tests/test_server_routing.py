@@ -8,9 +8,9 @@ from bot.app.routing import Route, Router, Services, default_router
 from bot.features.guide import MERGED_PULL_REQUEST, accept_merged
 from bot.feature_support import config_notices
 from bot.app.webhook import Delivery
-from bot.repo_config import parse_repo_config
-from bot.rules import parse_rules
-from bot.rules.model import Problem
+from bot.engine.repo_config import parse_repo_config
+from bot.engine.rules import parse_rules
+from bot.engine.rules.model import Problem
 
 
 async def nothing(job, ctx):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from bot.snapshot import ChangedFile, PullRequestSnapshot, SnapshotError
+from bot.engine.snapshot import ChangedFile, PullRequestSnapshot, SnapshotError
 
 
 def pull(**kw):

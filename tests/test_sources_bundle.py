@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.snapshot import PullRequestSnapshot
+from bot.engine.snapshot import PullRequestSnapshot
 from bot.sources import BundleError, iter_bundles, load_bundle, read_bundle, snapshot_from_bundle
 
 

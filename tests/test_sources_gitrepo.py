@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.snapshot import PullRequestSnapshot
+from bot.engine.snapshot import PullRequestSnapshot
 from bot.sources import (
     GitRepositoryError,
     load_bundle,

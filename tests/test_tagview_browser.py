@@ -170,9 +170,9 @@ def hand_made_guides() -> list[dict]:
 
 def corpus_guides() -> list[dict]:
     """Guides built by the engine from the real verl PRs, as the server stores them."""
-    from bot.engine import build_guide
+    from bot.engine.build import build_guide
     from bot.paths import config_dir
-    from bot.rules import load_rules
+    from bot.engine.rules import load_rules
     from bot.sources.bundle import iter_bundles
 
     rules = load_rules([config_dir() / "examples" / "verl.yml"])

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bot.app.github import GitHubClient, NotFound
-from bot.snapshot import GITHUB_FILE_LIST_CAP, PullRequestSnapshot
+from bot.engine.snapshot import GITHUB_FILE_LIST_CAP, PullRequestSnapshot
 
 #: The largest page GitHub serves.
 PER_PAGE = 100

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from bot.app.fetch import PER_PAGE, split_repository
 from bot.app.github import Forbidden, GitHubClient, NotFound, ValidationFailed
-from bot.marker import MarkerState, has_marker, parse_marker, replace_marker
+from bot.engine.marker import MarkerState, has_marker, parse_marker, replace_marker
 
 if TYPE_CHECKING:  # the engine is only needed for its Guide type here
-    from bot.engine import Guide
+    from bot.engine.build import Guide
 
 #: GitHub's limit on a comment body, in characters.
 MAX_COMMENT_CHARS = 65536

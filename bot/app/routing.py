@@ -30,8 +30,8 @@ from bot.app.offload import run_store
 from bot.app.settings import Settings
 from bot.app.webhook import Delivery
 from bot.app.workers import job_fields
-from bot.repo_config import RepoConfig
-from bot.rules.model import Problem, RuleError
+from bot.engine.repo_config import RepoConfig
+from bot.engine.rules.model import Problem, RuleError
 
 log = logging.getLogger("prguide.jobs")
 
@@ -55,7 +55,7 @@ class Services:
 
     ``clients``: a :class:`bot.app.github.ClientFactory` (``for_installation(id)``).
     ``auth``: the :class:`bot.app.auth.AppAuth` (``bot_login()``, ``forget(id)``).
-    ``rules``: the :class:`bot.rules.RuleSet` every repository starts from (shipped
+    ``rules``: the :class:`bot.engine.rules.RuleSet` every repository starts from (shipped
     defaults plus ``PRGUIDE_RULES``). ``guides``: the tag view's
     :class:`bot.tagview.store.GuideStore`, or ``None``.
     """

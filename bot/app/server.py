@@ -92,7 +92,7 @@ def create_app(
     ``session``: a shared ``aiohttp.ClientSession`` (default: one made at start-up and
     closed at clean-up). ``router``: what prguide acts on (default
     :func:`bot.app.routing.default_router`, the features of :mod:`bot.features`). ``rules``: the base
-    :class:`bot.rules.RuleSet` (default: ``load_rules(settings.rules)`` at start-up,
+    :class:`bot.engine.rules.RuleSet` (default: ``load_rules(settings.rules)`` at start-up,
     raising ``RuleError`` there). ``auth``: an :class:`bot.app.auth.AppAuth` (default:
     made from the settings). ``guides``: the tag view's
     :class:`bot.tagview.store.GuideStorage`; by default, with ``tag_view`` true, one is
@@ -168,7 +168,7 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
     try:
         rules = options["rules"]
         if rules is None:
-            from bot.rules import load_rules
+            from bot.engine.rules import load_rules
 
             rules = load_rules(settings.rules)
         auth = options["auth"] or AppAuth(

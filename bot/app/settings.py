@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from bot.rules.model import LANGUAGES
+from bot.engine.rules.model import LANGUAGES
 
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_PORT = 8080

@@ -68,7 +68,7 @@ class PullState:
 
 @dataclass(frozen=True, slots=True)
 class Remembered:
-    """What the guide's marker remembers (see :class:`bot.marker.MarkerState`).
+    """What the guide's marker remembers (see :class:`bot.engine.marker.MarkerState`).
 
     ``lang`` is ``None`` when there is no guide yet.
     """
@@ -79,7 +79,7 @@ class Remembered:
 
     @classmethod
     def from_marker(cls, state: Any) -> Remembered:
-        """From a :class:`~bot.marker.MarkerState`, or nothing remembered for ``None``."""
+        """From a :class:`~bot.engine.marker.MarkerState`, or nothing remembered for ``None``."""
         if state is None:
             return cls()
         return cls(lang=state.human_lang, human_added=tuple(state.human_added), human_removed=tuple(state.human_removed))

@@ -1,8 +1,8 @@
 """``/prguide why``: which rules, conditions and factors gave the labels and the score.
 
 Pure. :func:`render_why` words, in English or Chinese, the
-:class:`~bot.classify.Classification` that :func:`bot.engine.build_guide` keeps on
-the :class:`~bot.engine.Guide` it returns.
+:class:`~bot.engine.classify.Classification` that :func:`bot.engine.build.build_guide` keeps on
+the :class:`~bot.engine.build.Guide` it returns.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bot.classify import Classification
+from bot.engine.classify import Classification
 from bot.commands.messages import t
-from bot.render.messages import t as guide_t
-from bot.rules.reasons import in_language
+from bot.engine.render.messages import t as guide_t
+from bot.engine.rules.reasons import in_language
 
 #: Conditions shown per rule; rule files rarely need more to be understood.
 MAX_REASONS = 8

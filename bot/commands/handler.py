@@ -83,7 +83,7 @@ from bot.commands.messages import t
 from bot.commands.parse import Command, new_commands, parse_commands
 from bot.commands.permissions import PermissionCache
 from bot.commands.reply import compose_reply, help_text, refusal_text
-from bot.engine import Overrides, build_guide
+from bot.engine.build import Overrides, build_guide
 from bot.feature_support import (
     config_notices,
     explain_narration,
@@ -95,7 +95,7 @@ from bot.feature_support import (
     save_guide,
     with_cached_narration,
 )
-from bot.marker import has_marker, parse_marker
+from bot.engine.marker import has_marker, parse_marker
 
 log = logging.getLogger("prguide.commands")
 

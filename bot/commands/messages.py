@@ -1,7 +1,7 @@
 """How prguide words its replies to commands; the sentences are in the message catalogue (:mod:`bot.locale`).
 
-Same conventions as :mod:`bot.render.messages`: parameters pass through
-:func:`bot.render.messages.format_params`, so a label name or a command line quoted
+Same conventions as :mod:`bot.engine.render.messages`: parameters pass through
+:func:`bot.engine.render.messages.format_params`, so a label name or a command line quoted
 back is a code span and a login never pings anyone.
 """
 
@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import bot.locale as catalogue
-from bot.render import sanitize
-from bot.render.messages import format_params
+from bot.engine.render import sanitize
+from bot.engine.render.messages import format_params
 
 
 #: The catalogue as a ``{key: {lang: text}}`` mapping (read-only).
@@ -52,8 +52,8 @@ def t(key: str, lang: str, params: Mapping[str, Any] | None = None) -> str:
 
     A plural message takes the form for ``params["count"]``. Typed text (``value``,
     ``command``, ``label``, ``source``, ``usage``, ``condition``) becomes a code span and ``labels`` a
-    list of them; ``user`` must already be safe (see :func:`bot.render.sanitize.login`);
-    the rest goes through :func:`bot.render.messages.format_params`. Raises
+    list of them; ``user`` must already be safe (see :func:`bot.engine.render.sanitize.login`);
+    the rest goes through :func:`bot.engine.render.messages.format_params`. Raises
     ``KeyError`` for an unknown key.
     """
     template = catalogue.text(key, lang, params.get("count") if params else None)

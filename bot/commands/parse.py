@@ -33,7 +33,7 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
-from bot.repo_config import MAX_BACKFILL
+from bot.engine.repo_config import MAX_BACKFILL
 
 REFRESH = "refresh"
 LANG = "lang"
@@ -265,7 +265,7 @@ def _parse_line(text: str) -> Command:
 
 
 def _parse_backfill(text: str, rest: list[str]) -> Command:
-    """``backfill [N]``: N a whole number of pull requests, 1 to :data:`bot.repo_config.MAX_BACKFILL`."""
+    """``backfill [N]``: N a whole number of pull requests, 1 to :data:`bot.engine.repo_config.MAX_BACKFILL`."""
     if not rest:
         return Command(BACKFILL, text=text)
     value = rest[0]

@@ -1,7 +1,7 @@
 """Wording prguide's reply to a comment's commands: help, refusals, the preview note.
 
 Pure. Whatever the commenter typed is quoted back as a code span, and their login
-is shown without pinging them (:mod:`bot.render.sanitize`).
+is shown without pinging them (:mod:`bot.engine.render.sanitize`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from bot.commands.decide import Refuse
 from bot.commands.messages import HELP_KEYS, LIST_SEP, USAGE, t
 from bot.commands.parse import COMMANDS
-from bot.render import sanitize
+from bot.engine.render import sanitize
 
 
 def help_text(lang: str, *, authors_relabel: bool = False) -> str:

@@ -7,7 +7,7 @@ chain of jobs of prguide's own (event :data:`EVENT`), so it survives a restart a
 is paced by the worker pool:
 
 - ``start`` (key ``backfill:{repo}``): reads ``.github/prguide.yml`` (``backfill: N``,
-  default 100, at most :data:`~bot.repo_config.MAX_BACKFILL`; ``backfill_comments``),
+  default 100, at most :data:`~bot.engine.repo_config.MAX_BACKFILL`; ``backfill_comments``),
   then does the first page.
 - ``page`` (same key): one page of "List pull requests" (``state=closed``,
   ``sort=updated``, ``direction=desc``, 100 per page), keeping merged ones; queues a
@@ -40,9 +40,9 @@ from bot.app.jobstore import Job
 from bot.app.offload import run_store
 from bot.app.publish import find_guide_comment, publish_guide
 from bot.app.routing import JobContext, Route
-from bot.engine import build_guide
+from bot.engine.build import build_guide
 from bot.feature_support import BACKFILL_EVENT, BACKFILL_START, config_notices, queue_backfill, read_repo_config, reviser, save_guide
-from bot.repo_config import DEFAULT_BACKFILL, MAX_BACKFILL
+from bot.engine.repo_config import DEFAULT_BACKFILL, MAX_BACKFILL
 
 log = logging.getLogger("prguide.jobs")
 

@@ -19,7 +19,7 @@ from bot.app.offload import run_store
 from bot.app.publish import find_guide_comment, publish_guide
 from bot.app.routing import JobContext, Route
 from bot.app.webhook import Delivery
-from bot.engine import Overrides, build_guide
+from bot.engine.build import Overrides, build_guide
 from bot.feature_support import (
     changes_repo_config,
     config_check_notices,
@@ -33,8 +33,8 @@ from bot.feature_support import (
     queue_narration,
     with_cached_narration,
 )
-from bot.marker import parse_marker
-from bot.snapshot import PullRequestSnapshot
+from bot.engine.marker import parse_marker
+from bot.engine.snapshot import PullRequestSnapshot
 
 log = logging.getLogger("prguide.jobs")
 

@@ -25,7 +25,7 @@ from bot.app.jobstore import Job
 from bot.app.publish import replace_comment_body
 from bot.app.routing import JobContext, Route
 from bot.feature_support import NARRATE_EVENT, llm_config, narration_store
-from bot.marker import parse_marker
+from bot.engine.marker import parse_marker
 from bot.narrator.run import narrate_guide
 
 log = logging.getLogger("prguide.narrator")

@@ -161,7 +161,7 @@ def message(key: str, lang: str, params: Mapping[str, Any] | None = None) -> str
     """The message ``key`` in ``lang`` with ``params`` substituted as they are (``str.format``).
 
     Callers that quote untrusted text make it safe first (see
-    :func:`bot.render.messages.format_params`). Raises ``KeyError`` as :func:`text`.
+    :func:`bot.engine.render.messages.format_params`). Raises ``KeyError`` as :func:`text`.
     """
     template = text(key, lang, params.get("count") if params else None)
     return template.format(**params) if params else template

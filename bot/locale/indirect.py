@@ -1,7 +1,7 @@
 """Message ids extraction cannot see at their call: passed around as data, composed, or plural.
 
 A refusal's reason, a focus point's key or an importance factor's key is a string
-handed to :func:`bot.render.messages.t` later; ``type.{kind}`` is composed at run
+handed to :func:`bot.engine.render.messages.t` later; ``type.{kind}`` is composed at run
 time; a plural message is used through ``t(key, lang, {"count": n})``. Declaring
 them here keeps them in the ``.pot``. Written by ``python -m bot.locale.maintain
 absorb``; ``tests/test_catalog.py`` fails while an id here has no use in the code.
@@ -10,16 +10,16 @@ absorb``; ``tests/test_catalog.py`` fails while an id here has no use in the cod
 from bot.locale import N_, NP_
 
 IDS = (
-    # bot/analysis/description.py, bot/engine.py, bot/render/guide.py
+    # bot/engine/analysis/description.py, bot/engine/build.py, bot/engine/render/guide.py
     N_("summary"),
-    # bot/analysis/kinds.py, bot/tagview/markdown.py
+    # bot/engine/analysis/kinds.py, bot/tagview/markdown.py
     N_("h.config"),
-    # bot/analysis/symbols.py, bot/classify.py, bot/render/guide.py
+    # bot/engine/analysis/symbols.py, bot/engine/classify.py, bot/engine/render/guide.py
     N_("type.test"),
     # bot/app/server.py, bot/tagview/web.py
     N_("bad_request"),
     N_("unauthorized"),
-    # bot/classify.py
+    # bot/engine/classify.py
     NP_("factor.breaking", "factor.breaking"),
     NP_("factor.config", "factor.config"),
     NP_("factor.deps", "factor.deps"),
@@ -52,10 +52,10 @@ IDS = (
     N_("factor.rule"),
     N_("factor.size_other"),
     N_("factor.untrusted"),
-    # bot/classify.py, bot/commands/explain.py, bot/render/guide.py
+    # bot/engine/classify.py, bot/commands/explain.py, bot/engine/render/guide.py
     N_("part.reach"),
     N_("part.risk"),
-    # bot/classify.py, bot/render/guide.py
+    # bot/engine/classify.py, bot/engine/render/guide.py
     N_("breaking.check"),
     N_("breaking.file_removed"),
     N_("breaking.marked"),
@@ -90,7 +90,7 @@ IDS = (
     N_("cmd.why.title"),
     N_("cmd.why.title_label"),
     N_("why.breaking"),
-    # bot/commands/explain.py, bot/render/guide.py
+    # bot/commands/explain.py, bot/engine/render/guide.py
     N_("level.deep"),
     N_("level.quick"),
     N_("level.skim"),
@@ -127,9 +127,9 @@ IDS = (
     N_("cmd.help.title"),
     N_("cmd.reply.failed"),
     N_("cmd.reply.usage"),
-    # bot/demo.py, bot/render/guide.py
+    # bot/demo.py, bot/engine/render/guide.py
     N_("status.unchanged"),
-    # bot/engine.py, bot/features/guide.py
+    # bot/engine/build.py, bot/features/guide.py
     N_("skipped"),
     # bot/feature_support.py
     N_("config.forbidden"),
@@ -138,7 +138,7 @@ IDS = (
     N_("labels.forbidden"),
     N_("labels.over_limit"),
     N_("labels.refused"),
-    # bot/focus.py
+    # bot/engine/focus/
     NP_("focus.fact.env_added", "focus.fact.env_added"),
     NP_("focus.fact.env_removed", "focus.fact.env_removed"),
     NP_("focus.removed_tree", "focus.removed_tree"),
@@ -202,12 +202,12 @@ IDS = (
     N_("follow.suggestion"),
     N_("follow.todo"),
     N_("follow.truncated"),
-    # bot/focus.py, bot/render/guide.py
+    # bot/engine/focus/, bot/engine/render/guide.py
     N_("focus.added"),
     N_("focus.added_called"),
     N_("focus.largest_symbols"),
     N_("focus.largest_symbols_uses"),
-    # bot/render/guide.py
+    # bot/engine/render/guide.py
     NP_("deps.lock", "deps.lock"),
     NP_("focus.files", "focus.files"),
     NP_("footer", "footer"),
@@ -243,7 +243,7 @@ IDS = (
     N_("status.modified"),
     N_("status.removed"),
     N_("status.renamed"),
-    # bot/render/guide.py, bot/tagview/markdown.py
+    # bot/engine/render/guide.py, bot/tagview/markdown.py
     NP_("house.comments", "house.comments"),
     NP_("house.formatting", "house.formatting"),
     NP_("house.generated", "house.generated"),
@@ -251,13 +251,13 @@ IDS = (
     NP_("house.locks", "house.locks"),
     NP_("house.owners", "house.owners"),
     N_("h.notices"),
-    # bot/render/messages.py
+    # bot/engine/render/messages.py
     N_("focus.env_var"),
     N_("shim.hasattr check"),
     N_("shim.import fallback"),
     N_("shim.other"),
     N_("shim.version check"),
-    # bot/rules/conditions.py
+    # bot/engine/rules/conditions.py
     NP_("why.lines_more", "why.lines_more"),
     N_("why.author"),
     N_("why.base_branch"),
@@ -279,7 +279,7 @@ IDS = (
     N_("why.or"),
     N_("why.title"),
     N_("why.title_captures"),
-    # bot/rules/reasons.py
+    # bot/engine/rules/reasons.py
     N_("why.sep"),
     # bot/tagview/i18n.py
     NP_("section_count", "section_count"),

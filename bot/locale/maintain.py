@@ -471,7 +471,7 @@ def _indirect_source(entries: Mapping[str, Any], pairs: Mapping[str, str], skip:
 _INDIRECT_HEAD = '''"""Message ids extraction cannot see at their call: passed around as data, composed, or plural.
 
 A refusal's reason, a focus point's key or an importance factor's key is a string
-handed to :func:`bot.render.messages.t` later; ``type.{kind}`` is composed at run
+handed to :func:`bot.engine.render.messages.t` later; ``type.{kind}`` is composed at run
 time; a plural message is used through ``t(key, lang, {"count": n})``. Declaring
 them here keeps them in the ``.pot``. Written by ``python -m bot.locale.maintain
 absorb``; ``tests/test_catalog.py`` fails while an id here has no use in the code.

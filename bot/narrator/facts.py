@@ -2,7 +2,7 @@
 
 A narration may refer to a fact only as ``{F3}`` and to a symbol, file, number or
 version only as ``{S7}``; the renderer fills the symbols in (as code spans) and keeps
-the fact ids as citations. Built from :attr:`bot.engine.Guide.data` alone, so the CLI,
+the fact ids as citations. Built from :attr:`bot.engine.build.Guide.data` alone, so the CLI,
 the app and the benchmark build the same sheet.
 """
 
@@ -101,7 +101,7 @@ class _Builder:
 
 
 def build_fact_sheet(data: Mapping[str, Any]) -> FactSheet:
-    """The fact sheet of a guide's JSON data (:attr:`bot.engine.Guide.data`).
+    """The fact sheet of a guide's JSON data (:attr:`bot.engine.build.Guide.data`).
 
     Facts, in this order: the engine's summary, breaking reasons, behaviour changes,
     focus points (each also a point ``P1``...), dependency changes, follow-ups, the

@@ -2,7 +2,7 @@
 
 Kept sentences get their ``{S..}`` placeholders replaced by code spans of the sheet's
 exact text and their ``{F..}`` citations removed (they are kept for ``/prguide why``);
-the rest of the sentence is neutralised (:func:`bot.render.sanitize.neutralize`). A
+the rest of the sentence is neutralised (:func:`bot.engine.render.sanitize.neutralize`). A
 rejected summary or focus reason falls back to the engine's own sentence (which the
 guide already has); a rejected "why it matters" sentence is left out.
 """
@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot.marker import parse_marker, replace_marker
+from bot.engine.marker import parse_marker, replace_marker
 from bot.narrator.facts import FactSheet
 from bot.narrator.validate import PLACEHOLDER, Checked
-from bot.render import sanitize
-from bot.render.messages import t
+from bot.engine.render import sanitize
+from bot.engine.render.messages import t
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from bot.snapshot import PullRequestSnapshot, SnapshotError
+from bot.engine.snapshot import PullRequestSnapshot, SnapshotError
 
 
 class BundleError(ValueError):

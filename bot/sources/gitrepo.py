@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from bot.snapshot import GITHUB_FILE_LIST_CAP, PullRequestSnapshot
+from bot.engine.snapshot import GITHUB_FILE_LIST_CAP, PullRequestSnapshot
 from bot.sources.bundle import snapshot_from_bundle
 
 #: GitHub leaves ``patch`` out of "List pull requests files" for a file whose diff is
@@ -150,7 +150,7 @@ def merged_pull_requests(
       has no trailing newline, and is absent for binary files, files without hunks
       (pure renames, mode changes, empty files) and diffs over
       :data:`MAX_PATCH_LINES` lines or :data:`MAX_PATCH_BYTES` bytes; the list stops
-      at :data:`~bot.snapshot.GITHUB_FILE_LIST_CAP` entries while ``changed_files``
+      at :data:`~bot.engine.snapshot.GITHUB_FILE_LIST_CAP` entries while ``changed_files``
       counts every file. Submodule changes show as ``Subproject commit`` lines.
     * ``_meta`` (not a GitHub field) gives ``source`` ``"git"``, ``kind``
       (``"squash"``/``"merge"``), ``commit`` and, when any, ``patch_omitted``
@@ -237,7 +237,7 @@ def load_merged_pull_requests(
     ref: str = "HEAD",
     progress: Progress | None = None,
 ) -> list[PullRequestSnapshot]:
-    """Like :func:`merged_pull_requests`, as :class:`~bot.snapshot.PullRequestSnapshot` objects, newest first."""
+    """Like :func:`merged_pull_requests`, as :class:`~bot.engine.snapshot.PullRequestSnapshot` objects, newest first."""
     bundles = merged_pull_requests(repo, last=last, repository=repository, ref=ref, progress=progress)
     return [snapshot_from_bundle(b, f"{repo}@{b['_meta']['commit']}") for b in bundles]
 

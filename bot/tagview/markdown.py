@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from markdown_it import MarkdownIt
 
-from bot.marker import MARKER_PREFIX
+from bot.engine.marker import MARKER_PREFIX
 
 _MARKER_RE = re.compile(re.escape(MARKER_PREFIX) + r"\{.*?\} -->[ \t]*\n?", re.DOTALL)
 _DETAILS_OPEN_RE = re.compile(r"<details>\s*<summary>(.*)</summary>", re.DOTALL)

@@ -21,7 +21,7 @@ from bot.sandbox.records import (
     repo_of_bundle,
     Repository,
 )
-from bot.snapshot import GITHUB_FILE_LIST_CAP
+from bot.engine.snapshot import GITHUB_FILE_LIST_CAP
 
 
 def _iso(epoch: float) -> str:

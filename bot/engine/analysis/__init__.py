@@ -1,0 +1,225 @@
+"""Diff analysis: what a pull request's changed files contain, read from their patches.
+
+Pure: no network, no I/O. :func:`analyse` turns a
+:class:`~bot.engine.snapshot.PullRequestSnapshot` into a :class:`DiffAnalysis`; the pieces are
+
+* :mod:`bot.engine.analysis.patch` - patch text to hunks and lines;
+* :mod:`bot.engine.analysis.kinds` - language and kind (source, test, docs...) of a path;
+* :mod:`bot.engine.analysis.python` - Python definitions, data class fields, tests, shims;
+* :mod:`bot.engine.analysis.pybehaviour` - Python behaviour facts: defaults, signatures,
+  checks, renames and moves;
+* :mod:`bot.engine.analysis.symbols` - definitions in C/C++, Go, Rust, JS/TS, shell, Java;
+* :mod:`bot.engine.analysis.config_keys` - YAML/TOML/INI/JSON keys and changed values;
+* :mod:`bot.engine.analysis.deps` - dependency changes;
+* :mod:`bot.engine.analysis.envvars` - environment variables read or set;
+* :mod:`bot.engine.analysis.versions` - how far a dependency moved (PEP 440) as behaviour facts;
+* :mod:`bot.engine.analysis.todos` - TODO/FIXME notes added;
+* :mod:`bot.engine.analysis.description` - the PR description's sections, checked against the diff.
+
+Behaviour facts (:class:`BehaviourFact`, kinds :data:`BEHAVIOUR_KINDS`) are on each
+:class:`FileAnalysis` (``behaviour``) and, source and config files first, on
+:attr:`DiffAnalysis.behaviour`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from bot.engine.analysis.config_keys import KeyChanges, config_changes
+from bot.engine.analysis.deps import dependency_changes, submodule_change
+from bot.engine.analysis.envvars import EnvFacts, dialect_of, env_facts, reconcile
+from bot.engine.analysis.kinds import is_submodule_patch, kind_of, language_of, validate_kind_globs
+from bot.engine.analysis.model import BEHAVIOUR_KINDS, KINDS, BehaviourFact, Definition, DependencyChange, DiffAnalysis, FileAnalysis
+from bot.engine.analysis.patch import ADDED, REMOVED, DiffLine, Hunk, parse_patch
+from bot.engine.analysis.pybehaviour import DefSite, match_definitions, relocation_facts
+from bot.engine.analysis.python import analyse_python
+from bot.engine.analysis.symbols import analyse_symbols, supports
+from bot.engine.analysis.todos import todos_added
+from bot.engine.analysis.versions import dependency_facts
+from bot.engine.snapshot import ChangedFile, PullRequestSnapshot
+
+__all__ = [
+    "BEHAVIOUR_KINDS",
+    "KINDS",
+    "BehaviourFact",
+    "Definition",
+    "DependencyChange",
+    "DiffAnalysis",
+    "DiffLine",
+    "FileAnalysis",
+    "Hunk",
+    "analyse",
+    "analyse_file",
+    "kind_of",
+    "language_of",
+    "parse_patch",
+    "validate_kind_globs",
+]
+
+#: Kinds whose lines are not read for definitions, keys or notes.
+_OPAQUE = ("generated", "binary")
+#: Kinds whose Python class fields count as configuration keys.
+_FIELD_KINDS = ("source", "example", "build")
+
+
+def _first_added_line(hunks: Sequence[Hunk]) -> str | None:
+    if hunks and hunks[0].old_start == 0 and hunks[0].lines:
+        return hunks[0].lines[0].text
+    return None
+
+
+def analyse_file(file: ChangedFile, *, kinds: Mapping[str, Sequence[str]] | None = None) -> FileAnalysis:
+    """The facts of one entry of "List pull requests files".
+
+    Renames are looked for within the file only (:func:`analyse` also finds moves
+    between files).
+
+    ``additions``/``deletions`` are GitHub's counts when it gave them, else counted from
+    the patch. ``patch_missing`` is true when the file changed lines but GitHub gave no
+    patch (binary or too large). ``kinds`` puts extra globs per kind in front of the
+    built-in ones (see :func:`bot.engine.analysis.kinds.kind_of`; invalid globs raise
+    ``ValueError``). Any patch text is accepted.
+    """
+    analysis, sites, _env = _analyse_file(file, kinds)
+    return _relocate([analysis], [sites])[0] if sites else analysis
+
+
+def _analyse_file(
+    file: ChangedFile, kinds: Mapping[str, Sequence[str]] | None
+) -> tuple[FileAnalysis, tuple[DefSite, ...], EnvFacts | None]:
+    patch = file.patch
+    hunks = parse_patch(patch) if patch else ()
+    path = file.filename
+    language = language_of(path, _first_added_line(hunks))
+    kind = kind_of(path, status=file.status, patch=patch, changes=file.changes, extra=kinds)
+    # Comprehensions: about 10 % cheaper than one loop with two appends on big diffs.
+    if len(hunks) == 1:
+        lines = hunks[0].lines
+        added = tuple([line[1] for line in lines if line[0] == ADDED])
+        removed = tuple([line[1] for line in lines if line[0] == REMOVED])
+    else:
+        added = tuple([line[1] for hunk in hunks for line in hunk.lines if line[0] == ADDED])
+        removed = tuple([line[1] for hunk in hunks for line in hunk.lines if line[0] == REMOVED])
+    facts: dict[str, object] = {}
+    behaviour: list[BehaviourFact] = []
+    sites: tuple[DefSite, ...] = ()
+    env: EnvFacts | None = None
+    if kind not in _OPAQUE and hunks:
+        if language == "python":
+            # Cheap whole-text tests spare analyse_python per-line work on most files.
+            added_text, removed_text = "\n".join(added), "\n".join(removed)
+            checks = "raise" in added_text or "assert" in added_text or "raise" in removed_text or "assert" in removed_text
+            metrics = "/" in added_text and "/" in removed_text
+            py = analyse_python(hunks, path=path, kind=kind, check_hint=checks, metric_hint=metrics)
+            facts.update(
+                symbols_touched=py.symbols_touched,
+                definitions_added=py.definitions_added,
+                definitions_removed=py.definitions_removed,
+                definitions_modified=py.definitions_modified,
+                tests_added=py.tests_added,
+                shims=py.shims,
+            )
+            if py.behaviour:
+                behaviour.extend(py.behaviour)
+            sites = py.sites
+            if kind in _FIELD_KINDS:
+                keys = KeyChanges(py.fields_added, py.fields_removed, py.fields_changed)
+                facts.update(_keys(keys))
+        elif supports(language):
+            sym = analyse_symbols(hunks, language or "")
+            facts.update(
+                symbols_touched=sym.symbols_touched,
+                definitions_added=sym.definitions_added,
+                definitions_removed=sym.definitions_removed,
+                definitions_modified=sym.definitions_modified,
+                tests_added=sym.tests_added,
+            )
+        if kind == "config":
+            keys, key_facts = config_changes(hunks, language, path)
+            facts.update(_keys(keys))
+            if key_facts:
+                behaviour.extend(key_facts)
+        facts["todos_added"] = todos_added(added)
+        dialect = dialect_of(language, kind, patch)
+        if dialect is not None:
+            found = env_facts(hunks, dialect, path, kind, file.status)
+            behaviour.extend(found.facts)
+            if found.before or found.after:
+                env = found
+    if hunks:
+        submodule = is_submodule_patch(patch)
+        deps = submodule_change(path, hunks) if submodule else dependency_changes(path, hunks)
+        if deps:
+            facts["dependency_changes"] = deps
+            behaviour.extend(dependency_facts(deps, submodule=submodule))
+    if behaviour:
+        facts["behaviour"] = tuple(behaviour)
+    analysis = FileAnalysis(
+        path=path,
+        status=file.status,
+        kind=kind,
+        language=language,
+        previous_path=file.previous_filename,
+        additions=file.additions or len(added),
+        deletions=file.deletions or len(removed),
+        patch_missing=patch is None and file.changes > 0,
+        added_lines=added,
+        removed_lines=removed,
+        **facts,  # type: ignore[arg-type]
+    )
+    return analysis, sites, env
+
+
+def _relocate(files: list[FileAnalysis], sites: list[tuple[DefSite, ...]]) -> list[FileAnalysis]:
+    """Turn removed + added definitions with the same body into rename/move facts across ``files``.
+
+    ``sites`` are each file's added/removed definitions, in the same order. Files start
+    with a ``symbol_removed`` fact for every removed public definition; those found
+    again lose it and the new file gains a ``symbol_renamed``/``symbol_moved`` fact.
+    """
+    if not any(sites):
+        return files
+    relocations = match_definitions(s for per_file in sites for s in per_file)
+    if not relocations:
+        return files
+    relocated = {(s.path, s.definition.name) for r in relocations for s in (r.old, r.new)}
+    extra: dict[str, list[BehaviourFact]] = {}
+    for fact in relocation_facts(relocations):
+        extra.setdefault(fact.path, []).append(fact)
+    touched = {path for path, _name in relocated}
+    out = []
+    for f in files:
+        if f.path in touched:
+            kept = tuple(b for b in f.behaviour if b.kind != "symbol_removed" or (f.path, b.symbol) not in relocated)
+            f = replace(f, behaviour=kept + tuple(extra.get(f.path, ())))
+        out.append(f)
+    return out
+
+
+def _keys(keys: KeyChanges) -> dict[str, tuple[str, ...]]:
+    return {
+        "config_keys_added": keys.added,
+        "config_keys_removed": keys.removed,
+        "config_keys_changed": keys.changed,
+    }
+
+
+def analyse(snapshot: PullRequestSnapshot, *, kinds: Mapping[str, Sequence[str]] | None = None) -> DiffAnalysis:
+    """Analyse every changed file of ``snapshot``, in GitHub's file order.
+
+    ``kinds`` optionally maps a kind to globs tried before the built-in ones (e.g.
+    ``{"example": ["recipe/**"]}``); an unknown kind or bad glob raises ``ValueError``
+    before any file is read. Otherwise never raises on file contents: missing,
+    empty or malformed patches give files with fewer facts, not errors.
+    """
+    if kinds:
+        validate_kind_globs(kinds)
+    results = [_analyse_file(f, kinds) for f in snapshot.files]
+    files = [r[0] for r in results]
+    sites = [r[1] for r in results]
+    files = _relocate(files, sites)
+    env = [r[2] for r in results]
+    if len(env) - env.count(None) > 1:  # a file alone has nothing to judge against
+        files = reconcile(files, env)
+    return DiffAnalysis(files=tuple(files))

@@ -1,0 +1,308 @@
+"""What a pull request's description says, read from the Markdown body of its template.
+
+Many projects ship a PR template with ``### What does this PR do?``, ``### Test``,
+``### API and Usage Example``, ``### Design & Code Changes`` and ``### Checklist``
+sections, whose instructions (HTML comments, ``> Add **concise** overview...`` quotes,
+unticked ``- [ ]`` items, placeholder code) stay in the body when the author does not
+delete them. :func:`parse_description` drops that boilerplate and returns the author's
+own words by section; :func:`check_against_diff` tells which identifiers the
+description mentions the merged diff actually contains.
+
+Pure and total: ``None``, bytes-free text of any shape, CRLF line ends and HTML are
+accepted; nothing raises.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from bot.engine.analysis.model import DiffAnalysis
+
+#: Longest body read; GitHub caps a PR body at 65,536 characters.
+MAX_BODY = 65_536
+_MAX_IDENTIFIERS = 200
+
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
+_TAG = re.compile(r"</?[A-Za-z][^>\n]{0,500}>")
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
+_UNTICKED = re.compile(r"^\s*[-*+]\s+\[ \]\s")
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[xX ]\]\s+)?(.*\S)")
+_CODE_SPAN = re.compile(r"`([^`\n]{1,200})`")
+_FLAG = re.compile(r"(?<![\w-])(--[A-Za-z][\w-]{1,60})")
+#: :data:`_FLAG` without its look-behind: a literal start lets ``re`` jump between
+#: candidates (ten times faster on long bodies); :func:`_flags` checks the character before.
+_FLAG_CANDIDATE = re.compile(r"--[A-Za-z][\w-]{1,60}")
+_WORD_OR_DASH = re.compile(r"[\w-]")
+_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/])")
+_IDENTIFIER = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*(?:\(\))?")
+_REVERT_PR = re.compile(r"\bReverts?\s+(?:([\w.-]+/[\w.-]+))?#(\d+)", re.I)
+_REVERT_SHA = re.compile(r"\bThis reverts commit ([0-9a-f]{7,40})", re.I)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])")
+
+#: Section names by what they hold; a heading is matched on lower-cased words.
+_SECTIONS = (
+    ("what", ("what does this pr do", "what this pr does", "what", "summary", "description", "overview", "motivation")),
+    ("why", ("why", "motivation", "background", "context")),
+    ("design", ("design & code changes", "design and code changes", "design", "code changes", "changes", "implementation")),
+    ("test", ("test", "tests", "testing", "test plan", "how was this tested")),
+    ("breaking", ("breaking", "breaking changes", "breaking change", "compatibility")),
+    ("api", ("api and usage example", "api", "usage", "usage example")),
+    ("checklist", ("checklist", "checklist before starting", "checklist before submitting")),
+)
+#: Words of template instructions that are not the author's own.
+_TEMPLATE_PHRASES = (
+    "add **concise** overview",
+    "add concise overview",
+    "demonstrate the high-level design",
+    "demonstrate how the api changes",
+    "for changes that can not be tested by ci",
+    "# add code snippet or script",
+    "please check all the following items",
+    "paste at least one query link",
+    "reference related github issues and prs",
+)
+#: Any of :data:`_TEMPLATE_PHRASES` in lower-cased text: one scan per line instead of one per phrase.
+_TEMPLATE_PHRASE = re.compile("|".join(re.escape(p) for p in _TEMPLATE_PHRASES))
+
+
+@dataclass(frozen=True, slots=True)
+class Description:
+    """A parsed PR description.
+
+    ``sections`` maps a section id (``what``, ``why``, ``design``, ``test``,
+    ``breaking``, ``api``, ``checklist``, or the lower-cased heading text for others)
+    to its cleaned text; ``purpose`` is the first sentence of the ``what`` section (or
+    of the text before any heading) when it is a real sentence; ``design_points`` the
+    bullet items of the ``design`` section; ``breaking_text`` the ``breaking`` section;
+    ``revert_of`` ``"owner/repo#N"``, ``"#N"`` or a commit sha when the body says what it
+    reverts; ``mentioned_identifiers`` code spans, ``--flags`` and file paths, in
+    first-seen order.
+    """
+
+    purpose: str = ""
+    design_points: tuple[str, ...] = ()
+    breaking_text: str = ""
+    sections: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    revert_of: str = ""
+    mentioned_identifiers: tuple[str, ...] = ()
+
+
+def _section_id(heading: str) -> str:
+    text = re.sub(r"[^\w&\s]", " ", heading.lower())
+    text = " ".join(text.split())
+    for sid, names in _SECTIONS:
+        if text in names:
+            return sid
+    for sid, names in _SECTIONS:
+        if any(text.startswith(n) for n in names if len(n) > 4):
+            return sid
+    return text
+
+
+def _clean(body: str) -> str:
+    body = body.replace("\r\n", "\n").replace("\r", "\n")
+    body = _COMMENT.sub("", body)
+    body = _TAG.sub("", body)
+    lines = []
+    in_code = False
+    code: list[str] = []
+    for line in body.split("\n"):
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            if in_code:
+                # Template placeholder code blocks hold only comments.
+                if any(c.strip() and not c.strip().startswith("#") for c in code[1:]):
+                    lines.extend(code)
+                    lines.append(line)
+                code, in_code = [], False
+            else:
+                code, in_code = [line], True
+            continue
+        if in_code:
+            code.append(line)
+            continue
+        if _UNTICKED.match(line):
+            continue
+        if stripped.startswith(">"):
+            quoted = stripped.lstrip("> ").lower()
+            if not quoted or quoted.startswith("[!") or _TEMPLATE_PHRASE.search(quoted):
+                continue
+        if _TEMPLATE_PHRASE.search(stripped.lower()):
+            continue
+        lines.append(line)
+    if in_code:
+        lines.extend(code)
+    return "\n".join(lines)
+
+
+_LINK = re.compile(r"!?\[([^\]\n]{0,200})\]\([^)\s]{0,500}\)")
+_BARE_URL = re.compile(r"^\s*<?https?://\S+>?\s*$")
+
+
+def _first_sentence(text: str) -> str:
+    for paragraph in re.split(r"\n\s*\n", text):
+        lines = [line.strip() for line in paragraph.split("\n") if line.strip() and not _BARE_URL.match(line)]
+        para = _LINK.sub(r"\1", " ".join(lines))
+        if not para or para.startswith(("|", "```", "!", "<", ">")) or _BULLET.match(para):
+            continue
+        for sentence in _SENTENCE_END.split(para):
+            sentence = sentence.strip()
+            lowered = sentence.lower()
+            if len(sentence.split()) < 3 or lowered.startswith(("fixes #", "closes #", "resolves #", "this reverts commit")):
+                continue
+            if lowered.startswith(_POINTERS) or _dangling(lowered):
+                continue  # "See the PR at <link>" points elsewhere; "... at" lost its link
+            return sentence[:300]
+    return ""
+
+
+#: Openings of sentences that point elsewhere instead of saying what the change does.
+_POINTERS = ("see ", "please see", "please refer", "refer to", "for details", "for more details", "related:", "cc ", "ref:")
+#: Last words that leave a sentence unfinished (its link or code block was on the next line).
+_DANGLING = frozenset("a an the at to in of from by with on for and or as via see here below following:".split())
+
+
+def _dangling(lowered: str) -> bool:
+    words = lowered.rstrip(".!?").split()
+    return bool(words) and words[-1] in _DANGLING
+
+
+def _identifiers(text: str) -> tuple[str, ...]:
+    found: dict[str, None] = {}
+    for m in _CODE_SPAN.finditer(text):
+        span = m.group(1).strip()
+        if _PATH.fullmatch(span) or _FLAG.fullmatch(span):
+            found[span] = None
+        elif _IDENTIFIER.fullmatch(span):
+            found[span.removesuffix("()")] = None
+        else:
+            key = span.split("=", 1)[0].strip()
+            if key != span and _IDENTIFIER.fullmatch(key):
+                found[key] = None  # ``trainer.foo=True`` mentions the key
+    prose = _CODE_SPAN.sub(" ", text)
+    for flag in _flags(prose):
+        found[flag] = None
+    # A path never spans lines, so only lines with a slash are searched (the look-behind
+    # of _PATH is slow where it has to be tried at every position of long prose).
+    offset = 0
+    for line in prose.split("\n"):
+        if "/" in line:
+            for m in _PATH.finditer(line):
+                start = offset + m.start()
+                if "://" not in prose[max(0, start - 12) : start] and not m.group(1).startswith(("www.", "github.com")):
+                    found[m.group(1)] = None
+        offset += len(line) + 1
+    return tuple([i for i in found if len(i) >= 3][:_MAX_IDENTIFIERS])
+
+
+#: Lines that start a block of their own and so end a list item's paragraph.
+_BLOCK_START = ("#", "```", "~~~", "|", ">", "<")
+
+
+def _bullets(text: str) -> tuple[str, ...]:
+    """The list items of ``text``, each as one line. A hard-wrapped item goes on over
+    the following non-blank lines (Markdown's lazy continuation) until a blank line,
+    another item or a line that starts a block of its own (heading, fence, table,
+    quote, HTML)."""
+    items: list[list[str]] = []
+    open_item = False
+    for line in text.split("\n"):
+        stripped = line.strip()
+        m = _BULLET.match(line)
+        if m is not None:
+            items.append([m.group(1).strip()])
+            open_item = True
+        elif open_item and stripped and not stripped.startswith(_BLOCK_START):
+            items[-1].append(stripped)
+        else:
+            open_item = False
+    return tuple(" ".join(parts) for parts in items)
+
+
+def _flags(text: str) -> list[str]:
+    """What ``_FLAG.finditer(text)`` finds, found faster. A candidate rejected for the
+    character before it cannot hide a real flag: every flag starting inside it follows
+    a word character or dash too."""
+    out = []
+    for m in _FLAG_CANDIDATE.finditer(text):
+        start = m.start()
+        if start == 0 or _WORD_OR_DASH.match(text, start - 1) is None:
+            out.append(m.group(0))
+    return out
+
+
+def parse_description(body: object) -> Description:
+    """Parse a PR body (GitHub's ``pull.body``: Markdown, may be ``None``) into a :class:`Description`."""
+    if not isinstance(body, str) or not body.strip():
+        return Description()
+    raw = body[:MAX_BODY]
+    revert = ""
+    # Case-insensitive searches cannot skip ahead; most bodies never say "revert".
+    if "revert" in raw.lower():
+        m = _REVERT_PR.search(raw)
+        if m is not None:
+            revert = f"{m.group(1)}#{m.group(2)}" if m.group(1) else f"#{m.group(2)}"
+        elif (m2 := _REVERT_SHA.search(raw)) is not None:
+            revert = m2.group(1)
+    text = _clean(raw)
+    sections: dict[str, list[str]] = {}
+    current = ""
+    for line in text.split("\n"):
+        h = _HEADING.match(line)
+        if h is not None:
+            current = _section_id(h.group(2))
+            sections.setdefault(current, [])
+            continue
+        sections.setdefault(current, []).append(line)
+    joined = {k: "\n".join(v).strip() for k, v in sections.items()}
+    joined = {k: v for k, v in joined.items() if v}
+    purpose = _first_sentence(joined.get("what", "")) or _first_sentence(joined.get("", ""))
+    points = _bullets(joined.get("design", ""))
+    return Description(
+        purpose=purpose,
+        design_points=points,
+        breaking_text=joined.get("breaking", ""),
+        sections=MappingProxyType(joined),
+        revert_of=revert,
+        mentioned_identifiers=_identifiers("\n".join(v for k, v in joined.items() if k != "checklist")),
+    )
+
+
+def check_against_diff(description: Description, diff: DiffAnalysis) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Split ``description.mentioned_identifiers`` into ``(present, absent)`` in the merged diff.
+
+    An identifier is present when it is a changed file's path (or its end), a touched,
+    added or removed symbol (or the last part of one), a changed config key or field
+    (or its end), a dependency name, or it appears in an added or removed line. Flags
+    (``--foo``) are looked for in the changed lines. Order is kept.
+    """
+    names: set[str] = set()
+    for f in diff.files:
+        names.add(f.path)
+        for group in (f.symbols_touched, f.config_keys_added, f.config_keys_removed, f.config_keys_changed,
+                      f.fields_added, f.fields_removed, f.fields_changed):  # fmt: skip
+            for n in group:
+                names.add(n)
+                names.add(n.rpartition(".")[2])
+        for d in (*f.definitions_added, *f.definitions_removed, *f.definitions_modified):
+            names.add(d.name)
+            names.add(d.name.rpartition(".")[2])
+        names.update(d.name for d in f.dependency_changes)
+    present: list[str] = []
+    absent: list[str] = []
+    texts = None
+    for ident in description.mentioned_identifiers:
+        ok = (
+            ident in names
+            or any(f.path.endswith("/" + ident) for f in diff.files)
+            or ("." in ident and any(n.endswith("." + ident) for n in names))
+        )
+        if not ok:
+            if texts is None:
+                texts = "\n".join(line for f in diff.files for line in (*f.added_lines, *f.removed_lines))
+            ok = ident in texts
+        (present if ok else absent).append(ident)
+    return tuple(present), tuple(absent)

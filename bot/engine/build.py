@@ -1,0 +1,352 @@
+"""The guide engine: snapshot -> analysis -> classification -> rendering.
+
+Pure: no network, no aiohttp, no gidgethub. Every caller (CLI, GitHub App, commands,
+benchmarks) goes through :func:`build_guide`.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot import ENGINE_VERSION
+from bot.engine.analysis import analyse
+from bot.engine.analysis.description import check_against_diff, parse_description
+from bot.engine.classify import Classification, classify, source_lines
+from bot.engine.focus.housekeeping import housekeeping
+from bot.engine.focus.points import focus_points, rename_map
+from bot.engine.focus.review import follow_ups, review_summary
+from bot.engine.marker import MarkerState
+from bot.engine.render.guide import (
+    GuideFacts,
+    describe_claims,
+    describe_factors,
+    describe_focus,
+    render_guide,
+    summary_line,
+)
+from bot.engine.render.messages import t
+from bot.engine.rules.model import LANGUAGES, LabelSpec, RuleHit
+from bot.engine.snapshot import PullRequestSnapshot
+
+
+@dataclass(frozen=True, slots=True)
+class Overrides:
+    """Decisions a human made with commands, which the engine must honour.
+
+    ``lang`` replaces the configured language; ``labels_added``/``labels_removed`` are
+    applied after the rules, so a refresh never undoes them.
+    """
+
+    lang: str | None = None
+    labels_added: tuple[str, ...] = ()
+    labels_removed: tuple[str, ...] = ()
+
+    @classmethod
+    def from_marker(cls, state: MarkerState | None) -> Overrides:
+        """The overrides remembered in an earlier comment's marker (none when ``state`` is None)."""
+        if state is None:
+            return cls()
+        return cls(lang=state.human_lang, labels_added=state.human_added, labels_removed=state.human_removed)
+
+
+@dataclass(frozen=True, slots=True)
+class Guide:
+    """A rendered reading guide and the labels that go with it.
+
+    ``markdown`` is the whole comment body (marker included, at most 60,000 characters);
+    ``labels`` the label names prguide wants on the PR after human overrides;
+    ``label_specs`` their colour/description for labels that must be created;
+    ``state`` what the marker records; ``data`` the JSON form (``prguide guide --format json``).
+    """
+
+    repository: str
+    number: int
+    lang: str
+    markdown: str
+    labels: tuple[str, ...]
+    label_specs: Mapping[str, LabelSpec]
+    state: MarkerState
+    data: Mapping[str, Any] = field(default_factory=dict)
+    skipped: bool = False
+    #: The decisions behind the guide (labels with their rules, factors); ``/prguide why`` words them.
+    classification: Classification | None = field(default=None, compare=False, repr=False)
+
+
+def build_guide(
+    snapshot: PullRequestSnapshot,
+    rules: Any,
+    *,
+    lang: str = "en",
+    overrides: Overrides | None = None,
+    notices: Mapping[str, tuple[str, ...]] | None = None,
+) -> Guide:
+    """Analyse, classify and render one pull request.
+
+    ``rules`` is a loaded :class:`bot.engine.rules.RuleSet`. ``lang`` is ``"en"`` or ``"zh"``
+    (``overrides.lang`` wins). ``notices`` are extra lines by language shown near the
+    top (for instance an invalid repository config file). Never raises on odd PR
+    content; raises ``ValueError`` for an unknown language.
+    """
+    with collector_paused():
+        return _build_guide(snapshot, rules, lang=lang, overrides=overrides, notices=notices)
+
+
+_pause_lock = threading.Lock()
+_pause_owner: int | None = None
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for the block (reference counting goes on).
+
+    A 3,000-file diff allocates about a million short-lived tuples and strings, and the
+    collector's passes over them took 5-10 % of the guide's time while finding nothing:
+    the engine makes no reference cycles (tests/test_engine_gc.py checks it). The pause
+    is process-wide, so it is kept short: only a block that finds the collector on
+    pauses it, and it turns it back on when it ends, even if other threads are still
+    inside theirs, then runs the collection it held back. So the collector is never off
+    for longer than one guide takes, and cycles other code made meanwhile are
+    collected when it ends. A caller that turned the collector off keeps it off.
+    """
+    global _pause_owner
+    with _pause_lock:
+        owner = _pause_owner is None and gc.isenabled()
+        if owner:
+            gc.disable()
+            _pause_owner = threading.get_ident()
+    try:
+        yield
+    finally:
+        if owner:
+            with _pause_lock:
+                _pause_owner = None
+                gc.enable()
+            _collect_owed()
+
+
+def _collect_owed() -> None:
+    """Run the young-generation collection the pause held back: without it, builds that
+    follow each other in worker threads could keep the collector from ever running.
+    The oldest generation is left to the collector's own rules (a full collection
+    costs the whole heap)."""
+    counts, thresholds = gc.get_count(), gc.get_threshold()
+    for generation in (1, 0):
+        if thresholds[generation] and counts[generation] > thresholds[generation]:
+            gc.collect(generation)
+            return
+
+
+def _build_guide(
+    snapshot: PullRequestSnapshot,
+    rules: Any,
+    *,
+    lang: str,
+    overrides: Overrides | None,
+    notices: Mapping[str, tuple[str, ...]] | None,
+) -> Guide:
+    overrides = overrides or Overrides()
+    lang = overrides.lang or lang
+    if lang not in LANGUAGES:
+        raise ValueError(f"unknown language {lang!r}; expected one of {', '.join(LANGUAGES)}")
+    analysis = analyse(snapshot)
+    hits = tuple(rules.evaluate(snapshot, analysis))
+    is_config = getattr(rules, "is_config", None)
+    renames = rename_map(analysis)
+    classification = classify(
+        snapshot,
+        analysis,
+        hits,
+        audience_for_area=getattr(rules, "area_audience", None),
+        labels_added=overrides.labels_added,
+        labels_removed=overrides.labels_removed,
+        is_config=is_config,
+        renames=renames,
+    )
+    review = review_summary(snapshot)
+    description = parse_description(snapshot.body)
+    present, absent = check_against_diff(description, analysis) if description.mentioned_identifiers else ((), ())
+    house = housekeeping(analysis)
+    points = focus_points(analysis, hits, review, snapshot=snapshot, is_config=is_config, description=description, house_files=house, renames=renames)
+    follow = follow_ups(snapshot, analysis, review, classification.change_type, absent=absent)
+    state = MarkerState(
+        rules=tuple(h.rule_id for h in hits),
+        labels=tuple(d.name for d in classification.labels if d.source == "rule"),
+        lang=lang,
+        human_added=overrides.labels_added,
+        human_removed=overrides.labels_removed,
+        human_lang=overrides.lang,
+        engine=ENGINE_VERSION,
+    )
+    facts = GuideFacts(
+        snapshot=snapshot,
+        analysis=analysis,
+        classification=classification,
+        focus=points,
+        review=review,
+        follow_ups=follow,
+        state=state,
+        area_name=_area_namer(rules),
+        reverted=_revert_target(description.revert_of, snapshot.repository) or _reverted_number(hits),
+        purpose=_trusted_purpose(description.purpose, absent),
+        housekeeping=house,
+        notices=notices or {},
+    )
+    markdown = render_guide(facts, lang)
+    labels = classification.label_names
+    specs = {name: _label_spec(rules, name) for name in labels}
+    data = _guide_data(facts, lang, markdown)
+    # What the author and reviewers said, as the narrator's fact sheet reads it.
+    data["description"] = {"purpose": description.purpose, "design_points": list(description.design_points),
+                           "sections": {k: v[:600] for k, v in description.sections.items() if k in _NARRATED_SECTIONS}}
+    data["review_highlights"] = [{"path": th.path, "line": th.line, "comments": th.comments, "opening": th.opening[:300]}
+                                 for th in review.threads[:5]]  # fmt: skip
+    data.update(_area_data(rules, classification, labels))
+    return Guide(
+        repository=snapshot.repository,
+        number=snapshot.number,
+        lang=lang,
+        markdown=markdown,
+        labels=labels,
+        label_specs=specs,
+        state=state,
+        data=data,
+        skipped=classification.skip,
+        classification=classification,
+    )
+
+
+#: Description sections the JSON output carries (the narrator's facts).
+_NARRATED_SECTIONS = ("what", "why", "design", "breaking", "api")
+
+
+def _area_namer(rules: Any):
+    namer = getattr(rules, "area_name", None)
+    if namer is None:
+        return lambda area, lang: area
+    return lambda area, lang: namer(area, lang) or area
+
+
+def _label_spec(rules: Any, name: str) -> LabelSpec:
+    getter = getattr(rules, "label_spec", None)
+    spec = getter(name) if getter else None
+    return spec if isinstance(spec, LabelSpec) else LabelSpec(name)
+
+
+def _revert_target(revert_of: str, repository: str) -> int | None:
+    """The PR number a description's ``Reverts owner/repo#N`` names, when it is this repository's."""
+    repo, _, number = revert_of.partition("#")
+    if number.isdigit() and (not repo or repo.lower() == repository.lower()):
+        return int(number)
+    return None
+
+
+#: A purpose sentence is used as the summary only within these lengths (characters).
+_PURPOSE_CHARS = (24, 240)
+
+
+def _trusted_purpose(purpose: str, absent: tuple[str, ...]) -> str | None:
+    """The author's purpose sentence when it can stand as the summary: a sentence of
+    reasonable length that names nothing the diff lacks."""
+    if not purpose or not _PURPOSE_CHARS[0] <= len(purpose) <= _PURPOSE_CHARS[1]:
+        return None
+    if any(name in purpose for name in absent):
+        return None
+    return purpose
+
+
+def _reverted_number(hits: tuple[RuleHit, ...]) -> int | None:
+    for hit in hits:
+        for key in ("reverted", "revert", "pr"):
+            value = (hit.captures or {}).get(key)
+            if value and str(value).lstrip("#").isdigit():
+                return int(str(value).lstrip("#"))
+    return None
+
+
+def _guide_data(facts: GuideFacts, lang: str, markdown: str) -> dict[str, Any]:
+    s, c = facts.snapshot, facts.classification
+    return {
+        "repository": s.repository,
+        "number": s.number,
+        "title": s.title,
+        "url": s.html_url,
+        "author": s.author,
+        "merged_at": s.merged_at,
+        "base_branch": s.base_branch,
+        "labels": list(c.label_names),
+        "label_details": [{"name": d.name, "source": d.source, "rule": d.rule} for d in c.labels],
+        "areas": list(c.areas),
+        "change_type": c.change_type,
+        "breaking": c.breaking,
+        "breaking_reasons": describe_claims(c.breaking_reasons, lang),
+        "behaviour": [_fact_data(b) for b in facts.analysis.behaviour],
+        "areas_more": c.areas_more,
+        "reverted": facts.reverted,
+        "importance": c.importance,
+        "importance_factors": describe_factors(c.factors, lang),
+        "reading_level": c.reading_level,
+        "reading_minutes": c.reading_minutes,
+        "audience": list(c.audience.get(lang, ())),
+        "summary": summary_line(facts, lang, plain=True),
+        "focus": describe_focus(facts.focus, lang),
+        "review": _review_data(facts.review),
+        "follow_ups": [t(f.key, lang, {**f.params, **({"file": f.file} if f.file else {})}) for f in facts.follow_ups],
+        "housekeeping": {group: list(paths) for group, paths in facts.housekeeping.groups()},
+        "dependencies": [
+            {"name": d.name, "action": d.action, "old": d.old_spec, "new": d.new_spec, "file": d.file or f.path, "bump": d.bump}
+            for f in facts.analysis.files
+            for d in f.dependency_changes
+        ],
+        "symbols": list(facts.analysis.symbols),
+        "lines_changed": facts.analysis.lines_changed,
+        "source_lines_changed": source_lines(facts.analysis),
+        "truncated": s.truncated,
+        "skipped": c.skip,
+        "rules": [h.rule_id for h in c.hits],
+        "lang": lang,
+        "engine_version": ENGINE_VERSION,
+        "markdown": markdown,
+    }
+
+
+def _area_data(rules: Any, classification: Classification, labels: Any) -> dict[str, Any]:
+    """Display names and readers of the guide's areas in every language, and which labels name an area.
+
+    ``{"area_info": {area: {"names": {lang: text}, "audience": {lang: text}}}, "label_areas": {label: area}}``,
+    so the tag view can show "Megatron backend" for ``area/megatron`` without the rule files.
+    """
+    declared = getattr(rules, "areas", None)
+    if not isinstance(declared, Mapping):
+        return {"area_info": {}, "label_areas": {}}
+    info = {
+        area: {"names": dict(declared[area].names), "audience": dict(declared[area].audience)}
+        for area in classification.areas
+        if area in declared
+    }
+    namer = getattr(rules, "label_area", None)
+    label_areas = {}
+    for name in labels:
+        area = namer(name) if namer else None
+        if area in info:
+            label_areas[name] = area
+    return {"area_info": info, "label_areas": label_areas}
+
+
+def _review_data(review: Any) -> dict[str, Any]:
+    """Who reviewed and how much was discussed: ``{"reviewers": [{user, state, bot}], "threads": n, "comments": n}``."""
+    return {
+        "reviewers": [{"user": user, "state": state, "bot": bool(bot)} for user, state, bot in review.reviewers],
+        "threads": len(review.threads),
+        "comments": sum(thread.comments for thread in review.threads),
+    }
+
+
+def _fact_data(fact: Any) -> dict[str, Any]:
+    """A behaviour fact as JSON (every field of :class:`bot.engine.analysis.model.BehaviourFact`)."""
+    return {"kind": fact.kind, "path": fact.path, "symbol": fact.symbol, "old": fact.old, "new": fact.new,
+            "detail": fact.detail, "line": fact.line, "user_facing": fact.user_facing}  # fmt: skip

@@ -1,0 +1,670 @@
+"""Classification: rule hits + diff analysis -> labels, type, importance, reading verdict.
+
+Pure. Every number prguide shows comes with the factors that produced it, so
+``/prguide why`` can explain it. Sentences are stored as message keys and
+parameters (see :mod:`bot.engine.render.messages`) so the guide can say them in any
+supported language. ``docs/judgement.md`` explains the model for maintainers.
+
+Importance (1-10) is ``1 + reach + risk - discounts``, each part made of named
+factors and capped, so that no pile of matched rules reaches 10 on its own:
+
+=============  ======  ===============================================================
+part           max     factors
+=============  ======  ===============================================================
+reach          3       size of the source change (0-3: 20 / 200 / 1000 lines); rule
+                       points for core paths (at most +2 from all rules); public API
+                       added or removed; user-facing config keys; environment
+                       variables source reads; package dependencies
+risk           4       behaviour change (+2: source changed by a fix, feature, perf
+                       change or revert; +1 for a refactor); breaking (+2, with its reasons); numerics
+                       (gradients, losses, weights, dtypes); concurrency; untrusted input
+other          --      review discussion (+1); reverts (+1); bot author (-1); no source
+                       and nothing user-facing (-1)
+=============  ======  ===============================================================
+
+Reading level: importance >= 7 with at least 20 minutes of reading is a deep read;
+>= 5 quick; 2-4 skim; 1 skip. Reading minutes grow with the square root of the
+weighted lines a reader must read (source lines weigh most; tests, docs and CI
+little; files removed whole, lock and generated files not at all), see
+:func:`reading_minutes`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.engine.analysis.envvars import ENV_KINDS, breaks_users
+from bot.engine.analysis.model import DiffAnalysis, FileAnalysis
+from bot.engine.focus.housekeeping import api_names, dep_is_major, public_keys
+from bot.engine.focus.points import rename_map
+from bot.engine.rules.model import CHANGE_TYPES, RuleHit
+from bot.engine.snapshot import PullRequestSnapshot
+
+READING_LEVELS = ("deep", "quick", "skim", "skip")
+
+#: Below this many minutes even an important change is a quick read.
+DEEP_READ_MINUTES = 20
+#: Importance at or above which a change is worth a deep (>= 7) or quick (>= 5) read.
+DEEP_IMPORTANCE = 7
+QUICK_IMPORTANCE = 5
+#: Rule points beyond this add nothing: a change touching six areas is not six times as important.
+MAX_RULE_POINTS = 2
+#: Caps of the two parts of the score.
+MAX_REACH = 3
+MAX_RISK = 4
+#: Past three hours a number stops helping; the guide says "deep read" anyway.
+MAX_READING_MINUTES = 180
+#: How much one changed line weighs in reading time, by the kind of its file.
+LINE_WEIGHTS: Mapping[str, float] = {
+    "source": 1.5,
+    "config": 0.4,
+    "build": 0.4,
+    "example": 0.15,
+    "test": 0.1,
+    "docs": 0.1,
+    "ci": 0.1,
+}
+#: A behaviour fact weighs like this many source lines: the reader must stop and check it.
+FACT_WEIGHT = 10
+#: Areas shown in the summary and given labels; the rest are counted ("and N more").
+MAX_AREAS = 5
+
+#: Words in changed source lines that put numerical correctness at stake.
+_NUMERICS = (
+    "grad", "backward", "loss", "logit", "logprob", "log_prob", "advantage", "entropy", "kl_", "softmax", "dtype",
+    "bfloat16", "float16", "float32", "fp8", "fp16", "bf16", "precision", "quantiz", "weight", "optimizer",
+    "all_reduce", "reduce_scatter", "normaliz", "temperature",
+)  # fmt: skip
+#: Words (matched as substrings, case-insensitively for numerics) that put correctness at stake.
+_CONCURRENCY = ("threading", "Thread(", "Lock(", "RLock(", "Semaphore(", "Condition(", "asyncio", "await ", "async def",
+                "multiprocessing", "barrier(", "ray.get(", "ray.wait(", "Queue(")  # fmt: skip
+_UNTRUSTED = ("eval(", "exec(", "literal_eval", "pickle.load", "yaml.load(", "subprocess", "os.system", "shell=True", "trust_remote_code")
+
+#: Behaviour facts that break existing users when the thing they are about is user-facing.
+_BREAKING_FACTS = {
+    "default_changed": "breaking.default",
+    "key_removed": "breaking.key_removed",
+    "key_renamed": "breaking.key_renamed",
+    "field_removed": "breaking.key_removed",
+    "signature_changed": "breaking.signature",
+    "symbol_removed": "breaking.symbol_removed",
+    "symbol_renamed": "breaking.symbol_renamed",
+    "symbol_moved": "breaking.symbol_moved",
+    "check_added": "breaking.check",
+    "dep_floor_raised": "breaking.dep_floor",
+    "env_removed": "breaking.env_removed",
+    "env_default_changed": "breaking.env_default",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Factor:
+    """One explainable contribution to the importance score.
+
+    ``points`` may be negative; ``source`` is a rule id or a built-in factor name
+    (``base``, ``size``, ``api``, ...); ``key``/``params`` are a message of
+    :mod:`bot.engine.render.messages` saying why; ``part`` is ``"reach"``, ``"risk"`` or
+    ``"other"`` (the part of the score it counts towards, each part capped).
+    """
+
+    points: int
+    source: str
+    key: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    part: str = "other"
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A sentence backed by a fact: a message key, its parameters and the file it is about."""
+
+    key: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    file: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LabelDecision:
+    """A label prguide wants on the PR and who decided it.
+
+    ``source`` is ``"rule"`` (``rule`` holds the rule id and ``rule_source`` its
+    ``FILE:LINE``) or ``"human"`` (a ``/prguide label add`` command).
+    """
+
+    name: str
+    source: str
+    rule: str | None = None
+    rule_source: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Classification:
+    """Everything prguide decided about a pull request, before any wording.
+
+    ``importance`` is 1-10; ``reading_minutes`` whole minutes; ``audience`` maps a
+    language to sentences; ``hits`` are the rule hits it came from. ``areas`` are the
+    areas shown (at most :data:`MAX_AREAS`, best first), ``areas_more`` how many more
+    matched. ``breaking_reasons`` say why the change breaks users (empty when
+    ``breaking`` is false).
+    """
+
+    labels: tuple[LabelDecision, ...]
+    areas: tuple[str, ...]
+    change_type: str
+    change_type_source: str
+    breaking: bool
+    importance: int
+    factors: tuple[Factor, ...]
+    reading_level: str
+    reading_minutes: int
+    audience: Mapping[str, tuple[str, ...]]
+    hits: tuple[RuleHit, ...]
+    skip: bool = False
+    labels_removed_by_human: tuple[str, ...] = ()
+    breaking_reasons: tuple[Claim, ...] = ()
+    areas_more: int = 0
+
+    @property
+    def label_names(self) -> tuple[str, ...]:
+        """The label names, in decision order."""
+        return tuple(d.name for d in self.labels)
+
+
+def classify(
+    snapshot: PullRequestSnapshot,
+    analysis: DiffAnalysis,
+    hits: Sequence[RuleHit],
+    *,
+    audience_for_area: Any = None,
+    labels_added: Sequence[str] = (),
+    labels_removed: Sequence[str] = (),
+    is_config: Callable[[str, str | None], bool] | None = None,
+    renames: Mapping[str, tuple[tuple[str, str], ...]] | None = None,
+) -> Classification:
+    """Combine rule hits and analysis into a :class:`Classification`.
+
+    ``audience_for_area(area, lang) -> str | None`` names who maintains an area (from
+    the rule files' ``areas:``); ``is_config(path, class_name)`` says whether a file or
+    class holds user configuration (``RuleSet.is_config``; without it only config files
+    do); ``labels_added``/``labels_removed`` are human decisions applied last. Never
+    raises on odd input.
+    """
+    hits = tuple(hits)
+    renames = rename_map(analysis) if renames is None else renames
+    if is_config is not None:
+        is_config = _memo(is_config)
+    all_areas = _ranked_areas(hits, analysis, title_scopes(snapshot.title))
+    areas, dropped = all_areas[:MAX_AREAS], set(all_areas[MAX_AREAS:]) | _unranked_areas(hits, all_areas)
+    labels = _labels(hits, labels_added, labels_removed, dropped)
+    change_type, type_source = _change_type(hits, analysis, snapshot.title)
+    reasons = breaking_reasons(snapshot, analysis, hits, is_config, renames)
+    breaking = bool(reasons)
+    factors = tuple(_factors(snapshot, analysis, hits, change_type, reasons, is_config, renames))
+    importance = max(1, min(10, sum(f.points for f in factors)))
+    minutes = reading_minutes(analysis)
+    audience = {lang: _audience(hits, areas, lang, audience_for_area) for lang in ("en", "zh")}
+    return Classification(
+        labels=labels,
+        areas=areas,
+        change_type=change_type,
+        change_type_source=type_source,
+        breaking=breaking,
+        importance=importance,
+        factors=factors,
+        reading_level=reading_level(importance, minutes, behaviour=any(f.source == "behaviour" for f in factors)),
+        reading_minutes=minutes,
+        audience=audience,
+        hits=hits,
+        skip=any(h.skip for h in hits),
+        labels_removed_by_human=tuple(labels_removed),
+        breaking_reasons=reasons,
+        areas_more=len(all_areas) - len(areas),
+    )
+
+
+def reading_level(importance: int, minutes: int = DEEP_READ_MINUTES, *, behaviour: bool = False) -> str:
+    """``deep`` (importance 7-10 and at least 20 minutes of reading), ``quick`` (5-10, or
+    4 when source behaviour changes), ``skim`` (2-4) or ``skip`` (1).
+
+    An important change that reads in ten minutes is a quick read, not a deep one:
+    the level says how to read, the score how much it matters. A small fix that changes
+    how the code behaves is worth a quick read even when it touches little.
+    """
+    if importance >= DEEP_IMPORTANCE and minutes >= DEEP_READ_MINUTES:
+        return "deep"
+    if importance >= QUICK_IMPORTANCE or (behaviour and importance >= QUICK_IMPORTANCE - 1):
+        return "quick"
+    if importance >= 2:
+        return "skim"
+    return "skip"
+
+
+def reading_weight(analysis: DiffAnalysis) -> float:
+    """The weighted lines a reader must read: changed lines by :data:`LINE_WEIGHTS`
+    (files removed whole, generated, lock and binary files weigh nothing) plus
+    :data:`FACT_WEIGHT` per behaviour fact of a source or config file."""
+    total = 0.0
+    for f in analysis.files:
+        if f.status == "removed":
+            continue
+        total += LINE_WEIGHTS.get(f.kind, 0.0) * f.changes
+        if f.kind in ("source", "config"):
+            total += FACT_WEIGHT * len(f.behaviour)
+    return total
+
+
+def reading_minutes(analysis: DiffAnalysis) -> int:
+    """Minutes to read the change: ``1 + sqrt(reading_weight)``, rounded, at most
+    :data:`MAX_READING_MINUTES`.
+
+    The square root is how reading scales: the first ten lines of a fix cost the
+    reader the context around them; the thousandth line of a new module is read
+    faster than the first. 10 source lines read in ~5 minutes, 300 in ~22, 2,000 in ~56.
+    """
+    minutes = 1 + math.sqrt(reading_weight(analysis))
+    return max(1, min(MAX_READING_MINUTES, math.floor(minutes + 0.5)))
+
+
+def source_lines(analysis: DiffAnalysis) -> int:
+    """Changed lines of source files (not removed whole): the guide's "lines of code"."""
+    return sum(f.changes for f in analysis.files if f.kind == "source" and f.status != "removed")
+
+
+def _labels(
+    hits: tuple[RuleHit, ...], added: Sequence[str], removed: Sequence[str], dropped_areas: set[str]
+) -> tuple[LabelDecision, ...]:
+    removed_set = {r.lower() for r in removed}
+    decisions: dict[str, LabelDecision] = {}
+    for hit in hits:
+        # A rule whose areas were all left out (too many, or only tests/docs/CI touched
+        # them) does not label the PR with those areas.
+        hidden = bool(hit.areas) and all(a in dropped_areas for a in hit.areas)
+        for name in hit.labels:
+            key = name.lower()
+            if hidden and any(a.lower() in key for a in hit.areas):
+                continue
+            if key not in decisions and key not in removed_set:
+                decisions[key] = LabelDecision(name, "rule", hit.rule_id, hit.source)
+    for name in added:
+        key = name.lower()
+        if key not in decisions:
+            decisions[key] = LabelDecision(name, "human")
+    return tuple(decisions.values())
+
+
+_DEPS_TITLE = re.compile(r"\b(?:bump|deps?|dependenc(?:y|ies)|upgrade|pin)\b", re.IGNORECASE)
+
+
+def content_type(analysis: DiffAnalysis) -> str | None:
+    """The change type the files alone prove, or None: ``test``, ``docs`` or ``ci`` when
+    every changed file (generated and binary aside) is of that kind; ``deps`` when every
+    changed line is a dependency change (build files with dependency changes, lock files)."""
+    files = [f for f in analysis.files if f.kind not in ("generated", "binary")]
+    if not files:
+        return None
+    kinds = {f.kind for f in files}
+    for only in ("test", "docs", "ci"):
+        if kinds == {only}:
+            return only
+    if kinds <= {"build", "docs"} and "build" in kinds and all(f.dependency_changes for f in files if f.kind == "build"):
+        deps = sum(len(f.dependency_changes) for f in files)
+        if deps and all(f.changes <= 4 * max(1, len(f.dependency_changes)) for f in files if f.kind == "build"):
+            return "deps"
+    return None
+
+
+def _change_type(hits: tuple[RuleHit, ...], analysis: DiffAnalysis, title: str = "") -> tuple[str, str]:
+    """A revert always wins; then what the files prove (a "fix" touching only tests is
+    a test change); then the first rule-given type; then a guess from the files."""
+    typed = [h for h in hits if h.change_type in CHANGE_TYPES]
+    for h in typed:
+        if h.change_type == "revert":
+            return "revert", h.rule_id
+    proven = content_type(analysis)
+    if proven and (proven != "deps" or not typed or _DEPS_TITLE.search(title)):
+        return proven, "content"
+    if typed:
+        return str(typed[0].change_type), typed[0].rule_id
+    kinds = {f.kind for f in analysis.files} - {"generated", "binary"}
+    if kinds == {"build"}:
+        return "build", "inferred"
+    sources = analysis.of_kind("source")
+    if any(d.public for f in sources for d in f.definitions_added):
+        return "feature", "inferred"
+    if not sources:
+        return "chore", "inferred"
+    return "fix", "inferred"
+
+
+def _config_fact(fact: Any, f: FileAnalysis | None, is_config: Callable[[str, str | None], bool] | None) -> bool:
+    """True when ``fact`` is about user configuration: a key of a config file, or a field
+    of a class the rules mark as configuration."""
+    if f is None:
+        return False
+    if f.kind == "config":
+        return True
+    if f.kind != "source" or is_config is None:
+        return False
+    cls = fact.symbol.rpartition(".")[0] or None
+    return bool(is_config(f.path, cls))
+
+
+def breaking_reasons(
+    snapshot: PullRequestSnapshot,
+    analysis: DiffAnalysis,
+    hits: Sequence[RuleHit],
+    is_config: Callable[[str, str | None], bool] | None = None,
+    renames: Mapping[str, tuple[tuple[str, str], ...]] | None = None,
+) -> tuple[Claim, ...]:
+    """Why the change breaks existing users, from the facts (empty when it does not).
+
+    The author's mark (a rule's ``breaking``, ``[BREAKING]`` or ``type!:`` in the title)
+    comes first, then behaviour facts about user-facing things: changed defaults and
+    removed or renamed keys of configuration, removed, renamed or moved public symbols,
+    public signature changes (a parameter added with a default is not one), new hard
+    errors, raised dependency floors, major version moves of the package's
+    dependencies, and environment variables named after the project that source code
+    stops reading or reads with a new default
+    (:func:`bot.engine.analysis.envvars.breaks_users`).
+    """
+    out: list[Claim] = []
+    marked = [h for h in hits if h.breaking]
+    if marked:
+        out.append(Claim("breaking.marked", {"rule": marked[0].rule_id}))
+    by_path = {f.path: f for f in analysis.files}
+    seen: set[tuple[str, str]] = set()
+    gone: dict[str, list[str]] = {}
+    renamed_to = {(path, old): new for path, pairs in (rename_map(analysis) if renames is None else renames).items() for old, new in pairs}
+    for fact in analysis.behaviour:
+        key = _BREAKING_FACTS.get(fact.kind)
+        if key is None or not fact.user_facing:
+            continue
+        f = by_path.get(fact.path)
+        if f is None or f.kind in ("test", "docs", "ci", "example", "generated"):
+            continue
+        if fact.kind in ENV_KINDS and not breaks_users(fact, f.kind, f.status, snapshot.repository):
+            continue
+        if f.status == "removed":
+            # A file removed whole is one reason, however many keys or symbols it held.
+            if fact.kind in ("symbol_removed", "key_removed", "field_removed"):
+                gone.setdefault(f.path, []).append(fact.symbol)
+            continue
+        if fact.kind == "check_added" and not _breaking_check(fact, f):
+            continue
+        if fact.kind in ("default_changed", "key_removed", "key_renamed", "field_removed") and not _config_fact(fact, f, is_config):
+            continue
+        params = {"name": fact.symbol, "old": fact.old, "new": fact.new, "detail": fact.detail}
+        if fact.kind == "symbol_removed" and (fact.path, fact.symbol) in renamed_to:
+            key, params = "breaking.symbol_renamed", {"old": fact.symbol, "new": renamed_to[(fact.path, fact.symbol)]}
+        ident = (fact.kind, fact.symbol)
+        if ident in seen:
+            continue
+        seen.add(ident)
+        out.append(Claim(key, params, fact.path))
+    for path, names in gone.items():
+        names = list(dict.fromkeys(names))
+        out.append(Claim("breaking.file_removed", {"name": path, "names": tuple(names[:3]), "count": len(names)}, path))
+    for f in analysis.files:
+        if not _PACKAGE_FILE.search(f.path):
+            continue
+        for d in f.dependency_changes:
+            if dep_is_major(d) and ("dep_major", d.name) not in seen:
+                seen.add(("dep_major", d.name))
+                out.append(Claim("breaking.dep_major", {"name": d.name, "old": d.old_spec, "new": d.new_spec}, f.path))
+    return tuple(out)
+
+
+#: Files that declare what users of the package install (not Docker images, CI or docs).
+_PACKAGE_FILE = re.compile(r"^(?!docker/|\.github/|docs/|tests?/|examples?/)(?:[^/]+/)?(?:pyproject\.toml|setup\.py|setup\.cfg|requirements[^/]*\.txt|package\.json|go\.mod|Cargo\.toml)$")
+
+
+#: Exceptions that refuse input; an ``assert`` is an internal invariant, not a contract.
+_REFUSALS = ("ValueError", "TypeError", "KeyError", "NotImplementedError", "RuntimeError", "FileNotFoundError", "PermissionError")
+
+
+def _breaking_check(fact: Any, f: FileAnalysis) -> bool:
+    """A new check breaks callers only in a function that existed before (not one this
+    diff adds) and when it raises a refusal, not an assertion."""
+    if f.kind != "source" or not fact.detail.startswith(_REFUSALS):
+        return False
+    added = {d.name for d in f.definitions_added}
+    owner = fact.symbol
+    while owner:
+        if owner in added:
+            return False
+        owner = owner.rpartition(".")[0]
+    return True
+
+
+#: Files and lines per side read for the numerics/concurrency/untrusted-input words.
+_MAX_SCANNED_FILES = 300
+_MAX_SCANNED_LINES = 400
+
+
+def _scanned_texts(files: Sequence[FileAnalysis]) -> list[tuple[str, str]]:
+    """``(path, changed lines joined)`` of the first files, read once for every :func:`_scan`."""
+    return [
+        (f.path, "\n".join(f.added_lines[:_MAX_SCANNED_LINES] + f.removed_lines[:_MAX_SCANNED_LINES]))
+        for f in files[:_MAX_SCANNED_FILES]
+    ]
+
+
+def _scan(texts: Sequence[tuple[str, str]], words: Sequence[str], fold: bool = False) -> tuple[str, str] | None:
+    """The first ``(path, word)`` where one of ``words`` occurs in one of the ``texts``
+    (:func:`_scanned_texts`; lower-cased first when ``fold``). Substring tests: a regex
+    alternation over every line costs a corpus guide several milliseconds."""
+    for path, text in texts:
+        if fold:
+            text = text.lower()
+        for word in words:
+            if word in text:
+                return path, word.rstrip("( ")
+    return None
+
+
+def _capped(factors: list[Factor], part: str, cap: int) -> list[Factor]:
+    total = sum(f.points for f in factors if f.part == part and f.points > 0)
+    if total > cap:
+        factors.append(Factor(cap - total, f"cap.{part}", "factor.cap", {"part": part, "max": cap}, part))
+    return factors
+
+
+def _factors(
+    snapshot: PullRequestSnapshot,
+    analysis: DiffAnalysis,
+    hits: tuple[RuleHit, ...],
+    change_type: str,
+    reasons: tuple[Claim, ...],
+    is_config: Callable[[str, str | None], bool] | None,
+    renames: Mapping[str, tuple[tuple[str, str], ...]],
+) -> list[Factor]:
+    factors = [Factor(1, "base", "factor.base")]
+    sources = [f for f in analysis.of_kind("source") if f.status != "removed" or f.definitions_removed]
+    live = [f for f in sources if f.status != "removed"]
+    # -- reach: how much of the project and how many users the change touches
+    code = source_lines(analysis)
+    size_points = 0 if code < 20 else 1 if code < 200 else 2 if code < 1000 else 3
+    if size_points:
+        factors.append(Factor(size_points, "size", "factor.size", {"count": code}, "reach"))
+    budget = MAX_RULE_POINTS
+    for hit in hits:
+        points = hit.importance if hit.importance < 0 else min(hit.importance, budget)
+        if points:
+            budget -= max(points, 0)
+            factors.append(Factor(points, hit.rule_id, "factor.rule", {"rule": hit.rule_id}, "reach" if points > 0 else "other"))
+    renamed = {n for pairs in renames.values() for pair in pairs for n in pair}
+    added = [n for f in live for n in api_names(f.definitions_added) if n not in renamed]
+    removed = [n for f in sources for n in api_names(f.definitions_removed) if n not in renamed]
+    if added or removed:
+        factors.append(
+            Factor(1, "api", "factor.api", {"count": len(added) + len(removed), "added": len(added), "removed": len(removed), "names": _first(removed + added)}, "reach")
+        )
+    keys = _config_keys(analysis, is_config)
+    if keys:
+        factors.append(Factor(1, "config", "factor.config", {"count": len(keys), "names": _first(keys)}, "reach"))
+    env = env_variables(analysis)
+    if env:
+        factors.append(Factor(1, "env", "factor.env", {"count": len(env), "names": _first(env)}, "reach"))
+    deps = [d for f in analysis.files if f.kind in ("build", "source", "config") for d in f.dependency_changes]
+    if deps:
+        names = list(dict.fromkeys(d.name for d in deps))
+        factors.append(Factor(1, "dependencies", "factor.deps", {"count": len(names), "names": _first(names)}, "reach"))
+    _capped(factors, "reach", MAX_REACH)
+    # -- risk: how likely it is to hurt someone, and how badly
+    behaves = bool(live) and change_type in ("fix", "feature", "perf", "revert")
+    if behaves:
+        factors.append(Factor(2, "behaviour", "factor.behaviour", {"type": change_type}, "risk"))
+    elif live and change_type == "refactor":
+        factors.append(Factor(1, "refactor", "factor.refactor", {}, "risk"))
+    if reasons:
+        factors.append(Factor(2, "breaking", "factor.breaking", {"count": len(reasons)}, "risk"))
+    elif any(dep_is_major(d) for d in deps):
+        factors.append(Factor(1, "dep-major", "factor.deps_major", {"names": _first([d.name for d in deps if dep_is_major(d)])}, "risk"))
+    if behaves:
+        texts = _scanned_texts(live)
+        for source, key, words in (("numerics", "factor.numerics", _NUMERICS), ("concurrency", "factor.concurrency", _CONCURRENCY), ("untrusted", "factor.untrusted", _UNTRUSTED)):
+            found = _scan(texts, words, fold=source == "numerics")
+            if found:
+                # Running or parsing untrusted input can cost more than a wrong number.
+                factors.append(Factor(2 if source == "untrusted" else 1, source, key, {"file": found[0], "code": found[1]}, "risk"))
+    _capped(factors, "risk", MAX_RISK)
+    tests = [t for f in analysis.files for t in f.tests_added]
+    # A fix that comes with its regression test shows what was wrong; a feature's tests come with it anyway.
+    if behaves and tests and change_type in ("fix", "perf", "revert"):
+        factors.append(Factor(1, "tests", "factor.tests", {"count": len(tests)}))
+    # -- other
+    if change_type == "revert":
+        factors.append(Factor(1, "revert", "factor.revert"))
+    threads = {c.thread_id for c in snapshot.review_comments if not c.user_is_bot}
+    changes_requested = any(r.state == "CHANGES_REQUESTED" for r in snapshot.reviews)
+    if len(threads) >= 3 or changes_requested:
+        factors.append(Factor(1, "review", "factor.review", {"threads": len(threads)}))
+    if snapshot.author_is_bot:
+        factors.append(Factor(-1, "bot", "factor.bot", {"author": snapshot.author}))
+    if not live:
+        # No source: config, build, CI and test lines still change what runs; docs count a fifth.
+        other = sum(f.changes for f in analysis.files if f.status != "removed" and f.kind in ("config", "build", "ci", "test", "example"))
+        other += sum(f.changes for f in analysis.files if f.status != "removed" and f.kind == "docs") // 5
+        if other >= 10:
+            factors.append(Factor(1, "size", "factor.size_other", {"count": other}, "reach"))
+        elif not keys and not deps and not reasons:
+            factors.append(Factor(-1, "no-source", "factor.no_source"))
+    return factors
+
+
+def _config_keys(analysis: DiffAnalysis, is_config: Callable[[str, str | None], bool] | None) -> list[str]:
+    """User-facing config keys added, removed or given a new default: keys of config
+    files, and fields of classes ``is_config`` marks as configuration."""
+    out: list[str] = []
+    for f in analysis.files:
+        if f.kind == "config":
+            out += public_keys(f, f.config_keys_added + f.config_keys_removed)
+        elif f.kind == "source" and is_config is not None:
+            fields = f.fields_added + f.fields_removed
+            out += [k for k in public_keys(f, fields) if is_config(f.path, k.rpartition(".")[0] or None)]
+    by_path = None
+    for fact in analysis.behaviour:
+        if fact.kind == "default_changed" and fact.symbol not in out:
+            by_path = by_path or {x.path: x for x in analysis.files}
+            if _config_fact(fact, by_path.get(fact.path), is_config):
+                out.append(fact.symbol)
+    return list(dict.fromkeys(out))
+
+
+def env_variables(analysis: DiffAnalysis) -> list[str]:
+    """Environment variables the package's source code starts reading, stops reading or
+    reads with a new default, in files that exist on both sides (a new module's reads
+    are part of the new module; a removed file's, of its removal). Scripts, images,
+    tests and CI set variables for themselves and do not count."""
+    out: list[str] = []
+    for f in analysis.files:
+        if f.kind == "source" and f.behaviour and f.status not in ("added", "removed"):
+            out += [b.symbol for b in f.behaviour if b.kind in ENV_KINDS and b.user_facing and b.detail != "set"]
+    return list(dict.fromkeys(out))
+
+
+def _memo(is_config: Callable[[str, str | None], bool]) -> Callable[[str, str | None], bool]:
+    """``is_config`` remembering its answers for one classification (it matches globs)."""
+    seen: dict[tuple[str, str | None], bool] = {}
+
+    def cached(path: str, class_name: str | None = None) -> bool:
+        key = (path, class_name)
+        if key not in seen:
+            seen[key] = bool(is_config(path, class_name))
+        return seen[key]
+
+    return cached
+
+
+_BRACKETS = re.compile(r"^\s*((?:\[[^\]]*\]\s*)+)")
+_CONVENTIONAL_SCOPE = re.compile(r"^\s*[A-Za-z-]+\(([^)]*)\)!?:")
+
+
+def title_scopes(title: str) -> tuple[str, ...]:
+    """The scopes a title names, lower-cased: ``[megatron, fsdp] fix: …`` and ``fix(ckpt): …``."""
+    found: list[str] = []
+    brackets = _BRACKETS.match(title)
+    if brackets:
+        found += re.findall(r"[^\[\],]+", brackets.group(1))
+    conventional = _CONVENTIONAL_SCOPE.match(title)
+    if conventional:
+        found += conventional.group(1).split(",")
+    return tuple(dict.fromkeys(x.strip().lower() for x in found if x.strip()))
+
+
+#: File kinds that make an area on their own; tests, docs and CI only when nothing else does.
+_AREA_KINDS = ("source", "config", "build", "example")
+
+
+def _ranked_areas(hits: tuple[RuleHit, ...], analysis: DiffAnalysis, scopes: tuple[str, ...]) -> tuple[str, ...]:
+    """Areas the title names first (the author's own word), then by changed lines of
+    source and config files in them. Areas only tests, docs or CI files reach count
+    only when no area is reached by source or config files."""
+    code = {f.path: f.changes for f in analysis.files if f.kind in _AREA_KINDS}
+    other = {f.path: f.changes for f in analysis.files if f.counts_as_code and f.kind not in _AREA_KINDS}
+    weight: dict[str, float] = {}
+    secondary: dict[str, float] = {}
+    for hit in hits:
+        w = sum(code.get(p, 0) for p in hit.files) if hit.files else 0
+        o = sum(other.get(p, 0) for p in hit.files) if hit.files else 0
+        for area in hit.areas:
+            if area.lower() in scopes:
+                weight[area] = float("inf")
+            elif w or not hit.files:
+                weight[area] = max(weight.get(area, -1.0), float(w))
+            else:
+                secondary[area] = max(secondary.get(area, -1.0), float(o))
+    if not weight:
+        weight = secondary
+    return tuple(sorted(weight, key=lambda a: -weight[a]))
+
+
+def _unranked_areas(hits: tuple[RuleHit, ...], ranked: tuple[str, ...]) -> set[str]:
+    kept = set(ranked)
+    return {a for h in hits for a in h.areas if a not in kept}
+
+
+def _first(names: Sequence[str], n: int = 3) -> tuple[str, ...]:
+    """The first ``n`` names; the renderer shows them as code and adds "…" when ``count`` is larger."""
+    return tuple(names[:n])
+
+
+def _audience(hits: tuple[RuleHit, ...], areas: tuple[str, ...], lang: str, audience_for_area: Any) -> tuple[str, ...]:
+    out: list[str] = []
+    shown = set(areas)
+    for hit in hits:
+        if hit.areas and not shown.intersection(hit.areas):
+            continue
+        text = hit.audience.get(lang) if hit.audience else None
+        if text:
+            out.append(text)
+    if audience_for_area is not None:
+        for area in areas:
+            text = audience_for_area(area, lang)
+            if text:
+                out.append(text)
+    return tuple(dict.fromkeys(out))

@@ -1,0 +1,245 @@
+"""Names a reader can search for: what the description names, what a file brings in, which files a design bullet is about."""
+
+from __future__ import annotations
+
+import functools
+import keyword
+import re
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from bot.engine.analysis.model import (
+    DiffAnalysis,
+    FileAnalysis,
+)
+from bot.engine.focus.model import (
+    CARRIER_WEIGHT,
+    COMMENT_LINE,
+    MAX_DESCRIBED_FILES,
+    FocusPoint,
+)
+from bot.engine.snapshot import PullRequestSnapshot
+
+_SPAN_NAME = re.compile(r"`([^`\n]{3,80})`")
+#: Design bullets read per description.
+_MAX_DESIGN = 8
+
+
+def design_points(texts: Mapping[str, str], description: Any) -> list[FocusPoint]:
+    """The author's design bullets that name code the diff changes, each on the file
+    whose changed lines hold the first such name (a bullet naming nothing found is left out)."""
+    bullets = getattr(description, "design_points", ())[:_MAX_DESIGN]
+    if not bullets:
+        return []
+    out = []
+    for bullet in bullets:
+        names = [n.strip().rstrip("()") for n in _SPAN_NAME.findall(bullet)] or [w for w in _WORD.findall(bullet) if CODE_LIKE.search(w)]
+        for name in names:
+            path = next((p for p, text in texts.items() if len(name) >= 4 and name in text), None)
+            if path:
+                out.append(FocusPoint(path, name, "focus.design", {"text": bullet}, weight=CARRIER_WEIGHT - 2))
+                break
+    return out
+
+
+def changed_texts(analysis: DiffAnalysis, house: set[str]) -> dict[str, str]:
+    """The changed lines of source, config and build files, joined per file."""
+    return {
+        f.path: "\n".join(f.added_lines[:600] + f.removed_lines[:600])
+        for f in analysis.files[:MAX_DESCRIBED_FILES]
+        if f.kind in ("source", "config", "build") and f.path not in house and (f.added_lines or f.removed_lines)
+    }
+
+
+def described_files(texts: Mapping[str, str], named: set[str]) -> dict[str, int]:
+    """How many identifiers the title or description names appear in the changed lines
+    of each source, config or build file (the author's own pointers, checked against
+    the diff); files with fewer than two are left out."""
+    wanted = sorted(n for n in named if len(n) >= 5 and "/" not in n)[:80]
+    if not wanted:
+        return {}
+    scored = {}
+    for path, text in texts.items():
+        present = [n for n in wanted if n in text]
+        found = [n for n in present if not any(n != m and n in m for m in present)] if len(present) >= 2 else present
+        if len(found) >= 2:
+            scored[path] = len(found)
+    return scored
+
+
+def short_name(name: str) -> str:
+    return name.rpartition(".")[2]
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z_][A-Za-z0-9_]*)*")
+CODE_LIKE = re.compile(r"_|[a-z][A-Z]|\.|\(\)")
+
+
+def named_in_text(snapshot: PullRequestSnapshot, description: Any = None) -> set[str]:
+    """Identifiers the title and description name: snake/Camel/dotted words and ALL_CAPS
+    names, each also by its dotted components. The description is read without its
+    template's boilerplate when ``description`` (a parsed one) is given."""
+    sections = getattr(description, "sections", None)
+    body = "\n".join(v for k, v in sections.items() if k != "checklist") if sections else (snapshot.body or "")
+    text = f"{snapshot.title}\n{body[:8_000]}"
+    out: set[str] = set()
+    for token in set(_WORD.findall(text)):
+        if len(token) >= 4 and _names_code(token):
+            out.add(token)
+            if "." in token:
+                out.update(p for p in token.split(".") if _names_code(p))
+    return out
+
+
+#: Words remembered by the per-word verdicts below: the same words recur in every
+#: title, description and diff of a project, and the bound keeps untrusted text from
+#: growing the caches without end.
+_WORD_CACHE = 50_000
+
+
+@functools.lru_cache(maxsize=_WORD_CACHE)
+def _names_code(word: str) -> bool:
+    """True for a snake_case, CamelCase, dotted or ``name()`` word, or an ALL_CAPS name."""
+    return bool(CODE_LIKE.search(word) or _CAPS.match(word))
+
+
+def tested_names(analysis: DiffAnalysis) -> set[str]:
+    """Lower-cased words of added test names (``test_save_ckpt_async`` -> ``save_ckpt_async``, ...),
+    used to find the functions the tests exercise."""
+    out: set[str] = set()
+    names = [n for f in analysis.files for n in f.tests_added[:40]][:80]
+    for name in names:
+        base = short_name(name).lower()
+        base = base[5:] if base.startswith("test_") else base
+        parts = base.split("_")[:12]
+        for i in range(len(parts)):
+            for j in range(i + 2, min(len(parts), i + 4) + 1):
+                out.add("_".join(parts[i:j]))
+            if len(parts[i]) >= 5:
+                out.add(parts[i])
+    return out
+
+
+_TOKEN = re.compile(r"/?[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z0-9_]+)*|\d+(?:\.\d+)+(?:[.\-]?[A-Za-z]\w*)?")
+#: A name given a value or defined on a line: ``NAME = ...``, ``name: int = ...``, ``def name(``.
+_DEFINED = re.compile(r"^\s*(?:def |class |async def )?([A-Za-z_][A-Za-z0-9_]*)\s*(?:[:=(]|$)")
+_CAPS = re.compile(r"^[A-Z][A-Z0-9_]{4,}$")
+_STOP = frozenset(keyword.kwlist) | {
+    "self", "None", "True", "False", "print", "range", "return", "isinstance", "getattr", "setattr", "hasattr",
+    "kwargs", "args", "torch", "from", "import", "else", "elif", "raise", "assert", "lambda", "logger",
+    "ImportError", "ValueError", "TypeError", "KeyError", "RuntimeError", "AttributeError", "Exception",
+}
+
+
+#: Lines per side read for the names a change brings in.
+_MAX_TOKEN_LINES = 100
+
+
+def introduced_names(f: FileAnalysis, named: set[str] = frozenset(), limit: int = 3) -> tuple[str, ...]:
+    """Code-like names (``snake_case``, ``CamelCase``, ``dotted.names``, ``kebab-names``)
+    that the added lines of ``f`` bring in and its removed lines did not have, then those
+    the removed lines had and the added lines dropped; names the title or description
+    use first. At most ``limit``."""
+    if not f.added_lines and not f.removed_lines:
+        return ()
+    added_text = "\n".join(x for x in f.added_lines[:_MAX_TOKEN_LINES] if not COMMENT_LINE.match(x))
+    removed_text = "\n".join(x for x in f.removed_lines[:_MAX_TOKEN_LINES] if not COMMENT_LINE.match(x))
+    plus = _tokens(added_text, named)
+    minus = _tokens(removed_text, named)
+    new = [t for t in plus if t not in minus]
+    gone = [t for t in minus if t not in plus]
+    # Names on both sides are worth showing when the author names them, or when the
+    # change is too small to bring in names of its own.
+    kept = [t for t in plus if t in minus and (t in named or short_name(t) in named or len(new) + len(gone) < limit)]
+    touched = set(f.symbols_touched)
+    defined = {m.group(1) for line in f.added_lines[:_MAX_TOKEN_LINES] for m in [_DEFINED.match(line)] if m}
+    ranked = sorted(
+        dict.fromkeys(new + gone + kept),
+        key=lambda t: (-(t in named), -(t in defined and t in new), -(plus.get(t, 0) + minus.get(t, 0)), -(t in new)),
+    )
+    return tuple(t for t in ranked if t not in touched)[:limit]
+
+
+def _tokens(text: str, named: set[str] = frozenset()) -> dict[str, int]:
+    """Code-like words of ``text`` and how often they occur. A dotted chain
+    (``logits.full_tensor``) counts as its parts unless the description names it whole
+    (``ast.literal_eval``)."""
+    if "://" in text:
+        # A URL stands for what it names last: a repository, a file, a page.
+        text = _URL.sub(lambda m: " " + re.sub(r"\.git$", "", m.group(1)) + " ", text)
+    counts: dict[str, int] = {}
+    for token, n in Counter(_TOKEN.findall(text)).items():
+        if len(token) < 4:
+            continue
+        if token[0] == "/" and not _starts_a_line(token, text):
+            token = token[1:]  # a path inside an argument, not a path of its own
+        whole, whole_ok, parts = _forms(token)
+        if parts is None or whole in named:
+            parts = (whole,) if whole_ok else ()
+        for part in parts:
+            counts[part] = counts.get(part, 0) + n
+    return counts
+
+
+@functools.lru_cache(maxsize=_WORD_CACHE)
+def _forms(token: str) -> tuple[str, bool, tuple[str, ...] | None]:
+    """How :func:`_tokens` counts ``token``: ``(word, word is code-like, its code-like
+    dotted parts or None)``; the parts count instead of the word unless the title or
+    description names the word. A URL-ish token counts as nothing."""
+    if "www." in token or token.startswith(("http", "/www")):
+        return "", False, ()
+    token = token.rstrip("./-").lstrip(".-")
+    parts = None
+    if "." in token and not _VERSIONISH.search(token):
+        parts = tuple(p for p in token.split(".") if _code_like(p))
+    return token, _code_like(token), parts
+
+
+def _starts_a_line(token: str, text: str) -> bool:
+    """True when ``token`` begins a line of ``text``, after spaces or tabs only."""
+    pos = text.find(token)
+    while pos >= 0:
+        if not text[text.rfind("\n", 0, pos) + 1 : pos].strip(" \t"):
+            return True
+        pos = text.find(token, pos + 1)
+    return False
+
+
+_CODEISH = re.compile(r"_|[a-z][A-Z]|\.|\(\)|-|\d|^[A-Z][A-Z0-9_]{4,}$|[A-Z].*[a-z].*[A-Z]")
+
+
+@functools.lru_cache(maxsize=_WORD_CACHE)
+def _code_like(word: str) -> bool:
+    """True for a word that reads as code: snake_case, CamelCase, dotted, kebab, with digits, ALL_CAPS."""
+    return len(word) >= 4 and word not in _STOP and _CODEISH.search(word) is not None
+
+
+_URL = re.compile(r"(?:https?|git|ssh)://[^\s\"'`<>()]*?([^/\s\"'`<>()#?]+)/?(?=[\s\"'`<>()#?]|$)")
+_VERSIONISH = re.compile(r"^\d|\.\d")
+
+
+def uses_limit(points: int) -> int:
+    """Names a point may add: four, and more when there are few points (a one-file fix
+    has room to say more about its one file)."""
+    return max(4, 9 - points)
+
+
+_USES_KEYS = {"focus.largest": "focus.largest_uses", "focus.largest_symbols": "focus.largest_symbols_uses", "focus.tests": "focus.tests_uses"}
+
+
+def with_uses(point: FocusPoint, f: FileAnalysis | None, named: set[str], shown: set[str] = frozenset(), limit: int = 4) -> FocusPoint:
+    """A "largest change" or tests point also names what the change brings in or drops
+    (names in ``shown`` left out)."""
+    if f is None or point.key not in _USES_KEYS or point.text:
+        return point
+    if point.key == "focus.tests":
+        limit = min(limit, 3)
+        shown = set(shown) | {short_name(t) for t in f.tests_added}
+    uses = tuple(n for n in introduced_names(f, named, limit + len(shown)) if n not in shown)[:limit]
+    if not uses:
+        return point
+    key = _USES_KEYS[point.key]
+    return FocusPoint(point.file, point.symbol, key, {**point.params, "uses": uses}, point.text, point.weight)
+
+

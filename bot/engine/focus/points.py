@@ -1,0 +1,554 @@
+"""Focus points: the few places of a pull request a reader should open first, ranked by meaning."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bot.engine.analysis.envvars import ENV_KINDS, breaks_users
+from bot.engine.analysis.model import (
+    Definition,
+    DiffAnalysis,
+    FileAnalysis,
+)
+from bot.engine.focus.housekeeping import (
+    api_names,
+    dep_is_major,
+    housekeeping,
+    public_keys,
+    removed_trees,
+)
+from bot.engine.focus.model import (
+    API_WEIGHT,
+    BREAKING_WEIGHT,
+    CARRIER_WEIGHT,
+    CODE_KINDS,
+    DEP_WEIGHT,
+    FACT_WEIGHT,
+    MAX_DESCRIBED_FILES,
+    MAX_FOCUS,
+    MAX_NAMES,
+    MAX_PER_FILE,
+    RULE_NOTE_WEIGHT,
+    FocusPoint,
+    Housekeeping,
+    IsConfig,
+    ReviewSummary,
+)
+from bot.engine.focus.names import (
+    changed_texts,
+    described_files,
+    design_points,
+    named_in_text,
+    short_name,
+    tested_names,
+    uses_limit,
+    with_uses,
+)
+from bot.engine.rules.model import RuleHit
+from bot.engine.snapshot import PullRequestSnapshot
+
+_FACT_POINTS = {
+    "default_changed": FACT_WEIGHT,
+    "key_removed": FACT_WEIGHT,
+    "key_renamed": FACT_WEIGHT,
+    "field_removed": FACT_WEIGHT - 5,
+    "signature_changed": FACT_WEIGHT - 5,
+    "symbol_removed": FACT_WEIGHT - 5,
+    "symbol_renamed": FACT_WEIGHT,
+    "symbol_moved": FACT_WEIGHT - 10,
+    "check_added": FACT_WEIGHT - 10,
+    "check_removed": FACT_WEIGHT - 10,
+    "parameter_added": API_WEIGHT,
+    "metric_renamed": FACT_WEIGHT - 10,
+    "dep_floor_raised": DEP_WEIGHT + 10,
+    "dep_ceiling_added": DEP_WEIGHT,
+    "dep_pin_changed": DEP_WEIGHT,
+    "dep_added": DEP_WEIGHT,
+    "dep_removed": DEP_WEIGHT,
+    "dep_commit_moved": DEP_WEIGHT,
+    "env_added": FACT_WEIGHT - 10,
+    "env_removed": FACT_WEIGHT - 10,
+    "env_default_changed": FACT_WEIGHT - 5,
+}
+#: An environment fact in an example script weighs this much less than in source: it
+#: changes how one launches a job, not what the package does.
+_ENV_SCRIPT_DISCOUNT = 20
+#: Weight of an ``ENV`` of a Docker image or build file: below the image's dependency changes.
+_ENV_BUILD_WEIGHT = DEP_WEIGHT - 5
+#: Weight of a variable a new module reads: part of the new module, which has its own point.
+_ENV_NEW_MODULE_WEIGHT = API_WEIGHT - 15
+#: The message of each fact kind (``.plain`` is added when a key is not user configuration).
+_FACT_KEYS = {
+    "default_changed": "focus.fact.default_changed",
+    "key_removed": "focus.fact.key_removed",
+    "key_renamed": "focus.fact.key_renamed",
+    "field_removed": "focus.fact.field_removed",
+    "signature_changed": "focus.fact.signature_changed",
+    "parameter_added": "focus.fact.parameter_added",
+    "check_added": "focus.fact.check_added",
+    "check_removed": "focus.fact.check_removed",
+    "symbol_removed": "focus.fact.symbol_removed",
+    "symbol_renamed": "focus.fact.symbol_renamed",
+    "symbol_moved": "focus.fact.symbol_moved",
+    "metric_renamed": "focus.fact.metric_renamed",
+    "dep_floor_raised": "focus.fact.dep_floor_raised",
+    "dep_ceiling_added": "focus.fact.dep_ceiling_added",
+    "dep_pin_changed": "focus.fact.dep_pin_changed",
+    "dep_added": "focus.fact.dep_added",
+    "dep_removed": "focus.fact.dep_removed",
+    "dep_commit_moved": "focus.fact.dep_commit_moved",
+    "env_added": "focus.fact.env_added",
+    "env_removed": "focus.fact.env_removed",
+    "env_default_changed": "focus.fact.env_default_changed",
+}
+_BREAKING_KINDS = ("default_changed", "key_removed", "key_renamed", "field_removed", "signature_changed",
+                   "symbol_removed", "symbol_renamed", "symbol_moved", "check_added", "dep_floor_raised")
+#: Facts read per pull request: a 3,000-file refactor has thousands, and six points are shown.
+_MAX_FACTS = 200
+
+
+
+def focus_points(
+    analysis: DiffAnalysis,
+    hits: tuple[RuleHit, ...],
+    review: ReviewSummary,
+    *,
+    snapshot: PullRequestSnapshot | None = None,
+    is_config: IsConfig | None = None,
+    description: Any = None,
+    house_files: Housekeeping | None = None,
+    renames: Mapping[str, tuple[tuple[str, str], ...]] | None = None,
+) -> tuple[FocusPoint, ...]:
+    """The ranked focus points, at most :data:`MAX_FOCUS`, at most two per file.
+
+    ``snapshot`` gives the title and description (symbols they name rank higher);
+    ``is_config(path, class_name)`` says which classes hold configuration
+    (``RuleSet.is_config``); without it only config files hold config keys;
+    ``description`` (:class:`bot.engine.analysis.description.Description`) offers its design
+    bullets as points, on the file whose changed lines hold what they name.
+    """
+    hk = house_files if house_files is not None else housekeeping(analysis)
+    renames = rename_map(analysis) if renames is None else renames
+    house = set(hk.paths)
+    kinds = {f.path: f.kind for f in analysis.files}
+    named = named_in_text(snapshot, description) if snapshot is not None else set()
+    tested = tested_names(analysis)
+    candidates: list[FocusPoint] = []
+    for hit in hits:
+        # One point per rule: a rule that matched twelve files says the same thing twelve times.
+        notes = [n for n in hit.focus if not _unfounded_note(n, house, kinds, is_config)]
+        if notes:
+            note = notes[0]
+            more = {"similar": len(notes) - 1} if len(notes) > 1 else {}
+            candidates.append(FocusPoint(note.file, note.symbol, params=more, text=note.text, weight=RULE_NOTE_WEIGHT))
+    fact_files: set[str] = set()
+    behaviour = analysis.behaviour  # a property: built once here
+    candidates.extend(_fact_points(analysis, house, is_config, fact_files, renames, named, behaviour))
+    if behaviour:
+        candidates.extend(_env_points(analysis, behaviour, house, getattr(snapshot, "repository", "") or ""))
+    texts = changed_texts(analysis, house) if named or getattr(description, "design_points", ()) else {}
+    described = described_files(texts, named)
+    candidates.extend(design_points(texts, description))
+    for f in analysis.files:
+        if f.path in house:
+            continue
+        candidates.extend(
+            _file_points(f, is_config, fact_files, named, tested, _has_facts(f), described.get(f.path, 0), renames.get(f.path, ()))
+        )
+    candidates.extend(removed_trees(analysis))
+    for thread in review.threads[:2]:
+        if thread.comments >= 2:
+            candidates.append(
+                FocusPoint(
+                    thread.path,
+                    None,
+                    "focus.thread",
+                    {"comments": thread.comments, "people": thread.participants, "line": thread.line},
+                    weight=45 + thread.comments,
+                )
+            )
+    if not candidates and house:
+        # Nothing but housekeeping: code owners, image tags or formatting are then the
+        # change itself (generated and lock files never are).
+        for f in analysis.files:
+            if f.path in hk.owners + hk.images + hk.formatting + hk.comments:
+                candidates.append(FocusPoint(f.path, None, "focus.largest", {"additions": f.additions, "deletions": f.deletions, "names": ()}, weight=10))
+    candidates.sort(key=lambda p: -p.weight)
+    chosen: list[FocusPoint] = []
+    per_file: dict[str | None, int] = defaultdict(int)
+    seen: set[tuple[str | None, str | None]] = set()
+    for point in candidates:
+        # The same file and symbol said twice (a rule's note and a built-in point) is one point.
+        ident = (point.file, point.symbol) if point.symbol else (point.file, point.key or next(iter(point.text.values()), None))
+        if ident in seen or (point.file and per_file[point.file] >= MAX_PER_FILE):
+            continue
+        seen.add(ident)
+        per_file[point.file] += 1
+        chosen.append(point)
+        if len(chosen) == MAX_FOCUS:
+            break
+    by_path = {f.path: f for f in analysis.files}
+    # Which new API is an entry point is only worth finding out for the points shown.
+    added_names = {n for p in chosen if p.key == "focus.added" for n in p.params.get("names", ())}
+    entries = _entry_points(analysis, added_names)
+    shown: set[str] = set()
+    out = []
+    for p in chosen:
+        if p.key == "focus.added" and entries.intersection(p.params.get("names", ())):
+            names = tuple(dict.fromkeys([n for n in p.params["names"] if n in entries] + list(p.params["names"])))
+            p = FocusPoint(p.file, p.symbol, "focus.added_called", {**p.params, "names": names}, p.text, p.weight)
+        # A name already shown by an earlier point is not repeated: three config files
+        # with the same new keys say them once.
+        p = with_uses(p, by_path.get(p.file or ""), named, shown, uses_limit(len(chosen)))
+        if p.key in ("focus.largest", "focus.largest_symbols") and not p.params.get("names") and any(q.file == p.file for q in out):
+            continue  # "+1/−1 lines here" next to a point on the same file says nothing new
+        shown.update(str(n) for n in p.params.get("names", ()) or ())
+        if p.symbol:
+            shown.add(p.symbol)
+        shown.update(p.params.get("uses", ()) or ())
+        out.append(p)
+    return tuple(out)
+
+
+def _unfounded_note(note: Any, house: set[str], kinds: Mapping[str, str], is_config: IsConfig | None) -> bool:
+    """A rule's note that would state what the diff does not back: one about a generated
+    file (housekeeping), or one calling a field of a class that is not configuration a
+    config key."""
+    if note.file and note.file in house:
+        return True
+    if note.file and note.symbol and kinds.get(note.file) == "source":
+        cls = note.symbol.rpartition(".")[0] or None
+        return not (is_config is not None and is_config(note.file, cls))
+    return False
+
+
+_TEMPLATED = re.compile(r"[${}]")
+#: Fact kinds whose several facts in one file are listed by name in one point.
+_LISTED_FACTS = ("key_removed", "field_removed", "symbol_removed")
+
+
+def _fact_points(
+    analysis: DiffAnalysis,
+    house: set[str],
+    is_config: IsConfig | None,
+    fact_files: set[str],
+    renames: Mapping[str, tuple[tuple[str, str], ...]],
+    named: set[str],
+    behaviour: Sequence[Any],
+) -> list[FocusPoint]:
+    """One point per file and kind of behaviour fact (the first fact named, the rest counted).
+
+    ``behaviour`` is ``analysis.behaviour`` (a property the caller has built once)."""
+    groups: dict[tuple[str, str], list[Any]] = {}
+    by_path = {f.path: f for f in analysis.files}
+    facts = behaviour[:_MAX_FACTS]
+    # A rename found by pairing is said once, by the file's own point (see _file_points).
+    paired = {(path, old) for path, pairs in renames.items() for old, _ in pairs}
+    for fact in facts:
+        if fact.kind == "symbol_removed" and (fact.path, fact.symbol) in paired:
+            continue
+        f = by_path.get(fact.path)
+        kind = f.kind if f is not None else None
+        if fact.kind not in _FACT_POINTS or fact.kind in ENV_KINDS or fact.path in house or kind in ("test", "docs", "generated", "binary"):
+            continue
+        if kind == "ci" and not fact.kind.startswith("dep_"):
+            continue
+        if fact.kind.startswith("dep_") and _TEMPLATED.search(fact.symbol):
+            continue  # `FROM ${BASE_IMAGE}`: a variable, not a dependency name
+        if fact.kind in ("check_added", "check_removed") and not _existing_function(fact.symbol, f):
+            continue  # a check in a function this diff adds refuses nothing that used to pass
+        groups.setdefault((fact.path, fact.kind), []).append(fact)
+    out = []
+    for (path, kind), facts in groups.items():
+        fact = facts[0]
+        key = _FACT_KEYS[kind]
+        if kind in ("default_changed", "key_removed", "key_renamed", "field_removed"):
+            f = by_path.get(path)
+            config = f is not None and (f.kind == "config" or (is_config is not None and f.kind == "source" and is_config(path, fact.symbol.rpartition(".")[0] or None)))
+            if not config:
+                key += ".plain"
+        elif kind == "dep_pin_changed" and not fact.old:
+            key = "focus.fact.dep_pinned"
+        elif kind == "dep_pin_changed":
+            f = by_path.get(path)
+            bump = next((d.bump for d in f.dependency_changes if d.name == fact.symbol), "") if f is not None else ""
+            if bump in ("major", "pre-1.0 minor", "commit"):
+                key = {"major": "focus.fact.dep_pin_changed.major", "pre-1.0 minor": "focus.fact.dep_pin_changed.pre1", "commit": "focus.fact.dep_pin_changed.commit"}[bump]
+        weight = _FACT_POINTS[kind]
+        if kind in _BREAKING_KINDS and fact.user_facing:
+            weight += BREAKING_WEIGHT - FACT_WEIGHT
+        params = {"name": fact.symbol, "old": fact.old, "new": fact.new, "detail": fact.detail, "count": len(facts)}
+        if len(facts) > 1 and kind in _LISTED_FACTS:
+            # Several keys or symbols of one file gone: name a few (those the author names first).
+            symbols = sorted(dict.fromkeys(x.symbol for x in facts), key=lambda n: (short_name(n) not in named and n not in named))
+            key, params = f"{key}.many", {"names": tuple(symbols[:MAX_NAMES]), "count": len(symbols)}
+        elif len(facts) > 1:
+            params["similar"] = len(facts) - 1
+        fact_files.add(path)
+        out.append(FocusPoint(path, fact.symbol, key, params, weight=weight))
+    return out
+
+
+def _has_facts(f: FileAnalysis) -> bool:
+    """True when ``f`` has behaviour facts that stand for its own points (removed API,
+    config keys, dependencies); environment variable facts do not."""
+    behaviour = f.behaviour
+    return bool(behaviour) and any(b.kind not in ENV_KINDS for b in behaviour)
+
+
+#: Environment facts whose variables, found in the same files, share one point.
+_ENV_MERGED = {("env_added", "read"), ("env_removed", "read")}
+
+
+def _env_points(analysis: DiffAnalysis, behaviour: Sequence[Any], house: set[str], repository: str = "") -> list[FocusPoint]:
+    """Points for environment variables read or set (:mod:`bot.engine.analysis.envvars`).
+
+    ``behaviour`` is ``analysis.behaviour`` (source files first). One point per
+    variable, kind of fact and value, however many files it is in (the
+    point names the first file, source first, and counts the others); plain reads added
+    or removed in the same files share one point ("now reads `A` (default `1`) and `B`").
+    Only source, config, build and example files make points: tests, docs and CI set
+    variables for themselves. ``repository`` (``owner/name``) tells which variables are
+    the project's own (see :func:`bot.engine.analysis.envvars.breaks_users`).
+    """
+    files: dict[str, FileAnalysis] | None = None
+    groups: dict[tuple[str, str, str, str, str], list[Any]] = {}
+    for fact in behaviour:  # every fact, not the first 200: a point counts every file
+        if fact.kind not in ENV_KINDS or fact.path in house:
+            continue
+        files = files if files is not None else {f.path: f for f in analysis.files}
+        f = files.get(fact.path)
+        if f is None or f.kind not in CODE_KINDS:
+            continue
+        groups.setdefault((fact.kind, fact.detail, fact.symbol, fact.old, fact.new), []).append(fact)
+    if not groups or files is None:
+        return []
+    # Reads added (or removed) in exactly the same files are one change: say them together.
+    merged: dict[tuple[Any, ...], list[list[Any]]] = {}
+    for (kind, detail, *_rest), facts in groups.items():
+        paths = tuple(dict.fromkeys(x.path for x in facts))
+        key: tuple[Any, ...] = (kind, detail, paths) if (kind, detail) in _ENV_MERGED else (kind, detail, paths, facts[0].symbol, facts[0].old, facts[0].new)
+        merged.setdefault(key, []).append(facts)
+    out = []
+    for key, members in merged.items():
+        kind, detail, paths = key[0], key[1], key[2]
+        fact = members[0][0]
+        f = files[fact.path]
+        weight = _FACT_POINTS[kind]
+        if f.kind in ("build", "config"):
+            weight = _ENV_BUILD_WEIGHT
+        elif f.kind != "source":
+            weight -= _ENV_SCRIPT_DISCOUNT
+        elif f.status == "added":
+            weight = _ENV_NEW_MODULE_WEIGHT
+        elif breaks_users(fact, f.kind, f.status, repository):
+            weight += BREAKING_WEIGHT - FACT_WEIGHT
+        names = tuple(m[0].symbol for m in members)
+        params: dict[str, Any] = {"name": fact.symbol, "old": fact.old, "new": fact.new, "count": len(names)}
+        if (kind, detail) in _ENV_MERGED:
+            msg = _FACT_KEYS[kind]
+            if kind == "env_added":
+                params["vars"] = tuple((m[0].symbol, m[0].new) for m in members[:MAX_NAMES])
+            else:
+                params["names"] = names[:MAX_NAMES]
+        elif kind == "env_added" and detail == "default" and fact.new:
+            msg = "focus.fact.env_added.setdefault"
+        elif kind == "env_added" and detail == "default":
+            msg, params["vars"] = _FACT_KEYS[kind], ((fact.symbol, ""),)
+        else:
+            # A value changed by setdefault reads like any changed default.
+            suffix = ".set" if detail == "set" else ".setdefault" if detail == "default" and kind != "env_default_changed" else ""
+            msg = _FACT_KEYS[kind] + suffix
+        if len(paths) > 1:
+            params["files"] = len(paths) - 1
+        out.append(FocusPoint(fact.path, fact.symbol, msg, params, weight=weight))
+    return out
+
+
+def _entry_points(analysis: DiffAnalysis, called: set[str]) -> set[str]:
+    """Of the new symbols ``called``, those that are an entry point of the change: called
+    from another file's added lines (the change wires them in) or registered by a
+    ``@...register...`` decorator. A helper only its own new file calls is structure,
+    not an entry point."""
+    if not called:
+        return set()
+    out: set[str] = set()
+    home = {d.name: f.path for f in analysis.files for d in f.definitions_added if d.name in called}
+    everything = "\n".join([line for f in analysis.files[:MAX_DESCRIBED_FILES] if f.kind not in ("docs", "generated", "binary") for line in f.added_lines])
+    for name in called:
+        short = short_name(name)
+        if len(short) < 6 or short in _GENERIC_NAMES or everything.count(short) < 2:
+            continue  # `main(` in another file is more likely another `main`; one mention is the definition
+        call = re.compile(rf"(?<![\w.])(?:[\w.]*\.)?{re.escape(short)}\s*\(|[\"']{re.escape(short)}[\"']|@{re.escape(short)}\b")
+        register = re.compile(rf"@[\w.]*regist\w*[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*(?:async\s+)?(?:def|class)\s+{re.escape(short)}\b")
+        for f in analysis.files[:MAX_DESCRIBED_FILES]:
+            if f.kind in ("docs", "generated", "binary") or not f.added_lines:
+                continue
+            if f.path != home.get(name):
+                if any(call.search(line) for line in f.added_lines if short in line):
+                    out.add(name)
+                    break
+            elif "regist" in "\n".join(f.added_lines) and register.search("\n".join(f.added_lines)):
+                out.add(name)
+                break
+    return out
+
+
+#: Names too common for a call in another file to be a call of *this* definition.
+_GENERIC_NAMES = frozenset({"main", "run", "setup", "build", "apply", "create", "forward", "update", "process", "execute", "start", "launch", "handler", "wrapper", "helper", "compute"})
+
+
+def rename_map(analysis: DiffAnalysis) -> dict[str, tuple[tuple[str, str], ...]]:
+    """:func:`renamed_pairs` of every source or example file that has any, by path.
+
+    Computed once per guide (classification and focus points both use it)."""
+    out = {}
+    for f in analysis.files:
+        if f.kind in ("source", "example") and ((f.definitions_removed and f.definitions_added) or f.renamed):
+            pairs = renamed_pairs(f)
+            if pairs:
+                out[f.path] = pairs
+    return out
+
+
+def renamed_pairs(f: FileAnalysis) -> tuple[tuple[str, str], ...]:
+    """``(old, new)`` names of definitions ``f`` renames: those the analysis found, and a
+    public definition removed where one of the same kind is added whose name shares its
+    last two words or more (``clear_rocm_attention_weight_caches`` ->
+    ``refresh_rocm_attention_weight_caches``), one pair per name."""
+    pairs = list(f.renamed)
+    if f.definitions_removed and f.definitions_added and f.status != "removed":
+        removed_tails = {_tail2(d.name) for d in f.definitions_removed if "_" in d.name}
+        if not removed_tails.intersection(_tail2(d.name) for d in f.definitions_added if "_" in d.name):
+            return tuple(pairs)
+        taken = {n for pair in pairs for n in pair}
+        # Candidates are indexed by their last two words, so a file is read once.
+        by_tail: dict[tuple[str, ...], list[Definition]] = defaultdict(list)
+        for d in f.definitions_added:
+            if d.name not in taken and "_" in d.name and d.public:
+                by_tail[tuple(short_name(d.name).lower().rsplit("_", 2)[-2:])].append(d)
+        if by_tail:
+            for old in f.definitions_removed:
+                if old.name in taken or "_" not in old.name or not old.public:
+                    continue
+                tail = tuple(short_name(old.name).lower().rsplit("_", 2)[-2:])
+                matches = [d for d in by_tail.get(tail, ()) if d.kind == old.kind and d.name not in taken and _shared_tail(old.name, d.name)]
+                if len(matches) == 1:
+                    pairs.append((old.name, matches[0].name))
+                    taken.update((old.name, matches[0].name))
+    return tuple(pairs)
+
+
+def _tail2(name: str) -> tuple[str, ...]:
+    return tuple(name[name.rfind(".") + 1 :].lower().rsplit("_", 2)[-2:])
+
+
+def _shared_tail(a: str, b: str) -> bool:
+    """True when two names end in the same two or more ``_`` words, covering most of each."""
+    wa, wb = short_name(a).lower().split("_"), short_name(b).lower().split("_")
+    shared = 0
+    while shared < min(len(wa), len(wb)) and wa[-1 - shared] == wb[-1 - shared]:
+        shared += 1
+    return shared >= 2 and shared * 2 > max(len(wa), len(wb)) - 1 and a != b
+
+
+def _existing_function(symbol: str, f: FileAnalysis | None) -> bool:
+    """True when ``symbol`` (or the class holding it) is not one the diff adds in ``f``."""
+    if f is None or f.status == "added":
+        return False
+    added = {d.name for d in f.definitions_added}
+    while symbol:
+        if symbol in added:
+            return False
+        symbol = symbol.rpartition(".")[0]
+    return True
+
+
+def _file_points(
+    f: FileAnalysis,
+    is_config: IsConfig | None,
+    fact_files: set[str],
+    named: set[str],
+    tested: set[str],
+    has_facts: bool,
+    described: int = 0,
+    pairs: tuple[tuple[str, str], ...] = (),
+) -> list[FocusPoint]:
+    points: list[FocusPoint] = []
+    code = f.kind in ("source", "example")
+    renamed = {n for pair in pairs for n in pair}
+    if pairs:
+        fact_renames = {n for pair in f.renamed for n in pair}
+        for old, new in pairs:
+            if old not in fact_renames:  # the analysis's own renames arrive as behaviour facts
+                points.append(FocusPoint(f.path, new, "focus.fact.symbol_renamed", {"old": old, "new": new}, weight=FACT_WEIGHT))
+    # Files removed whole are summed up by folder in removed_trees(), not listed one by one;
+    # behaviour facts already say what was removed or renamed.
+    removed = [n for n in api_names(f.definitions_removed) if n not in renamed] if code and f.status != "removed" and not has_facts else []
+    if removed:
+        points.append(FocusPoint(f.path, removed[0], "focus.removed", {"names": tuple(removed[:MAX_NAMES]), "count": len(removed)}, weight=FACT_WEIGHT - 5))
+    if f.kind not in ("test", "ci") and not has_facts:
+        config = f.kind == "config"
+        keys_removed = public_keys(f, f.config_keys_removed) if f.status != "removed" else []
+        keys_added = public_keys(f, f.fields_added or f.config_keys_added) if f.kind == "source" else public_keys(f, f.config_keys_added)
+        if f.kind == "source":
+            keys_removed = public_keys(f, f.fields_removed or f.config_keys_removed) if f.status != "removed" else []
+            config = is_config is not None and any(is_config(f.path, k.rpartition(".")[0] or None) for k in keys_added + keys_removed)
+        suffix = "" if config else ".plain"
+        if keys_removed:
+            points.append(FocusPoint(f.path, keys_removed[0], "focus.config_removed" + suffix, {"names": tuple(keys_removed[:MAX_NAMES]), "count": len(keys_removed)}, weight=FACT_WEIGHT - 10))
+        if keys_added:
+            points.append(FocusPoint(f.path, keys_added[0], "focus.config_added" + suffix, {"names": tuple(keys_added[:MAX_NAMES]), "count": len(keys_added)}, weight=RULE_NOTE_WEIGHT - 5 if config else API_WEIGHT - 5))
+    if f.kind == "source":
+        for shim in f.shims:
+            what, _, snippet = shim.partition(": ")
+            # A hasattr() probe is not evidence of a second version being served.
+            if what in ("import fallback", "version check"):
+                points.append(FocusPoint(f.path, None, "focus.shim", {"what": what, "code": snippet or what}, weight=API_WEIGHT + 5))
+                break
+    deps = [d for d in f.dependency_changes if not _TEMPLATED.search(d.name)]
+    if deps and f.kind not in ("generated",) and not has_facts:
+        dep = deps[0]
+        key = "focus.dep_major" if dep_is_major(dep) else f"focus.dep_{dep.action}"
+        points.append(
+            FocusPoint(f.path, dep.name, key, {"name": dep.name, "old": dep.old_spec, "new": dep.new_spec, "count": len(f.dependency_changes)}, weight=DEP_WEIGHT)
+        )
+    added = [n for n in api_names(f.definitions_added) if n not in renamed] if code and f.kind == "source" else []
+    if added:
+        described_names = [n for n in added if short_name(n) in named]
+        names = tuple(dict.fromkeys(described_names + added))[:MAX_NAMES]
+        # New API the description names is what the change is about: it ranks with the facts.
+        # Which of it is an entry point ("focus.added_called") is found for the points shown only.
+        weight = FACT_WEIGHT + min(9, 3 * len(described_names)) if described_names else API_WEIGHT
+        points.append(FocusPoint(f.path, names[0], "focus.added", {"names": names, "count": len(added)}, weight=weight))
+    if f.kind in CODE_KINDS and f.changes and f.status != "removed":
+        added_set = set(added)
+        symbols = tuple(s for s in f.symbols_touched if s not in added_set)
+        # The symbols a reader must open first: those the title, description or new tests name.
+        carried = tuple(s for s in symbols if short_name(s) in named or short_name(s).lower().lstrip("_") in tested) if named or tested else ()
+        # Then the definitions this diff adds (private helpers included: they are new code to read).
+        touched = set(symbols)
+        new_defs = tuple(d.name for d in f.definitions_added if d.name in touched)
+        symbols = tuple(dict.fromkeys(carried + new_defs + symbols))[:MAX_NAMES]
+        key = "focus.largest_symbols" if symbols else "focus.largest"
+        weight = min(50, 20 + f.changes // 10)
+        if described:
+            weight = CARRIER_WEIGHT + 5 + min(9, described)
+        elif f.kind == "source" and (carried or f.path in fact_files):
+            weight = CARRIER_WEIGHT + min(9, 3 * sum(1 for s in carried if short_name(s) in named))
+        elif f.kind != "source":
+            weight = min(weight, 35)
+        points.append(FocusPoint(f.path, symbols[0] if symbols else None, key, {"additions": f.additions, "deletions": f.deletions, "names": symbols}, weight=weight))
+    elif f.kind in ("ci", "docs", "test") and f.changes and f.status != "removed" and not f.tests_added:
+        symbols = tuple(f.symbols_touched[:MAX_NAMES]) if f.kind == "test" else ()
+        key = "focus.largest_symbols" if symbols else "focus.largest"
+        points.append(FocusPoint(f.path, symbols[0] if symbols else None, key, {"additions": f.additions, "deletions": f.deletions, "names": symbols}, weight=min(15, 5 + f.changes // 20)))
+    if f.tests_added:
+        points.append(FocusPoint(f.path, f.tests_added[0], "focus.tests", {"names": tuple(f.tests_added[:2]), "count": len(f.tests_added)}, weight=40))
+    return points
+
+
+
