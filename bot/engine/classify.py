@@ -116,6 +116,8 @@ class Factor:
     key: str
     params: Mapping[str, Any] = field(default_factory=dict)
     part: str = "other"
+    #: What the factor rests on (:class:`bot.engine.analysis.model.Evidence`).
+    evidence: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +127,8 @@ class Claim:
     key: str
     params: Mapping[str, Any] = field(default_factory=dict)
     file: str | None = None
+    #: What the claim rests on (:class:`bot.engine.analysis.model.Evidence`).
+    evidence: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

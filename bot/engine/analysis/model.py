@@ -38,6 +38,26 @@ BEHAVIOUR_KINDS = (
     "env_default_changed",
 )
 
+#: Kinds of :class:`Edit`: exact changes of one statement of a Python function, read
+#: from a hunk's removed and added lines (:mod:`bot.engine.analysis.edits`).
+EDIT_KINDS = (
+    "call_args_changed",  # the same callee, other arguments
+    "call_replaced",  # another callee, the same arguments
+    "parameter_default_changed",
+    "return_changed",
+    "constant_changed",  # a module or class constant's value
+    "guard_added",  # an ``if`` condition around existing code
+    "guard_removed",
+    "condition_changed",
+    "raise_added",  # with the condition that triggers it
+    "raise_removed",
+    "assert_added",
+    "assert_removed",
+    "cast_added",  # ``.to(dtype)``, ``.float()``, ``dtype=``, device moves
+    "cast_removed",
+    "moved_changed",  # a block moved with its body changed
+)
+
 #: File kinds in the order :attr:`DiffAnalysis.behaviour` lists their facts.
 _BEHAVIOUR_ORDER = ("source", "config", "build", "example", "ci", "test", "docs", "generated", "binary")
 
@@ -80,6 +100,55 @@ class BehaviourFact:
     detail: str = ""
     line: int = 0
     user_facing: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What a guide's statement rests on, so a reader can check it.
+
+    ``source`` is ``"diff"`` (``path`` and the 1-based line range ``start``..``end`` of
+    the new file, or of the old file for removed lines; ``old``/``new`` the text as
+    written, trimmed), ``"description"`` or ``"review"`` (``new`` holds the quoted words),
+    or ``"metadata"`` (counts GitHub reports: additions, deletions, changed files).
+    """
+
+    path: str = ""
+    start: int = 0
+    end: int = 0
+    old: str = ""
+    new: str = ""
+    source: str = "diff"
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """One exact change of a statement in a Python file; ``kind`` is one of :data:`EDIT_KINDS`.
+
+    ``symbol`` is the enclosing function or class (qualified, ``Trainer.fit``), or ``""``
+    at module level. ``old``/``new`` are the statement's text before and after (one of
+    them empty for an added or removed statement), at most 160 characters each;
+    ``detail`` names what differs (the argument, the callee, the cast, the condition
+    of a raise). ``line`` is the 1-based new-file line (``old_line`` the old-file line).
+    ``consequence`` is ``"existing"`` when the change can affect a configuration that
+    existed before the pull request, ``"new_only"`` when it can only affect something
+    the same pull request introduced (a raise on a new option), ``""`` when unknown.
+    """
+
+    kind: str
+    path: str
+    symbol: str = ""
+    old: str = ""
+    new: str = ""
+    detail: str = ""
+    line: int = 0
+    old_line: int = 0
+    consequence: str = ""
+
+    @property
+    def evidence(self) -> Evidence:
+        """The lines this edit rests on."""
+        start = self.line or self.old_line
+        return Evidence(self.path, start, start, self.old, self.new)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +239,7 @@ class FileAnalysis:
     definitions_modified: tuple[Definition, ...] = ()
     config_keys_changed: tuple[str, ...] = ()
     behaviour: tuple[BehaviourFact, ...] = ()
+    edits: tuple[Edit, ...] = ()
 
     @property
     def changes(self) -> int:
@@ -265,6 +335,13 @@ class DiffAnalysis:
                 out.add((old_path or f.path, old_name))
                 out.add((f.path, new))
         return frozenset(out)
+
+    @property
+    def edits(self) -> tuple[Edit, ...]:
+        """Every exact statement change, source files first (in the order of :attr:`behaviour`)."""
+        rank = {kind: i for i, kind in enumerate(_BEHAVIOUR_ORDER)}
+        ordered = sorted(self.files, key=lambda f: rank.get(f.kind, len(rank)))
+        return tuple(e for f in ordered for e in f.edits)
 
     @property
     def behaviour(self) -> tuple[BehaviourFact, ...]:

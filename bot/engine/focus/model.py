@@ -42,6 +42,8 @@ class FocusPoint(NamedTuple):
     params: Mapping[str, Any] = _NOTHING
     text: Mapping[str, str] = _NOTHING
     weight: int = 0
+    #: What the point rests on (:class:`bot.engine.analysis.model.Evidence`); a point without any is not shown.
+    evidence: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +79,8 @@ class FollowUp:
     key: str
     params: Mapping[str, Any] = field(default_factory=dict)
     file: str | None = None
+    #: What the follow-up rests on (:class:`bot.engine.analysis.model.Evidence`).
+    evidence: tuple[Any, ...] = ()
 
 
 #: The groups of :class:`Housekeeping`, in field order (each a message ``house.<group>``).
