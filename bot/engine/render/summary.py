@@ -196,7 +196,7 @@ def sentence_names(sentence: str) -> list[str]:
         word = word.rstrip(".-/")
         for part in word.split("-"):
             if len(part) >= 2 and _NAMEISH.search(part) and part.lower() not in _COMMON and not _version(part):
-                names[part] = None
+                names[part.removesuffix("()")] = None  # "eval()" is called as "eval(text)"
     return list(names)
 
 
