@@ -126,7 +126,8 @@ def one_fact(analysis: DiffAnalysis):
     """The behaviour fact that is the pull request's one change, or None: the only fact
     of :data:`_FACT_KINDS` outside tests, docs and examples, in the only such file the
     PR changes, a file changed by at most :data:`FACT_FILE_LINES` lines and not
-    deleted; a dependency fact only from the package's own requirement files."""
+    deleted; a dependency fact only from the package's own requirement files, an
+    environment variable fact only for a variable the code reads."""
     code = [f for f in analysis.files if f.counts_as_code and f.kind not in ("test", "docs", "example")]
     if len(code) != 1 or code[0].status == "removed" or code[0].changes > FACT_FILE_LINES:
         return None
@@ -136,6 +137,8 @@ def one_fact(analysis: DiffAnalysis):
     fact = facts[0]
     if fact.kind.startswith("dep_") and not _DEP_FILES.search(fact.path):
         return None
+    if fact.kind.startswith("env_") and fact.detail != "read":
+        return None  # a variable the code sets is worded by the focus point, with its condition
     return fact
 
 
