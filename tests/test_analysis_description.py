@@ -174,3 +174,34 @@ def test_fast_flag_search_equals_the_look_behind_pattern(text):
     from bot.engine.analysis.description import _FLAG, _flags
 
     assert _flags(text) == [m.group(1) for m in _FLAG.finditer(text)]
+
+
+@pytest.mark.parametrize(
+    ("body", "purpose"),
+    [
+        # A template quote's hard-wrapped continuation is template too ("… review." was the purpose).
+        ("### What does this PR do?\nadd kimi-ckpt-engine support in ascend 950\n> Add **concise** overview of what this PR aims to achieve or\n"
+         "accomplish. Reference related GitHub issues and PRs that help with the\nreview.\n", "add kimi-ckpt-engine support in ascend 950"),
+        # Greetings, stories, links, mentions and background are not what the change does.
+        ("Hi team, this PR adds a retry policy to the uploader.", ""),
+        ("Thanks to @alice for the report. Adds a retry policy to the checkpoint uploader.", "Adds a retry policy to the checkpoint uploader."),
+        ("https://github.com/o/r/pull/7413 introduced a regression for vLLM.", ""),
+        ("The router replay path lacks FP8 padding logic. This PR adds the missing FP8 padding for router replay.",
+         "This PR adds the missing FP8 padding for router replay."),
+        ("When a replica spans multiple nodes, only node_rank==0 runs run_server().", ""),
+        ("Using the latest verl with an older Megatron-Bridge causes `ImportError` at runtime.", ""),
+        ("This PR fixes it by passing the bucket length as metadata.", ""),
+        # Cut-offs: "(e.g." is no sentence end; a sentence ending at "(e.g." or mid-parenthesis is not used.
+        ("Adds a retry policy for transient errors (e.g. `503`) to the checkpoint\nuploader so runs survive them.",
+         "Adds a retry policy for transient errors (e.g. `503`) to the checkpoint uploader so runs survive them."),
+        ("Adds a retry policy for transient errors (e.g.", ""),
+        ("fix dapo multi model practice\nThe accuracy comparison are as follows:", ""),
+        ("Solves a few related bugs related to reward model configs: 1. **Wrong world size computation:** fixed.", ""),
+        # A sentence introducing a list is whole without its colon; a list's first item is read to its end.
+        ("Fix two crashes triggered by empty token sequences during prefill:\n\n1. a\n2. b", "Fix two crashes triggered by empty token sequences during prefill."),
+        ("- Avoid requirements-npu.txt being overwritten\n  by setup.py during install\n- Other", "Avoid requirements-npu.txt being overwritten by setup.py during install"),
+        ("This PR updates the parameter settings in the following NPU recipe scripts.", ""),
+    ],
+)
+def test_purpose_is_the_first_informative_sentence(body, purpose):
+    assert parse_description(body).purpose == purpose

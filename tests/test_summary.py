@@ -203,7 +203,7 @@ def test_corpus_no_template_summary_no_title_restated_no_template_fragment():
     from bot.sources.bundle import load_bundle
 
     rules = load_rules([], defaults=True)
-    paths = sorted(glob.glob(str(CORPUS / "verl*" / "*.json")))
+    paths = sorted(glob.glob(str(CORPUS / "verl" / "*.json")) + glob.glob(str(CORPUS / "verl-2026h1" / "*.json")))
     assert paths
     for path in paths:
         snap = load_bundle(path)

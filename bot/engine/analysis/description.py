@@ -154,6 +154,9 @@ def _first_sentence(text: str) -> str:
     items, tables, code, quotes, HTML and images are skipped; a link keeps its text."""
     for paragraph in re.split(r"\n\s*\n", text):
         lines = [line.strip() for line in paragraph.split("\n") if line.strip() and not _BARE_URL.match(line)]
+        if lines and _BULLET.match(lines[0]) and not _UNTICKED.match(lines[0]):
+            # A list: its first item, read to its end over hard-wrapped lines.
+            lines = [_bullets("\n".join(lines))[0]]
         para = _LINK.sub(_link_text, " ".join(lines)).replace("**", "").replace("__", "")
         if not para or para.startswith(("|", "```", "!", "<", ">")) or _BULLET.match(para):
             continue
@@ -161,9 +164,16 @@ def _first_sentence(text: str) -> str:
         para = _ABBREVIATION.sub(lambda m: m.group(0).replace(".", "\0"), para)
         for sentence in _SENTENCE_END.split(para):
             sentence = sentence.replace("\0", ".").strip()
+            if sentence.endswith(":") and not _dangling(sentence.lower()) and sentence.split()[-1].lower() not in _INTRODUCING:
+                # "Fix two crashes … during prefill:" before its list is a whole sentence.
+                sentence = sentence[:-1].rstrip() + "."
             if _informative(sentence):
                 return sentence[:300]
     return ""
+
+
+#: Last words of a sentence that only introduces what follows ("… are as follows:").
+_INTRODUCING = frozenset({"follows:", "following:", "below:", "are:", "is:", "include:", "includes:", "here:", "as:", "like:"})
 
 
 def _link_text(m: re.Match[str]) -> str:
@@ -180,7 +190,9 @@ _STORIES = ("hi ", "hi,", "hello", "hey ", "dear ", "thanks", "thank you", "as d
             "currently", "before this", "in the past", "recently", "when ", "if ", "while ")  # fmt: skip
 #: Words of PR templates that are no one's own.
 _TEMPLATE_WORDS = ("if possible", "specific changes", "what does this pr do", "concise overview", "describe your change",
-                   "checklist", "- [ ]")  # fmt: skip
+                   "checklist", "- [ ]",
+                   # a sentence pointing at what comes after it says nothing alone
+                   "the following", "as follows", " below")  # fmt: skip
 #: Last words that leave a sentence unfinished (its link or code block was on the next line).
 _DANGLING = frozenset("a an the at to in of from by with on for and or as via see here below following: e.g. i.e.".split())
 _REFERENCE = re.compile(r"https?://|www\.|@\w|(?<![\w&])#\d+|:\s*\d[.)]\s|(?:^|\s)[-*+]\s|\s\d{1,2}[.)]$")
@@ -233,11 +245,12 @@ def _informative(sentence: str) -> bool:
 def _change_verb(word: str) -> bool:
     if word in _CHANGE_VERBS or word in _IRREGULAR:
         return True
-    for suffix in ("s", "es", "ed", "d", "ing"):
+    # No "-ing": "Using X with Y causes Z" opens a story, not a change.
+    for suffix in ("s", "es", "ed", "d"):
         stem = word.removesuffix(suffix)
         if stem != word and (stem in _CHANGE_VERBS or (len(stem) > 2 and stem[-1] == stem[-2] and stem[:-1] in _CHANGE_VERBS)):
             return True
-    return word.endswith("ing") and word[:-3] + "e" in _CHANGE_VERBS
+    return False
 
 
 def _dangling(lowered: str) -> bool:

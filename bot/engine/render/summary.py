@@ -157,7 +157,9 @@ _SPAN = re.compile(r"`([^`]{1,120})`")
 _WORD = re.compile(r"[A-Za-z0-9_][\w.\-/]*\w(?:\(\))?")
 _NAMEISH = re.compile(r"_|\w\.\w|\(\)|[a-z][A-Z]|[A-Z]{2}|[A-Za-z]\d|\d[A-Za-z]|/")
 #: Capitalised acronyms every engineer writes in prose about any change.
-_COMMON = frozenset({"pr", "prs", "ci", "ut", "api", "apis", "todo", "ok", "id", "ids", "url", "readme", "docs", "e.g", "i.e"})
+_COMMON = frozenset({"pr", "prs", "ci", "ut", "api", "apis", "todo", "ok", "id", "ids", "url", "readme", "docs", "e.g", "i.e",
+                     "gpu", "gpus", "cpu", "cpus", "npu", "npus", "cuda", "oom", "ooms", "cli", "json", "yaml", "io", "llm",
+                     "llms", "rl", "sft", "ai"})
 _TITLE_NOISE = re.compile(r"^\s*(?:\[[^\]]*\]\s*)+:?\s*|^\s*[A-Za-z-]+(?:\([^)]*\))?!?:\s*|\s*\(#\d+\)\s*$")
 _STOP = frozenset("a an the to of in on for and or with by from as is are be this that it its pr we our".split())
 #: Share of a sentence's words that come from the title for it to be the title restated.
@@ -177,9 +179,11 @@ def author_evidence(sentence: str, title: str, analysis: DiffAnalysis) -> tuple[
     found: list[Evidence] = [Evidence(new=sentence, source="description")]
     if names:
         hay = _haystack(analysis)
+        symbols = _changed_names(analysis)
         for name in names:
-            if name.lower() not in hay:
-                return None
+            low = name.lower()
+            if low not in hay and low not in symbols and not ("." in low and any(low.endswith("." + k) for k in symbols if "." in k)):
+                return None  # ("Class.method" and a YAML key's dotted path are found as changed names)
         for name in names[:_MAX_NAME_EVIDENCE]:
             ev = _line_with(analysis, name.lower())
             if ev is not None:
@@ -197,7 +201,8 @@ def sentence_names(sentence: str) -> list[str]:
                 names[word] = None
     for word in _WORD.findall(_SPAN.sub(" ", sentence)):
         word = word.rstrip(".-/")
-        for part in word.split("-"):
+        # "CPU/GPU" is two words; "verl/utils/fs.py" one path.
+        for part in re.split(r"[-/]", word) if "." not in word.rpartition("/")[2] else (word,):
             if len(part) >= 2 and _NAMEISH.search(part) and part.lower() not in _COMMON and not _version(part):
                 names[part.removesuffix("()")] = None  # "eval()" is called as "eval(text)"
     return list(names)
@@ -219,6 +224,26 @@ def restates(sentence: str, title: str) -> bool:
 
 def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP}
+
+
+def _changed_names(analysis: DiffAnalysis) -> set[str]:
+    """Lower-cased names the diff changes: touched symbols (and their last part), config
+    keys and fields added, removed or changed (capped: a 3,000-file PR has many)."""
+    names: set[str] = set()
+    for f in analysis.files:
+        for group in (f.symbols_touched, f.config_keys_added, f.config_keys_removed, f.config_keys_changed,
+                      f.fields_added, f.fields_removed, f.fields_changed):  # fmt: skip
+            for n in group:
+                low = n.lower()
+                names.add(low)
+                names.add(low.rpartition(".")[2])
+        if len(names) > _MAX_NAMES:
+            break
+    return names
+
+
+#: Changed names collected to check an author's sentence against.
+_MAX_NAMES = 5_000
 
 
 def _haystack(analysis: DiffAnalysis) -> str:
