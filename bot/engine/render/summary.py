@@ -96,6 +96,21 @@ def plain_text(text: str) -> str:
 def choose(facts: GuideFacts, lang: str) -> Summary:
     """The summary of ``facts`` in ``lang`` (see the module docstring for the order).
     Raises ``KeyError`` for an unknown language."""
+    # One guide asks several times (the sentence, the scale line, each shrink pass, JSON);
+    # the last answer is kept with the facts object itself, so a new guide never reuses it.
+    last = _last.get(lang)
+    if last is not None and last[0] is facts:
+        return last[1]
+    summary = _choose(facts, lang)
+    _last[lang] = (facts, summary)
+    return summary
+
+
+#: The last summary chosen per language: ``{lang: (facts, summary)}``.
+_last: dict[str, tuple[object, Summary]] = {}
+
+
+def _choose(facts: GuideFacts, lang: str) -> Summary:
     if lang not in ("en", "zh"):
         raise KeyError(f"unsupported language {lang!r}")
     analysis = facts.analysis
