@@ -86,8 +86,8 @@ def test_hard_wrapped_design_bullets_are_whole_sentences():
         ("See the conjugate PR at\nhttps://github.com/o/r/pull/7.", ""),  # a pointer, its link on the next line
         ("Fix 2 bugs in the multi-node rollout introduced by\nhttps://github.com/o/r/pull/5149 and\nhttps://github.com/o/r/pull/5150.", ""),
         ("Please see the design doc for details.", ""),
-        ("Follow-up to #7326: document the required Megatron fix instead of a shim.",
-         "Follow-up to #7326: document the required Megatron fix instead of a shim."),
+        # A story with a reference is context, not what the change does.
+        ("Follow-up to #7326: document the required Megatron fix instead of a shim.", ""),
         ("Adds a retry policy to the checkpoint uploader.", "Adds a retry policy to the checkpoint uploader."),
     ],
 )
@@ -149,7 +149,8 @@ def test_real_pr_7488_revert_and_template_checklist_ignored():
     raw, _snapshot = _bundle(7488)
     d = parse_description(raw["pull"]["body"])
     assert d.revert_of == "352f76f59ff014c6b423eed1a21a7881be1a0b46"
-    assert d.purpose == "#7205 will cause hccl error when update weights for npu"
+    # "#7205 will cause hccl error …" is background about another PR, not what this one does.
+    assert d.purpose == ""
     assert "megatron" not in d.mentioned_identifiers  # from the template's module list
 
 
@@ -173,3 +174,34 @@ def test_fast_flag_search_equals_the_look_behind_pattern(text):
     from bot.engine.analysis.description import _FLAG, _flags
 
     assert _flags(text) == [m.group(1) for m in _FLAG.finditer(text)]
+
+
+@pytest.mark.parametrize(
+    ("body", "purpose"),
+    [
+        # A template quote's hard-wrapped continuation is template too ("… review." was the purpose).
+        ("### What does this PR do?\nadd kimi-ckpt-engine support in ascend 950\n> Add **concise** overview of what this PR aims to achieve or\n"
+         "accomplish. Reference related GitHub issues and PRs that help with the\nreview.\n", "add kimi-ckpt-engine support in ascend 950"),
+        # Greetings, stories, links, mentions and background are not what the change does.
+        ("Hi team, this PR adds a retry policy to the uploader.", ""),
+        ("Thanks to @alice for the report. Adds a retry policy to the checkpoint uploader.", "Adds a retry policy to the checkpoint uploader."),
+        ("https://github.com/o/r/pull/7413 introduced a regression for vLLM.", ""),
+        ("The router replay path lacks FP8 padding logic. This PR adds the missing FP8 padding for router replay.",
+         "This PR adds the missing FP8 padding for router replay."),
+        ("When a replica spans multiple nodes, only node_rank==0 runs run_server().", ""),
+        ("Using the latest verl with an older Megatron-Bridge causes `ImportError` at runtime.", ""),
+        ("This PR fixes it by passing the bucket length as metadata.", ""),
+        # Cut-offs: "(e.g." is no sentence end; a sentence ending at "(e.g." or mid-parenthesis is not used.
+        ("Adds a retry policy for transient errors (e.g. `503`) to the checkpoint\nuploader so runs survive them.",
+         "Adds a retry policy for transient errors (e.g. `503`) to the checkpoint uploader so runs survive them."),
+        ("Adds a retry policy for transient errors (e.g.", ""),
+        ("fix dapo multi model practice\nThe accuracy comparison are as follows:", ""),
+        ("Solves a few related bugs related to reward model configs: 1. **Wrong world size computation:** fixed.", ""),
+        # A sentence introducing a list is whole without its colon; a list's first item is read to its end.
+        ("Fix two crashes triggered by empty token sequences during prefill:\n\n1. a\n2. b", "Fix two crashes triggered by empty token sequences during prefill."),
+        ("- Avoid requirements-npu.txt being overwritten\n  by setup.py during install\n- Other", "Avoid requirements-npu.txt being overwritten by setup.py during install"),
+        ("This PR updates the parameter settings in the following NPU recipe scripts.", ""),
+    ],
+)
+def test_purpose_is_the_first_informative_sentence(body, purpose):
+    assert parse_description(body).purpose == purpose

@@ -54,7 +54,8 @@ def test_english_guide_has_every_section_and_the_marker():
         assert heading in md
     # The title is shown as the title; the summary is a sentence built from the facts.
     assert "Title: [rollout] fix: keep extra fields" in md
-    assert "**Fix in rollout: changes `AgentLoopOutput.as_dict`.**" in md
+    # No template ("Fix in AREA: changes X"): with no exact change and no description, a plain count.
+    assert "**Changes 1 source file, 1 test file (+50/−2).**" in md
     assert "`AgentLoopOutput.as_dict`" in md
     assert "`type/fix` ← rule `scope-fix`" in md
     assert re.search(r"^1\. `pkg/agent.py`|^1\. `tests/test_agent.py`", md, re.M)
@@ -66,7 +67,7 @@ def test_chinese_guide_is_fully_localised():
     assert not any(f"#### {h}" in md for h in english)
     for heading in ("阅读重点", "改动概览", "测试", "后续跟进", "标签", "评分依据"):
         assert heading in md
-    assert "修复" in md
+    assert "改动了 1 个源代码文件、1 个测试文件（+50/−2）。" in md
 
 
 def test_pr_text_is_neutralised():
@@ -108,27 +109,17 @@ def test_huge_pr_stays_under_the_limit_and_keeps_tables_whole():
     assert "GitHub listed only 3,000 of 3,500 changed files" in md
 
 
-def test_summary_line_is_built_from_the_facts():
+def test_summary_line_is_a_plain_count_when_nothing_else_qualifies():
     f = basic()
-    assert summary_line(f, "en") == "Fix in rollout: changes `AgentLoopOutput.as_dict`."
-    assert summary_line(f, "zh") == "rollout的修复：改动 `AgentLoopOutput.as_dict`。"
-    assert summary_line(f, "en", plain=True) == "Fix in rollout: changes AgentLoopOutput.as_dict."
+    assert summary_line(f, "en") == "Changes 1 source file, 1 test file (+50/−2)."
+    assert summary_line(f, "zh") == "改动了 1 个源代码文件、1 个测试文件（+50/−2）。"
+    assert summary_line(f, "en", plain=True) == "Changes 1 source file, 1 test file (+50/−2)."
 
 
-def test_summary_states_no_guessed_type_and_no_repeated_type():
-    s = PullRequestSnapshot(repository="o/r", number=3, title="nccl broadcast bucket size", changed_files=1)
-    facts = facts_for(s, [FileAnalysis("a.py", "modified", "source", additions=3)])
-    assert facts.classification.change_type_source == "inferred"
-    assert summary_line(facts, "en") == "nccl broadcast bucket size."
-
-
-def test_a_summary_made_of_a_fact_alone_starts_with_a_capital():
-    s = PullRequestSnapshot(repository="o/r", number=4, title="tweak", changed_files=1)
-    f = FileAnalysis("a.py", "modified", "source", additions=3, symbols_touched=("load_shard",))
-    facts = facts_for(s, [f])
-    assert facts.classification.change_type_source == "inferred"
-    line = summary_line(facts, "en")
-    assert line[0].isupper() and "`load_shard`" in line, line
+def test_summary_never_restates_the_title():
+    s = PullRequestSnapshot(repository="o/r", number=3, title="nccl broadcast bucket size", changed_files=1, additions=3)
+    facts = facts_for(s, [FileAnalysis("pkg/a.py", "modified", "source", additions=3)])
+    assert summary_line(facts, "en") == "Changes 1 source file under `pkg/` (+3/−0)."
 
 
 def test_a_clamped_score_says_so():

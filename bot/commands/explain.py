@@ -1,32 +1,47 @@
-"""``/prguide why``: which rules, conditions and factors gave the labels and the score.
+"""``/prguide why``: which rules, conditions and factors gave the labels and the score,
+and ``/prguide why N``: what focus point N of the guide rests on.
 
 Pure. :func:`render_why` words, in English or Chinese, the
 :class:`~bot.engine.classify.Classification` that :func:`bot.engine.build.build_guide` keeps on
-the :class:`~bot.engine.build.Guide` it returns.
+the :class:`~bot.engine.build.Guide` it returns; :func:`render_focus_evidence` the
+evidence (:class:`bot.engine.analysis.model.Evidence`) of one of its focus points.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from bot.engine.classify import Classification
 from bot.commands.messages import t
+from bot.engine.render import sanitize
+from bot.engine.render.guide import describe_focus
 from bot.engine.render.messages import t as guide_t
 from bot.engine.rules.reasons import in_language
 
 #: Conditions shown per rule; rule files rarely need more to be understood.
 MAX_REASONS = 8
+#: Evidence items shown for a focus point, and lines of old/new text per item.
+MAX_EVIDENCE = 6
+MAX_EVIDENCE_LINES = 12
+#: Characters kept of one quoted line.
+MAX_LINE_CHARS = 200
 
 
-def render_why(classification: Classification, lang: str, label: str | None = None) -> str:
-    """The answer to ``/prguide why [label]`` as Markdown in ``lang``.
+def render_why(classification: Classification, lang: str, label: str | None = None, focus: Sequence[Any] = ()) -> str:
+    """The answer to ``/prguide why [label|N]`` as Markdown in ``lang``.
 
     Without ``label``: every label and the rule (``FILE:LINE``) and conditions behind
     it, the other rules that matched, and the importance factors. With ``label``: that
     label only, or a sentence saying it was removed by a maintainer or is not applied.
+    With a number ``N`` that no applied label is named: the evidence of focus point
+    ``N`` of ``focus`` (the guide's :class:`~bot.engine.focus.model.FocusPoint` tuple,
+    numbered from 1 as the guide shows them); see :func:`render_focus_evidence`.
     """
     c = classification
+    if label is not None and label.isdigit() and not any(d.name == label for d in c.labels):
+        return render_focus_evidence(focus, int(label), lang)
     if label is None:
         lines = [f"**{t('cmd.why.title', lang)}**", "", f"**{t('cmd.why.labels', lang)}**"]
         if c.labels:
@@ -91,3 +106,68 @@ def _reason_lines(reasons: Sequence[str], lang: str) -> list[str]:
     if len(reasons) > MAX_REASONS:
         shown.append("  - …")
     return shown
+
+
+def render_focus_evidence(focus: Sequence[Any], number: int, lang: str) -> str:
+    """What focus point ``number`` (1-based) rests on, as Markdown in ``lang``: the point's
+    sentence, then each evidence item (at most :data:`MAX_EVIDENCE`) with its file and
+    line range and the old and new text as a ``diff`` block, or the quoted words of the
+    description or a review. A point without evidence names its file. PR text is
+    quoted safely: code blocks (GitHub renders no mention, link or HTML inside them)
+    fenced longer than any backtick run in the text, prose through
+    :func:`bot.engine.render.sanitize.quote`.
+    """
+    if not 1 <= number <= len(focus):
+        return t("cmd.why.focus_missing", lang, {"number": number, "total": len(focus)})
+    point = focus[number - 1]
+    # A rule's or author's note is PR text to neutralise; the catalogue's sentences are already safe.
+    reason = sanitize.neutralize(describe_focus([point], lang)[0]["reason"]) if point.text else describe_focus([point], lang)[0]["reason"]
+    title = t("cmd.why.focus_title", lang, {"number": number})
+    lines = [f"**{title}**", "", reason]
+    evidence = tuple(getattr(point, "evidence", ()) or ())
+    if not evidence:
+        if point.file:
+            lines += ["", t("cmd.why.focus_no_evidence", lang, {"file": point.file})]
+        return "\n".join(lines)
+    for ev in evidence[:MAX_EVIDENCE]:
+        lines += ["", _evidence_heading(ev, point.file, lang)]
+        lines += _evidence_body(ev)
+    if len(evidence) > MAX_EVIDENCE:
+        lines += ["", t("cmd.why.focus_more", lang, {"total": len(evidence) - MAX_EVIDENCE})]
+    return "\n".join(lines)
+
+
+def _evidence_heading(ev: Any, fallback: str | None, lang: str) -> str:
+    if ev.source == "description":
+        return t("cmd.why.focus_description", lang)
+    if ev.source == "review":
+        return t("cmd.why.focus_review", lang, {"file": ev.path or fallback or "?"})
+    path = ev.path or fallback or "?"
+    if ev.start and ev.end and ev.end != ev.start:
+        return t("cmd.why.focus_lines", lang, {"file": path, "start": ev.start, "end": ev.end})
+    if ev.start:
+        return t("cmd.why.focus_line", lang, {"file": path, "start": ev.start})
+    return t("cmd.why.focus_file", lang, {"file": path})
+
+
+def _evidence_body(ev: Any) -> list[str]:
+    """The old and new text of one evidence item, quoted safely."""
+    if ev.source in ("description", "review"):
+        text = ev.new or ev.old
+        return [f"> {sanitize.quote(text, 400)}"] if text else []
+    diff = [f"- {line}" for line in _lines(ev.old)] + [f"+ {line}" for line in _lines(ev.new)]
+    if not diff:
+        return []
+    body = "\n".join(diff)
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{fence}diff", body, fence]
+
+
+def _lines(text: str) -> list[str]:
+    if not text:
+        return []
+    lines = [sanitize.strip_control(line)[:MAX_LINE_CHARS] for line in text.splitlines()]
+    if len(lines) > MAX_EVIDENCE_LINES:
+        lines = lines[:MAX_EVIDENCE_LINES] + ["…"]
+    return lines

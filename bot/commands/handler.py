@@ -458,7 +458,7 @@ class _Runner:
             await self._load()
             # Built in a worker thread, as the guide job does: a big pull request takes a while.
             guide = await asyncio.to_thread(build_guide, self.snapshot, self.rules, lang=self.lang, overrides=self.overrides)
-            why = render_why(guide.classification, self.lang, action.label)
+            why = render_why(guide.classification, self.lang, action.label, focus=guide.focus)
             narrated = explain_narration(self.services.settings, self.existing, guide) if action.label is None else ""
             return why + ("\n\n" + narrated if narrated else "")
         if isinstance(action, ShowHelp):

@@ -27,7 +27,7 @@ USAGE: Mapping[str, str] = {
     "lang": "/prguide lang zh|en",
     "label add": '/prguide label add NAME... ("quoted name" for spaces)',
     "label remove": "/prguide label remove NAME...",
-    "why": "/prguide why [LABEL]",
+    "why": "/prguide why [LABEL|N]",
     "help": "/prguide help",
     "backfill": "/prguide backfill [N]",
 }

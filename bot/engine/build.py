@@ -75,6 +75,8 @@ class Guide:
     skipped: bool = False
     #: The decisions behind the guide (labels with their rules, factors); ``/prguide why`` words them.
     classification: Classification | None = field(default=None, compare=False, repr=False)
+    #: The guide's focus points in the order it numbers them; ``/prguide why N`` shows point N's evidence.
+    focus: tuple[Any, ...] = field(default=(), compare=False, repr=False)
 
 
 def build_guide(
@@ -217,6 +219,7 @@ def _build_guide(
         data=data,
         skipped=classification.skip,
         classification=classification,
+        focus=points,
     )
 
 

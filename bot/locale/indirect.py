@@ -10,6 +10,25 @@ absorb``; ``tests/test_catalog.py`` fails while an id here has no use in the cod
 from bot.locale import N_, NP_
 
 IDS = (
+    # bot/engine/render/summary.py
+    N_("summary.count"),
+    N_("summary.count.under"),
+    NP_("summary.count.files", "summary.count.files"),
+    NP_("summary.count.source", "summary.count.source"),
+    NP_("summary.count.test", "summary.count.test"),
+    NP_("summary.count.config", "summary.count.config"),
+    NP_("summary.count.docs", "summary.count.docs"),
+    NP_("summary.count.ci", "summary.count.ci"),
+    NP_("summary.count.build", "summary.count.build"),
+    NP_("summary.count.example", "summary.count.example"),
+    NP_("summary.count.generated", "summary.count.generated"),
+    NP_("summary.count.binary", "summary.count.binary"),
+    N_("summary.fact.default_changed"),
+    N_("summary.fact.key_removed"),
+    N_("summary.fact.env_added"),
+    N_("summary.fact.env_removed"),
+    N_("summary.fact.env_default_changed"),
+    N_("summary.fact.dep_floor_raised"),
     # bot/engine/analysis/description.py, bot/engine/build.py, bot/engine/render/guide.py
     N_("summary"),
     # bot/engine/analysis/kinds.py, bot/tagview/markdown.py

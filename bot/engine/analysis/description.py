@@ -107,7 +107,7 @@ def _clean(body: str) -> str:
     body = _COMMENT.sub("", body)
     body = _TAG.sub("", body)
     lines = []
-    in_code = False
+    in_code = dropping = False
     code: list[str] = []
     for line in body.split("\n"):
         stripped = line.strip()
@@ -124,13 +124,19 @@ def _clean(body: str) -> str:
         if in_code:
             code.append(line)
             continue
+        if dropping and stripped and not stripped.startswith(_BLOCK_START) and _BULLET.match(line) is None:
+            continue  # a dropped quote's or item's lazy continuation ("accomplish. … review.")
+        dropping = False
         if _UNTICKED.match(line):
+            dropping = True
             continue
         if stripped.startswith(">"):
             quoted = stripped.lstrip("> ").lower()
             if not quoted or quoted.startswith("[!") or _TEMPLATE_PHRASE.search(quoted):
+                dropping = bool(quoted)
                 continue
         if _TEMPLATE_PHRASE.search(stripped.lower()):
+            dropping = True
             continue
         lines.append(line)
     if in_code:
@@ -143,26 +149,108 @@ _BARE_URL = re.compile(r"^\s*<?https?://\S+>?\s*$")
 
 
 def _first_sentence(text: str) -> str:
+    """The first informative sentence of ``text`` (see :func:`_informative`). A
+    paragraph's hard-wrapped lines are read as one text up to the sentence end; list
+    items, tables, code, quotes, HTML and images are skipped; a link keeps its text."""
     for paragraph in re.split(r"\n\s*\n", text):
         lines = [line.strip() for line in paragraph.split("\n") if line.strip() and not _BARE_URL.match(line)]
-        para = _LINK.sub(r"\1", " ".join(lines))
+        if lines and _BULLET.match(lines[0]) and not _UNTICKED.match(lines[0]):
+            # A list: its first item, read to its end over hard-wrapped lines.
+            lines = [_bullets("\n".join(lines))[0]]
+        para = _LINK.sub(_link_text, " ".join(lines)).replace("**", "").replace("__", "")
         if not para or para.startswith(("|", "```", "!", "<", ">")) or _BULLET.match(para):
             continue
+        # "e.g. `x`" is no sentence end.
+        para = _ABBREVIATION.sub(lambda m: m.group(0).replace(".", "\0"), para)
         for sentence in _SENTENCE_END.split(para):
-            sentence = sentence.strip()
-            lowered = sentence.lower()
-            if len(sentence.split()) < 3 or lowered.startswith(("fixes #", "closes #", "resolves #", "this reverts commit")):
-                continue
-            if lowered.startswith(_POINTERS) or _dangling(lowered):
-                continue  # "See the PR at <link>" points elsewhere; "... at" lost its link
-            return sentence[:300]
+            sentence = sentence.replace("\0", ".").strip()
+            if sentence.endswith(":") and not _dangling(sentence.lower()) and sentence.split()[-1].lower() not in _INTRODUCING:
+                # "Fix two crashes … during prefill:" before its list is a whole sentence.
+                sentence = sentence[:-1].rstrip() + "."
+            if _informative(sentence):
+                return sentence[:300]
     return ""
 
 
+#: Last words of a sentence that only introduces what follows ("… are as follows:").
+_INTRODUCING = frozenset({"follows:", "following:", "below:", "are:", "is:", "include:", "includes:", "here:", "as:", "like:"})
+
+
+def _link_text(m: re.Match[str]) -> str:
+    # An image says nothing a sentence can keep; a link's text reads on without its URL.
+    return "" if m.group(0).startswith("!") else m.group(1)
+
+
+_ABBREVIATION = re.compile(r"\b(?:e\.g\.|i\.e\.|etc\.|vs\.|approx\.|cf\.)", re.I)
 #: Openings of sentences that point elsewhere instead of saying what the change does.
 _POINTERS = ("see ", "please see", "please refer", "refer to", "for details", "for more details", "related:", "cc ", "ref:")
+#: Openings of stories, greetings and notes: context, not what the change does.
+_STORIES = ("hi ", "hi,", "hello", "hey ", "dear ", "thanks", "thank you", "as discussed", "as title", "as the title",
+            "follow-up", "follow up", "followup", "this is a follow", "tl;dr", "note:", "update:", "fyi", "previously",
+            "currently", "before this", "in the past", "recently", "when ", "if ", "while ")  # fmt: skip
+#: Words of PR templates that are no one's own.
+_TEMPLATE_WORDS = ("if possible", "specific changes", "what does this pr do", "concise overview", "describe your change",
+                   "checklist", "- [ ]",
+                   # a sentence pointing at what comes after it says nothing alone
+                   "the following", "as follows", " below")  # fmt: skip
 #: Last words that leave a sentence unfinished (its link or code block was on the next line).
-_DANGLING = frozenset("a an the at to in of from by with on for and or as via see here below following:".split())
+_DANGLING = frozenset("a an the at to in of from by with on for and or as via see here below following: e.g. i.e.".split())
+_REFERENCE = re.compile(r"https?://|www\.|@\w|(?<![\w&])#\d+|:\s*\d[.)]\s|(?:^|\s)[-*+]\s|\s\d{1,2}[.)]$")
+#: What a sentence may start with before its verb ("This PR adds", "We now", "According to #1, …").
+_LEAD_IN = re.compile(
+    r"^(?:(?:this|the|our|my)\s+(?:pr|pull request|change|commit|patch)\s+|in this pr,?\s+|here,?\s+|"
+    r"according to [^,]{1,60},\s*|(?:we|i|it)\s+)(?:also\s+|mainly\s+|simply\s+|just\s+|will\s+|now\s+)?",
+    re.I,
+)
+#: Verbs that say what a change does (with -s, -es, -ed, -d, -ing forms).
+_CHANGE_VERBS = frozenset(
+    """add fix support make use remove replace introduce enable disable allow implement refactor update move rename
+    avoid prevent ensure prioritize prioritise set change switch bump upgrade downgrade drop delete skip ignore handle
+    correct improve optimize optimise reduce increase expose extend pass forward propagate unify split merge migrate
+    revert restore deprecate document clarify clean simplify speed align adapt guard raise validate check register
+    load save convert cast patch tweak limit cap wrap reuse respect honor honour let keep apply return log solve
+    resolve separate decouple integrate provide stop start default defer cache sync fall gate lower bound
+    pin unpin install configure modify rewrite adjust""".split()
+)
+#: Subjects that say nothing without an earlier sentence ("What's added is that it now …").
+_VAGUE_SUBJECTS = ("it ", "it's", "what", "this is", "that ", "which ", "they ", "there ")
+#: Objects that refer back to an earlier sentence.
+_BACK_REFERENCES = frozenset({"it", "this", "that", "them", "these", "those", "both", "all", "by"})
+_IRREGULAR = frozenset({"made", "kept", "let", "set", "split", "fell"})
+
+
+def _informative(sentence: str) -> bool:
+    """True when ``sentence`` says what the change does: at least five words; no link,
+    mention, issue reference, template words or inline list; not cut off (balanced
+    brackets and code spans, no ending at ":" or a dangling word); no greeting, story
+    or pointer; and a verb of change (:data:`_CHANGE_VERBS`) opens it after an optional
+    lead-in (:data:`_LEAD_IN`), or it says what "now" or "no longer" happens."""
+    lowered = sentence.lower()
+    if len(sentence.split()) < 5 or lowered.startswith(("fixes #", "closes #", "resolves #", "this reverts commit")):
+        return False
+    if lowered.startswith(_POINTERS + _STORIES) or _dangling(lowered) or sentence.rstrip().endswith((":", ",", ";")):
+        return False
+    if _REFERENCE.search(sentence) or any(w in lowered for w in _TEMPLATE_WORDS):
+        return False
+    if sentence.count("(") != sentence.count(")") or sentence.count("[") != sentence.count("]") or sentence.count("`") % 2:
+        return False
+    if (" now " in f" {lowered} " or " no longer " in lowered or " should be " in lowered) and not lowered.startswith(_VAGUE_SUBJECTS):
+        return True
+    first = _LEAD_IN.sub("", sentence, count=1).split(maxsplit=2)
+    if len(first) > 1 and first[1].lower() in _BACK_REFERENCES:
+        return False  # "This PR fixes it by …": "it" is in a sentence not quoted
+    return bool(first) and _change_verb(first[0].lower().strip("`*_\"'"))
+
+
+def _change_verb(word: str) -> bool:
+    if word in _CHANGE_VERBS or word in _IRREGULAR:
+        return True
+    # No "-ing": "Using X with Y causes Z" opens a story, not a change.
+    for suffix in ("s", "es", "ed", "d"):
+        stem = word.removesuffix(suffix)
+        if stem != word and (stem in _CHANGE_VERBS or (len(stem) > 2 and stem[-1] == stem[-2] and stem[:-1] in _CHANGE_VERBS)):
+            return True
+    return False
 
 
 def _dangling(lowered: str) -> bool:

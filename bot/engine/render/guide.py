@@ -31,6 +31,7 @@ from bot.engine.focus.model import FocusPoint, FollowUp, Housekeeping, ReviewSum
 from bot.engine.marker import MarkerState, render_marker
 from bot.engine.render import sanitize
 from bot.engine.render.messages import MESSAGES, t
+from bot.engine.render.summary import choose as _choose_summary, summary_claim, summary_line  # noqa: F401 (re-exported)
 from bot.engine.snapshot import PullRequestSnapshot
 
 #: GitHub refuses comments over 65,536 characters ("Create an issue comment"); keep a margin.
@@ -38,9 +39,6 @@ MAX_COMMENT_CHARS = 60_000
 #: Dependency lines shown; the rest are counted ("and N more") and JSON lists them all.
 MAX_DEP_LINES = 15
 
-_SCOPES = re.compile(r"^\s*(?:\[[^\]]*\]\s*)+:?\s*")
-_CONVENTIONAL = re.compile(r"^\s*[A-Za-z-]+(?:\([^)]*\))?!?:\s*")
-_PR_SUFFIX = re.compile(r"\s*\(#\d+\)\s*$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,83 +106,9 @@ def render_guide(facts: GuideFacts, lang: str) -> str:
     return text[: text.rfind("\n", 0, MAX_COMMENT_CHARS)] + "\n"
 
 
-def summary_line(facts: GuideFacts, lang: str, *, plain: bool = False) -> str:
-    """The one-sentence summary, built from facts: the author's purpose sentence when the
-    description has a trustworthy one (English guides: it is the author's language),
-    else the change type, the areas and the main behaviour fact (or the symbols that
-    carry the change). Markdown with PR text neutralised, or with ``plain`` plain text
-    without code spans or HTML entities (JSON ``summary``)."""
-    text = _summary_markdown(facts, lang)
-    return _plain(text) if plain else text
-
-
 def _plain(text: str) -> str:
     text = re.sub(r"(`+) ?(.*?) ?\1", lambda m: m.group(2), text)
     return html.unescape(text)
-
-
-def _summary_markdown(facts: GuideFacts, lang: str) -> str:
-    c = facts.classification
-    if facts.purpose and lang == "en":
-        sentence = sanitize.quote(facts.purpose, 240)
-        return sentence if sentence.endswith((".", "!", "?")) else sentence + "."
-    what = _main_fact(facts, lang)
-    type_name = t(f"type.{c.change_type}", lang)
-    names = [facts.area_name(a, lang) for a in c.areas[:3]]
-    more = c.areas_more + max(0, len(c.areas) - 3)
-    areas = t("list.and", lang).join(sanitize.table_cell(n) for n in names)
-    if areas and more:
-        areas = t("summary.areas_more", lang, {"areas": areas, "count": more}, raw=True)
-    quoted = c.change_type_source == "inferred" and lang == "en" and not what
-    if quoted:
-        what = sanitize.quote(_description(facts.snapshot.title), 200)
-    what = what or t("summary.what.files", lang, {"count": len(facts.analysis.files)})
-    if c.change_type_source == "inferred":
-        # A guessed type is not stated as fact.
-        text = t("summary.untyped", lang, {"areas": areas, "description": what.rstrip("。.")}, raw=True) if areas else what.rstrip("。.")
-        if not quoted or areas:  # the engine's own words start the sentence; a quoted title keeps its case
-            text = text[:1].upper() + text[1:]
-        return text + ("。" if lang == "zh" else ".")
-    if areas:
-        return t("summary.sentence", lang, {"type": type_name, "areas": areas, "what": what.rstrip("。.")}, raw=True)
-    return t("summary.sentence.noarea", lang, {"type": type_name, "what": what.rstrip("。.")}, raw=True)
-
-
-def _main_fact(facts: GuideFacts, lang: str) -> str:
-    """The fact that best says what the change does: the first breaking reason that is not
-    just the author's mark, else the first behaviour point, else the carrying symbols."""
-    # A feature is what it adds.
-    if facts.classification.change_type == "feature":
-        names: tuple[str, ...] = ()
-        for point in facts.focus:
-            if point.key in ("focus.added", "focus.added_called") and point.params.get("names"):
-                names = tuple(point.params["names"][:2])
-                break
-        else:
-            biggest = sorted((f for f in facts.analysis.of_kind("source") if f.definitions_added), key=lambda f: -f.additions)
-            names = next((tuple(n)[:2] for f in biggest for n in [api_names(f.definitions_added)] if n), ())
-        if names:
-            return t("summary.what.added", lang, {"names": names, "count": len(names)})
-    # A new check or a removed file rarely says what a change is for; a changed default,
-    # a renamed key or symbol, a new signature do.
-    for claim in facts.classification.breaking_reasons:
-        if claim.key not in ("breaking.marked", "breaking.check", "breaking.file_removed"):
-            return t(claim.key, lang, _claim_params(claim))
-    for point in facts.focus:
-        # A new or dropped environment variable read is seldom what a change is for either
-        # (a changed default is).
-        if point.key and point.key.startswith(_FACT_PREFIX) and "check" not in point.key and not point.key.startswith(_ENV_PREFIX):
-            # The fact itself, without the advice after the colon.
-            return re.split(r":\s|：", t(point.key, lang, point.params), maxsplit=1)[0]
-    for point in facts.focus:
-        names = point.params.get("names") if point.key in ("focus.largest_symbols", "focus.largest_symbols_uses", "focus.added", "focus.added_called") else None
-        if names:
-            return t("summary.what.symbols", lang, {"names": tuple(names[:2]), "count": len(names[:2])})
-    return ""
-
-
-_FACT_PREFIX = "focus." + "fact."
-_ENV_PREFIX = ("focus.fact.env_added", "focus.fact.env_removed", "focus.fact.env_default_changed.set")
 
 
 def _claim_params(claim: Claim) -> dict[str, Any]:
@@ -200,13 +124,6 @@ def describe_claims(claims: Sequence[Claim], lang: str) -> list[dict[str, Any]]:
 def _word(key: str, fallback: str, lang: str) -> str:
     """The catalogue's word for ``key``, or ``fallback`` (GitHub may add new states) made safe."""
     return t(key, lang) if key in MESSAGES else sanitize.table_cell(fallback)
-
-
-def _description(title: str) -> str:
-    text = _PR_SUFFIX.sub("", title)
-    text = _SCOPES.sub("", text)
-    text = _CONVENTIONAL.sub("", text)
-    return text.strip()
 
 
 def _context(facts: GuideFacts, lang: str, caps: _Caps) -> dict[str, Any]:
@@ -252,7 +169,8 @@ def _context(facts: GuideFacts, lang: str, caps: _Caps) -> dict[str, Any]:
 def _summary_extra(facts: GuideFacts, lang: str) -> str:
     s, c = facts.snapshot, facts.classification
     params = {"count": s.changed_files or len(s.files), "additions": s.additions, "deletions": s.deletions}
-    parts = [t("summary.scale", lang, params)]
+    # A summary that is the count already says the scale.
+    parts = [] if _choose_summary(facts, lang).source == "count" else [t("summary.scale", lang, params)]
     if facts.reverted:
         parts.append(t("summary.reverts", lang, {"number": facts.reverted}, raw=True))
     if c.breaking and not c.breaking_reasons:

@@ -1,0 +1,338 @@
+"""The guide's one-sentence summary: what changed in behaviour, or a plain true count.
+
+Pure. :func:`summary_claim` picks, in this order, the first source that qualifies:
+
+1. ``edit`` -- for a small pull request, the most important exact change
+   (:func:`bot.engine.focus.edits.main_edit`, worded by
+   :func:`bot.engine.focus.edits.edit_sentence`);
+2. ``fact`` -- for a small pull request whose one change is a behaviour fact (a
+   changed default, a removed config key, an environment variable added or removed,
+   a dependency floor raised), that fact;
+3. ``author`` -- English only: the author's first informative sentence of the
+   description (:attr:`bot.engine.analysis.description.Description.purpose`), when
+   every identifier, file or model name it names occurs in the diff's changed lines
+   and it is not the title restated;
+4. ``count`` -- a plain true count of what changed ("Changes 3 source files under
+   `verl/trainer/` (+40/−12).").
+
+There is no template guess ("Fix in AREA: changes X") and no restated title: when
+nothing qualifies the summary says less. Each choice carries the evidence it rests on
+(:class:`bot.engine.analysis.model.Evidence`), for the claim ledger.
+"""
+
+from __future__ import annotations
+
+import html
+import posixpath
+import re
+from typing import TYPE_CHECKING, NamedTuple
+
+from bot.engine.analysis.model import DiffAnalysis, Evidence
+from bot.engine.focus import edits
+from bot.engine.render import sanitize
+from bot.engine.render.messages import t
+
+if TYPE_CHECKING:  # guide.py imports this module
+    from bot.engine.render.guide import GuideFacts
+
+#: Summary sources, in the order they are tried.
+SOURCES = ("edit", "fact", "author", "count")
+
+#: A pull request is "small" (its summary may be one exact change) up to these many
+#: changed lines and files of code that is neither test nor docs.
+SMALL_LINES = 60
+SMALL_FILES = 4
+#: A behaviour fact is "the one change" only in a file changed this little.
+FACT_FILE_LINES = 20
+#: Behaviour fact kinds a summary may state, with their sentence.
+_FACT_KINDS = ("default_changed", "key_removed", "env_added", "env_removed", "env_default_changed", "dep_floor_raised")
+#: Files whose dependency facts are the package's own (a Dockerfile's pins may hold for
+#: one architecture only).
+_DEP_FILES = re.compile(r"(?:^|/)(?:requirements[\w.-]*\.txt|pyproject\.toml|setup\.py|setup\.cfg)$")
+#: Characters of changed lines searched for the names an author's sentence uses; a
+#: bigger diff is searched in its first lines only (the sentence is then not used
+#: unless its names are found there).
+_HAYSTACK_CHARS = 2_000_000
+#: A sentence naming nothing the diff holds must have at least this many words to say
+#: more than a count of the files.
+_VAGUE_WORDS = 8
+#: Diff evidence lines attached to an author's sentence.
+_MAX_NAME_EVIDENCE = 3
+
+
+class Summary(NamedTuple):
+    """A summary sentence (Markdown, PR text neutralised), its source (one of
+    :data:`SOURCES`) and the evidence it rests on."""
+
+    text: str
+    source: str
+    evidence: tuple[Evidence, ...]
+
+
+def summary_line(facts: GuideFacts, lang: str, *, plain: bool = False) -> str:
+    """The one-sentence summary in ``lang``: Markdown with PR text neutralised, or with
+    ``plain`` plain text without code spans or HTML entities (JSON ``summary``)."""
+    text = choose(facts, lang).text
+    return plain_text(text) if plain else text
+
+
+def summary_claim(facts: GuideFacts, lang: str) -> tuple[str, tuple[Evidence, ...]]:
+    """``(plain sentence, evidence)``: the summary as the claim ledger shows it."""
+    s = choose(facts, lang)
+    return plain_text(s.text), s.evidence
+
+
+def summary_source(facts: GuideFacts, lang: str) -> str:
+    """Which of :data:`SOURCES` the summary comes from."""
+    return choose(facts, lang).source
+
+
+def plain_text(text: str) -> str:
+    """Markdown sentence -> plain text: code spans unwrapped, entities and escapes undone."""
+    text = re.sub(r"(`+) ?(.*?) ?\1", lambda m: m.group(2), text)
+    return html.unescape(text.replace("\\[", "[").replace("\\]", "]"))
+
+
+def choose(facts: GuideFacts, lang: str) -> Summary:
+    """The summary of ``facts`` in ``lang`` (see the module docstring for the order).
+    Raises ``KeyError`` for an unknown language."""
+    # One guide asks several times (the sentence, the scale line, each shrink pass, JSON);
+    # the last answer is kept with the facts object itself, so a new guide never reuses it.
+    last = _last.get(lang)
+    if last is not None and last[0] is facts:
+        return last[1]
+    summary = _choose(facts, lang)
+    _last[lang] = (facts, summary)
+    return summary
+
+
+#: The last summary chosen per language: ``{lang: (facts, summary)}``.
+_last: dict[str, tuple[object, Summary]] = {}
+
+
+def _choose(facts: GuideFacts, lang: str) -> Summary:
+    if lang not in ("en", "zh"):
+        raise KeyError(f"unsupported language {lang!r}")
+    analysis = facts.analysis
+    if is_small(analysis):
+        edit = edits.main_edit(analysis)
+        if edit is not None:
+            sentence = edits.edit_sentence(edit, lang).strip()
+            if sentence:
+                return Summary(_end(sentence, lang), "edit", (edit.evidence,))
+        fact = one_fact(analysis)
+        if fact is not None:
+            return Summary(fact_sentence(fact, lang), "fact", (Evidence(fact.path, fact.line, fact.line, fact.old, fact.new),))
+    if lang == "en" and facts.purpose:
+        found = author_evidence(facts.purpose, facts.snapshot.title, analysis)
+        if found is not None:
+            return Summary(_end(sanitize.quote(facts.purpose, 240), lang), "author", found)
+    return count_summary(facts, lang)
+
+
+def is_small(analysis: DiffAnalysis) -> bool:
+    """At most :data:`SMALL_LINES` changed lines in at most :data:`SMALL_FILES` files of code
+    other than tests and docs (and at least one such file)."""
+    code = [f for f in analysis.files if f.counts_as_code and f.kind not in ("test", "docs")]
+    return 0 < len(code) <= SMALL_FILES and sum(f.changes for f in code) <= SMALL_LINES
+
+
+def one_fact(analysis: DiffAnalysis):
+    """The behaviour fact that is the pull request's one change, or None: the only fact
+    of :data:`_FACT_KINDS` outside tests, docs and examples, in the only such file the
+    PR changes, a file changed by at most :data:`FACT_FILE_LINES` lines and not
+    deleted; a dependency fact only from the package's own requirement files, an
+    environment variable fact only for a variable the code reads."""
+    code = [f for f in analysis.files if f.counts_as_code and f.kind not in ("test", "docs", "example")]
+    if len(code) != 1 or code[0].status == "removed" or code[0].changes > FACT_FILE_LINES:
+        return None
+    facts = [b for b in code[0].behaviour if b.kind in _FACT_KINDS]
+    if len(facts) != 1:
+        return None
+    fact = facts[0]
+    if fact.kind.startswith("dep_") and not _DEP_FILES.search(fact.path):
+        return None
+    if fact.kind.startswith("env_") and fact.detail != "read":
+        return None  # a variable the code sets is worded by the focus point, with its condition
+    return fact
+
+
+def fact_sentence(fact, lang: str) -> str:
+    """One sentence stating a behaviour fact of :data:`_FACT_KINDS`."""
+    return t(f"summary.fact.{fact.kind}", lang, {"name": fact.symbol, "file": fact.path, "old": fact.old, "new": fact.new})
+
+
+# --- the author's sentence ------------------------------------------------------------------
+
+#: Names in a sentence that must occur in the changed lines: code spans, and words with
+#: an underscore, a dot or ``()`` inside, digits beside letters (``qwen3_5``, ``FP8``),
+#: an upper-case letter after a lower-case one (``TransferQueue``, ``vLLM``) or two or
+#: more capitals (``QKV``).
+_SPAN = re.compile(r"`([^`]{1,120})`")
+_WORD = re.compile(r"[A-Za-z0-9_][\w.\-/]*\w(?:\(\))?")
+_NAMEISH = re.compile(r"_|\w\.\w|\(\)|[a-z][A-Z]|[A-Z]{2}|[A-Za-z]\d|\d[A-Za-z]|/")
+#: Capitalised acronyms every engineer writes in prose about any change.
+_COMMON = frozenset({"pr", "prs", "ci", "ut", "api", "apis", "todo", "ok", "id", "ids", "url", "readme", "docs", "e.g", "i.e",
+                     "gpu", "gpus", "cpu", "cpus", "npu", "npus", "cuda", "oom", "ooms", "cli", "json", "yaml", "io", "llm",
+                     "llms", "rl", "sft", "ai"})
+_TITLE_NOISE = re.compile(r"^\s*(?:\[[^\]]*\]\s*)+:?\s*|^\s*[A-Za-z-]+(?:\([^)]*\))?!?:\s*|\s*\(#\d+\)\s*$")
+_STOP = frozenset("a an the to of in on for and or with by from as is are be this that it its pr we our".split())
+#: Share of a sentence's words that come from the title for it to be the title restated.
+_TITLE_OVERLAP = 0.7
+
+
+def author_evidence(sentence: str, title: str, analysis: DiffAnalysis) -> tuple[Evidence, ...] | None:
+    """The evidence for using the author's ``sentence`` as the summary, or None when it
+    must not be used: it restates ``title``, names nothing and is short (vague), or a
+    name it uses is not in the diff's changed lines or paths. Evidence: the sentence itself, then up to
+    :data:`_MAX_NAME_EVIDENCE` changed lines holding its names."""
+    if restates(sentence, title):
+        return None
+    names = sentence_names(sentence)
+    if not names and len(sentence.split()) < _VAGUE_WORDS:
+        return None  # "Fix the github action for trtllm.": true, but says less than the count
+    found: list[Evidence] = [Evidence(new=sentence, source="description")]
+    if names:
+        hay = _haystack(analysis)
+        symbols = _changed_names(analysis)
+        for name in names:
+            low = name.lower()
+            if low not in hay and low not in symbols and not ("." in low and any(low.endswith("." + k) for k in symbols if "." in k)):
+                return None  # ("Class.method" and a YAML key's dotted path are found as changed names)
+        for name in names[:_MAX_NAME_EVIDENCE]:
+            ev = _line_with(analysis, name.lower())
+            if ev is not None:
+                found.append(ev)
+    return tuple(found)
+
+
+def sentence_names(sentence: str) -> list[str]:
+    """The identifier-like names of ``sentence`` (see :data:`_NAMEISH`), lower-cased
+    parts of code spans included, without repeats."""
+    names: dict[str, None] = {}
+    for span in _SPAN.findall(sentence):
+        for word in _WORD.findall(span):
+            if len(word) >= 2 and not word.isdigit():
+                names[word] = None
+    for word in _WORD.findall(_SPAN.sub(" ", sentence)):
+        word = word.rstrip(".-/")
+        # "CPU/GPU" is two words; "verl/utils/fs.py" one path.
+        for part in re.split(r"[-/]", word) if "." not in word.rpartition("/")[2] else (word,):
+            if len(part) >= 2 and _NAMEISH.search(part) and part.lower() not in _COMMON and not _version(part):
+                names[part.removesuffix("()")] = None  # "eval()" is called as "eval(text)"
+    return list(names)
+
+
+def _version(word: str) -> bool:
+    """``v0.16.0``, ``0.25``: versions are compared by their digits only, which tests rarely repeat."""
+    return re.fullmatch(r"v?\d+(?:\.\d+)+", word) is not None
+
+
+def restates(sentence: str, title: str) -> bool:
+    """True when most words of ``sentence`` (:data:`_TITLE_OVERLAP`) are the title's."""
+    words = _words(sentence)
+    if not words:
+        return True
+    title_words = _words(_TITLE_NOISE.sub("", title or ""))
+    return len(words & title_words) / len(words) >= _TITLE_OVERLAP
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP}
+
+
+def _changed_names(analysis: DiffAnalysis) -> set[str]:
+    """Lower-cased names the diff changes: touched symbols (and their last part), config
+    keys and fields added, removed or changed (capped: a 3,000-file PR has many)."""
+    names: set[str] = set()
+    for f in analysis.files:
+        for group in (f.symbols_touched, f.config_keys_added, f.config_keys_removed, f.config_keys_changed,
+                      f.fields_added, f.fields_removed, f.fields_changed):  # fmt: skip
+            for n in group:
+                low = n.lower()
+                names.add(low)
+                names.add(low.rpartition(".")[2])
+        if len(names) > _MAX_NAMES:
+            break
+    return names
+
+
+#: Changed names collected to check an author's sentence against.
+_MAX_NAMES = 5_000
+
+
+def _haystack(analysis: DiffAnalysis) -> str:
+    parts: list[str] = []
+    size = 0
+    for f in analysis.files:
+        for line in (f.path, *f.added_lines, *f.removed_lines):
+            parts.append(line)
+            size += len(line) + 1
+            if size > _HAYSTACK_CHARS:
+                return "\n".join(parts).lower()
+    return "\n".join(parts).lower()
+
+
+def _line_with(analysis: DiffAnalysis, name: str) -> Evidence | None:
+    """The first changed line (or path) holding ``name``, as diff evidence (no line number:
+    the analysis keeps changed lines without their positions)."""
+    for f in analysis.files:
+        if name in f.path.lower():
+            return Evidence(f.path, source="diff")
+        for line in f.added_lines:
+            if name in line.lower():
+                return Evidence(f.path, new=line.strip()[:160], source="diff")
+        for line in f.removed_lines:
+            if name in line.lower():
+                return Evidence(f.path, old=line.strip()[:160], source="diff")
+    return None
+
+
+# --- the plain count --------------------------------------------------------------------------
+
+#: File kinds a count names, in order; other kinds are counted as "other".
+_COUNT_KINDS = ("source", "test", "config", "docs", "ci", "build", "example", "generated", "binary")
+
+
+def count_summary(facts: GuideFacts, lang: str) -> Summary:
+    """"Changes 2 source files and 1 test file under `verl/trainer/` (+40/−12)." from the
+    changed files (GitHub's counts when the file list was cut)."""
+    s, files = facts.snapshot, facts.analysis.files
+    total = s.changed_files or len(files)
+    additions = s.additions if s.additions or s.deletions else sum(f.additions for f in files)
+    deletions = s.deletions if s.additions or s.deletions else sum(f.deletions for f in files)
+    by_kind: dict[str, int] = {}
+    for f in files:
+        kind = f.kind if f.kind in _COUNT_KINDS else "source"
+        by_kind[kind] = by_kind.get(kind, 0) + 1
+    if sum(by_kind.values()) == total and by_kind:
+        parts = [t(f"summary.count.{kind}", lang, {"count": by_kind[kind]}) for kind in _COUNT_KINDS if kind in by_kind]
+        if len(parts) > 3:  # four kinds and more read as noise: say the number
+            parts = [t("summary.count.files", lang, {"count": total})]
+    else:
+        parts = [t("summary.count.files", lang, {"count": total})]
+    what = t("list.and", lang).join(parts)
+    where = common_dir([f.path for f in files])
+    params = {"files": what, "dir": sanitize.code(where) if where else "", "additions": f"{additions:,}", "deletions": f"{deletions:,}"}
+    key = "summary.count.under" if where else "summary.count"
+    text = t(key, lang, params, raw=True)
+    return Summary(text, "count", (Evidence(new=f"{total} files, +{additions}/-{deletions}", source="metadata"),))
+
+
+def common_dir(paths: list[str]) -> str:
+    """The deepest directory holding every path (``"verl/trainer/"``), or ``""`` when
+    they share none or there are none."""
+    if not paths:
+        return ""
+    dirs = [posixpath.dirname(p) for p in paths]
+    common = posixpath.commonpath(dirs) if all(dirs) else ""
+    return common + "/" if common else ""
+
+
+def _end(sentence: str, lang: str) -> str:
+    sentence = sentence.rstrip()
+    if sentence.endswith((".", "!", "?", "。", "！", "？")):
+        return sentence
+    return sentence + ("。" if lang == "zh" else ".")
+
+

@@ -1,0 +1,216 @@
+"""The summary says what changed in behaviour, in one sentence, or a plain true count
+(bot.engine.render.summary; issue 20 item 4). Each error class of the blind rating is
+reproduced on a small synthetic pull request and, where the corpus is present, on a real
+one of the same shape."""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+from pathlib import Path
+
+import pytest
+
+from bot.engine.analysis.model import BehaviourFact, DiffAnalysis, Edit, Evidence, FileAnalysis
+from bot.engine.build import build_guide
+from bot.engine.classify import classify
+from bot.engine.focus.review import review_summary
+from bot.engine.marker import MarkerState
+from bot.engine.render import summary as S
+from bot.engine.render.guide import GuideFacts, render_guide
+from bot.engine.snapshot import PullRequestSnapshot
+
+CORPUS = Path("/work/shared/corpus")
+needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="the corpus (/work/shared/corpus) is not on this machine")
+
+
+def facts(files, *, title="[trainer] fix: something", purpose=None, additions=None, deletions=None):
+    files = tuple(files)
+    s = PullRequestSnapshot(repository="o/r", number=1, title=title, changed_files=len(files),
+                            additions=sum(f.additions for f in files) if additions is None else additions,
+                            deletions=sum(f.deletions for f in files) if deletions is None else deletions)
+    analysis = DiffAnalysis(files)
+    return GuideFacts(snapshot=s, analysis=analysis, classification=classify(s, analysis, ()), focus=(),
+                      review=review_summary(s), follow_ups=(), state=MarkerState(), purpose=purpose)
+
+
+def src(path="verl/trainer/ppo.py", additions=3, deletions=1, **kw):
+    return FileAnalysis(path, "modified", "source", "python", additions=additions, deletions=deletions, **kw)
+
+
+EDIT = Edit("call_replaced", "verl/tools/parser.py", "Parser.parse", old="value = eval(text)", new="value = ast.literal_eval(text)",
+            detail="eval → ast.literal_eval", line=42, old_line=41, consequence="existing")
+
+
+def _edits(monkeypatch, edit=EDIT):
+    monkeypatch.setattr("bot.engine.focus.edits.main_edit", lambda analysis: edit)
+    sentences = {"en": "`Parser.parse` now calls `ast.literal_eval` instead of `eval` (`verl/tools/parser.py:42`).",
+                 "zh": "`Parser.parse` 改为调用 `ast.literal_eval` 而不是 `eval`（`verl/tools/parser.py:42`）。"}
+    monkeypatch.setattr("bot.engine.focus.edits.edit_sentence", lambda e, lang: sentences[lang] if e is edit else "")
+
+
+# --- 1. a small PR: the most important exact change ----------------------------------------------
+
+
+def test_a_small_pr_is_summarised_by_its_main_exact_edit_in_both_languages(monkeypatch):
+    _edits(monkeypatch)
+    f = facts([src("verl/tools/parser.py", 1, 1, added_lines=("value = ast.literal_eval(text)",))],
+              purpose="This PR hardens the Qwen3 tool parser against code in model output.")
+    text, evidence = S.summary_claim(f, "en")
+    assert text == "Parser.parse now calls ast.literal_eval instead of eval (verl/tools/parser.py:42)."
+    assert evidence == (Evidence("verl/tools/parser.py", 42, 42, EDIT.old, EDIT.new),)
+    assert S.summary_source(f, "zh") == "edit" and S.summary_line(f, "zh").startswith("`Parser.parse` 改为调用")
+
+
+def test_a_large_pr_is_not_summarised_by_one_edit(monkeypatch):
+    _edits(monkeypatch)
+    f = facts([src("verl/a.py", 400, 0), src("verl/b.py", 300, 0)])
+    assert S.summary_source(f, "en") == "count"
+
+
+def test_an_empty_edit_sentence_falls_through(monkeypatch):
+    monkeypatch.setattr("bot.engine.focus.edits.main_edit", lambda analysis: EDIT)
+    monkeypatch.setattr("bot.engine.focus.edits.edit_sentence", lambda e, lang: "")  # today's stub
+    assert S.summary_source(facts([src()]), "en") == "count"
+
+
+# --- 2. one behaviour fact -------------------------------------------------------------------------
+
+
+def _default(path="verl/trainer/config/rollout.yaml", kind="config", **kw):
+    fact = BehaviourFact("default_changed", path, "rollout.max_num_seqs", "256", "1024", line=12, user_facing=True)
+    return FileAnalysis(path, kw.pop("status", "modified"), kind, None, additions=1, deletions=1, behaviour=(fact,), **kw)
+
+
+def test_a_changed_default_that_is_the_one_change_is_the_summary():
+    f = facts([_default(), FileAnalysis("tests/test_x.py", "modified", "test", "python", additions=5)])
+    assert S.summary_line(f, "en") == ("Changes the default of `rollout.max_num_seqs` in `verl/trainer/config/rollout.yaml` "
+                                       "from `256` to `1024`.")
+    assert S.summary_line(f, "zh") == "将 `verl/trainer/config/rollout.yaml` 中 `rollout.max_num_seqs` 的默认值从 `256` 改为 `1024`。"
+    assert S.summary_claim(f, "en")[1] == (Evidence("verl/trainer/config/rollout.yaml", 12, 12, "256", "1024"),)
+
+
+def test_a_fact_beside_other_code_is_not_called_the_one_change():
+    assert S.summary_source(facts([_default(), src()]), "en") == "count"
+
+
+def test_a_dependency_of_a_deleted_or_docker_file_is_not_the_summary():
+    # Rated misleading: "Chore: drops dependency `pip`" for a deleted Dockerfile; a Docker pin
+    # that holds on one architecture only presented as the feature.
+    dep = BehaviourFact("dep_floor_raised", "docker/Dockerfile", "vllm", ">=0.17", ">=0.18", line=3, user_facing=True)
+    docker = FileAnalysis("docker/Dockerfile", "modified", "build", None, additions=1, deletions=1, behaviour=(dep,))
+    assert S.summary_source(facts([docker]), "en") == "count"
+    req = dataclasses.replace(docker, path="requirements.txt", behaviour=(dataclasses.replace(dep, path="requirements.txt"),))
+    assert S.summary_line(facts([req]), "en") == "Raises the minimum version of `vllm` in `requirements.txt` from `>=0.17` to `>=0.18`."
+    removed = dataclasses.replace(req, status="removed")
+    assert S.summary_source(facts([removed]), "en") == "count"
+
+
+# --- 3. the author's sentence ----------------------------------------------------------------------
+
+
+def test_the_authors_sentence_is_used_when_its_names_are_in_the_changed_lines():
+    f = facts([src("verl/tools/parser.py", 30, 30, added_lines=("return ast.literal_eval(text)",), removed_lines=("return eval(text)",))] * 3,
+              title="[rollout] fix: avoid arbitrary code execution in the tool parser",
+              purpose="This PR replaces eval() with ast.literal_eval(), which only parses Python literals.")
+    text, evidence = S.summary_claim(f, "en")
+    assert text == "This PR replaces eval() with ast.literal_eval(), which only parses Python literals."
+    assert evidence[0] == Evidence(new=text, source="description")
+    assert any(e.path == "verl/tools/parser.py" and "literal_eval" in e.new for e in evidence[1:])
+    # Chinese never quotes the author's English sentence.
+    assert S.summary_source(f, "zh") == "count"
+
+
+def test_a_sentence_naming_what_the_diff_does_not_change_is_not_used():
+    # Rated misleading: "Now qwen3_5 has a shard handling …" on a diff of qwen3_vl.py only.
+    big = [src("verl/models/qwen3_vl.py", 40, 40, added_lines=("if isinstance(w, DTensor):",))] * 2
+    f = facts(big, purpose="Now qwen3_5 has a shard handling for vocab weights when it is a sharded tensor.")
+    assert S.summary_source(f, "en") == "count"
+    assert "qwen3_5" not in render_guide(f, "en").split("\n", 3)[2]
+
+
+def test_the_title_restated_is_not_a_summary():
+    big = [src(f"verl/workers/veomni_{i}.py", 100, 0) for i in range(3)]
+    f = facts(big, title="[trainer] feat: Add rl support for veomni backend", purpose="Add RL support for the veomni backend.")
+    assert S.summary_source(f, "en") == "count"
+    assert S.restates("Add rl support for veomni backend.", "[trainer] feat: Add rl support for veomni backend")
+    assert not S.restates("This PR replaces eval() with ast.literal_eval().", "[rollout] fix: avoid code execution")
+
+
+def test_a_short_sentence_naming_nothing_is_vague():
+    big = [src(f"ci/{i}.py", 100, 0) for i in range(3)]
+    assert S.summary_source(facts(big, purpose="Fix the github action for trtllm."), "en") == "count"
+
+
+def test_the_summary_is_never_the_type_and_area_template():
+    text = S.summary_line(facts([src(symbols_touched=("MegatronPPOActor.forward",))]), "en")
+    assert text == "Changes 1 source file under `verl/trainer/` (+3/−1)."
+    assert "Fix in" not in text and "changes `" not in text
+
+
+def test_quoted_pr_text_is_neutralised():
+    big = [src("verl/a.py", 100, 0, added_lines=("use <b> here",))] * 2
+    f = facts(big, purpose="Adds the parser that turns <b>bold</b> tags into plain text for users.")
+    line = S.summary_line(f, "en")
+    assert "<b>" not in line and "&lt;b&gt;" in line
+    assert S.summary_line(f, "en", plain=True) == "Adds the parser that turns <b>bold</b> tags into plain text for users."
+
+
+# --- 4. the plain count ----------------------------------------------------------------------------
+
+
+def test_the_count_names_kinds_and_the_common_directory_and_the_scale_is_not_repeated():
+    f = facts([src("verl/trainer/a.py", 30, 10), src("verl/trainer/b.py", 10, 2), FileAnalysis("verl/trainer/c.yaml", "modified", "config", additions=1)])
+    assert S.summary_line(f, "en") == "Changes 2 source files, 1 config file under `verl/trainer/` (+41/−12)."
+    assert S.summary_line(f, "zh") == "改动了 `verl/trainer/` 下的 2 个源代码文件、1 个配置文件（+41/−12）。"
+    md = render_guide(f, "en")
+    assert "(3 files, +41/−12 lines)" not in md
+
+
+def test_common_dir():
+    assert S.common_dir(["a/b/c.py", "a/b/d/e.py"]) == "a/b/"
+    assert S.common_dir(["a/x.py", "b/y.py"]) == "" and S.common_dir(["README.md"]) == "" and S.common_dir([]) == ""
+
+
+# --- the corpus --------------------------------------------------------------------------------------
+
+
+def _corpus_guide(name: str, lang: str = "en"):
+    from bot.engine.rules import load_rules
+    from bot.sources.bundle import load_bundle
+
+    path = CORPUS / name
+    if not path.is_file():
+        pytest.skip(f"{path} is not in the corpus")
+    return build_guide(load_bundle(str(path)), load_rules([], defaults=True), lang=lang)
+
+
+@needs_corpus
+def test_corpus_a_model_name_only_the_description_has_is_not_the_summary():
+    summary = _corpus_guide("verl-2026h1/6659.json").data["summary"]
+    assert "qwen3_5" not in summary
+
+
+@needs_corpus
+def test_corpus_the_rce_fix_is_summarised_by_what_it_replaces():
+    summary = _corpus_guide("verl-2026h1/6542.json").data["summary"]
+    assert "literal_eval" in summary and "Qwen3XMLToolParser" not in summary
+
+
+@needs_corpus
+def test_corpus_no_template_summary_no_title_restated_no_template_fragment():
+    from bot.engine.rules import load_rules
+    from bot.sources.bundle import load_bundle
+
+    rules = load_rules([], defaults=True)
+    paths = sorted(glob.glob(str(CORPUS / "verl" / "*.json")) + glob.glob(str(CORPUS / "verl-2026h1" / "*.json")))
+    assert paths
+    for path in paths:
+        snap = load_bundle(path)
+        for lang in ("en", "zh"):
+            summary = build_guide(snap, rules, lang=lang).data["summary"]
+            assert " in " not in summary.split(":")[0] or not summary.startswith(("Fix in", "Feature in", "Refactor in")), (path, summary)
+            assert ": changes " not in summary and "：改动 " not in summary, (path, summary)
+            assert not summary.rstrip(".").endswith((" review", " if possible")), (path, summary)
+            assert not S.restates(summary, snap.title) or summary.startswith(("Changes ", "改动了")), (path, summary)
+            assert "http" not in summary and "@" not in summary.replace("@\u200b", ""), (path, summary)
