@@ -142,6 +142,11 @@ def point_evidence(point: Any) -> tuple[Evidence, ...]:
         return (Evidence(path=point.file or "", start=line, end=line, new=_quote(params.get("opening") or params.get("text")), source="review"),) if point.file else ()
     if point.text and point.file:
         return (Evidence(path=point.file, new=_quote(point.symbol or ""), source="diff"),)
+    if point.text:
+        # A rule's note about no file: the rule matched the pull request's title or
+        # description (a revert's "This reverts commit ..."), which is what it rests on.
+        note = next(iter(point.text.values()), "")
+        return (Evidence(new=_quote(note), source="description"),) if note else ()
     return _diff(point.file, {"names": (point.symbol,) if point.symbol else (), **params})
 
 
