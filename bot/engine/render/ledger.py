@@ -236,7 +236,7 @@ def build_claims(facts: Any, lang: str) -> tuple[GuideClaim, ...]:
         add(GuideClaim(f.key, "reasons", text, factor_evidence(f, counts)))
 
     for p in facts.focus:
-        add(GuideClaim(p.key or ("focus.rule_note" if p.text else "focus.largest"), "focus", g._focus_line(p, lang), point_evidence(p)))
+        add(GuideClaim(p.key or ("rule.note" if p.text else "focus.largest"), "focus", g._focus_line(p, lang), point_evidence(p)))
     house = g._housekeeping_line(facts.housekeeping, lang)
     if house:
         paths = [path for _, group in facts.housekeeping.groups() for path in group]
