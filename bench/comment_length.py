@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import SHARED, median, percentile, table  # noqa: E402
+from bench.common import SHARED, median, percentile, table
 
 FOLDERS = (SHARED / "corpus" / "verl", SHARED / "corpus" / "verl-2026h1")
 _OPEN = re.compile(r"<details(?:\s[^>]*)?>", re.IGNORECASE)

@@ -8,9 +8,9 @@ import re
 import statistics
 import sys
 from functools import lru_cache
-from pathlib import Path
 
 import pytest
+from conftest import ROOT, SHARED
 
 from bot.engine.analysis.model import DiffAnalysis, FileAnalysis
 from bot.engine.build import build_guide
@@ -21,7 +21,6 @@ from bot.engine.render.guide import MAX_COMMENT_CHARS, GuideFacts, render_guide
 from bot.engine.rules import load_rules
 from bot.engine.rules.model import RuleHit
 from bot.engine.snapshot import PullRequestSnapshot
-from conftest import ROOT, SHARED
 
 
 def _bench():
@@ -66,10 +65,10 @@ def top(md: str) -> str:
 def test_top_has_headline_verdict_and_at_most_three_focus_points(lang):
     md = render_guide(facts(points=6), lang)
     head = top(md)
-    assert re.findall(r"^(\d)\. ", head, re.M) == ["1", "2", "3"]
+    assert re.findall(r"^(\d)\. ", head, re.MULTILINE) == ["1", "2", "3"]
     # Points 4-6 are inside the collapsed block, numbered on.
     rest = md.split("<details>", 1)[1]
-    assert re.findall(r"^(\d)\. ", rest, re.M) == ["4", "5", "6"]
+    assert re.findall(r"^(\d)\. ", rest, re.MULTILINE) == ["4", "5", "6"]
     assert "importance" in head or "重要度" in head or "/10" in head
 
 
@@ -87,7 +86,7 @@ def test_everything_else_is_in_one_collapsed_block(lang):
             depth -= 1
     assert top_level == 1 and depth == 0
     # Above it: only the focus heading; labels, score and footer are inside.
-    assert len(re.findall(r"^#### ", top(md), re.M)) == 1
+    assert len(re.findall(r"^#### ", top(md), re.MULTILINE)) == 1
     assert "scope-fix" not in top(md) and "<sub>" not in top(md)
 
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import SHARED
 
 from bot.engine.analysis.model import DiffAnalysis, Evidence, FileAnalysis
 from bot.engine.build import build_guide
@@ -14,11 +15,10 @@ from bot.engine.classify import classify
 from bot.engine.focus.model import FocusPoint, FollowUp, ReviewSummary
 from bot.engine.marker import MarkerState
 from bot.engine.render import ledger
-from bot.engine.render.guide import GuideFacts, render_guide
+from bot.engine.render.guide import GuideFacts, render_guide, summary_line
 from bot.engine.rules import load_rules
 from bot.engine.rules.model import RuleHit
 from bot.engine.snapshot import PullRequestSnapshot
-from conftest import SHARED
 
 H1 = SHARED / "corpus" / "verl-2026h1"
 FOLDERS = (SHARED / "corpus" / "verl", H1)
@@ -35,11 +35,15 @@ def facts(focus=(), follow=(), files=None):
                       follow_ups=tuple(follow), state=MarkerState(labels=c.label_names))
 
 
+def build(f, lang="en"):
+    return ledger.build_claims(f, lang, headline=summary_line(f, lang))
+
+
 POINT = FocusPoint("pkg/loop.py", "Loop.run", "focus.largest", {"additions": 12, "deletions": 3, "names": ("Loop.run",)})
 
 
 def test_every_built_claim_has_a_kind_a_known_section_and_text():
-    claims = ledger.build_claims(facts([POINT]), "en")
+    claims = build(facts([POINT]), "en")
     kinds = [c.kind for c in claims]
     assert kinds[0] == "summary" and "verdict" in kinds and "focus.largest" in kinds and "labels.rule" in kinds
     assert all(c.section in ledger.SECTIONS and c.text for c in claims)
@@ -55,7 +59,7 @@ def test_a_focus_point_that_points_at_nothing_is_not_written():
     # No file, no symbol, no evidence: nothing a reader could check.
     orphan = FocusPoint(None, None, "focus.largest", {"additions": 99, "deletions": 0, "names": ()})
     f = facts([POINT, orphan])
-    claims = ledger.build_claims(f, "en")
+    claims = build(f, "en")
     focus = [c for c in claims if c.section == "focus"]
     assert len(focus) == 2 and focus[1].evidence == ()
     md = render_guide(f, "en")
@@ -72,17 +76,17 @@ def test_a_follow_up_without_anything_to_check_is_not_written():
 def test_the_producers_evidence_wins_over_derived_evidence():
     own = Evidence(path="pkg/loop.py", start=40, end=42, old="x.to(dtype)", new="x", source="diff")
     point = POINT._replace(evidence=(own,))
-    (claim,) = [c for c in ledger.build_claims(facts([point]), "en") if c.section == "focus"]
+    (claim,) = [c for c in build(facts([point]), "en") if c.section == "focus"]
     assert claim.evidence == (own,)
 
 
 def test_derived_evidence_names_the_file_and_what_the_statement_names():
-    (claim,) = [c for c in ledger.build_claims(facts([POINT]), "en") if c.section == "focus"]
+    (claim,) = [c for c in build(facts([POINT]), "en") if c.section == "focus"]
     assert claim.evidence == (Evidence(path="pkg/loop.py", new="Loop.run", source="diff"),)
 
 
 def test_verdict_and_score_rest_on_githubs_counts():
-    claims = ledger.build_claims(facts([POINT]), "en")
+    claims = build(facts([POINT]), "en")
     for c in claims:
         if c.section in ("verdict", "score"):
             assert c.evidence[0].source == "metadata" and "+12 -3" in c.evidence[0].new
@@ -91,7 +95,7 @@ def test_verdict_and_score_rest_on_githubs_counts():
 def test_the_markdown_is_written_from_the_shown_claims():
     f = facts([POINT])
     md = render_guide(f, "zh")
-    for c in ledger.shown(ledger.build_claims(f, "zh")):
+    for c in ledger.shown(build(f, "zh")):
         assert c.text in md, c.kind
 
 

@@ -21,15 +21,16 @@ from bot.engine.focus.housekeeping import housekeeping
 from bot.engine.focus.points import focus_points, rename_map
 from bot.engine.focus.review import follow_ups, review_summary
 from bot.engine.marker import MarkerState
+from bot.engine.render import ledger
 from bot.engine.render.guide import (
     GuideFacts,
     describe_claims,
     describe_factors,
     describe_focus,
+    guide_claims,
     render_claims,
     summary_line,
 )
-from bot.engine.render import ledger
 from bot.engine.render.messages import t
 from bot.engine.rules.model import LANGUAGES, LabelSpec, RuleHit
 from bot.engine.snapshot import PullRequestSnapshot
@@ -203,7 +204,7 @@ def _build_guide(
         page_url=page_url,
     )
     # One ledger: the comment and the JSON "claims" are written from the same claims.
-    claims = ledger.shown(ledger.build_claims(facts, lang))
+    claims = guide_claims(facts, lang)
     markdown = render_claims(facts, claims, lang)
     labels = classification.label_names
     specs = {name: _label_spec(rules, name) for name in labels}

@@ -13,9 +13,7 @@ never cut inside a code span or a table.
 
 from __future__ import annotations
 
-import html
 import re
-from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -26,11 +24,12 @@ import jinja2
 from bot import __version__
 from bot.engine.analysis.model import KINDS, DiffAnalysis
 from bot.engine.classify import Claim, Classification
-from bot.engine.focus.housekeeping import api_names, is_lock_file
+from bot.engine.focus.housekeeping import api_names
 from bot.engine.focus.model import FocusPoint, FollowUp, Housekeeping, ReviewSummary
 from bot.engine.marker import MarkerState, render_marker
-from bot.engine.render import sanitize
-from bot.engine.render.messages import MESSAGES, t
+from bot.engine.render import ledger, sanitize
+from bot.engine.render.ledger import _claim_params, _elsewhere, _plain, _word
+from bot.engine.render.messages import t
 from bot.engine.snapshot import PullRequestSnapshot
 
 #: GitHub refuses comments over 65,536 characters ("Create an issue comment"); keep a margin.
@@ -101,10 +100,12 @@ def render_guide(facts: GuideFacts, lang: str) -> str:
     """
     if lang not in ("en", "zh"):
         raise KeyError(f"unsupported language {lang!r}")
-    from bot.engine.render import ledger  # ledger builds on this module's sentences
+    return render_claims(facts, guide_claims(facts, lang), lang)
 
-    claims = ledger.shown(ledger.build_claims(facts, lang))
-    return render_claims(facts, claims, lang)
+
+def guide_claims(facts: GuideFacts, lang: str) -> tuple[ledger.GuideClaim, ...]:
+    """The claims the guide shows (:func:`bot.engine.render.ledger.shown`), its headline from :func:`summary_line`."""
+    return ledger.shown(ledger.build_claims(facts, lang, headline=summary_line(facts, lang)))
 
 
 def render_claims(facts: GuideFacts, claims: Sequence[Any], lang: str) -> str:
@@ -128,11 +129,6 @@ def summary_line(facts: GuideFacts, lang: str, *, plain: bool = False) -> str:
     without code spans or HTML entities (JSON ``summary``)."""
     text = _summary_markdown(facts, lang)
     return _plain(text) if plain else text
-
-
-def _plain(text: str) -> str:
-    text = re.sub(r"(`+) ?(.*?) ?\1", lambda m: m.group(2), text)
-    return html.unescape(text)
 
 
 def _summary_markdown(facts: GuideFacts, lang: str) -> str:
@@ -199,19 +195,9 @@ _FACT_PREFIX = "focus." + "fact."
 _ENV_PREFIX = ("focus.fact.env_added", "focus.fact.env_removed", "focus.fact.env_default_changed.set")
 
 
-def _claim_params(claim: Claim) -> dict[str, Any]:
-    """A claim's parameters without empty ones a sentence would show as "—"."""
-    return {k: v for k, v in claim.params.items() if v not in (None, "") or k in ("name", "old", "new")}
-
-
 def describe_claims(claims: Sequence[Claim], lang: str) -> list[dict[str, Any]]:
     """Claims (breaking reasons) as JSON objects ``{reason, file, key}``; ``reason`` is plain text."""
     return [{"reason": _plain(t(c.key, lang, _claim_params(c))), "file": c.file, "key": c.key} for c in claims]
-
-
-def _word(key: str, fallback: str, lang: str) -> str:
-    """The catalogue's word for ``key``, or ``fallback`` (GitHub may add new states) made safe."""
-    return t(key, lang) if key in MESSAGES else sanitize.table_cell(fallback)
 
 
 def _description(title: str) -> str:
@@ -239,10 +225,8 @@ def _capped(lines: list[str], cap: int, lang: str) -> list[str]:
 
 
 def _context(facts: GuideFacts, claims: Sequence[Any], lang: str, caps: _Caps) -> dict[str, Any]:
-    from bot.engine.render.ledger import by_section
-
     s, a, c = facts.snapshot, facts.analysis, facts.classification
-    sec = by_section(claims)
+    sec = ledger.by_section(claims)
     headings = {k.split(".", 1)[1]: t(k, lang) for k in ("h.focus", "h.changed", "h.tests", "h.deps", "h.review", "h.follow", "h.labels")}
     headings["score"] = t("h.score", lang, {"importance": c.importance}, raw=True)
     headings["files"] = t("h.files", lang, {"count": len(a.files)})
@@ -343,49 +327,6 @@ def _page_url(url: str | None) -> str:
 MAX_BREAKING_SHOWN = 4
 
 
-def _housekeeping_line(house: Housekeeping, lang: str) -> str:
-    """One line for every housekeeping file (never a numbered point), or ""."""
-    if not house:
-        return ""
-    items = []
-    for group, paths in house.groups():
-        if paths:
-            items.append(t(f"house.{group}", lang, {"count": len(paths), "names": tuple(paths[:2])}))
-    return t("focus.housekeeping", lang, {"items": t("list.sep", lang).join(items)}, raw=True)
-
-
-def _top_dirs(analysis: DiffAnalysis, n: int = 2) -> list[str]:
-    weight: dict[str, int] = defaultdict(int)
-    for f in analysis.files:
-        if f.counts_as_code and f.kind not in ("test", "docs"):
-            head = f.path.rsplit("/", 1)[0] + "/" if "/" in f.path else f.path
-            weight[head] += f.changes or 1
-    return [d for d, _ in sorted(weight.items(), key=lambda kv: -kv[1])[:n]]
-
-
-def _focus_line(point: FocusPoint, lang: str) -> str:
-    where = sanitize.code(point.file) if point.file else ""
-    if point.text:
-        note = sanitize.one_line(point.text.get(lang) or next(iter(point.text.values())), 300)
-        reason = sanitize.neutralize(note)
-        if point.params.get("similar"):
-            reason = reason.rstrip("。.") + t("focus.similar", lang, {"count": point.params["similar"]})
-        if point.file and point.file in note:
-            return reason  # the rule's note already names its file
-    else:
-        reason = t(point.key or "focus.largest", lang, point.params)
-        if point.params.get("similar"):
-            reason += t("focus.similar", lang, {"count": point.params["similar"]})
-        reason += _elsewhere(point, lang)
-    return f"{where} — {reason}" if where else reason
-
-
-def _elsewhere(point: FocusPoint, lang: str) -> str:
-    """``" (here and in 63 other files)"`` for a point that stands for the same change in several files."""
-    files = point.params.get("files")
-    return t("focus.files", lang, {"count": files}) if files else ""
-
-
 def _area_of(facts: GuideFacts) -> dict[str, str]:
     """Each file's area: of the areas whose rules matched it, the one ranked first."""
     rank = {area: i for i, area in enumerate(facts.classification.areas)}
@@ -435,50 +376,6 @@ def _file_lines(analysis: DiffAnalysis, lang: str, cap: int) -> list[str]:
         lines.append(line)
     return lines
 
-
-
-def _review_lines(review: ReviewSummary, lang: str, cap: int) -> list[str]:
-    if review.empty:
-        return []
-    lines = []
-    if review.reviewers:
-        sep = t("list.and", lang)
-        people = []
-        for user, state, is_bot in review.reviewers:
-            state_text = _word(f"review.state.{state}", state.lower(), lang)
-            bot = f" ({t('review.bot', lang)})" if is_bot else ""
-            people.append(f"{sanitize.login(user)}{bot} {state_text}")
-        lines.append(t("review.reviewers", lang, {"reviewers": sep.join(people)}, raw=True))
-    for thread in review.threads[:cap]:
-        where = sanitize.code(f"{thread.path}:{thread.line}" if thread.line else thread.path)
-        lines.append(
-            t(
-                "review.thread",
-                lang,
-                {
-                    "where": where,
-                    "comments": f"{thread.comments:,}",
-                    "people": t("list.and", lang).join(sanitize.login(p) for p in thread.participants[:4]),
-                    "opening": sanitize.quote(_strip_suggestion(thread.opening), 140),
-                },
-                raw=True,
-            )
-        )
-    if len(review.threads) > cap > 0:
-        lines.append(t("review.threads_more", lang, {"count": len(review.threads) - cap}))
-    return lines
-
-
-
-def _strip_suggestion(body: str) -> str:
-    return re.sub(r"```suggestion.*?(```|$)", " [suggestion] ", body, flags=re.DOTALL)
-
-
-def _factor_line(factor: Any, lang: str) -> str:
-    sign = "+" if factor.points >= 0 else "−"
-    part = getattr(factor, "part", "other")
-    label = f"{t(f'part.{part}', lang)} · " if part in ("reach", "risk") and not factor.source.startswith("cap.") else ""
-    return f"{sign}{abs(factor.points)} · {label}{t(factor.key, lang, factor.params)}"
 
 
 def describe_factors(factors: Sequence[Any], lang: str) -> list[dict[str, Any]]:

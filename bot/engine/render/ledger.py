@@ -19,15 +19,18 @@ the message key a sentence was written from where there is one.
 
 from __future__ import annotations
 
+import html
+import re
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.engine.analysis.model import Evidence
+from bot.engine.analysis.model import DiffAnalysis, Evidence
 from bot.engine.focus.housekeeping import api_names, is_lock_file
-from bot.engine.render import guide as g
+from bot.engine.focus.model import FocusPoint, Housekeeping, ReviewSummary
 from bot.engine.render import sanitize
-from bot.engine.render.messages import t
+from bot.engine.render.messages import MESSAGES, t
 
 #: Sections of the guide, in the order they are shown.
 SECTIONS = (
@@ -86,7 +89,7 @@ def describe(claims: Sequence[GuideClaim]) -> list[dict[str, Any]]:
         {
             "kind": c.kind,
             "section": c.section,
-            "text": g._plain(c.text).replace("**", ""),
+            "text": _plain(c.text).replace("**", ""),
             "evidence": [
                 {"path": e.path, "start": e.start, "end": e.end, "old": e.old, "new": e.new, "source": e.source} for e in c.evidence
             ],
@@ -196,9 +199,10 @@ def factor_evidence(factor: Any, counts: Evidence) -> tuple[Evidence, ...]:
 # --- the ledger ------------------------------------------------------------------------------
 
 
-def build_claims(facts: Any, lang: str) -> tuple[GuideClaim, ...]:
+def build_claims(facts: Any, lang: str, *, headline: str) -> tuple[GuideClaim, ...]:
     """Every claim the facts support, in the guide's order, evidence attached (some may
-    have none: :func:`shown` drops them). ``facts`` is a :class:`~bot.engine.render.guide.GuideFacts`."""
+    have none: :func:`shown` drops them). ``facts`` is a :class:`~bot.engine.render.guide.GuideFacts`;
+    ``headline`` the summary sentence (:func:`bot.engine.render.guide.summary_line`)."""
     s, a, c = facts.snapshot, facts.analysis, facts.classification
     counts = metadata(s)
     out: list[GuideClaim] = []
@@ -211,7 +215,7 @@ def build_claims(facts: Any, lang: str) -> tuple[GuideClaim, ...]:
     else:
         first = [e for r in c.breaking_reasons[:1] for e in breaking_evidence(r)] + [e for p in facts.focus[:1] for e in point_evidence(p)]
         summary_evidence = (counts, *first)
-    add(GuideClaim("summary", "summary", g.summary_line(facts, lang), summary_evidence))
+    add(GuideClaim("summary", "summary", headline, summary_evidence))
     params = {"count": s.changed_files or len(s.files), "additions": s.additions, "deletions": s.deletions}
     add(GuideClaim("summary.scale", "summary", t("summary.scale", lang, params), (counts,)))
     if facts.reverted:
@@ -225,7 +229,7 @@ def build_claims(facts: Any, lang: str) -> tuple[GuideClaim, ...]:
     if len(reasons) > 1 and reasons[0].key == "breaking.marked":
         reasons = reasons[1:]
     for r in reasons:
-        add(GuideClaim(r.key, "breaking", t(r.key, lang, g._claim_params(r)), breaking_evidence(r)))
+        add(GuideClaim(r.key, "breaking", t(r.key, lang, _claim_params(r)), breaking_evidence(r)))
 
     level = t(f"level.{c.reading_level}", lang)
     add(GuideClaim("verdict", "verdict", t("verdict", lang, {"level": level, "minutes": c.reading_minutes, "importance": c.importance}, raw=True), (counts,)))
@@ -236,8 +240,8 @@ def build_claims(facts: Any, lang: str) -> tuple[GuideClaim, ...]:
         add(GuideClaim(f.key, "reasons", text, factor_evidence(f, counts)))
 
     for p in facts.focus:
-        add(GuideClaim(p.key or ("rule.note" if p.text else "focus.largest"), "focus", g._focus_line(p, lang), point_evidence(p)))
-    house = g._housekeeping_line(facts.housekeeping, lang)
+        add(GuideClaim(p.key or ("rule.note" if p.text else "focus.largest"), "focus", _focus_line(p, lang), point_evidence(p)))
+    house = _housekeeping_line(facts.housekeeping, lang)
     if house:
         paths = [path for _, group in facts.housekeeping.groups() for path in group]
         add(GuideClaim("housekeeping", "housekeeping", house, (Evidence(path=paths[0], new=_quote(paths[:5]), source="metadata"),)))
@@ -249,7 +253,7 @@ def build_claims(facts: Any, lang: str) -> tuple[GuideClaim, ...]:
     out.extend(_follow(facts, lang, counts))
     out.extend(_labels(c, lang))
     for f in c.factors:
-        add(GuideClaim(f.key, "score", g._factor_line(f, lang), factor_evidence(f, counts)))
+        add(GuideClaim(f.key, "score", _factor_line(f, lang), factor_evidence(f, counts)))
     total = sum(f.points for f in c.factors)
     if total != c.importance:
         add(GuideClaim("factor.clamped", "score", t("factor.clamped", lang, {"total": total}, raw=True), (counts,)))
@@ -264,7 +268,7 @@ def _audience(facts: Any, lang: str) -> list[GuideClaim]:
         paths = [p for h in c.hits if h.areas for p in h.files][:5]
         evidence = (Evidence(path=paths[0] if paths else "", new=_quote(paths or c.areas), source="metadata"),)
         return [GuideClaim("audience", "audience", t("verdict.for", lang, {"audience": t("list.sep", lang).join(people[:3])}, raw=True), evidence)]
-    dirs = g._top_dirs(a)
+    dirs = _top_dirs(a)
     if not dirs:
         return []
     text = t("verdict.for_default", lang, {"dirs": t("list.and", lang).join(sanitize.code(d) for d in dirs)}, raw=True)
@@ -328,7 +332,7 @@ def _review(review: Any, lang: str) -> list[GuideClaim]:
     if review.empty:
         return []
     out = []
-    lines = g._review_lines(review, lang, len(review.threads))
+    lines = _review_lines(review, lang, len(review.threads))
     if review.reviewers:
         evidence = (Evidence(new=_quote([user for user, _, _ in review.reviewers]), source="review"),)
         out.append(GuideClaim("review.reviewers", "review", lines.pop(0), evidence))
@@ -372,3 +376,107 @@ def _labels(c: Any, lang: str) -> list[GuideClaim]:
     if not out:
         out.append(GuideClaim("labels.none", "labels", t("labels.none", lang), (Evidence(source="metadata"),)))
     return out
+
+
+# --- the sentences claims are written in ---------------------------------------------------
+
+
+def _plain(text: str) -> str:
+    text = re.sub(r"(`+) ?(.*?) ?\1", lambda m: m.group(2), text)
+    return html.unescape(text)
+
+
+def _claim_params(claim: Any) -> dict[str, Any]:
+    """A claim's parameters without empty ones a sentence would show as "—"."""
+    return {k: v for k, v in claim.params.items() if v not in (None, "") or k in ("name", "old", "new")}
+
+
+def _word(key: str, fallback: str, lang: str) -> str:
+    """The catalogue's word for ``key``, or ``fallback`` (GitHub may add new states) made safe."""
+    return t(key, lang) if key in MESSAGES else sanitize.table_cell(fallback)
+
+
+def _housekeeping_line(house: Housekeeping, lang: str) -> str:
+    """One line for every housekeeping file (never a numbered point), or ""."""
+    if not house:
+        return ""
+    items = []
+    for group, paths in house.groups():
+        if paths:
+            items.append(t(f"house.{group}", lang, {"count": len(paths), "names": tuple(paths[:2])}))
+    return t("focus.housekeeping", lang, {"items": t("list.sep", lang).join(items)}, raw=True)
+
+
+def _top_dirs(analysis: DiffAnalysis, n: int = 2) -> list[str]:
+    weight: dict[str, int] = defaultdict(int)
+    for f in analysis.files:
+        if f.counts_as_code and f.kind not in ("test", "docs"):
+            head = f.path.rsplit("/", 1)[0] + "/" if "/" in f.path else f.path
+            weight[head] += f.changes or 1
+    return [d for d, _ in sorted(weight.items(), key=lambda kv: -kv[1])[:n]]
+
+
+def _focus_line(point: FocusPoint, lang: str) -> str:
+    where = sanitize.code(point.file) if point.file else ""
+    if point.text:
+        note = sanitize.one_line(point.text.get(lang) or next(iter(point.text.values())), 300)
+        reason = sanitize.neutralize(note)
+        if point.params.get("similar"):
+            reason = reason.rstrip("。.") + t("focus.similar", lang, {"count": point.params["similar"]})
+        if point.file and point.file in note:
+            return reason  # the rule's note already names its file
+    else:
+        reason = t(point.key or "focus.largest", lang, point.params)
+        if point.params.get("similar"):
+            reason += t("focus.similar", lang, {"count": point.params["similar"]})
+        reason += _elsewhere(point, lang)
+    return f"{where} — {reason}" if where else reason
+
+
+def _elsewhere(point: FocusPoint, lang: str) -> str:
+    """``" (here and in 63 other files)"`` for a point that stands for the same change in several files."""
+    files = point.params.get("files")
+    return t("focus.files", lang, {"count": files}) if files else ""
+
+
+def _review_lines(review: ReviewSummary, lang: str, cap: int) -> list[str]:
+    if review.empty:
+        return []
+    lines = []
+    if review.reviewers:
+        sep = t("list.and", lang)
+        people = []
+        for user, state, is_bot in review.reviewers:
+            state_text = _word(f"review.state.{state}", state.lower(), lang)
+            bot = f" ({t('review.bot', lang)})" if is_bot else ""
+            people.append(f"{sanitize.login(user)}{bot} {state_text}")
+        lines.append(t("review.reviewers", lang, {"reviewers": sep.join(people)}, raw=True))
+    for thread in review.threads[:cap]:
+        where = sanitize.code(f"{thread.path}:{thread.line}" if thread.line else thread.path)
+        lines.append(
+            t(
+                "review.thread",
+                lang,
+                {
+                    "where": where,
+                    "comments": f"{thread.comments:,}",
+                    "people": t("list.and", lang).join(sanitize.login(p) for p in thread.participants[:4]),
+                    "opening": sanitize.quote(_strip_suggestion(thread.opening), 140),
+                },
+                raw=True,
+            )
+        )
+    if len(review.threads) > cap > 0:
+        lines.append(t("review.threads_more", lang, {"count": len(review.threads) - cap}))
+    return lines
+
+
+def _strip_suggestion(body: str) -> str:
+    return re.sub(r"```suggestion.*?(```|$)", " [suggestion] ", body, flags=re.DOTALL)
+
+
+def _factor_line(factor: Any, lang: str) -> str:
+    sign = "+" if factor.points >= 0 else "−"
+    part = getattr(factor, "part", "other")
+    label = f"{t(f'part.{part}', lang)} · " if part in ("reach", "risk") and not factor.source.startswith("cap.") else ""
+    return f"{sign}{abs(factor.points)} · {label}{t(factor.key, lang, factor.params)}"
