@@ -13,6 +13,7 @@ from typing import Any
 import bot.locale as catalogue
 from bot.engine.render import sanitize
 
+
 #: The catalogue as a ``{key: {lang: text}}`` mapping (read-only), for ``key in MESSAGES`` checks.
 MESSAGES = catalogue.MessageTable()
 
