@@ -52,8 +52,8 @@ def test_english_guide_has_every_section_and_the_marker():
     assert parse_marker(md).labels == ("type/fix",)
     for heading in ("What to focus on", "What changed", "Tests", "Follow-ups", "Labels", "Why this score"):
         assert heading in md
-    # The title is shown as the title; the summary is a sentence built from the facts.
-    assert "Title: [rollout] fix: keep extra fields" in md
+    # GitHub shows the title right above the comment: the guide does not restate it.
+    assert "keep extra fields" not in md
     # No template ("Fix in AREA: changes X"): with no exact change and no description, a plain count.
     assert "**Changes 1 source file, 1 test file (+50/−2).**" in md
     assert "`AgentLoopOutput.as_dict`" in md

@@ -87,3 +87,39 @@ def test_repository_rules_merge_onto_base_rules():
     base = parse_rules("rules:\n  - id: docs\n    files: docs/**\n    labels: [docs]\n  - id: big\n    min_lines: 1000\n    labels: [big]\n", "base.yml")
     config = parse_repo_config("disable: [big]\nrules:\n  - id: engine\n    files: src/**\n    labels: [engine]\n")
     assert base.merged(config.rules).rule_ids == ("docs", "engine")
+
+
+# --- comment: the least reading level that gets a comment (issue 20) -------------------------
+
+
+def test_comment_defaults_to_all_and_every_level_gets_one():
+    config = parse_repo_config("lang: en\n")
+    assert config.comment == "all"
+    assert all(config.wants_comment(level) for level in ("deep", "quick", "skim", "skip"))
+
+
+@pytest.mark.parametrize(
+    "value, commented",
+    [
+        ("all", {"deep", "quick", "skim", "skip"}),
+        ("quick", {"deep", "quick"}),
+        ("deep", {"deep"}),
+        ("off", set()),
+        ("'off'", set()),  # quoted: the string, not YAML's boolean
+    ],
+)
+def test_comment_values_say_which_levels_get_a_comment(value, commented):
+    config = parse_repo_config(f"comment: {value}\n")
+    assert {level for level in ("deep", "quick", "skim", "skip") if config.wants_comment(level)} == commented
+
+
+@pytest.mark.parametrize("value, shown", [("skim", "'skim'"), ("on", "on (YAML true)"), ("3", "3"), ("[all]", "['all']")])
+def test_a_bad_comment_value_is_reported_with_file_and_line(value, shown):
+    with pytest.raises(RepoConfigError) as info:
+        parse_repo_config(f"lang: en\n\ncomment: {value}\n")
+    assert str(info.value) == f"{SOURCE}:3: comment must be one of all, quick, deep, off, got {shown}"
+
+
+def test_an_invalid_file_keeps_the_default_comment_setting():
+    config = load_repo_config("comment: sometimes\n")
+    assert config.problems and config.comment == "all"

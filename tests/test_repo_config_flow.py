@@ -56,3 +56,42 @@ async def test_a_pr_that_adds_a_valid_config_is_told_so(loopback):
     (comment,) = loopback.comments(9002)
     assert "本 PR 修改了 `.github/prguide.yml`，校验通过。" in comment.body
     assert [r["status"] for r in config_reads(loopback.sandbox)] == [200]  # read once: that read is already fresh
+
+
+# --- comment: all | quick | deep | off (issue 20) ----------------------------------------------
+# SMALL_PR (7491) is a quick read: "quick" comments on it, "deep" and "off" do not. Below the
+# setting's level the labels and the tag view are still updated.
+
+
+def stored(loopback, number: int = SMALL_PR):
+    return loopback.state.services.guides.get(REPO, number)
+
+
+async def test_comment_off_updates_labels_and_the_tag_view_without_a_comment(loopback):
+    loopback.sandbox.set_file(REPO, ".github/prguide.yml", "comment: off\n")
+    await loopback.merged(delivery="off")
+    assert loopback.comments() == []
+    assert "type/fix" in loopback.labels()
+    data = stored(loopback)
+    assert data is not None and data["reading_level"] == "quick"
+
+
+async def test_comment_deep_skips_a_quick_read(loopback):
+    loopback.sandbox.set_file(REPO, ".github/prguide.yml", "comment: deep\n")
+    await loopback.merged(delivery="deep")
+    assert loopback.comments() == []
+    assert "type/fix" in loopback.labels() and stored(loopback) is not None
+
+
+async def test_comment_quick_posts_on_a_quick_read(loopback):
+    loopback.sandbox.set_file(REPO, ".github/prguide.yml", "comment: quick\n")
+    await loopback.merged(delivery="quick")
+    (comment,) = loopback.comments()
+    assert "**Quick read**" in comment.body
+    assert "type/fix" in loopback.labels()
+
+
+async def test_by_default_every_guide_gets_its_comment(loopback):
+    await loopback.merged(7406, delivery="docs")  # a docs line: "Safe to skip"
+    (comment,) = loopback.comments(7406)
+    assert "Safe to skip" in comment.body

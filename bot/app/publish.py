@@ -75,7 +75,7 @@ Revise = Callable[[Sequence[LabelsRefused]], "Guide | Awaitable[Guide]"]
 class PublishResult:
     """What :func:`publish_guide` did.
 
-    ``comment`` is ``"created"``, ``"edited"`` or ``"unchanged"``; ``labels_styled``
+    ``comment`` is ``"created"``, ``"edited"``, ``"unchanged"`` or ``"not_posted"``; ``labels_styled``
     are labels GitHub had just created in its default look, given their colour and
     description from the rules; ``calls`` is the HTTP requests publishing made.
     """
@@ -132,8 +132,14 @@ async def publish_guide(
     current_labels: Iterable[str] | None = None,
     existing: Mapping[str, Any] | None | object = _LOOK_UP,
     revise: Revise | None = None,
+    post_comment: bool = True,
 ) -> PublishResult:
     """Post or update the guide comment on pull request ``number`` and set its labels.
+
+    ``post_comment`` False (the repository's ``comment:`` setting is above this guide's
+    reading level): the labels are set as usual but no new comment is created
+    (``comment`` is then ``"not_posted"`` and ``comment_id`` 0); an earlier guide
+    comment is still kept up to date, so it never shows a stale guide.
 
     ``current_labels`` are the labels on the PR now (e.g. ``snapshot.labels``); when
     ``None`` they are read from GitHub (one more call). ``existing`` is prguide's
@@ -217,7 +223,9 @@ async def publish_guide(
         if len(markdown) > MAX_COMMENT_CHARS:
             raise ValueError(f"guide comment has {len(markdown)} characters; GitHub allows {MAX_COMMENT_CHARS}")
 
-    if existing is None:
+    if existing is None and not post_comment:
+        comment_id, outcome, url = 0, "not_posted", ""
+    elif existing is None:
         created = await client.post(_COMMENTS, _where(repository, issue_number=int(number)), data={"body": markdown})
         comment_id, outcome, url = int(created["id"]), "created", str(created.get("html_url") or "")
     elif existing.get("body") == markdown:

@@ -21,12 +21,14 @@ from bot.engine.focus.housekeeping import housekeeping
 from bot.engine.focus.points import focus_points, rename_map
 from bot.engine.focus.review import follow_ups, review_summary
 from bot.engine.marker import MarkerState
+from bot.engine.render import ledger
 from bot.engine.render.guide import (
     GuideFacts,
     describe_claims,
     describe_factors,
     describe_focus,
-    render_guide,
+    guide_claims,
+    render_claims,
     summary_line,
 )
 from bot.engine.render.messages import t
@@ -86,16 +88,19 @@ def build_guide(
     lang: str = "en",
     overrides: Overrides | None = None,
     notices: Mapping[str, tuple[str, ...]] | None = None,
+    page_url: str | None = None,
 ) -> Guide:
     """Analyse, classify and render one pull request.
 
     ``rules`` is a loaded :class:`bot.engine.rules.RuleSet`. ``lang`` is ``"en"`` or ``"zh"``
     (``overrides.lang`` wins). ``notices`` are extra lines by language shown near the
-    top (for instance an invalid repository config file). Never raises on odd PR
-    content; raises ``ValueError`` for an unknown language.
+    top (for instance an invalid repository config file). ``page_url`` is the guide's
+    own page in the tag view, linked from the comment (when the server knows its
+    public address). Never raises on odd PR content; raises ``ValueError`` for an
+    unknown language.
     """
     with collector_paused():
-        return _build_guide(snapshot, rules, lang=lang, overrides=overrides, notices=notices)
+        return _build_guide(snapshot, rules, lang=lang, overrides=overrides, notices=notices, page_url=page_url)
 
 
 _pause_lock = threading.Lock()
@@ -150,6 +155,7 @@ def _build_guide(
     lang: str,
     overrides: Overrides | None,
     notices: Mapping[str, tuple[str, ...]] | None,
+    page_url: str | None = None,
 ) -> Guide:
     overrides = overrides or Overrides()
     lang = overrides.lang or lang
@@ -197,11 +203,14 @@ def _build_guide(
         purpose=_trusted_purpose(description.purpose, absent),
         housekeeping=house,
         notices=notices or {},
+        page_url=page_url,
     )
-    markdown = render_guide(facts, lang)
+    # One ledger: the comment and the JSON "claims" are written from the same claims.
+    claims = guide_claims(facts, lang)
+    markdown = render_claims(facts, claims, lang)
     labels = classification.label_names
     specs = {name: _label_spec(rules, name) for name in labels}
-    data = _guide_data(facts, lang, markdown)
+    data = _guide_data(facts, lang, markdown, claims)
     # What the author and reviewers said, as the narrator's fact sheet reads it.
     data["description"] = {"purpose": description.purpose, "design_points": list(description.design_points),
                            "sections": {k: v[:600] for k, v in description.sections.items() if k in _NARRATED_SECTIONS}}
@@ -271,7 +280,9 @@ def _reverted_number(hits: tuple[RuleHit, ...]) -> int | None:
     return None
 
 
-def _guide_data(facts: GuideFacts, lang: str, markdown: str) -> dict[str, Any]:
+def _guide_data(facts: GuideFacts, lang: str, markdown: str, claims: tuple[ledger.GuideClaim, ...] = ()) -> dict[str, Any]:
+    """The JSON form of a guide; ``claims`` are the shown claims of the ledger
+    (``[{kind, section, text, evidence: [{path, start, end, old, new, source}]}]``)."""
     s, c = facts.snapshot, facts.classification
     return {
         "repository": s.repository,
@@ -313,6 +324,7 @@ def _guide_data(facts: GuideFacts, lang: str, markdown: str) -> dict[str, Any]:
         "rules": [h.rule_id for h in c.hits],
         "lang": lang,
         "engine_version": ENGINE_VERSION,
+        "claims": ledger.describe(claims),
         "markdown": markdown,
     }
 

@@ -5,6 +5,7 @@ Pure: text in, :class:`RepoConfig` out. The file is optional, and so is every ke
     lang: zh                          # the guide's language: en | zh
     relabel: [maintainers, authors]   # who may use /prguide label (default: maintainers)
     narrator: off                     # no narrated guide here, even when the server has a model
+    comment: all                      # the least reading level that gets a comment: all | quick | deep | off
     disable: [size-xxl]               # ids of shipped rules to switch off
     labels: {...}                     # label colours and descriptions, as in a rule file
     areas: {...}                      # as in a rule file
@@ -34,10 +35,23 @@ RELABEL_ROLES = ("maintainers", "authors")
 DEFAULT_RELABEL = ("maintainers",)
 
 #: Keys this module reads; the rule-file keys are :data:`bot.engine.rules.schema.TOP_KEYS`.
-OWN_KEYS = ("lang", "relabel", "backfill", "backfill_comments", "narrator")
+OWN_KEYS = ("lang", "relabel", "backfill", "backfill_comments", "narrator", "comment")
 #: The most merged pull requests one backfill reads (``backfill: N``), and the default.
 MAX_BACKFILL = 1000
 DEFAULT_BACKFILL = 100
+#: ``comment:`` values, from most to fewest comments: the least reading level that gets
+#: a comment (``all``: every guide, ``quick``: quick and deep reads, ``deep``: deep reads
+#: only, ``off``: none). Below it, labels and the tag view are still updated.
+COMMENT_CHOICES = ("all", "quick", "deep", "off")
+#: The default: every guide gets its comment; it is short (a light PR's shows at most 8 lines).
+DEFAULT_COMMENT = "all"
+#: The reading levels each ``comment:`` value posts a comment for.
+_COMMENTED_LEVELS = {
+    "all": frozenset(("deep", "quick", "skim", "skip")),
+    "quick": frozenset(("deep", "quick")),
+    "deep": frozenset(("deep",)),
+    "off": frozenset(),
+}
 
 
 class RepoConfigError(RuleError):
@@ -69,6 +83,12 @@ class RepoConfig:
     backfill_comments: bool = False
     #: ``narrator: off`` turns narration off for this repository (when the server has a model).
     narrator: bool = True
+    #: ``comment:``: the least reading level that gets a comment (:data:`COMMENT_CHOICES`).
+    comment: str = DEFAULT_COMMENT
+
+    def wants_comment(self, reading_level: str) -> bool:
+        """True when a guide of ``reading_level`` (``deep``/``quick``/``skim``/``skip``) gets a comment."""
+        return reading_level in _COMMENTED_LEVELS.get(self.comment, _COMMENTED_LEVELS[DEFAULT_COMMENT])
 
     @classmethod
     def default(cls, problems: tuple[Problem, ...] = (), source: str = DEFAULT_SOURCE) -> RepoConfig:
@@ -82,7 +102,8 @@ def parse_repo_config(text: str, source: str = DEFAULT_SOURCE) -> RepoConfig:
     An empty file (or one of comments only) gives the defaults. Raises
     :class:`RepoConfigError` listing every problem as ``FILE:LINE: message``, in line
     order: YAML syntax, a top level that is not a mapping, unknown keys (with the
-    closest known key suggested), a bad ``lang`` or ``relabel``, and whatever
+    closest known key suggested), a bad ``lang``, ``relabel``, ``backfill``,
+    ``backfill_comments``, ``narrator`` or ``comment``, and whatever
     :func:`bot.engine.rules.parse_rules` finds in the rule-file keys.
     """
     doc, syntax = load_yaml(text, source)
@@ -100,6 +121,7 @@ def parse_repo_config(text: str, source: str = DEFAULT_SOURCE) -> RepoConfig:
     lang: str | None = None
     relabel = DEFAULT_RELABEL
     narrator = True
+    comment = DEFAULT_COMMENT
     if isinstance(doc, YMap):
         if "lang" in doc:
             value = doc["lang"]
@@ -145,6 +167,17 @@ def parse_repo_config(text: str, source: str = DEFAULT_SOURCE) -> RepoConfig:
             else:
                 problems.append(Problem(source, doc.line_of("narrator"), f"narrator must be on or off, got {value!r}"))
 
+        if "comment" in doc:
+            value = doc["comment"]
+            # YAML 1.1 reads a bare off as false.
+            value = "off" if value is False else value
+            if value in COMMENT_CHOICES:
+                comment = value
+            else:
+                problems.append(
+                    Problem(source, doc.line_of("comment"), f"comment must be one of {', '.join(COMMENT_CHOICES)}, got {'on (YAML true)' if value is True else repr(value)}")
+                )
+
     if problems:
         raise RepoConfigError(sorted(problems, key=lambda p: p.line))
     disable = tuple(rid for rid, _ in rules.disabled) if rules is not None else ()
@@ -158,6 +191,7 @@ def parse_repo_config(text: str, source: str = DEFAULT_SOURCE) -> RepoConfig:
         backfill=backfill,
         backfill_comments=backfill_comments,
         narrator=narrator,
+        comment=comment,
     )
 
 

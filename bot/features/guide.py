@@ -116,7 +116,8 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     # event loop so deliveries are still answered at once.
     notices = config_check_notices(config) if checked else config_notices(config.source, problems)
     build = functools.partial(
-        build_guide, snapshot, rules, lang=config.lang or services.settings.lang, overrides=Overrides.from_marker(previous)
+        build_guide, snapshot, rules, lang=config.lang or services.settings.lang, overrides=Overrides.from_marker(previous),
+        page_url=guide_page_url(services, repository, number, private=bool(repo.get("private", True))),
     )
     guide = await asyncio.to_thread(build, notices=notices)
     if guide.skipped:
@@ -124,12 +125,15 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
         return
     # The payload's labels are current on the first attempt; a retry may run much later.
     current = snapshot.labels if job.attempts <= 1 else None
-    narrating = narration_wanted(services.settings, config)
+    # The repository's ``comment:`` setting: below its reading level, labels and the tag
+    # view are still updated, but no comment is posted.
+    post_comment = config.wants_comment(str(guide.data.get("reading_level") or ""))
+    narrating = post_comment and narration_wanted(services.settings, config)
     if narrating:
         guide = with_cached_narration(services.settings, guide, snapshot.head_sha)
     result = await publish_guide(
         client, repository, number, guide, bot_login=bot_login, current_labels=current, existing=existing,
-        revise=reviser(build, notices),
+        revise=reviser(build, notices), post_comment=post_comment,
     )
     if result.labels_refused:
         ctx.fields["labels_refused"] = [name for r in result.labels_refused for name in r.names]
@@ -140,6 +144,19 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     if narrating and services.store is not None:
         # The engine's guide is up; the narrated one edits it when (and if) the model answers.
         ctx.fields["narration_queued"] = await queue_narration(ctx, job, guide, snapshot.head_sha, result.comment_id)
+
+
+def guide_page_url(services: Any, repository: str, number: int, *, private: bool) -> str | None:
+    """The guide's page in the tag view (``{public_url}/repos/OWNER/REPO/pulls/N/guide``), or ``None``.
+
+    Only when the server knows its public address (a ``public_url`` setting), stores
+    guides for the tag view, and the repository is public (a private one's page is not
+    for everyone who can read a link).
+    """
+    base = getattr(services.settings, "public_url", None)
+    if not base or private or services.guides is None:
+        return None
+    return f"{str(base).rstrip('/')}/repos/{repository}/pulls/{number}/guide"
 
 
 def _usable_pull(pull: Mapping[str, Any], repository: str) -> bool:

@@ -13,9 +13,7 @@ never cut inside a code span or a table.
 
 from __future__ import annotations
 
-import html
 import re
-from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -26,12 +24,12 @@ import jinja2
 from bot import __version__
 from bot.engine.analysis.model import KINDS, DiffAnalysis
 from bot.engine.classify import Claim, Classification
-from bot.engine.focus.housekeeping import api_names, is_lock_file
 from bot.engine.focus.model import FocusPoint, FollowUp, Housekeeping, ReviewSummary
 from bot.engine.marker import MarkerState, render_marker
-from bot.engine.render import sanitize
-from bot.engine.render.messages import MESSAGES, t
-from bot.engine.render.summary import choose as _choose_summary, summary_claim, summary_line  # noqa: F401 (re-exported)
+from bot.engine.render import ledger, sanitize
+from bot.engine.render.ledger import _claim_params, _elsewhere, _plain, _word
+from bot.engine.render.messages import t
+from bot.engine.render.summary import choose as choose_summary, summary_line  # noqa: F401 (summary_line re-exported)
 from bot.engine.snapshot import PullRequestSnapshot
 
 #: GitHub refuses comments over 65,536 characters ("Create an issue comment"); keep a margin.
@@ -62,6 +60,8 @@ class GuideFacts:
     housekeeping: Housekeeping = field(default_factory=Housekeeping)
     #: The author's purpose sentence, when the description has a trustworthy one.
     purpose: str | None = None
+    #: The guide's own page in the tag view (an absolute http(s) URL), when the server knows its public address.
+    page_url: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,16 +89,30 @@ def _template() -> jinja2.Template:
 
 
 def render_guide(facts: GuideFacts, lang: str) -> str:
-    """Render the comment body in ``lang`` (``"en"`` or ``"zh"``).
+    """Render the comment body in ``lang`` (``"en"`` or ``"zh"``) from the claim ledger
+    (:mod:`bot.engine.render.ledger`): only claims with evidence are written.
 
     The result starts with the marker line and is at most :data:`MAX_COMMENT_CHARS`
     characters. Raises ``KeyError`` for an unsupported language.
     """
     if lang not in ("en", "zh"):
         raise KeyError(f"unsupported language {lang!r}")
+    return render_claims(facts, guide_claims(facts, lang), lang)
+
+
+def guide_claims(facts: GuideFacts, lang: str) -> tuple[ledger.GuideClaim, ...]:
+    """The claims the guide shows (:func:`bot.engine.render.ledger.shown`), its headline from :func:`summary_line`."""
+    summary = choose_summary(facts, lang)
+    return ledger.shown(ledger.build_claims(facts, lang, headline=summary.text, headline_evidence=summary.evidence,
+                                            scale=summary.source != "count"))
+
+
+def render_claims(facts: GuideFacts, claims: Sequence[Any], lang: str) -> str:
+    """The comment body written from ``claims`` (shown :class:`~bot.engine.render.ledger.GuideClaim`
+    objects, in order); the file table and list come from ``facts``."""
     text = ""
     for caps in _SHRINK:
-        text = _template().render(**_context(facts, lang, caps))
+        text = _template().render(**_context(facts, claims, lang, caps))
         text = re.sub(r"\n{3,}", "\n\n", text)
         if len(text) <= MAX_COMMENT_CHARS:
             return text
@@ -106,156 +120,129 @@ def render_guide(facts: GuideFacts, lang: str) -> str:
     return text[: text.rfind("\n", 0, MAX_COMMENT_CHARS)] + "\n"
 
 
-def _plain(text: str) -> str:
-    text = re.sub(r"(`+) ?(.*?) ?\1", lambda m: m.group(2), text)
-    return html.unescape(text)
-
-
-def _claim_params(claim: Claim) -> dict[str, Any]:
-    """A claim's parameters without empty ones a sentence would show as "—"."""
-    return {k: v for k, v in claim.params.items() if v not in (None, "") or k in ("name", "old", "new")}
-
-
 def describe_claims(claims: Sequence[Claim], lang: str) -> list[dict[str, Any]]:
     """Claims (breaking reasons) as JSON objects ``{reason, file, key}``; ``reason`` is plain text."""
     return [{"reason": _plain(t(c.key, lang, _claim_params(c))), "file": c.file, "key": c.key} for c in claims]
 
 
-def _word(key: str, fallback: str, lang: str) -> str:
-    """The catalogue's word for ``key``, or ``fallback`` (GitHub may add new states) made safe."""
-    return t(key, lang) if key in MESSAGES else sanitize.table_cell(fallback)
+#: Non-empty lines a skim- or skip-level guide shows with its collapsed block closed (the marker not counted).
+LIGHT_VISIBLE_LINES = 8
+#: Focus points shown above the collapsed block; the rest are inside it.
+TOP_FOCUS = 3
 
 
-def _context(facts: GuideFacts, lang: str, caps: _Caps) -> dict[str, Any]:
+def _texts(claims: Sequence[Any]) -> list[str]:
+    return [c.text for c in claims]
+
+
+def _capped(lines: list[str], cap: int, lang: str) -> list[str]:
+    """``lines`` with at most ``cap`` shown and "and N more" for the rest."""
+    if len(lines) > cap:
+        return lines[: max(0, cap - 1)] + [t("list.more", lang, {"count": len(lines) - max(0, cap - 1)})]
+    return lines
+
+
+def _context(facts: GuideFacts, claims: Sequence[Any], lang: str, caps: _Caps) -> dict[str, Any]:
     s, a, c = facts.snapshot, facts.analysis, facts.classification
+    sec = ledger.by_section(claims)
     headings = {k.split(".", 1)[1]: t(k, lang) for k in ("h.focus", "h.changed", "h.tests", "h.deps", "h.review", "h.follow", "h.labels")}
     headings["score"] = t("h.score", lang, {"importance": c.importance}, raw=True)
     headings["files"] = t("h.files", lang, {"count": len(a.files)})
-    return {
+    headings["focus_more"] = t("h.focus_more", lang)
+
+    summary = [cl for cl in sec["summary"] if cl.kind == "summary"]
+    extra = " ".join(cl.text for cl in sec["summary"] if cl.kind != "summary")
+    breaking = _texts(sec["breaking"])
+    breaking_line = ""
+    if breaking:
+        shown = t("list.sep", lang).join(breaking[:MAX_BREAKING_SHOWN])
+        if len(breaking) > MAX_BREAKING_SHOWN:
+            shown += t("summary.breaking_more", lang, {"count": len(breaking) - MAX_BREAKING_SHOWN})
+        breaking_line = t("summary.breaking_reasons", lang, {"reasons": shown}, raw=True)
+    verdict = " ".join(_texts(sec["verdict"]))
+    page = _page_url(facts.page_url)
+    if page and verdict:
+        verdict += " · " + t("guide.page", lang, {"url": page}, raw=True)
+    notices = list(facts.notices.get(lang, ()))
+
+    focus = _texts(sec["focus"])
+    top = TOP_FOCUS
+    if c.reading_level in ("skim", "skip"):
+        # A light PR's comment stays within LIGHT_VISIBLE_LINES: title, headline, verdict,
+        # breaking, notices and the collapsed block's summary come first; focus points
+        # (with their heading) fill what is left.
+        fixed = 4 + bool(breaking_line) + (len(notices) + 1 if notices else 0)
+        top = max(0, min(TOP_FOCUS, LIGHT_VISIBLE_LINES - fixed - 1))
+    top_focus, more_focus = focus[:top], focus[top:]
+
+    factor_claims = [cl for cl in sec["score"] if cl.kind not in ("factor.clamped", "why.model")]
+    factor_lines = _texts(factor_claims[: caps.factors])
+    if len(factor_claims) > caps.factors:
+        factor_lines.append(t("list.more", lang, {"count": len(factor_claims) - caps.factors}))
+    factor_lines += [cl.text for cl in sec["score"] if cl.kind in ("factor.clamped", "why.model")]
+
+    reviewers = [cl.text for cl in sec["review"] if cl.kind == "review.reviewers"]
+    threads = [cl.text for cl in sec["review"] if cl.kind == "review.thread"]
+    review_lines = reviewers + threads[: caps.threads]
+    if len(threads) > caps.threads > 0:
+        review_lines.append(t("review.threads_more", lang, {"count": len(threads) - caps.threads}))
+    follow = _texts(sec["follow_ups"])
+    follow_lines = follow[: caps.follow_ups]
+    if len(follow) > caps.follow_ups:
+        follow_lines.append(t("list.more", lang, {"count": len(follow) - caps.follow_ups}))
+    dep_claims = sec["deps"]
+    dep_lines = _texts([cl for cl in dep_claims if cl.kind != "deps.lock"])
+    if len(dep_lines) > MAX_DEP_LINES:
+        dep_lines = dep_lines[:MAX_DEP_LINES] + [t("deps.more", lang, {"count": len(dep_lines) - MAX_DEP_LINES})]
+    dep_lines += [cl.text for cl in dep_claims if cl.kind == "deps.lock"]
+    reasons = _texts(sec["reasons"])
+    audience = _texts(sec["audience"])
+    context = {
         "marker": render_marker(facts.state),
         "title": t("title", lang, {"number": s.number}, raw=True),
-        "summary": summary_line(facts, lang),
-        "summary_extra": _summary_extra(facts, lang),
-        "pr_title": t("summary.title", lang, {"title": sanitize.quote(s.title, 300)}, raw=True),
-        "breaking": _breaking_line(c, lang),
-        "housekeeping": _housekeeping_line(facts.housekeeping, lang),
-        "verdict": t(
-            "verdict",
-            lang,
-            {"level": t(f"level.{c.reading_level}", lang), "minutes": c.reading_minutes, "importance": c.importance},
-            raw=True,
-        ),
-        "audience": _audience_line(facts, lang),
-        "top_factors": _top_factors(c, lang),
-        "notices": list(facts.notices.get(lang, ())),
-        "focus": [_focus_line(p, lang) for p in facts.focus],
+        "summary": summary[0].text if summary else "",
+        "summary_extra": extra,
+        "breaking": breaking_line,
+        "housekeeping": " ".join(_texts(sec["housekeeping"])),
+        "verdict": verdict,
+        "audience": audience[0] if audience else "",
+        "top_factors": t("verdict.top", lang, {"factors": t("list.sep", lang).join(reasons)}, raw=True) if reasons else "",
+        "notices": notices,
+        "top_focus": top_focus,
+        "more_focus": more_focus,
         "h": headings,
         "col": {"area": t("changed.area", lang), "kind": t("changed.kind", lang), "files": t("changed.files", lang)},
         "changed_rows": _changed_rows(facts, lang),
-        "changed_notes": _changed_notes(facts, lang),
+        "changed_notes": _texts(sec["changed"]),
         "file_lines": _file_lines(a, lang, caps.files),
         "files_more": t("changed.more_files", lang, {"count": len(a.files) - caps.files}) if 0 < caps.files < len(a.files) else "",
-        "test_lines": _test_lines(a, lang),
-        "dep_lines": _dep_lines(a, lang),
-        "review_lines": _review_lines(facts.review, lang, caps.threads),
-        "follow_lines": _follow_lines(facts, lang, caps.follow_ups),
-        "label_lines": _label_lines(c, lang),
+        "test_lines": _capped(_texts(sec["tests"]), 8, lang),
+        "dep_lines": dep_lines,
+        "review_lines": review_lines,
+        "follow_lines": follow_lines,
+        "label_lines": _texts(sec["labels"]),
         "importance": c.importance,
-        "factor_lines": _factor_lines(c, lang, caps.factors),
+        "factor_lines": factor_lines,
         "footer": t("footer", lang, {"version": __version__, "count": len(c.hits)}, raw=True),
     }
+    sections = [headings["focus_more"]] if more_focus else []
+    sections += [headings["changed"]]
+    sections += [headings[k] for k, lines in (("tests", context["test_lines"]), ("deps", dep_lines), ("review", review_lines), ("follow", follow_lines), ("labels", context["label_lines"])) if lines]
+    sections.append(t("h.score_short", lang))
+    context["more"] = t("guide.more", lang, {"sections": t("list.sep", lang).join(sections)}, raw=True)
+    return context
 
 
-def _summary_extra(facts: GuideFacts, lang: str) -> str:
-    s, c = facts.snapshot, facts.classification
-    params = {"count": s.changed_files or len(s.files), "additions": s.additions, "deletions": s.deletions}
-    # A summary that is the count already says the scale.
-    parts = [] if _choose_summary(facts, lang).source == "count" else [t("summary.scale", lang, params)]
-    if facts.reverted:
-        parts.append(t("summary.reverts", lang, {"number": facts.reverted}, raw=True))
-    if c.breaking and not c.breaking_reasons:
-        parts.append(t("summary.breaking", lang))
-    return " ".join(parts)
+_URL = re.compile(r"^https?://[^\s()<>\[\]`\"']+$")
+
+
+def _page_url(url: str | None) -> str:
+    """``url`` when it is a plain absolute http(s) URL that cannot break out of a Markdown link, else ""."""
+    return url if url and len(url) <= 500 and _URL.match(url) else ""
 
 
 #: Breaking reasons shown in the guide; JSON ``breaking_reasons`` has them all.
 MAX_BREAKING_SHOWN = 4
-
-
-def _breaking_line(c: Classification, lang: str) -> str:
-    """"Breaking: <reason>; <reason> (and N more)." from the facts, or ""."""
-    reasons = [t(r.key, lang, _claim_params(r)) for r in c.breaking_reasons]
-    # The author's mark says nothing more once a fact says what breaks.
-    if len(reasons) > 1 and c.breaking_reasons[0].key == "breaking.marked":
-        reasons = reasons[1:]
-    if not reasons:
-        return ""
-    shown = t("list.sep", lang).join(reasons[:MAX_BREAKING_SHOWN])
-    if len(reasons) > MAX_BREAKING_SHOWN:
-        shown += t("summary.breaking_more", lang, {"count": len(reasons) - MAX_BREAKING_SHOWN})
-    return t("summary.breaking_reasons", lang, {"reasons": shown}, raw=True)
-
-
-def _housekeeping_line(house: Housekeeping, lang: str) -> str:
-    """One line for every housekeeping file (never a numbered point), or ""."""
-    if not house:
-        return ""
-    items = []
-    for group, paths in house.groups():
-        if paths:
-            items.append(t(f"house.{group}", lang, {"count": len(paths), "names": tuple(paths[:2])}))
-    return t("focus.housekeeping", lang, {"items": t("list.sep", lang).join(items)}, raw=True)
-
-
-def _audience_line(facts: GuideFacts, lang: str) -> str:
-    people = facts.classification.audience.get(lang, ())
-    if people:
-        return t("verdict.for", lang, {"audience": t("list.sep", lang).join(people[:3])}, raw=True)
-    dirs = _top_dirs(facts.analysis)
-    if not dirs:
-        return ""
-    return t("verdict.for_default", lang, {"dirs": t("list.and", lang).join(sanitize.code(d) for d in dirs)}, raw=True)
-
-
-def _top_dirs(analysis: DiffAnalysis, n: int = 2) -> list[str]:
-    weight: dict[str, int] = defaultdict(int)
-    for f in analysis.files:
-        if f.counts_as_code and f.kind not in ("test", "docs"):
-            head = f.path.rsplit("/", 1)[0] + "/" if "/" in f.path else f.path
-            weight[head] += f.changes or 1
-    return [d for d, _ in sorted(weight.items(), key=lambda kv: -kv[1])[:n]]
-
-
-def _top_factors(c: Classification, lang: str) -> str:
-    ranked = sorted((f for f in c.factors if f.source != "base" and f.points > 0), key=lambda f: -f.points)[:3]
-    if not ranked:
-        return ""
-    sep = t("list.sep", lang)
-    parts = [t(f.key, lang, f.params) + t("factor.points", lang, {"points": f.points}, raw=True) for f in ranked]
-    return t("verdict.top", lang, {"factors": sep.join(parts)}, raw=True)
-
-
-def _focus_line(point: FocusPoint, lang: str) -> str:
-    where = sanitize.code(point.file) if point.file else ""
-    if point.text:
-        note = sanitize.one_line(point.text.get(lang) or next(iter(point.text.values())), 300)
-        reason = sanitize.neutralize(note)
-        if point.params.get("similar"):
-            reason = reason.rstrip("。.") + t("focus.similar", lang, {"count": point.params["similar"]})
-        if point.file and point.file in note:
-            return reason  # the rule's note already names its file
-    else:
-        reason = t(point.key or "focus.largest", lang, point.params)
-        if point.params.get("similar"):
-            reason += t("focus.similar", lang, {"count": point.params["similar"]})
-        reason += _elsewhere(point, lang)
-    return f"{where} — {reason}" if where else reason
-
-
-def _elsewhere(point: FocusPoint, lang: str) -> str:
-    """``" (here and in 63 other files)"`` for a point that stands for the same change in several files."""
-    files = point.params.get("files")
-    return t("focus.files", lang, {"count": files}) if files else ""
 
 
 def _area_of(facts: GuideFacts) -> dict[str, str]:
@@ -295,21 +282,6 @@ def _changed_rows(facts: GuideFacts, lang: str) -> list[dict[str, Any]]:
 
 
 
-def _changed_notes(facts: GuideFacts, lang: str) -> list[str]:
-    a = facts.analysis
-    notes = []
-    removed = [n for f in a.of_kind("source") for n in api_names(f.definitions_removed)]
-    if removed:
-        notes.append(t("changed.removed_paths", lang, {"names": tuple(removed[:8]), "count": len(removed)}))
-    gone = [f for f in a.files if f.status == "removed"]
-    if gone:
-        notes.append(t("changed.removed_files", lang, {"count": len(gone), "lines": sum(f.deletions for f in gone)}))
-    moved = [f for f in a.files if f.status == "renamed"]
-    if moved:
-        notes.append(t("changed.renamed", lang, {"count": len(moved)}))
-    return notes
-
-
 def _file_lines(analysis: DiffAnalysis, lang: str, cap: int) -> list[str]:
     lines = []
     for f in analysis.files[:cap]:
@@ -322,118 +294,6 @@ def _file_lines(analysis: DiffAnalysis, lang: str, cap: int) -> list[str]:
         lines.append(line)
     return lines
 
-
-
-def _test_lines(analysis: DiffAnalysis, lang: str) -> list[str]:
-    lines = []
-    for f in analysis.files:
-        if f.tests_added:
-            lines.append(t("tests.added", lang, {"count": len(f.tests_added), "file": f.path, "names": tuple(f.tests_added[:4])}))
-    tests = analysis.of_kind("test")
-    if tests:
-        lines.append(
-            t("tests.changed", lang, {"count": len(tests), "additions": sum(f.additions for f in tests), "deletions": sum(f.deletions for f in tests)})
-        )
-    if len(lines) > 8:
-        lines = lines[:7] + [t("list.more", lang, {"count": len(lines) - 7})]
-    return lines or [t("tests.none", lang)]
-
-
-def _dep_lines(analysis: DiffAnalysis, lang: str) -> list[str]:
-    lines = []
-    for f in analysis.files:
-        if f.kind == "generated":
-            continue
-        for d in f.dependency_changes:
-            key = f"deps.{d.action}" if d.action in ("added", "removed", "changed") else "deps.changed"
-            lines.append(t(key, lang, {"name": d.name, "old": d.old_spec, "new": d.new_spec, "file": d.file or f.path}))
-    locks = [f.path for f in analysis.files if f.changes and is_lock_file(f.path)]
-    if len(lines) > MAX_DEP_LINES:
-        lines = lines[:MAX_DEP_LINES] + [t("deps.more", lang, {"count": len(lines) - MAX_DEP_LINES})]
-    if locks:
-        lines.append(t("deps.lock", lang, {"count": len(locks), "names": tuple(locks[:3])}))
-    return lines
-
-
-def _review_lines(review: ReviewSummary, lang: str, cap: int) -> list[str]:
-    if review.empty:
-        return []
-    lines = []
-    if review.reviewers:
-        sep = t("list.and", lang)
-        people = []
-        for user, state, is_bot in review.reviewers:
-            state_text = _word(f"review.state.{state}", state.lower(), lang)
-            bot = f" ({t('review.bot', lang)})" if is_bot else ""
-            people.append(f"{sanitize.login(user)}{bot} {state_text}")
-        lines.append(t("review.reviewers", lang, {"reviewers": sep.join(people)}, raw=True))
-    for thread in review.threads[:cap]:
-        where = sanitize.code(f"{thread.path}:{thread.line}" if thread.line else thread.path)
-        lines.append(
-            t(
-                "review.thread",
-                lang,
-                {
-                    "where": where,
-                    "comments": f"{thread.comments:,}",
-                    "people": t("list.and", lang).join(sanitize.login(p) for p in thread.participants[:4]),
-                    "opening": sanitize.quote(_strip_suggestion(thread.opening), 140),
-                },
-                raw=True,
-            )
-        )
-    if len(review.threads) > cap > 0:
-        lines.append(t("review.threads_more", lang, {"count": len(review.threads) - cap}))
-    return lines
-
-
-
-def _strip_suggestion(body: str) -> str:
-    return re.sub(r"```suggestion.*?(```|$)", " [suggestion] ", body, flags=re.DOTALL)
-
-
-def _follow_lines(facts: GuideFacts, lang: str, cap: int) -> list[str]:
-    lines = []
-    if facts.reverted:
-        lines.append(t("follow.reverts", lang, {"number": facts.reverted}, raw=True))
-    for item in facts.follow_ups[:cap]:
-        params = dict(item.params)
-        if item.file is not None:
-            params.setdefault("file", item.file)
-        lines.append(t(item.key, lang, params))
-    if len(facts.follow_ups) > cap:
-        lines.append(t("list.more", lang, {"count": len(facts.follow_ups) - cap}))
-    return lines or [t("follow.none", lang)]
-
-
-def _label_lines(c: Classification, lang: str) -> list[str]:
-    lines = []
-    for d in c.labels:
-        if d.source == "human":
-            lines.append(t("labels.human", lang, {"label": d.name}))
-        else:
-            lines.append(t("labels.rule", lang, {"label": d.name, "rule": d.rule}))
-    if c.labels_removed_by_human:
-        lines.append(t("labels.removed", lang, {"names": c.labels_removed_by_human, "count": len(c.labels_removed_by_human)}))
-    return lines or [t("labels.none", lang)]
-
-
-def _factor_lines(c: Classification, lang: str, cap: int) -> list[str]:
-    lines = [_factor_line(f, lang) for f in c.factors[:cap]]
-    if len(c.factors) > cap:
-        lines.append(t("list.more", lang, {"count": len(c.factors) - cap}))
-    total = sum(f.points for f in c.factors)
-    if total != c.importance:
-        lines.append(t("factor.clamped", lang, {"total": total}, raw=True))
-    lines.append(t("why.model", lang, {"minutes": c.reading_minutes, "level": t(f"level.{c.reading_level}", lang)}, raw=True))
-    return lines
-
-
-def _factor_line(factor: Any, lang: str) -> str:
-    sign = "+" if factor.points >= 0 else "−"
-    part = getattr(factor, "part", "other")
-    label = f"{t(f'part.{part}', lang)} · " if part in ("reach", "risk") and not factor.source.startswith("cap.") else ""
-    return f"{sign}{abs(factor.points)} · {label}{t(factor.key, lang, factor.params)}"
 
 
 def describe_factors(factors: Sequence[Any], lang: str) -> list[dict[str, Any]]:

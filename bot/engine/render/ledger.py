@@ -1,0 +1,479 @@
+"""The claim ledger: every sentence of the guide as a typed claim with the evidence it rests on.
+
+Pure. :func:`build_claims` turns :class:`bot.engine.render.guide.GuideFacts` into
+:class:`GuideClaim` objects, in the order the guide shows them; the Markdown comment
+and ``prguide guide --format json``'s ``"claims"`` are both written from them.
+
+The rule the guide keeps (issue 20): **a claim without evidence is not written**.
+:func:`shown` applies it, and the renderer only ever sees its result. Evidence comes
+from the producer when it gave some (``FocusPoint.evidence``, ``FollowUp.evidence``,
+``classify.Claim.evidence``, ``classify.Factor.evidence``); otherwise it is derived
+here from what the object already carries (its file, the names and values in its
+parameters), so a statement that points at nothing checkable is dropped. Verdict
+and score arithmetic rest on ``metadata`` evidence: the counts GitHub reports.
+
+Kinds are stable identifiers (``"summary"``, ``"verdict"``, ``"breaking.key_removed"``,
+``"focus.fact.default_changed"``, ``"follow.description_missing"``, ``"tests.added"``...):
+the message key a sentence was written from where there is one.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot.engine.analysis.model import DiffAnalysis, Evidence
+from bot.engine.focus.housekeeping import api_names, is_lock_file
+from bot.engine.focus.model import FocusPoint, Housekeeping, ReviewSummary
+from bot.engine.render import sanitize
+from bot.engine.render.messages import MESSAGES, t
+
+#: Sections of the guide, in the order they are shown.
+SECTIONS = (
+    "summary",
+    "breaking",
+    "verdict",
+    "audience",
+    "reasons",
+    "focus",
+    "housekeeping",
+    "changed",
+    "tests",
+    "deps",
+    "review",
+    "follow_ups",
+    "labels",
+    "score",
+)
+#: Longest ``old``/``new`` text an evidence quote carries (characters).
+MAX_QUOTE = 200
+
+
+@dataclass(frozen=True, slots=True)
+class GuideClaim:
+    """One sentence of the guide.
+
+    ``kind``: a stable claim kind (usually the message key it is written from);
+    ``section``: one of :data:`SECTIONS`; ``text``: the sentence in the guide's
+    language, as Markdown with PR text neutralised; ``evidence``: the
+    :class:`bot.engine.analysis.model.Evidence` it rests on (empty: not shown).
+    """
+
+    kind: str
+    section: str
+    text: str
+    evidence: tuple[Evidence, ...] = ()
+
+
+def shown(claims: Iterable[GuideClaim]) -> tuple[GuideClaim, ...]:
+    """The claims the guide may write: those with evidence, in order."""
+    return tuple(c for c in claims if c.evidence)
+
+
+def by_section(claims: Iterable[GuideClaim]) -> dict[str, list[GuideClaim]]:
+    """``{section: [claim, ...]}`` for every section of :data:`SECTIONS` (empty lists included)."""
+    out: dict[str, list[GuideClaim]] = {name: [] for name in SECTIONS}
+    for claim in claims:
+        out.setdefault(claim.section, []).append(claim)
+    return out
+
+
+def describe(claims: Sequence[GuideClaim]) -> list[dict[str, Any]]:
+    """Claims as JSON objects ``{kind, section, text, evidence: [{path, start, end, old, new, source}]}``;
+    ``text`` is plain (no code spans, no HTML entities)."""
+    return [
+        {
+            "kind": c.kind,
+            "section": c.section,
+            "text": _plain(c.text).replace("**", ""),
+            "evidence": [
+                {"path": e.path, "start": e.start, "end": e.end, "old": e.old, "new": e.new, "source": e.source} for e in c.evidence
+            ],
+        }
+        for c in claims
+    ]
+
+
+# --- evidence derived from what an object carries ------------------------------------------
+
+
+def _quote(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (tuple, list)):
+        return ", ".join(str(v) for v in value)[:MAX_QUOTE]
+    return str(value)[:MAX_QUOTE]
+
+
+def _line(params: Mapping[str, Any]) -> int:
+    line = params.get("line")
+    return line if isinstance(line, int) and not isinstance(line, bool) and line > 0 else 0
+
+
+def _diff(path: str | None, params: Mapping[str, Any]) -> tuple[Evidence, ...]:
+    """Diff evidence for a statement about ``path``: the names or old/new values it states."""
+    if not path:
+        return ()
+    new = params.get("new") if params.get("new") not in (None, "") else params.get("names") or params.get("name") or params.get("text")
+    line = _line(params)
+    return (Evidence(path=path, start=line, end=line, old=_quote(params.get("old")), new=_quote(new), source="diff"),)
+
+
+def metadata(snapshot: Any) -> Evidence:
+    """The counts GitHub reports for the pull request, as evidence."""
+    files = snapshot.changed_files or len(snapshot.files)
+    return Evidence(new=f"{files} files, +{snapshot.additions} -{snapshot.deletions}", source="metadata")
+
+
+def point_evidence(point: Any) -> tuple[Evidence, ...]:
+    """A focus point's evidence: its own, else derived from its file and parameters.
+
+    A design bullet rests on the description, a review thread on the review; a point
+    about no file (and not from the description or review) has none.
+    """
+    if point.evidence:
+        return tuple(point.evidence)
+    params = point.params or {}
+    if point.key == "focus.design":
+        return (Evidence(path=point.file or "", new=_quote(params.get("text")), source="description"),)
+    if point.key == "focus.thread":
+        line = _line(params)
+        return (Evidence(path=point.file or "", start=line, end=line, new=_quote(params.get("opening") or params.get("text")), source="review"),) if point.file else ()
+    if point.text and point.file:
+        return (Evidence(path=point.file, new=_quote(point.symbol or ""), source="diff"),)
+    if point.text:
+        # A rule's note about no file: the rule matched the pull request's title or
+        # description (a revert's "This reverts commit ..."), which is what it rests on.
+        note = next(iter(point.text.values()), "")
+        return (Evidence(new=_quote(note), source="description"),) if note else ()
+    return _diff(point.file, {"names": (point.symbol,) if point.symbol else (), **params})
+
+
+def breaking_evidence(claim: Any) -> tuple[Evidence, ...]:
+    """A breaking reason's evidence: its own; the author's mark rests on the description;
+    otherwise its file with the name and old/new values it states."""
+    if claim.evidence:
+        return tuple(claim.evidence)
+    if claim.key == "breaking.marked":
+        return (Evidence(new=_quote(claim.params.get("rule")), source="description"),)
+    return _diff(claim.file, claim.params)
+
+
+#: Follow-ups that rest on the review, on the description, or on GitHub's counts.
+_FOLLOW_SOURCES = {
+    "follow.suggestion": "review",
+    "follow.changes_requested": "review",
+    "follow.description_missing": "description",
+    "follow.no_tests": "metadata",
+    "follow.truncated": "metadata",
+    "follow.missing_patches": "metadata",
+}
+
+
+def follow_evidence(item: Any) -> tuple[Evidence, ...]:
+    """A follow-up's evidence: its own, else derived (see :data:`_FOLLOW_SOURCES`; a TODO rests on its file)."""
+    if item.evidence:
+        return tuple(item.evidence)
+    params = item.params or {}
+    source = _FOLLOW_SOURCES.get(item.key)
+    if source == "description":
+        names = params.get("names")
+        return (Evidence(new=_quote(names), source="description"),) if names else ()
+    if source == "review":
+        line = _line(params)
+        return (Evidence(path=item.file or "", start=line, end=line, new=_quote(params.get("people")), source="review"),)
+    if source == "metadata":
+        return (Evidence(path=item.file or "", new=_quote(params.get("names") or params.get("count") or params.get("total")), source="metadata"),)
+    return _diff(item.file, params)
+
+
+def factor_evidence(factor: Any, counts: Evidence) -> tuple[Evidence, ...]:
+    """A score factor's evidence: its own, else GitHub's counts."""
+    return tuple(factor.evidence) if factor.evidence else (counts,)
+
+
+# --- the ledger ------------------------------------------------------------------------------
+
+
+def build_claims(facts: Any, lang: str, *, headline: str, headline_evidence: tuple[Evidence, ...] = (),
+                 scale: bool = True) -> tuple[GuideClaim, ...]:
+    """Every claim the facts support, in the guide's order, evidence attached (some may
+    have none: :func:`shown` drops them). ``facts`` is a :class:`~bot.engine.render.guide.GuideFacts`;
+    ``headline`` the summary sentence (:func:`bot.engine.render.summary.choose`) and
+    ``headline_evidence`` what it rests on; ``scale`` false leaves out the "(N files, +a/−d)"
+    note when the headline is itself that count."""
+    s, a, c = facts.snapshot, facts.analysis, facts.classification
+    counts = metadata(s)
+    out: list[GuideClaim] = []
+    add = out.append
+
+    add(GuideClaim("summary", "summary", headline, tuple(headline_evidence)))
+    if scale:
+        params = {"count": s.changed_files or len(s.files), "additions": s.additions, "deletions": s.deletions}
+        add(GuideClaim("summary.scale", "summary", t("summary.scale", lang, params), (counts,)))
+    if facts.reverted:
+        add(GuideClaim("summary.reverts", "summary", t("summary.reverts", lang, {"number": facts.reverted}, raw=True),
+                       (Evidence(new=f"#{facts.reverted}", source="description"),)))  # fmt: skip
+    if c.breaking and not c.breaking_reasons:
+        add(GuideClaim("summary.breaking", "summary", t("summary.breaking", lang), (Evidence(new="breaking", source="description"),)))
+
+    reasons = list(c.breaking_reasons)
+    # The author's mark says nothing more once a fact says what breaks.
+    if len(reasons) > 1 and reasons[0].key == "breaking.marked":
+        reasons = reasons[1:]
+    for r in reasons:
+        add(GuideClaim(r.key, "breaking", t(r.key, lang, _claim_params(r)), breaking_evidence(r)))
+
+    level = t(f"level.{c.reading_level}", lang)
+    add(GuideClaim("verdict", "verdict", t("verdict", lang, {"level": level, "minutes": c.reading_minutes, "importance": c.importance}, raw=True), (counts,)))
+    out.extend(_audience(facts, lang))
+    ranked = sorted((f for f in c.factors if f.source != "base" and f.points > 0), key=lambda f: -f.points)[:3]
+    for f in ranked:
+        text = t(f.key, lang, f.params) + t("factor.points", lang, {"points": f.points}, raw=True)
+        add(GuideClaim(f.key, "reasons", text, factor_evidence(f, counts)))
+
+    for p in facts.focus:
+        add(GuideClaim(p.key or ("rule.note" if p.text else "focus.largest"), "focus", _focus_line(p, lang), point_evidence(p)))
+    house = _housekeeping_line(facts.housekeeping, lang)
+    if house:
+        paths = [path for _, group in facts.housekeeping.groups() for path in group]
+        add(GuideClaim("housekeeping", "housekeeping", house, (Evidence(path=paths[0], new=_quote(paths[:5]), source="metadata"),)))
+
+    out.extend(_changed(facts, lang, counts))
+    out.extend(_tests(a, lang, counts))
+    out.extend(_deps(a, lang))
+    out.extend(_review(facts.review, lang))
+    out.extend(_follow(facts, lang, counts))
+    out.extend(_labels(c, lang))
+    for f in c.factors:
+        add(GuideClaim(f.key, "score", _factor_line(f, lang), factor_evidence(f, counts)))
+    total = sum(f.points for f in c.factors)
+    if total != c.importance:
+        add(GuideClaim("factor.clamped", "score", t("factor.clamped", lang, {"total": total}, raw=True), (counts,)))
+    add(GuideClaim("why.model", "score", t("why.model", lang, {"minutes": c.reading_minutes, "level": level}, raw=True), (counts,)))
+    return tuple(out)
+
+
+def _audience(facts: Any, lang: str) -> list[GuideClaim]:
+    c, a = facts.classification, facts.analysis
+    people = c.audience.get(lang, ())
+    if people:
+        paths = [p for h in c.hits if h.areas for p in h.files][:5]
+        evidence = (Evidence(path=paths[0] if paths else "", new=_quote(paths or c.areas), source="metadata"),)
+        return [GuideClaim("audience", "audience", t("verdict.for", lang, {"audience": t("list.sep", lang).join(people[:3])}, raw=True), evidence)]
+    dirs = _top_dirs(a)
+    if not dirs:
+        return []
+    text = t("verdict.for_default", lang, {"dirs": t("list.and", lang).join(sanitize.code(d) for d in dirs)}, raw=True)
+    return [GuideClaim("audience.default", "audience", text, tuple(Evidence(path=d, source="metadata") for d in dirs))]
+
+
+def _changed(facts: Any, lang: str, counts: Evidence) -> list[GuideClaim]:
+    a = facts.analysis
+    out = []
+    removed = [(f.path, n) for f in a.of_kind("source") for n in api_names(f.definitions_removed)]
+    if removed:
+        names = tuple(n for _, n in removed)
+        evidence = tuple(Evidence(path=p, old=n, source="diff") for p, n in removed[:8])
+        out.append(GuideClaim("changed.removed_paths", "changed", t("changed.removed_paths", lang, {"names": names[:8], "count": len(names)}), evidence))
+    gone = [f for f in a.files if f.status == "removed"]
+    if gone:
+        text = t("changed.removed_files", lang, {"count": len(gone), "lines": sum(f.deletions for f in gone)})
+        out.append(GuideClaim("changed.removed_files", "changed", text, tuple(Evidence(path=f.path, source="metadata") for f in gone[:8])))
+    moved = [f for f in a.files if f.status == "renamed"]
+    if moved:
+        evidence = tuple(Evidence(path=f.path, old=f.previous_path or "", source="metadata") for f in moved[:8])
+        out.append(GuideClaim("changed.renamed", "changed", t("changed.renamed", lang, {"count": len(moved)}), evidence))
+    return out
+
+
+def _tests(a: Any, lang: str, counts: Evidence) -> list[GuideClaim]:
+    out = []
+    for f in a.files:
+        if f.tests_added:
+            text = t("tests.added", lang, {"count": len(f.tests_added), "file": f.path, "names": tuple(f.tests_added[:4])})
+            out.append(GuideClaim("tests.added", "tests", text, (Evidence(path=f.path, new=_quote(f.tests_added[:4]), source="diff"),)))
+    tests = a.of_kind("test")
+    if tests:
+        text = t("tests.changed", lang, {"count": len(tests), "additions": sum(f.additions for f in tests), "deletions": sum(f.deletions for f in tests)})
+        out.append(GuideClaim("tests.changed", "tests", text, tuple(Evidence(path=f.path, source="metadata") for f in tests[:5])))
+    if not out:
+        out.append(GuideClaim("tests.none", "tests", t("tests.none", lang), (counts,)))
+    return out
+
+
+def _deps(a: Any, lang: str) -> list[GuideClaim]:
+    out = []
+    for f in a.files:
+        if f.kind == "generated":
+            continue
+        for d in f.dependency_changes:
+            key = f"deps.{d.action}" if d.action in ("added", "removed", "changed") else "deps.changed"
+            path = d.file or f.path
+            text = t(key, lang, {"name": d.name, "old": d.old_spec, "new": d.new_spec, "file": path})
+            evidence = (Evidence(path=path, old=_quote(f"{d.name}{d.old_spec}" if d.old_spec or d.action == "removed" else ""),
+                                 new=_quote(f"{d.name}{d.new_spec}" if d.action != "removed" else ""), source="diff"),)  # fmt: skip
+            out.append(GuideClaim(key, "deps", text, evidence))
+    locks = [f.path for f in a.files if f.changes and is_lock_file(f.path)]
+    if locks:
+        text = t("deps.lock", lang, {"count": len(locks), "names": tuple(locks[:3])})
+        out.append(GuideClaim("deps.lock", "deps", text, tuple(Evidence(path=p, source="metadata") for p in locks[:3])))
+    return out
+
+
+def _review(review: Any, lang: str) -> list[GuideClaim]:
+    if review.empty:
+        return []
+    out = []
+    lines = _review_lines(review, lang, len(review.threads))
+    if review.reviewers:
+        evidence = (Evidence(new=_quote([user for user, _, _ in review.reviewers]), source="review"),)
+        out.append(GuideClaim("review.reviewers", "review", lines.pop(0), evidence))
+    for thread, text in zip(review.threads, lines):
+        line = thread.line or 0
+        evidence = (Evidence(path=thread.path, start=line, end=line, new=_quote(thread.opening[:140]), source="review"),)
+        out.append(GuideClaim("review.thread", "review", text, evidence))
+    return out
+
+
+def _follow(facts: Any, lang: str, counts: Evidence) -> list[GuideClaim]:
+    out = []
+    if facts.reverted:
+        text = t("follow.reverts", lang, {"number": facts.reverted}, raw=True)
+        out.append(GuideClaim("follow.reverts", "follow_ups", text, (Evidence(new=f"#{facts.reverted}", source="description"),)))
+    for item in facts.follow_ups:
+        params = dict(item.params)
+        if item.file is not None:
+            params.setdefault("file", item.file)
+        out.append(GuideClaim(item.key, "follow_ups", t(item.key, lang, params), follow_evidence(item)))
+    if not out:
+        out.append(GuideClaim("follow.none", "follow_ups", t("follow.none", lang), (counts,)))
+    return out
+
+
+def _labels(c: Any, lang: str) -> list[GuideClaim]:
+    out = []
+    files = {h.rule_id: h.files for h in c.hits}
+    for d in c.labels:
+        if d.source == "human":
+            evidence = (Evidence(new=_quote(d.name), source="metadata"),)
+            out.append(GuideClaim("labels.human", "labels", t("labels.human", lang, {"label": d.name}), evidence))
+        else:
+            paths = files.get(d.rule) or ()
+            evidence = (Evidence(path=paths[0] if paths else "", new=_quote(d.rule), source="metadata"),)
+            out.append(GuideClaim("labels.rule", "labels", t("labels.rule", lang, {"label": d.name, "rule": d.rule}), evidence))
+    if c.labels_removed_by_human:
+        names = c.labels_removed_by_human
+        text = t("labels.removed", lang, {"names": names, "count": len(names)})
+        out.append(GuideClaim("labels.removed", "labels", text, (Evidence(new=_quote(names), source="metadata"),)))
+    if not out:
+        out.append(GuideClaim("labels.none", "labels", t("labels.none", lang), (Evidence(source="metadata"),)))
+    return out
+
+
+# --- the sentences claims are written in ---------------------------------------------------
+
+
+def _plain(text: str) -> str:
+    text = re.sub(r"(`+) ?(.*?) ?\1", lambda m: m.group(2), text)
+    return html.unescape(text)
+
+
+def _claim_params(claim: Any) -> dict[str, Any]:
+    """A claim's parameters without empty ones a sentence would show as "—"."""
+    return {k: v for k, v in claim.params.items() if v not in (None, "") or k in ("name", "old", "new")}
+
+
+def _word(key: str, fallback: str, lang: str) -> str:
+    """The catalogue's word for ``key``, or ``fallback`` (GitHub may add new states) made safe."""
+    return t(key, lang) if key in MESSAGES else sanitize.table_cell(fallback)
+
+
+def _housekeeping_line(house: Housekeeping, lang: str) -> str:
+    """One line for every housekeeping file (never a numbered point), or ""."""
+    if not house:
+        return ""
+    items = []
+    for group, paths in house.groups():
+        if paths:
+            items.append(t(f"house.{group}", lang, {"count": len(paths), "names": tuple(paths[:2])}))
+    return t("focus.housekeeping", lang, {"items": t("list.sep", lang).join(items)}, raw=True)
+
+
+def _top_dirs(analysis: DiffAnalysis, n: int = 2) -> list[str]:
+    weight: dict[str, int] = defaultdict(int)
+    for f in analysis.files:
+        if f.counts_as_code and f.kind not in ("test", "docs"):
+            head = f.path.rsplit("/", 1)[0] + "/" if "/" in f.path else f.path
+            weight[head] += f.changes or 1
+    return [d for d, _ in sorted(weight.items(), key=lambda kv: -kv[1])[:n]]
+
+
+def _focus_line(point: FocusPoint, lang: str) -> str:
+    where = sanitize.code(point.file) if point.file else ""
+    if point.text:
+        note = sanitize.one_line(point.text.get(lang) or next(iter(point.text.values())), 300)
+        reason = sanitize.neutralize(note)
+        if point.params.get("similar"):
+            reason = reason.rstrip("。.") + t("focus.similar", lang, {"count": point.params["similar"]})
+        if point.file and point.file in note:
+            return reason  # the rule's note already names its file
+    else:
+        reason = t(point.key or "focus.largest", lang, point.params)
+        if point.params.get("similar"):
+            reason += t("focus.similar", lang, {"count": point.params["similar"]})
+        reason += _elsewhere(point, lang)
+    return f"{where} — {reason}" if where else reason
+
+
+def _elsewhere(point: FocusPoint, lang: str) -> str:
+    """``" (here and in 63 other files)"`` for a point that stands for the same change in several files."""
+    files = point.params.get("files")
+    return t("focus.files", lang, {"count": files}) if files else ""
+
+
+def _review_lines(review: ReviewSummary, lang: str, cap: int) -> list[str]:
+    if review.empty:
+        return []
+    lines = []
+    if review.reviewers:
+        sep = t("list.and", lang)
+        people = []
+        for user, state, is_bot in review.reviewers:
+            state_text = _word(f"review.state.{state}", state.lower(), lang)
+            bot = f" ({t('review.bot', lang)})" if is_bot else ""
+            people.append(f"{sanitize.login(user)}{bot} {state_text}")
+        lines.append(t("review.reviewers", lang, {"reviewers": sep.join(people)}, raw=True))
+    for thread in review.threads[:cap]:
+        where = sanitize.code(f"{thread.path}:{thread.line}" if thread.line else thread.path)
+        lines.append(
+            t(
+                "review.thread",
+                lang,
+                {
+                    "where": where,
+                    "comments": f"{thread.comments:,}",
+                    "people": t("list.and", lang).join(sanitize.login(p) for p in thread.participants[:4]),
+                    "opening": sanitize.quote(_strip_suggestion(thread.opening), 140),
+                },
+                raw=True,
+            )
+        )
+    if len(review.threads) > cap > 0:
+        lines.append(t("review.threads_more", lang, {"count": len(review.threads) - cap}))
+    return lines
+
+
+def _strip_suggestion(body: str) -> str:
+    return re.sub(r"```suggestion.*?(```|$)", " [suggestion] ", body, flags=re.DOTALL)
+
+
+def _factor_line(factor: Any, lang: str) -> str:
+    sign = "+" if factor.points >= 0 else "−"
+    part = getattr(factor, "part", "other")
+    label = f"{t(f'part.{part}', lang)} · " if part in ("reach", "risk") and not factor.source.startswith("cap.") else ""
+    return f"{sign}{abs(factor.points)} · {label}{t(factor.key, lang, factor.params)}"

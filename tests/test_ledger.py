@@ -1,0 +1,145 @@
+"""The claim ledger: every sentence of the guide is a typed claim with evidence; no evidence, not written."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+from conftest import SHARED
+
+from bot.engine.analysis.model import DiffAnalysis, Evidence, FileAnalysis
+from bot.engine.build import build_guide
+from bot.engine.classify import classify
+from bot.engine.focus.model import FocusPoint, FollowUp, ReviewSummary
+from bot.engine.marker import MarkerState
+from bot.engine.render import ledger
+from bot.engine.render.guide import GuideFacts, render_guide
+from bot.engine.render.summary import choose as choose_summary
+from bot.engine.rules import load_rules
+from bot.engine.rules.model import RuleHit
+from bot.engine.snapshot import PullRequestSnapshot
+
+H1 = SHARED / "corpus" / "verl-2026h1"
+FOLDERS = (SHARED / "corpus" / "verl", H1)
+needs_corpus = pytest.mark.skipif(not H1.is_dir(), reason=f"corpus not found at {H1} (set PRGUIDE_SHARED)")
+
+
+def facts(focus=(), follow=(), files=None):
+    s = PullRequestSnapshot(repository="o/r", number=3, title="fix: keep fields", changed_files=1, additions=12, deletions=3)
+    files = files or (FileAnalysis("pkg/loop.py", "modified", "source", "python", additions=12, deletions=3, symbols_touched=("Loop.run",)),)
+    analysis = DiffAnalysis(tuple(files))
+    hits = (RuleHit("scope-fix", "type.yml:1", labels=("type/fix",), change_type="fix", files=("pkg/loop.py",)),)
+    c = classify(s, analysis, hits)
+    return GuideFacts(snapshot=s, analysis=analysis, classification=c, focus=tuple(focus), review=ReviewSummary(),
+                      follow_ups=tuple(follow), state=MarkerState(labels=c.label_names))
+
+
+def build(f, lang="en"):
+    summary = choose_summary(f, lang)
+    return ledger.build_claims(f, lang, headline=summary.text, headline_evidence=summary.evidence, scale=summary.source != "count")
+
+
+POINT = FocusPoint("pkg/loop.py", "Loop.run", "focus.largest", {"additions": 12, "deletions": 3, "names": ("Loop.run",)})
+
+
+def test_every_built_claim_has_a_kind_a_known_section_and_text():
+    claims = build(facts([POINT]), "en")
+    kinds = [c.kind for c in claims]
+    assert kinds[0] == "summary" and "verdict" in kinds and "focus.largest" in kinds and "labels.rule" in kinds
+    assert all(c.section in ledger.SECTIONS and c.text for c in claims)
+
+
+def test_a_claim_without_evidence_is_not_shown():
+    bare = ledger.GuideClaim("focus.largest", "focus", "`x.py` — something", ())
+    backed = dataclasses.replace(bare, evidence=(Evidence(path="x.py"),))
+    assert ledger.shown([bare, backed]) == (backed,)
+
+
+def test_a_focus_point_that_points_at_nothing_is_not_written():
+    # No file, no symbol, no evidence: nothing a reader could check.
+    orphan = FocusPoint(None, None, "focus.largest", {"additions": 99, "deletions": 0, "names": ()})
+    f = facts([POINT, orphan])
+    claims = build(f, "en")
+    focus = [c for c in claims if c.section == "focus"]
+    assert len(focus) == 2 and focus[1].evidence == ()
+    md = render_guide(f, "en")
+    assert "+99/−0" not in md and "`pkg/loop.py`" in md
+
+
+def test_a_follow_up_without_anything_to_check_is_not_written():
+    # A TODO follow-up with no file has nothing to point at; "nothing left to do" is not claimed either.
+    f = facts([POINT], follow=[FollowUp("follow.todo", {"text": "wire the new flag", "file": "somewhere"})])
+    md = render_guide(f, "en")
+    assert "wire the new flag" not in md and "Nothing obvious left to do" not in md
+
+
+def test_the_producers_evidence_wins_over_derived_evidence():
+    own = Evidence(path="pkg/loop.py", start=40, end=42, old="x.to(dtype)", new="x", source="diff")
+    point = POINT._replace(evidence=(own,))
+    (claim,) = [c for c in build(facts([point]), "en") if c.section == "focus"]
+    assert claim.evidence == (own,)
+
+
+def test_derived_evidence_names_the_file_and_what_the_statement_names():
+    (claim,) = [c for c in build(facts([POINT]), "en") if c.section == "focus"]
+    assert claim.evidence == (Evidence(path="pkg/loop.py", new="Loop.run", source="diff"),)
+
+
+def test_verdict_and_score_rest_on_githubs_counts():
+    claims = build(facts([POINT]), "en")
+    for c in claims:
+        if c.section in ("verdict", "score"):
+            assert c.evidence[0].source == "metadata" and "+12 -3" in c.evidence[0].new
+
+
+def test_the_markdown_is_written_from_the_shown_claims():
+    f = facts([POINT])
+    md = render_guide(f, "zh")
+    for c in ledger.shown(build(f, "zh")):
+        assert c.text in md, c.kind
+
+
+def test_json_claims_have_kind_section_text_and_evidence():
+    from bot.sources.bundle import load_bundle  # noqa: F401  (the shape build_guide returns)
+
+    snapshot = facts([POINT]).snapshot
+    guide = build_guide(snapshot, load_rules([]), lang="en")
+    claims = guide.data["claims"]
+    assert claims and claims[0]["kind"] == "summary"
+    for c in claims:
+        assert set(c) == {"kind", "section", "text", "evidence"} and c["evidence"]
+        for e in c["evidence"]:
+            assert set(e) == {"path", "start", "end", "old", "new", "source"}
+            assert e["source"] in ("diff", "description", "review", "metadata")
+    json.dumps(claims)  # plain JSON
+    assert not any("**" in c["text"] for c in claims)
+
+
+@needs_corpus
+def test_on_the_corpus_every_claim_has_evidence_and_every_focus_point_is_a_claim():
+    from bot.sources.bundle import load_bundle
+
+    rules = load_rules([])
+    paths = sorted(p for folder in FOLDERS for p in Path(folder).glob("*.json"))[::5]
+    assert paths
+    for path in paths:
+        guide = build_guide(load_bundle(path), rules, lang="en")
+        if guide.skipped:
+            continue
+        claims = guide.data["claims"]
+        assert all(c["evidence"] for c in claims), path.name
+        focus = [c for c in claims if c["section"] == "focus"]
+        assert len(focus) == len(guide.data["focus"]), path.name
+        assert sum(c["kind"] == "summary" for c in claims) == 1
+
+
+@needs_corpus
+def test_the_rce_fix_claims_point_at_the_parser_file():
+    """verl-2026h1/6542: ``eval`` replaced by ``ast.literal_eval``; its focus claims rest on the changed file."""
+    from bot.sources.bundle import load_bundle
+
+    guide = build_guide(load_bundle(H1 / "6542.json"), load_rules([]), lang="en")
+    focus = [c for c in guide.data["claims"] if c["section"] == "focus"]
+    assert any(e["path"] == "verl/experimental/agent_loop/tool_parser.py" for c in focus for e in c["evidence"])
