@@ -59,9 +59,10 @@ _NOT_STATEMENTS = ("What changed", "Labels")
 
 
 def normalise(text: str) -> str:
-    """A statement's text for matching: no list numbering or bullet, no Markdown emphasis, single spaces."""
+    """A statement's text for matching: no list numbering or bullet, no Markdown emphasis or code
+    spans (the ledger's claims are plain text), single spaces."""
     text = re.sub(r"^\s*(?:\d+\.|[-*])\s+", "", text)
-    text = text.replace("**", "").replace("\\", "")
+    text = text.replace("**", "").replace("\\", "").replace("`", "")
     return " ".join(text.split()).casefold()
 
 
