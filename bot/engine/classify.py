@@ -16,8 +16,9 @@ reach          3       size of the source change (0-3: 20 / 200 / 1000 lines); r
                        added or removed; user-facing config keys; environment
                        variables source reads; package dependencies
 risk           4       behaviour change (+2: source changed by a fix, feature, perf
-                       change or revert; +1 for a refactor); breaking (+2, with its reasons); numerics
-                       (gradients, losses, weights, dtypes); concurrency; untrusted input
+                       change or revert; +1 for a refactor); breaking (+2, with its reasons); an
+                       exact code token added or removed (:mod:`bot.engine.risk`): a cast
+                       or gradient call, a thread/lock/collective, eval/pickle/shell
 other          --      review discussion (+1); reverts (+1); bot author (-1); no source
                        and nothing user-facing (-1)
 =============  ======  ===============================================================
@@ -41,6 +42,7 @@ from bot.engine.analysis.envvars import ENV_KINDS, breaks_users
 from bot.engine.analysis.model import DiffAnalysis, FileAnalysis
 from bot.engine.focus.housekeeping import api_names, dep_is_major, public_keys
 from bot.engine.focus.points import rename_map
+from bot.engine.risk import risk_tokens
 from bot.engine.rules.model import CHANGE_TYPES, RuleHit
 from bot.engine.snapshot import PullRequestSnapshot
 
@@ -72,17 +74,6 @@ LINE_WEIGHTS: Mapping[str, float] = {
 FACT_WEIGHT = 10
 #: Areas shown in the summary and given labels; the rest are counted ("and N more").
 MAX_AREAS = 5
-
-#: Words in changed source lines that put numerical correctness at stake.
-_NUMERICS = (
-    "grad", "backward", "loss", "logit", "logprob", "log_prob", "advantage", "entropy", "kl_", "softmax", "dtype",
-    "bfloat16", "float16", "float32", "fp8", "fp16", "bf16", "precision", "quantiz", "weight", "optimizer",
-    "all_reduce", "reduce_scatter", "normaliz", "temperature",
-)  # fmt: skip
-#: Words (matched as substrings, case-insensitively for numerics) that put correctness at stake.
-_CONCURRENCY = ("threading", "Thread(", "Lock(", "RLock(", "Semaphore(", "Condition(", "asyncio", "await ", "async def",
-                "multiprocessing", "barrier(", "ray.get(", "ray.wait(", "Queue(")  # fmt: skip
-_UNTRUSTED = ("eval(", "exec(", "literal_eval", "pickle.load", "yaml.load(", "subprocess", "os.system", "shell=True", "trust_remote_code")
 
 #: Behaviour facts that break existing users when the thing they are about is user-facing.
 _BREAKING_FACTS = {
@@ -444,32 +435,6 @@ def _breaking_check(fact: Any, f: FileAnalysis) -> bool:
     return True
 
 
-#: Files and lines per side read for the numerics/concurrency/untrusted-input words.
-_MAX_SCANNED_FILES = 300
-_MAX_SCANNED_LINES = 400
-
-
-def _scanned_texts(files: Sequence[FileAnalysis]) -> list[tuple[str, str]]:
-    """``(path, changed lines joined)`` of the first files, read once for every :func:`_scan`."""
-    return [
-        (f.path, "\n".join(f.added_lines[:_MAX_SCANNED_LINES] + f.removed_lines[:_MAX_SCANNED_LINES]))
-        for f in files[:_MAX_SCANNED_FILES]
-    ]
-
-
-def _scan(texts: Sequence[tuple[str, str]], words: Sequence[str], fold: bool = False) -> tuple[str, str] | None:
-    """The first ``(path, word)`` where one of ``words`` occurs in one of the ``texts``
-    (:func:`_scanned_texts`; lower-cased first when ``fold``). Substring tests: a regex
-    alternation over every line costs a corpus guide several milliseconds."""
-    for path, text in texts:
-        if fold:
-            text = text.lower()
-        for word in words:
-            if word in text:
-                return path, word.rstrip("( ")
-    return None
-
-
 def _capped(factors: list[Factor], part: str, cap: int) -> list[Factor]:
     total = sum(f.points for f in factors if f.part == part and f.points > 0)
     if total > cap:
@@ -529,12 +494,10 @@ def _factors(
     elif any(dep_is_major(d) for d in deps):
         factors.append(Factor(1, "dep-major", "factor.deps_major", {"names": _first([d.name for d in deps if dep_is_major(d)])}, "risk"))
     if behaves:
-        texts = _scanned_texts(live)
-        for source, key, words in (("numerics", "factor.numerics", _NUMERICS), ("concurrency", "factor.concurrency", _CONCURRENCY), ("untrusted", "factor.untrusted", _UNTRUSTED)):
-            found = _scan(texts, words, fold=source == "numerics")
-            if found:
-                # Running or parsing untrusted input can cost more than a wrong number.
-                factors.append(Factor(2 if source == "untrusted" else 1, source, key, {"file": found[0], "code": found[1]}, "risk"))
+        for tok in risk_tokens(snapshot, live):
+            # Running or parsing untrusted input can cost more than a wrong number.
+            key = f"factor.{tok.kind}_{'added' if tok.added else 'removed'}"
+            factors.append(Factor(2 if tok.kind == "untrusted" else 1, tok.kind, key, {"file": tok.path, "code": tok.token.rstrip("(")}, "risk", (tok.evidence,)))
     _capped(factors, "risk", MAX_RISK)
     tests = [t for f in analysis.files for t in f.tests_added]
     # A fix that comes with its regression test shows what was wrong; a feature's tests come with it anyway.
