@@ -191,7 +191,7 @@ def _build_guide(
         follow_ups=follow,
         state=state,
         area_name=_area_namer(rules),
-        reverted=_revert_target(description.revert_of, snapshot.repository) or _reverted_number(hits),
+        reverted=_reverted_number(hits, snapshot.number) or _revert_target(description.revert_of, snapshot.repository),
         purpose=_trusted_purpose(description.purpose, absent),
         housekeeping=house,
         notices=notices or {},
@@ -259,12 +259,14 @@ def _trusted_purpose(purpose: str, absent: tuple[str, ...]) -> str | None:
     return purpose
 
 
-def _reverted_number(hits: tuple[RuleHit, ...]) -> int | None:
+def _reverted_number(hits: tuple[RuleHit, ...], own: int = 0) -> int | None:
+    """The reverted pull request a rule captured: the one source of truth, since the
+    rule's own focus note names the same number (never this pull request's own)."""
     for hit in hits:
         for key in ("reverted", "revert", "pr"):
-            value = (hit.captures or {}).get(key)
-            if value and str(value).lstrip("#").isdigit():
-                return int(str(value).lstrip("#"))
+            value = str((hit.captures or {}).get(key) or "").lstrip("#")
+            if value.isdigit() and int(value) != own:
+                return int(value)
     return None
 
 
