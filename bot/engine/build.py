@@ -15,7 +15,7 @@ from typing import Any
 
 from bot import ENGINE_VERSION
 from bot.engine.analysis import analyse
-from bot.engine.analysis.description import check_against_diff, parse_description
+from bot.engine.analysis.description import check_against_diff, parse_description, promised_missing
 from bot.engine.classify import Classification, classify, source_lines
 from bot.engine.focus.housekeeping import housekeeping
 from bot.engine.focus.points import focus_points, rename_map
@@ -169,10 +169,10 @@ def _build_guide(
     )
     review = review_summary(snapshot)
     description = parse_description(snapshot.body)
-    present, absent = check_against_diff(description, analysis) if description.mentioned_identifiers else ((), ())
+    present, absent = check_against_diff(description, analysis, [f.patch for f in snapshot.files]) if description.mentioned_identifiers else ((), ())
     house = housekeeping(analysis)
     points = focus_points(analysis, hits, review, snapshot=snapshot, is_config=is_config, description=description, house_files=house, renames=renames)
-    follow = follow_ups(snapshot, analysis, review, classification.change_type, absent=absent)
+    follow = follow_ups(snapshot, analysis, review, classification.change_type, promised=promised_missing(description, absent))
     state = MarkerState(
         rules=tuple(h.rule_id for h in hits),
         labels=tuple(d.name for d in classification.labels if d.source == "rule"),
