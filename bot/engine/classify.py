@@ -39,10 +39,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.engine.analysis.envvars import ENV_KINDS, breaks_users
-from bot.engine.analysis.model import DiffAnalysis, FileAnalysis
+from bot.engine.analysis.model import DiffAnalysis, Evidence, FileAnalysis
+from bot.engine.breaking import breaking_check, consequence_known, fact_evidence, group_key_removals, introduced_names, signature_detail
 from bot.engine.focus.housekeeping import api_names, dep_is_major, public_keys
 from bot.engine.focus.points import rename_map
-from bot.engine.risk import risk_tokens
+from bot.engine.risk import entry_script, existing_functions, metadata_evidence as _metadata_evidence, risk_tokens
 from bot.engine.rules.model import CHANGE_TYPES, RuleHit
 from bot.engine.snapshot import PullRequestSnapshot
 
@@ -72,6 +73,8 @@ LINE_WEIGHTS: Mapping[str, float] = {
 }
 #: A behaviour fact weighs like this many source lines: the reader must stop and check it.
 FACT_WEIGHT = 10
+#: Behaviour facts of one file that add reading time; more are read as one block.
+MAX_FACTS_PER_FILE = 8
 #: Areas shown in the summary and given labels; the rest are counted ("and N more").
 MAX_AREAS = 5
 
@@ -248,7 +251,8 @@ def reading_weight(analysis: DiffAnalysis) -> float:
             continue
         total += LINE_WEIGHTS.get(f.kind, 0.0) * f.changes
         if f.kind in ("source", "config"):
-            total += FACT_WEIGHT * len(f.behaviour)
+            # Past a handful, facts of one file are read together (a block of removed keys).
+            total += FACT_WEIGHT * min(len(f.behaviour), MAX_FACTS_PER_FILE)
     return total
 
 
@@ -369,11 +373,12 @@ def breaking_reasons(
     out: list[Claim] = []
     marked = [h for h in hits if h.breaking]
     if marked:
-        out.append(Claim("breaking.marked", {"rule": marked[0].rule_id}))
+        out.append(Claim("breaking.marked", {"rule": marked[0].rule_id}, None, (Evidence(new=snapshot.title, source="metadata"),)))
     by_path = {f.path: f for f in analysis.files}
     seen: set[tuple[str, str]] = set()
     gone: dict[str, list[str]] = {}
     renamed_to = {(path, old): new for path, pairs in (rename_map(analysis) if renames is None else renames).items() for old, new in pairs}
+    introduced: frozenset[str] | None = None
     for fact in analysis.behaviour:
         key = _BREAKING_FACTS.get(fact.kind)
         if key is None or not fact.user_facing:
@@ -388,51 +393,46 @@ def breaking_reasons(
             if fact.kind in ("symbol_removed", "key_removed", "field_removed"):
                 gone.setdefault(f.path, []).append(fact.symbol)
             continue
-        if fact.kind == "check_added" and not _breaking_check(fact, f):
-            continue
+        if fact.kind == "check_added":
+            if introduced is None:
+                introduced = introduced_names(analysis)
+            code = breaking_check(fact, f, introduced, analysis)
+            if not code:
+                continue
         if fact.kind in ("default_changed", "key_removed", "key_renamed", "field_removed") and not _config_fact(fact, f, is_config):
             continue
+        if not consequence_known(fact, f):
+            continue
         params = {"name": fact.symbol, "old": fact.old, "new": fact.new, "detail": fact.detail}
+        if fact.kind == "check_added":
+            params["code"] = code
+        elif fact.kind == "signature_changed":
+            params["detail"] = signature_detail(fact.detail)
         if fact.kind == "symbol_removed" and (fact.path, fact.symbol) in renamed_to:
             key, params = "breaking.symbol_renamed", {"old": fact.symbol, "new": renamed_to[(fact.path, fact.symbol)]}
         ident = (fact.kind, fact.symbol)
         if ident in seen:
             continue
         seen.add(ident)
-        out.append(Claim(key, params, fact.path))
+        out.append(Claim(key, params, fact.path, (fact_evidence(fact),)))
     for path, names in gone.items():
         names = list(dict.fromkeys(names))
-        out.append(Claim("breaking.file_removed", {"name": path, "names": tuple(names[:3]), "count": len(names)}, path))
+        ev = (Evidence(path, new=f"file removed ({len(names)} definitions or keys)", source="metadata"),)
+        out.append(Claim("breaking.file_removed", {"name": path, "names": tuple(names[:3]), "count": len(names)}, path, ev))
+    out = group_key_removals(out)
     for f in analysis.files:
         if not _PACKAGE_FILE.search(f.path):
             continue
         for d in f.dependency_changes:
             if dep_is_major(d) and ("dep_major", d.name) not in seen:
                 seen.add(("dep_major", d.name))
-                out.append(Claim("breaking.dep_major", {"name": d.name, "old": d.old_spec, "new": d.new_spec}, f.path))
+                ev = (Evidence(f.path, old=f"{d.name}{d.old_spec}", new=f"{d.name}{d.new_spec}"),)
+                out.append(Claim("breaking.dep_major", {"name": d.name, "old": d.old_spec, "new": d.new_spec}, f.path, ev))
     return tuple(out)
 
 
 #: Files that declare what users of the package install (not Docker images, CI or docs).
 _PACKAGE_FILE = re.compile(r"^(?!docker/|\.github/|docs/|tests?/|examples?/)(?:[^/]+/)?(?:pyproject\.toml|setup\.py|setup\.cfg|requirements[^/]*\.txt|package\.json|go\.mod|Cargo\.toml)$")
-
-
-#: Exceptions that refuse input; an ``assert`` is an internal invariant, not a contract.
-_REFUSALS = ("ValueError", "TypeError", "KeyError", "NotImplementedError", "RuntimeError", "FileNotFoundError", "PermissionError")
-
-
-def _breaking_check(fact: Any, f: FileAnalysis) -> bool:
-    """A new check breaks callers only in a function that existed before (not one this
-    diff adds) and when it raises a refusal, not an assertion."""
-    if f.kind != "source" or not fact.detail.startswith(_REFUSALS):
-        return False
-    added = {d.name for d in f.definitions_added}
-    owner = fact.symbol
-    while owner:
-        if owner in added:
-            return False
-        owner = owner.rpartition(".")[0]
-    return True
 
 
 def _capped(factors: list[Factor], part: str, cap: int) -> list[Factor]:
@@ -466,8 +466,9 @@ def _factors(
             budget -= max(points, 0)
             factors.append(Factor(points, hit.rule_id, "factor.rule", {"rule": hit.rule_id}, "reach" if points > 0 else "other"))
     renamed = {n for pairs in renames.values() for pair in pairs for n in pair}
-    added = [n for f in live for n in api_names(f.definitions_added) if n not in renamed]
-    removed = [n for f in sources for n in api_names(f.definitions_removed) if n not in renamed]
+    # An entry script's helpers are nobody's API: nothing imports a ``main_*.py``.
+    added = [n for f in live if not entry_script(f.path) for n in api_names(f.definitions_added) if n not in renamed]
+    removed = [n for f in sources if not entry_script(f.path) for n in api_names(f.definitions_removed) if n not in renamed]
     if added or removed:
         factors.append(
             Factor(1, "api", "factor.api", {"count": len(added) + len(removed), "added": len(added), "removed": len(removed), "names": _first(removed + added)}, "reach")
@@ -484,11 +485,20 @@ def _factors(
         factors.append(Factor(1, "dependencies", "factor.deps", {"count": len(names), "names": _first(names)}, "reach"))
     _capped(factors, "reach", MAX_REACH)
     # -- risk: how likely it is to hurt someone, and how badly
+    existing = existing_functions(live)
     behaves = bool(live) and change_type in ("fix", "feature", "perf", "revert")
     if behaves:
-        factors.append(Factor(2, "behaviour", "factor.behaviour", {"type": change_type}, "risk"))
+        factors.append(Factor(2, "behaviour", "factor.behaviour", {"type": change_type}, "risk", _metadata_evidence(live)))
+        if existing and change_type in ("fix", "perf", "revert"):
+            # A fix inside code every existing run goes through reaches further than new code.
+            names = [n for n, _ev in existing]
+            factors.append(Factor(1, "existing", "factor.existing", {"count": len(names), "names": _first(names)}, "risk", tuple(ev for _n, ev in existing[:3])))
+    elif existing and change_type in ("chore", "ci", "build", "deps", "test", "docs"):
+        # The title says housekeeping, but functions the package runs changed: not safe to skip.
+        names = [n for n, _ev in existing]
+        factors.append(Factor(2, "runtime", "factor.runtime", {"count": len(names), "names": _first(names), "type": change_type}, "risk", tuple(ev for _n, ev in existing[:3])))
     elif live and change_type == "refactor":
-        factors.append(Factor(1, "refactor", "factor.refactor", {}, "risk"))
+        factors.append(Factor(1, "refactor", "factor.refactor", {}, "risk", _metadata_evidence(live)))
     if reasons:
         factors.append(Factor(2, "breaking", "factor.breaking", {"count": len(reasons)}, "risk"))
     elif any(dep_is_major(d) for d in deps):

@@ -117,3 +117,31 @@ def _evidence(changed: object, path: str, token: str, added: bool) -> Evidence:
                 text = line.text.strip()[:160]
                 return Evidence(path, n, n, "" if added else text, text if added else "")
     return Evidence(path, 0, 0, "" if added else token, token if added else "")
+
+
+_ENTRY_SCRIPT = re.compile(r"(?:^|/)(?:scripts?/[^/]*|__main__\.py|(?:main|run|launch)_\w+\.py|(?:main|run|launch)\.py)$")
+
+
+def entry_script(path: str) -> bool:
+    """True for a script run from the command line (``scripts/x.py``, ``main_ppo.py``,
+    ``__main__.py``): its functions are nobody's API."""
+    return _ENTRY_SCRIPT.search(path) is not None
+
+
+def existing_functions(files: Sequence[FileAnalysis]) -> list[tuple[str, Evidence]]:
+    """``(name, evidence)`` of functions that existed before whose body the diff changes:
+    functions around changed lines of modified Python files, minus those the diff adds."""
+    out: list[tuple[str, Evidence]] = []
+    for f in files[:MAX_FILES]:
+        if f.status != "modified" or f.language != "python" or not f.symbols_touched:
+            continue
+        fresh = {d.name for d in f.definitions_added}
+        for name in f.symbols_touched:
+            if name not in fresh and name.rpartition(".")[0] not in fresh:
+                out.append((name, Evidence(f.path, new=name, source="diff")))
+    return list({n: (n, e) for n, e in out}.values())
+
+
+def metadata_evidence(files: Sequence[FileAnalysis]) -> tuple[Evidence, ...]:
+    """The changed files' line counts, GitHub's metadata, for a statement about their size or kind."""
+    return tuple(Evidence(f.path, new=f"+{f.additions}/-{f.deletions}", source="metadata") for f in files[:3])

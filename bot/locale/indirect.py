@@ -318,4 +318,7 @@ IDS = (
     N_("factor.untrusted_added"),
     N_("factor.untrusted_removed"),
     NP_("follow.no_tests", "follow.no_tests"),
+    NP_("breaking.keys_removed", "breaking.keys_removed"),
+    NP_("factor.existing", "factor.existing"),
+    NP_("factor.runtime", "factor.runtime"),
 )
