@@ -25,7 +25,15 @@ from typing import Any
 from bot.engine.analysis.model import DiffAnalysis, Evidence, FileAnalysis
 
 #: Exceptions that refuse input; an ``assert`` is an internal invariant, not a contract.
-REFUSALS = ("ValueError", "TypeError", "KeyError", "NotImplementedError", "RuntimeError", "FileNotFoundError", "PermissionError")
+REFUSALS = (
+    "ValueError",
+    "TypeError",
+    "KeyError",
+    "NotImplementedError",
+    "RuntimeError",
+    "FileNotFoundError",
+    "PermissionError",
+)
 #: A removed-file-wide group of key removals past this many becomes one claim.
 MAX_KEYS_PER_FILE = 3
 
@@ -55,7 +63,9 @@ def introduced_names(analysis: DiffAnalysis) -> frozenset[str]:
     return frozenset(n for n in out if len(n) >= 3)
 
 
-def breaking_check(fact: Any, f: FileAnalysis, introduced: frozenset[str], analysis: DiffAnalysis) -> str:
+def breaking_check(
+    fact: Any, f: FileAnalysis, introduced: frozenset[str], analysis: DiffAnalysis
+) -> str:
     """The condition text (``if x < 0: raise ValueError(...)``) when a new check
     refuses input an existing user could pass, else ``""``.
 
@@ -84,14 +94,20 @@ def breaking_check(fact: Any, f: FileAnalysis, introduced: frozenset[str], analy
     if any(b.kind == "check_removed" and b.symbol == fact.symbol for b in f.behaviour):
         return ""
     for e in f.edits:
-        if e.kind == "raise_added" and e.line == fact.line and e.consequence == "new_only":
+        if (
+            e.kind == "raise_added"
+            and e.line == fact.line
+            and e.consequence == "new_only"
+        ):
             return ""
     return fact.new
 
 
 def signature_detail(detail: str) -> str:
     """A signature change's parts without return-annotation changes ("" when only those)."""
-    return "; ".join(p for p in detail.split("; ") if p and not p.startswith("return annotation "))
+    return "; ".join(
+        p for p in detail.split("; ") if p and not p.startswith("return annotation ")
+    )
 
 
 def consequence_known(fact: Any, f: FileAnalysis) -> bool:
@@ -100,18 +116,21 @@ def consequence_known(fact: Any, f: FileAnalysis) -> bool:
         parts = [p for p in signature_detail(fact.detail).split("; ") if p]
         # Parameters added with a default are compatible; only the breaking parts count.
         return any(not p.startswith("added `") for p in parts)
-    if fact.kind == "default_changed":
-        if "${" in fact.new or "${" in fact.old or fact.symbol.endswith("_target_"):
-            return False
-    if fact.kind in ("key_removed", "default_changed") and f.kind == "config":
-        if fact.symbol.startswith("defaults") or _composition_changed(f):
-            return False
-    return True
+    if fact.kind == "default_changed" and (
+        "${" in fact.new or "${" in fact.old or fact.symbol.endswith("_target_")
+    ):
+        return False
+    composed = fact.kind in ("key_removed", "default_changed") and f.kind == "config"
+    return not (
+        composed and (fact.symbol.startswith("defaults") or _composition_changed(f))
+    )
 
 
 def _composition_changed(f: FileAnalysis) -> bool:
     """True when the file's Hydra ``defaults:`` list changed (its keys come from elsewhere too)."""
-    return any(k.startswith("defaults.") for k in f.config_keys_added + f.config_keys_removed)
+    return any(
+        k.startswith("defaults.") for k in f.config_keys_added + f.config_keys_removed
+    )
 
 
 def group_key_removals(claims: list[Any]) -> list[Any]:
@@ -121,7 +140,9 @@ def group_key_removals(claims: list[Any]) -> list[Any]:
     for c in claims:
         if c.key == "breaking.key_removed":
             by_file.setdefault(c.file, []).append(c)
-    crowded = {path for path, group in by_file.items() if len(group) > MAX_KEYS_PER_FILE}
+    crowded = {
+        path for path, group in by_file.items() if len(group) > MAX_KEYS_PER_FILE
+    }
     if not crowded:
         return claims
     out: list[Any] = []
@@ -133,5 +154,16 @@ def group_key_removals(claims: list[Any]) -> list[Any]:
         if c is group[0]:
             names = tuple(x.params["name"] for x in group)
             evidence = tuple(e for x in group[:MAX_KEYS_PER_FILE] for e in x.evidence)
-            out.append(type(c)("breaking.keys_removed", {"file": c.file, "names": names[:MAX_KEYS_PER_FILE], "count": len(names)}, c.file, evidence))
+            out.append(
+                type(c)(
+                    "breaking.keys_removed",
+                    {
+                        "file": c.file,
+                        "names": names[:MAX_KEYS_PER_FILE],
+                        "count": len(names),
+                    },
+                    c.file,
+                    evidence,
+                )
+            )
     return out

@@ -43,7 +43,8 @@ from bot.engine.analysis.model import DiffAnalysis, Evidence, FileAnalysis
 from bot.engine.breaking import breaking_check, consequence_known, fact_evidence, group_key_removals, introduced_names, signature_detail
 from bot.engine.focus.housekeeping import api_names, dep_is_major, public_keys
 from bot.engine.focus.points import rename_map
-from bot.engine.risk import entry_script, existing_functions, metadata_evidence as _metadata_evidence, risk_tokens
+from bot.engine.evidence import definition_evidence as _definition_evidence, fact_evidence_for as _fact_evidence_for, key_evidence as _key_evidence, metadata_evidence as _metadata_evidence
+from bot.engine.risk import entry_script, existing_functions, risk_tokens
 from bot.engine.rules.model import CHANGE_TYPES, RuleHit
 from bot.engine.snapshot import PullRequestSnapshot
 
@@ -438,7 +439,8 @@ _PACKAGE_FILE = re.compile(r"^(?!docker/|\.github/|docs/|tests?/|examples?/)(?:[
 def _capped(factors: list[Factor], part: str, cap: int) -> list[Factor]:
     total = sum(f.points for f in factors if f.part == part and f.points > 0)
     if total > cap:
-        factors.append(Factor(cap - total, f"cap.{part}", "factor.cap", {"part": part, "max": cap}, part))
+        ev = tuple(e for f in factors if f.part == part and f.points > 0 for e in f.evidence[:1])
+        factors.append(Factor(cap - total, f"cap.{part}", "factor.cap", {"part": part, "max": cap}, part, ev))
     return factors
 
 
@@ -451,38 +453,43 @@ def _factors(
     is_config: Callable[[str, str | None], bool] | None,
     renames: Mapping[str, tuple[tuple[str, str], ...]],
 ) -> list[Factor]:
-    factors = [Factor(1, "base", "factor.base")]
+    factors = [Factor(1, "base", "factor.base", {}, "other", (Evidence(new=f"#{snapshot.number}", source="metadata"),))]
     sources = [f for f in analysis.of_kind("source") if f.status != "removed" or f.definitions_removed]
     live = [f for f in sources if f.status != "removed"]
     # -- reach: how much of the project and how many users the change touches
     code = source_lines(analysis)
     size_points = 0 if code < 20 else 1 if code < 200 else 2 if code < 1000 else 3
     if size_points:
-        factors.append(Factor(size_points, "size", "factor.size", {"count": code}, "reach"))
+        factors.append(Factor(size_points, "size", "factor.size", {"count": code}, "reach", _metadata_evidence(live)))
     budget = MAX_RULE_POINTS
     for hit in hits:
         points = hit.importance if hit.importance < 0 else min(hit.importance, budget)
         if points:
             budget -= max(points, 0)
-            factors.append(Factor(points, hit.rule_id, "factor.rule", {"rule": hit.rule_id}, "reach" if points > 0 else "other"))
+            ev = tuple(Evidence(p, new=hit.source, source="metadata") for p in hit.files[:3]) or (Evidence(new=hit.source, source="metadata"),)
+            factors.append(Factor(points, hit.rule_id, "factor.rule", {"rule": hit.rule_id}, "reach" if points > 0 else "other", ev))
     renamed = {n for pairs in renames.values() for pair in pairs for n in pair}
     # An entry script's helpers are nobody's API: nothing imports a ``main_*.py``.
     added = [n for f in live if not entry_script(f.path) for n in api_names(f.definitions_added) if n not in renamed]
     removed = [n for f in sources if not entry_script(f.path) for n in api_names(f.definitions_removed) if n not in renamed]
     if added or removed:
         factors.append(
-            Factor(1, "api", "factor.api", {"count": len(added) + len(removed), "added": len(added), "removed": len(removed), "names": _first(removed + added)}, "reach")
+            Factor(1, "api", "factor.api", {"count": len(added) + len(removed), "added": len(added), "removed": len(removed), "names": _first(removed + added)}, "reach",
+                   _definition_evidence(sources, set(_first(removed + added))))
         )
     keys = _config_keys(analysis, is_config)
     if keys:
-        factors.append(Factor(1, "config", "factor.config", {"count": len(keys), "names": _first(keys)}, "reach"))
+        factors.append(Factor(1, "config", "factor.config", {"count": len(keys), "names": _first(keys)}, "reach", _key_evidence(analysis, _first(keys))))
     env = env_variables(analysis)
     if env:
-        factors.append(Factor(1, "env", "factor.env", {"count": len(env), "names": _first(env)}, "reach"))
-    deps = [d for f in analysis.files if f.kind in ("build", "source", "config") for d in f.dependency_changes]
+        factors.append(Factor(1, "env", "factor.env", {"count": len(env), "names": _first(env)}, "reach", _fact_evidence_for(analysis, _first(env))))
+    # A file removed whole drops its install lines, not the project's dependencies.
+    dep_files = [f for f in analysis.files if f.kind in ("build", "source", "config") and f.status != "removed" and f.dependency_changes]
+    deps = [d for f in dep_files for d in f.dependency_changes]
     if deps:
         names = list(dict.fromkeys(d.name for d in deps))
-        factors.append(Factor(1, "dependencies", "factor.deps", {"count": len(names), "names": _first(names)}, "reach"))
+        ev = tuple(Evidence(f.path, old=f"{d.name}{d.old_spec}", new=f"{d.name}{d.new_spec}") for f in dep_files for d in f.dependency_changes[:1])[:3]
+        factors.append(Factor(1, "dependencies", "factor.deps", {"count": len(names), "names": _first(names)}, "reach", ev))
     _capped(factors, "reach", MAX_REACH)
     # -- risk: how likely it is to hurt someone, and how badly
     existing = existing_functions(live)
@@ -500,9 +507,13 @@ def _factors(
     elif live and change_type == "refactor":
         factors.append(Factor(1, "refactor", "factor.refactor", {}, "risk", _metadata_evidence(live)))
     if reasons:
-        factors.append(Factor(2, "breaking", "factor.breaking", {"count": len(reasons)}, "risk"))
-    elif any(dep_is_major(d) for d in deps):
-        factors.append(Factor(1, "dep-major", "factor.deps_major", {"names": _first([d.name for d in deps if dep_is_major(d)])}, "risk"))
+        factors.append(Factor(2, "breaking", "factor.breaking", {"count": len(reasons)}, "risk", tuple(e for r in reasons[:3] for e in r.evidence)))
+    else:
+        # Only what users install: an image or CI pin (often per platform) is not the package's floor.
+        major = [(f, d) for f in dep_files if _PACKAGE_FILE.search(f.path) for d in f.dependency_changes if dep_is_major(d)]
+        if major:
+            ev = tuple(Evidence(f.path, old=f"{d.name}{d.old_spec}", new=f"{d.name}{d.new_spec}") for f, d in major[:3])
+            factors.append(Factor(1, "dep-major", "factor.deps_major", {"names": _first([d.name for _f, d in major])}, "risk", ev))
     if behaves:
         for tok in risk_tokens(snapshot, live):
             # Running or parsing untrusted input can cost more than a wrong number.
@@ -512,24 +523,31 @@ def _factors(
     tests = [t for f in analysis.files for t in f.tests_added]
     # A fix that comes with its regression test shows what was wrong; a feature's tests come with it anyway.
     if behaves and tests and change_type in ("fix", "perf", "revert"):
-        factors.append(Factor(1, "tests", "factor.tests", {"count": len(tests)}))
+        ev = tuple(Evidence(f.path, new=t) for f in analysis.files for t in f.tests_added[:1])[:3]
+        factors.append(Factor(1, "tests", "factor.tests", {"count": len(tests)}, "other", ev))
     # -- other
     if change_type == "revert":
-        factors.append(Factor(1, "revert", "factor.revert"))
+        factors.append(Factor(1, "revert", "factor.revert", {}, "other", (Evidence(new=snapshot.title, source="metadata"),)))
     threads = {c.thread_id for c in snapshot.review_comments if not c.user_is_bot}
     changes_requested = any(r.state == "CHANGES_REQUESTED" for r in snapshot.reviews)
     if len(threads) >= 3 or changes_requested:
-        factors.append(Factor(1, "review", "factor.review", {"threads": len(threads)}))
+        ev = tuple(Evidence(c.path, c.line or 0, c.line or 0, new=c.body[:160], source="review") for c in snapshot.review_comments if not c.user_is_bot)[:3]
+        ev = ev or (Evidence(new="CHANGES_REQUESTED", source="review"),)
+        factors.append(Factor(1, "review", "factor.review", {"threads": len(threads)}, "other", ev))
     if snapshot.author_is_bot:
-        factors.append(Factor(-1, "bot", "factor.bot", {"author": snapshot.author}))
+        factors.append(Factor(-1, "bot", "factor.bot", {"author": snapshot.author}, "other", (Evidence(new=snapshot.author, source="metadata"),)))
     if not live:
         # No source: config, build, CI and test lines still change what runs; docs count a fifth.
-        other = sum(f.changes for f in analysis.files if f.status != "removed" and f.kind in ("config", "build", "ci", "test", "example"))
-        other += sum(f.changes for f in analysis.files if f.status != "removed" and f.kind == "docs") // 5
-        if other >= 10:
-            factors.append(Factor(1, "size", "factor.size_other", {"count": other}, "reach"))
+        kept = [f for f in analysis.files if f.status != "removed"]
+        runs = [f for f in kept if f.kind in ("config", "build", "ci", "test", "example")]
+        docs = [f for f in kept if f.kind == "docs"]
+        other, doc_lines = sum(f.changes for f in runs), sum(f.changes for f in docs)
+        if other + doc_lines // 5 >= 10:
+            # Say exactly which lines: "12 lines of config ..." must not count doc lines.
+            key = "factor.size_other" if not doc_lines else "factor.size_docs" if not other else "factor.size_mixed"
+            factors.append(Factor(1, "size", key, {"count": other or doc_lines, "docs": doc_lines}, "reach", _metadata_evidence(runs + docs)))
         elif not keys and not deps and not reasons:
-            factors.append(Factor(-1, "no-source", "factor.no_source"))
+            factors.append(Factor(-1, "no-source", "factor.no_source", {}, "other", _metadata_evidence(kept)))
     return factors
 
 

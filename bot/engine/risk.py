@@ -43,9 +43,35 @@ _TOKENS: dict[str, re.Pattern[str]] = {
 }
 #: A cheap substring test per kind before its regex: most files contain none of them.
 _HINTS: dict[str, tuple[str, ...]] = {
-    "numerics": (".float()", ".half()", ".bfloat16()", ".double()", ".to(", ".detach()", ".backward(", "no_grad", "requires_grad_", "clip_grad_norm_"),
-    "concurrency": ("threading.", "asyncio.", "dist.", "distributed.", "multiprocessing."),
-    "untrusted": ("eval(", "exec(", "system(", "pickle.", "yaml.", "torch.load(", "shell=True", "trust_remote_code=True"),
+    "numerics": (
+        ".float()",
+        ".half()",
+        ".bfloat16()",
+        ".double()",
+        ".to(",
+        ".detach()",
+        ".backward(",
+        "no_grad",
+        "requires_grad_",
+        "clip_grad_norm_",
+    ),
+    "concurrency": (
+        "threading.",
+        "asyncio.",
+        "dist.",
+        "distributed.",
+        "multiprocessing.",
+    ),
+    "untrusted": (
+        "eval(",
+        "exec(",
+        "system(",
+        "pickle.",
+        "yaml.",
+        "torch.load(",
+        "shell=True",
+        "trust_remote_code=True",
+    ),
 }
 KINDS = tuple(_TOKENS)
 
@@ -53,7 +79,9 @@ KINDS = tuple(_TOKENS)
 MAX_FILES = 300
 MAX_LINES = 400
 
-_STRING = re.compile(r"'''.*?'''|\"\"\".*?\"\"\"|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'", re.DOTALL)
+_STRING = re.compile(
+    r"'''.*?'''|\"\"\".*?\"\"\"|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'", re.DOTALL
+)
 _COMMENT = re.compile(r"#[^\n]*")
 
 
@@ -85,7 +113,9 @@ def _counts(text: str, kind: str) -> Counter[str]:
     return Counter(m.group(0) for m in _TOKENS[kind].finditer(text))
 
 
-def risk_tokens(snapshot: PullRequestSnapshot, files: Sequence[FileAnalysis]) -> list[RiskToken]:
+def risk_tokens(
+    snapshot: PullRequestSnapshot, files: Sequence[FileAnalysis]
+) -> list[RiskToken]:
     """The first changed risk token of each kind (:data:`KINDS` order) over ``files``
     (Python files only), with the diff line it is on."""
     found: dict[str, tuple[FileAnalysis, str, bool]] = {}
@@ -97,14 +127,22 @@ def risk_tokens(snapshot: PullRequestSnapshot, files: Sequence[FileAnalysis]) ->
             if kind in found:
                 continue
             if added is None:
-                added, removed = code_text(f.added_lines[:MAX_LINES]), code_text(f.removed_lines[:MAX_LINES])
+                added, removed = (
+                    code_text(f.added_lines[:MAX_LINES]),
+                    code_text(f.removed_lines[:MAX_LINES]),
+                )
             new, old = _counts(added, kind), _counts(removed or "", kind)
             for token in list(new) + list(old):
                 if new[token] != old[token]:
                     found[kind] = (f, token, new[token] > old[token])
                     break
     by_name = {c.filename: c for c in snapshot.files} if found else {}
-    return [RiskToken(kind, f.path, token, up, _evidence(by_name.get(f.path), f.path, token, up)) for kind, (f, token, up) in found.items()]
+    return [
+        RiskToken(
+            kind, f.path, token, up, _evidence(by_name.get(f.path), f.path, token, up)
+        )
+        for kind, (f, token, up) in found.items()
+    ]
 
 
 def _evidence(changed: object, path: str, token: str, added: bool) -> Evidence:
@@ -115,11 +153,15 @@ def _evidence(changed: object, path: str, token: str, added: bool) -> Evidence:
             if line.kind == ("+" if added else "-") and token in line.text:
                 n = line.new_line if added else line.old_line
                 text = line.text.strip()[:160]
-                return Evidence(path, n, n, "" if added else text, text if added else "")
+                return Evidence(
+                    path, n, n, "" if added else text, text if added else ""
+                )
     return Evidence(path, 0, 0, "" if added else token, token if added else "")
 
 
-_ENTRY_SCRIPT = re.compile(r"(?:^|/)(?:scripts?/[^/]*|__main__\.py|(?:main|run|launch)_\w+\.py|(?:main|run|launch)\.py)$")
+_ENTRY_SCRIPT = re.compile(
+    r"(?:^|/)(?:scripts?/[^/]*|__main__\.py|(?:main|run|launch)_\w+\.py|(?:main|run|launch)\.py)$"
+)
 
 
 def entry_script(path: str) -> bool:
@@ -140,8 +182,3 @@ def existing_functions(files: Sequence[FileAnalysis]) -> list[tuple[str, Evidenc
             if name not in fresh and name.rpartition(".")[0] not in fresh:
                 out.append((name, Evidence(f.path, new=name, source="diff")))
     return list({n: (n, e) for n, e in out}.values())
-
-
-def metadata_evidence(files: Sequence[FileAnalysis]) -> tuple[Evidence, ...]:
-    """The changed files' line counts, GitHub's metadata, for a statement about their size or kind."""
-    return tuple(Evidence(f.path, new=f"+{f.additions}/-{f.deletions}", source="metadata") for f in files[:3])

@@ -48,7 +48,6 @@ IDS = (
     N_("factor.revert"),
     N_("factor.review"),
     N_("factor.rule"),
-    N_("factor.size_other"),
     # bot/engine/classify.py, bot/commands/explain.py, bot/engine/render/guide.py
     N_("part.reach"),
     N_("part.risk"),
@@ -321,4 +320,7 @@ IDS = (
     NP_("breaking.keys_removed", "breaking.keys_removed"),
     NP_("factor.existing", "factor.existing"),
     NP_("factor.runtime", "factor.runtime"),
+    NP_("factor.size_other", "factor.size_other"),
+    NP_("factor.size_docs", "factor.size_docs"),
+    NP_("factor.size_mixed", "factor.size_mixed"),
 )
