@@ -108,6 +108,7 @@ def _clean(body: str) -> str:
     body = _TAG.sub("", body)
     lines = []
     in_code = False
+    skipping = False  # inside a template paragraph being dropped
     code: list[str] = []
     for line in body.split("\n"):
         stripped = line.strip()
@@ -124,19 +125,31 @@ def _clean(body: str) -> str:
         if in_code:
             code.append(line)
             continue
+        if skipping and stripped and not stripped.startswith(_BLOCK_START) and not _BULLET.match(line):
+            # A hard-wrapped template sentence goes on here (Markdown's lazy continuation)
+            # until it ends; the author often writes on the very next line.
+            skipping = not stripped.endswith(_SENTENCE_ENDS)
+            continue
+        skipping = False
         if _UNTICKED.match(line):
+            skipping = not stripped.endswith(_SENTENCE_ENDS)
             continue
         if stripped.startswith(">"):
             quoted = stripped.lstrip("> ").lower()
             if not quoted or quoted.startswith("[!") or _TEMPLATE_PHRASE.search(quoted):
+                skipping = bool(quoted) and not stripped.endswith(_SENTENCE_ENDS)
                 continue
         if _TEMPLATE_PHRASE.search(stripped.lower()):
+            skipping = not stripped.endswith(_SENTENCE_ENDS)
             continue
         lines.append(line)
     if in_code:
         lines.extend(code)
     return "\n".join(lines)
 
+
+#: How a template sentence ends (then the author's own words may follow on the next line).
+_SENTENCE_ENDS = (".", "!", "?", ":")
 
 _LINK = re.compile(r"!?\[([^\]\n]{0,200})\]\([^)\s]{0,500}\)")
 _BARE_URL = re.compile(r"^\s*<?https?://\S+>?\s*$")
