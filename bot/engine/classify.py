@@ -496,7 +496,8 @@ def _factors(
     behaves = bool(live) and change_type in ("fix", "feature", "perf", "revert")
     if behaves:
         factors.append(Factor(2, "behaviour", "factor.behaviour", {"type": change_type}, "risk", _metadata_evidence(live)))
-        if existing and change_type in ("fix", "perf", "revert"):
+        # A feature counts only where it rewrites existing lines, not where it only adds.
+        if existing and (change_type in ("fix", "perf", "revert") or any(f.deletions for f in live if f.symbols_touched)):
             # A fix inside code every existing run goes through reaches further than new code.
             names = [n for n, _ev in existing]
             factors.append(Factor(1, "existing", "factor.existing", {"count": len(names), "names": _first(names)}, "risk", tuple(ev for _n, ev in existing[:3])))

@@ -356,6 +356,10 @@ def _spellings(ident: str) -> tuple[str, ...]:
 _PROMISE = re.compile(r"\b(?:add|adds|added|adding|introduc\w*|new|expose[sd]?|provides?|supports?)\b", re.I)
 #: Sections whose sentences say what this change does (not background, tests or setup).
 _PROMISE_SECTIONS = ("what", "design", "api", "")
+#: Headings of sections that list what the change brings ("Main code changes", "New model support").
+_PROMISE_HEADING = re.compile(r"\b(?:changes?|support|adds?|added|new|features?|implementation)\b")
+#: A name that looks like code: snake_case, dotted, or CamelCase with an inner capital.
+_CODE_NAME = re.compile(r"_|\.|[a-z][A-Z]")
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.S | re.M)
 
 
@@ -365,10 +369,22 @@ def promised_missing(description: Description, absent: Sequence[str]) -> tuple[t
     sentence of the what/design/API text that says it adds, introduces or supports it.
     Paths, background, test commands and code blocks (benchmark settings) are not
     promises."""
-    wanted = [a for a in absent if not _PATH.fullmatch(a) and (a.startswith("--") or "_" in a or "." in a)]
+    wanted = [a for a in absent if not _PATH.fullmatch(a) and (a.startswith("--") or _CODE_NAME.search(a))]
     if not wanted:
         return ()
     out: dict[str, str] = {}
+    for sid, body in description.sections.items():
+        if sid in _PROMISE_SECTIONS or not _PROMISE_HEADING.search(sid):
+            continue
+        # A section headed "Main code changes" / "Model support": its list and table
+        # rows are the author's list of what this change brings, verb or not.
+        for line in _FENCE.sub("", body).split("\n"):
+            row = line.strip()
+            if row.startswith("|") or _BULLET.match(line):
+                for m in _CODE_SPAN.finditer(row):
+                    name = m.group(1).strip().split("=", 1)[0].strip().removesuffix("()")
+                    if name in wanted and name not in out:
+                        out[name] = row[:300]
     for sid in _PROMISE_SECTIONS:
         text = _FENCE.sub("", description.sections.get(sid, ""))
         for para in re.split(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)", text):
