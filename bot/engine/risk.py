@@ -122,6 +122,9 @@ def risk_tokens(
     for f in files[:MAX_FILES]:
         if f.language != "python" or len(found) == len(KINDS):
             continue
+        raw = "\n".join(f.added_lines[:MAX_LINES]) + "\n".join(f.removed_lines[:MAX_LINES])
+        if not any(h in raw for kind in KINDS if kind not in found for h in _HINTS[kind]):
+            continue  # most files hold no hint at all: no comment or string stripping needed
         added = removed = None
         for kind in KINDS:
             if kind in found:

@@ -416,6 +416,7 @@ def value_facts(path: str, old: Sequence[_Value], new: Sequence[_Value]) -> list
     new_by = {v[0]: v for v in new}
     out: list[BehaviourFact] = []
     fresh: list[_Value] | None = None
+    parents: set[str] | None = None
     taken: set[str] = set()
     for key, value, number, hunk in old_by.values():
         other = new_by.get(key)
@@ -427,7 +428,9 @@ def value_facts(path: str, old: Sequence[_Value], new: Sequence[_Value]) -> list
             continue
         parent = key.rpartition(".")[0]
         before = _scalar(value)
-        if not before and any(k.startswith(key + ".") for k in old_by):
+        if parents is None:
+            parents = {k.rpartition(".")[0] for k in old_by}
+        if not before and key in parents:
             # A mapping removed with its children: the children are what went (reported
             # one by one), not the parent, which a composed config (Hydra ``defaults``)
             # or another file may still define.

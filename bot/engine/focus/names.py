@@ -40,9 +40,8 @@ def design_points(texts: Mapping[str, str], description: Any) -> list[FocusPoint
     if not bullets:
         return []
     out = []
-    tokens: dict[str, frozenset[str]] = {}
     for bullet in bullets:
-        path, name = _bullet_file(bullet, texts, tokens)
+        path, name = _bullet_file(bullet, texts)
         if path:
             ev = (Evidence(path, new=bullet[:300], source="description"),)
             out.append(FocusPoint(path, name, "focus.design", {"text": bullet}, weight=CARRIER_WEIGHT - 2, evidence=ev))
@@ -52,7 +51,7 @@ def design_points(texts: Mapping[str, str], description: Any) -> list[FocusPoint
 _FILE_NAME = re.compile(r"[\w./-]*\w\.(?:py|pyi|ya?ml|toml|json|cfg|ini|sh|cc|cpp|cu|h|rs|go|js|ts)\b")
 
 
-def _bullet_file(bullet: str, texts: Mapping[str, str], tokens: dict[str, frozenset[str]]) -> tuple[str | None, str | None]:
+def _bullet_file(bullet: str, texts: Mapping[str, str]) -> tuple[str | None, str | None]:
     """``(path, name)`` the bullet is about, or ``(None, None)``."""
     files = _FILE_NAME.findall(bullet)
     if len(re.findall(r"[A-Za-z]{2,}", _FILE_NAME.sub(" ", bullet))) < 3:
@@ -66,7 +65,7 @@ def _bullet_file(bullet: str, texts: Mapping[str, str], tokens: dict[str, frozen
         return None, None
     scores: dict[str, list[str]] = {}
     for path, text in texts.items():
-        found = [n for n in names if n in text and _whole(n, text, path, tokens)]
+        found = [n for n in names if n in text and _whole(n, text)]
         if found:
             scores[path] = found
     if not scores:
@@ -78,17 +77,25 @@ def _bullet_file(bullet: str, texts: Mapping[str, str], tokens: dict[str, frozen
     return top[0], scores[top[0]][0]
 
 
-def _whole(name: str, text: str, path: str, tokens: dict[str, frozenset[str]]) -> bool:
+def _whole(name: str, text: str) -> bool:
     """True when ``name`` is a whole identifier of ``text`` (a dotted name: its last part
     is one and the whole is in the text), not part of a longer word."""
     if not _DOTTED.fullmatch(name):
         return True  # a code expression found as written (``name.rsplit(".", 1)[-1]``)
-    if path not in tokens:
-        tokens[path] = frozenset(_IDENT.findall(text))
-    return name.rpartition(".")[2] in tokens[path]
+    word = name.rpartition(".")[2]
+    start = text.find(word)
+    while start >= 0:
+        end = start + len(word)
+        if (start == 0 or not _is_word(text[start - 1])) and (end == len(text) or not _is_word(text[end])):
+            return True
+        start = text.find(word, start + 1)
+    return False
 
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+def _is_word(ch: str) -> bool:
+    return ch == "_" or ch.isalnum()
+
+
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
@@ -109,9 +116,8 @@ def described_files(texts: Mapping[str, str], named: set[str]) -> dict[str, int]
     if not wanted:
         return {}
     scored = {}
-    tokens: dict[str, frozenset[str]] = {}
     for path, text in texts.items():
-        present = [n for n in wanted if n in text and _whole(n, text, path, tokens)]
+        present = [n for n in wanted if n in text and _whole(n, text)]
         found = [n for n in present if not any(n != m and n in m for m in present)] if len(present) >= 2 else present
         if len(found) >= 2:
             scored[path] = len(found)
@@ -161,7 +167,7 @@ def tested_names(analysis: DiffAnalysis) -> set[str]:
     names = [n for f in analysis.files for n in f.tests_added[:40]][:80]
     for name in names:
         base = short_name(name).lower()
-        base = base[5:] if base.startswith("test_") else base
+        base = base.removeprefix("test_")
         parts = base.split("_")[:12]
         for i in range(len(parts)):
             for j in range(i + 2, min(len(parts), i + 4) + 1):
