@@ -75,10 +75,16 @@ def test_toml_and_json_values():
     assert [(b.symbol, b.old, b.new, b.user_facing) for b in facts] == [("opt.lr", "0.1", "0.2", False)]
 
 
-def test_key_whose_parent_is_removed_goes_with_it():
+def test_removed_mapping_is_reported_as_its_removed_leaves_not_the_parent():
+    # Class 3 of issue 20: "config key `trainer` removed" when only `trainer.some_flag` went.
     patch = "@@ -1,3 +1,0 @@\n-profiler:\n-  enable: true\n-  steps: 3\n"
     _keys, facts = config_changes(parse_patch(patch), "yaml", "c.yaml")
-    assert [(b.kind, b.symbol) for b in facts] == [("key_removed", "profiler")]
+    assert [(b.kind, b.symbol) for b in facts] == [("key_removed", "profiler.enable"), ("key_removed", "profiler.steps")]
+    # An override block of a composed config: the rollout mapping comes from `defaults`.
+    patch = ("@@ -54,8 +54,2 @@ actor_rollout_ref:\n   nccl_timeout: 600\n \n-  # Rollout model config.\n"
+             "-  rollout:\n-\n-    layered_summon: False\n-\n algorithm:\n")
+    _keys, facts = config_changes(parse_patch(patch), "yaml", "ppo.yaml")
+    assert [(b.kind, b.symbol) for b in facts] == [("key_removed", "actor_rollout_ref.rollout.layered_summon")]
 
 
 def test_real_pr_5139_default_change_in_rollout_yaml():

@@ -55,7 +55,7 @@ def test_importance_is_base_plus_capped_reach_and_risk():
         config_keys_added=("Cfg.knob",),
         dependency_changes=(DependencyChange("torch", "changed", "2.1", "2.2"),),
         shims=("import fallback: import x",),
-        added_lines=("loss = loss / grad_norm", "await asyncio.sleep(0)"),
+        added_lines=("loss = loss.float() / grad_norm", "t = threading.Thread(target=run)"),
     )
     tests = FileAnalysis(path="tests/test_a.py", status="added", kind="test", additions=40, tests_added=("test_a",))
     hits = (RuleHit("core", "f:1", importance=3, breaking=True, change_type="fix"),)
@@ -150,3 +150,26 @@ def test_title_scopes():
     assert title_scopes("[BREAKING][megatron, FSDP] feat: x") == ("breaking", "megatron", "fsdp")
     assert title_scopes("fix(ckpt,ray)!: y") == ("ckpt", "ray")
     assert title_scopes("plain title [not a scope]") == ()
+
+
+def test_risk_lines_rest_on_exact_code_tokens_not_substrings():
+    # Class 2 of issue 20: "grad" in "degrades", "weight" in save_weights, a dtype= keyword,
+    # sequential awaits and words in comments or strings are no risk evidence.
+    noisy = src(
+        added_lines=("# this degrades the loss", "save_weights(path)", "x = torch.zeros(3, dtype=torch.int64)",
+                     "a = await f()", "b = await g()", 'log("calls eval( on .float()")'),
+        removed_lines=("save_weights(old_path)",),
+    )
+    c = classify(snap(), DiffAnalysis((noisy,)), (RuleHit("t", "f:1", change_type="fix"),))
+    assert not {"numerics", "concurrency", "untrusted"} & {f.source for f in c.factors}
+    # A cast that moved (same count on both sides) is no change either.
+    moved = src(added_lines=("    y = x.float()",), removed_lines=("y = x.float()",))
+    c = classify(snap(), DiffAnalysis((moved,)), (RuleHit("t", "f:1", change_type="fix"),))
+    assert "numerics" not in {f.source for f in c.factors}
+    # A dropped cast and a removed eval( are stated as what they are, with the line.
+    real = src(removed_lines=("w = w.to(torch.float32)", "value = eval(text)"), added_lines=("w = w", "value = ast.literal_eval(text)"))
+    c = classify(snap(), DiffAnalysis((real,)), (RuleHit("t", "f:1", change_type="fix"),))
+    by = {f.source: f for f in c.factors}
+    assert by["numerics"].key == "factor.numerics_removed" and by["numerics"].params["code"] == ".to(torch.float32)"
+    assert by["untrusted"].key == "factor.untrusted_removed" and by["untrusted"].params["code"] == "eval"
+    assert by["untrusted"].evidence and by["untrusted"].evidence[0].old == "eval("

@@ -219,7 +219,8 @@ def test_a_parameter_added_with_a_default_is_not_breaking():
 
 
 def test_a_check_in_a_new_function_is_not_a_new_refusal():
-    fact = BehaviourFact("check_added", "pkg/a.py", "build", detail="ValueError", user_facing=True)
+    # A refusal under an existing condition (the `if` is not an added line) in an existing function.
+    fact = BehaviourFact("check_added", "pkg/a.py", "build", new="if size < 0: raise ValueError('size')", detail="ValueError", user_facing=True)
     new = FileAnalysis("pkg/a.py", "modified", "source", "python", additions=9, definitions_added=(Definition("build", "function"),), behaviour=(fact,))
     old = FileAnalysis("pkg/a.py", "modified", "source", "python", additions=9, behaviour=(fact,))
     assert not classify(snap(), DiffAnalysis((new,)), ()).breaking
@@ -284,8 +285,10 @@ def test_areas_do_not_balloon():
 @needs_corpus
 def test_the_description_is_checked_against_the_diff():
     d = guide(6804).data
-    missing = [f for f in d["follow_ups"] if "the description mentions" in f]
-    assert missing and "which this diff does not contain" in missing[0]
+    # Only what the description lists as brought by this change (its "model support" table)
+    # and no line of the patch has, tests and context included.
+    missing = [f for f in d["follow_ups"] if "the description says this change adds" in f]
+    assert missing and "MiMoVLContinuousTokenBuilder" in missing[0]
     assert not any("MiMoVLContinuousTokenBuilder" in p["reason"] for p in d["focus"])
 
 

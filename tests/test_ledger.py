@@ -87,11 +87,12 @@ def test_derived_evidence_names_the_file_and_what_the_statement_names():
     assert claim.evidence == (Evidence(path="pkg/loop.py", new="Loop.run", source="diff"),)
 
 
-def test_verdict_and_score_rest_on_githubs_counts():
+def test_verdict_rests_on_githubs_counts_and_every_score_line_on_something():
     claims = build(facts([POINT]), "en")
-    for c in claims:
-        if c.section in ("verdict", "score"):
-            assert c.evidence[0].source == "metadata" and "+12 -3" in c.evidence[0].new
+    verdicts = [c for c in claims if c.section == "verdict"]
+    assert verdicts and all(c.evidence[0].source == "metadata" and "+12 -3" in c.evidence[0].new for c in verdicts)
+    scores = [c for c in claims if c.section == "score"]
+    assert scores and all(c.evidence for c in scores)
 
 
 def test_the_markdown_is_written_from_the_shown_claims():

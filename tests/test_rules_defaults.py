@@ -108,6 +108,15 @@ def test_revert_captures_the_reverted_pull_request(defaults):
     assert button["revert-of-pull-request"].captures["reverted"] == "45"
 
 
+def test_revert_names_one_reverted_pull_request_not_its_own_number(defaults):
+    # A squash-merge title ends in the revert's own number; the body names the reverted one.
+    found = run(defaults, src(), title='Revert "feat: add cache (#123)" (#200)', body="Reverts o/r#123")
+    assert found["revert-of-pull-request"].captures["reverted"] == "123"
+    squashed = run(defaults, src(), title="Revert cache change (#200)", body="Reverts o/r#123")
+    assert squashed["revert-of-pull-request"].captures["reverted"] == "123"
+    assert "#200" not in squashed["revert-of-pull-request"].focus[0].text["en"]
+
+
 def test_reverted_commit_in_body_labels_without_overriding_the_type(defaults):
     found = run(defaults, src(), title="[ckpt] fix: hccl error", body="This reverts commit 352f76f59ff0.\n\nMore.")
     assert "revert" in found["reverts-commit"].labels

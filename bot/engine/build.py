@@ -15,7 +15,7 @@ from typing import Any
 
 from bot import ENGINE_VERSION
 from bot.engine.analysis import analyse
-from bot.engine.analysis.description import check_against_diff, parse_description
+from bot.engine.analysis.description import check_against_diff, parse_description, promised_missing
 from bot.engine.classify import Classification, classify, source_lines
 from bot.engine.focus.housekeeping import housekeeping
 from bot.engine.focus.points import focus_points, rename_map
@@ -177,10 +177,10 @@ def _build_guide(
     )
     review = review_summary(snapshot)
     description = parse_description(snapshot.body)
-    present, absent = check_against_diff(description, analysis) if description.mentioned_identifiers else ((), ())
+    present, absent = check_against_diff(description, analysis, [f.patch for f in snapshot.files]) if description.mentioned_identifiers else ((), ())
     house = housekeeping(analysis)
     points = focus_points(analysis, hits, review, snapshot=snapshot, is_config=is_config, description=description, house_files=house, renames=renames)
-    follow = follow_ups(snapshot, analysis, review, classification.change_type, absent=absent)
+    follow = follow_ups(snapshot, analysis, review, classification.change_type, promised=promised_missing(description, absent))
     state = MarkerState(
         rules=tuple(h.rule_id for h in hits),
         labels=tuple(d.name for d in classification.labels if d.source == "rule"),
@@ -199,7 +199,7 @@ def _build_guide(
         follow_ups=follow,
         state=state,
         area_name=_area_namer(rules),
-        reverted=_revert_target(description.revert_of, snapshot.repository) or _reverted_number(hits),
+        reverted=_reverted_number(hits, snapshot.number) or _revert_target(description.revert_of, snapshot.repository),
         purpose=_trusted_purpose(description.purpose, absent),
         housekeeping=house,
         notices=notices or {},
@@ -271,12 +271,14 @@ def _trusted_purpose(purpose: str, absent: tuple[str, ...]) -> str | None:
     return purpose
 
 
-def _reverted_number(hits: tuple[RuleHit, ...]) -> int | None:
+def _reverted_number(hits: tuple[RuleHit, ...], own: int = 0) -> int | None:
+    """The reverted pull request a rule captured: the one source of truth, since the
+    rule's own focus note names the same number (never this pull request's own)."""
     for hit in hits:
         for key in ("reverted", "revert", "pr"):
-            value = (hit.captures or {}).get(key)
-            if value and str(value).lstrip("#").isdigit():
-                return int(str(value).lstrip("#"))
+            value = str((hit.captures or {}).get(key) or "").lstrip("#")
+            if value.isdigit() and int(value) != own:
+                return int(value)
     return None
 
 

@@ -16,8 +16,9 @@ reach          3       size of the source change (0-3: 20 / 200 / 1000 lines); r
                        added or removed; user-facing config keys; environment
                        variables source reads; package dependencies
 risk           4       behaviour change (+2: source changed by a fix, feature, perf
-                       change or revert; +1 for a refactor); breaking (+2, with its reasons); numerics
-                       (gradients, losses, weights, dtypes); concurrency; untrusted input
+                       change or revert; +1 for a refactor); breaking (+2, with its reasons); an
+                       exact code token added or removed (:mod:`bot.engine.risk`): a cast
+                       or gradient call, a thread/lock/collective, eval/pickle/shell
 other          --      review discussion (+1); reverts (+1); bot author (-1); no source
                        and nothing user-facing (-1)
 =============  ======  ===============================================================
@@ -38,9 +39,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.engine.analysis.envvars import ENV_KINDS, breaks_users
-from bot.engine.analysis.model import DiffAnalysis, FileAnalysis
+from bot.engine.analysis.model import DiffAnalysis, Evidence, FileAnalysis
+from bot.engine.breaking import breaking_check, consequence_known, fact_evidence, group_key_removals, introduced_names, signature_detail
 from bot.engine.focus.housekeeping import api_names, dep_is_major, public_keys
 from bot.engine.focus.points import rename_map
+from bot.engine.evidence import definition_evidence as _definition_evidence, fact_evidence_for as _fact_evidence_for, key_evidence as _key_evidence, metadata_evidence as _metadata_evidence
+from bot.engine.risk import entry_script, existing_functions, risk_tokens
 from bot.engine.rules.model import CHANGE_TYPES, RuleHit
 from bot.engine.snapshot import PullRequestSnapshot
 
@@ -70,19 +74,10 @@ LINE_WEIGHTS: Mapping[str, float] = {
 }
 #: A behaviour fact weighs like this many source lines: the reader must stop and check it.
 FACT_WEIGHT = 10
+#: Behaviour facts of one file that add reading time; more are read as one block.
+MAX_FACTS_PER_FILE = 8
 #: Areas shown in the summary and given labels; the rest are counted ("and N more").
 MAX_AREAS = 5
-
-#: Words in changed source lines that put numerical correctness at stake.
-_NUMERICS = (
-    "grad", "backward", "loss", "logit", "logprob", "log_prob", "advantage", "entropy", "kl_", "softmax", "dtype",
-    "bfloat16", "float16", "float32", "fp8", "fp16", "bf16", "precision", "quantiz", "weight", "optimizer",
-    "all_reduce", "reduce_scatter", "normaliz", "temperature",
-)  # fmt: skip
-#: Words (matched as substrings, case-insensitively for numerics) that put correctness at stake.
-_CONCURRENCY = ("threading", "Thread(", "Lock(", "RLock(", "Semaphore(", "Condition(", "asyncio", "await ", "async def",
-                "multiprocessing", "barrier(", "ray.get(", "ray.wait(", "Queue(")  # fmt: skip
-_UNTRUSTED = ("eval(", "exec(", "literal_eval", "pickle.load", "yaml.load(", "subprocess", "os.system", "shell=True", "trust_remote_code")
 
 #: Behaviour facts that break existing users when the thing they are about is user-facing.
 _BREAKING_FACTS = {
@@ -257,7 +252,8 @@ def reading_weight(analysis: DiffAnalysis) -> float:
             continue
         total += LINE_WEIGHTS.get(f.kind, 0.0) * f.changes
         if f.kind in ("source", "config"):
-            total += FACT_WEIGHT * len(f.behaviour)
+            # Past a handful, facts of one file are read together (a block of removed keys).
+            total += FACT_WEIGHT * min(len(f.behaviour), MAX_FACTS_PER_FILE)
     return total
 
 
@@ -378,11 +374,12 @@ def breaking_reasons(
     out: list[Claim] = []
     marked = [h for h in hits if h.breaking]
     if marked:
-        out.append(Claim("breaking.marked", {"rule": marked[0].rule_id}))
+        out.append(Claim("breaking.marked", {"rule": marked[0].rule_id}, None, (Evidence(new=snapshot.title, source="metadata"),)))
     by_path = {f.path: f for f in analysis.files}
     seen: set[tuple[str, str]] = set()
     gone: dict[str, list[str]] = {}
     renamed_to = {(path, old): new for path, pairs in (rename_map(analysis) if renames is None else renames).items() for old, new in pairs}
+    introduced: frozenset[str] | None = None
     for fact in analysis.behaviour:
         key = _BREAKING_FACTS.get(fact.kind)
         if key is None or not fact.user_facing:
@@ -397,28 +394,41 @@ def breaking_reasons(
             if fact.kind in ("symbol_removed", "key_removed", "field_removed"):
                 gone.setdefault(f.path, []).append(fact.symbol)
             continue
-        if fact.kind == "check_added" and not _breaking_check(fact, f):
-            continue
+        if fact.kind == "check_added":
+            if introduced is None:
+                introduced = introduced_names(analysis)
+            code = breaking_check(fact, f, introduced, analysis)
+            if not code:
+                continue
         if fact.kind in ("default_changed", "key_removed", "key_renamed", "field_removed") and not _config_fact(fact, f, is_config):
             continue
+        if not consequence_known(fact, f):
+            continue
         params = {"name": fact.symbol, "old": fact.old, "new": fact.new, "detail": fact.detail}
+        if fact.kind == "check_added":
+            params["code"] = code
+        elif fact.kind == "signature_changed":
+            params["detail"] = signature_detail(fact.detail)
         if fact.kind == "symbol_removed" and (fact.path, fact.symbol) in renamed_to:
             key, params = "breaking.symbol_renamed", {"old": fact.symbol, "new": renamed_to[(fact.path, fact.symbol)]}
         ident = (fact.kind, fact.symbol)
         if ident in seen:
             continue
         seen.add(ident)
-        out.append(Claim(key, params, fact.path))
+        out.append(Claim(key, params, fact.path, (fact_evidence(fact),)))
     for path, names in gone.items():
         names = list(dict.fromkeys(names))
-        out.append(Claim("breaking.file_removed", {"name": path, "names": tuple(names[:3]), "count": len(names)}, path))
+        ev = (Evidence(path, new=f"file removed ({len(names)} definitions or keys)", source="metadata"),)
+        out.append(Claim("breaking.file_removed", {"name": path, "names": tuple(names[:3]), "count": len(names)}, path, ev))
+    out = group_key_removals(out)
     for f in analysis.files:
         if not _PACKAGE_FILE.search(f.path):
             continue
         for d in f.dependency_changes:
             if dep_is_major(d) and ("dep_major", d.name) not in seen:
                 seen.add(("dep_major", d.name))
-                out.append(Claim("breaking.dep_major", {"name": d.name, "old": d.old_spec, "new": d.new_spec}, f.path))
+                ev = (Evidence(f.path, old=f"{d.name}{d.old_spec}", new=f"{d.name}{d.new_spec}"),)
+                out.append(Claim("breaking.dep_major", {"name": d.name, "old": d.old_spec, "new": d.new_spec}, f.path, ev))
     return tuple(out)
 
 
@@ -426,54 +436,11 @@ def breaking_reasons(
 _PACKAGE_FILE = re.compile(r"^(?!docker/|\.github/|docs/|tests?/|examples?/)(?:[^/]+/)?(?:pyproject\.toml|setup\.py|setup\.cfg|requirements[^/]*\.txt|package\.json|go\.mod|Cargo\.toml)$")
 
 
-#: Exceptions that refuse input; an ``assert`` is an internal invariant, not a contract.
-_REFUSALS = ("ValueError", "TypeError", "KeyError", "NotImplementedError", "RuntimeError", "FileNotFoundError", "PermissionError")
-
-
-def _breaking_check(fact: Any, f: FileAnalysis) -> bool:
-    """A new check breaks callers only in a function that existed before (not one this
-    diff adds) and when it raises a refusal, not an assertion."""
-    if f.kind != "source" or not fact.detail.startswith(_REFUSALS):
-        return False
-    added = {d.name for d in f.definitions_added}
-    owner = fact.symbol
-    while owner:
-        if owner in added:
-            return False
-        owner = owner.rpartition(".")[0]
-    return True
-
-
-#: Files and lines per side read for the numerics/concurrency/untrusted-input words.
-_MAX_SCANNED_FILES = 300
-_MAX_SCANNED_LINES = 400
-
-
-def _scanned_texts(files: Sequence[FileAnalysis]) -> list[tuple[str, str]]:
-    """``(path, changed lines joined)`` of the first files, read once for every :func:`_scan`."""
-    return [
-        (f.path, "\n".join(f.added_lines[:_MAX_SCANNED_LINES] + f.removed_lines[:_MAX_SCANNED_LINES]))
-        for f in files[:_MAX_SCANNED_FILES]
-    ]
-
-
-def _scan(texts: Sequence[tuple[str, str]], words: Sequence[str], fold: bool = False) -> tuple[str, str] | None:
-    """The first ``(path, word)`` where one of ``words`` occurs in one of the ``texts``
-    (:func:`_scanned_texts`; lower-cased first when ``fold``). Substring tests: a regex
-    alternation over every line costs a corpus guide several milliseconds."""
-    for path, text in texts:
-        if fold:
-            text = text.lower()
-        for word in words:
-            if word in text:
-                return path, word.rstrip("( ")
-    return None
-
-
 def _capped(factors: list[Factor], part: str, cap: int) -> list[Factor]:
     total = sum(f.points for f in factors if f.part == part and f.points > 0)
     if total > cap:
-        factors.append(Factor(cap - total, f"cap.{part}", "factor.cap", {"part": part, "max": cap}, part))
+        ev = tuple(e for f in factors if f.part == part and f.points > 0 for e in f.evidence[:1])
+        factors.append(Factor(cap - total, f"cap.{part}", "factor.cap", {"part": part, "max": cap}, part, ev))
     return factors
 
 
@@ -486,77 +453,102 @@ def _factors(
     is_config: Callable[[str, str | None], bool] | None,
     renames: Mapping[str, tuple[tuple[str, str], ...]],
 ) -> list[Factor]:
-    factors = [Factor(1, "base", "factor.base")]
+    factors = [Factor(1, "base", "factor.base", {}, "other", (Evidence(new=f"#{snapshot.number}", source="metadata"),))]
     sources = [f for f in analysis.of_kind("source") if f.status != "removed" or f.definitions_removed]
     live = [f for f in sources if f.status != "removed"]
     # -- reach: how much of the project and how many users the change touches
     code = source_lines(analysis)
     size_points = 0 if code < 20 else 1 if code < 200 else 2 if code < 1000 else 3
     if size_points:
-        factors.append(Factor(size_points, "size", "factor.size", {"count": code}, "reach"))
+        factors.append(Factor(size_points, "size", "factor.size", {"count": code}, "reach", _metadata_evidence(live)))
     budget = MAX_RULE_POINTS
     for hit in hits:
         points = hit.importance if hit.importance < 0 else min(hit.importance, budget)
         if points:
             budget -= max(points, 0)
-            factors.append(Factor(points, hit.rule_id, "factor.rule", {"rule": hit.rule_id}, "reach" if points > 0 else "other"))
+            ev = tuple(Evidence(p, new=hit.source, source="metadata") for p in hit.files[:3]) or (Evidence(new=hit.source, source="metadata"),)
+            factors.append(Factor(points, hit.rule_id, "factor.rule", {"rule": hit.rule_id}, "reach" if points > 0 else "other", ev))
     renamed = {n for pairs in renames.values() for pair in pairs for n in pair}
-    added = [n for f in live for n in api_names(f.definitions_added) if n not in renamed]
-    removed = [n for f in sources for n in api_names(f.definitions_removed) if n not in renamed]
+    # An entry script's helpers are nobody's API: nothing imports a ``main_*.py``.
+    added = [n for f in live if not entry_script(f.path) for n in api_names(f.definitions_added) if n not in renamed]
+    removed = [n for f in sources if not entry_script(f.path) for n in api_names(f.definitions_removed) if n not in renamed]
     if added or removed:
         factors.append(
-            Factor(1, "api", "factor.api", {"count": len(added) + len(removed), "added": len(added), "removed": len(removed), "names": _first(removed + added)}, "reach")
+            Factor(1, "api", "factor.api", {"count": len(added) + len(removed), "added": len(added), "removed": len(removed), "names": _first(removed + added)}, "reach",
+                   _definition_evidence(sources, set(_first(removed + added))))
         )
     keys = _config_keys(analysis, is_config)
     if keys:
-        factors.append(Factor(1, "config", "factor.config", {"count": len(keys), "names": _first(keys)}, "reach"))
+        factors.append(Factor(1, "config", "factor.config", {"count": len(keys), "names": _first(keys)}, "reach", _key_evidence(analysis, _first(keys))))
     env = env_variables(analysis)
     if env:
-        factors.append(Factor(1, "env", "factor.env", {"count": len(env), "names": _first(env)}, "reach"))
-    deps = [d for f in analysis.files if f.kind in ("build", "source", "config") for d in f.dependency_changes]
+        factors.append(Factor(1, "env", "factor.env", {"count": len(env), "names": _first(env)}, "reach", _fact_evidence_for(analysis, _first(env))))
+    # A file removed whole drops its install lines, not the project's dependencies.
+    dep_files = [f for f in analysis.files if f.kind in ("build", "source", "config") and f.status != "removed" and f.dependency_changes]
+    deps = [d for f in dep_files for d in f.dependency_changes]
     if deps:
         names = list(dict.fromkeys(d.name for d in deps))
-        factors.append(Factor(1, "dependencies", "factor.deps", {"count": len(names), "names": _first(names)}, "reach"))
+        ev = tuple(Evidence(f.path, old=f"{d.name}{d.old_spec}", new=f"{d.name}{d.new_spec}") for f in dep_files for d in f.dependency_changes[:1])[:3]
+        factors.append(Factor(1, "dependencies", "factor.deps", {"count": len(names), "names": _first(names)}, "reach", ev))
     _capped(factors, "reach", MAX_REACH)
     # -- risk: how likely it is to hurt someone, and how badly
+    existing = existing_functions(live)
     behaves = bool(live) and change_type in ("fix", "feature", "perf", "revert")
     if behaves:
-        factors.append(Factor(2, "behaviour", "factor.behaviour", {"type": change_type}, "risk"))
+        factors.append(Factor(2, "behaviour", "factor.behaviour", {"type": change_type}, "risk", _metadata_evidence(live)))
+        # A feature counts only where it rewrites existing lines, not where it only adds.
+        if existing and (change_type in ("fix", "perf", "revert") or any(f.deletions for f in live if f.symbols_touched)):
+            # A fix inside code every existing run goes through reaches further than new code.
+            names = [n for n, _ev in existing]
+            factors.append(Factor(1, "existing", "factor.existing", {"count": len(names), "names": _first(names)}, "risk", tuple(ev for _n, ev in existing[:3])))
+    elif existing and change_type in ("chore", "ci", "build", "deps", "test", "docs"):
+        # The title says housekeeping, but functions the package runs changed: not safe to skip.
+        names = [n for n, _ev in existing]
+        factors.append(Factor(2, "runtime", "factor.runtime", {"count": len(names), "names": _first(names), "type": change_type}, "risk", tuple(ev for _n, ev in existing[:3])))
     elif live and change_type == "refactor":
-        factors.append(Factor(1, "refactor", "factor.refactor", {}, "risk"))
+        factors.append(Factor(1, "refactor", "factor.refactor", {}, "risk", _metadata_evidence(live)))
     if reasons:
-        factors.append(Factor(2, "breaking", "factor.breaking", {"count": len(reasons)}, "risk"))
-    elif any(dep_is_major(d) for d in deps):
-        factors.append(Factor(1, "dep-major", "factor.deps_major", {"names": _first([d.name for d in deps if dep_is_major(d)])}, "risk"))
+        factors.append(Factor(2, "breaking", "factor.breaking", {"count": len(reasons)}, "risk", tuple(e for r in reasons[:3] for e in r.evidence)))
+    else:
+        # Only what users install: an image or CI pin (often per platform) is not the package's floor.
+        major = [(f, d) for f in dep_files if _PACKAGE_FILE.search(f.path) for d in f.dependency_changes if dep_is_major(d)]
+        if major:
+            ev = tuple(Evidence(f.path, old=f"{d.name}{d.old_spec}", new=f"{d.name}{d.new_spec}") for f, d in major[:3])
+            factors.append(Factor(1, "dep-major", "factor.deps_major", {"names": _first([d.name for _f, d in major])}, "risk", ev))
     if behaves:
-        texts = _scanned_texts(live)
-        for source, key, words in (("numerics", "factor.numerics", _NUMERICS), ("concurrency", "factor.concurrency", _CONCURRENCY), ("untrusted", "factor.untrusted", _UNTRUSTED)):
-            found = _scan(texts, words, fold=source == "numerics")
-            if found:
-                # Running or parsing untrusted input can cost more than a wrong number.
-                factors.append(Factor(2 if source == "untrusted" else 1, source, key, {"file": found[0], "code": found[1]}, "risk"))
+        for tok in risk_tokens(snapshot, live):
+            # Running or parsing untrusted input can cost more than a wrong number.
+            key = f"factor.{tok.kind}_{'added' if tok.added else 'removed'}"
+            factors.append(Factor(2 if tok.kind == "untrusted" else 1, tok.kind, key, {"file": tok.path, "code": tok.token.rstrip("(")}, "risk", (tok.evidence,)))
     _capped(factors, "risk", MAX_RISK)
     tests = [t for f in analysis.files for t in f.tests_added]
     # A fix that comes with its regression test shows what was wrong; a feature's tests come with it anyway.
     if behaves and tests and change_type in ("fix", "perf", "revert"):
-        factors.append(Factor(1, "tests", "factor.tests", {"count": len(tests)}))
+        ev = tuple(Evidence(f.path, new=t) for f in analysis.files for t in f.tests_added[:1])[:3]
+        factors.append(Factor(1, "tests", "factor.tests", {"count": len(tests)}, "other", ev))
     # -- other
     if change_type == "revert":
-        factors.append(Factor(1, "revert", "factor.revert"))
+        factors.append(Factor(1, "revert", "factor.revert", {}, "other", (Evidence(new=snapshot.title, source="metadata"),)))
     threads = {c.thread_id for c in snapshot.review_comments if not c.user_is_bot}
     changes_requested = any(r.state == "CHANGES_REQUESTED" for r in snapshot.reviews)
     if len(threads) >= 3 or changes_requested:
-        factors.append(Factor(1, "review", "factor.review", {"threads": len(threads)}))
+        ev = tuple(Evidence(c.path, c.line or 0, c.line or 0, new=c.body[:160], source="review") for c in snapshot.review_comments if not c.user_is_bot)[:3]
+        ev = ev or (Evidence(new="CHANGES_REQUESTED", source="review"),)
+        factors.append(Factor(1, "review", "factor.review", {"threads": len(threads)}, "other", ev))
     if snapshot.author_is_bot:
-        factors.append(Factor(-1, "bot", "factor.bot", {"author": snapshot.author}))
+        factors.append(Factor(-1, "bot", "factor.bot", {"author": snapshot.author}, "other", (Evidence(new=snapshot.author, source="metadata"),)))
     if not live:
         # No source: config, build, CI and test lines still change what runs; docs count a fifth.
-        other = sum(f.changes for f in analysis.files if f.status != "removed" and f.kind in ("config", "build", "ci", "test", "example"))
-        other += sum(f.changes for f in analysis.files if f.status != "removed" and f.kind == "docs") // 5
-        if other >= 10:
-            factors.append(Factor(1, "size", "factor.size_other", {"count": other}, "reach"))
+        kept = [f for f in analysis.files if f.status != "removed"]
+        runs = [f for f in kept if f.kind in ("config", "build", "ci", "test", "example")]
+        docs = [f for f in kept if f.kind == "docs"]
+        other, doc_lines = sum(f.changes for f in runs), sum(f.changes for f in docs)
+        if other + doc_lines // 5 >= 10:
+            # Say exactly which lines: "12 lines of config ..." must not count doc lines.
+            key = "factor.size_other" if not doc_lines else "factor.size_docs" if not other else "factor.size_mixed"
+            factors.append(Factor(1, "size", key, {"count": other or doc_lines, "docs": doc_lines}, "reach", _metadata_evidence(runs + docs)))
         elif not keys and not deps and not reasons:
-            factors.append(Factor(-1, "no-source", "factor.no_source"))
+            factors.append(Factor(-1, "no-source", "factor.no_source", {}, "other", _metadata_evidence(kept)))
     return factors
 
 

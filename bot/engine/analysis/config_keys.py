@@ -383,7 +383,8 @@ def config_changes(hunks: Sequence[Hunk], language: str | None, path: str = "") 
     different scalar value (``old``/``new`` as written, comments dropped);
     ``key_renamed`` when a removed key and an added key of the same parent and hunk
     hold the same scalar value (``old``/``new`` the two paths, ``detail`` the value);
-    ``key_removed`` for the other removed keys whose parent is not removed too.
+    ``key_removed`` for the other removed keys: the leaves, never a removed mapping
+    whose removed children are seen (``trainer.some_flag``, not ``trainer``).
     ``user_facing`` is false for dot-files and files in dot-folders (``.github/``). Never raises.
     """
     handler = _WITH_VALUES.get(language or "")
@@ -415,6 +416,7 @@ def value_facts(path: str, old: Sequence[_Value], new: Sequence[_Value]) -> list
     new_by = {v[0]: v for v in new}
     out: list[BehaviourFact] = []
     fresh: list[_Value] | None = None
+    parents: set[str] | None = None
     taken: set[str] = set()
     for key, value, number, hunk in old_by.values():
         other = new_by.get(key)
@@ -425,9 +427,14 @@ def value_facts(path: str, old: Sequence[_Value], new: Sequence[_Value]) -> list
                     out.append(BehaviourFact("default_changed", path, key, before, after, "", other[2], user_facing))
             continue
         parent = key.rpartition(".")[0]
-        if parent and parent in old_by and parent not in new_by:
-            continue  # goes with its parent
         before = _scalar(value)
+        if parents is None:
+            parents = {k.rpartition(".")[0] for k in old_by}
+        if not before and key in parents:
+            # A mapping removed with its children: the children are what went (reported
+            # one by one), not the parent, which a composed config (Hydra ``defaults``)
+            # or another file may still define.
+            continue
         twin = None
         if before:
             if fresh is None:

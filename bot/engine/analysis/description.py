@@ -15,7 +15,7 @@ accepted; nothing raises.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -107,7 +107,8 @@ def _clean(body: str) -> str:
     body = _COMMENT.sub("", body)
     body = _TAG.sub("", body)
     lines = []
-    in_code = dropping = False
+    in_code = False
+    skipping = False  # inside a template paragraph being dropped
     code: list[str] = []
     for line in body.split("\n"):
         stripped = line.strip()
@@ -124,25 +125,31 @@ def _clean(body: str) -> str:
         if in_code:
             code.append(line)
             continue
-        if dropping and stripped and not stripped.startswith(_BLOCK_START) and _BULLET.match(line) is None:
-            continue  # a dropped quote's or item's lazy continuation ("accomplish. … review.")
-        dropping = False
+        if skipping and stripped and not stripped.startswith(_BLOCK_START) and not _BULLET.match(line):
+            # A hard-wrapped template sentence goes on here (Markdown's lazy continuation)
+            # until it ends; the author often writes on the very next line.
+            skipping = not stripped.endswith(_SENTENCE_ENDS)
+            continue
+        skipping = False
         if _UNTICKED.match(line):
-            dropping = True
+            skipping = not stripped.endswith(_SENTENCE_ENDS)
             continue
         if stripped.startswith(">"):
             quoted = stripped.lstrip("> ").lower()
             if not quoted or quoted.startswith("[!") or _TEMPLATE_PHRASE.search(quoted):
-                dropping = bool(quoted)
+                skipping = bool(quoted) and not stripped.endswith(_SENTENCE_ENDS)
                 continue
         if _TEMPLATE_PHRASE.search(stripped.lower()):
-            dropping = True
+            skipping = not stripped.endswith(_SENTENCE_ENDS)
             continue
         lines.append(line)
     if in_code:
         lines.extend(code)
     return "\n".join(lines)
 
+
+#: How a template sentence ends (then the author's own words may follow on the next line).
+_SENTENCE_ENDS = (".", "!", "?", ":")
 
 _LINK = re.compile(r"!?\[([^\]\n]{0,200})\]\([^)\s]{0,500}\)")
 _BARE_URL = re.compile(r"^\s*<?https?://\S+>?\s*$")
@@ -359,13 +366,19 @@ def parse_description(body: object) -> Description:
     )
 
 
-def check_against_diff(description: Description, diff: DiffAnalysis) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def check_against_diff(
+    description: Description, diff: DiffAnalysis, patches: Sequence[object] = ()
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Split ``description.mentioned_identifiers`` into ``(present, absent)`` in the merged diff.
 
     An identifier is present when it is a changed file's path (or its end), a touched,
     added or removed symbol (or the last part of one), a changed config key or field
-    (or its end), a dependency name, or it appears in an added or removed line. Flags
-    (``--foo``) are looked for in the changed lines. Order is kept.
+    (or its end), a dependency name, or it appears anywhere in the patches: added,
+    removed and context lines and hunk headers of every file, tests included
+    (``patches``, the raw unified diffs; without them the added and removed lines).
+    A dotted name is present when its last part is (``parser._parse_call`` in a test
+    is the method ``_parse_call``); a flag ``--foo-bar`` when ``foo_bar`` is (argparse's
+    spelling). Order is kept.
     """
     names: set[str] = set()
     for f in diff.files:
@@ -390,7 +403,94 @@ def check_against_diff(description: Description, diff: DiffAnalysis) -> tuple[tu
         )
         if not ok:
             if texts is None:
-                texts = "\n".join(line for f in diff.files for line in (*f.added_lines, *f.removed_lines))
-            ok = ident in texts
+                texts = _patch_text(diff, patches)
+            ok = any(v in texts for v in _spellings(ident))
         (present if ok else absent).append(ident)
     return tuple(present), tuple(absent)
+
+
+#: Characters of patch text searched (a 3,000-file pull request stays fast).
+_MAX_PATCH_TEXT = 4_000_000
+
+
+def _patch_text(diff: DiffAnalysis, patches: Sequence[object]) -> str:
+    texts = [p for p in patches if isinstance(p, str)]
+    if not texts:
+        texts = ["\n".join((*f.added_lines, *f.removed_lines)) for f in diff.files]
+    return "\n".join(texts)[:_MAX_PATCH_TEXT]
+
+
+def _spellings(ident: str) -> tuple[str, ...]:
+    """How ``ident`` may be written in code: itself, a dotted name's last part, a flag's
+    name with dashes or underscores."""
+    out = [ident]
+    if ident.startswith("--"):
+        name = ident[2:]
+        out += [name, name.replace("-", "_")]
+    elif "." in ident and not _PATH.fullmatch(ident):
+        last = ident.rpartition(".")[2]
+        if len(last) >= 4:
+            out.append(last)
+    return tuple(out)
+
+
+#: Words that make a sentence promise something of this change ("adds `--foo`").
+_PROMISE = re.compile(r"\b(?:add|adds|added|adding|introduc\w*|new|expose[sd]?|provides?|supports?)\b", re.I)
+#: Sections whose sentences say what this change does (not background, tests or setup).
+_PROMISE_SECTIONS = ("what", "design", "api", "")
+#: Headings of sections that list what the change brings ("Main code changes", "New model support").
+_PROMISE_HEADING = re.compile(r"\b(?:changes?|support|adds?|added|new|features?|implementation)\b")
+#: A name that looks like code: snake_case, dotted, or CamelCase with an inner capital.
+_CODE_NAME = re.compile(r"_|\.|[a-z][A-Z]")
+_FENCE = re.compile(r"^(```|~~~).*?^\1", re.S | re.M)
+
+
+def promised_missing(description: Description, absent: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """``(name, sentence)`` for each absent flag, option or function the description
+    promises as part of this change: named in a code span (or as ``--flag``) in a
+    sentence of the what/design/API text that says it adds, introduces or supports it.
+    Paths, background, test commands and code blocks (benchmark settings) are not
+    promises."""
+    wanted = [a for a in absent if not _PATH.fullmatch(a) and (a.startswith("--") or _CODE_NAME.search(a))]
+    if not wanted:
+        return ()
+    out: dict[str, str] = {}
+    for sid, body in description.sections.items():
+        if sid in _PROMISE_SECTIONS or not _PROMISE_HEADING.search(sid):
+            continue
+        # A section headed "Main code changes" / "Model support": its list and table
+        # rows are the author's list of what this change brings, verb or not.
+        for line in _FENCE.sub("", body).split("\n"):
+            row = line.strip()
+            if row.startswith("|") or _BULLET.match(line):
+                for m in _CODE_SPAN.finditer(row):
+                    name = m.group(1).strip().split("=", 1)[0].strip().removesuffix("()")
+                    if name in wanted and name not in out:
+                        out[name] = row[:300]
+    for sid in _PROMISE_SECTIONS:
+        text = _FENCE.sub("", description.sections.get(sid, ""))
+        for para in re.split(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)", text):
+            for sentence in _SENTENCE_END.split(" ".join(para.split())):
+                for m in _PROMISE.finditer(sentence):
+                    # The promised thing is the first name after the word, close to it:
+                    # "adds a `--foo` flag", not "a new backend ... `bar`" or "#12 (`x`) adds".
+                    name = _promised_name(sentence[m.end() : m.end() + _PROMISE_REACH])
+                    if name in wanted and name not in out:
+                        out[name] = sentence[:300]
+    return tuple((n, out[n]) for n in wanted if n in out)
+
+
+#: Characters after a promise word in which the promised name must start.
+_PROMISE_REACH = 60
+_FIRST_NAME = re.compile(r"`([^`\n]{1,200})`|(?<![\w-])(--[A-Za-z][\w-]{1,60})")
+
+
+def _promised_name(text: str) -> str:
+    m = _FIRST_NAME.search(text)
+    if m is None:
+        return ""
+    if m.group(2):
+        return m.group(2)
+    span = m.group(1).strip()
+    key = span.split("=", 1)[0].strip()
+    return key.removesuffix("()")

@@ -11,6 +11,7 @@ from typing import Any
 
 from bot.engine.analysis.model import (
     DiffAnalysis,
+    Evidence,
     FileAnalysis,
 )
 from bot.engine.focus.model import (
@@ -27,20 +28,75 @@ _MAX_DESIGN = 8
 
 
 def design_points(texts: Mapping[str, str], description: Any) -> list[FocusPoint]:
-    """The author's design bullets that name code the diff changes, each on the file
-    whose changed lines hold the first such name (a bullet naming nothing found is left out)."""
+    """The author's design bullets that name code the diff changes, each on the one file
+    it is about, with the bullet as evidence.
+
+    A bullet that names a file (``fsdp_workers.py``, ``verl/a/b.yaml``) goes on that
+    file when it changed, and nowhere when it did not (it is about another file).
+    Otherwise it goes on the file whose changed lines hold the most of its names, as
+    whole identifiers; a tie between files leaves the bullet out rather than guess.
+    """
     bullets = getattr(description, "design_points", ())[:_MAX_DESIGN]
     if not bullets:
         return []
     out = []
     for bullet in bullets:
-        names = [n.strip().rstrip("()") for n in _SPAN_NAME.findall(bullet)] or [w for w in _WORD.findall(bullet) if CODE_LIKE.search(w)]
-        for name in names:
-            path = next((p for p, text in texts.items() if len(name) >= 4 and name in text), None)
-            if path:
-                out.append(FocusPoint(path, name, "focus.design", {"text": bullet}, weight=CARRIER_WEIGHT - 2))
-                break
+        path, name = _bullet_file(bullet, texts)
+        if path:
+            ev = (Evidence(path, new=bullet[:300], source="description"),)
+            out.append(FocusPoint(path, name, "focus.design", {"text": bullet}, weight=CARRIER_WEIGHT - 2, evidence=ev))
     return out
+
+
+_FILE_NAME = re.compile(r"[\w./-]*\w\.(?:py|pyi|ya?ml|toml|json|cfg|ini|sh|cc|cpp|cu|h|rs|go|js|ts)\b")
+
+
+def _bullet_file(bullet: str, texts: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """``(path, name)`` the bullet is about, or ``(None, None)``."""
+    files = _FILE_NAME.findall(bullet)
+    if len(re.findall(r"[A-Za-z]{2,}", _FILE_NAME.sub(" ", bullet))) < 3:
+        return None, None  # a bare file name (a sub-list's heading) says nothing
+    if files:
+        hits = [p for p in texts if any(p == f or p.endswith("/" + f.lstrip("./")) for f in files)]
+        return (hits[0], None) if len(hits) == 1 else (None, None)
+    names = [n.strip().rstrip("()") for n in _SPAN_NAME.findall(bullet)] or [w for w in _WORD.findall(bullet) if CODE_LIKE.search(w)]
+    names = list(dict.fromkeys(n for n in names if len(n) >= 4))
+    if not names:
+        return None, None
+    scores: dict[str, list[str]] = {}
+    for path, text in texts.items():
+        found = [n for n in names if n in text and _whole(n, text)]
+        if found:
+            scores[path] = found
+    if not scores:
+        return None, None
+    best = max(len(v) for v in scores.values())
+    top = [p for p, v in scores.items() if len(v) == best]
+    if len(top) != 1:
+        return None, None
+    return top[0], scores[top[0]][0]
+
+
+def _whole(name: str, text: str) -> bool:
+    """True when ``name`` is a whole identifier of ``text`` (a dotted name: its last part
+    is one and the whole is in the text), not part of a longer word."""
+    if not _DOTTED.fullmatch(name):
+        return True  # a code expression found as written (``name.rsplit(".", 1)[-1]``)
+    word = name.rpartition(".")[2]
+    start = text.find(word)
+    while start >= 0:
+        end = start + len(word)
+        if (start == 0 or not _is_word(text[start - 1])) and (end == len(text) or not _is_word(text[end])):
+            return True
+        start = text.find(word, start + 1)
+    return False
+
+
+def _is_word(ch: str) -> bool:
+    return ch == "_" or ch.isalnum()
+
+
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 def changed_texts(analysis: DiffAnalysis, house: set[str]) -> dict[str, str]:
@@ -61,7 +117,7 @@ def described_files(texts: Mapping[str, str], named: set[str]) -> dict[str, int]
         return {}
     scored = {}
     for path, text in texts.items():
-        present = [n for n in wanted if n in text]
+        present = [n for n in wanted if n in text and _whole(n, text)]
         found = [n for n in present if not any(n != m and n in m for m in present)] if len(present) >= 2 else present
         if len(found) >= 2:
             scored[path] = len(found)
@@ -111,7 +167,7 @@ def tested_names(analysis: DiffAnalysis) -> set[str]:
     names = [n for f in analysis.files for n in f.tests_added[:40]][:80]
     for name in names:
         base = short_name(name).lower()
-        base = base[5:] if base.startswith("test_") else base
+        base = base.removeprefix("test_")
         parts = base.split("_")[:12]
         for i in range(len(parts)):
             for j in range(i + 2, min(len(parts), i + 4) + 1):

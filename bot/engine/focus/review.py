@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from bot.engine.analysis.model import (
-    DiffAnalysis,
-)
+from bot.engine.analysis.model import DiffAnalysis, Evidence
 from bot.engine.focus.model import (
     MAX_NAMES,
     TODO_PREFIX,
@@ -15,7 +13,6 @@ from bot.engine.focus.model import (
     ReviewSummary,
     Thread,
 )
-from bot.engine.focus.names import CODE_LIKE
 from bot.engine.snapshot import PullRequestSnapshot
 
 
@@ -56,33 +53,42 @@ def review_summary(snapshot: PullRequestSnapshot) -> ReviewSummary:
 
 
 def follow_ups(
-    snapshot: PullRequestSnapshot, analysis: DiffAnalysis, review: ReviewSummary, change_type: str, *, absent: Sequence[str] = ()
+    snapshot: PullRequestSnapshot,
+    analysis: DiffAnalysis,
+    review: ReviewSummary,
+    change_type: str,
+    *,
+    promised: Sequence[tuple[str, str]] = (),
 ) -> tuple[FollowUp, ...]:
     """Things left to do: TODOs added, unanswered suggestions, untested source changes, gaps.
 
-    ``absent`` are identifiers the description names that the merged diff does not
-    contain (:func:`bot.engine.analysis.description.check_against_diff`): the guide says so
-    rather than repeating them as fact.
+    ``promised`` are ``(name, sentence)`` pairs: a flag, option or function the
+    description says this change adds that no line of the diff has
+    (:func:`bot.engine.analysis.description.promised_missing`). Each follow-up carries
+    the :class:`Evidence` it rests on.
     """
     out: list[FollowUp] = []
-    code_like = [n for n in absent if CODE_LIKE.search(n) and not n.startswith("--") and "/" not in n][:MAX_NAMES + 2]
-    if code_like:
-        out.append(FollowUp("follow.description_missing", {"names": tuple(code_like), "count": len(code_like)}))
+    for name, sentence in promised[:2]:
+        out.append(FollowUp("follow.description_missing", {"names": (name,), "count": 1}, None, (Evidence(new=sentence, source="description"),)))
     for f in analysis.files:
         for todo in f.todos_added[:2]:
-            out.append(FollowUp("follow.todo", {"text": TODO_PREFIX.sub("", todo) or todo}, f.path))
+            out.append(FollowUp("follow.todo", {"text": TODO_PREFIX.sub("", todo) or todo}, f.path, (Evidence(f.path, new=todo),)))
     for thread in review.threads:
         if thread.has_suggestion and not thread.author_replied:
-            out.append(FollowUp("follow.suggestion", {"line": thread.line, "people": thread.participants}, thread.path))
+            ev = (Evidence(thread.path, thread.line or 0, thread.line or 0, new=thread.opening[:160], source="review"),)
+            out.append(FollowUp("follow.suggestion", {"line": thread.line, "people": thread.participants}, thread.path, ev))
     if any(state == "CHANGES_REQUESTED" for _, state, _ in review.reviewers):
         people = tuple(u for u, s, _ in review.reviewers if s == "CHANGES_REQUESTED")
-        out.append(FollowUp("follow.changes_requested", {"people": people}))
+        out.append(FollowUp("follow.changes_requested", {"people": people}, None, (Evidence(new="CHANGES_REQUESTED: " + ", ".join(people), source="review"),)))
     sources = [f for f in analysis.of_kind("source") if f.changes]
     if sources and not analysis.of_kind("test") and change_type not in ("docs", "ci", "build", "revert"):
-        out.append(FollowUp("follow.no_tests", {"count": len(sources), "lines": sum(f.changes for f in sources)}))
+        ev = tuple(Evidence(f.path, new=f"+{f.additions}/-{f.deletions}", source="metadata") for f in sources[:MAX_NAMES])
+        out.append(FollowUp("follow.no_tests", {"count": len(sources), "lines": sum(f.changes for f in sources)}, None, ev))
     if snapshot.truncated:
-        out.append(FollowUp("follow.truncated", {"listed": len(snapshot.files), "total": snapshot.changed_files}))
+        ev = (Evidence(new=f"{len(snapshot.files)} of {snapshot.changed_files} files listed", source="metadata"),)
+        out.append(FollowUp("follow.truncated", {"listed": len(snapshot.files), "total": snapshot.changed_files}, None, ev))
     missing = [f for f in analysis.files if f.patch_missing and f.kind != "binary"]
     if missing:
-        out.append(FollowUp("follow.missing_patches", {"count": len(missing), "names": tuple(f.path for f in missing[:MAX_NAMES])}))
+        ev = tuple(Evidence(f.path, new=f"+{f.additions}/-{f.deletions}, no patch", source="metadata") for f in missing[:MAX_NAMES])
+        out.append(FollowUp("follow.missing_patches", {"count": len(missing), "names": tuple(f.path for f in missing[:MAX_NAMES])}, None, ev))
     return tuple(out[:10])

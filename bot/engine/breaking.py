@@ -1,0 +1,169 @@
+"""Which behaviour facts are breaking for an existing user, and the evidence each rests on.
+
+Pure helpers of :func:`bot.engine.classify.breaking_reasons`. A breaking claim states
+a consequence for someone who used the project before this pull request; when that
+consequence cannot be known from the diff, the fact is not claimed breaking
+(precision before recall):
+
+* a new check that refuses input only on a branch the pull request itself adds, or
+  whose condition names an option, field, parameter or function the same pull
+  request introduces, or that replaces another check of the same function, cannot
+  refuse what an existing configuration did (``Edit.consequence == "new_only"``
+  says so directly once exact edits are filled in);
+* a return annotation that changes is no contract change on its own;
+* a default that becomes an interpolation (``${model_engine}_actor``) or a
+  ``_target_`` class path has a value the diff does not show;
+* keys removed from a composed config (Hydra ``defaults:`` changed in the same file)
+  may still come from the composition.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from bot.engine.analysis.model import DiffAnalysis, Evidence, FileAnalysis
+
+#: Exceptions that refuse input; an ``assert`` is an internal invariant, not a contract.
+REFUSALS = (
+    "ValueError",
+    "TypeError",
+    "KeyError",
+    "NotImplementedError",
+    "RuntimeError",
+    "FileNotFoundError",
+    "PermissionError",
+)
+#: A removed-file-wide group of key removals past this many becomes one claim.
+MAX_KEYS_PER_FILE = 3
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_ADDED_PARAM = re.compile(r"added (?:required parameter )?`\**(\w+)")
+_CONDITION = re.compile(r"^\s*(?:el)?if\s+(.*?):\s")
+
+
+def fact_evidence(fact: Any) -> Evidence:
+    """The diff line a :class:`~bot.engine.analysis.model.BehaviourFact` rests on."""
+    return Evidence(fact.path, fact.line, fact.line, fact.old, fact.new)
+
+
+def introduced_names(analysis: DiffAnalysis) -> frozenset[str]:
+    """Names this pull request brings into being: config keys and class fields added
+    (whole and their last part), definitions added, parameters added to a signature."""
+    out: set[str] = set()
+    for f in analysis.files:
+        for key in f.config_keys_added:
+            out.add(key)
+            out.add(key.rpartition(".")[2])
+        for d in f.definitions_added:
+            out.add(d.name.rpartition(".")[2])
+        for b in f.behaviour:
+            if b.kind in ("signature_changed", "parameter_added"):
+                out.update(_ADDED_PARAM.findall(b.detail))
+    return frozenset(n for n in out if len(n) >= 3)
+
+
+def breaking_check(
+    fact: Any, f: FileAnalysis, introduced: frozenset[str], analysis: DiffAnalysis
+) -> str:
+    """The condition text (``if x < 0: raise ValueError(...)``) when a new check
+    refuses input an existing user could pass, else ``""``.
+
+    Required: a refusal (not an assertion), in a function that existed before, under
+    an ``if``/``elif`` that is not itself new (a new branch routes input the old code
+    may have refused elsewhere), whose condition names nothing this pull request
+    introduces, with no check of the same function removed (a replaced check), and
+    no exact edit marking it ``new_only``.
+    """
+    if f.kind != "source" or not fact.detail.startswith(REFUSALS):
+        return ""
+    added = {d.name for d in f.definitions_added}
+    owner = fact.symbol
+    while owner:
+        if owner in added:
+            return ""
+        owner = owner.rpartition(".")[0]
+    m = _CONDITION.match(fact.new)
+    if m is None:
+        return ""
+    opener = fact.new[: m.end()].strip()
+    if any(line.strip() == opener for line in f.added_lines[:2000]):
+        return ""
+    if set(_WORD.findall(m.group(1))) & introduced:
+        return ""
+    if any(b.kind == "check_removed" and b.symbol == fact.symbol for b in f.behaviour):
+        return ""
+    for e in f.edits:
+        if (
+            e.kind == "raise_added"
+            and e.line == fact.line
+            and e.consequence == "new_only"
+        ):
+            return ""
+    return fact.new
+
+
+def signature_detail(detail: str) -> str:
+    """A signature change's parts without return-annotation changes ("" when only those)."""
+    return "; ".join(
+        p for p in detail.split("; ") if p and not p.startswith("return annotation ")
+    )
+
+
+def consequence_known(fact: Any, f: FileAnalysis) -> bool:
+    """False when the diff cannot tell what an existing user would see (see the module doc)."""
+    if fact.kind == "signature_changed":
+        parts = [p for p in signature_detail(fact.detail).split("; ") if p]
+        # Parameters added with a default are compatible; only the breaking parts count.
+        return any(not p.startswith("added `") for p in parts)
+    if fact.kind == "default_changed" and (
+        "${" in fact.new or "${" in fact.old or fact.symbol.endswith("_target_")
+    ):
+        return False
+    composed = fact.kind in ("key_removed", "default_changed") and f.kind == "config"
+    return not (
+        composed and (fact.symbol.startswith("defaults") or _composition_changed(f))
+    )
+
+
+def _composition_changed(f: FileAnalysis) -> bool:
+    """True when the file's Hydra ``defaults:`` list changed (its keys come from elsewhere too)."""
+    return any(
+        k.startswith("defaults.") for k in f.config_keys_added + f.config_keys_removed
+    )
+
+
+def group_key_removals(claims: list[Any]) -> list[Any]:
+    """Claims with more than :data:`MAX_KEYS_PER_FILE` config keys removed from one
+    file folded into one ``breaking.keys_removed`` claim (first names, count, evidence)."""
+    by_file: dict[str | None, list[Any]] = {}
+    for c in claims:
+        if c.key == "breaking.key_removed":
+            by_file.setdefault(c.file, []).append(c)
+    crowded = {
+        path for path, group in by_file.items() if len(group) > MAX_KEYS_PER_FILE
+    }
+    if not crowded:
+        return claims
+    out: list[Any] = []
+    for c in claims:
+        if c.key != "breaking.key_removed" or c.file not in crowded:
+            out.append(c)
+            continue
+        group = by_file[c.file]
+        if c is group[0]:
+            names = tuple(x.params["name"] for x in group)
+            evidence = tuple(e for x in group[:MAX_KEYS_PER_FILE] for e in x.evidence)
+            out.append(
+                type(c)(
+                    "breaking.keys_removed",
+                    {
+                        "file": c.file,
+                        "names": names[:MAX_KEYS_PER_FILE],
+                        "count": len(names),
+                    },
+                    c.file,
+                    evidence,
+                )
+            )
+    return out

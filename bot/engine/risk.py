@@ -1,0 +1,187 @@
+"""Risk lines from exact code tokens: what a changed code line adds or removes, never a keyword hit.
+
+Pure. A risk factor of :mod:`bot.engine.classify` rests on one token of a Python file
+whose count differs between the file's removed and added code lines (comments and
+string literals left out, whole calls, not substrings): a ``.float()`` cast added, an
+``eval(`` removed, a ``threading.Lock()`` added. A token present as often on both
+sides (a moved or re-indented line, an unchanged call given new arguments) is no
+change and says nothing. The sentence states what was seen, with the line it was
+seen on; it never guesses a consequence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from bot.engine.analysis.model import Evidence, FileAnalysis
+from bot.engine.analysis.patch import parse_patch
+from bot.engine.snapshot import PullRequestSnapshot
+
+#: Exact tokens by risk kind. Each alternative is a whole call or keyword argument
+#: (``(?<![\w.])`` keeps ``literal_eval(`` and ``my_eval(`` out of ``eval(``).
+_TOKENS: dict[str, re.Pattern[str]] = {
+    # casts and dtype moves, and the operations that decide what a gradient is
+    "numerics": re.compile(
+        r"\.(?:float|half|bfloat16|double)\(\)"
+        r"|\.to\((?:torch\.(?:float|bfloat|half|double)\w*|[\w.]*dtype)\)"
+        r"|\.detach\(\)|\.backward\(|(?<![\w.])torch\.no_grad\(\)|\.requires_grad_\(|(?<![\w.])clip_grad_norm_\("
+    ),
+    # threads, locks, tasks and collectives: things that run at the same time or wait for each other
+    "concurrency": re.compile(
+        r"(?<![\w.])(?:threading\.(?:Thread|Lock|RLock|Semaphore|Condition|Event)"
+        r"|asyncio\.(?:gather|create_task|Lock|Semaphore|Event|wait_for)"
+        r"|(?:torch\.)?(?:dist|distributed)\.(?:all_reduce|reduce_scatter\w*|all_gather\w*|broadcast|barrier)"
+        r"|multiprocessing\.(?:Process|Pool|Queue))\("
+    ),
+    # code that executes or deserialises what it is given
+    "untrusted": re.compile(
+        r"(?<![\w.])(?:eval|exec|os\.system|pickle\.loads?|yaml\.load|yaml\.unsafe_load|torch\.load)\(|shell=True|trust_remote_code=True"
+    ),
+}
+#: A cheap substring test per kind before its regex: most files contain none of them.
+_HINTS: dict[str, tuple[str, ...]] = {
+    "numerics": (
+        ".float()",
+        ".half()",
+        ".bfloat16()",
+        ".double()",
+        ".to(",
+        ".detach()",
+        ".backward(",
+        "no_grad",
+        "requires_grad_",
+        "clip_grad_norm_",
+    ),
+    "concurrency": (
+        "threading.",
+        "asyncio.",
+        "dist.",
+        "distributed.",
+        "multiprocessing.",
+    ),
+    "untrusted": (
+        "eval(",
+        "exec(",
+        "system(",
+        "pickle.",
+        "yaml.",
+        "torch.load(",
+        "shell=True",
+        "trust_remote_code=True",
+    ),
+}
+KINDS = tuple(_TOKENS)
+
+#: Files and lines per side read (a 3,000-file pull request stays fast).
+MAX_FILES = 300
+MAX_LINES = 400
+
+_STRING = re.compile(
+    r"'''.*?'''|\"\"\".*?\"\"\"|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'", re.DOTALL
+)
+_COMMENT = re.compile(r"#[^\n]*")
+
+
+class RiskToken(NamedTuple):
+    """A token of kind ``kind`` that the diff of ``path`` adds (``added``) or removes,
+    with the line it is on as :class:`Evidence`."""
+
+    kind: str
+    path: str
+    token: str
+    added: bool
+    evidence: Evidence
+
+
+def code_text(lines: Sequence[str]) -> str:
+    """``lines`` joined, without comments and string literals (so a word in a docstring,
+    a log message or a comment is not code)."""
+    text = "\n".join(lines)
+    if "'" in text or '"' in text:
+        text = _STRING.sub('""', text)
+    if "#" in text:
+        text = _COMMENT.sub("", text)
+    return text
+
+
+def _counts(text: str, kind: str) -> Counter[str]:
+    if not any(h in text for h in _HINTS[kind]):
+        return Counter()
+    return Counter(m.group(0) for m in _TOKENS[kind].finditer(text))
+
+
+def risk_tokens(
+    snapshot: PullRequestSnapshot, files: Sequence[FileAnalysis]
+) -> list[RiskToken]:
+    """The first changed risk token of each kind (:data:`KINDS` order) over ``files``
+    (Python files only), with the diff line it is on."""
+    found: dict[str, tuple[FileAnalysis, str, bool]] = {}
+    for f in files[:MAX_FILES]:
+        if f.language != "python" or len(found) == len(KINDS):
+            continue
+        raw = "\n".join(f.added_lines[:MAX_LINES]) + "\n".join(f.removed_lines[:MAX_LINES])
+        if not any(h in raw for kind in KINDS if kind not in found for h in _HINTS[kind]):
+            continue  # most files hold no hint at all: no comment or string stripping needed
+        added = removed = None
+        for kind in KINDS:
+            if kind in found:
+                continue
+            if added is None:
+                added, removed = (
+                    code_text(f.added_lines[:MAX_LINES]),
+                    code_text(f.removed_lines[:MAX_LINES]),
+                )
+            new, old = _counts(added, kind), _counts(removed or "", kind)
+            for token in list(new) + list(old):
+                if new[token] != old[token]:
+                    found[kind] = (f, token, new[token] > old[token])
+                    break
+    by_name = {c.filename: c for c in snapshot.files} if found else {}
+    return [
+        RiskToken(
+            kind, f.path, token, up, _evidence(by_name.get(f.path), f.path, token, up)
+        )
+        for kind, (f, token, up) in found.items()
+    ]
+
+
+def _evidence(changed: object, path: str, token: str, added: bool) -> Evidence:
+    """The first added (or removed) line of ``path`` holding ``token``, with its line number."""
+    patch = getattr(changed, "patch", None)
+    for hunk in parse_patch(patch) if patch else ():
+        for line in hunk.lines:
+            if line.kind == ("+" if added else "-") and token in line.text:
+                n = line.new_line if added else line.old_line
+                text = line.text.strip()[:160]
+                return Evidence(
+                    path, n, n, "" if added else text, text if added else ""
+                )
+    return Evidence(path, 0, 0, "" if added else token, token if added else "")
+
+
+_ENTRY_SCRIPT = re.compile(
+    r"(?:^|/)(?:scripts?/[^/]*|__main__\.py|(?:main|run|launch)_\w+\.py|(?:main|run|launch)\.py)$"
+)
+
+
+def entry_script(path: str) -> bool:
+    """True for a script run from the command line (``scripts/x.py``, ``main_ppo.py``,
+    ``__main__.py``): its functions are nobody's API."""
+    return _ENTRY_SCRIPT.search(path) is not None
+
+
+def existing_functions(files: Sequence[FileAnalysis]) -> list[tuple[str, Evidence]]:
+    """``(name, evidence)`` of functions that existed before whose body the diff changes:
+    functions around changed lines of modified Python files, minus those the diff adds."""
+    out: list[tuple[str, Evidence]] = []
+    for f in files[:MAX_FILES]:
+        if f.status != "modified" or f.language != "python" or not f.symbols_touched:
+            continue
+        fresh = {d.name for d in f.definitions_added}
+        for name in f.symbols_touched:
+            if name not in fresh and name.rpartition(".")[0] not in fresh:
+                out.append((name, Evidence(f.path, new=name, source="diff")))
+    return list({n: (n, e) for n, e in out}.values())
