@@ -144,3 +144,31 @@ def test_the_rce_fix_claims_point_at_the_parser_file():
     guide = build_guide(load_bundle(H1 / "6542.json"), load_rules([]), lang="en")
     focus = [c for c in guide.data["claims"] if c["section"] == "focus"]
     assert any(e["path"] == "verl/experimental/agent_loop/tool_parser.py" for c in focus for e in c["evidence"])
+
+
+def test_with_nothing_left_to_do_the_follow_ups_say_nothing():
+    claims = build(facts([POINT]), "en")
+    assert not [c for c in claims if c.section == "follow_ups"]
+    assert "Nothing obvious left to do" not in render_guide(facts([POINT]), "en")
+
+
+def test_the_default_audience_names_only_folders_with_a_real_share_and_states_it():
+    files = (
+        FileAnalysis("pkg/core/loop.py", "modified", "source", "python", additions=60, deletions=20),
+        FileAnalysis("pkg/io/read.py", "modified", "source", "python", additions=15, deletions=5),
+        FileAnalysis("examples/run.sh", "modified", "example", "shell", additions=40, deletions=0),
+    )
+    (claim,) = [c for c in build(facts([POINT], files=files), "en") if c.section == "audience"]
+    # pkg/io/ holds 20 of 100 source lines (< 25 %) and examples are not code a reader owns.
+    assert claim.text == "For anyone working on `pkg/core/` (80 % of the changed code lines)."
+
+
+def test_a_removed_files_installs_are_not_listed_as_dependency_changes():
+    from bot.engine.analysis.model import DependencyChange
+
+    gone = FileAnalysis("docker/Dockerfile.old", "removed", "build", None, deletions=40,
+                        dependency_changes=(DependencyChange("numpy", "removed", old_spec="==1.26"),))
+    kept = FileAnalysis("requirements.txt", "modified", "build", None, additions=1, deletions=1,
+                        dependency_changes=(DependencyChange("torch", "changed", old_spec="==2.5", new_spec="==2.6"),))
+    deps = [c for c in build(facts([POINT], files=(gone, kept)), "en") if c.section == "deps"]
+    assert [c.evidence[0].path for c in deps] == ["requirements.txt"]

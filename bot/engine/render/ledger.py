@@ -265,10 +265,11 @@ def _audience(facts: Any, lang: str) -> list[GuideClaim]:
         paths = [p for h in c.hits if h.areas for p in h.files][:5]
         evidence = (Evidence(path=paths[0] if paths else "", new=_quote(paths or c.areas), source="metadata"),)
         return [GuideClaim("audience", "audience", t("verdict.for", lang, {"audience": t("list.sep", lang).join(people[:3])}, raw=True), evidence)]
-    dirs = _top_dirs(a)
+    dirs, share = _top_dirs(a)
     if not dirs:
         return []
-    text = t("verdict.for_default", lang, {"dirs": t("list.and", lang).join(sanitize.code(d) for d in dirs)}, raw=True)
+    params = {"dirs": t("list.and", lang).join(sanitize.code(d) for d in dirs), "share": share}
+    text = t("verdict.for_default", lang, params, raw=True)
     return [GuideClaim("audience.default", "audience", text, tuple(Evidence(path=d, source="metadata") for d in dirs))]
 
 
@@ -309,7 +310,9 @@ def _tests(a: Any, lang: str, counts: Evidence) -> list[GuideClaim]:
 def _deps(a: Any, lang: str) -> list[GuideClaim]:
     out = []
     for f in a.files:
-        if f.kind == "generated":
+        # A deleted file's installs are not dependency changes of anything still built
+        # ("`pip` removed" for a removed Dockerfile): the removed-files line says it.
+        if f.kind == "generated" or f.status == "removed":
             continue
         for d in f.dependency_changes:
             key = f"deps.{d.action}" if d.action in ("added", "removed", "changed") else "deps.changed"
@@ -350,8 +353,8 @@ def _follow(facts: Any, lang: str, counts: Evidence) -> list[GuideClaim]:
         if item.file is not None:
             params.setdefault("file", item.file)
         out.append(GuideClaim(item.key, "follow_ups", t(item.key, lang, params), follow_evidence(item)))
-    if not out:
-        out.append(GuideClaim("follow.none", "follow_ups", t("follow.none", lang), (counts,)))
+    # "Nothing obvious left to do" was rated vague or generic by every reader: with nothing to
+    # say, the section says nothing.
     return out
 
 
@@ -404,13 +407,25 @@ def _housekeeping_line(house: Housekeeping, lang: str) -> str:
     return t("focus.housekeeping", lang, {"items": t("list.sep", lang).join(items)}, raw=True)
 
 
-def _top_dirs(analysis: DiffAnalysis, n: int = 2) -> list[str]:
+#: A folder is named as the audience's only when it holds at least this share of the changed code lines.
+_AUDIENCE_SHARE = 0.25
+
+
+def _top_dirs(analysis: DiffAnalysis, n: int = 2) -> tuple[list[str], int]:
+    """The (at most ``n``) folders holding the most changed lines of source, config and build
+    files, each with at least :data:`_AUDIENCE_SHARE` of them, and the percentage they hold
+    together. A folder named without its share read as an arbitrary pick (examples and CI
+    folders beside the real change), so the share is stated and small ones are left out."""
     weight: dict[str, int] = defaultdict(int)
     for f in analysis.files:
-        if f.counts_as_code and f.kind not in ("test", "docs"):
+        if f.kind in ("source", "config", "build") and f.status != "removed":
             head = f.path.rsplit("/", 1)[0] + "/" if "/" in f.path else f.path
             weight[head] += f.changes or 1
-    return [d for d, _ in sorted(weight.items(), key=lambda kv: -kv[1])[:n]]
+    total = sum(weight.values())
+    ranked = [(d, w) for d, w in sorted(weight.items(), key=lambda kv: (-kv[1], kv[0]))[:n] if w >= _AUDIENCE_SHARE * total]
+    if not ranked:
+        return [], 0
+    return [d for d, _ in ranked], int(100 * sum(w for _, w in ranked) / total)
 
 
 def _focus_line(point: FocusPoint, lang: str) -> str:
