@@ -20,6 +20,7 @@ from bot.engine.render.summary import choose as choose_summary
 from bot.engine.rules import load_rules
 from bot.engine.rules.model import RuleHit
 from bot.engine.snapshot import PullRequestSnapshot
+from bot.sources.bundle import load_bundle
 
 H1 = SHARED / "corpus" / "verl-2026h1"
 FOLDERS = (SHARED / "corpus" / "verl", H1)
@@ -172,3 +173,13 @@ def test_a_removed_files_installs_are_not_listed_as_dependency_changes():
                         dependency_changes=(DependencyChange("torch", "changed", old_spec="==2.5", new_spec="==2.6"),))
     deps = [c for c in build(facts([POINT], files=(gone, kept)), "en") if c.section == "deps"]
     assert [c.evidence[0].path for c in deps] == ["requirements.txt"]
+
+
+@needs_corpus
+def test_why_n_and_the_comment_number_the_same_focus_points():
+    rules = load_rules([], defaults=True)
+    for path in sorted(H1.glob("*.json"))[:40]:
+        g = build_guide(load_bundle(path), rules, lang="en")
+        shown = [c for c in g.data["claims"] if c["section"] == "focus"]
+        assert len(shown) == len(g.focus), path.name
+        assert all(p.evidence for p in g.focus), path.name

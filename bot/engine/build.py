@@ -31,6 +31,7 @@ from bot.engine.render.guide import (
     render_claims,
     summary_line,
 )
+from bot.engine.render.ledger import point_evidence
 from bot.engine.render.messages import t
 from bot.engine.rules.model import LANGUAGES, LabelSpec, RuleHit
 from bot.engine.snapshot import PullRequestSnapshot
@@ -228,7 +229,10 @@ def _build_guide(
         data=data,
         skipped=classification.skip,
         classification=classification,
-        focus=points,
+        # The points as the guide numbers them: only those with evidence are shown (the
+        # ledger's rule), each with the evidence it is shown with, so `/prguide why N` and
+        # the comment agree on N.
+        focus=tuple(p._replace(evidence=ev) for p in points for ev in [point_evidence(p)] if ev),
     )
 
 
