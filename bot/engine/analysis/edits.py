@@ -114,7 +114,7 @@ def _statements(lines: Sequence[DiffLine], start: int, end: int, side: str) -> l
         parts.append(stripped)
         depth += code.count("(") + code.count("[") + code.count("{") - code.count(")") - code.count("]") - code.count("}")
         if depth <= 0 and not code.rstrip().endswith("\\"):
-            text = " ".join(parts)
+            text = _join(parts)
             if len(text) > _MAX_STATEMENT:
                 return None
             raw0 = lines[first].text
@@ -124,6 +124,21 @@ def _statements(lines: Sequence[DiffLine], start: int, end: int, side: str) -> l
         elif len(parts) > _MAX_STATEMENT_LINES:
             return None
     return None if parts else out
+
+
+def _join(parts: list[str]) -> str:
+    """The lines of one statement as one line: ``f(\n    a,\n)`` reads ``f(a)``."""
+    if len(parts) == 1:
+        return parts[0]
+    out = parts[0]
+    for part in parts[1:]:
+        if part[:1] in ")]}":
+            out = out.rstrip().removesuffix(",") + part
+        elif out.endswith(("(", "[", "{")):
+            out += part
+        else:
+            out += " " + part
+    return out
 
 
 def _parse(text: str, budget: Budget) -> ast.stmt | None:
@@ -373,6 +388,29 @@ def _opener_is_new(lines: Sequence[DiffLine], index: int, indent: int, skip_if: 
     return False
 
 
+def _branch(old: list[_Stmt], new: list[_Stmt], budget: Budget) -> tuple[str, str] | None:
+    """``(condition, first statement of the new path)`` when ``new`` is ``if cond:`` + a new
+    path + ``else:`` + exactly ``old`` one level deeper: the old code still runs, but only
+    when ``cond`` does not hold."""
+    if len(new) < len(old) + 3 or not new[0].text.startswith("if ") or new[0].indent != old[0].indent:
+        return None
+    head = new[0]
+    tail = new[len(new) - len(old) :]
+    other = new[len(new) - len(old) - 1]
+    if other.text != "else:" or other.indent != head.indent:
+        return None
+    shift = tail[0].indent - old[0].indent
+    if shift <= 0 or any(b.norm != o.norm or b.indent - o.indent != shift for b, o in zip(tail, old)):
+        return None
+    path = new[1 : len(new) - len(old) - 1]
+    if not path or any(s.indent <= head.indent for s in path):
+        return None  # an `elif` or code at the `if`'s level: not one new path
+    node = _parse(head.text, budget)
+    if not isinstance(node, ast.If):
+        return None
+    return _unparse(node.test), path[0].text
+
+
 def _guard(outer: list[_Stmt], inner: list[_Stmt], budget: Budget) -> tuple[str, str] | None:
     """``(condition, first guarded statement)`` when ``inner`` is ``if cond:`` followed by
     exactly ``outer`` one level deeper (so ``outer`` now runs only when ``cond`` holds)."""
@@ -454,6 +492,11 @@ def _block(lines: Sequence[DiffLine], i: int, j: int, k: int, section: str, path
     old_norms = {s.norm for s in old}
     new_norms = {s.norm for s in new}
     if old and new:
+        branch = _branch(old, new, budget)
+        if branch is not None:
+            symbol, _ = _enclosing(lines, j, ADDED, new[0].indent, section)
+            out.append(Edit("branch_added", path, symbol, _short(old[0].text), _short(branch[1]), _short(branch[0]), new[0].line, old[0].line))
+            return
         guard = _guard(old, new, budget)
         if guard is not None:
             symbol, _ = _enclosing(lines, j, ADDED, new[0].indent, section)
@@ -520,9 +563,10 @@ def edits_from_facts(facts: Iterable[BehaviourFact]) -> list[Edit]:
 # --- consequence -------------------------------------------------------------------------------
 
 #: Edits whose condition decides who they can affect.
-#: Only a raise fires exactly when its condition holds: an assert fails when it does not,
-#: and a guard stops existing code from running, so neither is "new options only".
-CONDITIONED = ("raise_added",)
+#: Only a raise or a new branch fires exactly when its condition holds: an assert fails
+#: when it does not, and a guard stops existing code from running, so neither is
+#: "new options only". The condition is ``new`` of a raise, ``detail`` of a branch.
+CONDITIONED = ("raise_added", "branch_added")
 
 
 def introduced_names(files: Iterable[object]) -> frozenset[str]:
@@ -596,6 +640,7 @@ def mark_new_only(edits: Sequence[Edit], fresh: frozenset[str]) -> list[Edit]:
             # In a block the diff opens, a condition that does not name a new option
             # still says nothing about who reaches the check: unknown ("").
             otherwise = "" if e.consequence == "unknown" else "existing"
-            e = replace(e, consequence="new_only" if new_only(e.new, fresh) else otherwise)
+            cond = e.detail if e.kind == "branch_added" else e.new
+            e = replace(e, consequence="new_only" if new_only(cond, fresh) else otherwise)
         out.append(e)
     return out

@@ -56,6 +56,7 @@ EDIT_KINDS = (
     "cast_added",  # ``.to(dtype)``, ``.float()``, ``dtype=``, device moves
     "cast_removed",
     "moved_changed",  # a block moved with its body changed
+    "branch_added",  # a statement kept under a new ``else:``, a new path taken when a condition holds
 )
 
 #: File kinds in the order :attr:`DiffAnalysis.behaviour` lists their facts.

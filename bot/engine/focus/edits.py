@@ -37,6 +37,8 @@ _KEYS = {
     "assert_removed": (N_("focus.edit.assert_removed"), N_("focus.edit.assert_removed.at")),
     "cast_added": (N_("focus.edit.cast_added"), N_("focus.edit.cast_added.at")),
     "cast_removed": (N_("focus.edit.cast_removed"), N_("focus.edit.cast_removed.at")),
+    "branch_added": (N_("focus.edit.branch_added"), N_("focus.edit.branch_added.at")),
+    "branch_added_new": (N_("focus.edit.branch_added_new"), N_("focus.edit.branch_added_new.at")),
 }
 
 #: How much each form of edit weighs as a focus point (orders points; behaviour a
@@ -59,6 +61,9 @@ _WEIGHTS = {
     "assert_added": FACT_WEIGHT - 6,
     "call_args_changed": FACT_WEIGHT - 8,
     "raise_added_new": API_WEIGHT - 10,
+    "branch_added": FACT_WEIGHT + 2,
+    # An opt-in path is what a feature adds: above its config keys, below changed behaviour.
+    "branch_added_new": FACT_WEIGHT - 10,
 }
 #: Edits of example scripts and build files weigh this much less than edits of the package.
 _SCRIPT_DISCOUNT = 20
@@ -72,8 +77,8 @@ def _form(edit: Edit) -> str:
     """The message form of ``edit``: its kind, split where the words differ."""
     if edit.kind == "call_args_changed":
         return {"+": "call_args_added", "-": "call_args_removed"}.get(edit.detail[:1], "call_args_changed")
-    if edit.kind == "raise_added" and edit.consequence == "new_only":
-        return "raise_added_new"
+    if edit.kind in ("raise_added", "branch_added") and edit.consequence == "new_only":
+        return edit.kind + "_new"
     return edit.kind
 
 
@@ -89,7 +94,7 @@ def edit_message(edit: Edit) -> tuple[str, dict[str, Any]]:
         before, _, after = edit.detail.partition(" -> ")
         params["old"], params["new"] = before, after
     elif form in ("raise_added", "raise_added_new", "raise_removed", "constant_changed", "parameter_default_changed",
-                  "guard_added", "guard_removed", "cast_added", "cast_removed"):
+                  "guard_added", "guard_removed", "cast_added", "cast_removed", "branch_added", "branch_added_new"):
         params["code"] = edit.detail
     return _KEYS[form][0 if edit.symbol else 1], params
 
