@@ -190,6 +190,7 @@ def focus_points(
     per_file: dict[str | None, int] = defaultdict(int)
     seen: set[tuple[str | None, str | None]] = set()
     said_keys: dict[tuple[frozenset[str], int], int] = {}  # new config keys already said -> index of their point
+    merged: set[str | None] = set()  # files whose new keys an earlier point counts
     for point in candidates:
         # The same file and symbol said twice (a rule's note and a built-in point) is one point.
         ident = (point.file, point.symbol) if point.symbol else (point.file, point.key or next(iter(point.text.values()), None))
@@ -202,8 +203,11 @@ def focus_points(
             if earlier is not None:
                 first = chosen[earlier]
                 chosen[earlier] = first._replace(params={**first.params, "files": first.params.get("files", 0) + 1})
+                merged.add(point.file)
                 continue
             said_keys[keys] = len(chosen)
+        if point.file in merged and point.key in ("focus.largest", "focus.largest_symbols"):
+            continue  # its lines are the keys an earlier point already counts
         seen.add(ident)
         per_file[point.file] += 1
         chosen.append(point)
