@@ -240,9 +240,15 @@ class _StripCasts(ast.NodeTransformer):
         return node
 
 
+#: Text one of two statements holds more often than the other when a cast came or went.
+_CAST_TEXTS = tuple(f".{m}(" for m in sorted(_CAST_METHODS)) + tuple(f"{k}=" for k in sorted(_CAST_KEYWORDS))
+
+
 def _cast_edit(old: ast.stmt, new: ast.stmt) -> tuple[str, str] | None:
     """``(kind, cast text)`` when one statement is the other with casts added or removed."""
     old_text, new_text = _unparse(old), _unparse(new)
+    if not any(old_text.count(c) != new_text.count(c) for c in _CAST_TEXTS):
+        return None  # the cheap test first: unparsing twice more costs milliseconds
     if not old_text or not new_text or old_text == new_text:
         return None
     strip_new = _StripCasts()
@@ -310,7 +316,7 @@ def _condition(node: ast.stmt) -> str:
 
 def _pair_edit(old: _Stmt, new: _Stmt, old_node: ast.stmt, new_node: ast.stmt, at_body: bool) -> tuple[str, str, str, str] | None:
     """``(kind, old, new, detail)`` of one paired statement change, or None."""
-    cast = _cast_edit(old_node, new_node)
+    cast = _cast_edit(old_node, new_node) if any(old.text.count(c) != new.text.count(c) for c in _CAST_TEXTS) else None
     if cast is not None:
         return cast[0], old.text, new.text, cast[1]
     call = _call_edit(old_node, new_node)
@@ -330,7 +336,7 @@ def _pair_edit(old: _Stmt, new: _Stmt, old_node: ast.stmt, new_node: ast.stmt, a
     return None
 
 
-def _check(stmt: _Stmt, node: ast.stmt, lines: Sequence[DiffLine], side: str) -> tuple[str, str, str] | None:
+def _check(stmt: _Stmt, node: ast.stmt, lines: Sequence[DiffLine], side: str, budget: Budget) -> tuple[str, str, str] | None:
     """``(kind, condition, exception)`` for a ``raise`` under an ``if`` or an ``assert``."""
     if isinstance(node, ast.Assert):
         return "assert", _unparse(node.test), "AssertionError"
@@ -343,11 +349,10 @@ def _check(stmt: _Stmt, node: ast.stmt, lines: Sequence[DiffLine], side: str) ->
     opener = _opener(lines, stmt.index, side, stmt.indent)
     if not opener.startswith(("if ", "elif ")):
         return None  # under else/except/for...: no condition of its own to state
-    cond = opener.split(" ", 1)[1].strip()
-    cond = code_only(cond).rstrip()[:-1].strip() if code_only(cond).rstrip().endswith(":") else ""
-    if not cond:
-        return None
-    return "raise", cond, name
+    head = _parse(opener, budget)
+    if not isinstance(head, ast.If):
+        return None  # a one-line `if x: raise ...` or an opener cut by the hunk
+    return "raise", _unparse(head.test), name
 
 
 def _opener(lines: Sequence[DiffLine], index: int, side: str, indent: int) -> str:
@@ -535,7 +540,7 @@ def _block(lines: Sequence[DiffLine], i: int, j: int, k: int, section: str, path
             node = _parse(s.text, budget)
             if node is None:
                 continue
-            check = _check(s, node, lines, side)
+            check = _check(s, node, lines, side, budget)
             if check is None:
                 continue
             what, cond, exc = check
