@@ -137,9 +137,17 @@ def edit_points(analysis: DiffAnalysis) -> list[FocusPoint]:
 
     The point's ``symbol`` is the enclosing definition (the path when at module level),
     so two edits of one definition are one point (the heavier)."""
-    out = []
+    # The same edit in several files (one condition fixed in two managers) is one point.
+    groups: dict[tuple[str, str, str, str], list[tuple[int, Edit]]] = {}
     for weight, edit in _ranked(analysis)[:_MAX_EDIT_POINTS]:
+        groups.setdefault((edit.kind, edit.old, edit.new, edit.detail), []).append((weight, edit))
+    out = []
+    for members in groups.values():
+        weight, edit = members[0]
         key, params = edit_message(edit)
-        symbol = edit.symbol or None
-        out.append(FocusPoint(edit.path, symbol, key, params, weight=weight, evidence=(edit.evidence,)))
+        paths = dict.fromkeys(e.path for _w, e in members)
+        if len(paths) > 1:
+            params["files"] = len(paths) - 1
+        evidence = tuple(e.evidence for _w, e in members[:3])
+        out.append(FocusPoint(edit.path, edit.symbol or None, key, params, weight=weight, evidence=evidence))
     return out

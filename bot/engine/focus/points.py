@@ -108,6 +108,9 @@ _FACT_KEYS = {
 }
 _BREAKING_KINDS = ("default_changed", "key_removed", "key_renamed", "field_removed", "signature_changed",
                    "symbol_removed", "symbol_renamed", "symbol_moved", "check_added", "dep_floor_raised")
+#: Exact-edit points shown at most: a large pull request's many edits must not crowd out
+#: its other facts (a new environment variable, a removed key).
+_MAX_EDIT_POINTS = 3
 #: Facts read per pull request: a 3,000-file refactor has thousands, and six points are shown.
 _MAX_FACTS = 200
 
@@ -191,11 +194,14 @@ def focus_points(
     seen: set[tuple[str | None, str | None]] = set()
     said_keys: dict[tuple[frozenset[str], int], int] = {}  # new config keys already said -> index of their point
     merged: set[str | None] = set()  # files whose new keys an earlier point counts
+    edits_chosen = 0
     for point in candidates:
         # The same file and symbol said twice (a rule's note and a built-in point) is one point.
         ident = (point.file, point.symbol) if point.symbol else (point.file, point.key or next(iter(point.text.values()), None))
         if ident in seen or (point.file and per_file[point.file] >= MAX_PER_FILE):
             continue
+        if point.key and point.key.startswith("focus.edit.") and edits_chosen >= _MAX_EDIT_POINTS:
+            continue  # leave room for the pull request's other facts
         if point.key in ("focus.config_added", "focus.config_added.plain"):
             # The same new keys in five config files are one change, said once ("here and in 4 other files").
             keys = (frozenset(short_name(n) for n in point.params.get("names", ())), point.params.get("count", 0))
@@ -210,6 +216,7 @@ def focus_points(
             continue  # its lines are the keys an earlier point already counts
         seen.add(ident)
         per_file[point.file] += 1
+        edits_chosen += bool(point.key and point.key.startswith("focus.edit."))
         chosen.append(point)
         if len(chosen) == MAX_FOCUS:
             break
