@@ -328,3 +328,20 @@ def test_edits_stay_cheap_on_a_3000_file_pull_request():
     with_edits = sum(1 for f in a.files if f.edits)
     assert 0 < with_edits <= 400
     assert elapsed < 20  # generous: shared CI machines; bench/guide_speed.py measures the real figure
+
+
+def test_the_same_edit_in_several_files_is_one_point():
+    patch = CALLEE
+    snap = _snapshot(_file("pkg/a.py", patch), _file("pkg/b.py", patch))
+    ps = [p for p in _focus(snap) if p.key and p.key.startswith("focus.edit.")]
+    assert len(ps) == 1 and ps[0].params["files"] == 1 and len(ps[0].evidence) == 2
+    assert t(ps[0].key, "en", ps[0].params).endswith("with the same arguments")
+
+
+def test_at_most_three_edit_points_leave_room_for_other_facts():
+    patches = [CALLEE.replace("eval", f"ev{i}") for i in range(5)]
+    snap = _snapshot(*[_file(f"pkg/m{i}.py", p) for i, p in enumerate(patches)],
+                     _file("pkg/cfg.yaml", "@@ -1,2 +1,3 @@\n a:\n   b: 1\n+  c: 2\n"))
+    ps = _focus(snap)
+    assert sum(1 for p in ps if p.key and p.key.startswith("focus.edit.")) == 3
+    assert any(p.file == "pkg/cfg.yaml" for p in ps)

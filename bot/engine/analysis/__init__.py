@@ -8,6 +8,9 @@ Pure: no network, no I/O. :func:`analyse` turns a
 * :mod:`bot.engine.analysis.python` - Python definitions, data class fields, tests, shims;
 * :mod:`bot.engine.analysis.pybehaviour` - Python behaviour facts: defaults, signatures,
   checks, renames and moves;
+* :mod:`bot.engine.analysis.edits` - exact statement changes of Python files
+  (:class:`~bot.engine.analysis.model.Edit`: calls, callees, casts, conditions, guards,
+  raises...), on :attr:`FileAnalysis.edits`, with a parse budget per pull request;
 * :mod:`bot.engine.analysis.symbols` - definitions in C/C++, Go, Rust, JS/TS, shell, Java;
 * :mod:`bot.engine.analysis.config_keys` - YAML/TOML/INI/JSON keys and changed values;
 * :mod:`bot.engine.analysis.deps` - dependency changes;
@@ -28,10 +31,30 @@ from dataclasses import replace
 
 from bot.engine.analysis.config_keys import KeyChanges, config_changes
 from bot.engine.analysis.deps import dependency_changes, submodule_change
-from bot.engine.analysis.edits import CONDITIONED, Budget, edits_from_facts, file_edits, introduced_names, mark_new_only
+from bot.engine.analysis.edits import (
+    CONDITIONED,
+    Budget,
+    edits_from_facts,
+    file_edits,
+    introduced_names,
+    mark_new_only,
+)
 from bot.engine.analysis.envvars import EnvFacts, dialect_of, env_facts, reconcile
-from bot.engine.analysis.kinds import is_submodule_patch, kind_of, language_of, validate_kind_globs
-from bot.engine.analysis.model import BEHAVIOUR_KINDS, KINDS, BehaviourFact, Definition, DependencyChange, DiffAnalysis, FileAnalysis
+from bot.engine.analysis.kinds import (
+    is_submodule_patch,
+    kind_of,
+    language_of,
+    validate_kind_globs,
+)
+from bot.engine.analysis.model import (
+    BEHAVIOUR_KINDS,
+    KINDS,
+    BehaviourFact,
+    Definition,
+    DependencyChange,
+    DiffAnalysis,
+    FileAnalysis,
+)
 from bot.engine.analysis.patch import ADDED, REMOVED, DiffLine, Hunk, parse_patch
 from bot.engine.analysis.pybehaviour import DefSite, match_definitions, relocation_facts
 from bot.engine.analysis.python import analyse_python

@@ -39,8 +39,8 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import replace
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from bot.engine.analysis.model import BehaviourFact, Edit
 from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, DiffLine, Hunk
@@ -69,7 +69,7 @@ _LOG_CALLS = ("print", "logger.", "logging.", "log.", "warnings.warn", "self.log
 class Budget:
     """How many statement parses an analysis may still spend (shared by all files of one pull request)."""
 
-    __slots__ = ("parses", "files")
+    __slots__ = ("files", "parses")
 
     def __init__(self, parses: int = 3000, files: int = 400):
         self.parses = parses
@@ -79,7 +79,7 @@ class Budget:
 class _Stmt:
     """One logical statement of one side of a change block."""
 
-    __slots__ = ("text", "indent", "index", "line", "norm")
+    __slots__ = ("indent", "index", "line", "norm", "text")
 
     def __init__(self, text: str, indent: int, index: int, line: int):
         self.text = text
@@ -229,10 +229,10 @@ class _StripCasts(ast.NodeTransformer):
             and func.attr in _CAST_METHODS
             and len(node.args) <= 1
             and all(k.arg in _TO_KEYWORDS for k in node.keywords)
+            and (func.attr != "type" or node.args)  # `x.type()` reads a type, it casts nothing
         ):
-            if func.attr != "type" or node.args:
-                self.found.append("." + _unparse(ast.Call(ast.Name(func.attr), node.args, node.keywords)))
-                return func.value
+            self.found.append("." + _unparse(ast.Call(ast.Name(func.attr), node.args, node.keywords)))
+            return func.value
         kept = [k for k in node.keywords if k.arg not in _CAST_KEYWORDS]
         if len(kept) != len(node.keywords):
             self.found.extend(f"{k.arg}={_unparse(k.value)}" for k in node.keywords if k.arg in _CAST_KEYWORDS)
@@ -328,11 +328,17 @@ def _pair_edit(old: _Stmt, new: _Stmt, old_node: ast.stmt, new_node: ast.stmt, a
         before, after = _condition(old_node), _condition(new_node)
         if before and after and before != after:
             return "condition_changed", before, after, old.text.split()[0]
-    if at_body and isinstance(old_node, ast.Assign) and isinstance(new_node, ast.Assign):
-        if len(old_node.targets) == 1 and len(new_node.targets) == 1:
-            name = _unparse(old_node.targets[0])
-            if name == _unparse(new_node.targets[0]) and isinstance(old_node.targets[0], ast.Name) and not name.startswith("__"):
-                return "constant_changed", _unparse(old_node.value), _unparse(new_node.value), name
+    if (
+        at_body
+        and isinstance(old_node, ast.Assign)
+        and isinstance(new_node, ast.Assign)
+        and len(old_node.targets) == 1
+        and len(new_node.targets) == 1
+        and isinstance(old_node.targets[0], ast.Name)
+    ):
+        name = old_node.targets[0].id
+        if name == _unparse(new_node.targets[0]) and not name.startswith("__"):  # `__all__` lists exports
+            return "constant_changed", _unparse(old_node.value), _unparse(new_node.value), name
     return None
 
 
