@@ -345,3 +345,29 @@ def test_at_most_three_edit_points_leave_room_for_other_facts():
     ps = _focus(snap)
     assert sum(1 for p in ps if p.key and p.key.startswith("focus.edit.")) == 3
     assert any(p.file == "pkg/cfg.yaml" for p in ps)
+
+
+def test_a_value_a_function_computes_is_an_assignment_change():
+    # Class 9: an effective learning rate that now shrinks with the micro-batch count.
+    patch = """@@ -3,4 +3,4 @@ class Actor:
+     def step(self, n):
+         x = 1
+-        lr = self.base_lr
++        lr = self.base_lr / n
+         return lr
+"""
+    (edit,) = _edits(patch)
+    assert (edit.kind, edit.detail, edit.old, edit.new) == ("assignment_changed", "lr", "self.base_lr", "self.base_lr / n")
+    assert "`lr` is now `self.base_lr / n` (was `self.base_lr`)" in edit_sentence(edit, "en")
+
+
+def test_an_argument_line_of_a_call_opened_above_is_not_read_as_a_statement():
+    patch = """@@ -3,5 +3,5 @@ def build(cfg):
+     engine = Engine(
+         name=cfg.name,
+-        mode=cfg.mode,
++        mode=cfg.engine.mode,
+     )
+"""
+    # Alone, `mode=cfg.mode,` parses as an assignment of a tuple: that would be untrue.
+    assert _edits(patch) == ()

@@ -97,6 +97,8 @@ def _short(text: str) -> str:
 def _statements(lines: Sequence[DiffLine], start: int, end: int, side: str) -> list[_Stmt] | None:
     """Logical statements of ``lines[start:end]`` (all on one side); None when a run
     holds a string that spans lines (a docstring) or a statement too long to read."""
+    if _continues(lines, start, side):
+        return None
     out: list[_Stmt] = []
     parts: list[str] = []
     depth = 0
@@ -124,6 +126,30 @@ def _statements(lines: Sequence[DiffLine], start: int, end: int, side: str) -> l
         elif len(parts) > _MAX_STATEMENT_LINES:
             return None
     return None if parts else out
+
+
+_CONTINUING = ("(", "[", "{", ",", "\\", "=", "+", "-", "*", "/", " and", " or", " if", " else")
+
+
+def _continues(lines: Sequence[DiffLine], start: int, side: str) -> bool:
+    """True when ``lines[start]`` continues a statement begun above it (an argument of a
+    call opened on a context line): read alone, ``x=1,`` would pass for an assignment."""
+    first = lines[start].text
+    indent = len(first) - len(first.lstrip())
+    i = start - 1
+    while i >= 0:
+        line = lines[i]
+        i -= 1
+        if line.kind != CONTEXT and line.kind != side:
+            continue
+        stripped = line.text.strip()
+        if not stripped or stripped[0] == "#":
+            continue
+        code = code_only(stripped).rstrip()
+        if code.endswith(_CONTINUING):
+            return True
+        return len(line.text) - len(line.text.lstrip()) < indent and not code.endswith(":")
+    return False  # the hunk starts here: git starts hunks at statement lines (context precedes)
 
 
 def _join(parts: list[str]) -> str:
@@ -339,7 +365,26 @@ def _pair_edit(old: _Stmt, new: _Stmt, old_node: ast.stmt, new_node: ast.stmt, a
         name = old_node.targets[0].id
         if name == _unparse(new_node.targets[0]) and not name.startswith("__"):  # `__all__` lists exports
             return "constant_changed", _unparse(old_node.value), _unparse(new_node.value), name
+    if not at_body and type(old_node) is type(new_node) and isinstance(old_node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        # `lr = base_lr` -> `lr = base_lr / n`: the value a function computes, stated whole.
+        before, after = _assigned(old_node), _assigned(new_node)
+        if before is not None and after is not None and before[0] == after[0] and before[1] != after[1]:
+            return "assignment_changed", before[1], after[1], before[0]
     return None
+
+
+def _assigned(node: ast.stmt) -> tuple[str, str] | None:
+    """``(target, value)`` of a one-target assignment (``x += 1`` reads ``x +=``, ``1``)."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        return _unparse(node.targets[0]), _unparse(node.value)
+    if isinstance(node, ast.AugAssign):
+        return _unparse(node.target) + " " + _OPS.get(type(node.op), "?") + "=", _unparse(node.value)
+    if isinstance(node, ast.AnnAssign) and node.value is not None:
+        return _unparse(node.target), _unparse(node.value)
+    return None
+
+
+_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**"}
 
 
 def _check(stmt: _Stmt, node: ast.stmt, lines: Sequence[DiffLine], side: str, budget: Budget) -> tuple[str, str, str] | None:

@@ -38,6 +38,7 @@ _KEYS = {
     "cast_added": (N_("focus.edit.cast_added"), N_("focus.edit.cast_added.at")),
     "cast_removed": (N_("focus.edit.cast_removed"), N_("focus.edit.cast_removed.at")),
     "branch_added": (N_("focus.edit.branch_added"), N_("focus.edit.branch_added.at")),
+    "assignment_changed": (N_("focus.edit.assignment_changed"), N_("focus.edit.assignment_changed.at")),
     "branch_added_new": (N_("focus.edit.branch_added_new"), N_("focus.edit.branch_added_new.at")),
 }
 
@@ -59,6 +60,7 @@ _WEIGHTS = {
     "call_args_removed": FACT_WEIGHT,
     "assert_removed": FACT_WEIGHT - 2,
     "assert_added": FACT_WEIGHT - 6,
+    "assignment_changed": FACT_WEIGHT - 4,
     "call_args_changed": FACT_WEIGHT - 8,
     "raise_added_new": API_WEIGHT - 10,
     "branch_added": FACT_WEIGHT + 2,
@@ -94,7 +96,8 @@ def edit_message(edit: Edit) -> tuple[str, dict[str, Any]]:
         before, _, after = edit.detail.partition(" -> ")
         params["old"], params["new"] = before, after
     elif form in ("raise_added", "raise_added_new", "raise_removed", "constant_changed", "parameter_default_changed",
-                  "guard_added", "guard_removed", "cast_added", "cast_removed", "branch_added", "branch_added_new"):
+                  "guard_added", "guard_removed", "cast_added", "cast_removed", "branch_added", "branch_added_new",
+                  "assignment_changed"):
         params["code"] = edit.detail
     return _KEYS[form][0 if edit.symbol else 1], params
 
