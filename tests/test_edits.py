@@ -89,6 +89,9 @@ def test_arguments_added_removed_and_changed():
         ("call_args_changed", "+strict=self.config.strict"),
         ("call_args_changed", "-b"),
     ]
+    (swap,) = _edits("@@ -1,3 +1,3 @@ def f(x):\n     y = 1\n-    hook(module, self.cfg.mode)\n+    hook(module, self.mode)\n")
+    assert swap.detail == "~self.cfg.mode -> self.mode"
+    assert edit_sentence(swap, "en").endswith("`hook(module, self.cfg.mode)` now passes `self.mode` instead of `self.cfg.mode`")
     # A log message's words are not behaviour.
     assert _edits("@@ -1,3 +1,3 @@ def f(x):\n     y = 1\n-    logger.info(f'a {x}')\n+    logger.info(f'b {x}')\n") == ()
 
@@ -227,9 +230,9 @@ def test_main_edit_only_when_one_edit_clearly_dominates():
 
 
 def test_every_edit_form_has_a_message_in_both_languages():
-    forms = {"call_args_added": "+a", "call_args_removed": "-a", "call_args_changed": "~", "call_replaced": "a -> b"}
+    forms = {"call_args_changed": ["+a", "-a", "~", "~a -> b"], "call_replaced": ["a -> b"]}
     for kind in [k for k in EDIT_KINDS if k != "moved_changed"]:
-        details = [forms[k] for k in forms if k.startswith(kind[:9])] if kind == "call_args_changed" else [forms.get(kind, "d")]
+        details = forms.get(kind, ["d"])
         for detail in details:
             for consequence in ("", "new_only"):
                 for symbol in ("f", ""):

@@ -10,7 +10,8 @@ moved or re-indented -- are set aside first), both statements sit in the same en
 definition, and both parse with :mod:`ast` to the same shape. Then:
 
 * a call with the same callee and other arguments: ``call_args_changed``; ``detail`` is
-  ``"+<args>"`` (arguments only added), ``"-<args>"`` (only removed) or ``"~"``;
+  ``"+<args>"`` (arguments only added), ``"-<args>"`` (only removed), ``"~<old> -> <new>"``
+  (one argument in place of another) or ``"~"``;
 * another callee with the same arguments: ``call_replaced`` (``eval(x)`` ->
   ``ast.literal_eval(x)``); ``detail`` is ``"<old callee> -> <new callee>"``;
 * the statement with a cast or device move added or dropped and otherwise equal
@@ -328,6 +329,8 @@ def _call_edit(old: ast.stmt, new: ast.stmt) -> tuple[str, str] | None:
             return "call_args_changed", "+" + ", ".join(fresh)
         if gone and not fresh:
             return "call_args_changed", "-" + ", ".join(gone)
+        if len(old_args) == len(new_args) and len(gone) == 1 and len(fresh) == 1:
+            return "call_args_changed", f"~{gone[0]} -> {fresh[0]}"  # one argument passed in place of another
         return "call_args_changed", "~"
     if old_func != new_func and old_args == new_args:
         return "call_replaced", f"{old_func} -> {new_func}"

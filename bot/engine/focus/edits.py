@@ -23,6 +23,7 @@ _KEYS = {
     "call_args_added": (N_("focus.edit.call_args_added"), N_("focus.edit.call_args_added.at")),
     "call_args_removed": (N_("focus.edit.call_args_removed"), N_("focus.edit.call_args_removed.at")),
     "call_args_changed": (N_("focus.edit.call_args_changed"), N_("focus.edit.call_args_changed.at")),
+    "call_arg_replaced": (N_("focus.edit.call_arg_replaced"), N_("focus.edit.call_arg_replaced.at")),
     "call_replaced": (N_("focus.edit.call_replaced"), N_("focus.edit.call_replaced.at")),
     "parameter_default_changed": (N_("focus.edit.parameter_default_changed"), N_("focus.edit.parameter_default_changed.at")),
     "return_changed": (N_("focus.edit.return_changed"), N_("focus.edit.return_changed.at")),
@@ -61,6 +62,7 @@ _WEIGHTS = {
     "assert_removed": FACT_WEIGHT - 2,
     "assert_added": FACT_WEIGHT - 6,
     "assignment_changed": FACT_WEIGHT - 4,
+    "call_arg_replaced": FACT_WEIGHT - 2,
     "call_args_changed": FACT_WEIGHT - 8,
     "raise_added_new": API_WEIGHT - 10,
     "branch_added": FACT_WEIGHT + 2,
@@ -78,6 +80,8 @@ _KINDS = ("source", "example", "build")
 def _form(edit: Edit) -> str:
     """The message form of ``edit``: its kind, split where the words differ."""
     if edit.kind == "call_args_changed":
+        if edit.detail.startswith("~") and " -> " in edit.detail:
+            return "call_arg_replaced"
         return {"+": "call_args_added", "-": "call_args_removed"}.get(edit.detail[:1], "call_args_changed")
     if edit.kind in ("raise_added", "branch_added") and edit.consequence == "new_only":
         return edit.kind + "_new"
@@ -92,6 +96,9 @@ def edit_message(edit: Edit) -> tuple[str, dict[str, Any]]:
         params["name"] = edit.symbol
     if form in ("call_args_added", "call_args_removed"):
         params["code"] = edit.detail[1:]
+    elif form == "call_arg_replaced":
+        before, _, after = edit.detail[1:].partition(" -> ")
+        params["code"], params["new"] = before, after
     elif form == "call_replaced":
         before, _, after = edit.detail.partition(" -> ")
         params["old"], params["new"] = before, after
