@@ -111,6 +111,9 @@ _BREAKING_KINDS = ("default_changed", "key_removed", "key_renamed", "field_remov
 #: Exact-edit points shown at most: a large pull request's many edits must not crowd out
 #: its other facts (a new environment variable, a removed key).
 _MAX_EDIT_POINTS = 3
+#: Keys of exact-edit points (:mod:`bot.engine.focus.edits`), and of new or removed config keys.
+_EDIT_PREFIX = "focus." + "edit."
+_KEYED = ("focus.config_added", "focus.config_removed")
 #: Facts read per pull request: a 3,000-file refactor has thousands, and six points are shown.
 _MAX_FACTS = 200
 
@@ -166,9 +169,16 @@ def focus_points(
         if f.path in house:
             continue
         points = _file_points(f, is_config, fact_files, named, tested, _has_facts(f), described.get(f.path, 0), renames.get(f.path, ()))
-        if f.path in edited:
-            # Its exact edits say what changed there; "+N/−M lines" would say less.
+        if f.path in edited or any(p.key and p.key.startswith(_KEYED) for p in points):
+            # Its exact edits or its new and removed keys say what changed there; "+N/−M
+            # lines" would say less. The keys take the rank the line count had (the
+            # description may name what is in this file).
+            largest = [p for p in points if p.key in ("focus.largest", "focus.largest_symbols")]
             points = [p for p in points if p.key not in ("focus.largest", "focus.largest_symbols")]
+            keyed = [i for i, p in enumerate(points) if p.key and p.key.startswith(_KEYED)]
+            if keyed and largest:
+                i = keyed[0]
+                points[i] = points[i]._replace(weight=max(points[i].weight, largest[0].weight))
         candidates.extend(points)
     candidates.extend(removed_trees(analysis))
     for thread in review.threads[:2]:
@@ -200,7 +210,7 @@ def focus_points(
         ident = (point.file, point.symbol) if point.symbol else (point.file, point.key or next(iter(point.text.values()), None))
         if ident in seen or (point.file and per_file[point.file] >= MAX_PER_FILE):
             continue
-        if point.key and point.key.startswith("focus.edit.") and edits_chosen >= _MAX_EDIT_POINTS:
+        if point.key and point.key.startswith(_EDIT_PREFIX) and edits_chosen >= _MAX_EDIT_POINTS:
             continue  # leave room for the pull request's other facts
         if point.key in ("focus.config_added", "focus.config_added.plain"):
             # The same new keys in five config files are one change, said once ("here and in 4 other files").
@@ -216,7 +226,7 @@ def focus_points(
             continue  # its lines are the keys an earlier point already counts
         seen.add(ident)
         per_file[point.file] += 1
-        edits_chosen += bool(point.key and point.key.startswith("focus.edit."))
+        edits_chosen += bool(point.key and point.key.startswith(_EDIT_PREFIX))
         chosen.append(point)
         if len(chosen) == MAX_FOCUS:
             break
