@@ -536,6 +536,14 @@ def _shared_tail(a: str, b: str) -> bool:
     return shared >= 2 and shared * 2 > max(len(wa), len(wb)) - 1 and a != b
 
 
+def _leaf_keys(keys: list[str], named: set[str]) -> list[str]:
+    """The keys a user sets: not a section that holds other new keys (``hybrid``
+    beside ``hybrid.enable``), not ``_target_``; those the description names first."""
+    prefixes = {k.rpartition(".")[0] for k in keys}
+    leaves = [k for k in keys if k not in prefixes and short_name(k) != "_target_"] or keys
+    return sorted(leaves, key=lambda k: short_name(k) not in named)
+
+
 def _existing_function(symbol: str, f: FileAnalysis | None) -> bool:
     """True when ``symbol`` (or the class holding it) is not one the diff adds in ``f``."""
     if f is None or f.status == "added":
@@ -582,6 +590,7 @@ def _file_points(
         if keys_removed:
             points.append(FocusPoint(f.path, keys_removed[0], "focus.config_removed" + suffix, {"names": tuple(keys_removed[:MAX_NAMES]), "count": len(keys_removed)}, weight=FACT_WEIGHT - 10))
         if keys_added:
+            keys_added = _leaf_keys(keys_added, named)
             points.append(FocusPoint(f.path, keys_added[0], "focus.config_added" + suffix, {"names": tuple(keys_added[:MAX_NAMES]), "count": len(keys_added)}, weight=RULE_NOTE_WEIGHT - 5 if config else API_WEIGHT - 5))
     if f.kind == "source":
         for shim in f.shims:
