@@ -45,7 +45,7 @@ from dataclasses import replace
 
 from bot.engine.analysis.model import BehaviourFact, Edit
 from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, DiffLine, Hunk
-from bot.engine.analysis.pybehaviour import code_only
+from bot.engine.analysis.pybehaviour import block_opener, code_only
 
 _TEXT_LIMIT = 160
 #: Longer statements are data, not code worth stating.
@@ -400,28 +400,13 @@ def _check(stmt: _Stmt, node: ast.stmt, lines: Sequence[DiffLine], side: str, bu
     name = _unparse(exc)
     if not name or name.rpartition(".")[2] in _NOT_CHECKS or not (name[:1].isupper() or "." in name):
         return None
-    opener = _opener(lines, stmt.index, side, stmt.indent)
+    opener = block_opener(lines, stmt.index, side, stmt.indent)
     if not opener.startswith(("if ", "elif ")):
         return None  # under else/except/for...: no condition of its own to state
     head = _parse(opener, budget)
     if not isinstance(head, ast.If):
         return None  # a one-line `if x: raise ...` or an opener cut by the hunk
     return "raise", _unparse(head.test), name
-
-
-def _opener(lines: Sequence[DiffLine], index: int, side: str, indent: int) -> str:
-    i = index - 1
-    while i >= 0:
-        line = lines[i]
-        i -= 1
-        if line.kind != CONTEXT and line.kind != side:
-            continue
-        stripped = line.text.strip()
-        if not stripped or stripped[0] == "#":
-            continue
-        if len(line.text) - len(line.text.lstrip()) < indent:
-            return stripped if code_only(stripped).rstrip().endswith(":") else ""
-    return ""
 
 
 def _opener_is_new(lines: Sequence[DiffLine], index: int, indent: int, skip_if: bool) -> bool:
