@@ -210,7 +210,6 @@ IDS = (
     N_("focus.removed"),
     N_("focus.shim"),
     N_("focus.tests"),
-    N_("focus.tests_uses"),
     N_("focus.thread"),
     N_("follow.changes_requested"),
     N_("follow.suggestion"),

@@ -8,6 +8,9 @@ Pure: no network, no I/O. :func:`analyse` turns a
 * :mod:`bot.engine.analysis.python` - Python definitions, data class fields, tests, shims;
 * :mod:`bot.engine.analysis.pybehaviour` - Python behaviour facts: defaults, signatures,
   checks, renames and moves;
+* :mod:`bot.engine.analysis.edits` - exact statement changes of Python files
+  (:class:`~bot.engine.analysis.model.Edit`: calls, callees, casts, conditions, guards,
+  raises...), on :attr:`FileAnalysis.edits`, with a parse budget per pull request;
 * :mod:`bot.engine.analysis.symbols` - definitions in C/C++, Go, Rust, JS/TS, shell, Java;
 * :mod:`bot.engine.analysis.config_keys` - YAML/TOML/INI/JSON keys and changed values;
 * :mod:`bot.engine.analysis.deps` - dependency changes;
@@ -28,9 +31,30 @@ from dataclasses import replace
 
 from bot.engine.analysis.config_keys import KeyChanges, config_changes
 from bot.engine.analysis.deps import dependency_changes, submodule_change
+from bot.engine.analysis.edits import (
+    CONDITIONED,
+    Budget,
+    edits_from_facts,
+    file_edits,
+    introduced_names,
+    mark_new_only,
+)
 from bot.engine.analysis.envvars import EnvFacts, dialect_of, env_facts, reconcile
-from bot.engine.analysis.kinds import is_submodule_patch, kind_of, language_of, validate_kind_globs
-from bot.engine.analysis.model import BEHAVIOUR_KINDS, KINDS, BehaviourFact, Definition, DependencyChange, DiffAnalysis, FileAnalysis
+from bot.engine.analysis.kinds import (
+    is_submodule_patch,
+    kind_of,
+    language_of,
+    validate_kind_globs,
+)
+from bot.engine.analysis.model import (
+    BEHAVIOUR_KINDS,
+    KINDS,
+    BehaviourFact,
+    Definition,
+    DependencyChange,
+    DiffAnalysis,
+    FileAnalysis,
+)
 from bot.engine.analysis.patch import ADDED, REMOVED, DiffLine, Hunk, parse_patch
 from bot.engine.analysis.pybehaviour import DefSite, match_definitions, relocation_facts
 from bot.engine.analysis.python import analyse_python
@@ -81,12 +105,13 @@ def analyse_file(file: ChangedFile, *, kinds: Mapping[str, Sequence[str]] | None
     built-in ones (see :func:`bot.engine.analysis.kinds.kind_of`; invalid globs raise
     ``ValueError``). Any patch text is accepted.
     """
-    analysis, sites, _env = _analyse_file(file, kinds)
-    return _relocate([analysis], [sites])[0] if sites else analysis
+    analysis, sites, _env = _analyse_file(file, kinds, Budget())
+    analysis = _relocate([analysis], [sites])[0] if sites else analysis
+    return _consequences([analysis])[0]
 
 
 def _analyse_file(
-    file: ChangedFile, kinds: Mapping[str, Sequence[str]] | None
+    file: ChangedFile, kinds: Mapping[str, Sequence[str]] | None, budget: Budget
 ) -> tuple[FileAnalysis, tuple[DefSite, ...], EnvFacts | None]:
     patch = file.patch
     hunks = parse_patch(patch) if patch else ()
@@ -122,6 +147,11 @@ def _analyse_file(
             )
             if py.behaviour:
                 behaviour.extend(py.behaviour)
+            edits = file_edits(hunks, path, kind, budget)
+            if py.behaviour and kind != "test":
+                edits += tuple(edits_from_facts(py.behaviour))
+            if edits:
+                facts["edits"] = edits
             sites = py.sites
             if kind in _FIELD_KINDS:
                 keys = KeyChanges(py.fields_added, py.fields_removed, py.fields_changed)
@@ -215,11 +245,21 @@ def analyse(snapshot: PullRequestSnapshot, *, kinds: Mapping[str, Sequence[str]]
     """
     if kinds:
         validate_kind_globs(kinds)
-    results = [_analyse_file(f, kinds) for f in snapshot.files]
+    budget = Budget()
+    results = [_analyse_file(f, kinds, budget) for f in snapshot.files]
     files = [r[0] for r in results]
     sites = [r[1] for r in results]
     files = _relocate(files, sites)
     env = [r[2] for r in results]
     if len(env) - env.count(None) > 1:  # a file alone has nothing to judge against
         files = reconcile(files, env)
-    return DiffAnalysis(files=tuple(files))
+    return DiffAnalysis(files=tuple(_consequences(files)))
+
+
+def _consequences(files: list[FileAnalysis]) -> list[FileAnalysis]:
+    """``files`` with the consequence of each conditioned edit (raise, assert, guard) set:
+    ``"new_only"`` when its condition names only what the pull request itself adds."""
+    if not any(e.kind in CONDITIONED for f in files for e in f.edits):
+        return files
+    fresh = introduced_names(files)
+    return [replace(f, edits=tuple(mark_new_only(f.edits, fresh))) if f.edits else f for f in files]

@@ -56,6 +56,8 @@ EDIT_KINDS = (
     "cast_added",  # ``.to(dtype)``, ``.float()``, ``dtype=``, device moves
     "cast_removed",
     "moved_changed",  # a block moved with its body changed
+    "branch_added",  # a statement kept under a new ``else:``, a new path taken when a condition holds
+    "assignment_changed",  # a local name given another value inside a function (not a call's arguments)
 )
 
 #: File kinds in the order :attr:`DiffAnalysis.behaviour` lists their facts.

@@ -178,8 +178,6 @@ def tested_names(analysis: DiffAnalysis) -> set[str]:
 
 
 _TOKEN = re.compile(r"/?[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z0-9_]+)*|\d+(?:\.\d+)+(?:[.\-]?[A-Za-z]\w*)?")
-#: A name given a value or defined on a line: ``NAME = ...``, ``name: int = ...``, ``def name(``.
-_DEFINED = re.compile(r"^\s*(?:def |class |async def )?([A-Za-z_][A-Za-z0-9_]*)\s*(?:[:=(]|$)")
 _CAPS = re.compile(r"^[A-Z][A-Z0-9_]{4,}$")
 _STOP = frozenset(keyword.kwlist) | {
     "self", "None", "True", "False", "print", "range", "return", "isinstance", "getattr", "setattr", "hasattr",
@@ -188,33 +186,32 @@ _STOP = frozenset(keyword.kwlist) | {
 }
 
 
-#: Lines per side read for the names a change brings in.
-_MAX_TOKEN_LINES = 100
-
-
 def introduced_names(f: FileAnalysis, named: set[str] = frozenset(), limit: int = 3) -> tuple[str, ...]:
     """Code-like names (``snake_case``, ``CamelCase``, ``dotted.names``, ``kebab-names``)
-    that the added lines of ``f`` bring in and its removed lines did not have, then those
-    the removed lines had and the added lines dropped; names the title or description
-    use first. At most ``limit``."""
-    if not f.added_lines and not f.removed_lines:
+    that one replaced line of ``f`` brings in or drops: only when the file's change is
+    exactly one removed and one added line, so a name is one of the line's own words
+    that differ (``fsdp-vlm`` -> ``megatron-vlm`` in a CI ``needs:`` list). A bigger
+    change gives nothing: a name from anywhere in it may sit on an unchanged, moved or
+    prose line elsewhere, and the point then says less rather than something untrue.
+    Names the title or description use come first. At most ``limit``."""
+    if len(f.added_lines) != 1 or len(f.removed_lines) != 1 or f.kind == "docs":
         return ()
-    added_text = "\n".join(x for x in f.added_lines[:_MAX_TOKEN_LINES] if not COMMENT_LINE.match(x))
-    removed_text = "\n".join(x for x in f.removed_lines[:_MAX_TOKEN_LINES] if not COMMENT_LINE.match(x))
-    plus = _tokens(added_text, named)
-    minus = _tokens(removed_text, named)
-    new = [t for t in plus if t not in minus]
-    gone = [t for t in minus if t not in plus]
-    # Names on both sides are worth showing when the author names them, or when the
-    # change is too small to bring in names of its own.
-    kept = [t for t in plus if t in minus and (t in named or short_name(t) in named or len(new) + len(gone) < limit)]
+    added, removed = f.added_lines[0], f.removed_lines[0]
+    if COMMENT_LINE.match(added) or COMMENT_LINE.match(removed) or added.strip() == removed.strip():
+        return ()
+    plus = _tokens(added, named)
+    minus = _tokens(removed, named)
+    new = [t for t in plus if t not in minus and t not in removed]
+    gone = [t for t in minus if t not in plus and t not in added]
+    if not new and not gone:
+        return ()
+    ranked = sorted(dict.fromkeys(new + gone), key=lambda t: -(t in named))
     touched = set(f.symbols_touched)
-    defined = {m.group(1) for line in f.added_lines[:_MAX_TOKEN_LINES] for m in [_DEFINED.match(line)] if m}
-    ranked = sorted(
-        dict.fromkeys(new + gone + kept),
-        key=lambda t: (-(t in named), -(t in defined and t in new), -(plus.get(t, 0) + minus.get(t, 0)), -(t in new)),
-    )
-    return tuple(t for t in ranked if t not in touched)[:limit]
+    return tuple(t for t in ranked if t not in touched and not _NUMBERISH.match(t))[:limit]
+
+
+#: Pieces of numbers (``_000`` of ``50_000``) and versions are not names.
+_NUMBERISH = re.compile(r"^[_\d.]*\d[_\d.]*$|^_\d")
 
 
 def _tokens(text: str, named: set[str] = frozenset()) -> dict[str, int]:
@@ -281,21 +278,17 @@ def uses_limit(points: int) -> int:
     return max(4, 9 - points)
 
 
-_USES_KEYS = {"focus.largest": "focus.largest_uses", "focus.largest_symbols": "focus.largest_symbols_uses", "focus.tests": "focus.tests_uses"}
+_USES_KEYS = {"focus.largest": "focus.largest_uses", "focus.largest_symbols": "focus.largest_symbols_uses"}
 
 
 def with_uses(point: FocusPoint, f: FileAnalysis | None, named: set[str], shown: set[str] = frozenset(), limit: int = 4) -> FocusPoint:
-    """A "largest change" or tests point also names what the change brings in or drops
-    (names in ``shown`` left out)."""
+    """A "largest change" point on a one-line change also names the words that line
+    changed (:func:`introduced_names`; names in ``shown`` left out). Tests points name
+    no uses: the names a test calls are not what the pull request changed."""
     if f is None or point.key not in _USES_KEYS or point.text:
         return point
-    if point.key == "focus.tests":
-        limit = min(limit, 3)
-        shown = set(shown) | {short_name(t) for t in f.tests_added}
     uses = tuple(n for n in introduced_names(f, named, limit + len(shown)) if n not in shown)[:limit]
     if not uses:
         return point
     key = _USES_KEYS[point.key]
-    return FocusPoint(point.file, point.symbol, key, {**point.params, "uses": uses}, point.text, point.weight)
-
-
+    return point._replace(key=key, params={**point.params, "uses": uses})

@@ -11,8 +11,10 @@ from bot.engine.analysis.envvars import ENV_KINDS, breaks_users
 from bot.engine.analysis.model import (
     Definition,
     DiffAnalysis,
+    Evidence,
     FileAnalysis,
 )
+from bot.engine.focus.edits import edit_points
 from bot.engine.focus.housekeeping import (
     api_names,
     dep_is_major,
@@ -106,6 +108,12 @@ _FACT_KEYS = {
 }
 _BREAKING_KINDS = ("default_changed", "key_removed", "key_renamed", "field_removed", "signature_changed",
                    "symbol_removed", "symbol_renamed", "symbol_moved", "check_added", "dep_floor_raised")
+#: Exact-edit points shown at most: a large pull request's many edits must not crowd out
+#: its other facts (a new environment variable, a removed key).
+_MAX_EDIT_POINTS = 3
+#: Keys of exact-edit points (:mod:`bot.engine.focus.edits`), and of new or removed config keys.
+_EDIT_PREFIX = "focus." + "edit."
+_KEYED = ("focus.config_added", "focus.config_removed")
 #: Facts read per pull request: a 3,000-file refactor has thousands, and six points are shown.
 _MAX_FACTS = 200
 
@@ -146,18 +154,32 @@ def focus_points(
             candidates.append(FocusPoint(note.file, note.symbol, params=more, text=note.text, weight=RULE_NOTE_WEIGHT))
     fact_files: set[str] = set()
     behaviour = analysis.behaviour  # a property: built once here
-    candidates.extend(_fact_points(analysis, house, is_config, fact_files, renames, named, behaviour))
+    edits = [p for p in edit_points(analysis) if p.file not in house]
+    candidates.extend(edits)
+    # An exact edit states what a check or parameter default fact says, with its condition.
+    stated = {(e.file, ev.start) for e in edits for ev in e.evidence}
+    candidates.extend(_fact_points(analysis, house, is_config, fact_files, renames, named, behaviour, stated))
     if behaviour:
         candidates.extend(_env_points(analysis, behaviour, house, getattr(snapshot, "repository", "") or ""))
     texts = changed_texts(analysis, house) if named or getattr(description, "design_points", ()) else {}
     described = described_files(texts, named)
     candidates.extend(design_points(texts, description))
+    edited = {p.file for p in edits}
     for f in analysis.files:
         if f.path in house:
             continue
-        candidates.extend(
-            _file_points(f, is_config, fact_files, named, tested, _has_facts(f), described.get(f.path, 0), renames.get(f.path, ()))
-        )
+        points = _file_points(f, is_config, fact_files, named, tested, _has_facts(f), described.get(f.path, 0), renames.get(f.path, ()))
+        if f.path in edited or any(p.key and p.key.startswith(_KEYED) for p in points):
+            # Its exact edits or its new and removed keys say what changed there; "+N/−M
+            # lines" would say less. The keys take the rank the line count had (the
+            # description may name what is in this file).
+            largest = [p for p in points if p.key in ("focus.largest", "focus.largest_symbols")]
+            points = [p for p in points if p.key not in ("focus.largest", "focus.largest_symbols")]
+            keyed = [i for i, p in enumerate(points) if p.key and p.key.startswith(_KEYED)]
+            if keyed and largest:
+                i = keyed[0]
+                points[i] = points[i]._replace(weight=max(points[i].weight, largest[0].weight))
+        candidates.extend(points)
     candidates.extend(removed_trees(analysis))
     for thread in review.threads[:2]:
         if thread.comments >= 2:
@@ -180,16 +202,35 @@ def focus_points(
     chosen: list[FocusPoint] = []
     per_file: dict[str | None, int] = defaultdict(int)
     seen: set[tuple[str | None, str | None]] = set()
+    said_keys: dict[tuple[frozenset[str], int], int] = {}  # new config keys already said -> index of their point
+    merged: set[str | None] = set()  # files whose new keys an earlier point counts
+    edits_chosen = 0
     for point in candidates:
         # The same file and symbol said twice (a rule's note and a built-in point) is one point.
         ident = (point.file, point.symbol) if point.symbol else (point.file, point.key or next(iter(point.text.values()), None))
         if ident in seen or (point.file and per_file[point.file] >= MAX_PER_FILE):
             continue
+        if point.key and point.key.startswith(_EDIT_PREFIX) and edits_chosen >= _MAX_EDIT_POINTS:
+            continue  # leave room for the pull request's other facts
+        if point.key in ("focus.config_added", "focus.config_added.plain"):
+            # The same new keys in five config files are one change, said once ("here and in 4 other files").
+            keys = (frozenset(short_name(n) for n in point.params.get("names", ())), point.params.get("count", 0))
+            earlier = said_keys.get(keys)
+            if earlier is not None:
+                first = chosen[earlier]
+                chosen[earlier] = first._replace(params={**first.params, "files": first.params.get("files", 0) + 1})
+                merged.add(point.file)
+                continue
+            said_keys[keys] = len(chosen)
+        if point.file in merged and point.key in ("focus.largest", "focus.largest_symbols"):
+            continue  # its lines are the keys an earlier point already counts
         seen.add(ident)
         per_file[point.file] += 1
+        edits_chosen += bool(point.key and point.key.startswith(_EDIT_PREFIX))
         chosen.append(point)
         if len(chosen) == MAX_FOCUS:
             break
+    chosen = _implementation_first(chosen, candidates, kinds)
     by_path = {f.path: f for f in analysis.files}
     # Which new API is an entry point is only worth finding out for the points shown.
     added_names = {n for p in chosen if p.key == "focus.added" for n in p.params.get("names", ())}
@@ -203,6 +244,8 @@ def focus_points(
         # A name already shown by an earlier point is not repeated: three config files
         # with the same new keys say them once.
         p = with_uses(p, by_path.get(p.file or ""), named, shown, uses_limit(len(chosen)))
+        if not p.evidence:
+            p = p._replace(evidence=_evidence(p, by_path.get(p.file or "")))
         if p.key in ("focus.largest", "focus.largest_symbols") and not p.params.get("names") and any(q.file == p.file for q in out):
             continue  # "+1/−1 lines here" next to a point on the same file says nothing new
         shown.update(str(n) for n in p.params.get("names", ()) or ())
@@ -211,6 +254,35 @@ def focus_points(
         shown.update(p.params.get("uses", ()) or ())
         out.append(p)
     return tuple(out)
+
+
+def _implementation_first(chosen: list[FocusPoint], candidates: list[FocusPoint], kinds: Mapping[str, str]) -> list[FocusPoint]:
+    """``chosen`` with the best point on a source file in it (last, replacing the lightest
+    when full) when none is there: a feature written in Python with several config files
+    is about its Python code, whatever the config points weigh."""
+    if any(kinds.get(p.file or "") == "source" for p in chosen):
+        return chosen
+    best = next((p for p in candidates if kinds.get(p.file or "") == "source"), None)
+    if best is None:
+        return chosen
+    return [*chosen[: MAX_FOCUS - 1], best]
+
+
+def _evidence(point: FocusPoint, f: FileAnalysis | None) -> tuple[Evidence, ...]:
+    """What a point without its own evidence rests on: the definitions it names (their
+    lines), else the file's changed-line counts as GitHub reports them; a review thread
+    or a design bullet rests on its words."""
+    if point.key == "focus.thread":
+        return (Evidence(point.file or "", int(point.params.get("line") or 0), int(point.params.get("line") or 0), source="review"),)
+    if point.key == "focus.design":
+        return (Evidence(point.file or "", new=str(point.params.get("text", "")), source="description"),)
+    if f is None:
+        return (Evidence(point.file or "", source="metadata"),)
+    names = set(point.params.get("names", ()) or ()) | ({point.symbol} if point.symbol else set())
+    lines = [d for d in f.definitions_added + f.definitions_modified + f.definitions_removed if d.name in names and d.line]
+    if lines:
+        return tuple(Evidence(f.path, d.line, d.line, new=d.name) for d in lines[:MAX_NAMES])
+    return (Evidence(f.path, 0, 0, new=f"+{f.additions}/-{f.deletions}", source="metadata"),)
 
 
 def _unfounded_note(note: Any, house: set[str], kinds: Mapping[str, str], is_config: IsConfig | None) -> bool:
@@ -238,10 +310,13 @@ def _fact_points(
     renames: Mapping[str, tuple[tuple[str, str], ...]],
     named: set[str],
     behaviour: Sequence[Any],
+    stated: set[tuple[str | None, int]] = frozenset(),
 ) -> list[FocusPoint]:
     """One point per file and kind of behaviour fact (the first fact named, the rest counted).
 
-    ``behaviour`` is ``analysis.behaviour`` (a property the caller has built once)."""
+    ``behaviour`` is ``analysis.behaviour`` (a property the caller has built once);
+    ``stated`` holds ``(path, line)`` of exact edits, whose checks and parameter defaults
+    are not said twice."""
     groups: dict[tuple[str, str], list[Any]] = {}
     by_path = {f.path: f for f in analysis.files}
     facts = behaviour[:_MAX_FACTS]
@@ -260,6 +335,10 @@ def _fact_points(
             continue  # `FROM ${BASE_IMAGE}`: a variable, not a dependency name
         if fact.kind in ("check_added", "check_removed") and not _existing_function(fact.symbol, f):
             continue  # a check in a function this diff adds refuses nothing that used to pass
+        if fact.kind in ("check_added", "check_removed") and (fact.path, fact.line) in stated:
+            continue
+        if fact.kind == "default_changed" and fact.symbol.endswith(")") and (fact.path, fact.line) in stated:
+            continue
         groups.setdefault((fact.path, fact.kind), []).append(fact)
     out = []
     for (path, kind), facts in groups.items():
@@ -288,7 +367,8 @@ def _fact_points(
         elif len(facts) > 1:
             params["similar"] = len(facts) - 1
         fact_files.add(path)
-        out.append(FocusPoint(path, fact.symbol, key, params, weight=weight))
+        evidence = tuple(Evidence(x.path, x.line, x.line, x.old, x.new) for x in facts[:MAX_NAMES])
+        out.append(FocusPoint(path, fact.symbol, key, params, weight=weight, evidence=evidence))
     return out
 
 
@@ -364,7 +444,8 @@ def _env_points(analysis: DiffAnalysis, behaviour: Sequence[Any], house: set[str
             msg = _FACT_KEYS[kind] + suffix
         if len(paths) > 1:
             params["files"] = len(paths) - 1
-        out.append(FocusPoint(fact.path, fact.symbol, msg, params, weight=weight))
+        evidence = tuple(Evidence(m[0].path, m[0].line, m[0].line, m[0].old, m[0].new) for m in members[:MAX_NAMES])
+        out.append(FocusPoint(fact.path, fact.symbol, msg, params, weight=weight, evidence=evidence))
     return out
 
 
@@ -455,6 +536,14 @@ def _shared_tail(a: str, b: str) -> bool:
     return shared >= 2 and shared * 2 > max(len(wa), len(wb)) - 1 and a != b
 
 
+def _leaf_keys(keys: list[str], named: set[str]) -> list[str]:
+    """The keys a user sets: not a section that holds other new keys (``hybrid``
+    beside ``hybrid.enable``), not ``_target_``; those the description names first."""
+    prefixes = {k.rpartition(".")[0] for k in keys}
+    leaves = [k for k in keys if k not in prefixes and short_name(k) != "_target_"] or keys
+    return sorted(leaves, key=lambda k: short_name(k) not in named)
+
+
 def _existing_function(symbol: str, f: FileAnalysis | None) -> bool:
     """True when ``symbol`` (or the class holding it) is not one the diff adds in ``f``."""
     if f is None or f.status == "added":
@@ -501,6 +590,7 @@ def _file_points(
         if keys_removed:
             points.append(FocusPoint(f.path, keys_removed[0], "focus.config_removed" + suffix, {"names": tuple(keys_removed[:MAX_NAMES]), "count": len(keys_removed)}, weight=FACT_WEIGHT - 10))
         if keys_added:
+            keys_added = _leaf_keys(keys_added, named)
             points.append(FocusPoint(f.path, keys_added[0], "focus.config_added" + suffix, {"names": tuple(keys_added[:MAX_NAMES]), "count": len(keys_added)}, weight=RULE_NOTE_WEIGHT - 5 if config else API_WEIGHT - 5))
     if f.kind == "source":
         for shim in f.shims:

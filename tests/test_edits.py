@@ -1,0 +1,376 @@
+"""Exact statement changes (analysis.edits) and the focus points and sentences built on them (focus.edits).
+
+Each misleading class of issue 20 these fix is proved twice: on a small synthetic
+patch (always) and on a real corpus pull request of that shape (skipped without the
+corpus).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from bot.engine.analysis import analyse, analyse_file
+from bot.engine.analysis.edits import Budget, file_edits, new_only
+from bot.engine.analysis.model import EDIT_KINDS, DiffAnalysis, Edit, FileAnalysis
+from bot.engine.analysis.patch import parse_patch
+from bot.engine.focus.edits import edit_points, edit_sentence, main_edit
+from bot.engine.focus.model import ReviewSummary
+from bot.engine.focus.names import introduced_names
+from bot.engine.focus.points import focus_points
+from bot.engine.render.messages import t
+from bot.engine.snapshot import ChangedFile, PullRequestSnapshot
+
+SHARED = Path(os.environ.get("PRGUIDE_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+CORPUS = SHARED / "corpus" / "verl-2026h1"
+
+
+def _file(name: str, patch: str, status: str = "modified") -> ChangedFile:
+    adds = sum(1 for line in patch.splitlines() if line.startswith("+"))
+    dels = sum(1 for line in patch.splitlines() if line.startswith("-"))
+    return ChangedFile(filename=name, status=status, additions=adds, deletions=dels, patch=patch)
+
+
+def _snapshot(*files: ChangedFile, title: str = "change", body: str = "") -> PullRequestSnapshot:
+    return PullRequestSnapshot(repository="o/r", number=1, title=title, body=body, files=tuple(files))
+
+
+def _edits(patch: str, path: str = "pkg/mod.py") -> tuple[Edit, ...]:
+    return file_edits(parse_patch(patch), path, "source", Budget())
+
+
+def _corpus(number: int) -> PullRequestSnapshot:
+    path = CORPUS / f"{number}.json"
+    if not path.exists():
+        pytest.skip(f"corpus bundle {path} is absent (set PRGUIDE_SHARED to the shared/ folder)")
+    from bot.sources.bundle import load_bundle
+
+    return load_bundle(path)
+
+
+def _focus(snapshot: PullRequestSnapshot):
+    return focus_points(analyse(snapshot), (), ReviewSummary(), snapshot=snapshot)
+
+
+# --- analysis.edits -------------------------------------------------------------------------------
+
+CALLEE = """@@ -10,6 +10,6 @@ class Parser(Base):
+     def parse(self, value):
+         try:
+-            value = eval(value)
++            value = ast.literal_eval(value)
+         except Exception:
+             pass
+"""
+
+
+def test_a_callee_replaced_with_the_same_arguments_is_stated_with_its_place():
+    (edit,) = _edits(CALLEE)
+    assert edit.kind == "call_replaced" and edit.kind in EDIT_KINDS
+    assert edit.symbol == "Parser.parse"
+    assert edit.detail == "eval -> ast.literal_eval"
+    assert (edit.line, edit.old_line) == (12, 12)
+    assert edit.evidence.start == 12 and edit.evidence.old == "value = eval(value)"
+
+
+def test_arguments_added_removed_and_changed():
+    patch = """@@ -1,5 +1,5 @@ def save(self, model, path):
+     x = 1
+-    self.client.save(model, path)
++    self.client.save(model, path, strict=self.config.strict)
+-    load(a, b)
++    load(a)
+"""
+    edits = _edits(patch)
+    assert [(e.kind, e.detail) for e in edits] == [
+        ("call_args_changed", "+strict=self.config.strict"),
+        ("call_args_changed", "-b"),
+    ]
+    (swap,) = _edits("@@ -1,3 +1,3 @@ def f(x):\n     y = 1\n-    hook(module, self.cfg.mode)\n+    hook(module, self.mode)\n")
+    assert swap.detail == "~self.cfg.mode -> self.mode"
+    assert edit_sentence(swap, "en").endswith("`hook(module, self.cfg.mode)` now passes `self.mode` instead of `self.cfg.mode`")
+    # A log message's words are not behaviour.
+    assert _edits("@@ -1,3 +1,3 @@ def f(x):\n     y = 1\n-    logger.info(f'a {x}')\n+    logger.info(f'b {x}')\n") == ()
+
+
+def test_a_dropped_cast_before_a_weight_sync_is_a_cast_removed():
+    patch = """@@ -20,4 +20,4 @@ class Syncer:
+     def sync(self, weights):
+         for name, tensor in weights:
+-            self.send(name, tensor.to(self.dtype))
++            self.send(name, tensor)
+"""
+    (edit,) = _edits(patch)
+    assert edit.kind == "cast_removed" and edit.detail == ".to(self.dtype)"
+    assert edit.symbol == "Syncer.sync"
+
+
+def test_a_removed_version_guard_and_an_added_guard():
+    removed = """@@ -5,5 +5,4 @@ def merge(model):
+     x = prepare(model)
+-    if version < parse("2.0"):
+-        merge_params(model)
++    merge_params(model)
+     return x
+"""
+    (edit,) = _edits(removed)
+    assert edit.kind == "guard_removed" and edit.old == 'version < parse("2.0")'.replace('"', "'")
+    assert edit.detail == "merge_params(model)"
+    added = removed.replace("-    if", "+    if").replace("-        merge", "+        merge").replace("+    merge_params(model)\n", "-    merge_params(model)\n")
+    # Same lines, other direction: build it explicitly to keep the hunk's order (removed first).
+    added = """@@ -5,4 +5,5 @@ def merge(model):
+     x = prepare(model)
+-    merge_params(model)
++    if is_support_ipc():
++        merge_params(model)
+     return x
+"""
+    (edit,) = _edits(added)
+    assert edit.kind == "guard_added" and edit.new == "is_support_ipc()"
+
+
+def test_conditions_returns_and_constants():
+    patch = """@@ -1,9 +1,9 @@
+-LIMIT = 10
++LIMIT = 20
+ def f(x):
+-    if x > 1:
++    if x > 2:
+         pass
+-    return x
++    return x * 2
+"""
+    kinds = [(e.kind, e.old, e.new) for e in _edits(patch)]
+    assert ("constant_changed", "10", "20") in kinds
+    assert ("condition_changed", "x > 1", "x > 2") in kinds
+    assert ("return_changed", "x", "x * 2") in kinds
+
+
+def test_a_statement_kept_under_a_new_else_is_a_new_branch():
+    patch = """@@ -1,4 +1,9 @@ class Engine:
+     def forward(self, logits):
+         if calc:
+-            entropy = vocab_entropy(logits)
++            if self.cfg.chunked:
++                entropy = vocab_entropy_chunked(logits, chunk_size=self.cfg.chunk_size)
++            else:
++                entropy = vocab_entropy(logits)
+         return entropy
+"""
+    (edit,) = _edits(patch)
+    assert edit.kind == "branch_added"
+    assert edit.detail == "self.cfg.chunked" and edit.old == "entropy = vocab_entropy(logits)"
+
+
+def test_checks_moved_within_a_function_are_neither_added_nor_removed():
+    patch = """@@ -1,8 +1,8 @@ def f(a):
+-    if a is None:
+-        raise ValueError("a")
+     b = 1
+     c = 2
++    if a is None:
++        raise ValueError("a")
+     return b
+"""
+    assert _edits(patch) == ()
+
+
+def test_whole_new_files_and_tests_have_no_edits():
+    patch = "@@ -0,0 +1,2 @@\n+def f(x):\n+    return x\n"
+    assert _edits(patch) == ()
+    assert file_edits(parse_patch(CALLEE), "tests/test_x.py", "test", Budget()) == ()
+
+
+# --- consequence: a raise only a new option can trigger -------------------------------------------
+
+def test_a_raise_on_an_option_the_same_pull_request_adds_is_new_only():
+    code = """@@ -1,4 +1,6 @@ class Config:
+     name: str = ""
++    disaggregation: bool = False
+     def check(self):
+         x = 1
++        if self.disaggregation and self.name != "":
++            raise ValueError("not with a name")
+"""
+    yaml = "@@ -1,2 +1,3 @@\n rollout:\n   name: x\n+  disaggregation: false\n"
+    a = analyse(_snapshot(_file("pkg/config.py", code), _file("pkg/cfg.yaml", yaml)))
+    (edit,) = [e for e in a.edits if e.kind == "raise_added"]
+    assert edit.consequence == "new_only"
+    # `not new_option` holds by default: it can hit every existing configuration.
+    assert not new_only("not self.disaggregation", frozenset({"disaggregation"}))
+    assert new_only("self.disaggregation is not None", frozenset({"disaggregation"}))
+    assert not new_only("self.old_flag", frozenset({"disaggregation"}))
+    point = next(p for p in edit_points(a) if p.key and "raise_added" in p.key)
+    assert point.key == "focus.edit.raise_added_new" and point.weight < 100
+
+
+# --- focus.edits ----------------------------------------------------------------------------------
+
+def test_edit_sentence_states_the_edit_with_file_line_and_function_in_both_languages():
+    (edit,) = _edits(CALLEE)
+    en = edit_sentence(edit, "en")
+    assert en == "`pkg/mod.py` — in `Parser.parse`, line 12: now calls `ast.literal_eval` instead of `eval`, with the same arguments"
+    zh = edit_sentence(edit, "zh")
+    assert "`Parser.parse` 中第 12 行" in zh and "`ast.literal_eval`" in zh
+    with pytest.raises(KeyError):
+        edit_sentence(edit, "xx")
+
+
+def test_main_edit_only_when_one_edit_clearly_dominates():
+    (edit,) = _edits(CALLEE)
+    one = DiffAnalysis((FileAnalysis("pkg/mod.py", "modified", "source", language="python", edits=(edit,)),))
+    assert main_edit(one) == edit
+    same = [Edit("call_replaced", f"pkg/m{i}.py", "f", "a(x)", "b(x)", "a -> b", i + 1, i + 1) for i in range(2)]
+    two = DiffAnalysis(tuple(FileAnalysis(e.path, "modified", "source", language="python", edits=(e,)) for e in same))
+    assert main_edit(two) is None
+    assert main_edit(DiffAnalysis()) is None
+
+
+def test_every_edit_form_has_a_message_in_both_languages():
+    forms = {"call_args_changed": ["+a", "-a", "~", "~a -> b"], "call_replaced": ["a -> b"]}
+    for kind in [k for k in EDIT_KINDS if k != "moved_changed"]:
+        details = forms.get(kind, ["d"])
+        for detail in details:
+            for consequence in ("", "new_only"):
+                for symbol in ("f", ""):
+                    e = Edit(kind, "a.py", symbol, "old", "new", detail, 3, 3, consequence)
+                    for lang in ("en", "zh"):
+                        assert "{" not in edit_sentence(e, lang)
+
+
+# --- focus points: misleading classes 1, 8, 9 ------------------------------------------------------
+
+def test_class_8_the_rce_fix_is_stated_as_the_replaced_call_synthetic():
+    snap = _snapshot(_file("pkg/parser.py", CALLEE), title="fix: avoid arbitrary code execution")
+    ps = _focus(snap)
+    assert ps[0].key == "focus.edit.call_replaced"
+    text = t(ps[0].key, "en", ps[0].params)
+    assert "`ast.literal_eval` instead of `eval`" in text
+    assert all(p.evidence for p in ps)
+
+
+def test_class_8_the_rce_fix_is_stated_as_the_replaced_call_corpus():
+    ps = _focus(_corpus(6542))
+    first = ps[0]
+    assert first.file == "verl/experimental/agent_loop/tool_parser.py"
+    assert first.key == "focus.edit.call_replaced" and first.params["new"] == "ast.literal_eval"
+    assert all(p.evidence for p in ps)
+    # The tests point no longer lists names the tests use.
+    assert not any(p.key == "focus.tests_uses" for p in ps)
+
+
+def test_class_8_a_python_feature_with_config_files_keeps_its_implementation_synthetic():
+    yaml = "@@ -1,2 +1,4 @@\n actor:\n   a: 1\n+  chunked: false\n+  chunk_size: 4\n"
+    files = [_file(f"pkg/config/c{i}.yaml", yaml) for i in range(8)]
+    code = """@@ -1,4 +1,9 @@ class Engine:
+     def forward(self, logits):
+         if calc:
+-            entropy = vocab_entropy(logits)
++            if self.cfg.chunked:
++                entropy = vocab_entropy_chunked(logits, chunk_size=self.cfg.chunk_size)
++            else:
++                entropy = vocab_entropy(logits)
+         return entropy
+"""
+    ps = _focus(_snapshot(*files, _file("pkg/engine.py", code), title="support chunked entropy"))
+    assert ps[0].file == "pkg/engine.py" and ps[0].key == "focus.edit.branch_added_new"
+    # Eight config files adding the same keys are one point, not six.
+    config = [p for p in ps if p.file and p.file.endswith(".yaml")]
+    assert len(config) == 1 and config[0].params["files"] == 7
+
+
+def test_class_8_a_python_feature_with_config_files_keeps_its_implementation_corpus():
+    ps = _focus(_corpus(6446))
+    assert any(p.file and p.file.endswith(".py") for p in ps)
+    assert ps[0].file.endswith("transformer_impl.py")
+
+
+def test_class_1_names_only_where_they_are_the_thing_that_changed_synthetic():
+    # Before: "brings in or drops `rollout_world_size`, ..." from a bigger change whose names
+    # sit on unchanged lines, and prose words (`LoRA-wrapped`) and number pieces (`_000`).
+    f = FileAnalysis(
+        "pkg/a.py", "modified", "source", additions=3, deletions=1,
+        added_lines=("steps = 50_000", "# the LoRA-wrapped model", "world = tp * dp"), removed_lines=("world = tp",),
+    )
+    assert introduced_names(f) == ()
+    one = FileAnalysis(".github/workflows/e2e.yml", "modified", "ci", additions=1, deletions=1,
+                       added_lines=("    needs: [unit_tests, e2e_trainer_megatron-vlm]",),
+                       removed_lines=("    needs: [unit_tests, e2e_trainer_fsdp-vlm]",))
+    assert introduced_names(one) == ("e2e_trainer_megatron-vlm", "e2e_trainer_fsdp-vlm")
+    assert introduced_names(FileAnalysis("a.py", "modified", "source", added_lines=("x = 50_000",), removed_lines=("x = 40_000",))) == ()
+
+
+def test_class_1_names_only_where_they_are_the_thing_that_changed_corpus():
+    for number in (6265, 5596, 5142):
+        for p in _focus(_corpus(number)):
+            assert "uses" not in p.params, (number, p)
+
+
+def test_class_9_silent_changes_are_stated_corpus():
+    # A removed version guard around the body and an emptied handler table are exact edits.
+    edits = analyse(_corpus(6993)).edits
+    assert any(e.kind == "constant_changed" and e.new == "{}" for e in edits)
+
+
+def test_analyse_file_sets_consequences_and_keeps_edits():
+    f = analyse_file(_file("pkg/parser.py", CALLEE))
+    assert [e.kind for e in f.edits] == ["call_replaced"]
+
+
+def test_edits_stay_cheap_on_a_3000_file_pull_request():
+    body = "".join(f"-    y{i} = call(a, b)\n+    y{i} = call(a, b, c={i})\n" for i in range(6))
+    patch = f"@@ -1,8 +1,8 @@ def f(a, b):\n     x = 1\n{body}     return x\n"
+    snap = _snapshot(*[_file(f"pkg/m{i}.py", patch) for i in range(3000)])
+    start = time.perf_counter()
+    a = analyse(snap)
+    elapsed = time.perf_counter() - start
+    # The parse budget caps the work: the first files get edits, the rest none.
+    with_edits = sum(1 for f in a.files if f.edits)
+    assert 0 < with_edits <= 400
+    assert elapsed < 20  # generous: shared CI machines; bench/guide_speed.py measures the real figure
+
+
+def test_the_same_edit_in_several_files_is_one_point():
+    patch = CALLEE
+    snap = _snapshot(_file("pkg/a.py", patch), _file("pkg/b.py", patch))
+    ps = [p for p in _focus(snap) if p.key and p.key.startswith("focus.edit.")]
+    assert len(ps) == 1 and ps[0].params["files"] == 1 and len(ps[0].evidence) == 2
+    assert t(ps[0].key, "en", ps[0].params).endswith("with the same arguments")
+
+
+def test_at_most_three_edit_points_leave_room_for_other_facts():
+    patches = [CALLEE.replace("eval", f"ev{i}") for i in range(5)]
+    snap = _snapshot(*[_file(f"pkg/m{i}.py", p) for i, p in enumerate(patches)],
+                     _file("pkg/cfg.yaml", "@@ -1,2 +1,3 @@\n a:\n   b: 1\n+  c: 2\n"))
+    ps = _focus(snap)
+    assert sum(1 for p in ps if p.key and p.key.startswith("focus.edit.")) == 3
+    assert any(p.file == "pkg/cfg.yaml" for p in ps)
+
+
+def test_a_value_a_function_computes_is_an_assignment_change():
+    # Class 9: an effective learning rate that now shrinks with the micro-batch count.
+    patch = """@@ -3,4 +3,4 @@ class Actor:
+     def step(self, n):
+         x = 1
+-        lr = self.base_lr
++        lr = self.base_lr / n
+         return lr
+"""
+    (edit,) = _edits(patch)
+    assert (edit.kind, edit.detail, edit.old, edit.new) == ("assignment_changed", "lr", "self.base_lr", "self.base_lr / n")
+    assert "`lr` is now `self.base_lr / n` (was `self.base_lr`)" in edit_sentence(edit, "en")
+
+
+def test_an_argument_line_of_a_call_opened_above_is_not_read_as_a_statement():
+    patch = """@@ -3,5 +3,5 @@ def build(cfg):
+     engine = Engine(
+         name=cfg.name,
+-        mode=cfg.mode,
++        mode=cfg.engine.mode,
+     )
+"""
+    # Alone, `mode=cfg.mode,` parses as an assignment of a tuple: that would be untrue.
+    assert _edits(patch) == ()
