@@ -194,7 +194,7 @@ def test_corpus_a_model_name_only_the_description_has_is_not_the_summary():
 @needs_corpus
 def test_corpus_the_rce_fix_is_summarised_by_what_it_replaces():
     summary = _corpus_guide("verl-2026h1/6542.json").data["summary"]
-    assert "literal_eval" in summary and "Qwen3XMLToolParser" not in summary
+    assert "literal_eval" in summary and "changes Qwen3XMLToolParser" not in summary
 
 
 @needs_corpus
