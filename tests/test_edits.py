@@ -374,3 +374,25 @@ def test_an_argument_line_of_a_call_opened_above_is_not_read_as_a_statement():
 """
     # Alone, `mode=cfg.mode,` parses as an assignment of a tuple: that would be untrue.
     assert _edits(patch) == ()
+
+
+def test_new_code_names_are_only_names_no_removed_line_of_the_pull_request_has():
+    from bot.engine.analysis.model import FileAnalysis
+    from bot.engine.focus.names import new_code_names
+
+    f = FileAnalysis("pkg/a.py", "modified", "source", "python", additions=6, deletions=1, added_lines=(
+        "    ddp_config = DistributedDataParallelConfig(**ddp_config_dict)",
+        '    """Build the LoRA-wrapped model w.r.t. the old_helper."""',
+        "    # uses legacy_flag here",
+        "    value = old_helper(ddp_config)",
+        '    name = "quoted_name_in_string"',
+        "    total = 50_000",
+    ), removed_lines=("    value = old_helper(config)",))
+    names = new_code_names(f, set(), lambda: "    value = old_helper(config)\nmoved_away = 1", limit=8)
+    assert "DistributedDataParallelConfig" in names and "ddp_config_dict" in names
+    # on a removed line, in a docstring, a comment or a string, or a number: not a new name
+    for word in ("old_helper", "LoRA-wrapped", "w.r.t", "legacy_flag", "quoted_name_in_string", "_000"):
+        assert word not in names
+    # a block moved from another file names nothing
+    moved = FileAnalysis("pkg/b.py", "modified", "source", "python", additions=1, added_lines=("moved_away = 1",))
+    assert new_code_names(moved, set(), lambda: "moved_away = 1") == ()

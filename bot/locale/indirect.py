@@ -220,6 +220,8 @@ IDS = (
     N_("focus.added_called"),
     N_("focus.largest_symbols"),
     N_("focus.largest_symbols_uses"),
+    N_("focus.largest_symbols_new"),
+    N_("focus.largest_new"),
     # bot/engine/render/guide.py
     NP_("deps.lock", "deps.lock"),
     NP_("focus.files", "focus.files"),

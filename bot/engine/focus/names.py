@@ -6,7 +6,7 @@ import functools
 import keyword
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from bot.engine.analysis.model import (
@@ -20,6 +20,7 @@ from bot.engine.focus.model import (
     MAX_DESCRIBED_FILES,
     FocusPoint,
 )
+from bot.engine.analysis.pybehaviour import code_only
 from bot.engine.snapshot import PullRequestSnapshot
 
 _SPAN_NAME = re.compile(r"`([^`\n]{3,80})`")
@@ -279,16 +280,60 @@ def uses_limit(points: int) -> int:
 
 
 _USES_KEYS = {"focus.largest": "focus.largest_uses", "focus.largest_symbols": "focus.largest_symbols_uses"}
+_NEW_KEYS = {"focus.largest": "focus.largest_new", "focus.largest_symbols": "focus.largest_symbols_new"}
 
 
-def with_uses(point: FocusPoint, f: FileAnalysis | None, named: set[str], shown: set[str] = frozenset(), limit: int = 4) -> FocusPoint:
+def with_uses(point: FocusPoint, f: FileAnalysis | None, named: set[str], shown: set[str] = frozenset(), limit: int = 4,
+              removed_text: Callable[[], str] | None = None) -> FocusPoint:
     """A "largest change" point on a one-line change also names the words that line
-    changed (:func:`introduced_names`; names in ``shown`` left out). Tests points name
-    no uses: the names a test calls are not what the pull request changed."""
+    changed (:func:`introduced_names`; names in ``shown`` left out); on a bigger change
+    to Python code, the names its added code uses that no removed line of the pull
+    request has (:func:`new_code_names`; ``removed_text()`` gives those removed lines).
+    Tests points name no uses: the names a test calls are not what the pull request changed."""
     if f is None or point.key not in _USES_KEYS or point.text:
         return point
     uses = tuple(n for n in introduced_names(f, named, limit + len(shown)) if n not in shown)[:limit]
-    if not uses:
+    if uses:
+        return point._replace(key=_USES_KEYS[point.key], params={**point.params, "uses": uses})
+    if removed_text is None:
         return point
-    key = _USES_KEYS[point.key]
-    return point._replace(key=key, params={**point.params, "uses": uses})
+    new = tuple(n for n in new_code_names(f, named, removed_text, limit + len(shown)) if n not in shown)[:limit]
+    if not new:
+        return point
+    return point._replace(key=_NEW_KEYS[point.key], params={**point.params, "uses": new})
+
+
+#: A Python name, dotted or not, each part at least two characters (no ``w.r.t``, no ``e.g``).
+_PY_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]+(?:\.[A-Za-z_][A-Za-z0-9_]+)*$")
+#: Added lines of one file read for new names (a 3,000-file diff has no time for more).
+_MAX_NEW_NAME_LINES = 300
+
+
+def new_code_names(f: FileAnalysis, named: set[str], removed_text: Callable[[], str], limit: int = 4) -> tuple[str, ...]:
+    """Code-like names (``snake_case``, ``CamelCase``, ``CONSTANTS``, ``dotted.names``) on the
+    added code lines of a Python file that appear on no removed line of the pull request
+    (so a moved block names nothing), outside strings, comments and docstrings. What it
+    states is exactly that: the added code uses them and no removed line did. Names the
+    title or description use first, then the most used. At most ``limit``."""
+    if f.language != "python" or f.kind not in ("source", "example", "build") or not f.added_lines:
+        return ()
+    code: list[str] = []
+    in_doc = False
+    for line in f.added_lines[:_MAX_NEW_NAME_LINES]:
+        quotes = line.count('"""') + line.count("'''")
+        if in_doc or quotes:
+            # Inside or at the edge of a docstring: prose, not code.
+            if quotes % 2:
+                in_doc = not in_doc
+            continue
+        if not COMMENT_LINE.match(line):
+            code.append(code_only(line))
+    if not code:
+        return ()
+    counts = _tokens("\n".join(code), named)
+    gone = removed_text()
+    touched = set(f.symbols_touched)
+    found = [t for t in counts if t not in _STOP and t not in touched and _PY_NAME.match(t)
+             and _code_like(t) and not _NUMBERISH.match(t) and t not in gone]
+    found.sort(key=lambda t: (-(t in named), -counts[t]))
+    return tuple(found[:limit])

@@ -237,13 +237,21 @@ def focus_points(
     entries = _entry_points(analysis, added_names)
     shown: set[str] = set()
     out = []
+    removed_cache: list[str] = []
+
+    def removed_text() -> str:
+        # Built once, and only when a point asks: a 3,000-file diff pays for it at most once.
+        if not removed_cache:
+            removed_cache.append("\n".join(line for f in analysis.files if f.counts_as_code for line in f.removed_lines))
+        return removed_cache[0]
+
     for p in chosen:
         if p.key == "focus.added" and entries.intersection(p.params.get("names", ())):
             names = tuple(dict.fromkeys([n for n in p.params["names"] if n in entries] + list(p.params["names"])))
             p = FocusPoint(p.file, p.symbol, "focus.added_called", {**p.params, "names": names}, p.text, p.weight)
         # A name already shown by an earlier point is not repeated: three config files
         # with the same new keys say them once.
-        p = with_uses(p, by_path.get(p.file or ""), named, shown, uses_limit(len(chosen)))
+        p = with_uses(p, by_path.get(p.file or ""), named, shown, uses_limit(len(chosen)), removed_text)
         if not p.evidence:
             p = p._replace(evidence=_evidence(p, by_path.get(p.file or "")))
         if p.key in ("focus.largest", "focus.largest_symbols") and not p.params.get("names") and any(q.file == p.file for q in out):
