@@ -243,3 +243,48 @@ def test_corpus_template_fragments_leave_the_sections():
     d = parse_description(corpus("verl-2026h1/7184").body)
     text = "\n".join(v for k, v in d.sections.items() if k != "checklist")
     assert "if possible." not in text and "specific changes." not in text
+
+
+# --- after the second blind rating -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["verl-2026h1/4882", "verl-2026h1/6228", "verl-2026h1/6432"])
+def test_corpus_checks_are_stated_without_a_consequence_the_diff_cannot_show(rules, name):
+    md = build_guide(corpus(name), rules).markdown
+    for overclaim in ("used to pass is now refused", "it refused now passes", "rely on the old default behave differently"):
+        assert overclaim not in md
+
+
+def test_synthetic_check_points_say_what_raises_not_who_is_refused():
+    assert t("focus.fact.check_added", "en", {"name": "f", "detail": "ValueError"}) == "new check in `f`: raises ValueError when its condition holds"
+    assert "refused" not in t("focus.fact.check_removed", "en", {"name": "f", "detail": "AssertionError"})
+
+
+def test_a_moved_or_reindented_line_is_not_formatting():
+    from bot.engine.focus.housekeeping import housekeeping
+
+    moved = py("pkg/base.py", added_lines=("    self.mode = mode", "    self.device = device"),
+               removed_lines=("    self.device = device", "    self.mode = mode"))
+    reindented = py("pkg/run.py", added_lines=("step()",), removed_lines=("    step()",))
+    rewrapped = py("pkg/wrap.py", added_lines=("f(a,", "  b)"), removed_lines=("f(a, b)",))
+    house = housekeeping(DiffAnalysis((moved, reindented, rewrapped)))
+    assert house.formatting == ("pkg/wrap.py",)
+
+
+def test_a_test_class_is_not_counted_as_a_test():
+    a = analyse(snap(files=[ChangedFile("tests/test_x.py", "added", additions=6, patch=(
+        "@@ -0,0 +1,6 @@\n+class TestX:\n+    def test_a(self):\n+        pass\n+\n+    def test_b(self):\n+        pass"))]))
+    assert set(a.files[0].tests_added) == {"TestX.test_a", "TestX.test_b"}
+
+
+def test_existing_functions_count_a_method_once_not_also_its_class():
+    from bot.engine.risk import existing_functions
+
+    f = py("pkg/loop.py", symbols_touched=("Worker", "Worker._score", "helper"))
+    assert [n for n, _ in existing_functions([f])] == ["Worker._score", "helper"]
+
+
+def test_a_ticked_template_checklist_item_is_not_a_design_point():
+    d = parse_description("### Design & Code Changes\n\n- [X] Once your PR is ready for CI, send a message in the `ci-request` channel\n"
+                          "- Route `compute_score` through the new `RewardLoopWorker`\n")
+    assert d.design_points == ("Route `compute_score` through the new `RewardLoopWorker`",)

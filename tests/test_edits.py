@@ -396,3 +396,16 @@ def test_new_code_names_are_only_names_no_removed_line_of_the_pull_request_has()
     # a block moved from another file names nothing
     moved = FileAnalysis("pkg/b.py", "modified", "source", "python", additions=1, added_lines=("moved_away = 1",))
     assert new_code_names(moved, set(), lambda: "moved_away = 1") == ()
+
+
+def test_new_code_names_skip_docstring_prose_whose_quotes_are_on_unchanged_lines():
+    from bot.engine.analysis.model import FileAnalysis
+    from bot.engine.focus.names import new_code_names
+
+    f = FileAnalysis("pkg/a.py", "modified", "source", "python", additions=2, added_lines=(
+        "    Returns an AsyncGenerator of weights for the model.",
+        "    if use_fast_path and not legacy_mode:",
+    ))
+    names = new_code_names(f, set(), lambda: "", limit=8)
+    assert "AsyncGenerator" not in names
+    assert {"use_fast_path", "legacy_mode"} <= set(names)

@@ -495,7 +495,8 @@ def _factors(
     existing = existing_functions(live)
     behaves = bool(live) and change_type in ("fix", "feature", "perf", "revert")
     if behaves:
-        factors.append(Factor(2, "behaviour", "factor.behaviour", {"type": change_type}, "risk", _metadata_evidence(live)))
+        # Says what it rests on (the change type and source code changing), not "changes how the code behaves".
+        factors.append(Factor(2, "behaviour", f"factor.behaviour.{change_type}", {"type": change_type}, "risk", _metadata_evidence(live)))
         # A feature counts only where it rewrites existing lines, not where it only adds.
         if existing and (change_type in ("fix", "perf", "revert") or any(f.deletions for f in live if f.symbols_touched)):
             # A fix inside code every existing run goes through reaches further than new code.

@@ -184,4 +184,7 @@ def existing_functions(files: Sequence[FileAnalysis]) -> list[tuple[str, Evidenc
         for name in f.symbols_touched:
             if name not in fresh and name.rpartition(".")[0] not in fresh:
                 out.append((name, Evidence(f.path, new=name, source="diff")))
-    return list({n: (n, e) for n, e in out}.values())
+    unique = {n: (n, e) for n, e in out}
+    # A class whose method is listed is not a function of its own ("AgentLoopWorker" beside
+    # "AgentLoopWorker._compute_score" counted one change twice).
+    return [(n, e) for n, e in unique.values() if not any(m.startswith(n + ".") for m in unique)]

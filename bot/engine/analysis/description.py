@@ -28,7 +28,8 @@ _MAX_IDENTIFIERS = 200
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 _TAG = re.compile(r"</?[A-Za-z][^>\n]{0,500}>")
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
-_UNTICKED = re.compile(r"^\s*[-*+]\s+\[ \]\s")
+#: A checklist item, ticked or not: the PR template's to-do list, never the author's design.
+_UNTICKED = re.compile(r"^\s*[-*+]\s+\[[ xX]\]\s")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[xX ]\]\s+)?(.*\S)")
 _CODE_SPAN = re.compile(r"`([^`\n]{1,200})`")
 _FLAG = re.compile(r"(?<![\w-])(--[A-Za-z][\w-]{1,60})")

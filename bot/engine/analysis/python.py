@@ -297,12 +297,9 @@ def analyse_python(
     f_added, f_removed, f_changed = _pair(old_fields, new_fields)
     definitions_added = tuple(new_defs[n] for n in added)
     definitions_removed = tuple(old_defs[n] for n in removed)
-    tests = tuple(
-        d.name
-        for d in definitions_added
-        if (d.kind == "class" and d.name.rsplit(".", 1)[-1].startswith("Test"))
-        or (d.kind != "class" and d.name.rsplit(".", 1)[-1].startswith("test"))
-    )
+    # Tests are the test functions and methods; a ``TestX`` class holds tests but is not
+    # one (counting both said "10 tests" for 7).
+    tests = tuple(d.name for d in definitions_added if d.kind != "class" and d.name.rsplit(".", 1)[-1].startswith("test"))
     behaviour: list[BehaviourFact] = []
     if old_fields and kind != "test":
         gone = {d.name for d in definitions_removed if d.kind == "class"}

@@ -114,7 +114,13 @@ def _formatting_only(f: FileAnalysis) -> bool:
     if len(a) - a.count(" ") - a.count("\t") - a.count(",") != len(b) - b.count(" ") - b.count("\t") - b.count(","):
         return False
     squash = lambda lines: "".join("\n".join(lines).split()).replace(",", "")  # noqa: E731
-    return squash(f.added_lines) == squash(f.removed_lines)
+    if squash(f.added_lines) != squash(f.removed_lines):
+        return False
+    # A line removed and added back unchanged but for its indentation or its place is a
+    # move or a re-indent, which changes what Python and YAML do (a statement taken out of
+    # its `if`, two statements swapped): not formatting. Rewrapping and spacing change the
+    # lines themselves.
+    return not {line.strip() for line in f.added_lines}.intersection(line.strip() for line in f.removed_lines)
 
 
 def public_keys(f: FileAnalysis, keys: Sequence[str]) -> list[str]:

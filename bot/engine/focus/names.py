@@ -305,6 +305,11 @@ def with_uses(point: FocusPoint, f: FileAnalysis | None, named: set[str], shown:
 
 #: A Python name, dotted or not, each part at least two characters (no ``w.r.t``, no ``e.g``).
 _PY_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]+(?:\.[A-Za-z_][A-Za-z0-9_]+)*$")
+#: Four plain words in a row: a line of a docstring or message whose opening quotes sit
+#: on an unchanged line, not code.
+_PROSE = re.compile(r"(?:^|\s)[A-Za-z]+(?:\s+[A-Za-z]+,?){3}(?:\s|[.,:;]|$)")
+#: A statement that starts with a keyword reads like words ("if a and not b") but is code.
+_KEYWORD_START = re.compile(r"^\s*(?:" + "|".join(keyword.kwlist) + r")\b")
 #: Added lines of one file read for new names (a 3,000-file diff has no time for more).
 _MAX_NEW_NAME_LINES = 300
 
@@ -326,8 +331,9 @@ def new_code_names(f: FileAnalysis, named: set[str], removed_text: Callable[[], 
             if quotes % 2:
                 in_doc = not in_doc
             continue
-        if not COMMENT_LINE.match(line):
-            code.append(code_only(line))
+        text = code_only(line)
+        if not COMMENT_LINE.match(line) and (_KEYWORD_START.match(text) or not _PROSE.search(text)):
+            code.append(text)
     if not code:
         return ()
     counts = _tokens("\n".join(code), named)
