@@ -288,3 +288,9 @@ def test_a_ticked_template_checklist_item_is_not_a_design_point():
     d = parse_description("### Design & Code Changes\n\n- [X] Once your PR is ready for CI, send a message in the `ci-request` channel\n"
                           "- Route `compute_score` through the new `RewardLoopWorker`\n")
     assert d.design_points == ("Route `compute_score` through the new `RewardLoopWorker`",)
+
+
+def test_a_new_dockerfiles_base_image_is_not_an_added_dependency():
+    patch = "@@ -0,0 +1,3 @@\n+FROM ubuntu:22.04 AS base\n+RUN pip install numpy==1.26\n+ENV X=1"
+    a = analyse(snap(files=[ChangedFile("docker/Dockerfile.new", "added", additions=3, patch=patch)]))
+    assert a.files[0].dependency_changes == () and not [b for b in a.files[0].behaviour if b.kind.startswith("dep_")]

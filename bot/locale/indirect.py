@@ -225,6 +225,9 @@ IDS = (
     N_("focus.largest_symbols_uses"),
     N_("focus.largest_symbols_new"),
     N_("focus.largest_new"),
+    N_("focus.tests_new"),
+    N_("focus.largest_gone"),
+    N_("focus.largest_symbols_gone"),
     # bot/engine/render/guide.py
     NP_("deps.lock", "deps.lock"),
     NP_("focus.files", "focus.files"),

@@ -180,6 +180,10 @@ def _analyse_file(
     if hunks:
         submodule = is_submodule_patch(patch)
         deps = submodule_change(path, hunks) if submodule else dependency_changes(path, hunks)
+        if deps and file.status == "added" and "dockerfile" in path.rsplit("/", 1)[-1].lower():
+            # A new image's base and installs are what it is made of, not dependencies the
+            # project added ("adds dependency `ubuntu` `22.04`"): the new file says it.
+            deps = ()
         if deps:
             facts["dependency_changes"] = deps
             behaviour.extend(dependency_facts(deps, submodule=submodule))

@@ -280,27 +280,33 @@ def uses_limit(points: int) -> int:
 
 
 _USES_KEYS = {"focus.largest": "focus.largest_uses", "focus.largest_symbols": "focus.largest_symbols_uses"}
-_NEW_KEYS = {"focus.largest": "focus.largest_new", "focus.largest_symbols": "focus.largest_symbols_new"}
+_NEW_KEYS = {"focus.largest": "focus.largest_new", "focus.largest_symbols": "focus.largest_symbols_new", "focus.tests": "focus.tests_new"}
+_GONE_KEYS = {"focus.largest": "focus.largest_gone", "focus.largest_symbols": "focus.largest_symbols_gone"}
 
 
 def with_uses(point: FocusPoint, f: FileAnalysis | None, named: set[str], shown: set[str] = frozenset(), limit: int = 4,
-              removed_text: Callable[[], str] | None = None) -> FocusPoint:
-    """A "largest change" point on a one-line change also names the words that line
-    changed (:func:`introduced_names`; names in ``shown`` left out); on a bigger change
-    to Python code, the names its added code uses that no removed line of the pull
-    request has (:func:`new_code_names`; ``removed_text()`` gives those removed lines).
-    Tests points name no uses: the names a test calls are not what the pull request changed."""
-    if f is None or point.key not in _USES_KEYS or point.text:
+              removed_text: Callable[[], str] | None = None, added_text: Callable[[], str] | None = None) -> FocusPoint:
+    """A "largest change" point names what its lines changed: on a one-line change the
+    words that line changed (:func:`introduced_names`); on a bigger change the names its
+    added code uses that no removed line of the pull request has, else the names its
+    removed code used that no added line has (:func:`changed_names`; ``removed_text()`` and
+    ``added_text()`` give the pull request's removed and added lines). A tests point names
+    the names its added tests use that no removed line has. Names in ``shown`` are left out."""
+    if f is None or point.text or point.key not in (*_USES_KEYS, "focus.tests"):
         return point
-    uses = tuple(n for n in introduced_names(f, named, limit + len(shown)) if n not in shown)[:limit]
-    if uses:
-        return point._replace(key=_USES_KEYS[point.key], params={**point.params, "uses": uses})
-    if removed_text is None:
-        return point
-    new = tuple(n for n in new_code_names(f, named, removed_text, limit + len(shown)) if n not in shown)[:limit]
-    if not new:
-        return point
-    return point._replace(key=_NEW_KEYS[point.key], params={**point.params, "uses": new})
+    if point.key in _USES_KEYS:
+        uses = tuple(n for n in introduced_names(f, named, limit + len(shown)) if n not in shown)[:limit]
+        if uses:
+            return point._replace(key=_USES_KEYS[point.key], params={**point.params, "uses": uses})
+    if removed_text is not None:
+        new = tuple(n for n in changed_names(f, "added", named, removed_text, limit + len(shown)) if n not in shown)[:limit]
+        if new:
+            return point._replace(key=_NEW_KEYS[point.key], params={**point.params, "uses": new})
+    if added_text is not None and point.key in _GONE_KEYS:
+        gone = tuple(n for n in changed_names(f, "removed", named, added_text, limit + len(shown)) if n not in shown)[:limit]
+        if gone:
+            return point._replace(key=_GONE_KEYS[point.key], params={**point.params, "uses": gone})
+    return point
 
 
 #: A Python name, dotted or not, each part at least two characters (no ``w.r.t``, no ``e.g``).
@@ -310,36 +316,54 @@ _PY_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]+(?:\.[A-Za-z_][A-Za-z0-9_]+)*$")
 _PROSE = re.compile(r"(?:^|\s)[A-Za-z]+(?:\s+[A-Za-z]+,?){3}(?:\s|[.,:;]|$)")
 #: A statement that starts with a keyword reads like words ("if a and not b") but is code.
 _KEYWORD_START = re.compile(r"^\s*(?:" + "|".join(keyword.kwlist) + r")\b")
-#: Added lines of one file read for new names (a 3,000-file diff has no time for more).
+#: A string literal whose whole content is one name (``"gate_up_proj"``): a name the code uses.
+_NAME_STRING = re.compile(r"([\"'])([A-Za-z_][A-Za-z0-9_.]*)\1")
+#: Lines of one side of one file read for names (a 3,000-file diff has no time for more).
 _MAX_NEW_NAME_LINES = 300
+#: File kinds whose lines are code or configuration (docs are prose; generated files say nothing).
+_NAMED_KINDS = ("source", "config", "build", "example", "ci", "test")
 
 
 def new_code_names(f: FileAnalysis, named: set[str], removed_text: Callable[[], str], limit: int = 4) -> tuple[str, ...]:
-    """Code-like names (``snake_case``, ``CamelCase``, ``CONSTANTS``, ``dotted.names``) on the
-    added code lines of a Python file that appear on no removed line of the pull request
-    (so a moved block names nothing), outside strings, comments and docstrings. What it
-    states is exactly that: the added code uses them and no removed line did. Names the
-    title or description use first, then the most used. At most ``limit``."""
-    if f.language != "python" or f.kind not in ("source", "example", "build") or not f.added_lines:
+    """The names the added lines of ``f`` use that no removed line has (:func:`changed_names`)."""
+    return changed_names(f, "added", named, removed_text, limit)
+
+
+def changed_names(f: FileAnalysis, side: str, named: set[str], other_text: Callable[[], str], limit: int = 4) -> tuple[str, ...]:
+    """Code-like names (``snake_case``, ``CamelCase``, ``CONSTANTS``, ``dotted.names``, and in
+    other languages than Python ``kebab-names`` and paths) on the ``side`` (``"added"`` or
+    ``"removed"``) lines of ``f`` that appear on no line of the other side of the pull
+    request (``other_text()``), so a moved block names nothing. Comments never count; in
+    Python neither do docstrings and strings, except a string that is one name
+    (``"gate_up_proj"``). What it states is exactly that: these lines use the names and the
+    other side does not. Names the title or description use first, then the most used. At most ``limit``."""
+    lines = f.added_lines if side == "added" else f.removed_lines
+    if f.kind not in _NAMED_KINDS or not lines:
         return ()
+    python = f.language == "python"
     code: list[str] = []
     in_doc = False
-    for line in f.added_lines[:_MAX_NEW_NAME_LINES]:
+    for line in lines[:_MAX_NEW_NAME_LINES]:
+        if COMMENT_LINE.match(line):
+            continue
+        if not python:
+            code.append(line)
+            continue
         quotes = line.count('"""') + line.count("'''")
         if in_doc or quotes:
             # Inside or at the edge of a docstring: prose, not code.
             if quotes % 2:
                 in_doc = not in_doc
             continue
-        text = code_only(line)
-        if not COMMENT_LINE.match(line) and (_KEYWORD_START.match(text) or not _PROSE.search(text)):
+        text = code_only(line) + " " + " ".join(m.group(2) for m in _NAME_STRING.finditer(line))
+        if _KEYWORD_START.match(text) or not _PROSE.search(text):
             code.append(text)
     if not code:
         return ()
     counts = _tokens("\n".join(code), named)
-    gone = removed_text()
+    other = other_text()
     touched = set(f.symbols_touched)
-    found = [t for t in counts if t not in _STOP and t not in touched and _PY_NAME.match(t)
-             and _code_like(t) and not _NUMBERISH.match(t) and t not in gone]
+    found = [t for t in counts if t not in _STOP and t not in touched and (_PY_NAME.match(t) or not python)
+             and _code_like(t) and not _NUMBERISH.match(t) and t not in other]
     found.sort(key=lambda t: (-(t in named), -counts[t]))
     return tuple(found[:limit])

@@ -239,11 +239,18 @@ def focus_points(
     out = []
     removed_cache: list[str] = []
 
+    added_cache: list[str] = []
+
     def removed_text() -> str:
         # Built once, and only when a point asks: a 3,000-file diff pays for it at most once.
         if not removed_cache:
             removed_cache.append("\n".join(line for f in analysis.files if f.counts_as_code for line in f.removed_lines))
         return removed_cache[0]
+
+    def added_text() -> str:
+        if not added_cache:
+            added_cache.append("\n".join(line for f in analysis.files if f.counts_as_code for line in f.added_lines))
+        return added_cache[0]
 
     for p in chosen:
         if p.key == "focus.added" and entries.intersection(p.params.get("names", ())):
@@ -251,7 +258,7 @@ def focus_points(
             p = FocusPoint(p.file, p.symbol, "focus.added_called", {**p.params, "names": names}, p.text, p.weight)
         # A name already shown by an earlier point is not repeated: three config files
         # with the same new keys say them once.
-        p = with_uses(p, by_path.get(p.file or ""), named, shown, uses_limit(len(chosen)), removed_text)
+        p = with_uses(p, by_path.get(p.file or ""), named, shown, uses_limit(len(chosen)), removed_text, added_text)
         if not p.evidence:
             p = p._replace(evidence=_evidence(p, by_path.get(p.file or "")))
         if p.key in ("focus.largest", "focus.largest_symbols") and not p.params.get("names") and any(q.file == p.file for q in out):
