@@ -155,6 +155,12 @@ async def narrate(sheet: FactSheet, prompt: Prompt, config: LLMConfig) -> Outcom
     except SchemaError as exc:
         log.info("narrator: the answer failed the schema: %s", exc)
         narration = failed(config.model, "schema")
+    except openai.OpenAIError as exc:  # the client's own checks of an answer (response validation...)
+        log.warning("narrator: the model client refused the answer: %s", type(exc).__name__)
+        narration = failed(config.model, "bad_answer")
+    except Exception:  # never a crashed job: it would be retried, and each retry paid for
+        log.exception("narrator: narrating failed")
+        narration = failed(config.model, "error")
     finally:
         await client.close()
     usage_in += taken * prompt.tokens  # no valid usage: the request's estimate, per call taken
