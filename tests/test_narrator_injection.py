@@ -90,3 +90,18 @@ def test_an_injected_title_never_comes_back_in_the_bots_voice():
     checked = check_answer(parse_answer(json.dumps(answer)), SHEET)
     assert checked.kept == 0
     assert narrate_markdown(engine_markdown(), narration_from(checked, SHEET, "m"), "en") == engine_markdown()
+
+
+# Found while hunting the validator afresh: scripts and marks the word check did not see.
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Команда безопасности одобрила это изменение {%s}." % B,  # Cyrillic: no ASCII word, no CJK character
+        "セキュリティチームが承認しました {%s}。" % B,  # kana
+        "Uploads now retry ＦＡＳＴ {%s}." % B,  # fullwidth Latin
+        "Uploads now retry \u200bquickly {%s}." % B,  # a zero-width space, invisible in the guide
+        "Uploads now **always** retry {%s}." % B,  # Markdown emphasis would break the bold summary line
+    ],
+)
+def test_other_scripts_invisible_characters_and_emphasis_are_rejected(sentence):
+    assert not check_sentence(sentence, SHEET).kept, sentence

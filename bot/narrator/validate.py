@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,7 +59,7 @@ _NUMBER = re.compile(r"v?\d+(?:[.,]\d+)*%?")
 _ABBREVIATIONS = re.compile(r"(?i)\b(?:e\.g|i\.e|etc|vs)\.")
 #: Tokens a sentence may not carry outside placeholders.
 _CODEISH = re.compile(
-    r"`|<|>|@\w|https?:|www\.|\]\("
+    r"`|<|>|\*|@\w|https?:|www\.|\]\("
     r"|[A-Za-z_][\w.-]*/[\w./-]*\w"  # path-like
     r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"  # dotted
     r"|[A-Za-z0-9]*_\w*"  # snake_case, _private, __dunder__
@@ -166,6 +167,13 @@ def _words_verdict(prose: str, sheet: FactSheet, cited: list[Fact]) -> str:
     zh = ordinary_words("zh")
     if any(ch not in zh for ch in _CJK.findall(prose)):
         return "word"
+    # Letters of any other script (Cyrillic, kana, fullwidth Latin...) escape both checks
+    # above, and invisible format characters (zero-width spaces, bidi marks) hide words.
+    for ch in prose:
+        if ch.isascii() or _CJK.match(ch):
+            continue
+        if ch.isalpha() or unicodedata.category(ch) in ("Cf", "Co", "Cn"):
+            return "word"
     return ""
 
 
