@@ -73,3 +73,20 @@ async def test_a_broken_200_is_one_call_a_fallback_and_counted_tokens(name):
     # Whatever the answer says about usage, what is counted is never negative, never
     # nothing: the request's estimate stands in for usage that is absent or invalid.
     assert out.prompt_tokens >= estimate and out.completion_tokens >= 0
+
+
+async def test_a_trickling_model_server_in_its_own_process_is_cut_off_by_the_deadline():
+    # The model server other processes (prguide serve replicas) can be pointed at.
+    import sys
+
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot.sandbox.llm", "--reply", "trickle",
+                                                stdout=asyncio.subprocess.PIPE)  # fmt: skip
+    try:
+        base_url = (await asyncio.wait_for(proc.stdout.readline(), BOUND)).decode().strip()
+        assert base_url.startswith("http://127.0.0.1:")
+        config = LLMConfig(url=base_url, model="test-model", timeout=1.0)
+        result = await asyncio.wait_for(narrate_guide(DATA, engine_markdown(), config), BOUND)
+        assert result.narration.fallback_reason == "timeout" and result.outcome.prompt_tokens > 0
+    finally:
+        proc.terminate()
+        await proc.wait()

@@ -85,6 +85,10 @@ class ScriptedModel:
     script: list[Reply]
     schema: bool = True
     model: str = "test-model"
+    #: Answer every request after the script with this reply (a server that always trickles).
+    repeat: Reply | None = None
+    host: str = "127.0.0.1"
+    port: int = 0
     requests: list[dict[str, Any]] = field(default_factory=list)
     authorizations: list[str] = field(default_factory=list)
     base_url: str = ""
@@ -100,10 +104,10 @@ class ScriptedModel:
         app.router.add_get("/v1/models", self._models)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()
         port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.base_url = f"http://127.0.0.1:{port}/v1"
+        self.base_url = f"http://{self.host}:{port}/v1"
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -122,6 +126,8 @@ class ScriptedModel:
         fmt = (body.get("response_format") or {}).get("type")
         if fmt == "json_schema" and not self.schema:
             return web.json_response({"error": {"message": "response_format json_schema is not supported", "type": "invalid_request_error"}}, status=400)
+        if not self.script and self.repeat is not None:
+            self.script.append(self.repeat)
         if not self.script:
             return web.json_response({"error": {"message": "no scripted answer left", "type": "server_error"}}, status=500)
         reply = self.script.pop(0)
@@ -158,3 +164,46 @@ class ScriptedModel:
         except (ConnectionError, RuntimeError):
             pass  # the client gave up and closed the connection
         return response
+
+
+#: Replies ``python -m bot.sandbox.llm --reply NAME`` can serve for every request.
+NAMED_REPLIES = {
+    "trickle": Reply.trickling(0.5),
+    "hang": Reply(hang=True),
+    "html": Reply.broken("<html><body><h1>502 Bad Gateway</h1></body></html>", "text/html"),
+    "choices-object": Reply.broken(Reply.completion(choices={"0": {}})),
+    "negative-usage": Reply.broken(Reply.completion('{"summary": "", "why_it_matters": [], "focus_reasons": {}}',
+                                                    usage={"prompt_tokens": -1, "completion_tokens": -1})),
+    "500": Reply.error(500),
+    "429": Reply.error(429),
+}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m bot.sandbox.llm --port 8000 --reply trickle``: a model server for other processes.
+
+    Prints ``base_url`` once it listens, then serves until interrupted. Every request gets
+    the named reply (:data:`NAMED_REPLIES`), so ``prguide serve`` replicas can be pointed
+    at a trickling or broken model (``PRGUIDE_LLM_URL``).
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bot.sandbox.llm", description=main.__doc__)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--reply", choices=sorted(NAMED_REPLIES), default="trickle")
+    args = parser.parse_args(argv)
+
+    async def serve() -> None:
+        async with ScriptedModel([], repeat=NAMED_REPLIES[args.reply], host=args.host, port=args.port) as model:
+            print(model.base_url, flush=True)
+            await asyncio.Event().wait()
+
+    try:
+        asyncio.run(serve())
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()
