@@ -17,7 +17,7 @@ from sandbox_helpers import APP_ID, app_private_key, start_sandbox  # noqa: F401
 from test_end_to_end import SECRET, Harness, start_app
 from test_narrator_app import KEY, NARRATION, PR, REPO, command, comment_writes
 
-from bot.app.server import STATE, wait_idle
+from bot.app.server import STATE
 from bot.app.settings import Settings
 from bot.feature_support import narration_store
 from bot.sandbox.llm import Reply, ScriptedModel

@@ -17,8 +17,8 @@ import asyncio
 import pytest
 
 from bot.narrator.client import LLMConfig
-from bot.narrator.prompt import build_prompt
 from bot.narrator.facts import build_fact_sheet
+from bot.narrator.prompt import build_prompt
 from bot.narrator.run import narrate_guide
 from bot.sandbox.llm import Reply, ScriptedModel
 from tests.narrator_helpers import DATA, engine_markdown

@@ -22,11 +22,11 @@ from prometheus_client import Counter, Histogram
 from bot.app.errors import GiveUp
 from bot.app.fetch import split_repository
 from bot.app.jobstore import Job
+from bot.app.offload import run_store
 from bot.app.publish import replace_comment_body
 from bot.app.routing import JobContext, Route
-from bot.app.offload import run_store
-from bot.feature_support import NARRATE_EVENT, body_digest, llm_config, narration_store
 from bot.engine.marker import parse_marker
+from bot.feature_support import NARRATE_EVENT, body_digest, llm_config, narration_store
 from bot.narrator.run import narrate_guide
 
 log = logging.getLogger("prguide.narrator")
