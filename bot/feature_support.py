@@ -209,7 +209,19 @@ async def queue_backfill(
 
 #: The internal event of a narration job (queued after the engine's guide is published).
 NARRATE_EVENT = "prguide.narrate"
-_narration_stores: dict[str, Any] = {}
+_narration_stores: dict[Any, Any] = {}
+
+
+def _register_narrator_migrations() -> None:
+    from bot.app import pg
+    from bot.narrator.store import PG_MIGRATIONS
+
+    pg.register_migrations("narrator", PG_MIGRATIONS)
+
+
+# The narrator's cache and token count live in PostgreSQL when the replicas share one:
+# registered at import, before the server's start-up migrates every component.
+_register_narrator_migrations()
 
 
 def llm_config(settings: Any) -> Any:
@@ -222,11 +234,23 @@ def llm_config(settings: Any) -> Any:
                      timeout=float(settings.llm_timeout), budget=int(settings.llm_budget))  # fmt: skip
 
 
-def narration_store(settings: Any) -> Any:
-    """The narration cache (:class:`bot.narrator.store.NarrationStorage`) in the app's database, opened once per path."""
-    from bot.narrator.store import SQLiteNarrations
+def narration_store(services: Any) -> Any:
+    """The narration cache and daily token count (:class:`bot.narrator.store.NarrationStorage`).
 
-    path = str(settings.db_path)
+    On PostgreSQL (``services.shared`` holds the replica's pool) a
+    :class:`bot.narrator.store.PgNarrations` shared by every replica, like the write
+    budget; else a :class:`bot.narrator.store.SQLiteNarrations` in the app's database
+    file, opened once per path. Call its methods through :func:`bot.app.offload.run_store`
+    on the event loop (the PostgreSQL one blocks).
+    """
+    from bot.narrator.store import PgNarrations, SQLiteNarrations
+
+    db = getattr(getattr(services, "shared", None), "db", None)
+    if db is not None:
+        if id(db) not in _narration_stores or _narration_stores[id(db)].db is not db:
+            _narration_stores[id(db)] = PgNarrations(db)
+        return _narration_stores[id(db)]
+    path = str(services.settings.db_path)
     if path not in _narration_stores:
         _narration_stores[path] = SQLiteNarrations(path)
     return _narration_stores[path]
@@ -237,7 +261,7 @@ def narration_wanted(settings: Any, config: RepoConfig) -> bool:
     return bool(getattr(settings, "llm_url", None)) and getattr(config, "narrator", True)
 
 
-def with_cached_narration(settings: Any, guide: Any, head_sha: str) -> Any:
+async def with_cached_narration(services: Any, guide: Any, head_sha: str) -> Any:
     """``guide`` with its cached narration worked in (no model call), or ``guide`` unchanged.
 
     A refresh or redelivery of a narrated guide then publishes the same narrated comment
@@ -248,19 +272,36 @@ def with_cached_narration(settings: Any, guide: Any, head_sha: str) -> Any:
     from bot.narrator.render import Narration, narrate_markdown
     from bot.narrator.run import guide_key
 
-    key = guide_key(guide.data, head_sha, settings.llm_model)
-    hit = narration_store(settings).get(key)
+    key = guide_key(guide.data, head_sha, services.settings.llm_model)
+    store = narration_store(services)
+    hit = await run_store(store, store.get, key)
     if hit is None:
         return guide
     markdown = narrate_markdown(guide.markdown, Narration.from_json(hit), guide.lang, key=key)
     return replace(guide, markdown=markdown)
 
 
+def narration_key(repository: str, number: int) -> str:
+    """The job key of a pull request's narrations: one of its own, so a narration waiting on
+    the model never holds the pull request's guide jobs (``{repository}#{number}``), and
+    one narration of a pull request runs at a time."""
+    return f"{repository}#{number}:narration"
+
+
+def body_digest(body: str) -> str:
+    """What a narration job checks the guide comment against: a hash of the published body."""
+    import hashlib
+
+    return hashlib.sha256(body.encode()).hexdigest()[:32]
+
+
 async def queue_narration(ctx: Any, job: Any, guide: Any, head_sha: str, comment_id: int) -> bool:
-    """Queue the narration of a just-published guide (an internal job with the pull request's key).
+    """Queue the narration of a just-published guide (an internal job under :func:`narration_key`).
 
     The payload carries the guide's JSON data (without its Markdown, which the job reads
-    from the comment itself). Returns True when queued, False when already queued or the
+    from the comment itself) and :func:`body_digest` of the guide's Markdown: the job
+    narrates the comment only while it is still this guide, so an older narration never
+    overwrites a newer guide. Returns True when queued, False when already queued or the
     guide is narrated already (from the cache).
     """
     import time
@@ -272,12 +313,12 @@ async def queue_narration(ctx: Any, job: Any, guide: Any, head_sha: str, comment
         return False
     data = {k: v for k, v in guide.data.items() if k != "markdown"}
     payload = {"repository": guide.repository, "number": guide.number, "comment_id": int(comment_id),
-               "head_sha": head_sha, "guide": data, "queued_at": time.time()}  # fmt: skip
-    return await ctx.enqueue(NARRATE_EVENT, None, payload, key=f"{guide.repository}#{guide.number}",
+               "head_sha": head_sha, "guide": data, "queued_at": time.time(), "body": body_digest(guide.markdown)}  # fmt: skip
+    return await ctx.enqueue(NARRATE_EVENT, None, payload, key=narration_key(guide.repository, guide.number),
                        delivery_id=f"narrate:{job.delivery_id}", installation_id=job.installation_id)  # fmt: skip
 
 
-def explain_narration(settings: Any, existing: Mapping[str, Any] | None, guide: Any) -> str:
+async def explain_narration(services: Any, existing: Mapping[str, Any] | None, guide: Any) -> str:
     """For ``/prguide why``: which facts each narrated sentence of the guide comment cites.
 
     Empty when the comment (``existing``) is not narrated or its narration is no longer
@@ -289,9 +330,10 @@ def explain_narration(settings: Any, existing: Mapping[str, Any] | None, guide: 
 
     state = parse_marker(existing.get("body")) if existing else None
     narrated = state.extra.get("narrated") if state is not None else None
-    if not isinstance(narrated, Mapping) or not getattr(settings, "llm_url", None):
+    if not isinstance(narrated, Mapping) or not getattr(services.settings, "llm_url", None):
         return ""
-    hit = narration_store(settings).get(str(narrated.get("key") or ""))
+    store = narration_store(services)
+    hit = await run_store(store, store.get, str(narrated.get("key") or ""))
     if hit is None:
         return ""
     lines = explain(Narration.from_json(hit), build_fact_sheet(guide.data), guide.lang)

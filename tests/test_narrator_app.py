@@ -21,8 +21,10 @@ pytestmark = pytest.mark.corpus
 REPO = "verl-project/verl"
 PR = 7491
 KEY = "sk-local-model-key-5f3a9c0e"
-NARRATION = {"summary": "A small change that keeps the trainer start-up predictable {F1}.",
-             "why_it_matters": ["Readers can trust the guide's list of what to open first {F1}.", "It uses start_trainer_v2 now {F1}."],
+# Grounded in the guide's facts: F2 is a focus point on the output's extra fields, F12
+# the factor "3 tests added" (so "three" is a number a fact carries).
+NARRATION = {"summary": "A small change that keeps the default fields of the output as they were {F2}.",
+             "why_it_matters": ["Three tests now cover the new behaviour {F12}.", "It uses start_trainer_v2 now {F2}."],
              "focus_reasons": {}}  # fmt: skip
 
 
@@ -60,8 +62,8 @@ async def test_engine_guide_first_then_one_narrated_edit_and_no_second_call(narr
     await harness.merged(webhook_payload, PR, delivery="n-1")
     assert [m for m, _ in comment_writes(harness)] == ["POST", "PATCH"]  # created by the engine, edited once
     (comment,) = harness.sandbox.comments(REPO, PR)
-    assert "**A small change that keeps the trainer start-up predictable.**" in comment.body
-    assert "Readers can trust" in comment.body and "start_trainer_v2" not in comment.body  # the invention is dropped
+    assert "**A small change that keeps the default fields of the output as they were.**" in comment.body
+    assert "Three tests now cover the new behaviour." in comment.body and "start_trainer_v2" not in comment.body  # the invention is dropped
     assert "narrated by qwen2.5-coder:7b" in comment.body
     assert parse_marker(comment.body).extra["narrated"]["model"] == "qwen2.5-coder:7b"
     assert len(model.requests) == 1 and model.authorizations == [f"Bearer {KEY}"]
@@ -124,6 +126,6 @@ async def test_why_shows_the_facts_each_narrated_sentence_cites_and_refresh_keep
     narrated_body = harness.sandbox.comments(REPO, PR)[0].body
     await command(harness, webhook_payload, "/prguide why", "w-2")
     reply = harness.sandbox.comments(REPO, PR)[-1].body
-    assert "Narrated sentences and the facts they cite" in reply and "- summary: cites F1 (" in reply
+    assert "Narrated sentences and the facts they cite" in reply and "- summary: cites F2 (" in reply
     await command(harness, webhook_payload, "/prguide refresh", "w-3")
     assert harness.sandbox.comments(REPO, PR)[0].body == narrated_body and len(model.requests) == 1

@@ -12,6 +12,7 @@ from bot.app.metrics import create_metrics
 from bot.app.publish import replace_comment_body
 from bot.app.routing import JobContext, Services
 from bot.app.settings import Settings
+from bot.feature_support import body_digest, narration_key
 from bot.features.narrator import handle_narrate
 from bot.engine.marker import MarkerState, render_marker
 from tests.narrator_helpers import DATA
@@ -86,6 +87,8 @@ def payload(**more):
         ({"llm_url": "http://127.0.0.1:9/v1", "llm_model": "m"}, payload(queued_at=0), ENGINE, "expired"),
         ({"llm_url": "http://127.0.0.1:9/v1", "llm_model": "m"}, payload(), "no marker here", "stale"),
         ({"llm_url": "http://127.0.0.1:9/v1", "llm_model": "m"}, payload(), ENGINE.replace("test-1", "old-engine"), "stale"),
+        # A newer guide of the same engine is up: the older narration's facts are not its facts.
+        ({"llm_url": "http://127.0.0.1:9/v1", "llm_model": "m"}, payload(body=body_digest(ENGINE)), ENGINE + "\nnewer", "stale"),
     ],
 )
 async def test_narration_job_exits_early_without_a_model_call(tmp_path, settings, data, body, outcome):
@@ -99,3 +102,7 @@ async def test_narration_job_without_a_guide_gives_up(tmp_path):
     s = Settings(app_id=1, private_key="k", webhook_secret="s", db_path=tmp_path / "db")
     with pytest.raises(GiveUp):
         await handle_narrate(Job({"comment_id": 5}), ctx(s, FakeClient(ENGINE)))
+
+
+def test_narrations_have_a_key_of_their_own():
+    assert narration_key("o/r", 1) != "o/r#1" and narration_key("o/r", 1).startswith("o/r#1")

@@ -459,7 +459,7 @@ class _Runner:
             # Built in a worker thread, as the guide job does: a big pull request takes a while.
             guide = await asyncio.to_thread(build_guide, self.snapshot, self.rules, lang=self.lang, overrides=self.overrides)
             why = render_why(guide.classification, self.lang, action.label, focus=guide.focus)
-            narrated = explain_narration(self.services.settings, self.existing, guide) if action.label is None else ""
+            narrated = await explain_narration(self.services, self.existing, guide) if action.label is None else ""
             return why + ("\n\n" + narrated if narrated else "")
         if isinstance(action, ShowHelp):
             return help_text(self.lang, authors_relabel="authors" in self.config.relabel)
@@ -501,7 +501,7 @@ class _Runner:
         guide = await asyncio.to_thread(build, notices=base_notices)
         narrating = narration_wanted(self.services.settings, self.config) and not action.preview
         if narrating:
-            guide = with_cached_narration(self.services.settings, guide, self.snapshot.head_sha)
+            guide = await with_cached_narration(self.services, guide, self.snapshot.head_sha)
         result = await publish_guide(
             self.client,
             facts.repository,

@@ -130,7 +130,7 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     post_comment = config.wants_comment(str(guide.data.get("reading_level") or ""))
     narrating = post_comment and narration_wanted(services.settings, config)
     if narrating:
-        guide = with_cached_narration(services.settings, guide, snapshot.head_sha)
+        guide = await with_cached_narration(services, guide, snapshot.head_sha)
     result = await publish_guide(
         client, repository, number, guide, bot_login=bot_login, current_labels=current, existing=existing,
         revise=reviser(build, notices), post_comment=post_comment,

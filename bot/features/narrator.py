@@ -22,10 +22,11 @@ from prometheus_client import Counter, Histogram
 from bot.app.errors import GiveUp
 from bot.app.fetch import split_repository
 from bot.app.jobstore import Job
+from bot.app.offload import run_store
 from bot.app.publish import replace_comment_body
 from bot.app.routing import JobContext, Route
-from bot.feature_support import NARRATE_EVENT, llm_config, narration_store
 from bot.engine.marker import parse_marker
+from bot.feature_support import NARRATE_EVENT, body_digest, llm_config, narration_store
 from bot.narrator.run import narrate_guide
 
 log = logging.getLogger("prguide.narrator")
@@ -89,12 +90,25 @@ async def handle_narrate(job: Job, ctx: JobContext) -> None:
     if state is None or state.extra.get("narrated") or state.engine != guide.get("engine_version") or state.lang != guide.get("lang"):
         ctx.outcome = "stale"
         return
-    store = narration_store(services.settings)
+    if data.get("body") and body_digest(body) != data["body"]:
+        ctx.outcome = "stale"  # a newer guide is up: this narration's facts are not its facts
+        return
+    store = narration_store(services)
     installation = int(job.installation_id or 0)
     day = datetime.now(UTC).strftime("%Y-%m-%d")
     cap = int(getattr(services.settings, "llm_daily_tokens", 0) or 0)
-    left = max(0, cap - store.tokens(installation, day)) if cap else None
-    result = await narrate_guide(guide, body, config, head_sha=str(data.get("head_sha") or ""), store=store, tokens_left=left)
+    reserved = 0
+
+    async def reserve(tokens: int) -> bool:
+        # Taken before the call, within the cap, in one statement every replica shares.
+        nonlocal reserved
+        if await run_store(store, store.reserve_tokens, installation, day, tokens, cap):
+            reserved = tokens
+            return True
+        return False
+
+    result = await narrate_guide(guide, body, config, head_sha=str(data.get("head_sha") or ""), store=store,
+                                 reserve=reserve if cap else None)  # fmt: skip
     m = narrator_metrics(services.metrics.registry)
     n = result.narration
     if result.cached:
@@ -106,7 +120,9 @@ async def handle_narrate(job: Job, ctx: JobContext) -> None:
             m["latency"].observe(out.seconds)
             m["tokens"].labels(kind="prompt").inc(out.prompt_tokens)
             m["tokens"].labels(kind="completion").inc(out.completion_tokens)
-            store.add_tokens(installation, day, out.prompt_tokens + out.completion_tokens)
+            used = out.prompt_tokens + out.completion_tokens
+            if used != reserved:
+                await run_store(store, store.add_tokens, installation, day, used - reserved)
         m["sentences"].labels(verdict="kept").inc(n.kept)
         m["sentences"].labels(verdict="rejected").inc(n.rejected)
         if n.fallback_reason:

@@ -9,7 +9,10 @@ the client; it is never logged or put in an error message.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -54,38 +57,90 @@ def _schema_format() -> dict:
     return {"type": "json_schema", "json_schema": {"name": "narration", "strict": True, "schema": SCHEMA}}
 
 
+class BadAnswer(ValueError):
+    """A 200 answer that is not a chat completion (HTML, ``choices`` not a list, ``content`` not a string...)."""
+
+
+def _completion(text: str) -> tuple[str, tuple[int, int] | None]:
+    """``(content, (prompt_tokens, completion_tokens) or None)`` of a chat completion body.
+
+    Read here rather than by the client's typed models, which take any shape without
+    checking it. Raises :class:`BadAnswer` for anything that is not a completion with a
+    string ``content``; ``usage`` that is absent, negative or not integers gives ``None``.
+    """
+    try:
+        body = json.loads(text)
+    except ValueError:
+        raise BadAnswer("the body is not JSON") from None
+    if not isinstance(body, dict):
+        raise BadAnswer("the body is not a JSON object")
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise BadAnswer("choices is not a list of objects")
+    message = choices[0].get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, str):
+        raise BadAnswer("the message content is not a string")
+    usage = body.get("usage")
+    counts = None
+    if isinstance(usage, dict):
+        prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        if all(type(n) is int and 0 <= n < 10**9 for n in (prompt, completion)):
+            counts = (prompt, completion)
+    return content, counts
+
+
 async def narrate(sheet: FactSheet, prompt: Prompt, config: LLMConfig) -> Outcome:
     """Ask the model for a narration of ``sheet`` and keep only its grounded sentences.
 
+    ``config.timeout`` is a deadline for the whole call (both requests, when the server
+    refuses a JSON schema, and every byte of their answers), not a time per read: a
+    server that trickles its answer is stopped when the deadline passes.
+
     Never raises for the server's faults: a time-out, a refused call (429, 5xx), a
-    connection error or an answer that fails the schema gives a narration with
-    ``fallback_reason`` set (``timeout``, ``rate_limited``, ``server_error``,
-    ``unreachable``, ``schema``) and nothing kept, so the engine's guide stays.
+    connection error, a 200 that is not a chat completion or an answer that fails the
+    schema gives a narration with ``fallback_reason`` set (``timeout``, ``rate_limited``,
+    ``server_error``, ``unreachable``, ``bad_answer``, ``schema``) and nothing kept, so
+    the engine's guide stays. Tokens: the answer's ``usage`` when it is valid, else the
+    prompt's estimate for every call the server took (an answer came, or the deadline
+    passed while it was answering); nothing for a call it refused or never got.
     """
     client = openai.AsyncOpenAI(base_url=config.url, api_key=config.api_key or "unused", timeout=config.timeout, max_retries=0)
     started = time.perf_counter()
     calls = 0
     usage_in = usage_out = 0
-    try:
+    taken = 0  # calls the server took (answered 200 or was still answering)
+
+    async def ask() -> str:
+        nonlocal calls, taken
         formats = (_schema_format(), {"type": "json_object"})
         for i, response_format in enumerate(formats):
             calls += 1
+            taken += 1  # until the server refuses it or cannot be reached
             try:
-                reply = await client.chat.completions.create(
+                raw = await client.chat.completions.with_raw_response.create(
                     model=config.model, messages=prompt.messages, temperature=0, max_tokens=ANSWER_TOKENS,
                     response_format=response_format,  # type: ignore[arg-type]
                 )
-            except openai.BadRequestError:
-                if i + 1 < len(formats):
+            except openai.APITimeoutError:
+                raise
+            except (openai.APIStatusError, openai.APIConnectionError):
+                taken -= 1
+                if i + 1 < len(formats) and isinstance(sys.exc_info()[1], openai.BadRequestError):
                     continue  # the server does not take a JSON schema: ask for JSON alone
                 raise
-            break
-        usage = reply.usage
-        usage_in, usage_out = (usage.prompt_tokens, usage.completion_tokens) if usage else (prompt.tokens, 0)
-        text = reply.choices[0].message.content or "" if reply.choices else ""
-        answer = parse_answer(text)
-        narration = narration_from(check_answer(answer, sheet), sheet, config.model)
-    except openai.APITimeoutError:
+            return raw.http_response.text
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    try:
+        async with asyncio.timeout(config.timeout):
+            text = await ask()
+        content, counts = _completion(text)
+        if counts is not None:
+            usage_in, usage_out = counts
+            taken = 0
+        narration = narration_from(check_answer(parse_answer(content), sheet), sheet, config.model)
+    except (openai.APITimeoutError, TimeoutError):
         narration = failed(config.model, "timeout")
     except openai.RateLimitError:
         narration = failed(config.model, "rate_limited")
@@ -94,9 +149,19 @@ async def narrate(sheet: FactSheet, prompt: Prompt, config: LLMConfig) -> Outcom
         narration = failed(config.model, "server_error")
     except openai.APIConnectionError:
         narration = failed(config.model, "unreachable")
+    except BadAnswer as exc:
+        log.warning("narrator: the model server answered 200 with something else: %s", exc)
+        narration = failed(config.model, "bad_answer")
     except SchemaError as exc:
         log.info("narrator: the answer failed the schema: %s", exc)
         narration = failed(config.model, "schema")
+    except openai.OpenAIError as exc:  # the client's own checks of an answer (response validation...)
+        log.warning("narrator: the model client refused the answer: %s", type(exc).__name__)
+        narration = failed(config.model, "bad_answer")
+    except Exception:  # never a crashed job: it would be retried, and each retry paid for
+        log.exception("narrator: narrating failed")
+        narration = failed(config.model, "error")
     finally:
         await client.close()
+    usage_in += taken * prompt.tokens  # no valid usage: the request's estimate, per call taken
     return Outcome(narration, usage_in, usage_out, time.perf_counter() - started, calls)

@@ -16,6 +16,14 @@ from typing import Any
 #: Ranks, most important first: what the prompt packer keeps when it must drop facts.
 RANKS = {"breaking": 0, "behaviour": 1, "focus": 2, "summary": 2, "dependency": 3, "review": 3,
          "description": 3, "follow_up": 4, "title": 4, "factor": 5, "area": 6}  # fmt: skip
+#: Facts whose text people wrote (the PR's title, description, review comments and the
+#: follow-ups taken from them): untrusted data. The prompt fences them as data, never
+#: instructions; their words are not vocabulary a narration may use (only ordinary words).
+UNTRUSTED = frozenset({"title", "description", "review", "follow_up"})
+#: Facts whose words a narration may use besides ordinary prose: what the engine found in
+#: the diff and the rules. The summary is left out: it may be the author's own sentence.
+VOCABULARY = frozenset({"breaking", "behaviour", "focus", "dependency", "factor", "area"})
+
 #: Behaviour facts that outrank the focus points; the rest rank with the follow-ups. A
 #: large pull request has hundreds (environment reads in every example script, say),
 #: and the points the narrator must word would otherwise never fit its budget.
@@ -47,6 +55,11 @@ class Fact:
     point: str | None = None
     #: Packed after the focus points (a behaviour fact past :data:`RANKED_BEHAVIOUR`).
     minor: bool = False
+
+    @property
+    def untrusted(self) -> bool:
+        """True for text people wrote (see :data:`UNTRUSTED`)."""
+        return self.kind in UNTRUSTED
 
     @property
     def rank(self) -> int:

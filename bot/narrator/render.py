@@ -101,7 +101,11 @@ def failed(model: str, reason: str) -> Narration:
     return Narration(model, None, (), {}, {}, 0, 0, reason)
 
 
-_SUMMARY_LINE = re.compile(r"^\*\*(.+?)\*\*", re.MULTILINE)
+#: The engine's summary line: ``**{summary}** {scale}`` (``guide.md.j2``), the first line
+#: that opens with bold. The summary may be the author's sentence with bold of its own,
+#: so the bold closes at the line's last ``**`` followed by a space or the line's end
+#: (the scale part after it carries no ``**``).
+_SUMMARY_LINE = re.compile(r"^\*\*(.+)\*\*(?=[ \t]|$)", re.MULTILINE)
 _FOCUS_ITEM = re.compile(r"^(\d+)\. .*$", re.MULTILINE)
 
 

@@ -5,7 +5,8 @@ Shared by the app's narrator feature and the CLI, so both narrate the same way.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,12 +45,16 @@ async def narrate_guide(
     head_sha: str = "",
     store: NarrationStorage | None = None,
     tokens_left: int | None = None,
+    reserve: Callable[[int], Awaitable[bool]] | None = None,
 ) -> Narrated:
     """Narrate the guide whose JSON data is ``data`` and Markdown ``markdown``.
 
     A narration cached under the same key is reused without calling the model. When
     ``tokens_left`` (the installation's remaining daily tokens) cannot pay for the
-    prompt, no call is made (``fallback_reason="budget"``). A narration is cached when
+    prompt, no call is made (``fallback_reason="budget"``); ``reserve`` does the same
+    atomically: it is awaited with the prompt's tokens and says whether they were taken
+    from the daily cap (the caller settles the difference to the outcome's tokens).
+    A store whose methods block (``store.blocking``) is called in a thread. A narration is cached when
     the model answered (even if every sentence was rejected), not after a time-out or
     error, so a later refresh tries again.
     """
@@ -57,16 +62,22 @@ async def narrate_guide(
     key = guide_key(data, head_sha, config.model)
     lang = str(data.get("lang") or "en")
     if store is not None:
-        hit = store.get(key)
+        hit = await _call(store, store.get, key)
         if hit is not None:
             narration = Narration.from_json(hit)
             return Narrated(narrate_markdown(markdown, narration, lang, key=key), narration, sheet, key, True)
     prompt = build_prompt(sheet, budget=config.budget, model=config.model)
-    if tokens_left is not None and prompt.tokens > tokens_left:
+    if (tokens_left is not None and prompt.tokens > tokens_left) or (reserve is not None and not await reserve(prompt.tokens)):
         narration = failed(config.model, "budget")
         return Narrated(markdown, narration, sheet, key, False, Outcome(narration))
     outcome = await narrate(sheet, prompt, config)
     narration = outcome.narration
     if store is not None and narration.fallback_reason is None:
-        store.put(key, narration.to_json())
+        await _call(store, store.put, key, narration.to_json())
     return Narrated(narrate_markdown(markdown, narration, lang, key=key), narration, sheet, key, False, outcome)
+
+
+async def _call(store: Any, method: Callable[..., Any], *args: Any) -> Any:
+    if getattr(store, "blocking", False):
+        return await asyncio.to_thread(method, *args)
+    return method(*args)

@@ -1,8 +1,15 @@
 """The narration cache and the per-installation daily token count.
 
 :class:`NarrationStorage` is the interface (a :class:`typing.Protocol`); :class:`SQLiteNarrations`
-the SQLite implementation. Another database implements the same four methods (the
-contract test, ``tests/test_narrator_store.py``, runs against each).
+the SQLite implementation (one process), :class:`PgNarrations` the PostgreSQL one, shared
+by every replica like the write budget, so N replicas spend the daily cap once and ask
+the model once per narration. The contract test (``tests/test_narrator_store.py``) runs
+against each.
+
+The cap is kept with :meth:`NarrationStorage.reserve_tokens`: a call's prompt estimate
+is taken before the call in one atomic statement that refuses to pass the cap (two
+replicas never both spend the last tokens), and the difference to what the call really
+used is settled afterwards with :meth:`NarrationStorage.add_tokens`.
 """
 
 from __future__ import annotations
@@ -37,6 +44,27 @@ class NarrationStorage(Protocol):
     def tokens(self, installation: int, day: str) -> int:
         """Tokens an installation used on ``day``."""
 
+    def reserve_tokens(self, installation: int, day: str, tokens: int, cap: int) -> bool:
+        """Add ``tokens`` to the count only if it stays within ``cap``; True when added."""
+
+
+#: The PostgreSQL tables (component ``"narrator"``; registered by :mod:`bot.feature_support`).
+PG_MIGRATIONS = [
+    """
+    CREATE TABLE narrations (
+        key TEXT PRIMARY KEY,
+        data TEXT NOT NULL,
+        stored_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    );
+    CREATE TABLE narrator_tokens (
+        installation_id BIGINT NOT NULL,
+        day TEXT NOT NULL,
+        tokens BIGINT NOT NULL,
+        PRIMARY KEY (installation_id, day)
+    );
+    """,
+]
+
 
 class SQLiteNarrations:
     """:class:`NarrationStorage` in a SQLite file (the app's database) or ``:memory:``."""
@@ -66,9 +94,9 @@ class SQLiteNarrations:
     def add_tokens(self, installation: int, day: str, tokens: int) -> int:
         with self._lock:
             self._db.execute(
-                "INSERT INTO narrator_tokens (installation, day, tokens) VALUES (?, ?, ?)"
-                " ON CONFLICT (installation, day) DO UPDATE SET tokens = tokens + excluded.tokens",
-                (int(installation), day, int(tokens)),
+                "INSERT INTO narrator_tokens (installation, day, tokens) VALUES (?, ?, max(?, 0))"
+                " ON CONFLICT (installation, day) DO UPDATE SET tokens = max(tokens + ?, 0)",
+                (int(installation), day, int(tokens), int(tokens)),
             )
             row = self._db.execute("SELECT tokens FROM narrator_tokens WHERE installation = ? AND day = ?", (int(installation), day)).fetchone()
         return int(row[0])
@@ -78,7 +106,80 @@ class SQLiteNarrations:
             row = self._db.execute("SELECT tokens FROM narrator_tokens WHERE installation = ? AND day = ?", (int(installation), day)).fetchone()
         return int(row[0]) if row else 0
 
+    def reserve_tokens(self, installation: int, day: str, tokens: int, cap: int) -> bool:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                row = self._db.execute("SELECT tokens FROM narrator_tokens WHERE installation = ? AND day = ?", (int(installation), day)).fetchone()
+                used = int(row[0]) if row else 0
+                ok = used + int(tokens) <= int(cap)
+                if ok:
+                    self._db.execute(
+                        "INSERT INTO narrator_tokens (installation, day, tokens) VALUES (?, ?, ?)"
+                        " ON CONFLICT (installation, day) DO UPDATE SET tokens = tokens + excluded.tokens",
+                        (int(installation), day, int(tokens)),
+                    )
+            finally:
+                self._db.execute("COMMIT")
+        return ok
+
     def close(self) -> None:
         """Close the connection."""
         with self._lock:
             self._db.close()
+
+
+class PgNarrations:
+    """:class:`NarrationStorage` in PostgreSQL (:data:`PG_MIGRATIONS`), one statement per call.
+
+    ``db`` is the replica's pool (:class:`bot.app.pg.Database`, or anything whose
+    ``connection()`` lends a psycopg connection). Methods block on the network
+    (:attr:`blocking`); errors are ``psycopg.Error``.
+    """
+
+    blocking = True
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+
+    def get(self, key: str) -> Mapping[str, Any] | None:
+        with self.db.connection() as conn:
+            row = conn.execute("SELECT data FROM narrations WHERE key = %s", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put(self, key: str, narration: Mapping[str, Any]) -> None:
+        with self.db.connection() as conn:
+            conn.execute(
+                "INSERT INTO narrations (key, data) VALUES (%s, %s)"
+                " ON CONFLICT (key) DO UPDATE SET data = excluded.data, stored_at = now()",
+                (key, json.dumps(dict(narration))),
+            )
+
+    def add_tokens(self, installation: int, day: str, tokens: int) -> int:
+        with self.db.connection() as conn:
+            row = conn.execute(
+                "INSERT INTO narrator_tokens (installation_id, day, tokens) VALUES (%s, %s, greatest(%s, 0))"
+                " ON CONFLICT (installation_id, day) DO UPDATE SET tokens = greatest(narrator_tokens.tokens + %s, 0)"
+                " RETURNING tokens",
+                (int(installation), day, int(tokens), int(tokens)),
+            ).fetchone()
+        return int(row[0])
+
+    def tokens(self, installation: int, day: str) -> int:
+        with self.db.connection() as conn:
+            row = conn.execute(
+                "SELECT tokens FROM narrator_tokens WHERE installation_id = %s AND day = %s", (int(installation), day)
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    def reserve_tokens(self, installation: int, day: str, tokens: int, cap: int) -> bool:
+        with self.db.connection() as conn:
+            # One statement: a new row only within the cap, an existing one only while it
+            # stays within it (the row lock serialises replicas reserving at once).
+            row = conn.execute(
+                "INSERT INTO narrator_tokens (installation_id, day, tokens) SELECT %s, %s, %s WHERE %s <= %s"
+                " ON CONFLICT (installation_id, day) DO UPDATE SET tokens = narrator_tokens.tokens + excluded.tokens"
+                " WHERE narrator_tokens.tokens + excluded.tokens <= %s RETURNING tokens",
+                (int(installation), day, int(tokens), int(tokens), int(cap), int(cap)),
+            ).fetchone()
+        return row is not None
