@@ -391,9 +391,22 @@ def config_changes(hunks: Sequence[Hunk], language: str | None, path: str = "") 
     if handler is None:
         return config_keys(hunks, language), ()
     keys, old, new = handler(hunks)
+    if language == "yaml":
+        # Hydra's ``defaults:`` list picks which config files compose this one: its entries
+        # (``defaults.actor@actor_rollout_ref.actor``) are no key a user sets, and a new entry
+        # is no changed default ("default of `defaults.actor…` changes to `${model_engine}_actor`"
+        # while every run resolves to the same file). The keys stay listed, so a reader can
+        # still tell that the composition changed (bot.engine.breaking).
+        old = [v for v in old if not _composition(v[0])]
+        new = [v for v in new if not _composition(v[0])]
     if not old:
         return keys, ()
     return keys, tuple(value_facts(path, old, new))
+
+
+def _composition(key: str) -> bool:
+    """True for an entry of a Hydra ``defaults:`` list."""
+    return key == "defaults" or key.startswith("defaults.")
 
 
 _EMPTY_VALUES = frozenset({"", "{", "[", "|", ">", "|-", ">-", "|+", ">+"})

@@ -22,6 +22,7 @@ from bot.engine.focus.housekeeping import (
     public_keys,
     removed_trees,
 )
+from bot.engine.breaking import consequence_known
 from bot.engine.focus.model import (
     API_WEIGHT,
     BREAKING_WEIGHT,
@@ -362,7 +363,9 @@ def _fact_points(
         if kind in ("default_changed", "key_removed", "key_renamed", "field_removed"):
             f = by_path.get(path)
             config = f is not None and (f.kind == "config" or (is_config is not None and f.kind == "source" and is_config(path, fact.symbol.rpartition(".")[0] or None)))
-            if not config:
+            # In a config composed from others whose composition changed, a key that left this
+            # file may come from another: say that it went, not that configs setting it fail.
+            if not config or (f is not None and kind in ("key_removed", "default_changed") and not consequence_known(fact, f)):
                 key += ".plain"
         elif kind == "dep_pin_changed" and not fact.old:
             key = "focus.fact.dep_pinned"
