@@ -294,3 +294,18 @@ def test_a_new_dockerfiles_base_image_is_not_an_added_dependency():
     patch = "@@ -0,0 +1,3 @@\n+FROM ubuntu:22.04 AS base\n+RUN pip install numpy==1.26\n+ENV X=1"
     a = analyse(snap(files=[ChangedFile("docker/Dockerfile.new", "added", additions=3, patch=patch)]))
     assert a.files[0].dependency_changes == () and not [b for b in a.files[0].behaviour if b.kind.startswith("dep_")]
+
+
+def test_hydra_defaults_entries_are_not_keys_with_values_and_composed_removals_say_less():
+    patch = ("@@ -1,6 +1,6 @@\n defaults:\n-  - actor@actor_rollout_ref.actor: dp_actor\n+  - actor@actor_rollout_ref.actor: ${model_engine}_actor\n"
+             " actor_rollout_ref:\n-  nccl_timeout: 600\n+  other: 1\n")
+    a = analyse(snap(files=[ChangedFile("verl/trainer/config/ppo.yaml", "modified", additions=2, deletions=2, patch=patch)]))
+    facts = a.files[0].behaviour
+    assert not [b for b in facts if b.symbol.startswith("defaults")]
+    assert [b.symbol for b in facts if b.kind == "key_removed"] == ["actor_rollout_ref.nccl_timeout"]
+    from bot.engine.focus.points import focus_points
+
+    points = focus_points(a, (), ReviewSummary(), snapshot=snap())
+    removed = [p for p in points if p.key and p.key.startswith("focus.fact.key_removed")]
+    # The composition changed, so the key may come from another file: "removed", no consequence.
+    assert removed and all(p.key.startswith("focus.fact.key_removed.plain") for p in removed)

@@ -129,7 +129,7 @@ def consequence_known(fact: Any, f: FileAnalysis) -> bool:
 def _composition_changed(f: FileAnalysis) -> bool:
     """True when the file's Hydra ``defaults:`` list changed (its keys come from elsewhere too)."""
     return any(
-        k.startswith("defaults.") for k in f.config_keys_added + f.config_keys_removed
+        k.startswith("defaults.") for k in f.config_keys_added + f.config_keys_removed + f.config_keys_changed
     )
 
 
