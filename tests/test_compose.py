@@ -125,7 +125,7 @@ async def test_a_web_and_a_worker_replica_on_postgresql_post_one_guide(pg_url, a
                 tool.send, f"http://{addresses['web']}/webhook", sandbox.base_url.rstrip("/"), secret, bundle, timeout=60
             )
             assert result["status"] == 202 and result["comment"] is not None, result
-            assert bundle["pull"]["title"] in result["comment"]
+            assert f"Reading guide for #{bundle['pull']['number']}" in result["comment"]
             async with aiohttp.ClientSession() as http:
                 for address in addresses.values():
                     async with http.get(f"http://{address}/healthz") as answer:
