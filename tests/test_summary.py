@@ -214,3 +214,18 @@ def test_corpus_no_template_summary_no_title_restated_no_template_fragment():
             assert not summary.rstrip(".").endswith((" review", " if possible")), (path, summary)
             assert not S.restates(summary, snap.title) or summary.startswith(("Changes ", "改动了")), (path, summary)
             assert "http" not in summary and "@" not in summary.replace("@\u200b", ""), (path, summary)
+
+
+def test_a_pull_request_with_exact_changes_but_no_usable_sentence_leads_with_one_of_them(monkeypatch):
+    from bot.engine.focus import edits as edits_module
+
+    edit = Edit("call_replaced", "pkg/parse.py", "Parser.parse", "eval(x)", "ast.literal_eval(x)", "eval", line=12, old_line=12)
+    monkeypatch.setattr(edits_module, "main_edit", lambda analysis: None)
+    monkeypatch.setattr(edits_module, "leading_edit", lambda analysis: edit)
+    monkeypatch.setattr(edits_module, "edit_sentence", lambda e, lang: "`pkg/parse.py` line 12: now calls `ast.literal_eval`")
+    f = facts([src(additions=300, deletions=40)])  # too big for one change to be the summary
+    en = S.choose(f, "en")
+    assert en.source == "edit_among" and en.text.startswith("Among its changes: `pkg/parse.py` line 12")
+    assert en.evidence == (edit.evidence,)
+    zh = S.choose(f, "zh")
+    assert zh.text.startswith("改动之一：")

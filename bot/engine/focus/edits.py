@@ -142,6 +142,18 @@ def main_edit(analysis: DiffAnalysis) -> Edit | None:
     return None
 
 
+def leading_edit(analysis: DiffAnalysis) -> Edit | None:
+    """The weightiest exact change of the package code (never one that only affects what
+    the same pull request adds), whatever else the pull request does, or None. Unlike
+    :func:`main_edit` it need not dominate: a summary built on it says it is one of the
+    changes."""
+    ranked = [pair for pair in _ranked(analysis) if pair[1].consequence != "new_only"]
+    for _weight, edit in ranked:
+        if edit.kind != "call_args_changed" or edit.detail[:1] in "+-":
+            return edit
+    return None
+
+
 def edit_points(analysis: DiffAnalysis) -> list[FocusPoint]:
     """Focus points stating exact edits, heaviest first, each with its evidence.
 

@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # guide.py imports this module
     from bot.engine.render.guide import GuideFacts
 
 #: Summary sources, in the order they are tried.
-SOURCES = ("edit", "fact", "author", "count")
+SOURCES = ("edit", "fact", "author", "edit_among", "count")
 
 #: A pull request is "small" (its summary may be one exact change) up to these many
 #: changed lines and files of code that is neither test nor docs.
@@ -127,6 +127,13 @@ def _choose(facts: GuideFacts, lang: str) -> Summary:
         found = author_evidence(facts.purpose, facts.snapshot.title, analysis)
         if found is not None:
             return Summary(_end(sanitize.quote(facts.purpose, 240), lang), "author", found)
+    # A count says what changed in no way a reader can use; one exact change, said to be
+    # one of several, does (raters took "Changes 3 source files" for no summary at all).
+    edit = edits.leading_edit(analysis)
+    if edit is not None:
+        sentence = edits.edit_sentence(edit, lang).strip()
+        if sentence:
+            return Summary(_end(t("summary.among", lang, {"change": sentence}, raw=True), lang), "edit_among", (edit.evidence,))
     return count_summary(facts, lang)
 
 
