@@ -149,8 +149,8 @@ def test_conditions_returns_and_constants():
     assert ("return_changed", "x", "x * 2") in kinds
 
 
-def test_a_statement_kept_under_a_new_else_is_a_new_branch():
-    patch = """@@ -1,4 +1,9 @@ class Engine:
+#: A statement kept under a new ``else:`` when a new option picks a chunked variant.
+CHUNKED_BRANCH = """@@ -1,4 +1,9 @@ class Engine:
      def forward(self, logits):
          if calc:
 -            entropy = vocab_entropy(logits)
@@ -160,6 +160,10 @@ def test_a_statement_kept_under_a_new_else_is_a_new_branch():
 +                entropy = vocab_entropy(logits)
          return entropy
 """
+
+
+def test_a_statement_kept_under_a_new_else_is_a_new_branch():
+    patch = CHUNKED_BRANCH
     (edit,) = _edits(patch)
     assert edit.kind == "branch_added"
     assert edit.detail == "self.cfg.chunked" and edit.old == "entropy = vocab_entropy(logits)"
@@ -265,16 +269,7 @@ def test_class_8_the_rce_fix_is_stated_as_the_replaced_call_corpus():
 def test_class_8_a_python_feature_with_config_files_keeps_its_implementation_synthetic():
     yaml = "@@ -1,2 +1,4 @@\n actor:\n   a: 1\n+  chunked: false\n+  chunk_size: 4\n"
     files = [_file(f"pkg/config/c{i}.yaml", yaml) for i in range(8)]
-    code = """@@ -1,4 +1,9 @@ class Engine:
-     def forward(self, logits):
-         if calc:
--            entropy = vocab_entropy(logits)
-+            if self.cfg.chunked:
-+                entropy = vocab_entropy_chunked(logits, chunk_size=self.cfg.chunk_size)
-+            else:
-+                entropy = vocab_entropy(logits)
-         return entropy
-"""
+    code = CHUNKED_BRANCH
     ps = _focus(_snapshot(*files, _file("pkg/engine.py", code), title="support chunked entropy"))
     assert ps[0].file == "pkg/engine.py" and ps[0].key == "focus.edit.branch_added_new"
     # Eight config files adding the same keys are one point, not six.
