@@ -256,7 +256,8 @@ def test_corpus_checks_are_stated_without_a_consequence_the_diff_cannot_show(rul
 
 
 def test_synthetic_check_points_say_what_raises_not_who_is_refused():
-    assert t("focus.fact.check_added", "en", {"name": "f", "detail": "ValueError"}) == "new check in `f`: raises ValueError when its condition holds"
+    # An assert raises when its condition fails, a raise under an `if` when it holds: say neither.
+    assert t("focus.fact.check_added", "en", {"name": "f", "detail": "AssertionError"}) == "new check in `f` that can raise AssertionError"
     assert "refused" not in t("focus.fact.check_removed", "en", {"name": "f", "detail": "AssertionError"})
 
 
@@ -309,3 +310,10 @@ def test_hydra_defaults_entries_are_not_keys_with_values_and_composed_removals_s
     removed = [p for p in points if p.key and p.key.startswith("focus.fact.key_removed")]
     # The composition changed, so the key may come from another file: "removed", no consequence.
     assert removed and all(p.key.startswith("focus.fact.key_removed.plain") for p in removed)
+
+
+def test_a_reworded_or_widened_check_is_neither_new_nor_removed():
+    patch = ("@@ -1,4 +1,4 @@\n def build(cfg):\n-    assert cfg.strategy in ('fsdp', 'fsdp2')\n"
+             "+    assert cfg.strategy in ('fsdp', 'fsdp2', 'fsdp_turbo'), f'bad {cfg.strategy}'\n     return cfg\n")
+    a = analyse(snap(files=[ChangedFile("pkg/engine.py", "modified", additions=1, deletions=1, patch=patch)]))
+    assert not [b for b in a.files[0].behaviour if b.kind in ("check_added", "check_removed")]

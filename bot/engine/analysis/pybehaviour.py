@@ -373,6 +373,10 @@ def check_facts(path: str, kind: str, checks: Iterable[tuple[str, str, str, int,
     """
     items = list(checks)
     seen = {side: {_SPACES.sub(" ", text) for s, _sym, text, _n, _o in items if s == side} for side in (ADDED, REMOVED)}
+    # A check of the same function raising the same exception on the other side is the same
+    # check reworded, moved or widened (an assert that gained a message, a `ValueError` with a
+    # new text): neither a new check nor a removed one.
+    typed = {side: {(sym, _check_type(text)) for s, sym, text, _n, _o in items if s == side} for side in (ADDED, REMOVED)}
     out = []
     for side, symbol, text, number, opener in items:
         if opener.startswith(("except", "try", "finally")):
@@ -381,7 +385,7 @@ def check_facts(path: str, kind: str, checks: Iterable[tuple[str, str, str, int,
         if _SPACES.sub(" ", text) in seen[other]:
             continue
         exc = _check_type(text)
-        if exc is None:
+        if exc is None or (symbol, exc) in typed[other]:
             continue
         shown = _short(f"{opener} {text}" if opener.startswith(("if ", "elif ")) else text)
         user_facing = kind == "source" and _public(symbol)
