@@ -496,3 +496,12 @@ async def test_maintainer_backfill_stores_guides_without_commenting(harness, mon
     assert all(harness.sandbox.comments(REPO, n) == [] for n in numbers)
     await harness.comment(MAINTAINER, "/prguide backfill 0")
     assert "from 1 to 1,000, not `0`" in harness.replies()[-1].body
+
+
+async def test_a_refresh_on_a_repository_that_wants_no_comment_posts_none(harness):
+    # `comment: off` holds for commands too: the author's refresh updates labels, posts nothing.
+    harness.sandbox.set_file(REPO, ".github/prguide.yml", "comment: off\n")
+    await harness.merge()
+    assert [c for c in harness.sandbox.comments(REPO, 7491) if c.user == "prguide[bot]"] == []
+    await harness.comment(AUTHOR, "/prguide refresh")
+    assert [c for c in harness.sandbox.comments(REPO, 7491) if c.user == "prguide[bot]" and "Reading guide" in c.body] == []

@@ -88,3 +88,13 @@ def test_corpus_guide_keeps_its_focus_points_for_why_n():
     text = render_why(guide.classification, "en", "1", focus=guide.focus)
     first = guide.focus[0]
     assert text.startswith("**Focus point 1") and (first.file is None or f"`{first.file}`" in text)
+
+
+def test_a_unicode_digit_is_a_label_name_not_a_focus_point_number():
+    # "²".isdigit() is true but int("²") raised: only ASCII digits number a focus point.
+    base = dict(areas=(), change_type="fix", change_type_source="inferred", breaking=False, importance=1, factors=(),
+                reading_level="skim", reading_minutes=1, audience={}, hits=())
+    c = Classification(labels=(), **base)
+    for label in ("²", "①", "１"):
+        text = render_why(c, "en", label, focus=POINTS)
+        assert not text.startswith("**Focus point")

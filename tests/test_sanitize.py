@@ -1,5 +1,7 @@
 """PR text quoted in the guide can neither ping people nor inject HTML."""
 
+import re
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -114,3 +116,11 @@ def test_hostile_title_and_review_comment_in_a_whole_guide(load_bundle_json):
     assert 'href="https://evil.example' not in html and "<img" not in html
     assert "other-org/other-repo#123" not in guide.markdown.replace("`other-org/other-repo#123`", "")
     assert "@alice" not in guide.markdown
+
+
+def test_a_backslash_before_a_backtick_opens_no_code_span_that_keeps_a_link_or_reference():
+    hostile = "\\`[Click to approve](https://evil.example/login)` \\`![px](https://evil.example/p.png)` \\`other-org/victim#77`"
+    html = _html(sanitize.neutralize(hostile))
+    assert "<a " not in html and "<img" not in html
+    # the reference is inside code (GitHub links none there) or not a bare reference at all
+    assert "other-org/victim#77" not in re.sub(r"<code>.*?</code>", "", html)

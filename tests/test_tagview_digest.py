@@ -311,3 +311,21 @@ def test_export_writes_a_digest_page_per_iso_week(store, tmp_path):
     index = (folder / "index.html").read_text(encoding="utf-8")
     assert '<a href="digest/2026-W11.html">' in index
     assert "Megatron 后端" in (folder / "digest" / "2026-W10.zh.html").read_text(encoding="utf-8")
+
+
+def test_a_plain_text_summary_is_escaped_never_parsed_as_markdown(store):
+    row = store.query("acme/rocket", label="area/megatron").items[-1]
+    data = dict(store.get("acme/rocket", row.number))
+    data["summary"] = 'BANNER = "![px](https://evil.example/p.png) [Approve](https://evil.example/login)" <b>x</b>'
+    entry = make_entry(row, data, "en", Messages("en"))
+    assert "<img" not in str(entry.summary) and "<a " not in str(entry.summary) and "<b>" not in str(entry.summary)
+    assert "![px](https://evil.example/p.png)" in str(entry.summary)  # shown as the text it is
+
+
+def test_only_the_leading_marker_is_stripped_from_a_stored_guide():
+    from bot.tagview.markdown import strip_marker
+
+    body = "\n".join(['<!-- prguide:v1 {"a":1} -->', "### Guide", "", '1. `x = "<!-- prguide:v1 {"`',
+                       "2. keep this point", '3. `y = "} --> tail"`', ""])
+    out = strip_marker(body)
+    assert out.startswith("### Guide") and "keep this point" in out and "} --> tail" in out

@@ -40,7 +40,8 @@ def render_why(classification: Classification, lang: str, label: str | None = No
     numbered from 1 as the guide shows them); see :func:`render_focus_evidence`.
     """
     c = classification
-    if label is not None and label.isdigit() and not any(d.name == label for d in c.labels):
+    # ASCII digits only: "²" and "①" are digits to str.isdigit() but not to int().
+    if label is not None and label.isascii() and label.isdigit() and not any(d.name == label for d in c.labels):
         return render_focus_evidence(focus, int(label), lang)
     if label is None:
         lines = [f"**{t('cmd.why.title', lang)}**", "", f"**{t('cmd.why.labels', lang)}**"]

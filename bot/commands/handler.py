@@ -499,7 +499,10 @@ class _Runner:
             build_guide, self.snapshot, self.rules, lang=self.config.lang or self.services.settings.lang, overrides=self.overrides
         )
         guide = await asyncio.to_thread(build, notices=base_notices)
-        narrating = narration_wanted(self.services.settings, self.config) and not action.preview
+        # `comment:` holds for commands too: a refresh (or a label or language command) on a
+        # repository that wants no comment at this level updates the labels only.
+        post_comment = self.config.wants_comment(str(guide.data.get("reading_level") or ""))
+        narrating = post_comment and narration_wanted(self.services.settings, self.config) and not action.preview
         if narrating:
             guide = await with_cached_narration(self.services, guide, self.snapshot.head_sha)
         result = await publish_guide(
@@ -511,6 +514,7 @@ class _Runner:
             current_labels=self.snapshot.labels,
             existing=self.existing,
             revise=reviser(build, base_notices),
+            post_comment=post_comment,
         )
         self.lang = guide.lang
         self.ctx.fields.update(comment_id=result.comment_id, comment=result.comment)

@@ -163,7 +163,9 @@ def make_entry(row: GuideRow, data: Mapping[str, Any] | None, lang: str, message
     area = row.areas[0] if row.areas else ""
     return Entry(
         row=row,
-        summary=Markup(render_inline(summary)),
+        # The JSON summary is plain text (code spans unwrapped): escaped as text, never
+        # parsed as Markdown again, so quoted code cannot turn into a link or an image.
+        summary=Markup.escape(summary),
         summary_lang=guide_lang,
         verdict=" · ".join(p for p in (rating, readers) if p),
         rating=rating,

@@ -85,7 +85,10 @@ _MD = _parser()
 
 def strip_marker(markdown: str) -> str:
     """``markdown`` without prguide's hidden ``<!-- prguide:v1 {...} -->`` marker."""
-    return _MARKER_RE.sub("", markdown)
+    # Only prguide's own marker, which opens the comment: a "<!-- prguide:v1 {" quoted from a
+    # diff further down must not swallow the guide up to some later "} -->".
+    match = _MARKER_RE.match(markdown.lstrip())
+    return markdown.lstrip()[match.end():] if match else markdown
 
 
 def render_markdown(markdown: str) -> str:

@@ -22,7 +22,9 @@ _BACKTICKS = re.compile(r"`+")
 #: A zero-width space after ``@`` keeps the text readable but stops GitHub's mention.
 _MENTION_BREAK = "@\u200b"
 # Inline code spans (CommonMark: a run of backticks closed by a run of the same length).
-_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
+# A backtick after a backslash is a literal backtick in CommonMark, not the start of a span:
+# such a run is read as prose (and neutralised), never passed through as code.
+_CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
 # An inline link or image opening: "[text](" or "![text](", text possibly holding escapes.
 _LINK_OPEN = re.compile(r"\[((?:\\.|[^\[\]\\\n])*)\]\(")
 # GitHub's cross-repository references, "owner/repo#123" and "owner/repo@sha"
@@ -66,6 +68,11 @@ def _entities(text: str) -> str:
 
 
 def _prose(text: str) -> str:
+    # Outside the code spans kept, a backslash or backtick is literal text: escaped, so
+    # CommonMark reads it the same way (a "\\`" opening no span of its own, a stray "`" no
+    # span with the code span a reference below is wrapped in).
+    if "\\" in text or "`" in text:
+        text = text.replace("\\", "\\\\").replace("`", "\\`")
     if "/" not in text or ("#" not in text and "@" not in text):  # no reference possible
         return _unlink(_entities(text))
     parts = []
