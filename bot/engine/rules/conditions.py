@@ -9,19 +9,19 @@ records what it matched (captures, files, symbols) for the rule's effects.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import regex
 
 from bot.engine.rules.facts import Facts
 from bot.engine.rules.globs import Glob
 from bot.engine.rules.reasons import Joined, Reason
+from bot.engine.rules.safe_regex import search_once
 
 #: How many names a reason lists before saying "and N more".
 _SHOWN = 3
 
 
-@dataclass
 class MatchState:
     """What the conditions of one rule found so far.
 
@@ -29,14 +29,34 @@ class MatchState:
     (``None``: no files condition); ``line_files`` those where a line condition
     (``added``, ``removed``, ...) matched; ``symbols``/``keys`` are ``(file, name)``
     pairs from the ``symbols``/``removed_*`` conditions.
+
+    A plain slotted class, not a dataclass: every rule of every pull request makes
+    one (and one per ``any:`` alternative), so its construction is kept to the bone.
     """
 
-    reasons: list[str] = field(default_factory=list)
-    captures: dict[str, str] = field(default_factory=dict)
-    files: frozenset[int] | None = None
-    line_files: set[int] | None = None
-    symbols: list[tuple[int, str]] = field(default_factory=list)
-    keys: list[tuple[int, str]] = field(default_factory=list)
+    __slots__ = ("reasons", "captures", "files", "line_files", "symbols", "keys")
+
+    def __init__(
+        self,
+        reasons: list[str] | None = None,
+        captures: dict[str, str] | None = None,
+        files: frozenset[int] | None = None,
+        line_files: set[int] | None = None,
+        symbols: list[tuple[int, str]] | None = None,
+        keys: list[tuple[int, str]] | None = None,
+    ) -> None:
+        self.reasons: list[str] = [] if reasons is None else reasons
+        self.captures: dict[str, str] = {} if captures is None else captures
+        self.files = files
+        self.line_files = line_files
+        self.symbols: list[tuple[int, str]] = [] if symbols is None else symbols
+        self.keys: list[tuple[int, str]] = [] if keys is None else keys
+
+    def __repr__(self) -> str:
+        return (
+            f"MatchState(reasons={self.reasons!r}, captures={self.captures!r}, files={self.files!r}, "
+            f"line_files={self.line_files!r}, symbols={self.symbols!r}, keys={self.keys!r})"
+        )
 
     def child(self) -> MatchState:
         """A fresh state for one alternative of ``any:``, seeing the files matched so far."""
@@ -89,6 +109,17 @@ class FilesCondition:
     def check(self, facts: Facts, state: MatchState) -> bool:
         index = facts.index
         total = len(facts.paths)
+        if not total:
+            return False
+        # Most files conditions fail because no glob matches at all: say so before
+        # looking at exclusions (a glob's result is cached, so nothing is done twice).
+        for globs in (self.any, self.all):
+            if globs:
+                for g in globs:
+                    if index.match(g):
+                        break
+                else:
+                    return False
         excluded: frozenset[int] = frozenset()
         for g in self.exclude:
             excluded |= index.match(g)
@@ -139,10 +170,10 @@ class TextCondition:
 
     def check(self, facts: Facts, state: MatchState) -> bool:
         text = facts.title if self.field == "title" else facts.body
+        seconds = facts.timeout
         for p in self.patterns:
-            budget = facts.budget()
-            m = budget.search(p.compiled, text)
-            if budget.timed_out:
+            m, timed_out = search_once(p.compiled, text, seconds)
+            if timed_out:
                 _timed_out(facts, state, self.field, p)
                 continue
             if m is None:
@@ -231,6 +262,8 @@ class NameCondition:
 
     def check(self, facts: Facts, state: MatchState) -> bool:
         if self.field == "scopes":
+            if not facts.scopes:
+                return False
             found = [s for s in facts.scopes if any(rx.fullmatch(s) for _, rx in self.globs)]
             if not found:
                 return False
@@ -327,13 +360,17 @@ class AnyCondition:
 
     def check(self, facts: Facts, state: MatchState) -> bool:
         held = []
+        files = state.files
         for group in self.groups:
-            sub = state.child()
-            if all(c.check(facts, sub) for c in group):
-                held.append(sub)
+            sub = MatchState(files=files)
+            for c in group:
+                if not c.check(facts, sub):
+                    # A timeout inside a failed group still deserves a mention.
+                    if sub.reasons:
+                        state.reasons.extend(r for r in sub.reasons if "ran out of time" in r)
+                    break
             else:
-                # A timeout inside a failed group still deserves a mention.
-                state.reasons.extend(r for r in sub.reasons if "ran out of time" in r)
+                held.append(sub)
         if not held:
             return False
         narrowed = [s.files for s in held if s.files is not None and s.files is not state.files]
@@ -352,4 +389,7 @@ class AnyCondition:
 
 def check_all(conditions: Sequence[object], facts: Facts, state: MatchState) -> bool:
     """True when every condition holds (stops at the first that does not)."""
-    return all(c.check(facts, state) for c in conditions)
+    for c in conditions:
+        if not c.check(facts, state):
+            return False
+    return True

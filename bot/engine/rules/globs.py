@@ -35,6 +35,8 @@ GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB | wcglob.BRACE
 
 _SPECIAL = frozenset("*?[\\")
 _BRACE_LIMIT = 256
+#: What a glob matching no file gives (shared, so the many misses of a pull request allocate nothing).
+_EMPTY: frozenset[int] = frozenset()
 #: Below this many files sharing a glob's literal prefix, testing them all beats a text scan.
 _FEW = 64
 
@@ -262,31 +264,52 @@ class FileIndex:
         """Positions of the files ``glob`` matches."""
         hit = self._cache.get(glob.pattern)
         if hit is None:
-            found: set[int] = set()
-            for shape in glob.shapes:
-                found.update(self._match_shape(shape))
-            hit = self._cache[glob.pattern] = frozenset(found)
+            shapes = glob.shapes
+            if len(shapes) == 1:
+                hit = self._match_shape(shapes[0])
+                hit = frozenset(hit) if hit else _EMPTY
+            else:
+                found: set[int] = set()
+                for shape in shapes:
+                    found.update(self._match_shape(shape))
+                hit = frozenset(found) if found else _EMPTY
+            self._cache[glob.pattern] = hit
         return hit
 
-    def _match_shape(self, shape: _Shape) -> Iterable[int]:
-        paths = self.paths
-        if shape.kind == "all":
-            return range(len(paths))
-        if shape.kind == "exact":
-            return self._range(shape.text, exact=True)
-        if shape.kind == "prefix":
+    def _match_shape(self, shape: _Shape) -> Sequence[int]:
+        # Most globs of a rule set match nothing in a given pull request: every branch
+        # gives up as soon as the sorted paths or the joined text say so.
+        kind = shape.kind
+        if kind == "prefix":
             return self._range(shape.text)
-        if shape.kind in ("suffix", "name"):
-            return [i for i in self._containing(shape.text) if shape.test(paths[i])]
-        if shape.kind == "folder":
-            return [*self._range(shape.text + "/"), *self._containing(f"/{shape.text}/")]
+        if kind == "regex":
+            return self._match_regex(shape)
+        if kind == "suffix" or kind == "name":
+            found = self._containing(shape.text)
+            if not found:
+                return found
+            paths, test = self.paths, shape.test
+            return [i for i in found if test(paths[i])]
+        if kind == "exact":
+            return self._range(shape.text, exact=True)
+        if kind == "all":
+            return range(len(self.paths))
+        # "folder"
+        return [*self._range(shape.text + "/"), *self._containing(f"/{shape.text}/")]
+
+    def _match_regex(self, shape: _Shape) -> Sequence[int]:
         # A regex glob: start from the files sharing its literal prefix when few do,
         # else from those containing its longest literal piece; the regex decides.
-        candidates: Iterable[int] | None = None
+        candidates: Sequence[int] | None = None
         if shape.prefix:
             candidates = self._range(shape.prefix)
+            if not candidates:
+                return candidates
         if shape.pieces and (candidates is None or len(candidates) > _FEW):
             candidates = self._containing(shape.pieces[0])
+            if not candidates:
+                return candidates
+        paths = self.paths
         if candidates is None:
             candidates = range(len(paths))
         test = shape.test
@@ -313,9 +336,15 @@ class FileIndex:
         return found
 
     def _range(self, prefix: str, *, exact: bool = False) -> list[int]:
-        lo = bisect.bisect_left(self._sorted, prefix)
+        ordered = self._sorted
+        lo = bisect.bisect_left(ordered, prefix)
+        # The first path not below ``prefix`` decides whether any path starts with it.
+        if lo == len(ordered) or not ordered[lo].startswith(prefix):
+            return []
         if exact:
-            hi = bisect.bisect_right(self._sorted, prefix, lo)
+            if ordered[lo] != prefix:
+                return []
+            hi = bisect.bisect_right(ordered, prefix, lo)
         else:
-            hi = bisect.bisect_left(self._sorted, prefix + "\U0010ffff", lo)
+            hi = bisect.bisect_left(ordered, prefix + "\U0010ffff", lo)
         return self._order[lo:hi]

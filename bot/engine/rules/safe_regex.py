@@ -88,6 +88,20 @@ class Budget:
                 self.timed_out = True
 
 
+def search_once(pattern: regex.Pattern, text: str, seconds: float) -> tuple[regex.Match | None, bool]:
+    """``(match, timed_out)`` of one ``pattern.search(text)`` on a fresh budget of ``seconds``.
+
+    The same as ``Budget(seconds).search(pattern, text)`` followed by reading
+    ``timed_out``, without making a budget (title and body conditions search once per pattern).
+    """
+    start = time.perf_counter()
+    try:
+        m = pattern.search(text, 0, timeout=max(seconds, _MIN_CALL_TIMEOUT))
+    except TimeoutError:
+        return None, True
+    return m, seconds - (time.perf_counter() - start) <= 0
+
+
 # --- nested repetition detection -------------------------------------------------
 #
 # A tiny parser of regex syntax: enough to see groups, character classes, escapes and
