@@ -317,3 +317,12 @@ def test_a_reworded_or_widened_check_is_neither_new_nor_removed():
              "+    assert cfg.strategy in ('fsdp', 'fsdp2', 'fsdp_turbo'), f'bad {cfg.strategy}'\n     return cfg\n")
     a = analyse(snap(files=[ChangedFile("pkg/engine.py", "modified", additions=1, deletions=1, patch=patch)]))
     assert not [b for b in a.files[0].behaviour if b.kind in ("check_added", "check_removed")]
+
+
+def test_a_guessed_change_type_is_not_stated_as_fact_in_the_score():
+    f = py("pkg/loop.py", added_lines=("    return x + 1",), removed_lines=("    return x",), symbols_touched=("step",))
+    c = classify(snap(title="narrator: words quoted in a fact are no vocabulary"), DiffAnalysis((f,)), ())
+    assert (c.change_type, c.change_type_source) == ("fix", "inferred")
+    assert [x.key for x in c.factors if x.source == "behaviour"] == ["factor.behaviour.source"]
+    c = classify(snap(title="[x] fix: y"), DiffAnalysis((f,)), FIX)
+    assert [x.key for x in c.factors if x.source == "behaviour"] == ["factor.behaviour.fix"]

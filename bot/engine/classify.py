@@ -202,7 +202,7 @@ def classify(
     change_type, type_source = _change_type(hits, analysis, snapshot.title)
     reasons = breaking_reasons(snapshot, analysis, hits, is_config, renames)
     breaking = bool(reasons)
-    factors = tuple(_factors(snapshot, analysis, hits, change_type, reasons, is_config, renames))
+    factors = tuple(_factors(snapshot, analysis, hits, change_type, reasons, is_config, renames, type_source))
     importance = max(1, min(10, sum(f.points for f in factors)))
     minutes = reading_minutes(analysis)
     audience = {lang: _audience(hits, areas, lang, audience_for_area) for lang in ("en", "zh")}
@@ -452,6 +452,7 @@ def _factors(
     reasons: tuple[Claim, ...],
     is_config: Callable[[str, str | None], bool] | None,
     renames: Mapping[str, tuple[tuple[str, str], ...]],
+    type_source: str = "rule",
 ) -> list[Factor]:
     factors = [Factor(1, "base", "factor.base", {}, "other", (Evidence(new=f"#{snapshot.number}", source="metadata"),))]
     sources = [f for f in analysis.of_kind("source") if f.status != "removed" or f.definitions_removed]
@@ -496,7 +497,9 @@ def _factors(
     behaves = bool(live) and change_type in ("fix", "feature", "perf", "revert")
     if behaves:
         # Says what it rests on (the change type and source code changing), not "changes how the code behaves".
-        factors.append(Factor(2, "behaviour", f"factor.behaviour.{change_type}", {"type": change_type}, "risk", _metadata_evidence(live)))
+        # A guessed type is not stated as fact ("a fix" for a commit that never said so).
+        key = "factor.behaviour.source" if type_source == "inferred" else f"factor.behaviour.{change_type}"
+        factors.append(Factor(2, "behaviour", key, {"type": change_type}, "risk", _metadata_evidence(live)))
         # A feature counts only where it rewrites existing lines, not where it only adds.
         if existing and (change_type in ("fix", "perf", "revert") or any(f.deletions for f in live if f.symbols_touched)):
             # A fix inside code every existing run goes through reaches further than new code.

@@ -59,6 +59,7 @@ IDS = (
     N_("factor.api"),
     N_("factor.base"),
     N_("factor.behaviour.fix"),
+    N_("factor.behaviour.source"),
     N_("factor.behaviour.feature"),
     N_("factor.behaviour.perf"),
     N_("factor.behaviour.revert"),
