@@ -95,3 +95,37 @@ async def test_by_default_every_guide_gets_its_comment(loopback):
     await loopback.merged(7406, delivery="docs")  # a docs line: "Safe to skip"
     (comment,) = loopback.comments(7406)
     assert "Safe to skip" in comment.body
+
+
+async def test_comment_off_remembers_a_label_a_human_removed(loopback):
+    # No comment, so no marker on GitHub: the stored guide's marker remembers which labels
+    # prguide added, and a label a maintainer removed is not added back on a redelivery.
+    loopback.sandbox.set_file(REPO, ".github/prguide.yml", "comment: off\n")
+    await loopback.merged(delivery="first")
+    assert loopback.comments() == [] and "type/fix" in loopback.labels()
+    owner, name = REPO.split("/")
+    loopback.sandbox.state.remove_label(owner, name, SMALL_PR, "type/fix", actor="maintainer-mo")
+    resp = await loopback.deliver(pr_delivery(loopback.template, loopback.bundles[SMALL_PR]), delivery="second")
+    assert resp.status == 202
+    await wait_idle(loopback.app)
+    assert "type/fix" not in loopback.labels()
+
+
+async def test_a_stored_guide_that_cannot_be_read_costs_nothing():
+    import sqlite3
+    from types import SimpleNamespace
+
+    from bot.features.guide import _stored_marker
+
+    class Broken:
+        blocking = False
+
+        def get(self, repository, number):
+            raise sqlite3.OperationalError("database is locked")
+
+    class Empty(Broken):
+        def get(self, repository, number):
+            return {"markdown": "no marker here"}
+
+    assert await _stored_marker(SimpleNamespace(guides=Broken()), REPO, 1) is None
+    assert await _stored_marker(SimpleNamespace(guides=Empty()), REPO, 1) is None

@@ -133,6 +133,7 @@ async def publish_guide(
     existing: Mapping[str, Any] | None | object = _LOOK_UP,
     revise: Revise | None = None,
     post_comment: bool = True,
+    previous: MarkerState | None = None,
 ) -> PublishResult:
     """Post or update the guide comment on pull request ``number`` and set its labels.
 
@@ -140,6 +141,9 @@ async def publish_guide(
     reading level): the labels are set as usual but no new comment is created
     (``comment`` is then ``"not_posted"`` and ``comment_id`` 0); an earlier guide
     comment is still kept up to date, so it never shows a stale guide.
+
+    ``previous`` is the state of an earlier guide when there is no guide comment (the
+    caller keeps it elsewhere, e.g. the stored guide's marker); a comment's marker wins.
 
     ``current_labels`` are the labels on the PR now (e.g. ``snapshot.labels``); when
     ``None`` they are read from GitHub (one more call). ``existing`` is prguide's
@@ -176,7 +180,9 @@ async def publish_guide(
         existing = await find_guide_comment(client, repository, number, bot_login=bot_login)
     elif existing is not None and not is_guide_comment(existing, bot_login):
         raise ValueError("existing must be prguide's own guide comment (see find_guide_comment)")
-    previous = parse_marker(existing.get("body")) if existing else None
+    # Without a guide comment, ``previous`` (a marker the caller kept elsewhere) says which
+    # labels prguide added before and what a human decided.
+    previous = parse_marker(existing.get("body")) if existing else previous
 
     if current_labels is None:
         current_labels = [label["name"] for label in await client.getlist(_ISSUE_LABELS, _where(repository, issue_number=int(number), per_page=PER_PAGE))]

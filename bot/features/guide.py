@@ -112,6 +112,11 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
             extra={"repository": repository, "problems": [str(p) for p in problems]},
         )
     previous = parse_marker(existing.get("body")) if existing else None
+    if previous is None and services.guides is not None:
+        # No guide comment (the repository's `comment:` setting left it out): the marker of
+        # the guide stored for the tag view remembers which labels prguide added and what a
+        # human decided, so a label a maintainer removed is not added back.
+        previous = await _stored_marker(services, repository, number)
     # The engine is pure but CPU-bound (a 3,000-file PR takes a while): keep it off the
     # event loop so deliveries are still answered at once.
     notices = config_check_notices(config) if checked else config_notices(config.source, problems)
@@ -133,7 +138,7 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
         guide = await with_cached_narration(services, guide, snapshot.head_sha)
     result = await publish_guide(
         client, repository, number, guide, bot_login=bot_login, current_labels=current, existing=existing,
-        revise=reviser(build, notices), post_comment=post_comment,
+        revise=reviser(build, notices), post_comment=post_comment, previous=previous,
     )
     if result.labels_refused:
         ctx.fields["labels_refused"] = [name for r in result.labels_refused for name in r.names]
@@ -144,6 +149,18 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     if narrating and services.store is not None:
         # The engine's guide is up; the narrated one edits it when (and if) the model answers.
         ctx.fields["narration_queued"] = await queue_narration(ctx, job, guide, snapshot.head_sha, result.comment_id)
+
+
+async def _stored_marker(services: Any, repository: str, number: int) -> Any:
+    """The marker state of the guide stored for ``repository#number`` (its Markdown's marker), or
+    ``None``. An optional read: a store that fails costs the guide nothing."""
+    try:
+        data = await run_store(services.guides, services.guides.get, repository, number)
+    except Exception as exc:  # noqa: BLE001 -- optional read: the labels are decided without it
+        log.warning("%s#%s: the stored guide could not be read: %s", repository, number, exc)
+        return None
+    markdown = data.get("markdown") if isinstance(data, Mapping) else None
+    return parse_marker(markdown) if isinstance(markdown, str) else None
 
 
 def guide_page_url(services: Any, repository: str, number: int, *, private: bool) -> str | None:
