@@ -3,9 +3,8 @@ quoted safely (bot.commands.explain.render_focus_evidence; issue 20 item 1)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from conftest import SHARED
 
 from bot.commands.explain import MAX_EVIDENCE, render_focus_evidence, render_why
 from bot.commands.parse import parse_commands
@@ -13,7 +12,7 @@ from bot.engine.analysis.model import Evidence
 from bot.engine.classify import Classification, LabelDecision
 from bot.engine.focus.model import FocusPoint
 
-CORPUS = Path("/work/shared/corpus")
+CORPUS = SHARED / "corpus"
 
 POINTS = (
     FocusPoint("verl/tools/parser.py", "Parser.parse", "focus.largest", {},
@@ -74,7 +73,7 @@ def test_render_why_routes_a_number_to_the_focus_point_unless_a_label_has_that_n
     assert command.ok and command.args == ("2",)
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="the corpus (/work/shared/corpus) is not on this machine")
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the corpus ({CORPUS}) is not on this machine (set PRGUIDE_SHARED)")
 def test_corpus_guide_keeps_its_focus_points_for_why_n():
     from bot.engine.build import build_guide
     from bot.engine.rules import load_rules

@@ -7,11 +7,17 @@ from __future__ import annotations
 
 import dataclasses
 import glob
-from pathlib import Path
 
 import pytest
+from conftest import SHARED
 
-from bot.engine.analysis.model import BehaviourFact, DiffAnalysis, Edit, Evidence, FileAnalysis
+from bot.engine.analysis.model import (
+    BehaviourFact,
+    DiffAnalysis,
+    Edit,
+    Evidence,
+    FileAnalysis,
+)
 from bot.engine.build import build_guide
 from bot.engine.classify import classify
 from bot.engine.focus.review import review_summary
@@ -20,8 +26,8 @@ from bot.engine.render import summary as S
 from bot.engine.render.guide import GuideFacts, render_guide
 from bot.engine.snapshot import PullRequestSnapshot
 
-CORPUS = Path("/work/shared/corpus")
-needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="the corpus (/work/shared/corpus) is not on this machine")
+CORPUS = SHARED / "corpus"
+needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the corpus ({CORPUS}) is not on this machine (set PRGUIDE_SHARED)")
 
 
 def facts(files, *, title="[trainer] fix: something", purpose=None, additions=None, deletions=None):

@@ -25,15 +25,23 @@ from __future__ import annotations
 import html
 import posixpath
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple, Protocol
 
 from bot.engine.analysis.model import DiffAnalysis, Evidence
 from bot.engine.focus import edits
 from bot.engine.render import sanitize
 from bot.engine.render.messages import t
+from bot.engine.snapshot import PullRequestSnapshot
 
-if TYPE_CHECKING:  # guide.py imports this module
-    from bot.engine.render.guide import GuideFacts
+
+class GuideFacts(Protocol):
+    """What a summary reads of :class:`bot.engine.render.guide.GuideFacts` (which imports
+    this module, so the shape is named here rather than imported)."""
+
+    snapshot: PullRequestSnapshot
+    analysis: DiffAnalysis
+    purpose: str | None
+
 
 #: Summary sources, in the order they are tried.
 SOURCES = ("edit", "fact", "author", "edit_among", "count")
