@@ -31,6 +31,8 @@ from dataclasses import replace
 
 from bot.engine.analysis.config_keys import KeyChanges, config_changes
 from bot.engine.analysis.deps import dependency_changes, submodule_change
+from bot.engine.analysis.edit_filters import sentinel_default
+from bot.engine.analysis.quote import small_change
 from bot.engine.analysis.edits import (
     CONDITIONED,
     Budget,
@@ -85,6 +87,8 @@ __all__ = [
 _OPAQUE = ("generated", "binary")
 #: Kinds whose Python class fields count as configuration keys.
 _FIELD_KINDS = ("source", "example", "build")
+#: Files with more changed lines than this are never a quote (a cheap test before reading hunks).
+_QUOTE_PREFILTER = 24
 
 
 def _first_added_line(hunks: Sequence[Hunk]) -> str | None:
@@ -145,6 +149,10 @@ def _analyse_file(
                 tests_added=py.tests_added,
                 shims=py.shims,
             )
+            if py.behaviour and "None" in added_text:
+                # A default that became a None sentinel resolved to the old value is no change.
+                py = py._replace(behaviour=tuple(b for b in py.behaviour if b.kind != "default_changed"
+                                                 or not sentinel_default(b.symbol, b.old, b.new, added_text)))
             if py.behaviour:
                 behaviour.extend(py.behaviour)
             edits = file_edits(hunks, path, kind, budget)
@@ -189,6 +197,10 @@ def _analyse_file(
             behaviour.extend(dependency_facts(deps, submodule=submodule))
     if behaviour:
         facts["behaviour"] = tuple(behaviour)
+    if hunks and "edits" not in facts and len(added) + len(removed) <= _QUOTE_PREFILTER:
+        quoted = small_change(hunks, path, kind, language)
+        if quoted is not None:
+            facts["quote"] = quoted
     analysis = FileAnalysis(
         path=path,
         status=file.status,

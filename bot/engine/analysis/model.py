@@ -217,6 +217,10 @@ class FileAnalysis:
     old name when they came from another file), and :attr:`DiffAnalysis.relocated`
     both sides of every pair, so a reader can leave those out of "added"/"removed"
     counts.
+
+    ``quote`` is the whole change of a file that changed a line or two and has no
+    ``edits``: an ``Edit`` of kind ``"lines"`` holding the removed and added lines
+    verbatim (:func:`bot.engine.analysis.quote.small_change`), else None.
     """
 
     path: str
@@ -242,6 +246,7 @@ class FileAnalysis:
     config_keys_changed: tuple[str, ...] = ()
     behaviour: tuple[BehaviourFact, ...] = ()
     edits: tuple[Edit, ...] = ()
+    quote: Edit | None = None
 
     @property
     def changes(self) -> int:

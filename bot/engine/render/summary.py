@@ -8,11 +8,14 @@ Pure. :func:`summary_claim` picks, in this order, the first source that qualifie
 2. ``fact`` -- for a small pull request whose one change is a behaviour fact (a
    changed default, a removed config key, an environment variable added or removed,
    a dependency floor raised), that fact;
-3. ``author`` -- English only: the author's first informative sentence of the
+3. ``quote`` -- when the only file that is not a test changed a line or two, those
+   lines (:func:`one_quote`);
+4. ``author`` -- English only: the author's first informative sentence of the
    description (:attr:`bot.engine.analysis.description.Description.purpose`), when
    every identifier, file or model name it names occurs in the diff's changed lines
    and it is not the title restated;
-4. ``count`` -- a plain true count of what changed ("Changes 3 source files under
+5. ``edit_among`` -- the weightiest exact change, said to be one of several;
+6. ``count`` -- a plain true count of what changed ("Changes 3 source files under
    `verl/trainer/` (+40/−12).").
 
 There is no template guess ("Fix in AREA: changes X") and no restated title: when
@@ -44,7 +47,7 @@ class GuideFacts(Protocol):
 
 
 #: Summary sources, in the order they are tried.
-SOURCES = ("edit", "fact", "author", "edit_among", "count")
+SOURCES = ("edit", "fact", "quote", "author", "edit_among", "count")
 
 #: A pull request is "small" (its summary may be one exact change) up to these many
 #: changed lines and files of code that is neither test nor docs.
@@ -131,6 +134,9 @@ def _choose(facts: GuideFacts, lang: str) -> Summary:
         fact = one_fact(analysis)
         if fact is not None:
             return Summary(fact_sentence(fact, lang), "fact", (Evidence(fact.path, fact.line, fact.line, fact.old, fact.new),))
+    quoted = one_quote(analysis)
+    if quoted is not None:
+        return Summary(_end(edits.edit_sentence(quoted, lang).strip(), lang), "quote", (quoted.evidence,))
     if lang == "en" and facts.purpose:
         found = author_evidence(facts.purpose, facts.snapshot.title, analysis)
         if found is not None:
@@ -143,6 +149,15 @@ def _choose(facts: GuideFacts, lang: str) -> Summary:
         if sentence:
             return Summary(_end(t("summary.among", lang, {"change": sentence}, raw=True), lang), "edit_among", (edit.evidence,))
     return count_summary(facts, lang)
+
+
+def one_quote(analysis: DiffAnalysis):
+    """The pull request's whole change as one quote (:attr:`FileAnalysis.quote`), or None:
+    when the only file that is not a test, generated or binary changed a line or two."""
+    files = [f for f in analysis.files if f.kind not in ("test", "generated", "binary")]
+    if len(files) != 1 or files[0].quote is None or files[0].edits:
+        return None
+    return files[0].quote
 
 
 def is_small(analysis: DiffAnalysis) -> bool:
