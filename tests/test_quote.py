@@ -140,3 +140,29 @@ def test_the_scoring_model_is_no_claim_of_the_guide():
     guide = build_guide(_snapshot(_file("pkg/balance.py", ADD_ONE)), load_rules([]), lang="en")
     assert "why.model" not in {c["kind"] for c in guide.data["claims"]}
     assert "Importance is 1 + reach" not in guide.markdown
+
+
+def test_a_removed_helper_whose_caller_in_the_same_file_changed_is_not_called_breaking():
+    from bot.engine.breaking import local_helper
+    from bot.engine.classify import classify
+
+    patch = """@@ -10,12 +10,6 @@ import os
+-def device_id_to_physical_device_id(idx):
+-    visible = os.environ["CUDA_VISIBLE_DEVICES"].split(",")
+-    return int(visible[idx])
+-
+-
+ def get_device_uuid(idx):
+-    physical = device_id_to_physical_device_id(idx)
+-    return uuid_of(physical)
++    return uuid_of(idx)
+"""
+    snap = _snapshot(_file("pkg/rollout.py", patch), title="fix device ids")
+    a = analyse(snap)
+    assert local_helper("device_id_to_physical_device_id", a.files[0])
+    keys = [c.key for c in classify(snap, a, ()).breaking_reasons]
+    assert "breaking.symbol_removed" not in keys
+    # A public function removed with no caller in its file stays a breaking removal.
+    api = "@@ -10,3 +10,0 @@ import os\n-def load_checkpoint(path):\n-    return torch.load(path)\n-\n"
+    snap = _snapshot(_file("pkg/ckpt.py", api), title="remove load_checkpoint")
+    assert "breaking.symbol_removed" in [c.key for c in classify(snap, analyse(snap), ()).breaking_reasons]

@@ -21,8 +21,10 @@ from bot.engine.analysis.patch import ADDED, REMOVED, DiffLine, Hunk
 
 #: At most this many meaningful lines on each side: beyond that a quote is not a summary.
 MAX_LINES = 2
-#: A line longer than this is not quoted (a reader cannot take it in at a glance).
+#: A line longer than this is not quoted (a reader cannot take it in at a glance). A line
+#: of prose (docs) may be longer: its start says what it is, and the guide shows that start.
 MAX_LINE_CHARS = 120
+MAX_DOCS_LINE_CHARS = 400
 #: Files of these kinds are quoted (generated files say nothing; a test's lines are read by
 #: the tests section).
 QUOTED_KINDS = frozenset({"source", "example", "build", "config", "ci", "docs"})
@@ -90,7 +92,8 @@ def small_change(hunks: Sequence[Hunk], path: str, kind: str, language: str | No
     new = list(dict.fromkeys(_clean(line.text) for _i, line in added))
     if old and new and (len(old) != len(new) or len(old) > 1 and not all(_key(a) == _key(b) for a, b in zip(old, new))):
         return None  # lines that do not pair up: "A becomes B" would guess which became which
-    if set(old) & set(new) or any(len(x) > MAX_LINE_CHARS for x in old + new):
+    limit = MAX_DOCS_LINE_CHARS if docs else MAX_LINE_CHARS
+    if set(old) & set(new) or any(len(x) > limit for x in old + new):
         return None
     if language == "python" and not all(_statement(x) for x in old + new):
         return None  # a docstring's prose or part of a wrapped statement says nothing alone
