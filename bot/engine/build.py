@@ -10,7 +10,7 @@ import gc
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from bot import ENGINE_VERSION
@@ -33,7 +33,6 @@ from bot.engine.render.guide import (
 )
 from bot.engine.render.ledger import point_evidence
 from bot.engine.render.messages import t
-from bot.engine.render.summary import choose as choose_summary
 from bot.engine.rules.model import LANGUAGES, LabelSpec, RuleHit
 from bot.engine.snapshot import PullRequestSnapshot
 
@@ -207,11 +206,6 @@ def _build_guide(
         notices=notices or {},
         page_url=page_url,
     )
-    headline = choose_summary(facts, lang)
-    if headline.source in ("edit", "quote"):
-        # The summary already states this exact change: the focus list need not repeat it.
-        points = tuple(p for p in points if not ((p.key or "").startswith("focus.edit.") and headline.evidence[0] in p.evidence))
-        facts = replace(facts, focus=points)
     # One ledger: the comment and the JSON "claims" are written from the same claims.
     claims = guide_claims(facts, lang)
     markdown = render_claims(facts, claims, lang)
