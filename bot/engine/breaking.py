@@ -124,7 +124,7 @@ def consequence_known(fact: Any, f: FileAnalysis) -> bool:
         return False
     composed = fact.kind in ("key_removed", "default_changed") and f.kind == "config"
     return not (
-        composed and (fact.symbol.startswith("defaults") or _composition_changed(f))
+        composed and (fact.symbol.startswith("defaults") or f.composed or _composition_changed(f))
     )
 
 

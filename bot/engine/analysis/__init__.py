@@ -174,6 +174,8 @@ def _analyse_file(
                 tests_added=sym.tests_added,
             )
         if kind == "config":
+            if any(h.section.startswith("defaults:") or any(line.text.startswith("defaults:") for line in h.lines) for h in hunks):
+                facts["composed"] = True
             keys, key_facts = config_changes(hunks, language, path)
             facts.update(_keys(keys))
             if key_facts:
@@ -243,6 +245,24 @@ def _relocate(files: list[FileAnalysis], sites: list[tuple[DefSite, ...]]) -> li
     return out
 
 
+def _inherited(files: list[FileAnalysis]) -> list[FileAnalysis]:
+    """Without ``symbol_removed`` facts for methods (``Class.method``) whose name the pull
+    request adds or changes (its body too) as a method of another class: most often the override went and
+    the class now inherits a method of that name (a base class's method made concrete), so
+    it was not removed. Dunder methods are too common to say so."""
+    names = [d.name for f in files for d in f.definitions_added + f.definitions_modified] + [n for f in files for n in f.symbols_touched]
+    added = {n.rpartition(".")[2] for n in names if "." in n and not n.endswith("__")}
+    if not added:
+        return files
+    out = []
+    for f in files:
+        gone = [b for b in f.behaviour if b.kind == "symbol_removed" and "." in b.symbol and b.symbol.rpartition(".")[2] in added]
+        if gone:
+            f = replace(f, behaviour=tuple(b for b in f.behaviour if b not in gone))
+        out.append(f)
+    return out
+
+
 def _keys(keys: KeyChanges) -> dict[str, tuple[str, ...]]:
     return {
         "config_keys_added": keys.added,
@@ -266,6 +286,7 @@ def analyse(snapshot: PullRequestSnapshot, *, kinds: Mapping[str, Sequence[str]]
     files = [r[0] for r in results]
     sites = [r[1] for r in results]
     files = _relocate(files, sites)
+    files = _inherited(files)
     env = [r[2] for r in results]
     if len(env) - env.count(None) > 1:  # a file alone has nothing to judge against
         files = reconcile(files, env)

@@ -220,7 +220,9 @@ class FileAnalysis:
 
     ``quote`` is the whole change of a file that changed a line or two and has no
     ``edits``: an ``Edit`` of kind ``"lines"`` holding the removed and added lines
-    verbatim (:func:`bot.engine.analysis.quote.small_change`), else None.
+    verbatim (:func:`bot.engine.analysis.quote.small_change`), else None. ``composed`` is
+    true for a config file whose diff shows a Hydra ``defaults:`` list: it is composed from
+    others, so a key it no longer sets may still come from them.
     """
 
     path: str
@@ -247,6 +249,7 @@ class FileAnalysis:
     behaviour: tuple[BehaviourFact, ...] = ()
     edits: tuple[Edit, ...] = ()
     quote: Edit | None = None
+    composed: bool = False
 
     @property
     def changes(self) -> int:
