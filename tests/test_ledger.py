@@ -164,8 +164,18 @@ def test_the_default_audience_names_only_folders_with_a_real_share_and_states_it
         FileAnalysis("examples/run.sh", "modified", "example", "shell", additions=40, deletions=0),
     )
     (claim,) = [c for c in build(facts([POINT], files=files), "en") if c.section == "audience"]
-    # pkg/io/ holds 20 of 100 source lines (< 25 %) and examples are not code a reader owns.
-    assert claim.text == "For anyone working on `pkg/core/` (80 % of the changed code lines)."
+    # pkg/io/ holds 20 of 140 changed lines (< 25 %); examples are not a folder a reader owns,
+    # but they are part of the change the share is taken of.
+    assert claim.text == "For anyone working on `pkg/core/` (57 % of the changed code lines)."
+
+
+def test_no_audience_when_the_named_folder_holds_a_sliver_of_the_change():
+    """A requirements line beside 58 lines of CI workflows is not "100 % of the changed code"."""
+    files = (
+        FileAnalysis("requirements-npu.txt", "modified", "build", None, additions=0, deletions=1),
+        FileAnalysis(".github/workflows/npu.yml", "modified", "ci", "yaml", additions=50, deletions=8),
+    )
+    assert not [c for c in build(facts([POINT], files=files), "en") if c.section == "audience"]
 
 
 def test_a_removed_files_installs_are_not_listed_as_dependency_changes():

@@ -112,8 +112,6 @@ def signature_detail(detail: str) -> str:
 
 def consequence_known(fact: Any, f: FileAnalysis) -> bool:
     """False when the diff cannot tell what an existing user would see (see the module doc)."""
-    if fact.kind == "symbol_removed" and local_helper(fact.symbol, f):
-        return False
     if fact.kind == "signature_changed":
         parts = [p for p in signature_detail(fact.detail).split("; ") if p]
         # Parameters added with a default are compatible; only the breaking parts count.

@@ -251,12 +251,17 @@ def _inherited(files: list[FileAnalysis]) -> list[FileAnalysis]:
     the class now inherits a method of that name (a base class's method made concrete), so
     it was not removed. Dunder methods are too common to say so."""
     names = [d.name for f in files for d in f.definitions_added + f.definitions_modified] + [n for f in files for n in f.symbols_touched]
-    added = {n.rpartition(".")[2] for n in names if "." in n and not n.endswith("__")}
-    if not added:
+    owners: dict[str, set[str]] = {}  # method name -> the classes that define or change it
+    for n in names:
+        owner, dot, method = n.rpartition(".")
+        if dot and not method.endswith("__"):
+            owners.setdefault(method, set()).add(owner)
+    if not owners:
         return files
     out = []
     for f in files:
-        gone = [b for b in f.behaviour if b.kind == "symbol_removed" and "." in b.symbol and b.symbol.rpartition(".")[2] in added]
+        gone = [b for b in f.behaviour if b.kind == "symbol_removed" and "." in b.symbol
+                and owners.get(b.symbol.rpartition(".")[2], set()) - {b.symbol.rpartition(".")[0]}]
         if gone:
             f = replace(f, behaviour=tuple(b for b in f.behaviour if b not in gone))
         out.append(f)

@@ -29,6 +29,8 @@ MAX_DOCS_LINE_CHARS = 400
 #: the tests section).
 QUOTED_KINDS = frozenset({"source", "example", "build", "config", "ci", "docs"})
 _KEY = re.compile(r"[=:(]")
+_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\s]*\)")
+_URL = re.compile(r"\b(?:https?|ftp)://|\bwww\.")
 #: Comment openers by language family: a comment-only line is not the change.
 _COMMENT = ("#", "//", "/*", "*", "--", "<!--", ";")
 
@@ -40,9 +42,11 @@ def _meaningful(line: DiffLine, docs: bool) -> bool:
     return docs or not text.startswith(_COMMENT)
 
 
-def _clean(text: str) -> str:
-    """A line as quoted: without indentation and a shell line continuation."""
-    return text.strip().removesuffix("\\").rstrip()
+def _clean(text: str, docs: bool = False) -> str:
+    """A line as quoted: without indentation and a shell line continuation; in docs, a
+    Markdown link as its text (a summary is never a link)."""
+    text = text.strip().removesuffix("\\").rstrip()
+    return _LINK.sub(r"\1", text) if docs else text
 
 
 def _key(line: str) -> str:
@@ -88,8 +92,10 @@ def small_change(hunks: Sequence[Hunk], path: str, kind: str, language: str | No
                 return None
     if where is None:
         return None
-    old = list(dict.fromkeys(_clean(line.text) for _i, line in removed))
-    new = list(dict.fromkeys(_clean(line.text) for _i, line in added))
+    old = list(dict.fromkeys(_clean(line.text, docs) for _i, line in removed))
+    new = list(dict.fromkeys(_clean(line.text, docs) for _i, line in added))
+    if docs and any(_URL.search(x) for x in old + new):
+        return None  # a bare address left: quoting it would make the summary a link
     if old and new and (len(old) != len(new) or len(old) > 1 and not all(_key(a) == _key(b) for a, b in zip(old, new))):
         return None  # lines that do not pair up: "A becomes B" would guess which became which
     limit = MAX_DOCS_LINE_CHARS if docs else MAX_LINE_CHARS
