@@ -63,9 +63,10 @@ def checkpoint_name(installation_id: int | None) -> str:
     """The job store checkpoint of an installation's reconcile passes.
 
     Its value: ``{"covered_from": Unix s, "installed_at": Unix s or None,
-    "repositories": [lower-case "owner/name", ...]}``: where the last completed pass's
-    window could end (when it started), when the installation was created, and the
-    repositories it looked at.
+    "repositories": {lower-case "owner/name": Unix s or None}}``: where the last completed
+    pass's window could end (when it started), when the installation was created, and
+    the repositories it looked at, each with the earliest merge time a pass may look at
+    (when a pass first saw it; None: since the installation).
     """
     return f"reconcile:{installation_id}"
 
@@ -123,22 +124,23 @@ async def handle_reconcile(job: Job, ctx: JobContext) -> None:
     if installed is not None:
         start = max(start, float(installed))
     known = record.get("repositories")
-    known = {str(n).lower() for n in known} if isinstance(known, list) else None
+    known = known if isinstance(known, Mapping) else None
     repos = await ctx.client.getlist("/installation/repositories?per_page=100", iterable_key="repositories")
     queued = 0
-    looked: list[str] = []
+    floors: dict[str, float | None] = {}
     for repo in repos[:MAX_REPOSITORIES]:
         if not isinstance(repo, Mapping) or not isinstance(repo.get("full_name"), str) or repo.get("archived"):
             continue
-        looked.append(repo["full_name"].lower())
+        key = repo["full_name"].lower()
         # A repository new to the installation since the last completed pass: its earlier
-        # merges happened before the app could see it.
-        since = start if known is None or looked[-1] in known else started
-        queued += await _reconcile_repository(job, ctx, repo, since)
+        # merges happened before the app could see it, in this pass and every later one.
+        floor = known.get(key, started) if known is not None else None
+        floors[key] = floor if isinstance(floor, (int, float)) else None
+        queued += await _reconcile_repository(job, ctx, repo, max(start, floors[key] or start))
     if store is not None:
-        value = {"covered_from": started, "installed_at": installed, "repositories": sorted(set(looked))}
+        value = {"covered_from": started, "installed_at": installed, "repositories": floors}
         await run_store(store, store.write_checkpoint, name, value)
-    ctx.fields.update(repositories=len(looked), since=start, installed_at=installed)
+    ctx.fields.update(repositories=len(floors), since=start, installed_at=installed)
     services.metrics.reconciled.inc(queued)
     ctx.outcome = f"queued_{queued}"
 
