@@ -315,3 +315,41 @@ def test_a_version_2_sqlite_queue_gets_fences_and_checkpoints(tmp_path):
 def test_a_delivery_about_no_pull_request_runs_on_a_key_of_its_own():
     assert QueuedDelivery("d", "installation", None, b"{}").job_key == "delivery:d"
     assert QueuedDelivery("d", "pull_request", "o/r#1", b"{}").job_key == "o/r#1"
+
+
+async def test_a_cancelled_job_queues_no_more_work(tmp_path):
+    # A backfill page whose installation was uninstalled while it listed pull requests.
+    from bot.app.fencing import LeaseLost
+
+    store = JobStore.open(str(tmp_path / "jobs.db"))
+    settings = Settings(app_id=1, private_key="k", webhook_secret="s")
+    services = Services(settings, clients=None, auth=None, rules=None, metrics=create_metrics(), store=store)
+    started, go = asyncio.Event(), asyncio.Event()
+    queued: list[object] = []
+
+    async def handler(job) -> None:
+        if job.delivery_id != "page-1":
+            return
+        ctx = JobContext(services, job)
+        queued.append(await ctx.enqueue("prguide.backfill", "pull", {}, key="o/r#1", delivery_id="pull-1", installation_id=7))
+        started.set()
+        await go.wait()
+        try:
+            await ctx.enqueue("prguide.backfill", "pull", {}, key="o/r#2", delivery_id="pull-2", installation_id=7)
+        except LeaseLost as exc:
+            queued.append(exc)
+            raise
+
+    pool = WorkerPool(store, handler, concurrency=1)
+    pool.start()
+    try:
+        put(store, "page-1", "backfill:o/r")
+        await asyncio.wait_for(started.wait(), 10)
+        assert store.cancel(7, reason="app uninstalled") == 2  # the page and the pull request it queued
+        go.set()
+        await pool.wait_idle()
+        assert queued[0] is True and isinstance(queued[1], LeaseLost)
+        assert store.counts() == {"queued": 0, "running": 0, "done": 2, "parked": 0}  # pull-2 never queued
+    finally:
+        await pool.stop(timeout=1)
+        store.close()

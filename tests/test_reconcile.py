@@ -148,3 +148,18 @@ async def test_a_repository_added_since_the_last_pass_is_looked_at_from_now_on(s
     assert await run_pass(store, github, NOW, monkeypatch) == ["o/r#1"]
     github.pulls["o/new"].append(merged(6, NOW + 10 * 60))
     assert await run_pass(store, github, NOW + HOUR, monkeypatch) == ["o/new#6"]
+
+
+async def test_a_pass_for_an_installation_github_no_longer_knows_gives_up(store, monkeypatch):
+    from bot.app.errors import GiveUp
+    from bot.app.github import NotFound
+
+    github = GitHub({"o/r": [merged(1, NOW - 60)]})
+
+    async def gone(installation_id: int) -> dict:
+        raise NotFound("Not Found", path=f"/app/installations/{installation_id}")
+
+    github.installation = gone
+    with pytest.raises(GiveUp, match="installation 7 is gone"):
+        await run_pass(store, github, NOW, monkeypatch)
+    assert store.read_checkpoint(reconcile.checkpoint_name(INSTALLATION)) is None
