@@ -490,7 +490,10 @@ class PgJobStore(StoreMethods):
     def retry_parked(self, job_id: int | None = None, *, now: float | None = None) -> int:
         """Queue parked jobs again (one by id, or all) with a fresh attempt count; how many."""
         at = self._at(now)
-        query = f"UPDATE jobs SET state = 'queued', attempts = 0, not_before = {_NOW_AT}, updated_at = {_NOW_AT} WHERE state = 'parked'"
+        query = (
+            f"UPDATE jobs SET state = 'queued', attempts = 0, not_before = {_NOW_AT}, updated_at = {_NOW_AT}"
+            " WHERE state = 'parked'"
+        )
         params: tuple = (at, at)
         if job_id is not None:
             query += " AND id = %s"
