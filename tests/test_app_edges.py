@@ -61,8 +61,9 @@ async def test_new_permissions_or_repositories_drop_the_cached_token(loopback, w
     payload["action"] = action
     payload["installation"]["id"] = 1
     resp = await loopback.deliver(payload, delivery="changed", event=event)
-    if action == "added":
-        # Added repositories are also backfilled (bot/features/backfill.py): queued after the token is dropped.
+    if action in ("added", "removed"):
+        # Added repositories are also backfilled, removed ones have their work cancelled
+        # (bot/features/backfill.py): queued after the token is dropped.
         assert resp.status == 202
         await wait_idle(loopback.app)
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from collections import Counter
 from typing import Any
 
@@ -35,6 +36,11 @@ def installation_created(webhook_payload, repo: str = HISTORY) -> dict:
     payload["installation"]["id"] = INSTALLATION
     payload["repositories"] = [{"id": 9, "name": repo.split("/")[1], "full_name": repo, "private": False}]
     return payload
+
+
+def installed_before_the_merges(sandbox: Any) -> None:
+    """Date the app's installation an hour back: the merges ``add_merged_pulls`` makes then came after it."""
+    sandbox.state.created_at -= 3600
 
 
 def merge_payload(sandbox: Any, number: int, repo: str = HISTORY) -> dict:
@@ -159,6 +165,7 @@ async def test_backfill_comments_opt_in_and_a_merge_delivered_meanwhile_get_one_
 
 async def test_reconcile_builds_a_missed_merge_once(app_private_key, webhook_payload, tmp_path):
     async with start_sandbox(app_private_key) as sandbox:
+        installed_before_the_merges(sandbox)
         sandbox.state.add_merged_pulls(HISTORY, 3)
         settings = settings_for(sandbox, app_private_key, tmp_path, reconcile_interval=3600)
         async with running_app(settings, sandbox=sandbox, **app_options()) as client:
@@ -176,7 +183,6 @@ async def test_reconcile_builds_a_missed_merge_once(app_private_key, webhook_pay
 
             # The next pass finds nothing to do; a late redelivery of the webhook edits nothing twice.
             before = len(comment_writes(sandbox.requests))
-            import time
 
             assert await state.scheduler.tick(time.time() + 3600) == 1
             await wait_idle(client.app)
@@ -190,6 +196,7 @@ async def test_reconcile_builds_a_missed_merge_once(app_private_key, webhook_pay
 
 async def test_a_merge_delivered_while_reconcile_queues_it_gets_one_comment(app_private_key, webhook_payload, tmp_path):
     async with start_sandbox(app_private_key) as sandbox:
+        installed_before_the_merges(sandbox)
         sandbox.state.add_merged_pulls(HISTORY, 2)
         settings = settings_for(sandbox, app_private_key, tmp_path, reconcile_interval=3600)
         async with running_app(settings, sandbox=sandbox, **app_options()) as client:
@@ -222,7 +229,86 @@ async def test_repositories_added_to_an_installation_are_backfilled(app_private_
             gone = webhook_payload("installation", "deleted.payload.json")
             body = json.dumps(gone).encode()
             resp = await client.post("/webhook", data=body, headers=delivery_headers(body, event="installation", delivery="gone"))
-            assert resp.status == 200 and "token forgotten" in await resp.text()
+            assert resp.status == 202  # the token is forgotten, and the installation's work cancelled
+            await wait_idle(client.app)
+
+
+async def test_reconcile_leaves_merges_from_before_the_installation_alone(app_private_key, webhook_payload, tmp_path):
+    # Installed after the last merges, with `backfill: 0`: nothing of the past gets a guide or a comment.
+    async with start_sandbox(app_private_key) as sandbox:
+        sandbox.state.add_merged_pulls(HISTORY, 3)  # merged minutes before the installation
+        sandbox.set_file(HISTORY, ".github/prguide.yml", "backfill: 0\n")
+        settings = settings_for(sandbox, app_private_key, tmp_path, reconcile_interval=3600)
+        async with running_app(settings, sandbox=sandbox, **app_options()) as client:
+            state = client.app[STATE]
+            await deliver(client, installation_created(webhook_payload), event="installation", delivery="inst-1")
+            await wait_idle(client.app)
+            assert await state.scheduler.tick() == 1
+            await wait_idle(client.app)
+            assert [len(sandbox.comments(HISTORY, n)) for n in (1, 2, 3)] == [0, 0, 0]
+            assert all(state.services.guides.get(HISTORY, n) is None for n in (1, 2, 3))
+            assert comment_writes(sandbox.requests) == []
+
+
+def pending_keys(store) -> list[str]:
+    """Keys of the jobs still queued (SQLite store)."""
+    return [r[0] for r in store.conn.execute("SELECT key FROM jobs WHERE state = 'queued' ORDER BY id")]
+
+
+async def test_uninstalling_mid_backfill_cancels_the_rest_and_asks_for_no_token(
+    app_private_key, webhook_payload, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(backfill, "PACE_S", 3600.0)  # the first pull request now, the others hours apart
+    async with start_sandbox(app_private_key) as sandbox:
+        sandbox.state.add_merged_pulls(HISTORY, 150)
+        settings = settings_for(sandbox, app_private_key, tmp_path)
+        async with running_app(settings, sandbox=sandbox, **app_options()) as client:
+            state = client.app[STATE]
+            await deliver(client, installation_created(webhook_payload), event="installation", delivery="inst-1")
+            await wait_idle(client.app)
+            assert len(pending_keys(state.store)) == 99  # the backfill is under way
+
+            gone = installation_created(webhook_payload)
+            gone["action"] = "deleted"
+            await deliver(client, gone, event="installation", delivery="uninstall-1")
+            await wait_idle(client.app)
+            assert pending_keys(state.store) == []
+            cancelled = state.store.conn.execute("SELECT count(*) FROM jobs WHERE outcome = 'cancelled'").fetchone()[0]
+            assert cancelled == 99
+
+            # Hours later, nothing of it runs: no token, no call.
+            before = len(sandbox.requests)
+            state.store.clock = lambda: time.time() + 200 * 3600
+            state.pool.notify()
+            await wait_idle(client.app)
+            assert sandbox.requests[before:] == []
+
+
+async def test_a_repository_removed_from_the_installation_loses_its_queued_work_only(
+    app_private_key, webhook_payload, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(backfill, "PACE_S", 3600.0)
+    other = "octo-org/other"
+    async with start_sandbox(app_private_key) as sandbox:
+        sandbox.state.add_merged_pulls(HISTORY, 3)
+        sandbox.state.add_merged_pulls(other, 3)
+        settings = settings_for(sandbox, app_private_key, tmp_path)
+        async with running_app(settings, sandbox=sandbox, **app_options()) as client:
+            state = client.app[STATE]
+            added = webhook_payload("installation_repositories", "added.payload.json")
+            added["installation"]["id"] = INSTALLATION
+            added["repositories_added"] = [
+                {"id": 9, "name": "history", "full_name": HISTORY, "private": False},
+                {"id": 10, "name": "other", "full_name": other, "private": False},
+            ]
+            await deliver(client, added, event="installation_repositories", delivery="added-1")
+            await wait_idle(client.app)
+            assert pending_keys(state.store) == [f"backfill:{other}", f"{HISTORY}#2", f"{HISTORY}#1"]
+
+            removed = dict(added, action="removed", repositories_added=[], repositories_removed=added["repositories_added"][1:])
+            await deliver(client, removed, event="installation_repositories", delivery="removed-1")
+            await wait_idle(client.app)
+            assert pending_keys(state.store) == [f"{HISTORY}#2", f"{HISTORY}#1"]
 
 
 def installation_created_without_repositories(webhook_payload) -> dict:

@@ -178,7 +178,7 @@ async def test_reconcile_needs_the_guide_store_and_a_window(store):
         await reconcile.handle_reconcile(ctx.job, ctx)
 
 
-async def test_reconcile_queues_only_recent_merges_without_a_guide(store):
+async def test_reconcile_queues_only_recent_merges_without_a_guide(store, monkeypatch):
     page = Page([
         {"number": 5, "updated_at": "2024-01-01T03:00:00Z", "merged_at": "2024-01-01T02:59:00Z"},  # guide stored
         {"number": 4, "updated_at": "2024-01-01T02:30:00Z", "merged_at": "2024-01-01T02:00:00Z"},  # missed
@@ -190,6 +190,7 @@ async def test_reconcile_queues_only_recent_merges_without_a_guide(store):
     repos = [{"full_name": "o/r", "private": False}, {"full_name": "o/old", "archived": True}, "junk"]
     client = FakeClient({"/repos/o/r/pulls?": page}, repos=repos)
     since = 1704070800.0  # 2024-01-01T01:00:00Z
+    monkeypatch.setattr(reconcile, "clock", lambda: since + 3 * 3600)
     ctx = job_context(store, "prguide.reconcile", None, {"since": since, "interval": 3600}, client=client,
                       guides=FakeGuides({("o/r", 5)}))
     await reconcile.handle_reconcile(ctx.job, ctx)

@@ -285,7 +285,8 @@ async def test_installation_deleted_forgets_the_token(harness, webhook_payload):
     payload = webhook_payload("installation", "deleted.payload.json")
     payload["installation"]["id"] = 1
     resp = await harness.deliver(payload, delivery="uninstall", event="installation")
-    assert resp.status == 200
+    assert resp.status == 202  # queued too: the installation's unfinished work is cancelled
+    await wait_idle(harness.app)
     requests_before = auth.token_requests
     await harness.merged(webhook_payload, 7422, delivery="after")
     assert auth.token_requests == requests_before + 1

@@ -78,7 +78,7 @@ async def test_502_on_creating_the_comment_retries_the_job_not_the_post(loopback
     assert job["state"] == "queued" and job["attempts"] == 1  # handed back, waiting for its backoff
     assert "502" in job["error"]
 
-    loopback.state.pool.clock = lambda: time.time() + 3600  # its retry is due
+    loopback.state.store.clock = lambda: time.time() + 3600  # its retry is due (by the queue's clock)
     await wait_idle(loopback.app)
     assert [r["status"] for r in comment_posts(loopback.sandbox)] == [502, 201]
     assert len(loopback.comments()) == 1
@@ -107,7 +107,7 @@ async def test_secondary_rate_limit_with_retry_after_waits_then_succeeds(loopbac
 )
 async def test_long_rate_limit_waits_are_handed_to_the_queue(loopback, fault, wait):
     loopback.sandbox.add_faults([{"method": "GET", "path": FILES, **fault}])
-    store, pool = loopback.state.store, loopback.state.pool
+    store = loopback.state.store
     resp = await loopback.deliver(loopback.payload(), delivery="long-limit")
     assert resp.status == 202
     await wait_idle(loopback.app)
@@ -121,7 +121,7 @@ async def test_long_rate_limit_waits_are_handed_to_the_queue(loopback, fault, wa
         assert 3000 < delay <= 3602
     assert loopback.sleeps.seconds == []  # the client did not sit on a worker
 
-    pool.clock = lambda: time.time() + delay + 1
+    store.clock = lambda: time.time() + delay + 1  # the queue's clock: the retry is due
     # The sandbox's own clock does not move: give the installation its requests back.
     loopback.sandbox.add_faults([{"path": "", "rate_limit_remaining": 5000}])
     await wait_idle(loopback.app)
@@ -333,9 +333,11 @@ async def test_installation_deleted_drops_the_cached_token(loopback, webhook_pay
     payload = webhook_payload("installation", "deleted.payload.json")
     payload["installation"]["id"] = 1
     resp = await loopback.deliver(payload, delivery="uninstall", event="installation")
-    assert resp.status == 200
-    assert len(loopback.sandbox.requests) == requests_before  # handled on the spot, nothing called
-    assert loopback.jobs()["done"] == 1  # and nothing queued
+    assert resp.status == 202  # the token is dropped on the spot; a job cancels the installation's work
+    await wait_idle(loopback.app)
+    assert len(loopback.sandbox.requests) == requests_before  # nothing called
+    assert loopback.jobs()["done"] == 2
+    assert loopback.state.store.get(2)["outcome"] == "succeeded"
 
     await loopback.merged(7422, delivery="after")
     assert auth.token_requests == 2

@@ -11,7 +11,7 @@ import sqlite3
 import pytest
 
 from bot.app.db import open_database, schema_version
-from bot.app.jobs import GIVEN_UP, SUCCEEDED, SUPERSEDED, JobStore
+from bot.app.jobs import GIVEN_UP, MIGRATIONS, SUCCEEDED, SUPERSEDED, JobStore
 
 T0 = 1_750_000_000.0
 DAY = 86400.0
@@ -225,7 +225,7 @@ def test_reopening_keeps_the_schema_version(tmp_path):
     JobStore.open(path).close()
     store = JobStore.open(path)
     try:
-        assert schema_version(store.conn, "jobs") == 2
+        assert schema_version(store.conn, "jobs") == len(MIGRATIONS) == 3
     finally:
         store.close()
 
@@ -263,7 +263,6 @@ def test_enqueue_many_is_all_or_nothing(sqlite_store):
 
 def test_a_version_1_queue_keeps_its_payloads_when_migrated(tmp_path):
     from bot.app.db import migrate
-    from bot.app.jobs import MIGRATIONS
 
     path = tmp_path / "old.db"
     conn = open_database(path)
@@ -275,7 +274,7 @@ def test_a_version_1_queue_keeps_its_payloads_when_migrated(tmp_path):
     conn.close()
     store = JobStore.open(str(path))
     try:
-        assert schema_version(store.conn, "jobs") == 2
+        assert schema_version(store.conn, "jobs") == len(MIGRATIONS) == 3
         job = store.claim()
         assert (job.delivery_id, job.payload, job.data) == ("old-1", b"{}", {})
         assert "payload" not in [row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")]

@@ -103,7 +103,8 @@ async def day(app_private_key, tmp_path_factory, capture):  # noqa: F811
 
         uninstall = read_json(WEBHOOKS / "installation" / "deleted.payload.json")
         uninstall["installation"]["id"] = 1
-        assert (await lb.deliver(uninstall, delivery="day-uninstall", event="installation")).status == 200
+        assert (await lb.deliver(uninstall, delivery="day-uninstall", event="installation")).status == 202
+        await wait_idle(lb.app)  # the installation's work is cancelled (none is left)
 
         auth = lb.state.services.auth
         secrets = {
@@ -145,7 +146,9 @@ def job_lines(capture: Capture) -> dict[str, list[dict]]:
 async def test_every_job_line_says_who_what_state_calls_and_duration(day):
     lb, capture, _ = day
     jobs = job_lines(capture)
-    assert set(jobs) == {"day-guide", "day-outage", "day-expired", "day-doomed"}
+    assert set(jobs) == {"day-guide", "day-outage", "day-expired", "day-doomed", "day-uninstall"}
+    (uninstall,) = jobs.pop("day-uninstall")  # about the installation, not a pull request; no API call
+    assert (uninstall["installation"], uninstall["outcome"], uninstall["state"]) == (1, "cancelled_0", "done")
     for lines in jobs.values():
         for line in lines:
             assert line["installation"] == 1
@@ -183,7 +186,7 @@ async def test_delivery_lines_say_what_came_in_and_what_became_of_it(day):
     assert by_delivery["day-guide"]["outcome"] == "queued"
     assert by_delivery["day-guide"]["installation"] == 1 and by_delivery["day-guide"]["event"] == "pull_request"
     assert by_delivery["day-forged"]["status"] == 401 and by_delivery["day-forged"]["level"] == "warning"
-    assert by_delivery["day-uninstall"]["outcome"] == "handled"
+    assert by_delivery["day-uninstall"]["outcome"] == "queued"  # its token dropped, its work to be cancelled
 
 
 async def test_healthz_shows_parked_jobs(day):
@@ -191,7 +194,7 @@ async def test_healthz_shows_parked_jobs(day):
     assert lb.parked_health["ok"] is True
     assert lb.parked_health["parked"] == 1 and lb.parked_health["queue"]["parked"] == 1
     after = await (await lb.client.get("/healthz")).json()
-    assert after["parked"] == 0 and after["queue"] == {"queued": 0, "running": 0, "done": 4, "parked": 0}
+    assert after["parked"] == 0 and after["queue"] == {"queued": 0, "running": 0, "done": 5, "parked": 0}
 
 
 def samples(text: str) -> dict[str, float]:
@@ -213,9 +216,9 @@ async def test_metrics_cover_deliveries_queue_latency_api_calls_and_rate_limit(d
     # Deliveries by event and outcome.
     assert m['prguide_webhook_deliveries_total{event="pull_request",outcome="queued"}'] == 4
     assert m['prguide_webhook_deliveries_total{event="unverified",outcome="unauthorized"}'] == 1
-    assert m['prguide_webhook_deliveries_total{event="installation",outcome="handled"}'] == 1
+    assert m['prguide_webhook_deliveries_total{event="installation",outcome="queued"}'] == 1
     # Queue depth by state.
-    assert m['prguide_jobs{state="done"}'] == 4
+    assert m['prguide_jobs{state="done"}'] == 5  # four merges and the uninstall
     assert m['prguide_jobs{state="parked"}'] == 0 and m['prguide_jobs{state="queued"}'] == 0
     # Job latency: a histogram per event and outcome.
     assert m['prguide_job_duration_seconds_count{event="pull_request",outcome="created"}'] == 4

@@ -263,6 +263,21 @@ class AppAuth:
         items = await self._as_app(self._client.getlist("/app/installations?per_page=100"))
         return [int(item["id"]) for item in items if isinstance(item, dict) and isinstance(item.get("id"), int)]
 
+    async def installation(self, installation_id: int) -> dict[str, Any]:
+        """One installation of the app as GitHub describes it (``id``, ``account``,
+        ``created_at``...): "Get an installation for the authenticated app"
+        (``GET /app/installations/{installation_id}``, with the app's JWT).
+
+        Raises ``NotFound`` when it is gone (uninstalled) and ``RetryLater`` when GitHub
+        cannot answer.
+        """
+        data = await self._as_app(
+            self._client.getitem("/app/installations/{installation_id}", {"installation_id": int(installation_id)})
+        )
+        if not isinstance(data, dict):
+            raise ValueError(f"installation {installation_id}: GitHub's answer is not an object")
+        return data
+
     def forget(self, installation_id: int) -> None:
         """Drop the cached token of an installation (deleted, suspended, or after a 401)."""
         self._tokens.pop(int(installation_id), None)

@@ -3,6 +3,10 @@
 This is the only module that changes anything on GitHub. Publishing is idempotent: a
 redelivered event or a second run edits (or leaves alone) the one comment instead of
 adding another, and re-adding labels already present is a no-op on GitHub's side.
+Every write is fenced: right before it, :func:`bot.app.fencing.before_write` checks
+that the job running it still holds its claim on the queue, and raises
+:class:`~bot.app.fencing.LeaseLost` instead of writing when it does not (two runs of one
+job at once would each find no comment and post one).
 
 GitHub docs: "List issue comments", "Create an issue comment", "Update an issue
 comment", "Add labels to an issue", "Remove a label from an issue", "Update a label",
@@ -18,6 +22,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from bot.app.fencing import before_write
 from bot.app.fetch import PER_PAGE, split_repository
 from bot.app.github import Forbidden, GitHubClient, NotFound, ValidationFailed
 from bot.engine.marker import MarkerState, has_marker, parse_marker, replace_marker
@@ -232,11 +237,13 @@ async def publish_guide(
     if existing is None and not post_comment:
         comment_id, outcome, url = 0, "not_posted", ""
     elif existing is None:
+        await before_write(f"the guide comment on {repository}#{number}")
         created = await client.post(_COMMENTS, _where(repository, issue_number=int(number)), data={"body": markdown})
         comment_id, outcome, url = int(created["id"]), "created", str(created.get("html_url") or "")
     elif existing.get("body") == markdown:
         comment_id, outcome, url = int(existing["id"]), "unchanged", str(existing.get("html_url") or "")
     else:
+        await before_write(f"the guide comment edit on {repository}#{number}")
         edited = await client.patch(_COMMENT, _where(repository, comment_id=int(existing["id"])), data={"body": markdown})
         comment_id, outcome = int(existing["id"]), "edited"
         url = str((edited or {}).get("html_url") or existing.get("html_url") or "")
@@ -292,6 +299,7 @@ async def _style_new_labels(
         is_default_look = str(label.get("color") or "").lower() == GITHUB_DEFAULT_LABEL_COLOR and not label.get("description")
         wants_other_look = spec.color.lower() != GITHUB_DEFAULT_LABEL_COLOR or bool(spec.description)
         if is_default_look and wants_other_look:
+            await before_write(f"the look of the label {name!r} in {repository}")
             try:
                 await client.patch(
                     _REPO_LABEL,
@@ -332,6 +340,7 @@ async def add_labels(client: GitHubClient, repository: str, number: int, names: 
     """
     if not names:
         return []
+    await before_write(f"labels on {repository}#{number}")
     data = await client.post(
         _ISSUE_LABELS, _where(repository, issue_number=int(number)), data={"labels": list(names)}, idempotent=True
     )
@@ -340,6 +349,7 @@ async def add_labels(client: GitHubClient, repository: str, number: int, names: 
 
 async def remove_label(client: GitHubClient, repository: str, number: int, name: str) -> bool:
     """Remove one label from an issue or pull request; ``False`` when it was not there."""
+    await before_write(f"removing a label from {repository}#{number}")
     try:
         await client.delete(_ISSUE_LABEL, _where(repository, issue_number=int(number), name=name), expect=(404,))
     except NotFound:
@@ -358,6 +368,7 @@ async def reply(client: GitHubClient, repository: str, number: int, body: str) -
         raise ValueError("a reply needs a body")
     if len(body) > MAX_COMMENT_CHARS:
         raise ValueError(f"reply has {len(body)} characters; GitHub allows {MAX_COMMENT_CHARS}")
+    await before_write(f"a reply on {repository}#{number}")
     created = await client.post(_COMMENTS, _where(repository, issue_number=int(number)), data={"body": body})
     return int(created["id"])
 
@@ -373,6 +384,7 @@ async def reply_in_review_thread(client: GitHubClient, repository: str, number: 
         raise ValueError("a reply needs a body")
     if len(body) > MAX_COMMENT_CHARS:
         raise ValueError(f"reply has {len(body)} characters; GitHub allows {MAX_COMMENT_CHARS}")
+    await before_write(f"a review thread reply on {repository}#{number}")
     created = await client.post(
         _REVIEW_REPLIES, _where(repository, pull_number=int(number), comment_id=int(comment_id)), data={"body": body}
     )
@@ -383,6 +395,7 @@ async def react_to_review_comment(client: GitHubClient, repository: str, comment
     """React to a pull request review comment ("Create reaction for a pull request review comment")."""
     if content not in REACTIONS:
         raise ValueError(f"unknown reaction {content!r}; expected one of {sorted(REACTIONS)}")
+    await before_write(f"a reaction in {repository}")
     await client.post(
         _REVIEW_REACTIONS, _where(repository, comment_id=int(comment_id)), data={"content": content}, idempotent=True
     )
@@ -395,6 +408,7 @@ async def react(client: GitHubClient, repository: str, comment_id: int, content:
     """
     if content not in REACTIONS:
         raise ValueError(f"unknown reaction {content!r}; expected one of {sorted(REACTIONS)}")
+    await before_write(f"a reaction in {repository}")
     await client.post(
         _REACTIONS, _where(repository, comment_id=int(comment_id)), data={"content": content}, idempotent=True
     )
@@ -425,6 +439,7 @@ async def replace_comment_body(
         return "unchanged"
     if not is_guide_comment(current, bot_login) or not expected(text):
         return "stale"
+    await before_write(f"the guide comment edit in {repository}")
     try:
         await client.patch(_COMMENT, where, data={"body": body})
     except NotFound:

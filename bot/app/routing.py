@@ -24,6 +24,7 @@ from typing import Any
 from cachetools import TTLCache
 
 from bot.app.errors import GiveUp, RetryLater
+from bot.app.fencing import before_write
 from bot.app.jobstore import Job, QueuedDelivery
 from bot.app.metrics import Metrics
 from bot.app.offload import run_store
@@ -149,18 +150,20 @@ class JobContext:
         pull request's webhook deliveries never run at once). ``delivery_id`` is the
         idempotency key, like GitHub's ``X-GitHub-Delivery``: derive it from what the
         job is about (``"backfill:{installation}:{repo}:{page}"``) so a retried or
-        doubled parent queues nothing twice. ``delay``: seconds before it is due.
-        A store on a database server is written from a worker thread, so the event
-        loop goes on meanwhile. Raises ``ValueError`` for empty ids or keys and the
-        store's database error.
+        doubled parent queues nothing twice. ``delay``: seconds before it is due, by
+        the store's clock. A job that no longer holds its claim on the queue (taken
+        over, or its installation's work cancelled) queues nothing: it raises
+        :class:`bot.app.fencing.LeaseLost`. A store on a database server is written
+        from a worker thread, so the event loop goes on meanwhile. Raises
+        ``ValueError`` for empty ids or keys and the store's database error.
         """
         body = payload if isinstance(payload, (bytes, bytearray)) else json.dumps(payload).encode()
         queued = QueuedDelivery(delivery_id, event, key, bytes(body), installation_id=installation_id, action=action)
         store = self.services.store
         if store is None:
             raise RuntimeError("no job store: jobs cannot queue other jobs")
-        now = time.time() + max(0.0, delay) if delay else None
-        new = (await run_store(store, store.enqueue_many, [queued], now=now))[0]
+        await before_write(f"queueing {event} {delivery_id}")
+        new = (await run_store(store, store.enqueue_many, [queued], delay=max(0.0, delay)))[0]
         if new and self.services.notify is not None:
             self.services.notify()
         return new

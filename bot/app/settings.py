@@ -26,6 +26,10 @@ MAX_WORKERS = 64
 ROLES = ("all", "web", "worker")
 #: Reconcile passes (merges whose webhook never came) run hourly per installation by default.
 DEFAULT_RECONCILE_INTERVAL = 3600
+#: A reconcile pass reaches back to where the last completed one started, but never more
+#: than this (seconds): a week covers a weekend or a holiday's outage; anything older is
+#: backfill's (``/prguide backfill``), which stores guides without commenting.
+DEFAULT_RECONCILE_MAX_LOOKBACK = 7 * 86400
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 #: A shorter admin token could be guessed by anyone who can reach the server.
 MIN_ADMIN_TOKEN_CHARS = 16
@@ -91,6 +95,8 @@ class Settings:
     role: str = "all"
     #: Seconds between two reconcile passes per installation (``PRGUIDE_RECONCILE_INTERVAL``); 0 turns them off.
     reconcile_interval: int = DEFAULT_RECONCILE_INTERVAL
+    #: Seconds a reconcile pass reaches back at most (``PRGUIDE_RECONCILE_MAX_LOOKBACK``).
+    reconcile_max_lookback: int = DEFAULT_RECONCILE_MAX_LOOKBACK
     #: The narrator's OpenAI-compatible server (``PRGUIDE_LLM_URL``, e.g. ``http://127.0.0.1:8000/v1``); ``None``: off.
     llm_url: str | None = None
     #: The model's name on that server (``PRGUIDE_LLM_MODEL``).
@@ -131,7 +137,8 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     ``PRGUIDE_DATABASE_URL`` (``postgresql://...``), ``PRGUIDE_DATABASE_SCHEMA``,
     ``PRGUIDE_DB_POOL_MIN``/``PRGUIDE_DB_POOL_MAX`` (connections), ``PRGUIDE_DB_POOL_TIMEOUT``
     and ``PRGUIDE_JOB_LEASE`` (seconds), ``PRGUIDE_ROLE``,
-    ``PRGUIDE_RECONCILE_INTERVAL`` (seconds, 0 = off, else at least 60), the narrator's
+    ``PRGUIDE_RECONCILE_INTERVAL`` (seconds, 0 = off, else at least 60),
+    ``PRGUIDE_RECONCILE_MAX_LOOKBACK`` (seconds, at least two intervals), the narrator's
     ``PRGUIDE_LLM_URL``, ``PRGUIDE_LLM_MODEL``, ``PRGUIDE_LLM_API_KEY``, ``PRGUIDE_LLM_TIMEOUT``
     (seconds), ``PRGUIDE_LLM_BUDGET`` (prompt tokens per guide), ``PRGUIDE_LLM_DAILY_TOKENS``. Empty values
     count as unset.
@@ -221,6 +228,15 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     )
     if reconcile_interval is not None and 0 < reconcile_interval < 60:
         problems.append(f"PRGUIDE_RECONCILE_INTERVAL must be 0 (off) or at least 60 seconds, got {reconcile_interval}")
+    lookback = _int(
+        get("PRGUIDE_RECONCILE_MAX_LOOKBACK"), "PRGUIDE_RECONCILE_MAX_LOOKBACK", problems, low=0,
+        default=DEFAULT_RECONCILE_MAX_LOOKBACK,
+    )
+    if lookback is not None and reconcile_interval is not None and lookback < 2 * reconcile_interval:
+        problems.append(
+            f"PRGUIDE_RECONCILE_MAX_LOOKBACK must be at least twice PRGUIDE_RECONCILE_INTERVAL"
+            f" ({2 * reconcile_interval} seconds), got {lookback}"
+        )
 
     llm_url = get("PRGUIDE_LLM_URL")
     llm_model = get("PRGUIDE_LLM_MODEL") or ""
@@ -259,6 +275,7 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
         job_lease=job_lease,
         role=role,
         reconcile_interval=reconcile_interval if reconcile_interval is not None else DEFAULT_RECONCILE_INTERVAL,
+        reconcile_max_lookback=lookback if lookback is not None else DEFAULT_RECONCILE_MAX_LOOKBACK,
         llm_url=llm_url.rstrip("/") if llm_url else None,
         llm_model=llm_model,
         llm_api_key=get("PRGUIDE_LLM_API_KEY"),

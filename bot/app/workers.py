@@ -1,14 +1,21 @@
 """The worker pool: runs queued jobs, one per key, retries and parks failures, drains on stop.
 
-It reads and settles jobs through a :class:`bot.app.jobstore.JobStorage` (the
-SQLite :class:`~bot.app.jobstore.JobStore` in production) and never touches the
-database itself. One :class:`WorkerPool` per store: at start it takes back every
-``running`` job a previous process left.
+It reads and settles jobs through a :class:`bot.app.jobs_protocol.JobStorage` (the
+SQLite :class:`~bot.app.jobstore.JobStore` or :class:`~bot.app.pgjobs.PgJobStore`)
+and never touches the database itself. One :class:`WorkerPool` per store: at start it
+takes back every ``running`` job a previous process left.
+
+Time on the queue is the store's: the pool never hands its own clock to the store
+(replicas' clocks disagree; the PostgreSQL store reads the database server's), it asks
+the store how long to wait (``due_in``). Each job runs fenced
+(:func:`bot.app.fencing.fenced`): before every GitHub write the publisher asks the store
+whether the run still holds the claim it started with (``holds``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 import time
@@ -17,7 +24,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from bot.app.errors import DATABASE_ERRORS, GiveUp, RetryLater
-from bot.app.jobstore import GIVEN_UP, SUCCEEDED, Job, JobStorage
+from bot.app.fencing import LeaseLost, fenced
+from bot.app.jobs_protocol import JobStorage
+from bot.app.jobstore import GIVEN_UP, SUCCEEDED, Job
 from bot.app.offload import run_store
 
 # The pool's log lines keep the logger name they always had: dashboards filter on it.
@@ -69,9 +78,15 @@ class WorkerPool:
     with its traceback and retried after ``backoff(attempt)``. A job whose
     ``max_attempts``-th attempt fails is ``parked`` with its last error.
 
+    A job whose claim is gone when it is about to write to GitHub
+    (:class:`~bot.app.fencing.LeaseLost`: another replica took it over, or its
+    installation's work was cancelled) ends without writing; it is put back only if it
+    is still this pool's.
+
     The pool sleeps while idle: it wakes on :meth:`notify`, when a job finishes and
-    when the earliest retry falls due. ``clock`` (Unix seconds) and ``sleep`` are
-    injectable for tests; ``sleep`` also times :meth:`stop`'s grace period.
+    when the earliest retry falls due (the store says how long that is). ``clock``
+    (Unix seconds: how often to prune) and ``sleep`` are injectable for tests; ``sleep``
+    also times :meth:`stop`'s grace period and the heartbeat.
     """
 
     def __init__(
@@ -100,6 +115,9 @@ class WorkerPool:
         self.prune_every = prune_every
         self.prune_options = dict(prune_options or {})
         self._running: dict[asyncio.Task, Job] = {}
+        # job id -> the fence of this pool's latest claim of it (a run outliving its lease
+        # here and claimed again by this pool goes on under the new claim).
+        self._fences: dict[int, int] = {}
         self._wake: asyncio.Event | None = None
         self._dispatcher: asyncio.Task | None = None
         self._stopping = False
@@ -134,7 +152,7 @@ class WorkerPool:
         self._pass_done = asyncio.Condition()
         self._stopping = False
         # Called once at start-up, before the server accepts connections: nothing waits on the loop yet.
-        resumed = self.store.requeue_running(max_attempts=self.max_attempts, now=self.clock())
+        resumed = self.store.requeue_running(max_attempts=self.max_attempts)
         if resumed:
             log.info("resuming %d job(s) left running by the previous process", resumed)
         self._dispatcher = asyncio.create_task(self._dispatch(), name="prguide-jobs-dispatcher")
@@ -152,7 +170,7 @@ class WorkerPool:
             if not ids:
                 continue
             try:
-                await self._call(self.store.renew, ids, now=self.clock())
+                await self._call(self.store.renew, ids)
             except DATABASE_ERRORS:
                 log.warning("cannot renew the lease of %d running job(s); trying again", len(ids), exc_info=True)
 
@@ -163,7 +181,7 @@ class WorkerPool:
 
     async def retry_parked(self, job_id: int | None = None) -> int:
         """Queue parked jobs again (see :meth:`JobStore.retry_parked`) and wake the pool; how many."""
-        count = await self._call(self.store.retry_parked, job_id, now=self.clock())
+        count = await self._call(self.store.retry_parked, job_id)
         self.notify()
         return count
 
@@ -225,21 +243,24 @@ class WorkerPool:
             try:
                 await self._maybe_prune(now)
                 while len(self._running) < self.concurrency and not self._stopping:
-                    job = await self._call(self.store.claim, now)
+                    job = await self._call(self.store.claim)
                     if job is None:
                         break
+                    self._fences[job.id] = job.fence
                     if any(running.id == job.id for running in self._running.values()):
                         # Our own lease ran out (heartbeats failed) and this pool took the job
-                        # back: it is still running here, so do not start it twice.
+                        # back: it is still running here, so do not start it twice; the run
+                        # goes on under the new claim.
                         log.warning("job %d outlived its lease here and was claimed again; it keeps running", job.id)
                         continue
                     task = asyncio.create_task(self._run(job), name=f"prguide-job-{job.id}")
                     self._running[task] = job
                     task.add_done_callback(self._finished)
                 if len(self._running) < self.concurrency:
-                    due = await self._call(self.store.next_due)
-                    if due is not None:
-                        timeout = max(due - now, 0.0)
+                    # How long, by the store's clock: this process's may disagree with it.
+                    due_in = await self._call(self.store.due_in)
+                    if due_in is not None:
+                        timeout = max(due_in, 0.0)
                 if self._poll_interval is not None:
                     # Other replicas' jobs unblock ours: notifications wake the pool,
                     # and this slow poll covers one that was lost.
@@ -276,22 +297,37 @@ class WorkerPool:
         if self._last_prune is not None and now - self._last_prune < self.prune_every:
             return
         self._last_prune = now
-        deleted = await self._call(self.store.prune, now, **self.prune_options)
+        deleted = await self._call(self.store.prune, **self.prune_options)
         if deleted:
             log.info("pruned %d finished job(s)", deleted)
 
     def _finished(self, task: asyncio.Task) -> None:
-        self._running.pop(task, None)
+        job = self._running.pop(task, None)
+        if job is not None:
+            self._fences.pop(job.id, None)
         if self._wake is not None:
             self._wake.set()
 
+    async def _holds(self, job: Job) -> bool:
+        """Whether this pool's run of ``job`` still holds its (latest) claim."""
+        return bool(await self._call(self.store.holds, job.id, self._fences.get(job.id, job.fence)))
+
     async def _run(self, job: Job) -> None:
         try:
-            done = await self.handler(job)
+            with fenced(functools.partial(self._holds, job)):
+                done = await self.handler(job)
         except asyncio.CancelledError:
             log.info("job %d interrupted; queued again", job.id, extra=_fields(job, "queued"))
             await self._record(self.store.release, job.id)
             raise
+        except LeaseLost as exc:
+            # Taken over or cancelled: settling is a no-op then. Still ours (the lease only
+            # ran short): queued again at once.
+            log.warning(
+                "job %d (%s, %s) stopped before writing: %s", job.id, job.delivery_id, job.key, exc.reason,
+                extra=_fields(job, "queued"),
+            )
+            await self._failed(job, f"LeaseLost: {exc.reason}", 0.0)
         except RetryLater as exc:
             delay = exc.delay if exc.delay is not None else self.backoff(job.attempts)
             await self._failed(job, f"RetryLater: {exc.reason}", delay)
@@ -330,6 +366,6 @@ class WorkerPool:
         # A job whose result cannot be written stays 'running' and is taken back at the
         # next start; the pool itself keeps going.
         try:
-            await self._call(method, job_id, now=self.clock(), **kwargs)
+            await self._call(method, job_id, **kwargs)
         except DATABASE_ERRORS:
             log.exception("cannot record the result of job %d; it will run again after a restart", job_id)

@@ -23,6 +23,11 @@ is paced by the worker pool:
 Each job's delivery id is derived from the run (the delivery or command that
 started it), the page or the pull request number: a restart re-runs the job that
 was in flight, and re-queuing what it queued before is a no-op.
+
+When the app is uninstalled (``installation.deleted``) or repositories are taken away
+from it (``installation_repositories.removed``), the work queued for them, a backfill's
+remaining jobs above all, is cancelled (:func:`handle_uninstalled`): none of it would
+get a token any more.
 """
 
 from __future__ import annotations
@@ -244,11 +249,49 @@ async def _build(job: Job, ctx: JobContext, data: Mapping[str, Any], repository:
         await save_guide(services.guides, guide, private=bool(data.get("private", True)))
 
 
+async def handle_uninstalled(job: Job, ctx: JobContext) -> None:
+    """``installation.deleted`` / ``installation_repositories.removed``: cancel the work queued for what is gone.
+
+    Uninstalled: every unfinished job of the installation (queued, running, parked;
+    this one excepted). Repositories removed (``repositories_removed[].full_name``,
+    "Webhook events and payloads", installation_repositories): the jobs of their pull
+    requests (keys ``owner/repo#...``) and of their backfill runs. A running job so
+    cancelled writes nothing more (:mod:`bot.app.fencing`). Sets the outcome to how many
+    jobs were cancelled. No API call.
+    """
+    payload = job.data if isinstance(job.data, Mapping) else {}
+    store = ctx.services.store
+    if store is None or job.installation_id is None:
+        ctx.outcome = "cancelled_0"
+        return
+    removed = job.event == "installation_repositories"
+    repos = payload.get("repositories_removed" if removed else "repositories") or []
+    names = [r["full_name"] for r in repos if isinstance(r, Mapping) and isinstance(r.get("full_name"), str)]
+    if removed and not names:
+        ctx.outcome = "cancelled_0"
+        return
+    what = "repository removed from the installation" if removed else "app uninstalled"
+    cancelled = await run_store(
+        store, store.cancel, job.installation_id,
+        keys=[run_key(n) for n in names] if removed else (),
+        key_prefixes=[f"{n}#" for n in names] if removed else (),
+        keep=job.id, reason=f"{what} (delivery {job.delivery_id})",
+    )
+    board = ctx.services.progress.get("backfill", {})
+    for name in names:
+        board.pop(name, None)  # its counters would show work that will never be done
+    ctx.fields["repositories"] = names
+    ctx.outcome = f"cancelled_{cancelled}"
+
+
 #: ``installation.created`` and ``installation_repositories.added``: about a whole installation.
 INSTALLED = Route("installation", ("created",), handle_installed, pull_request_only=False)
 REPOSITORIES_ADDED = Route("installation_repositories", ("added",), handle_installed, pull_request_only=False)
+#: ``installation.deleted`` and ``installation_repositories.removed``: what is gone gets no more work.
+UNINSTALLED = Route("installation", ("deleted",), handle_uninstalled, pull_request_only=False)
+REPOSITORIES_REMOVED = Route("installation_repositories", ("removed",), handle_uninstalled, pull_request_only=False)
 #: The backfill's own jobs.
 BACKFILL = Route(EVENT, (), handle_backfill, internal=True)
 
 #: This feature's routes, composed in :mod:`bot.features`.
-ROUTES = (INSTALLED, REPOSITORIES_ADDED, BACKFILL)
+ROUTES = (INSTALLED, REPOSITORIES_ADDED, UNINSTALLED, REPOSITORIES_REMOVED, BACKFILL)
