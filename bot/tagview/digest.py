@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from bot.tagview.i18n import Messages
 from bot.tagview.markdown import render_inline
-from bot.tagview.store import READING_LEVELS, GuideRow
+from bot.tagview.model import READING_LEVELS, GuideRow
 
 #: Days a digest covers when the request names no window (today included).
 DEFAULT_DAYS = 7

@@ -25,7 +25,7 @@ from bot.tagview.pages import (
     render_index_page,
     render_tags_page,
 )
-from bot.tagview.store import MAX_LIMIT, GuideRow, GuideStorage, LabelSection
+from bot.tagview.model import MAX_LIMIT, GuideRow, GuideStorage, LabelSection
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from markupsafe import Markup
 from bot.tagview.digest import Digest, label_display, make_entry
 from bot.tagview.i18n import LANGUAGE_NAMES, LANGUAGES, Messages
 from bot.tagview.markdown import render_markdown
-from bot.tagview.store import READING_LEVELS, GuideRow, LabelCount, LabelSection, RepositoryInfo
+from bot.tagview.model import READING_LEVELS, GuideRow, LabelCount, LabelSection, RepositoryInfo
 
 #: Content-Security-Policy of every tag-view page (sent as a header and as a meta tag).
 CONTENT_SECURITY_POLICY = "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src https: data:"

@@ -24,8 +24,8 @@ from typing import Any
 
 from bot.app import pg
 from bot.tagview import pg_schema
-from bot.tagview.store import (
-    ROW_COLUMNS,
+from bot.tagview.guide_data import as_bound, iso, prepare_save, utc
+from bot.tagview.model import (
     VISIBILITIES,
     GuideFilter,
     GuidePage,
@@ -33,17 +33,8 @@ from bot.tagview.store import (
     LabelCount,
     LabelSection,
     RepositoryInfo,
-    _as_bound,
-    _iso,
-    _utc,
-    check_page,
-    filter_sql,
-    guide_row,
-    label_sections,
-    like_pattern,
-    prepare_save,
-    split_label,
 )
+from bot.tagview.sql import ROW_COLUMNS, check_page, filter_sql, guide_row, label_sections, like_pattern, split_label
 
 pg.register_migrations(pg_schema.COMPONENT, pg_schema.MIGRATIONS)
 
@@ -298,7 +289,7 @@ class PgGuideStore:
         check_page(limit, offset)
         flt = GuideFilter(
             label=label, area=area, level=level, min_importance=min_importance,
-            since=_as_bound(since, "since"), until=_as_bound(until, "until"), search=search,
+            since=as_bound(since, "since"), until=as_bound(until, "until"), search=search,
         )
         where, params = _where(repository, flt)
         with self._connection() as conn:
@@ -357,4 +348,4 @@ def _moment(iso: str | None) -> datetime | None:
 
 def _row(r: Any) -> GuideRow:
     # merged_at is a timestamptz; labels and areas are jsonb, read as lists.
-    return guide_row(r, moment=lambda moment: _iso(_utc(moment)) if moment is not None else None)
+    return guide_row(r, moment=lambda moment: iso(utc(moment)) if moment is not None else None)

@@ -48,7 +48,7 @@ from bot.tagview.pages import (
     render_index_page,
     render_tags_page,
 )
-from bot.tagview.store import READING_LEVELS, GuideFilter, GuideStorage, LabelSection
+from bot.tagview.model import READING_LEVELS, GuideFilter, GuideStorage, LabelSection
 
 #: Headers sent with every tag-view response, error pages included.
 SECURITY_HEADERS = {
