@@ -156,6 +156,12 @@ def _problem_text(problem: Problem) -> str:
     return text.replace("`", "'")
 
 
+def is_private(repository: Any) -> bool:
+    """Whether a payload's ``repository`` object is to be treated as private: unless it says
+    ``"private": false`` (a missing or malformed flag is no proof of a public repository)."""
+    return not isinstance(repository, Mapping) or repository.get("private") is not False
+
+
 async def save_guide(store: Any, guide: Any, *, private: bool) -> None:
     """Store a published guide for the tag view; a store failure is logged, never fatal.
 
