@@ -75,6 +75,21 @@ class GuideRow:
 
 
 @dataclass(frozen=True, slots=True)
+class Brief:
+    """What choosing a digest's pull requests needs of a guide, and no more (see :meth:`GuideStore.briefs`).
+
+    ``merged_at`` as in :class:`GuideRow`; ``area`` is the first area ("" without one).
+    """
+
+    number: int
+    merged_at: str | None
+    reading_level: str | None
+    importance: int | None
+    breaking: bool
+    area: str
+
+
+@dataclass(frozen=True, slots=True)
 class GuidePage:
     """One page of :meth:`GuideStore.query`: ``items`` newest first, ``total`` matches in all."""
 
@@ -199,4 +214,11 @@ class GuideStorage(Protocol):
     ) -> GuidePage: ...
 
     def sections(self, repository: str, flt: GuideFilter | None = None, *, per_label: int = 10) -> list[LabelSection]: ...
+
+    def briefs(
+        self, repository: str, *, label: str | None = None, since: date | datetime | str | None = None,
+        until: date | datetime | str | None = None,
+    ) -> list[Brief]: ...
+
+    def rows(self, repository: str, numbers: Iterable[int]) -> dict[int, GuideRow]: ...
 

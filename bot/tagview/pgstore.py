@@ -27,6 +27,7 @@ from bot.tagview import pg_schema
 from bot.tagview.guide_data import as_bound, iso, prepare_save, utc
 from bot.tagview.model import (
     VISIBILITIES,
+    Brief,
     GuideFilter,
     GuidePage,
     GuideRow,
@@ -234,6 +235,37 @@ class PgGuideStore:
                 (repository, wanted),
             ).fetchall()
         return {number: json.loads(blob) for number, blob in rows}
+
+    def rows(self, repository: str, numbers: Iterable[int]) -> dict[int, GuideRow]:
+        """The listed rows of several pull requests at once (see :meth:`bot.tagview.store.GuideStore.rows`)."""
+        wanted = sorted({int(n) for n in numbers})
+        if not wanted:
+            return {}
+        with self._connection() as conn:
+            found = conn.execute(
+                f"SELECT {ROW_COLUMNS} FROM tagview_guides g WHERE g.repository = %s AND g.number = ANY(%s)",
+                (repository, wanted),
+            ).fetchall()
+        rows = [_row(r) for r in found]
+        return {row.number: row for row in rows}
+
+    def briefs(
+        self, repository: str, *, label: str | None = None, since: date | datetime | str | None = None,
+        until: date | datetime | str | None = None,
+    ) -> list[Brief]:
+        """A :class:`Brief` of every matching guide, in no order (see :meth:`bot.tagview.store.GuideStore.briefs`)."""
+        flt = GuideFilter(label=label, since=as_bound(since, "since"), until=as_bound(until, "until"))
+        where, params = _where(repository, flt)
+        with self._connection() as conn:
+            found = conn.execute(
+                "SELECT g.number, g.merged_at, g.reading_level, g.importance, g.breaking, COALESCE(g.areas->>0, '') "
+                f"FROM tagview_guides g WHERE {where}",
+                params,
+            ).fetchall()
+        return [
+            Brief(n, iso(utc(merged)) if merged is not None else None, level, importance, bool(breaking), area)
+            for n, merged, level, importance, breaking, area in found
+        ]
 
     def visibility(self, repository: str) -> str | None:
         """``"public"``/``"private"`` for a known repository, else ``None``."""
