@@ -156,6 +156,25 @@ def _problem_text(problem: Problem) -> str:
     return text.replace("`", "'")
 
 
+def is_private(repository: Any) -> bool:
+    """Whether a payload's ``repository`` object is to be treated as private: unless it says
+    ``"private": false`` (a missing or malformed flag is no proof of a public repository)."""
+    return not isinstance(repository, Mapping) or repository.get("private") is not False
+
+
+def guide_page_url(services: Any, repository: str, number: int, *, private: bool) -> str | None:
+    """The guide's page in the tag view (``{public_url}/repos/OWNER/REPO/pulls/N/guide``), or ``None``.
+
+    Only when the server knows its public address (``PRGUIDE_PUBLIC_URL``), stores
+    guides for the tag view, and the repository is public (a private one's page is not
+    for everyone who can read a link).
+    """
+    base = getattr(services.settings, "public_url", None)
+    if not base or private or services.guides is None:
+        return None
+    return f"{str(base).rstrip('/')}/repos/{repository}/pulls/{int(number)}/guide"
+
+
 async def save_guide(store: Any, guide: Any, *, private: bool) -> None:
     """Store a published guide for the tag view; a store failure is logged, never fatal.
 

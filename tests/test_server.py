@@ -319,7 +319,7 @@ async def test_factory_starts_nothing(tmp_path):
     assert state.store is None and state.pool is None
     assert not (tmp_path / "jobs.db").exists()
     assert state.router.events == default_router().events == (
-        "issue_comment", "pull_request", "pull_request_review", "pull_request_review_comment"
+        "issue_comment", "pull_request", "pull_request_review", "pull_request_review_comment", "repository"
     )
 
 

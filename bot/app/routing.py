@@ -4,6 +4,8 @@ A :class:`Router` maps ``(event, action)`` to a :class:`Route`: whether a delive
 wanted (decided at once, on the request path, from the payload alone) and the job
 handler that does the work later in the worker pool. A feature declares its routes
 (see :mod:`bot.features`); the server asks the router and never knows the features.
+A feature may also observe every verified delivery, routed or not, before it is
+answered (:data:`Observer`, :meth:`Router.observe`): for facts every payload carries.
 
 gidgethub's ``Router`` dispatches every registered callback in one step; prguide
 needs two (a cheap decision before the 2xx answer, the work after it), hence this
@@ -199,6 +201,15 @@ class Route:
     pull_request_only: bool = True
 
 
+#: A feature's look at every verified delivery (``ping`` aside), routed or not, before it is
+#: answered: ``observer(delivery, services)``. It must be quick (a cached check, a store call
+#: through :func:`bot.app.offload.run_store` at most): the answer waits for it, up to
+#: :data:`OBSERVE_TIMEOUT` seconds. A failure is logged and never refuses the delivery.
+Observer = Callable[[Delivery, Services], Awaitable[None]]
+#: Seconds an observer may take before the delivery is answered without it.
+OBSERVE_TIMEOUT = 2.0
+
+
 @dataclass(frozen=True, slots=True)
 class Schedule:
     """Periodic work: one job per installation per period, queued by the platform.
@@ -221,12 +232,27 @@ class Schedule:
 class Router:
     """``(event, action)`` -> :class:`Route`; an action-specific route wins over an all-actions one."""
 
-    def __init__(self, routes: Iterable[Route] = (), schedules: Iterable[Schedule] = ()):
+    def __init__(self, routes: Iterable[Route] = (), schedules: Iterable[Schedule] = (), observers: Iterable[Observer] = ()):
         self._routes: dict[tuple[str, str | None], Route] = {}
         for route in routes:
             self.add(route)
         #: The periodic work of the features (see :class:`Schedule`).
         self.schedules: tuple[Schedule, ...] = tuple(schedules)
+        #: What looks at every delivery (see :data:`Observer`).
+        self.observers: tuple[Observer, ...] = tuple(observers)
+
+    async def observe(self, delivery: Delivery, services: Services) -> None:
+        """Show ``delivery`` to every observer in turn; one that fails or takes over
+        :data:`OBSERVE_TIMEOUT` seconds is logged (with the delivery) and skipped."""
+        for observer in self.observers:
+            fields = {"delivery": delivery.id, "event": delivery.event, "action": delivery.action,
+                      "observer": getattr(observer, "__qualname__", repr(observer))}  # fmt: skip
+            try:
+                await asyncio.wait_for(observer(delivery, services), OBSERVE_TIMEOUT)
+            except TimeoutError:
+                log.warning("delivery %s: an observer took over %ss; answered without it", delivery.id, OBSERVE_TIMEOUT, extra=fields)
+            except Exception:  # noqa: BLE001 -- an observer never costs the delivery
+                log.exception("delivery %s: an observer failed", delivery.id, extra=fields)
 
     def add(self, route: Route) -> None:
         """Register ``route``; raises ``ValueError`` when one is already registered for the same event and action."""
@@ -271,7 +297,8 @@ def load_features(spec: str = DEFAULT_FEATURES) -> Router:
 
     ``spec`` is ``"module:attribute"``; the attribute is a sequence of features, each a
     sequence of :class:`Route`; the module's optional ``SCHEDULES`` is a sequence of
-    :class:`Schedule` sequences, one per feature with periodic work. Raises
+    :class:`Schedule` sequences, one per feature with periodic work, and its optional
+    ``OBSERVERS`` a sequence of :data:`Observer` sequences. Raises
     ``ImportError``/``AttributeError`` for a bad name and ``ValueError`` when two
     features claim the same event and action.
     """
@@ -279,11 +306,16 @@ def load_features(spec: str = DEFAULT_FEATURES) -> Router:
     module = importlib.import_module(module_name)
     features: Sequence[Sequence[Route]] = getattr(module, attribute or "FEATURES")
     schedules: Sequence[Sequence[Schedule]] = getattr(module, "SCHEDULES", ())
-    return Router((route for routes in features for route in routes), (s for group in schedules for s in group))
+    observers: Sequence[Sequence[Observer]] = getattr(module, "OBSERVERS", ())
+    return Router(
+        (route for routes in features for route in routes), (s for group in schedules for s in group),
+        (o for group in observers for o in group),
+    )
 
 
 def default_router() -> Router:
-    """The routes prguide ships: the merged pull request guide and ``/prguide`` commands."""
+    """The routes prguide ships: the merged pull request guide, ``/prguide`` commands, backfill,
+    reconcile, the narrator and the tag view's visibility."""
     return load_features(DEFAULT_FEATURES)
 
 

@@ -327,6 +327,9 @@ async def webhook(request: web.Request) -> web.Response:
     if delivery.event == "ping":
         return _answer(state, delivery, "pong", 200, fields, text="pong")
 
+    if state.services is not None:
+        # Facts every payload carries (a repository's visibility) are taken before the answer.
+        await state.router.observe(delivery, state.services)
     route, reason = state.router.decide(delivery)
     if (delivery.event == "installation" and delivery.action in FORGET_TOKEN_ACTIONS) or delivery.event in FORGET_TOKEN_EVENTS:
         if state.services is not None and delivery.installation_id is not None:

@@ -6,6 +6,7 @@ deployment in one pass instead of one variable per restart.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import re
@@ -62,7 +63,10 @@ class Settings:
     ``lang``: ``"en"`` or ``"zh"``. ``db_path``: the SQLite database (job queue, tag view); its folder is created on first use.
     ``workers``: concurrent jobs. ``view_token``: when set, the tag view asks for it.
     ``admin_token``: when set, the job admin routes (``/admin/jobs``) accept it as a
-    bearer token; when unset they are off.
+    bearer token; when unset they are off. ``public_url``: the address readers reach
+    prguide at (``https://prguide.example.com``, no trailing ``/``), used for every
+    absolute link of the tag view and for the guide comment's link to its page;
+    ``trusted_proxies``: peers whose ``Forwarded``/``X-Forwarded-*`` headers are believed.
 
     The key, secret and tokens never appear in ``repr``.
     """
@@ -109,6 +113,10 @@ class Settings:
     llm_budget: int = 3000
     #: Tokens per installation per UTC day (``PRGUIDE_LLM_DAILY_TOKENS``); 0: no cap.
     llm_daily_tokens: int = 0
+    #: Where readers reach prguide (``PRGUIDE_PUBLIC_URL``): scheme, host and any path prefix, no trailing ``/``.
+    public_url: str | None = None
+    #: Proxies whose forwarded scheme and host are believed (``PRGUIDE_TRUSTED_PROXIES``): addresses or networks.
+    trusted_proxies: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
 
     @property
     def backend(self) -> str:
@@ -140,8 +148,9 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     ``PRGUIDE_RECONCILE_INTERVAL`` (seconds, 0 = off, else at least 60),
     ``PRGUIDE_RECONCILE_MAX_LOOKBACK`` (seconds, at least two intervals), the narrator's
     ``PRGUIDE_LLM_URL``, ``PRGUIDE_LLM_MODEL``, ``PRGUIDE_LLM_API_KEY``, ``PRGUIDE_LLM_TIMEOUT``
-    (seconds), ``PRGUIDE_LLM_BUDGET`` (prompt tokens per guide), ``PRGUIDE_LLM_DAILY_TOKENS``. Empty values
-    count as unset.
+    (seconds), ``PRGUIDE_LLM_BUDGET`` (prompt tokens per guide), ``PRGUIDE_LLM_DAILY_TOKENS``,
+    ``PRGUIDE_PUBLIC_URL`` (an http(s) URL) and ``PRGUIDE_TRUSTED_PROXIES`` (IP addresses or
+    networks, separated by commas or spaces). Empty values count as unset.
 
     Raises :class:`SettingsError` listing every problem found.
     """
@@ -250,6 +259,27 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     llm_budget = _int(get("PRGUIDE_LLM_BUDGET"), "PRGUIDE_LLM_BUDGET", problems, low=500, high=200_000, default=3000)
     llm_daily = _int(get("PRGUIDE_LLM_DAILY_TOKENS"), "PRGUIDE_LLM_DAILY_TOKENS", problems, low=0, default=0)
 
+    public_url = get("PRGUIDE_PUBLIC_URL")
+    if public_url is not None:
+        if not _plain_url(public_url):
+            problems.append(
+                "PRGUIDE_PUBLIC_URL must be the http(s) address readers reach prguide at, such as "
+                f"https://prguide.example.com (no query or user name), got {public_url!r}"
+            )
+            public_url = None
+        else:
+            public_url = public_url.rstrip("/")
+    proxies: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
+    for item in re.split(r"[,\s]+", get("PRGUIDE_TRUSTED_PROXIES") or ""):
+        if not item:
+            continue
+        try:
+            proxies.append(ipaddress.ip_network(item, strict=False))
+        except ValueError:
+            problems.append(
+                f"PRGUIDE_TRUSTED_PROXIES: {item!r} is not an IP address or network (such as 10.0.0.5 or 10.0.0.0/8)"
+            )
+
     if problems:
         raise SettingsError(problems)
     assert app_id is not None and private_key is not None  # guaranteed by the checks above
@@ -282,6 +312,8 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
         llm_timeout=llm_timeout or 60,
         llm_budget=llm_budget or 3000,
         llm_daily_tokens=llm_daily or 0,
+        public_url=public_url,
+        trusted_proxies=tuple(proxies),
     )
 
 
@@ -297,6 +329,16 @@ def _seconds(raw: str | None, name: str, problems: list[str], *, default: float)
         problems.append(f"{name} must be more than 0 and at most 86400 seconds, got {raw}")
         return default
     return value
+
+
+def _plain_url(text: str) -> bool:
+    """Whether ``text`` is an absolute http(s) URL with a host and no query, fragment or user info."""
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number 0-65535
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and not (parts.query or parts.fragment or "@" in parts.netloc)
 
 
 def strip_line_break(value: str) -> str:

@@ -87,6 +87,7 @@ from bot.engine.build import Overrides, build_guide
 from bot.feature_support import (
     config_notices,
     explain_narration,
+    guide_page_url,
     narration_wanted,
     queue_backfill,
     queue_narration,
@@ -495,8 +496,11 @@ class _Runner:
             for lang in ("en", "zh"):
                 notices.setdefault(lang, []).insert(0, t("cmd.reply.preview", lang))
         base_notices = {lang: tuple(lines) for lang, lines in notices.items()}
+        # A merged pull request's guide links its tag-view page, as the merge's own guide does.
+        page_url = guide_page_url(self.services, facts.repository, facts.number, private=facts.private) if facts.pull.merged else None
         build = functools.partial(
-            build_guide, self.snapshot, self.rules, lang=self.config.lang or self.services.settings.lang, overrides=self.overrides
+            build_guide, self.snapshot, self.rules, lang=self.config.lang or self.services.settings.lang,
+            overrides=self.overrides, page_url=page_url,
         )
         guide = await asyncio.to_thread(build, notices=base_notices)
         # `comment:` holds for commands too: a refresh (or a label or language command) on a

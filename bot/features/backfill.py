@@ -46,7 +46,17 @@ from bot.app.offload import run_store
 from bot.app.publish import find_guide_comment, publish_guide
 from bot.app.routing import JobContext, Route
 from bot.engine.build import build_guide
-from bot.feature_support import BACKFILL_EVENT, BACKFILL_START, config_notices, queue_backfill, read_repo_config, reviser, save_guide
+from bot.feature_support import (
+    BACKFILL_EVENT,
+    BACKFILL_START,
+    config_notices,
+    guide_page_url,
+    is_private,
+    queue_backfill,
+    read_repo_config,
+    reviser,
+    save_guide,
+)
 from bot.engine.repo_config import DEFAULT_BACKFILL, MAX_BACKFILL
 
 log = logging.getLogger("prguide.jobs")
@@ -113,7 +123,7 @@ async def handle_installed(job: Job, ctx: JobContext) -> None:
         name = repo["full_name"]
         run = f"backfill:{job.delivery_id}:{name}"
         queued += await queue_backfill(
-            ctx, name, private=bool(repo.get("private", True)), limit=None, run=run, delay=index * DEFAULT_BACKFILL * PACE_S
+            ctx, name, private=is_private(repo), limit=None, run=run, delay=index * DEFAULT_BACKFILL * PACE_S
         )
     ctx.fields["repositories"] = [r["full_name"] for r in names]
     ctx.outcome = f"queued_{queued}"
@@ -231,7 +241,11 @@ async def _build(job: Job, ctx: JobContext, data: Mapping[str, Any], repository:
     )
     rules, problems = services.rules_for(config)
     notices = config_notices(config.source, config.problems + problems)
-    build = functools.partial(build_guide, snapshot, rules, lang=config.lang or services.settings.lang)
+    private = data.get("private") is not False
+    build = functools.partial(
+        build_guide, snapshot, rules, lang=config.lang or services.settings.lang,
+        page_url=guide_page_url(services, repository, number, private=private),
+    )
     guide = await asyncio.to_thread(build, notices=notices)
     if guide.skipped:
         ctx.outcome = "skipped"
@@ -246,7 +260,7 @@ async def _build(job: Job, ctx: JobContext, data: Mapping[str, Any], repository:
         )
         ctx.outcome = result.comment
     if services.guides is not None:
-        await save_guide(services.guides, guide, private=bool(data.get("private", True)))
+        await save_guide(services.guides, guide, private=private)
 
 
 async def handle_uninstalled(job: Job, ctx: JobContext) -> None:

@@ -26,6 +26,8 @@ from bot.feature_support import (
     REMEMBERED_MISSING,
     UNREAD,
     config_notices,
+    guide_page_url,
+    is_private,
     read_repo_config,
     reviser,
     save_guide,
@@ -122,7 +124,7 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     notices = config_check_notices(config) if checked else config_notices(config.source, problems)
     build = functools.partial(
         build_guide, snapshot, rules, lang=config.lang or services.settings.lang, overrides=Overrides.from_marker(previous),
-        page_url=guide_page_url(services, repository, number, private=bool(repo.get("private", True))),
+        page_url=guide_page_url(services, repository, number, private=is_private(repo)),
     )
     guide = await asyncio.to_thread(build, notices=notices)
     if guide.skipped:
@@ -145,7 +147,7 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     ctx.outcome = result.comment
     ctx.fields.update(comment_id=result.comment_id, labels_added=list(result.labels_added), labels_removed=list(result.labels_removed))
     if services.guides is not None:
-        await save_guide(services.guides, guide, private=bool(repo.get("private", True)))
+        await save_guide(services.guides, guide, private=is_private(repo))
     if narrating and services.store is not None:
         # The engine's guide is up; the narrated one edits it when (and if) the model answers.
         ctx.fields["narration_queued"] = await queue_narration(ctx, job, guide, snapshot.head_sha, result.comment_id)
@@ -161,19 +163,6 @@ async def _stored_marker(services: Any, repository: str, number: int) -> Any:
         return None
     markdown = data.get("markdown") if isinstance(data, Mapping) else None
     return parse_marker(markdown) if isinstance(markdown, str) else None
-
-
-def guide_page_url(services: Any, repository: str, number: int, *, private: bool) -> str | None:
-    """The guide's page in the tag view (``{public_url}/repos/OWNER/REPO/pulls/N/guide``), or ``None``.
-
-    Only when the server knows its public address (a ``public_url`` setting), stores
-    guides for the tag view, and the repository is public (a private one's page is not
-    for everyone who can read a link).
-    """
-    base = getattr(services.settings, "public_url", None)
-    if not base or private or services.guides is None:
-        return None
-    return f"{str(base).rstrip('/')}/repos/{repository}/pulls/{number}/guide"
 
 
 def _usable_pull(pull: Mapping[str, Any], repository: str) -> bool:
