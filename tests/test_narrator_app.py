@@ -102,6 +102,17 @@ async def test_narrator_off_in_the_repository_config(narrated, webhook_payload):
     assert not model.requests and [m for m, _ in comment_writes(harness)] == ["POST"]
 
 
+@pytest.mark.parametrize("text, line", [("lang: zh\ndisabel: [size-xxl]\nnarrator: off\n", 2), ("lang: zh\nnarrator: offf\n", 2)])
+async def test_a_typo_in_the_config_keeps_the_rest_and_never_turns_the_narrator_on(narrated, webhook_payload, text, line):
+    harness, model = await narrated([Reply.json(NARRATION)])
+    harness.sandbox.set_file(REPO, ".github/prguide.yml", text)
+    await harness.merged(webhook_payload, PR, delivery="t-1")
+    assert not model.requests  # the pull request's text never went to the model
+    (comment,) = harness.sandbox.comments(REPO, PR)
+    assert "narrated by" not in comment.body
+    assert "只使用文件中有效的部分" in comment.body and f"`.github/prguide.yml:{line}`" in comment.body  # in Chinese, naming FILE:LINE
+
+
 async def command(harness, webhook_payload, text: str, delivery: str):
     import copy
 

@@ -26,6 +26,7 @@ from bot.feature_support import (
     REMEMBERED_MISSING,
     UNREAD,
     config_notices,
+    merge_notices,
     read_repo_config,
     reviser,
     save_guide,
@@ -54,7 +55,9 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     PR object itself comes from the ``pull_request`` webhook payload: no GET, unless
     that copy is malformed, when "Get a pull request" supplies it), the
     repository's ``.github/prguide.yml`` on its default branch (``repository.default_branch``
-    in the payload; "Get repository content", a conditional request), and prguide's
+    in the payload; "Get repository content", a conditional request; when the pull
+    request changed that file and was merged into another branch, the file at its merge
+    commit too, for the check), and prguide's
     earlier comment, whose marker keeps what maintainers decided with commands.
     Then builds the guide with the repository's rules and publishes it
     (:func:`bot.app.publish.publish_guide`), and stores it for the tag view.
@@ -100,10 +103,15 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
         find_guide_comment(client, repository, number, bot_login=bot_login),
     )
     checked = changes_repo_config(snapshot)
-    if checked and config is REMEMBERED_MISSING:
+    merged_config = config
+    if checked and branch and snapshot.base_branch != branch:
+        # Merged into another branch: the check is of the file as this merge left it, while
+        # the repository's settings (the default branch's) still make the guide.
+        merged_config = await read_repo_config(client, repository, snapshot.merge_commit_sha or snapshot.base_branch, fresh=True)
+    elif checked and config is REMEMBERED_MISSING:
         # This merge changed the config file: read what it says now, not what was remembered
         # (a config read from GitHub above is already the merged one).
-        config = await read_repo_config(client, repository, branch, missing=services.missing_configs, fresh=True)
+        config = merged_config = await read_repo_config(client, repository, branch, missing=services.missing_configs, fresh=True)
     rules, rule_problems = services.rules_for(config)
     problems = config.problems + rule_problems
     if problems and not any(p.line == UNREAD for p in problems):
@@ -119,7 +127,9 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
         previous = await _stored_marker(services, repository, number)
     # The engine is pure but CPU-bound (a 3,000-file PR takes a while): keep it off the
     # event loop so deliveries are still answered at once.
-    notices = config_check_notices(config) if checked else config_notices(config.source, problems)
+    notices = config_notices(config.source, problems)
+    if checked:
+        notices = config_check_notices(merged_config) if merged_config is config else merge_notices(config_check_notices(merged_config), notices)
     build = functools.partial(
         build_guide, snapshot, rules, lang=config.lang or services.settings.lang, overrides=Overrides.from_marker(previous),
         page_url=guide_page_url(services, repository, number, private=bool(repo.get("private", True))),

@@ -88,7 +88,7 @@ or file it names (at most five per rule). In labels and areas, a captured
 ``megatron, fsdp`` gives one name per item, lower-cased.
 """
 
-from bot.engine.rules.loader import check_rule_paths, load_rules, parse_rules
+from bot.engine.rules.loader import check_rule_paths, load_rules, parse_rules, parse_valid_rules
 from bot.engine.rules.model import CHANGE_TYPES, FocusNote, LabelSpec, Problem, RuleError, RuleHit
 from bot.engine.rules.ruleset import Evaluation, RuleSet
 from bot.engine.rules.schema import Area, Rule
@@ -110,4 +110,5 @@ __all__ = [
     "load_rules",
     "load_settings",
     "parse_rules",
+    "parse_valid_rules",
 ]
