@@ -35,6 +35,11 @@ class FakeAuth:
     async def bot_login(self) -> str:
         return "prguide[bot]"
 
+    async def bot_identity(self):
+        from bot.app.auth import BotIdentity
+
+        return BotIdentity("prguide[bot]")
+
 
 def settings_for(tmp_path: Path, **changes) -> Settings:
     values = dict(app_id=1, private_key="unused", webhook_secret=SECRET, db_path=tmp_path / "jobs.db", workers=2)

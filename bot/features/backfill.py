@@ -215,7 +215,7 @@ async def _build(job: Job, ctx: JobContext, data: Mapping[str, Any], repository:
         return
     ctx.outcome = "stored"
     if data.get("comments"):
-        bot_login = await services.auth.bot_login()
+        bot_login = await services.auth.bot_identity()
         existing = await find_guide_comment(client, repository, number, bot_login=bot_login)
         result = await publish_guide(
             client, repository, number, guide, bot_login=bot_login, current_labels=snapshot.labels, existing=existing,

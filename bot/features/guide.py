@@ -88,7 +88,7 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
         raise GiveUp(f"{repository}#{number} is not merged")
 
     client = ctx.client
-    bot_login = await services.auth.bot_login()
+    bot_login = await services.auth.bot_identity()
     if not _usable_pull(pull, repository):
         # The payload's copy cannot be read; GitHub's own copy costs one call.
         log.warning(
