@@ -72,8 +72,9 @@ Conditions (all present must hold; a list means "any of")
     A list of condition groups; the rule needs one group to hold.
 
 Regexes are case-insensitive and multi-line; start one with ``(?-i)`` to match
-case. A regex gets 100 ms per condition (``config/settings.yml``); one that runs out
-of time counts as no match and is reported. Nested repetition like ``(a+)+`` is
+case. A regex gets 100 ms of CPU time per condition (``config/settings.yml``; the
+thread's own, so machine load does not change labels); one that runs out of time
+counts as no match and is reported. Nested repetition like ``(a+)+`` is
 refused at load time.
 
 Effects
