@@ -24,7 +24,7 @@ import aiohttp
 from aiohttp import web
 
 from bot import __version__
-from bot.app.admin import add_routes as add_admin_routes
+from bot.app.admin import add_routes as add_admin_routes, has_admin_token
 from bot.app.errors import DATABASE_ERRORS
 from bot.app.routing import Router, Services, default_router, run_job
 from bot.app.jobs import QueuedDelivery
@@ -362,9 +362,12 @@ async def healthz(request: web.Request) -> web.Response:
     """``GET /healthz``: 200 with queue counts while all is well, else 503.
 
     Body: ``{"ok", "status", "version", "queue": {state: count}, "parked",
-    "oldest_queued_age_s"}``, plus ``progress`` (``{task: {repository: {counter: n}}}``,
-    e.g. a backfill's ``target``, ``queued``, ``built``, ``skipped``, ``pending``,
-    ``api_calls``) once a feature reports some; ``status`` is ``"ok"``, or ``"degraded"`` (503, with
+    "oldest_queued_age_s"}``, plus ``progress`` once a feature reports some: with the admin
+    token (``Authorization: Bearer <PRGUIDE_ADMIN_TOKEN>``) by repository (``{task:
+    {repository: {counter: n}}}``, e.g. a backfill's ``target``, ``queued``, ``built``,
+    ``skipped``, ``pending``, ``api_calls``), without it only the sums and the number of
+    ``repositories`` (``{task: {"repositories": n, counter: total}}``): the names of
+    private repositories are no one else's business. ``status`` is ``"ok"``, or ``"degraded"`` (503, with
     ``problems``, one sentence each) while GitHub refuses the app's credentials (a wrong
     private key or app id: nothing can be published). Deliveries are still accepted and
     kept meanwhile. A later request GitHub accepts makes it ``"ok"`` again. The job
@@ -398,10 +401,25 @@ async def healthz(request: web.Request) -> web.Response:
         "role": state.settings.role,
     }
     if state.services is not None and state.services.progress:
-        body["progress"] = state.services.progress
+        progress = state.services.progress
+        body["progress"] = progress if has_admin_token(request, state.settings) else progress_counts(progress)
     if problems:
         body["problems"] = problems
     return web.json_response(body, status=503 if problems else 200)
+
+
+def progress_counts(progress: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> dict[str, dict[str, int]]:
+    """``{task: {repository: {counter: n}}}`` without the repositories' names:
+    ``{task: {"repositories": how many, counter: sum over them}}`` (numeric counters only)."""
+    out: dict[str, dict[str, int]] = {}
+    for task, board in progress.items():
+        sums: dict[str, int] = {"repositories": len(board)}
+        for counters in board.values():
+            for name, value in counters.items():
+                if isinstance(value, int) and not isinstance(value, bool):
+                    sums[name] = sums.get(name, 0) + value
+        out[task] = sums
+    return out
 
 
 async def metrics_view(request: web.Request) -> web.Response:

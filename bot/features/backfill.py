@@ -85,6 +85,13 @@ def _count(progress: dict[str, Any], counter: str, by: int = 1) -> None:
     progress["pending"] = max(0, progress.get("queued", 0) - progress.get("built", 0) - progress.get("skipped", 0))
 
 
+def _spent(ctx: JobContext, progress: dict[str, Any]) -> None:
+    """Count the job's GitHub requests once for ``/healthz`` (``api_calls``) and ``/metrics``
+    (``prguide_backfill_api_calls_total``) alike: list pages and config reads included."""
+    _count(progress, "api_calls", ctx.api_calls)
+    ctx.services.metrics.backfill_api_calls.inc(ctx.api_calls)
+
+
 async def handle_installed(job: Job, ctx: JobContext) -> None:
     """``installation.created`` / ``installation_repositories.added``: queue a backfill per repository.
 
@@ -173,7 +180,7 @@ async def _page(job: Job, ctx: JobContext, data: Mapping[str, Any]) -> None:
             delivery_id=f"{run}:page:{page + 1}", installation_id=job.installation_id, delay=due * PACE_S,
         )
     ctx.outcome = "listed"
-    _count(progress, "api_calls", ctx.api_calls)
+    _spent(ctx, progress)
 
 
 async def _pull(job: Job, ctx: JobContext, data: Mapping[str, Any]) -> None:
@@ -195,8 +202,7 @@ async def _pull(job: Job, ctx: JobContext, data: Mapping[str, Any]) -> None:
         await _build(job, ctx, data, repository, number, pull)
         _count(progress, "skipped" if ctx.outcome == "skipped" else "built")
     finally:
-        _count(progress, "api_calls", ctx.api_calls)
-        services.metrics.backfill_api_calls.inc(ctx.api_calls)
+        _spent(ctx, progress)
         services.metrics.backfill_pulls.labels(outcome=ctx.outcome).inc()
 
 
