@@ -418,15 +418,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     from bot.app.db import DatabaseError
 
+    environ = dict(os.environ)
+    if getattr(args, "role", None):
+        environ["PRGUIDE_ROLE"] = args.role  # the flag wins over the variable, and is checked as it is
     try:
-        settings = Settings.from_env()
+        settings = Settings.from_env(environ)
     except SettingsError as exc:
         print(f"prguide serve: cannot start: {'; '.join(exc.problems)}", file=sys.stderr)
         return 2
-    if getattr(args, "role", None):
-        import dataclasses
-
-        settings = dataclasses.replace(settings, role=args.role)
     if settings.database_url:
         import psycopg
 

@@ -301,6 +301,15 @@ async def test_healthz_names_backfilled_repositories_only_to_the_admin(tmp_path)
         assert admin["progress"]["backfill"]["acme/secret-plans"]["built"] == 50
 
 
+async def test_a_web_replica_on_sqlite_refuses_to_start(tmp_path):
+    from bot.app.settings import SettingsError
+
+    app = create_app(settings_for(tmp_path, role="web"), router=recording_router([]), rules=object(), auth=FakeAuth())
+    with pytest.raises(SettingsError, match="web needs PRGUIDE_DATABASE_URL"):
+        async with TestClient(TestServer(app)):
+            pass
+
+
 async def test_healthz_reports_queue(server, webhook_payload):
     client, seen, _ = server
     await deliver(client, "pull_request", merged_payload(webhook_payload))

@@ -7,8 +7,8 @@ time: :func:`create_app` makes every part, and its cleanup context opens and clo
 the shared HTTP session, the job store and the worker pool.
 
 Routes: ``POST /webhook``, ``GET /healthz``, ``GET /metrics``, the job admin routes
-under ``/admin/jobs`` (see :mod:`bot.app.admin`), and the tag view's pages under
-``/repos`` (see :mod:`bot.tagview.web`), served from the same database.
+under ``/admin/jobs`` (see :mod:`bot.app.admin`), and, on the ``all`` and ``web`` roles,
+the tag view's pages under ``/repos`` (see :mod:`bot.tagview.web`), served from the same database.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from bot.app.jobs import QueuedDelivery
 from bot.app.logging import configure_logging, redact_value
 from bot.app.metrics import Metrics, create_metrics
 from bot.app.offload import run_store
-from bot.app.settings import Settings, secret_warnings
+from bot.app.settings import Settings, SettingsError, role_problem, secret_warnings
 from bot.app.webhook import MAX_BODY_BYTES, PayloadTooLarge, WebhookError, parse_delivery
 
 log = logging.getLogger("prguide.server")
@@ -97,7 +97,8 @@ def create_app(
     made from the settings). ``guides``: the tag view's
     :class:`bot.tagview.store.GuideStorage`; by default, with ``tag_view`` true, one is
     opened here on ``settings.database_url`` (PostgreSQL) or else ``settings.db_path`` (the one piece of I/O in the factory, as the
-    tag view's routes need it) and closed at clean-up. ``tag_view=False``: no tag view
+    tag view's routes need it) and closed at clean-up. The tag view's routes are served by
+    the ``all`` and ``web`` roles; a ``worker`` stores guides only. ``tag_view=False``: no tag view
     routes, and guides are not stored.
     ``pool_options``/``client_options``: extra keyword arguments for
     :class:`bot.app.jobs.WorkerPool` and :class:`bot.app.github.ClientFactory` (tests pass
@@ -108,8 +109,6 @@ def create_app(
     # aiohttp answers 413 itself for a body over the cap, before it is all in memory.
     app = web.Application(client_max_size=MAX_BODY_BYTES)
     if tag_view:
-        from bot.tagview.web import add_routes
-
         if guides is None and settings.database_url:
             from bot.tagview.pgstore import PgGuideStore
 
@@ -120,7 +119,11 @@ def create_app(
 
             guides = GuideStore(settings.db_path)
             app.on_cleanup.append(_closer(guides))
-        add_routes(app, guides, settings)
+        if settings.role in ("all", "web"):
+            # A worker stores guides but serves no pages: the web replicas behind the load balancer do.
+            from bot.tagview.web import add_routes
+
+            add_routes(app, guides, settings)
     app[STATE] = AppState(
         settings=settings,
         router=router if router is not None else default_router(),
@@ -160,6 +163,9 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
 
     state = app[STATE]
     settings, options = state.settings, state.options
+    refused = role_problem(settings.role, settings.database_url)
+    if refused:
+        raise SettingsError([f"role {refused}"])
     own_session = options["session"] is None
     session = options["session"] or aiohttp.ClientSession(timeout=HTTP_TIMEOUT)
     store = None
