@@ -264,9 +264,17 @@ def narration_store(services: Any) -> Any:
     return _narration_stores[path]
 
 
-def narration_wanted(settings: Any, config: RepoConfig) -> bool:
-    """True when the server has a model and the repository did not say ``narrator: off``."""
-    return bool(getattr(settings, "llm_url", None)) and getattr(config, "narrator", True)
+#: Reading levels a narration is for. A skim or skip guide ("safe to skip") is a few lines
+#: the engine already words plainly: narrating it would cost a model call, and send the
+#: pull request's text to the model, for nothing.
+NARRATED_LEVELS = frozenset(("deep", "quick"))
+
+
+def narration_wanted(settings: Any, config: RepoConfig, guide: Any) -> bool:
+    """True when the server has a model, the repository did not say ``narrator: off`` and
+    ``guide`` (a :class:`bot.engine.build.Guide`) is a quick or deep read (:data:`NARRATED_LEVELS`)."""
+    level = str((getattr(guide, "data", None) or {}).get("reading_level") or "")
+    return bool(getattr(settings, "llm_url", None)) and getattr(config, "narrator", True) and level in NARRATED_LEVELS
 
 
 async def with_cached_narration(services: Any, guide: Any, head_sha: str) -> Any:

@@ -30,9 +30,8 @@ NARRATION = {"summary": "A small change that keeps the default fields of the out
 
 @pytest.fixture
 async def narrated(app_private_key, load_bundle_json, tmp_path):  # noqa: F811
-    bundle = load_bundle_json(PR)
-
-    async def make(script):
+    async def make(script, number: int = PR):
+        bundle = load_bundle_json(number)
         model = ScriptedModel(script)
         await model.__aenter__()
         sandbox_cm = start_sandbox(app_private_key, bundles=[bundle])
@@ -42,7 +41,7 @@ async def narrated(app_private_key, load_bundle_json, tmp_path):  # noqa: F811
                             llm_api_key=KEY, llm_timeout=5)  # fmt: skip
         client = await start_app(settings, sandbox)
         made.append((client, sandbox_cm, model))
-        return Harness(client, sandbox, {PR: bundle}), model
+        return Harness(client, sandbox, {number: bundle}), model
 
     made: list = []
     yield make
@@ -99,6 +98,14 @@ async def test_narrator_off_in_the_repository_config(narrated, webhook_payload):
     harness, model = await narrated([Reply.json(NARRATION)])
     harness.sandbox.set_file(REPO, ".github/prguide.yml", "narrator: off\n")
     await harness.merged(webhook_payload, PR, delivery="o-1")
+    assert not model.requests and [m for m, _ in comment_writes(harness)] == ["POST"]
+
+
+async def test_a_guide_that_is_safe_to_skip_is_not_narrated(narrated, webhook_payload):
+    harness, model = await narrated([Reply.json(NARRATION)], number=7406)  # a docs line: "Safe to skip"
+    await harness.merged(webhook_payload, 7406, delivery="s-1")
+    (comment,) = harness.sandbox.comments(REPO, 7406)
+    assert "Safe to skip" in comment.body and "narrated by" not in comment.body
     assert not model.requests and [m for m, _ in comment_writes(harness)] == ["POST"]
 
 

@@ -502,7 +502,7 @@ class _Runner:
         # `comment:` holds for commands too: a refresh (or a label or language command) on a
         # repository that wants no comment at this level updates the labels only.
         post_comment = self.config.wants_comment(str(guide.data.get("reading_level") or ""))
-        narrating = post_comment and narration_wanted(self.services.settings, self.config) and not action.preview
+        narrating = post_comment and narration_wanted(self.services.settings, self.config, guide) and not action.preview
         if narrating:
             guide = await with_cached_narration(self.services, guide, self.snapshot.head_sha)
         result = await publish_guide(

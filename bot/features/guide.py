@@ -143,7 +143,7 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     # The repository's ``comment:`` setting: below its reading level, labels and the tag
     # view are still updated, but no comment is posted.
     post_comment = config.wants_comment(str(guide.data.get("reading_level") or ""))
-    narrating = post_comment and narration_wanted(services.settings, config)
+    narrating = post_comment and narration_wanted(services.settings, config, guide)
     if narrating:
         guide = await with_cached_narration(services, guide, snapshot.head_sha)
     result = await publish_guide(
