@@ -117,7 +117,7 @@ async def test_a_typo_in_the_config_keeps_the_rest_and_never_turns_the_narrator_
     assert not model.requests  # the pull request's text never went to the model
     (comment,) = harness.sandbox.comments(REPO, PR)
     assert "narrated by" not in comment.body
-    assert "只使用文件中有效的部分" in comment.body and f"`.github/prguide.yml:{line}`" in comment.body  # in Chinese, naming FILE:LINE
+    assert "已忽略问题涉及的内容" in comment.body and f"`.github/prguide.yml:{line}`" in comment.body  # in Chinese, naming FILE:LINE
 
 
 async def command(harness, webhook_payload, text: str, delivery: str):

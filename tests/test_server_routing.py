@@ -74,7 +74,7 @@ def test_config_notices_name_the_file_and_first_problems():
     notices = config_notices(".github/prguide.yml", problems)
     (en,) = notices["en"]
     (zh,) = notices["zh"]
-    assert en.startswith("`.github/prguide.yml` has problems; prguide uses the rest of the file")
+    assert en.startswith("prguide's settings file has problems, so prguide ignores what they concern")
     assert "`.github/prguide.yml:1`: problem '1'" in en and "prguide.yml:3`" in en and "prguide.yml:4`" not in en
     assert "(and 2 more)" in en
     assert "另有 2 处" in zh
