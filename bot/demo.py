@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import contextlib
 import copy
 import json
@@ -38,6 +37,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from bot.payloads import delivery_headers as payload_headers
+from bot.payloads import installation_ref, pull_request_closed
+from bot.payloads import repository as webhook_repository
 
 #: The demo app's id; the sandbox only checks that app JWTs carry it.
 APP_ID = 1
@@ -216,7 +219,7 @@ def generate_private_key() -> str:
 
 def installation_node_id(installation_id: int) -> str:
     """The global node id GitHub gives an installation (``installation.node_id`` in payloads)."""
-    return base64.b64encode(f"023:IntegrationInstallation{installation_id}".encode()).decode("ascii")
+    return installation_ref(installation_id)["node_id"]
 
 
 def merged_event(pull: Mapping[str, Any], repository: Mapping[str, Any], *, installation_id: int) -> dict[str, Any]:
@@ -224,43 +227,26 @@ def merged_event(pull: Mapping[str, Any], repository: Mapping[str, Any], *, inst
 
     Keys as in "Webhook events and payloads", ``pull_request`` action ``closed``:
     ``action``, ``number``, ``pull_request`` (``pull``, with ``state: closed`` and
-    ``merged: true``), ``repository`` (``id``, ``node_id``, ``name``, ``full_name``,
-    ``private``, ``owner`` ``{login, type, ...}``, ``html_url``, ``default_branch``,
-    taken from ``repository``, a "Get a repository" object), ``installation``
-    ``{id, node_id}`` and ``sender`` (who merged: ``merged_by``, else the author).
-    Raises :class:`ValueError` when ``pull`` has no integer ``number``.
+    ``merged: true``, missing fields filled in), ``repository`` (the webhook's
+    repository object, values from ``repository``, a "Get a repository" object, with
+    ``default_branch``), ``installation`` ``{id, node_id}``, ``organization`` for an
+    organization's repository, and ``sender`` (who merged: ``merged_by``, else the
+    author). See :func:`bot.payloads.pull_request_closed`. Raises :class:`ValueError`
+    when ``pull`` has no integer ``number``.
     """
     number = pull.get("number")
     if not isinstance(number, int) or isinstance(number, bool):
         raise ValueError("the pull request has no integer 'number'")
-    pr = copy.deepcopy(dict(pull))
-    pr.update(state="closed", merged=True)
-    sender = pr.get("merged_by") or pr.get("user") or {"login": "octocat", "type": "User"}
-    repo_keys = ("id", "node_id", "name", "full_name", "private", "owner", "html_url", "default_branch")
-    return {
-        "action": "closed",
-        "number": number,
-        "pull_request": pr,
-        "repository": {k: repository[k] for k in repo_keys if k in repository},
-        "installation": {"id": installation_id, "node_id": installation_node_id(installation_id)},
-        "sender": dict(sender),
-    }
+    repo = webhook_repository(str(repository["full_name"]), given=repository)
+    merged = {**copy.deepcopy(dict(pull)), "state": "closed", "merged": True}
+    return pull_request_closed(merged, repo, installation_id=installation_id)
 
 
 def delivery_headers(body: bytes, secret: str, delivery_id: str, event: str = "pull_request") -> dict[str, str]:
     """The HTTP headers of a webhook delivery of ``body`` ("Webhook events and payloads", "Delivery headers")."""
-    from bot.app.webhook import sign
-
-    return {
-        "X-GitHub-Event": event,
-        "X-GitHub-Delivery": delivery_id,
-        "X-GitHub-Hook-ID": "1",
-        "X-GitHub-Hook-Installation-Target-Type": "integration",
-        "X-GitHub-Hook-Installation-Target-ID": str(APP_ID),
-        "X-Hub-Signature-256": sign(secret, body),
-        "User-Agent": USER_AGENT,
-        "Content-Type": "application/json",
-    }
+    headers = payload_headers(body, secret, delivery_id, event, app_id=APP_ID)
+    headers["User-Agent"] = USER_AGENT
+    return headers
 
 
 def group_requests(requests: Sequence[Mapping[str, Any]]) -> list[ApiCall]:

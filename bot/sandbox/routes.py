@@ -1,4 +1,4 @@
-"""The GitHub REST endpoints the sandbox answers, and its own ``/_sandbox/`` control endpoints.
+"""The GitHub REST endpoints the sandbox answers (its own ``/_sandbox/`` endpoints are in :mod:`bot.sandbox.control`).
 
 Each GitHub handler names the GitHub docs page whose shape it follows and the
 credential it needs (``@needs("app")`` for an app JWT, ``@needs("installation")``
@@ -16,8 +16,8 @@ from typing import Any
 from aiohttp import web
 
 from bot.sandbox.auth import Caller
-from bot.sandbox.errors import ApiError, BundleError, not_found, validation_failed
-from bot.sandbox.faults import FaultBook, parse_faults
+from bot.sandbox.errors import ApiError, not_found, validation_failed
+from bot.sandbox.faults import FaultBook
 from bot.sandbox.paging import paginate
 from bot.sandbox.resources.apps import DOC_REPO_INSTALLATION
 from bot.sandbox.state import SandboxState, iso, read_git_file
@@ -550,217 +550,6 @@ async def get_content(request: web.Request) -> web.Response:
     return _json(state.content_json(record, path, ref or record.default_branch, data))
 
 
-# ----- the sandbox's own control endpoints ---------------------------------------
-
-
-def _control_error(exc: Exception) -> ApiError:
-    return ApiError(400, str(exc))
-
-
-async def control_state(request: web.Request) -> web.Response:
-    """GET /_sandbox/state: comments, labels, requests and reactions (see :meth:`SandboxState.snapshot`)."""
-    return _json(_state(request).snapshot())
-
-
-async def control_add_faults(request: web.Request) -> web.Response:
-    """POST /_sandbox/faults with a list of faults (see :mod:`bot.sandbox.faults`) → 201 with those in force."""
-    try:
-        faults = parse_faults(await _body(request))
-    except ValueError as exc:
-        raise _control_error(exc) from exc
-    book = request.app[FAULTS]
-    book.add(faults)
-    return _json({"faults": [f.describe() for f in book.faults]}, status=201)
-
-
-async def control_list_faults(request: web.Request) -> web.Response:
-    """GET /_sandbox/faults: the faults in force with their remaining ``times``."""
-    return _json({"faults": [f.describe() for f in request.app[FAULTS].faults]})
-
-
-async def control_clear_faults(request: web.Request) -> web.Response:
-    """DELETE /_sandbox/faults → 204."""
-    request.app[FAULTS].clear()
-    return web.Response(status=204)
-
-
-async def control_reset(request: web.Request) -> web.Response:
-    """POST /_sandbox/reset → 204: forget comments, reactions, labels, requests and rate-limit counts."""
-    _state(request).reset()
-    return web.Response(status=204)
-
-
-async def control_add_pull(request: web.Request) -> web.Response:
-    """POST /_sandbox/pulls ``{"repo"?: "o/r", "bundle": {...}}`` → 201 ``{"repo", "number"}``."""
-    data = await _body(request)
-    if not isinstance(data, dict) or not isinstance(data.get("bundle"), dict):
-        raise ApiError(400, 'expected {"repo": "owner/name", "bundle": {"pull": ..., "files": [...]}}')
-    try:
-        full_name = _state(request).add_bundle(data["bundle"], repo=data.get("repo") or None)
-    except BundleError as exc:
-        raise _control_error(exc) from exc
-    return _json({"repo": full_name, "number": data["bundle"]["pull"]["number"]}, status=201)
-
-
-async def control_add_merged_pulls(request: web.Request) -> web.Response:
-    """POST /_sandbox/merged-pulls ``{"repo", "count", "start"?, "files"?}`` → 201 ``{"repo", "numbers"}``.
-
-    Serves ``count`` small merged pull requests numbered from ``start`` (default 1),
-    merged one minute apart in number order (see ``SandboxState.add_merged_pulls``).
-    """
-    data = await _body(request)
-    if not isinstance(data, dict) or not isinstance(data.get("repo"), str) or not isinstance(data.get("count"), int):
-        raise ApiError(400, 'expected {"repo": "owner/name", "count": N, "start"?: N, "files"?: N}')
-    try:
-        numbers = _state(request).add_merged_pulls(
-            data["repo"], data["count"], start=int(data.get("start", 1)), files=int(data.get("files", 2))
-        )
-    except (BundleError, ValueError) as exc:
-        raise _control_error(exc) from exc
-    return _json({"repo": data["repo"], "numbers": numbers}, status=201)
-
-
-async def control_add_comment(request: web.Request) -> web.Response:
-    """POST /_sandbox/comments ``{"repo", "number", "user", "body", "user_type"?}`` → 201 comment.
-
-    Lets a test speak as any user (``user_type`` ``User`` by default, or ``Bot``).
-    """
-    state = _state(request)
-    data = await _body(request)
-    if not isinstance(data, dict) or not isinstance(data.get("repo"), str) or data["repo"].count("/") != 1:
-        raise ApiError(400, 'expected {"repo": "owner/name", "number": N, "user": LOGIN, "body": TEXT}')
-    if not isinstance(data.get("number"), int) or not isinstance(data.get("user"), str) or not data["user"]:
-        raise ApiError(400, "'number' must be an integer and 'user' a login")
-    owner, name = data["repo"].split("/")
-    comment = state.create_comment(
-        owner, name, data["number"], data.get("body"), user=data["user"], user_type=str(data.get("user_type") or "User")
-    )
-    return _json(state.comment_json(comment), status=201)
-
-
-async def control_labels(request: web.Request) -> web.Response:
-    """POST /_sandbox/labels ``{"repo", "number", "user", "add"?: [names], "remove"?: [names], "user_type"?}`` → 200.
-
-    Lets a test change a pull request's labels as any user, as from GitHub's
-    sidebar: removals first, then additions, each recorded as an ``unlabeled`` or
-    ``labeled`` issue event by that user. Answers with the labels now on the
-    issue; 404 (nothing changed) when a label to remove is not on it.
-    """
-    state = _state(request)
-    data = await _body(request)
-    if not isinstance(data, dict) or not isinstance(data.get("repo"), str) or data["repo"].count("/") != 1:
-        raise ApiError(400, 'expected {"repo": "owner/name", "number": N, "user": LOGIN, "add": [..], "remove": [..]}')
-    if not isinstance(data.get("number"), int) or not isinstance(data.get("user"), str) or not data["user"]:
-        raise ApiError(400, "'number' must be an integer and 'user' a login")
-    add, remove = data.get("add", []), data.get("remove", [])
-    if not all(isinstance(names, list) and all(isinstance(n, str) for n in names) for names in (add, remove)):
-        raise ApiError(400, "'add' and 'remove' must be lists of label names")
-    owner, name = data["repo"].split("/")
-    labels = state.change_labels(
-        owner,
-        name,
-        data["number"],
-        actor=data["user"],
-        actor_type=str(data.get("user_type") or "User"),
-        add=add,
-        remove=remove,
-    )
-    record = state.repo(owner, name)
-    return _json([state.label_json(record, label) for label in labels])
-
-
-async def control_collaborators(request: web.Request) -> web.Response:
-    """POST /_sandbox/collaborators ``{"LOGIN": "ROLE"}`` → 200 with every collaborator's role."""
-    state = _state(request)
-    data = await _body(request)
-    if not isinstance(data, dict):
-        raise ApiError(400, 'expected {"LOGIN": "admin|maintain|write|triage|read|none"}')
-    try:
-        state.set_collaborators(data)
-    except ValueError as exc:
-        raise _control_error(exc) from exc
-    return _json({login: role for login, role in state.collaborators.values()})
-
-
-async def control_files(request: web.Request) -> web.Response:
-    """POST /_sandbox/files ``{"repo", "path", "content", "ref"?}`` → 201: serve a file through the contents API."""
-    data = await _body(request)
-    if not isinstance(data, dict) or not all(isinstance(data.get(k), str) for k in ("repo", "path", "content")):
-        raise ApiError(400, 'expected {"repo": "owner/name", "path": PATH, "content": TEXT, "ref"?: REF}')
-    ref = data.get("ref")
-    try:
-        _state(request).set_file(data["repo"], data["path"], data["content"], ref if isinstance(ref, str) else None)
-    except ValueError as exc:
-        raise _control_error(exc) from exc
-    return _json({"repo": data["repo"], "path": data["path"], "ref": ref}, status=201)
-
-
-async def control_permissions(request: web.Request) -> web.Response:
-    """POST /_sandbox/permissions ``{"contents": null, "issues": "read", ...}`` → 200 with the permissions now held."""
-    data = await _body(request)
-    if not isinstance(data, dict):
-        raise ApiError(400, 'expected {"PERMISSION": "read" | "write" | null}')
-    try:
-        _state(request).set_permissions(data)
-    except ValueError as exc:
-        raise _control_error(exc) from exc
-    return _json(_state(request).permissions)
-
-
-async def control_add_installation(request: web.Request) -> web.Response:
-    """POST /_sandbox/installations ``{"id", "account"?, "repositories"?, "account_type"?}`` → 201 installation.
-
-    Installs the app once more (see :meth:`SandboxState.add_installation`): on every
-    repository of ``account``, or on the ``repositories`` (``owner/name``) listed.
-    """
-    data = await _body(request)
-    if not isinstance(data, dict) or not isinstance(data.get("id"), int) or isinstance(data.get("id"), bool):
-        raise ApiError(400, 'expected {"id": N, "account": LOGIN, "repositories"?: ["owner/name"], "account_type"?}')
-    account, repositories = data.get("account"), data.get("repositories")
-    if account is not None and (not isinstance(account, str) or not account):
-        raise ApiError(400, "'account' must be a login")
-    if repositories is not None and not isinstance(repositories, list):
-        raise ApiError(400, "'repositories' must be a list of 'owner/name'")
-    state = _state(request)
-    try:
-        installation = state.add_installation(
-            data["id"], account, repositories=repositories, account_type=str(data.get("account_type") or "Organization")
-        )
-    except ValueError as exc:
-        raise _control_error(exc) from exc
-    return _json(state.installation_json(installation), status=201)
-
-
-async def control_tokens(request: web.Request) -> web.Response:
-    """GET /_sandbox/tokens: every issued installation token with ``expires_at`` and ``revoked``."""
-    state = _state(request)
-    return _json(
-        [
-            {
-                "token": t.token,
-                "installation_id": t.installation_id,
-                "expires_at": iso(t.expires_at),
-                "expired": t.expires_at <= state.now(),
-                "revoked": t.revoked,
-            }
-            for t in state.tokens.values()
-        ]
-    )
-
-
-async def control_expire_tokens(request: web.Request) -> web.Response:
-    """POST /_sandbox/tokens/expire → 200 ``{"expired": N}``: every issued token is now expired."""
-    return _json({"expired": _state(request).expire_tokens()})
-
-
-async def control_revoke_token(request: web.Request) -> web.Response:
-    """POST /_sandbox/tokens/revoke ``{"token"}`` → 200 ``{"revoked": bool}``."""
-    data = await _body(request)
-    if not isinstance(data, dict) or not isinstance(data.get("token"), str):
-        raise ApiError(400, 'expected {"token": TOKEN}')
-    return _json({"revoked": _state(request).revoke_token(data["token"])})
-
-
 _REPO = "/repos/{owner}/{repo}"
 
 GITHUB_ROUTES: list[tuple[str, str, Handler]] = [
@@ -799,23 +588,4 @@ GITHUB_ROUTES: list[tuple[str, str, Handler]] = [
     ("GET", _REPO + r"/issues/{number:\d+}/events", list_issue_events),
     ("GET", _REPO + "/collaborators/{username}/permission", get_permission),
     ("GET", _REPO + "/contents/{path:.+}", get_content),
-]
-
-CONTROL_ROUTES: list[tuple[str, str, Handler]] = [
-    ("GET", "/_sandbox/state", control_state),
-    ("GET", "/_sandbox/faults", control_list_faults),
-    ("POST", "/_sandbox/faults", control_add_faults),
-    ("DELETE", "/_sandbox/faults", control_clear_faults),
-    ("POST", "/_sandbox/reset", control_reset),
-    ("POST", "/_sandbox/pulls", control_add_pull),
-    ("POST", "/_sandbox/merged-pulls", control_add_merged_pulls),
-    ("POST", "/_sandbox/comments", control_add_comment),
-    ("POST", "/_sandbox/labels", control_labels),
-    ("POST", "/_sandbox/collaborators", control_collaborators),
-    ("POST", "/_sandbox/files", control_files),
-    ("POST", "/_sandbox/permissions", control_permissions),
-    ("POST", "/_sandbox/installations", control_add_installation),
-    ("GET", "/_sandbox/tokens", control_tokens),
-    ("POST", "/_sandbox/tokens/expire", control_expire_tokens),
-    ("POST", "/_sandbox/tokens/revoke", control_revoke_token),
 ]

@@ -105,6 +105,8 @@ class SandboxState(
         self.requests: list[dict[str, Any]] = []
         #: Repositories answering with redirects, by lower-case full name: the status for writes.
         self.moved: dict[str, int] = {}
+        #: Where the app's deliveries go (a :class:`bot.sandbox.hooks.Webhook`), or None: none are sent.
+        self.webhook: Any = None
         #: What the installation was granted ("Create an installation access token", ``permissions``).
         self.permissions: dict[str, str] = dict(DEFAULT_PERMISSIONS)
         self._user_ids: dict[str, int] = {}
