@@ -85,14 +85,15 @@ def metric_lines(text: str, name: str) -> dict[str, float]:
 async def test_the_404_of_a_missing_config_is_counted_apart_from_api_errors(loopback):
     await loopback.merged()
     contents = [r for r in loopback.sandbox.requests if "/contents/" in r["path"]]
-    assert [r["status"] for r in contents] == [404]  # the repository has no .github/prguide.yml
+    # The repository has no .github/prguide.yml, nor .github/prguide.yaml.
+    assert [(r["path"].split("?")[0].rsplit("/", 1)[-1], r["status"]) for r in contents] == [("prguide.yml", 404), ("prguide.yaml", 404)]
 
     text = await (await loopback.client.get("/metrics")).text()
     assert metric_lines(text, "prguide_github_api_errors_total") == {}
     assert metric_lines(text, "prguide_github_api_expected_errors_total") == {
-        'prguide_github_api_expected_errors_total{status="404"}': 1.0
+        'prguide_github_api_expected_errors_total{status="404"}': 2.0
     }
-    assert metric_lines(text, "prguide_github_api_requests_total")['prguide_github_api_requests_total{status="404"}'] == 1.0
+    assert metric_lines(text, "prguide_github_api_requests_total")['prguide_github_api_requests_total{status="404"}'] == 2.0
 
     # A 404 nobody expected (the pull request's files are gone) is still an error.
     loopback.sandbox.add_faults([{"method": "GET", "path": r"/pulls/\d+/files", "status": 404}])
@@ -110,8 +111,8 @@ async def test_an_oversized_config_is_shown_in_the_guide_and_the_defaults_apply(
     loopback.sandbox.set_file(REPO, ".github/prguide.yml", big)
     await loopback.merged()
     (guide,) = guide_comments(loopback)
-    assert "could not be used, so the default settings apply" in guide.body
-    assert "prguide reads files of at most 65,536 bytes" in guide.body
+    assert "settings file has problems, so prguide ignores what they concern" in guide.body
+    assert "prguide reads files of at most 65,536 bytes" in guide.body and "`.github/prguide.yml:1`" in guide.body
     assert parse_marker(guide.body).lang == "en"  # lang: zh was not read
     assert loopback.jobs()["done"] == 1
 

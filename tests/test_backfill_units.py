@@ -158,6 +158,8 @@ async def test_a_page_stops_at_the_limit_and_pages_on_while_short(store):
     assert jobs[2].data["found"] == 2 and jobs[2].key == "backfill:o/r"
     progress = ctx.services.progress["backfill"]["o/r"]
     assert (progress["queued"], progress["pending"], progress["pages"], progress["api_calls"]) == (2, 2, 1, 1)
+    # /metrics counts the list page too, as /healthz does
+    assert ctx.services.metrics.registry.get_sample_value("prguide_backfill_api_calls_total") == 1
 
 
 async def test_a_pull_with_a_stored_guide_is_skipped_without_a_call(store):

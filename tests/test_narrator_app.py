@@ -30,9 +30,8 @@ NARRATION = {"summary": "A small change that keeps the default fields of the out
 
 @pytest.fixture
 async def narrated(app_private_key, load_bundle_json, tmp_path):  # noqa: F811
-    bundle = load_bundle_json(PR)
-
-    async def make(script):
+    async def make(script, number: int = PR):
+        bundle = load_bundle_json(number)
         model = ScriptedModel(script)
         await model.__aenter__()
         sandbox_cm = start_sandbox(app_private_key, bundles=[bundle])
@@ -42,7 +41,7 @@ async def narrated(app_private_key, load_bundle_json, tmp_path):  # noqa: F811
                             llm_api_key=KEY, llm_timeout=5)  # fmt: skip
         client = await start_app(settings, sandbox)
         made.append((client, sandbox_cm, model))
-        return Harness(client, sandbox, {PR: bundle}), model
+        return Harness(client, sandbox, {number: bundle}), model
 
     made: list = []
     yield make
@@ -100,6 +99,25 @@ async def test_narrator_off_in_the_repository_config(narrated, webhook_payload):
     harness.sandbox.set_file(REPO, ".github/prguide.yml", "narrator: off\n")
     await harness.merged(webhook_payload, PR, delivery="o-1")
     assert not model.requests and [m for m, _ in comment_writes(harness)] == ["POST"]
+
+
+async def test_a_guide_that_is_safe_to_skip_is_not_narrated(narrated, webhook_payload):
+    harness, model = await narrated([Reply.json(NARRATION)], number=7406)  # a docs line: "Safe to skip"
+    await harness.merged(webhook_payload, 7406, delivery="s-1")
+    (comment,) = harness.sandbox.comments(REPO, 7406)
+    assert "Safe to skip" in comment.body and "narrated by" not in comment.body
+    assert not model.requests and [m for m, _ in comment_writes(harness)] == ["POST"]
+
+
+@pytest.mark.parametrize("text, line", [("lang: zh\ndisabel: [size-xxl]\nnarrator: off\n", 2), ("lang: zh\nnarrator: offf\n", 2)])
+async def test_a_typo_in_the_config_keeps_the_rest_and_never_turns_the_narrator_on(narrated, webhook_payload, text, line):
+    harness, model = await narrated([Reply.json(NARRATION)])
+    harness.sandbox.set_file(REPO, ".github/prguide.yml", text)
+    await harness.merged(webhook_payload, PR, delivery="t-1")
+    assert not model.requests  # the pull request's text never went to the model
+    (comment,) = harness.sandbox.comments(REPO, PR)
+    assert "narrated by" not in comment.body
+    assert "已忽略问题涉及的内容" in comment.body and f"`.github/prguide.yml:{line}`" in comment.body  # in Chinese, naming FILE:LINE
 
 
 async def command(harness, webhook_payload, text: str, delivery: str):

@@ -100,6 +100,10 @@ async def test_roles_split_taking_deliveries_from_running_jobs(
             await wait_idle(worker.app)
             assert worker.state.store.counts()["done"] == 1
             assert len(worker.comments()) == 1
+            # The tag view is the web replica's, as the README says; the worker only stores the guide.
+            assert (await worker.client.get("/repos")).status == 404
+            page = await web.client.get("/repos")
+            assert page.status == 200 and "verl-project/verl" in await page.text()
 
 
 async def test_a_database_restart_while_prguide_runs_answers_503_then_the_interrupted_job_runs_again(

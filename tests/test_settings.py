@@ -190,6 +190,9 @@ def test_postgresql_settings_are_read_and_checked(env):
     assert (settings.db_pool_timeout, settings.job_lease, settings.role) == (2.5, 20.0, "worker")
     assert "db:5432" not in repr(settings)  # a URL may carry a password
     assert from_env(env).backend == "sqlite" and from_env(env).role == "all"
+    for role in ("web", "worker"):  # a split role needs the shared queue
+        with pytest.raises(SettingsError, match=f"PRGUIDE_ROLE \\(serve --role\\) {role} needs PRGUIDE_DATABASE_URL"):
+            from_env({**env, "PRGUIDE_ROLE": role})
     with pytest.raises(SettingsError) as caught:
         from_env({**env, "PRGUIDE_DATABASE_URL": "mysql://db/x", "PRGUIDE_DATABASE_SCHEMA": "a-b", "PRGUIDE_DB_POOL_MIN": "9",
                   "PRGUIDE_DB_POOL_MAX": "3", "PRGUIDE_DB_POOL_TIMEOUT": "soon", "PRGUIDE_JOB_LEASE": "0", "PRGUIDE_ROLE": "both"})

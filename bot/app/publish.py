@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from bot.app.fencing import before_write
+from bot.app.auth import BotIdentity
 from bot.app.fetch import PER_PAGE, split_repository
 from bot.app.github import Forbidden, GitHubClient, NotFound, ValidationFailed
 from bot.engine.marker import MarkerState, has_marker, parse_marker, replace_marker
@@ -100,24 +101,30 @@ def _where(repository: str, **more: Any) -> dict[str, Any]:
     return {"owner": owner, "repo": repo, **more}
 
 
-def _same_login(a: str, b: str) -> bool:
-    return a.casefold() == b.casefold()
+#: Who prguide writes as: a :class:`bot.app.auth.BotIdentity`, or only its login ``"{app slug}[bot]"``.
+Bot = BotIdentity | str
 
 
-def is_guide_comment(comment: Mapping[str, Any], bot_login: str) -> bool:
+def _identity(bot: Bot) -> BotIdentity:
+    return bot if isinstance(bot, BotIdentity) else BotIdentity(str(bot))
+
+
+def is_guide_comment(comment: Mapping[str, Any], bot_login: Bot) -> bool:
     """True when ``comment`` (an issue comment object) is prguide's guide.
 
-    It must carry the marker *and* be written by ``bot_login``: a human quoting the
-    marker has not written a guide.
+    It must carry the marker *and* be written by prguide (``bot_login``, see
+    :meth:`bot.app.auth.BotIdentity.wrote`: by app or user id when known, so a renamed
+    app still finds its guide): a human quoting the marker has not written a guide.
     """
-    user = comment.get("user") or {}
-    return has_marker(comment.get("body")) and _same_login(str(user.get("login") or ""), bot_login)
+    return has_marker(comment.get("body")) and _identity(bot_login).wrote(
+        comment.get("user"), comment.get("performed_via_github_app")
+    )
 
 
-async def find_guide_comment(client: GitHubClient, repository: str, number: int, *, bot_login: str) -> Mapping[str, Any] | None:
+async def find_guide_comment(client: GitHubClient, repository: str, number: int, *, bot_login: Bot) -> Mapping[str, Any] | None:
     """prguide's earlier guide comment on a pull request (the oldest, if several), or ``None``.
 
-    Lists the issue comments, 100 per page. ``bot_login`` is ``"{app slug}[bot]"``.
+    Lists the issue comments, 100 per page. ``bot_login``: see :func:`is_guide_comment`.
     """
     where = _where(repository, issue_number=int(number), per_page=PER_PAGE)
     async with aclosing(client.getiter(_COMMENTS, where)) as comments:
@@ -133,7 +140,7 @@ async def publish_guide(
     number: int,
     guide: Guide,
     *,
-    bot_login: str,
+    bot_login: Bot,
     current_labels: Iterable[str] | None = None,
     existing: Mapping[str, Any] | None | object = _LOOK_UP,
     revise: Revise | None = None,
@@ -316,21 +323,22 @@ async def _style_new_labels(
 
 
 async def _labelled_by_humans(
-    client: GitHubClient, repository: str, number: int, names: Sequence[str], *, bot_login: str
+    client: GitHubClient, repository: str, number: int, names: Sequence[str], *, bot_login: Bot
 ) -> set[str]:
     """Casefolded names among ``names`` whose last ``labeled`` event was by someone other than prguide."""
     wanted = {n.casefold() for n in names}
-    last_actor: dict[str, str] = {}
+    last_actor: dict[str, Mapping[str, Any]] = {}
     try:
         async for event in client.getiter(_EVENTS, _where(repository, issue_number=int(number), per_page=PER_PAGE)):
             if event.get("event") != "labeled":
                 continue
             key = str((event.get("label") or {}).get("name") or "").casefold()
             if key in wanted:
-                last_actor[key] = str((event.get("actor") or {}).get("login") or "")
+                last_actor[key] = event
     except NotFound:
         return wanted  # cannot tell who added them: keep them all
-    return {key for key, login in last_actor.items() if not _same_login(login, bot_login)}
+    bot = _identity(bot_login)
+    return {key for key, event in last_actor.items() if not bot.wrote(event.get("actor"), event.get("performed_via_github_app"))}
 
 
 async def add_labels(client: GitHubClient, repository: str, number: int, names: Sequence[str]) -> list[Mapping[str, Any]]:
@@ -415,7 +423,7 @@ async def react(client: GitHubClient, repository: str, comment_id: int, content:
 
 
 async def replace_comment_body(
-    client: GitHubClient, repository: str, comment_id: int, *, expected: Callable[[str], bool], body: str, bot_login: str
+    client: GitHubClient, repository: str, comment_id: int, *, expected: Callable[[str], bool], body: str, bot_login: Bot
 ) -> str:
     """Edit prguide's comment ``comment_id`` to ``body`` if its current body passes ``expected``.
 

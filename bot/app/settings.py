@@ -232,6 +232,8 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     role = (get("PRGUIDE_ROLE") or "all").lower()
     if role not in ROLES:
         problems.append(f"PRGUIDE_ROLE must be one of {', '.join(ROLES)}, got {role!r}")
+    elif database_url is None and role_problem(role, None):
+        problems.append(f"PRGUIDE_ROLE (serve --role) {role_problem(role, None)}")
     reconcile_interval = _int(
         get("PRGUIDE_RECONCILE_INTERVAL"), "PRGUIDE_RECONCILE_INTERVAL", problems, low=0, default=DEFAULT_RECONCILE_INTERVAL
     )
@@ -315,6 +317,20 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
         public_url=public_url,
         trusted_proxies=tuple(proxies),
     )
+
+
+def role_problem(role: str, database_url: str | None) -> str | None:
+    """Why a replica of ``role`` cannot work on this database (one sentence starting with the
+    role), or ``None``. ``web`` and ``worker`` split the work between processes through a
+    shared PostgreSQL queue; on the SQLite file one process takes the deliveries and runs
+    the jobs (the ``all`` role), so a ``web`` replica would answer 202 to deliveries no
+    one ever handles, and a ``worker`` would wait for jobs no one queues."""
+    if role == "all" or database_url:
+        return None
+    if role == "web":
+        return ("web needs PRGUIDE_DATABASE_URL (PostgreSQL): on the SQLite file no worker runs the jobs it would"
+                " queue; use role all")  # fmt: skip
+    return "worker needs PRGUIDE_DATABASE_URL (PostgreSQL): on the SQLite file no web replica queues jobs for it; use role all"
 
 
 def _seconds(raw: str | None, name: str, problems: list[str], *, default: float) -> float:

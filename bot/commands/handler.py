@@ -308,7 +308,7 @@ async def handle_issue_comment(job: Job, ctx: JobContext) -> None:
         pull = await fetch_pull(client, facts.repository, facts.number)
         merged = pull.get("merged") is True or bool(pull.get("merged_at"))
         facts = replace(facts, pull=PullState(merged=merged, open=pull.get("state") == "open"), pull_known=True)
-    runner = _Runner(ctx, facts, commands, await services.auth.bot_login())
+    runner = _Runner(ctx, facts, commands, await services.auth.bot_identity())
     ok = await runner.run()
     if facts.kind == REVIEW and ok and not runner.replied:
         # A review cannot carry the 👍, so say it in words.
@@ -348,7 +348,7 @@ async def _reply(client: Any, facts: CommentFacts, body: str) -> None:
 class _Runner:
     """Carries one comment's commands out; keeps what several actions share."""
 
-    def __init__(self, ctx: JobContext, facts: CommentFacts, commands: Sequence[Command], bot_login: str):
+    def __init__(self, ctx: JobContext, facts: CommentFacts, commands: Sequence[Command], bot_login: Any):
         self.ctx = ctx
         self.services = ctx.services
         self.client = ctx.client
@@ -506,7 +506,7 @@ class _Runner:
         # `comment:` holds for commands too: a refresh (or a label or language command) on a
         # repository that wants no comment at this level updates the labels only.
         post_comment = self.config.wants_comment(str(guide.data.get("reading_level") or ""))
-        narrating = post_comment and narration_wanted(self.services.settings, self.config) and not action.preview
+        narrating = post_comment and narration_wanted(self.services.settings, self.config, guide) and not action.preview
         if narrating:
             guide = await with_cached_narration(self.services, guide, self.snapshot.head_sha)
         result = await publish_guide(

@@ -100,6 +100,13 @@ def _count(progress: dict[str, Any], counter: str, by: int = 1) -> None:
     progress["pending"] = max(0, progress.get("queued", 0) - progress.get("built", 0) - progress.get("skipped", 0))
 
 
+def _spent(ctx: JobContext, progress: dict[str, Any]) -> None:
+    """Count the job's GitHub requests once for ``/healthz`` (``api_calls``) and ``/metrics``
+    (``prguide_backfill_api_calls_total``) alike: list pages and config reads included."""
+    _count(progress, "api_calls", ctx.api_calls)
+    ctx.services.metrics.backfill_api_calls.inc(ctx.api_calls)
+
+
 async def handle_installed(job: Job, ctx: JobContext) -> None:
     """``installation.created`` / ``installation_repositories.added``: queue a backfill per repository.
 
@@ -206,7 +213,7 @@ async def _page(job: Job, ctx: JobContext, data: Mapping[str, Any]) -> None:
             delivery_id=f"{run}:page:{page + 1}", installation_id=job.installation_id, delay=due * PACE_S,
         )
     ctx.outcome = "listed"
-    _count(progress, "api_calls", ctx.api_calls)
+    _spent(ctx, progress)
 
 
 async def _pull(job: Job, ctx: JobContext, data: Mapping[str, Any]) -> None:
@@ -228,8 +235,7 @@ async def _pull(job: Job, ctx: JobContext, data: Mapping[str, Any]) -> None:
         await _build(job, ctx, data, repository, number, pull)
         _count(progress, "skipped" if ctx.outcome == "skipped" else "built")
     finally:
-        _count(progress, "api_calls", ctx.api_calls)
-        services.metrics.backfill_api_calls.inc(ctx.api_calls)
+        _spent(ctx, progress)
         services.metrics.backfill_pulls.labels(outcome=ctx.outcome).inc()
 
 
@@ -252,7 +258,7 @@ async def _build(job: Job, ctx: JobContext, data: Mapping[str, Any], repository:
         return
     ctx.outcome = "stored"
     if data.get("comments"):
-        bot_login = await services.auth.bot_login()
+        bot_login = await services.auth.bot_identity()
         existing = await find_guide_comment(client, repository, number, bot_login=bot_login)
         result = await publish_guide(
             client, repository, number, guide, bot_login=bot_login, current_labels=snapshot.labels, existing=existing,
