@@ -351,6 +351,7 @@ async def test_backfill_and_reconcile_flag_a_pull_of_more_files_than_github_list
         sandbox.state.add_merged_pulls(HISTORY, 1, files=31)
         sandbox.state.add_merged_pulls("octo-org/later", 1, files=31)
         sandbox.add_installation(2, repositories=["octo-org/later"])
+        installed_before_the_merges(sandbox)  # reconcile covers merges after the installation only
         settings = settings_for(sandbox, app_private_key, tmp_path, reconcile_interval=3600)
         async with running_app(settings, sandbox=sandbox, **app_options()) as client:
             state = client.app[STATE]
