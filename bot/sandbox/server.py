@@ -29,7 +29,8 @@ from aiohttp import web
 from bot.sandbox.auth import Authenticator, Caller, require
 from bot.sandbox.errors import ApiError, not_found
 from bot.sandbox.faults import DOC_PRIMARY_LIMIT, FaultBook, fault_error, parse_faults
-from bot.sandbox.routes import CALLER, CONTROL_ROUTES, FAULTS, GITHUB_ROUTES, STATE, _json
+from bot.sandbox.handling import CALLER, FAULTS, STATE, json_response
+from bot.sandbox.routes import CONTROL_ROUTES, GITHUB_ROUTES
 from bot.sandbox.state import NOT_ACCESSIBLE, Comment, Installation, LabelEvent, SandboxState
 
 DEFAULT_API_VERSION = "2022-11-28"
@@ -45,7 +46,7 @@ DOC_REDIRECTS = "https://docs.github.com/rest/using-the-rest-api/best-practices-
 
 
 def _error_response(exc: ApiError) -> web.Response:
-    return _json(exc.body(), status=exc.status, headers=exc.headers or None)
+    return json_response(exc.body(), status=exc.status, headers=exc.headers or None)
 
 
 def _etag(body: bytes) -> str:
@@ -116,6 +117,9 @@ class Sandbox:
         self._sleep = sleep
         self._runner: web.AppRunner | None = None
         self._base_url: str | None = None
+        #: Called with each GitHub-API request and its final answer (headers set), e.g. to check
+        #: answers against GitHub's schemas; ``/_sandbox/`` control requests are not passed.
+        self.watchers: list[Callable[[web.Request, web.StreamResponse], None]] = []
         self._request_ids = itertools.count(1)
         self._request_salt = secrets.randbelow(16**5)
         for bundle in bundles:
@@ -339,6 +343,8 @@ class Sandbox:
             }
         )
         self.state.record(request.method, request.path_qs, response.status)
+        for watch in self.watchers:
+            watch(request, response)
         return response
 
     def _moved(self, request: web.Request) -> ApiError | None:
