@@ -2,7 +2,8 @@
 
 ``prguide guide``, ``history`` and ``rules check`` run the engine offline;
 ``serve`` runs the GitHub App; ``sandbox`` a local GitHub API emulator; ``demo``
-both, end to end; ``view`` the tag view over a guide database.
+both, end to end; ``send`` one webhook delivery to a running server; ``view`` the tag
+view over a guide database.
 Heavy modules are imported inside each command so ``prguide --help`` stays fast.
 """
 
@@ -112,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     _optional_subcommand(sub, "sandbox", "run a local GitHub API emulator", "bot.sandbox.cli")
     _optional_subcommand(sub, "view", "serve or export the tag view of a guide database", "bot.tagview.cli")
     _optional_subcommand(sub, "demo", "run the sandbox and the app end to end on a real merged PR", "bot.demo")
+    _optional_subcommand(sub, "send", "send a signed webhook delivery to a prguide server and show how it ended", "bot.send")
     _optional_subcommand(sub, "db", "manage the PostgreSQL database (PRGUIDE_DATABASE_URL)", "bot.dbcli")
     return parser
 

@@ -37,6 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.payloads import delivery_headers as payload_headers
+from bot.payloads import installation_ref, merged_pull_request
+
 #: The demo app's id; the sandbox only checks that app JWTs carry it.
 APP_ID = 1
 #: The one installation the sandbox knows.
@@ -214,9 +217,7 @@ def generate_private_key() -> str:
 
 def installation_node_id(installation_id: int) -> str:
     """The global node id GitHub gives an installation (``installation.node_id`` in payloads)."""
-    from bot.sandbox.objects import node_id
-
-    return node_id("IntegrationInstallation", installation_id)
+    return installation_ref(installation_id)["node_id"]
 
 
 def merged_event(pull: Mapping[str, Any], repository: Mapping[str, Any], *, installation_id: int) -> dict[str, Any]:
@@ -225,30 +226,20 @@ def merged_event(pull: Mapping[str, Any], repository: Mapping[str, Any], *, inst
     As in "Webhook events and payloads", ``pull_request`` action ``closed``: ``action``,
     ``number``, ``pull_request`` (``pull`` completed as GitHub sends it, ``state: closed``,
     ``merged: true``), ``repository`` (``repository``, a "Get a repository" object or just
-    ``{full_name, owner, private...}``, completed likewise), ``installation`` ``{id, node_id}``
+    ``{full_name, owner, private...}``, completed likewise), ``organization`` for an
+    organization's repository, ``installation`` ``{id, node_id}``
     and ``sender`` (who merged: ``merged_by``, else the author). See
-    :func:`bot.sandbox.webhook_payloads.merged_pull_request`. Raises :class:`ValueError`
+    :func:`bot.payloads.merged_pull_request`. Raises :class:`ValueError`
     when ``pull`` has no integer ``number``.
     """
-    from bot.sandbox.webhook_payloads import merged_pull_request
-
     return merged_pull_request(pull, repository, installation_id=installation_id)
 
 
 def delivery_headers(body: bytes, secret: str, delivery_id: str, event: str = "pull_request") -> dict[str, str]:
     """The HTTP headers of a webhook delivery of ``body`` ("Webhook events and payloads", "Delivery headers")."""
-    from bot.app.webhook import sign
-
-    return {
-        "X-GitHub-Event": event,
-        "X-GitHub-Delivery": delivery_id,
-        "X-GitHub-Hook-ID": "1",
-        "X-GitHub-Hook-Installation-Target-Type": "integration",
-        "X-GitHub-Hook-Installation-Target-ID": str(APP_ID),
-        "X-Hub-Signature-256": sign(secret, body),
-        "User-Agent": USER_AGENT,
-        "Content-Type": "application/json",
-    }
+    headers = payload_headers(body, secret, delivery_id, event, app_id=APP_ID)
+    headers["User-Agent"] = USER_AGENT
+    return headers
 
 
 def group_requests(requests: Sequence[Mapping[str, Any]]) -> list[ApiCall]:

@@ -33,7 +33,7 @@ from bot.app.server import STATE, create_app, wait_idle
 from bot.app.settings import Settings
 from bot.app.webhook import sign
 from bot.engine.rules import load_rules
-from bot.sandbox.webhook_payloads import merged_pull_request
+from bot.payloads import merged_pull_request
 
 SECRET = "loopback webhook secret"
 ADMIN_TOKEN = "loopback admin token"
@@ -46,7 +46,7 @@ EMPTY_QUEUE = {"queued": 0, "running": 0, "done": 0, "parked": 0}
 def pr_delivery(bundle: Mapping[str, Any], *, merged: bool = True, installation: int = 1) -> dict:
     """The ``pull_request.closed`` payload GitHub sends for the bundle's pull request, merged or not.
 
-    Complete as GitHub sends it (:func:`bot.sandbox.webhook_payloads.merged_pull_request`);
+    Complete as GitHub sends it (:func:`bot.payloads.merged_pull_request`);
     ``repository`` is the bundle's ``base.repo``, ``installation.id`` is ``installation``, which
     must be the installation holding that repository in the sandbox.
     """

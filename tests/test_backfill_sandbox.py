@@ -211,3 +211,60 @@ async def test_repositories_added_to_an_installation_are_backfilled(app_private_
             body = json.dumps(gone).encode()
             resp = await client.post("/webhook", data=body, headers=delivery_headers(body, event="installation", delivery="gone"))
             assert resp.status == 200 and "token forgotten" in await resp.text()
+
+
+def installation_created_without_repositories(webhook_payload) -> dict:
+    """``installation.created`` as GitHub may send it for all of an account's repositories: no ``repositories``."""
+    payload = webhook_payload("installation", "created.payload.json")
+    payload["installation"].update(id=INSTALLATION, repository_selection="all")
+    del payload["repositories"]
+    return payload
+
+
+async def test_an_installation_created_without_repositories_lists_them_and_backfills_each(app_private_key, webhook_payload, tmp_path):
+    async with start_sandbox(app_private_key) as sandbox:
+        sandbox.state.add_merged_pulls(HISTORY, 2)
+        sandbox.state.add_merged_pulls("octo-org/other", 1)
+        settings = settings_for(sandbox, app_private_key, tmp_path)
+        async with running_app(settings, sandbox=sandbox, **app_options()) as client:
+            await deliver(client, installation_created_without_repositories(webhook_payload), event="installation", delivery="inst-all")
+            await wait_idle(client.app)
+            guides = client.app[STATE].services.guides
+            assert [n for n in (1, 2) if guides.get(HISTORY, n) is not None] == [1, 2]
+            assert guides.get("octo-org/other", 1) is not None
+            listed = [r for r in sandbox.requests if r["path"].startswith("/installation/repositories")]
+            assert len(listed) == 1 and listed[0]["status"] == 200
+            job = client.app[STATE].store.by_delivery("inst-all")
+            assert (job["outcome"], job["error"]) == ("succeeded", "queued_2")
+
+
+async def test_backfill_and_reconcile_flag_a_pull_of_more_files_than_github_lists_as_truncated(
+    app_private_key, tmp_path, monkeypatch
+):
+    # "List pull requests" items carry no changed_files: only the files listed (GitHub's 3,000 at most)
+    # or the pull request itself can tell that some were left out. GitHub's cap is scaled down to 30
+    # here, in the sandbox and the app alike, so no 3,000-file guide is built (test_fetch reads 3,000).
+    from bot.app import fetch
+    from bot.sandbox.resources import pulls
+
+    monkeypatch.setattr(fetch, "GITHUB_FILE_LIST_CAP", 30)
+    monkeypatch.setattr(pulls, "GITHUB_FILE_LIST_CAP", 30)
+    async with start_sandbox(app_private_key) as sandbox:
+        sandbox.state.add_merged_pulls(HISTORY, 1, files=31)
+        sandbox.state.add_merged_pulls("octo-org/later", 1, files=31)
+        sandbox.add_installation(2, repositories=["octo-org/later"])
+        settings = settings_for(sandbox, app_private_key, tmp_path, reconcile_interval=3600)
+        async with running_app(settings, sandbox=sandbox, **app_options()) as client:
+            state = client.app[STATE]
+            await deliver(client, installation_created(sandbox), event="installation", delivery="inst-1")
+            await wait_idle(client.app)
+            backfilled = state.services.guides.get(HISTORY, 1)
+            assert backfilled["truncated"] is True
+
+            await state.scheduler.tick()
+            await wait_idle(client.app)
+            reconciled = state.services.guides.get("octo-org/later", 1)
+            assert reconciled["truncated"] is True
+            # The one extra call per such pull request: "Get a pull request".
+            gets = [r for r in sandbox.requests if re.fullmatch(r"/repos/octo-org/(history|later)/pulls/1", r["path"])]
+            assert len(gets) == 2

@@ -171,7 +171,7 @@ def test_author_relabel_needs_no_lookup_when_authors_may():
 from sandbox_helpers import comment_payload as delivered_comment  # noqa: E402
 
 from bot.commands.handler import comment_facts, ignore_reason  # noqa: E402
-from bot.sandbox.objects import fill_user  # noqa: E402
+from bot.github_objects import fill_user  # noqa: E402
 
 
 def comment_payload(body="/prguide help", *, user=None, sender=None, pr=True, action="created", before=None, merged_at="2024-05-01T10:00:00Z", state="closed"):

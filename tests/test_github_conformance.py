@@ -1,4 +1,4 @@
-"""The sandbox answers, and the tests, demo and tools deliver, what GitHub documents.
+"""The sandbox answers, and the tests, demo, ``prguide send`` and the sandbox deliver, what GitHub documents.
 
 Checked against GitHub's own published descriptions, pinned in ``tests/data/github_schemas.json``
 (the npm packages ``@octokit/openapi`` and ``@octokit/openapi-webhooks``; see
@@ -9,13 +9,12 @@ Checked against GitHub's own published descriptions, pinned in ``tests/data/gith
   every other endpoint and the usual refusals called directly) is valid against the
   response schema of its operation and status;
 - every webhook payload the builders make (the sandbox's ``*_event`` methods,
-  ``bot.demo.merged_event``, ``tools/send_delivery.py``, the tests' own builders) is
-  valid against the schema of its event.
+  ``bot.demo.merged_event``, every delivery ``prguide send`` can send, the sandbox's
+  webhook, the tests' own builders) is valid against the schema of its event.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import types
@@ -28,10 +27,13 @@ from loopback import Sleeps, delivery_headers, pr_delivery, running_app, setting
 from sandbox_helpers import APP_ID, app_private_key, comment_payload, make_app_jwt, start_sandbox, synthetic_bundle  # noqa: F401
 from schema_check import operation_of, pinned, response_problems, webhook_event_key, webhook_problems
 
-from bot import demo
+from bot import demo, payloads
 from bot.app.server import wait_idle
+from bot.cli import build_parser
+from bot.github_objects import FULL_ONLY_PULL_FIELDS
 from bot.sandbox import SandboxState
-from bot.sandbox.objects import FULL_ONLY_PULL_FIELDS
+from bot.sandbox.hooks import comment_payload as comment_payload_of
+from bot.send import build_payload
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO, HISTORY = "octo-org/demo", "octo-org/history"
@@ -206,34 +208,50 @@ def test_answers_that_break_githubs_schema_are_caught():
 # ----- webhook payloads ---------------------------------------------------------------------
 
 
-def load_tool(name: str) -> types.ModuleType | None:
-    """``tools/<name>.py`` as a module, or ``None`` when the tool is not there."""
-    path = ROOT / "tools" / f"{name}.py"
-    if not path.exists():
-        return None
-    spec = importlib.util.spec_from_file_location(f"tool_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def send_delivery_payloads(bundle: dict) -> list[tuple[str, dict]]:
-    """The delivery ``tools/send_delivery.py`` posts for ``bundle``, caught instead of sent."""
-    tool = load_tool("send_delivery")
-    if tool is None:
-        return []
-    sent: list[tuple[str, dict]] = []
-
-    def fake_request(url: str, *, data: bytes | None = None, headers: dict | None = None) -> tuple[int, bytes]:
-        if url.endswith("/_sandbox/pulls"):
-            return 201, json.dumps({"repo": DEMO, "number": bundle["pull"]["number"]}).encode()
-        sent.append((headers["X-GitHub-Event"], json.loads(data)))
-        return 400, b"caught"
-
-    tool._request = fake_request
-    tool.send("http://webhook.invalid", "http://sandbox.invalid", "secret", bundle, timeout=0)
-    assert len(sent) == 1
-    return sent
+def send_payloads(tmp_path: Path, state: SandboxState) -> list[tuple[str, dict]]:
+    """``(event, payload)`` for every ``event.action`` ``prguide send`` can send (:data:`bot.payloads.EVENTS`),
+    built as ``prguide send ... --print`` builds it: from options alone, from a bundle, and from what
+    a sandbox (``state``) serves, as ``--sandbox`` reads it."""
+    bundle = synthetic_bundle(9, repo=DEMO)
+    path = tmp_path / "send-9.json"
+    path.write_text(json.dumps(bundle), encoding="utf-8")
+    owner, name = DEMO.split("/")
+    record = state.repo(owner, name)
+    served = state.create_comment(owner, name, MERGED, "/prguide why", user=MAINTAINER)
+    prepared = {
+        "pull": state.pull_json(record, MERGED),
+        "repository": state.repo_json(record),
+        "installation": 1,
+        "comment": state.comment_json(served),
+    }
+    comment = ["--repo", "octo/demo", "--pr", "3", "--body", "/prguide why", "--user", "alice"]
+    runs: list[tuple[list[str], dict | None]] = [
+        (["ping", "--app-id", "42", "--url", "http://127.0.0.1:9/webhook", "--sender", "octocat"], None),
+        (["pull_request.closed", "--bundle", str(path), "--installation", "12"], None),
+        (["pull_request.closed", "--bundle", str(path), "--unmerged"], None),
+        (["pull_request.closed", "--bundle", str(path), "--repo", "elsewhere/place"], None),
+        (["pull_request.closed", "--bundle", str(path)], prepared),
+        (["issue_comment.created", *comment], None),
+        (["issue_comment.created", *comment, "--pr-state", "open"], None),
+        (["issue_comment.edited", *comment, "--previous-body", "hi", "--pr-state", "closed"], None),
+        (["issue_comment.created", "--repo", DEMO, "--pr", str(MERGED), "--body", "/prguide why"], prepared),
+        (["pull_request_review.submitted", *comment], None),
+        (["pull_request_review.submitted", "--bundle", str(path), "--body", "/prguide why"], None),
+        (["pull_request_review_comment.created", *comment, "--comment-id", "9"], None),
+        (["pull_request_review_comment.created", "--repo", DEMO, "--pr", str(MERGED), "--body", "x"], {**prepared, "comment": None}),
+        (["installation.created", "--repo", "octo-org/a", "--repo", "octo-org/b", "--account-type", "Organization"], None),
+        (["installation.created", "--account", "octo-org"], None),
+        (["installation.deleted", "--repo", "octo/a"], None),
+        (["installation.suspend", "--repo", "octo/a"], None),
+        (["installation.new_permissions_accepted", "--account", "octo"], None),
+        (["installation_repositories.added", "--repo", "octo-org/c", "--sender", "mo"], None),
+        (["installation_repositories.removed", "--repo", "octo-org/c"], None),
+    ]
+    out = []
+    for argv, given in runs:
+        args = build_parser().parse_args(["send", *argv, "--print"])
+        out.append((argv[0].split(".")[0], build_payload(args, prepared=given)))
+    return out
 
 
 def git_commit_bundle(tmp_path: Path) -> dict:
@@ -286,14 +304,19 @@ def built_payloads(tmp_path: Path) -> list[tuple[str, str, dict]]:
     add("state.installation_repositories_event", "installation_repositories", state.installation_repositories_event(2, removed=["octo-org/gone"]))
     add("state.ping_event", "ping", state.ping_event())
 
-    # bot.demo and tools/send_delivery.py: a bundle's pull request and whatever repository they know.
+    # bot.demo, prguide send and the sandbox's webhook: a bundle's pull request and whatever repository they know.
     served = SandboxState(app_id=APP_ID)
     for bundle in (*served_sandbox_bundles(), git_commit_bundle(tmp_path)):
         full_name = served.add_bundle(bundle)
         repository = served.repo_json(served.repo(*full_name.split("/")))
         add("demo.merged_event", "pull_request", demo.merged_event(bundle["pull"], repository, installation_id=1))
-    for event, payload in send_delivery_payloads(synthetic_bundle(9, repo=DEMO)):
-        add("tools/send_delivery.py", event, payload)
+    sent = send_payloads(tmp_path, state)
+    for event, payload in sent:
+        add("prguide send", event, payload)
+    assert {webhook_event_key(e, p) for e, p in sent} == set(payloads.EVENTS)  # every delivery it can send
+    made = comment_payload_of(state, state.create_comment(owner, name, MERGED, "/prguide help", user=READER))
+    assert made is not None and made[0]["installation"]["id"] == made[1]
+    add("sandbox.hooks.comment_payload", "issue_comment", made[0])
 
     # The tests' own builders.
     merged = synthetic_bundle(11, repo="verl-project/verl")

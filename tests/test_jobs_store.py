@@ -11,7 +11,7 @@ import sqlite3
 import pytest
 
 from bot.app.db import open_database, schema_version
-from bot.app.jobs import GIVEN_UP, SUPERSEDED, JobStore
+from bot.app.jobs import GIVEN_UP, SUCCEEDED, SUPERSEDED, JobStore
 
 T0 = 1_750_000_000.0
 DAY = 86400.0
@@ -149,6 +149,16 @@ def test_settling_records_outcome_and_ignores_jobs_not_running(store):
     assert (row["state"], row["attempts"]) == ("queued", 0)
     with pytest.raises(ValueError):
         store.complete(b.id, outcome="maybe")
+
+
+def test_a_job_is_found_by_its_delivery_id(store):
+    put(store, "a", "k1")
+    job = store.claim()
+    store.complete(job.id, reason="created")
+    row = store.by_delivery("a")
+    assert (row["id"], row["key"], row["state"], row["outcome"], row["error"]) == (job.id, "k1", "done", SUCCEEDED, "created")
+    assert (row["event"], row["action"], row["attempts"]) == ("pull_request", "closed", 1)
+    assert store.by_delivery("b") is None
 
 
 def test_requeue_running_resumes_and_parks_jobs_that_keep_crashing(store):

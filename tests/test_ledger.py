@@ -139,10 +139,14 @@ def test_on_the_corpus_every_claim_has_evidence_and_every_focus_point_is_a_claim
 
 @needs_corpus
 def test_the_rce_fix_claims_point_at_the_parser_file():
-    """verl-2026h1/6542: ``eval`` replaced by ``ast.literal_eval``; its focus claims rest on the changed file."""
+    """verl-2026h1/6542: ``eval`` replaced by ``ast.literal_eval``; the summary and a focus point state it,
+    resting on the changed file."""
     from bot.sources.bundle import load_bundle
 
     guide = build_guide(load_bundle(H1 / "6542.json"), load_rules([]), lang="en")
+    summary = [c for c in guide.data["claims"] if c["kind"] == "summary"]
+    assert "ast.literal_eval" in summary[0]["text"]
+    assert any(e["path"] == "verl/experimental/agent_loop/tool_parser.py" for e in summary[0]["evidence"])
     focus = [c for c in guide.data["claims"] if c["section"] == "focus"]
     assert any(e["path"] == "verl/experimental/agent_loop/tool_parser.py" for c in focus for e in c["evidence"])
 

@@ -46,7 +46,7 @@ from bot.app.webhook import sign
 from bot.engine.build import build_guide
 from bot.engine.marker import parse_marker
 from bot.sandbox import bundle_in_repo
-from bot.sandbox.objects import fill_label
+from bot.github_objects import fill_label
 from bot.engine.rules import load_rules
 from bot.engine.snapshot import PullRequestSnapshot
 

@@ -21,7 +21,7 @@ from sandbox_helpers import comment_payload
 
 from bot.app.server import wait_idle
 from bot.app.webhook import sign
-from bot.sandbox.webhook_payloads import merged_pull_request
+from bot.payloads import merged_pull_request
 
 pytestmark = pytest.mark.corpus
 

@@ -279,7 +279,11 @@ class StoreMethods:
         return self.enqueue_many([delivery], now=now)[0]
 
     def complete(self, job_id: int, *, outcome: str = SUCCEEDED, reason: str | None = None, now: float | None = None) -> None:
-        """Mark a running job ``done`` with ``outcome`` (``succeeded`` or ``given_up`` plus its ``reason``)."""
+        """Mark a running job ``done`` with ``outcome`` (``succeeded`` or ``given_up``) and ``reason``.
+
+        ``reason`` is kept in the job's ``error`` column: why it was given up, or for a
+        succeeded job what its handler did (``created``, ``edited``, ``queued_2``...).
+        """
         if outcome not in (SUCCEEDED, GIVEN_UP):
             raise ValueError(f"outcome must be {SUCCEEDED!r} or {GIVEN_UP!r}, not {outcome!r}")
         self._settle(job_id, "done", now, outcome=outcome, error=reason)
@@ -528,6 +532,16 @@ class JobStore(StoreMethods):
             ).fetchone()
         return dict(row) if row is not None else None
 
+    def by_delivery(self, delivery_id: str) -> dict[str, Any] | None:
+        """The row of the job queued for ``delivery_id`` (see :meth:`get`), or None (never queued, or pruned)."""
+        with self._lock:
+            row = self.conn.execute(
+                "SELECT id, delivery_id, event, action, key, installation_id, state, attempts,"
+                " not_before, created_at, updated_at, outcome, error FROM jobs WHERE delivery_id = ?",
+                (delivery_id,),
+            ).fetchone()
+        return dict(row) if row is not None else None
+
     def prune(
         self,
         now: float | None = None,
@@ -635,6 +649,11 @@ class JobStorage(Protocol):
 
     def parked(self, limit: int = 100) -> list[ParkedJob]:
         """The parked jobs, newest first."""
+        ...
+
+    def by_delivery(self, delivery_id: str) -> dict[str, Any] | None:
+        """The job queued for a delivery id: ``{id, delivery_id, event, action, key, installation_id, state,
+        attempts, not_before, created_at, updated_at, outcome, error}``, or ``None``."""
         ...
 
     def prune(self, now: float | None = None, **limits: Any) -> int:

@@ -430,6 +430,18 @@ class PgJobStore(StoreMethods):
             names = [d.name for d in cur.description]
         return dict(zip(names, row, strict=True)) if row is not None else None
 
+    def by_delivery(self, delivery_id: str) -> dict[str, Any] | None:
+        """The row of the job queued for ``delivery_id`` (see :meth:`get`), or None (never queued, or pruned)."""
+        with self._conn() as conn:
+            cur = conn.execute(
+                "SELECT id, delivery_id, event, action, key, installation_id, state, attempts,"
+                " not_before, created_at, updated_at, outcome, error FROM jobs WHERE delivery_id = %s",
+                (delivery_id,),
+            )
+            row = cur.fetchone()
+            names = [d.name for d in cur.description]
+        return dict(zip(names, row, strict=True)) if row is not None else None
+
     def prune(
         self,
         now: float | None = None,

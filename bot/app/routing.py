@@ -284,15 +284,15 @@ def default_router() -> Router:
     return load_features(DEFAULT_FEATURES)
 
 
-async def run_job(job: Job, services: Services, router: Router, *, max_attempts: int | None = None) -> None:
-    """Run one queued job with its route's handler and log one line about it.
+async def run_job(job: Job, services: Services, router: Router, *, max_attempts: int | None = None) -> str:
+    """Run one queued job with its route's handler, log one line about it and return its outcome.
 
     The line (logger ``prguide.jobs``) carries ``delivery``, ``event``, ``action``,
     ``installation``, ``repository``, ``number``, ``attempt``, ``outcome``, ``state``
     (the job's state after this run: ``done``, ``queued`` for another attempt, or
     ``parked`` once a failed run was attempt ``max_attempts``, the worker pool's
     rule), ``api_calls`` and ``duration_ms``; the job-duration histogram gets the same
-    outcome. Exceptions propagate to the worker pool, which retries, ends or parks
+    outcome, and it is returned (the worker pool records it with the job). Exceptions propagate to the worker pool, which retries, ends or parks
     the job (:class:`RetryLater`, :class:`GiveUp`, anything else).
     """
     started = time.perf_counter()
@@ -307,6 +307,7 @@ async def run_job(job: Job, services: Services, router: Router, *, max_attempts:
             raise GiveUp(f"no handler for {job.event}.{job.action}")
         await route.handle(job, ctx)
         outcome, level, state = ctx.outcome, logging.INFO, "done"
+        return outcome
     except RetryLater as exc:
         outcome, level = "retry_later", logging.WARNING
         ctx.fields["reason"] = exc.reason

@@ -6,7 +6,8 @@ answer after 10 seconds, "Handling webhook deliveries"). Nothing is built at imp
 time: :func:`create_app` makes every part, and its cleanup context opens and closes
 the shared HTTP session, the job store and the worker pool.
 
-Routes: ``POST /webhook``, ``GET /healthz``, ``GET /metrics``, the job admin routes
+Routes: ``POST /webhook``, ``GET /webhook/deliveries/{id}`` (what became of a delivery,
+see :mod:`bot.app.delivery_status`), ``GET /healthz``, ``GET /metrics``, the job admin routes
 under ``/admin/jobs`` (see :mod:`bot.app.admin`), and the tag view's pages under
 ``/repos`` (see :mod:`bot.tagview.web`), served from the same database.
 """
@@ -25,6 +26,7 @@ from aiohttp import web
 
 from bot import __version__
 from bot.app.admin import add_routes as add_admin_routes
+from bot.app.delivery_status import add_routes as add_status_routes
 from bot.app.errors import DATABASE_ERRORS
 from bot.app.routing import Router, Services, default_router, run_job
 from bot.app.jobs import QueuedDelivery
@@ -139,6 +141,7 @@ def create_app(
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics_view)
     add_admin_routes(app, STATE)
+    add_status_routes(app, STATE)
     app.cleanup_ctx.append(_lifecycle)
     return app
 
@@ -209,8 +212,8 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
         )
         services, router = state.services, state.router
 
-        async def handle(job: Any) -> None:
-            await run_job(job, services, router, max_attempts=pool.max_attempts)
+        async def handle(job: Any) -> str:
+            return await run_job(job, services, router, max_attempts=pool.max_attempts)
 
         pool = WorkerPool(store, handle, concurrency=settings.workers, **options["pool"])
         state.store, state.pool = store, pool

@@ -35,7 +35,8 @@ def exponential_backoff(attempt: int, *, base: float = 30.0, cap: float = 1800.0
     return full / 2 + random.uniform(0, full / 2)
 
 
-Handler = Callable[[Job], Awaitable[None]]
+#: Runs one job; may return a short word saying what it did (``created``), recorded with the job.
+Handler = Callable[[Job], Awaitable[Any]]
 
 
 def job_fields(job: Job) -> dict[str, Any]:
@@ -58,6 +59,9 @@ def _fields(job: Job, state: str, **more: Any) -> dict[str, Any]:
 
 class WorkerPool:
     """Runs queued jobs with ``handler``, at most ``concurrency`` at once, one per key.
+
+    A job whose handler returns is ``done`` (outcome ``succeeded``); a string it returns
+    (what it did, such as ``created``) is recorded as the job's reason.
 
     Failure policy: :class:`~bot.app.errors.RetryLater` queues the job again after its
     ``delay`` (or ``backoff(attempt)`` when None); :class:`~bot.app.errors.GiveUp` ends it
@@ -283,7 +287,7 @@ class WorkerPool:
 
     async def _run(self, job: Job) -> None:
         try:
-            await self.handler(job)
+            done = await self.handler(job)
         except asyncio.CancelledError:
             log.info("job %d interrupted; queued again", job.id, extra=_fields(job, "queued"))
             await self._record(self.store.release, job.id)
@@ -305,7 +309,8 @@ class WorkerPool:
             await self._failed(job, traceback.format_exc(), self.backoff(job.attempts))
         else:
             log.debug("job %d done", job.id, extra=_fields(job, "done", outcome=SUCCEEDED))
-            await self._record(self.store.complete, job.id)
+            detail = done[:200] if isinstance(done, str) and done else None
+            await self._record(self.store.complete, job.id, reason=detail)
 
     async def _failed(self, job: Job, error: str, delay: float) -> None:
         if job.attempts >= self.max_attempts:

@@ -112,6 +112,8 @@ def signature_detail(detail: str) -> str:
 
 def consequence_known(fact: Any, f: FileAnalysis) -> bool:
     """False when the diff cannot tell what an existing user would see (see the module doc)."""
+    if fact.kind == "symbol_removed" and local_helper(fact.symbol, f):
+        return False
     if fact.kind == "signature_changed":
         parts = [p for p in signature_detail(fact.detail).split("; ") if p]
         # Parameters added with a default are compatible; only the breaking parts count.
@@ -122,8 +124,19 @@ def consequence_known(fact: Any, f: FileAnalysis) -> bool:
         return False
     composed = fact.kind in ("key_removed", "default_changed") and f.kind == "config"
     return not (
-        composed and (fact.symbol.startswith("defaults") or _composition_changed(f))
+        composed and (fact.symbol.startswith("defaults") or f.composed or _composition_changed(f))
     )
+
+
+def local_helper(name: str, f: FileAnalysis) -> bool:
+    """True when the removed function ``name`` was called on removed lines of its own file
+    (``get_device_uuid`` called ``device_id_to_physical_device_id``, and both changed): a
+    helper of that file whose caller the same diff rewrote, not an API users import."""
+    short = name.rpartition(".")[2]
+    if not short.isidentifier() or "." in name:
+        return False  # a method: its callers go through the object, not visible here
+    call = re.compile(rf"(?<![\w.]){re.escape(short)}[(.]")
+    return any(call.search(line) and not line.lstrip().startswith(("def ", "async def ")) for line in f.removed_lines)
 
 
 def _composition_changed(f: FileAnalysis) -> bool:

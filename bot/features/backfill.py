@@ -89,12 +89,20 @@ async def handle_installed(job: Job, ctx: JobContext) -> None:
     """``installation.created`` / ``installation_repositories.added``: queue a backfill per repository.
 
     Reads ``repositories`` (or ``repositories_added``) of the payload: ``full_name``
-    and ``private`` ("Webhook events and payloads", installation). Sets the outcome
-    to how many runs were queued. No API call.
+    and ``private`` ("Webhook events and payloads", installation). GitHub may leave
+    ``repositories`` out of ``installation.created`` (an installation on all of an
+    account's repositories): they are then listed with "List repositories accessible
+    to the app installation" (``GET /installation/repositories``, one call per 100),
+    at most :data:`MAX_REPOSITORIES`; otherwise no API call. Sets the outcome to how
+    many runs were queued.
     """
     payload = job.data if isinstance(job.data, Mapping) else {}
-    repos = payload.get("repositories_added" if job.event == "installation_repositories" else "repositories") or []
-    names = [r for r in repos if isinstance(r, Mapping) and isinstance(r.get("full_name"), str)][:MAX_REPOSITORIES]
+    field_name = "repositories_added" if job.event == "installation_repositories" else "repositories"
+    repos = payload.get(field_name)
+    if not isinstance(repos, list) and job.event == "installation":
+        repos = await _installation_repositories(ctx)
+        ctx.fields["listed"] = True
+    names = [r for r in repos or [] if isinstance(r, Mapping) and isinstance(r.get("full_name"), str)][:MAX_REPOSITORIES]
     queued = 0
     for index, repo in enumerate(names):
         name = repo["full_name"]
@@ -104,6 +112,16 @@ async def handle_installed(job: Job, ctx: JobContext) -> None:
         )
     ctx.fields["repositories"] = [r["full_name"] for r in names]
     ctx.outcome = f"queued_{queued}"
+
+
+async def _installation_repositories(ctx: JobContext) -> list[Any]:
+    """The first :data:`MAX_REPOSITORIES` repositories of the job's installation, as GitHub lists them."""
+    found: list[Any] = []
+    async for repo in ctx.client.getiter("/installation/repositories?per_page=100", iterable_key="repositories"):
+        found.append(repo)
+        if len(found) >= MAX_REPOSITORIES:
+            break
+    return found
 
 
 async def handle_backfill(job: Job, ctx: JobContext) -> None:

@@ -1,6 +1,6 @@
 """What the sandbox's HTTP handlers share: the app keys, credential and permission marks, JSON in and out.
 
-:mod:`bot.sandbox.rest` (GitHub's endpoints) and :mod:`bot.sandbox.routes` (the
+:mod:`bot.sandbox.rest` (GitHub's endpoints) and :mod:`bot.sandbox.control` (the
 ``/_sandbox/`` control endpoints) build on these; :mod:`bot.sandbox.server` reads the
 marks (``@needs``, ``@permission``) before a handler runs.
 """

@@ -4,7 +4,7 @@ Each handler names the GitHub docs page whose shape it follows and the credentia
 needs (``@needs("app")`` for an app JWT, ``@needs("installation")`` for an installation
 access token); :mod:`bot.sandbox.server` checks the credential, counts the rate limit and
 records the request before a handler runs. The answers are complete objects as GitHub's
-REST description has them (:mod:`bot.sandbox.objects`).
+REST description has them (:mod:`bot.github_objects`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from bot.sandbox.handling import (
     repo_args,
     state_of,
 )
-from bot.sandbox.objects import simple_pull_request
+from bot.github_objects import simple_pull_request
 from bot.sandbox.paging import paginate
 from bot.sandbox.resources.apps import DOC_REPO_INSTALLATION
 from bot.sandbox.state import SandboxState, iso, read_git_file

@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from bot.sandbox import objects
+from bot import github_objects as objects
 from bot.sandbox.errors import BundleError
-from bot.sandbox.objects import Site
+from bot.github_objects import Site
 
 # The records and limits were defined here before the split: they stay importable from here.
 from bot.sandbox.records import *  # noqa: F403
@@ -114,6 +114,8 @@ class SandboxState(
         self.requests: list[dict[str, Any]] = []
         #: Repositories answering with redirects, by lower-case full name: the status for writes.
         self.moved: dict[str, int] = {}
+        #: Where the app's deliveries go (a :class:`bot.sandbox.hooks.Webhook`), or None: none are sent.
+        self.webhook: Any = None
         #: What the installation was granted ("Create an installation access token", ``permissions``).
         self.permissions: dict[str, str] = dict(DEFAULT_PERMISSIONS)
         self._next_id = 1

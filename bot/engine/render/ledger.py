@@ -254,7 +254,8 @@ def build_claims(facts: Any, lang: str, *, headline: str, headline_evidence: tup
     total = sum(f.points for f in c.factors)
     if total != c.importance:
         add(GuideClaim("factor.clamped", "score", t("factor.clamped", lang, {"total": total}, raw=True), (counts,)))
-    add(GuideClaim("why.model", "score", t("why.model", lang, {"minutes": c.reading_minutes, "level": level}, raw=True), (counts,)))
+    # The scoring model itself ("importance is 1 + reach + ...") is no claim about this pull
+    # request: raters could not check its arithmetic from the diff; `/prguide why` shows it.
     return tuple(out)
 
 

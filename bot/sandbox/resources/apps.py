@@ -10,8 +10,9 @@ import secrets
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from bot.sandbox import objects
+from bot import github_objects as objects
 from bot.sandbox.errors import ApiError, not_found
+from bot.payloads import APP_EVENTS
 from bot.sandbox.records import (
     NOT_ACCESSIBLE,
     Installation,
@@ -20,8 +21,6 @@ from bot.sandbox.records import (
     Token,
 )
 
-#: The webhook events the app subscribes to (app.yml's ``default_events``).
-APP_EVENTS = ("issue_comment", "pull_request", "pull_request_review", "pull_request_review_comment")
 DOC_GET_INSTALLATION = "https://docs.github.com/rest/apps/apps#get-an-installation-for-the-authenticated-app"
 DOC_CREATE_TOKEN = "https://docs.github.com/rest/apps/apps#create-an-installation-access-token-for-an-app"
 DOC_REPO_INSTALLATION = "https://docs.github.com/rest/apps/apps#get-a-repository-installation-for-the-authenticated-app"

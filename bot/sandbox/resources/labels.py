@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from bot.sandbox import objects
+from bot import github_objects as objects
 from bot.sandbox.errors import ApiError, not_found, validation_failed
 from bot.sandbox.records import (
     ISSUE_LABELS_MAX,

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from bot.sandbox import objects
+from bot import github_objects as objects
 from bot.sandbox.errors import BundleError, not_found
 from bot.sandbox.records import (
     CONTENTS_INLINE_MAX_BYTES,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bot.sandbox import objects
+from bot import github_objects as objects
 from bot.sandbox.errors import not_found, validation_failed
 from bot.sandbox.records import (
     DOC_CREATE_REVIEW,

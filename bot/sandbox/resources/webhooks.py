@@ -2,7 +2,7 @@
 
 A mixin of :class:`bot.sandbox.state.SandboxState`: each method builds, from the sandbox's
 own records, the payload of one delivery to the app, the same objects its REST answers
-carry (:mod:`bot.sandbox.webhook_payloads` has the shapes). Tests post them to prguide's
+carry (:mod:`bot.payloads` has the shapes). Tests post them to prguide's
 ``/webhook`` as GitHub would. ``sender`` arguments are logins; the delivery names the
 installation that holds the repository.
 """
@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from bot.sandbox import objects
-from bot.sandbox import webhook_payloads as payloads
+from bot import github_objects as objects
+from bot import payloads
 from bot.sandbox.errors import not_found
 from bot.sandbox.records import Comment, Repository, iso
-from bot.sandbox.resources.apps import APP_EVENTS
 
 
 class WebhooksMixin:
@@ -49,6 +48,7 @@ class WebhooksMixin:
             self.repo_json(record),
             installation_id=self._installation_id_of(record),
             sender=self._sender(sender, pull["merged_by"] or pull["user"]),
+            site=self.site,
             **more,
         )
 
@@ -72,6 +72,7 @@ class WebhooksMixin:
             installation_id=self._installation_id_of(record),
             sender=body["user"],
             changes=changes,
+            site=self.site,
         )
 
     def review_event(self, owner: str, name: str, number: int, review_id: int, action: str = "submitted") -> dict[str, Any]:
@@ -85,6 +86,7 @@ class WebhooksMixin:
             self.repo_json(record),
             installation_id=self._installation_id_of(record),
             sender=review["user"],
+            site=self.site,
         )
 
     def review_comment_event(self, owner: str, name: str, comment_id: int, action: str = "created") -> dict[str, Any]:
@@ -98,6 +100,7 @@ class WebhooksMixin:
             self.repo_json(record),
             installation_id=self._installation_id_of(record),
             sender=body["user"],
+            site=self.site,
         )
 
     def installation_event(
@@ -141,4 +144,4 @@ class WebhooksMixin:
 
     def ping_event(self, hook_id: int = 1) -> dict[str, Any]:
         """The ``ping`` payload GitHub sends when the app's webhook is set up."""
-        return payloads.ping(hook_id, self.app_id, events=APP_EVENTS, created_at=iso(self.created_at), site=self.site)
+        return payloads.ping(hook_id, self.app_id, created_at=iso(self.created_at), site=self.site)

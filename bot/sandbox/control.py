@@ -1,8 +1,9 @@
-"""The sandbox's own ``/_sandbox/`` control endpoints, and the route tables the server mounts.
+"""The sandbox's own control endpoints under ``/_sandbox/``: set up and inspect what it serves.
 
-The GitHub REST endpoints are in :mod:`bot.sandbox.rest` (``GITHUB_ROUTES``, re-exported
-here); what handlers share is in :mod:`bot.sandbox.handling`. Control requests need no
-credential and are not logged as GitHub requests.
+Not GitHub's API: no credential, no rate limit, not in the request log. Tests and
+people use them to add pull requests, comments (and, with a webhook, their delivery:
+:mod:`bot.sandbox.hooks`), labels, collaborators, files, permissions, installations
+and faults, and to read what the app did (``GET /_sandbox/state``).
 """
 
 from __future__ import annotations
@@ -11,18 +12,14 @@ from aiohttp import web
 
 from bot.sandbox.errors import ApiError, BundleError
 from bot.sandbox.faults import parse_faults
-from bot.sandbox.handling import CALLER, FAULTS, STATE, Handler
+from bot.sandbox.hooks import comment_payload
+from bot.sandbox.hooks import deliver as deliver_hook
+from bot.sandbox.handling import FAULTS, Handler
 # Short local names for the helpers every control endpoint below calls.
 from bot.sandbox.handling import json_response as _json
 from bot.sandbox.handling import read_body as _body
 from bot.sandbox.handling import state_of as _state
-from bot.sandbox.rest import GITHUB_ROUTES
 from bot.sandbox.state import iso
-
-__all__ = ["CALLER", "CONTROL_ROUTES", "FAULTS", "GITHUB_ROUTES", "STATE"]
-
-
-# ----- the sandbox's own control endpoints ---------------------------------------
 
 
 def _control_error(exc: Exception) -> ApiError:
@@ -74,6 +71,21 @@ async def control_add_pull(request: web.Request) -> web.Response:
     return _json({"repo": full_name, "number": data["bundle"]["pull"]["number"]}, status=201)
 
 
+async def control_get_pull(request: web.Request) -> web.Response:
+    """GET /_sandbox/pulls/{owner}/{repo}/{number} → ``{"pull", "repository", "installation"}``: a served pull
+    request ("Get a pull request"), its repository ("Get a repository") and the id of the installation
+    holding it (``null`` when none does), without a token; 404 when not served."""
+    state = _state(request)
+    info = request.match_info
+    record, _ = state.pull(info["owner"], info["repo"], int(info["number"]))
+    holder = state.installation_of(record.full_name)
+    return _json({
+        "pull": state.pull_json(record, int(info["number"])),
+        "repository": state.repo_json(record),
+        "installation": holder.id if holder is not None else None,
+    })  # fmt: skip
+
+
 async def control_add_merged_pulls(request: web.Request) -> web.Response:
     """POST /_sandbox/merged-pulls ``{"repo", "count", "start"?, "files"?}`` → 201 ``{"repo", "numbers"}``.
 
@@ -93,9 +105,14 @@ async def control_add_merged_pulls(request: web.Request) -> web.Response:
 
 
 async def control_add_comment(request: web.Request) -> web.Response:
-    """POST /_sandbox/comments ``{"repo", "number", "user", "body", "user_type"?}`` → 201 comment.
+    """POST /_sandbox/comments ``{"repo", "number", "user", "body", "user_type"?, "deliver"?}`` → 201 comment.
 
     Lets a test speak as any user (``user_type`` ``User`` by default, or ``Bot``).
+    With a webhook configured (:mod:`bot.sandbox.hooks`), the comment is also sent to
+    it as GitHub's ``issue_comment`` ``created`` delivery, unless ``deliver`` is
+    false; the answer then has ``delivery``: ``{"id", "event", "status", "answer"}``
+    (or ``"error"`` when the server could not be reached; the comment stays either
+    way). ``deliver: true`` without a webhook is a 400.
     """
     state = _state(request)
     data = await _body(request)
@@ -103,11 +120,42 @@ async def control_add_comment(request: web.Request) -> web.Response:
         raise ApiError(400, 'expected {"repo": "owner/name", "number": N, "user": LOGIN, "body": TEXT}')
     if not isinstance(data.get("number"), int) or not isinstance(data.get("user"), str) or not data["user"]:
         raise ApiError(400, "'number' must be an integer and 'user' a login")
+    deliver = data.get("deliver")
+    if deliver is not None and not isinstance(deliver, bool):
+        raise ApiError(400, "'deliver' must be true or false")
+    if deliver and state.webhook is None:
+        raise ApiError(400, "the sandbox has no webhook to deliver to (start it with --webhook-url and --webhook-secret)")
     owner, name = data["repo"].split("/")
     comment = state.create_comment(
         owner, name, data["number"], data.get("body"), user=data["user"], user_type=str(data.get("user_type") or "User")
     )
-    return _json(state.comment_json(comment), status=201)
+    answer = state.comment_json(comment)
+    if state.webhook is not None and deliver is not False:
+        made = comment_payload(state, comment)
+        if made is None:
+            answer["delivery"] = {"error": f"the app is not installed on {comment.repo}: GitHub sends no delivery"}
+        else:
+            answer["delivery"] = await deliver_hook(state.webhook, "issue_comment", made[0], app_id=state.app_id)
+    return _json(answer, status=201)
+
+
+async def control_add_review_comment(request: web.Request) -> web.Response:
+    """POST /_sandbox/review-comments ``{"repo", "number", "user", "body", "path"?}`` → 201 review comment.
+
+    An inline comment on the pull request's diff by any user ("Create a review comment
+    for a pull request"), on ``path`` (default: its first file), line 1.
+    """
+    data = await _body(request)
+    if not isinstance(data, dict) or not isinstance(data.get("repo"), str) or data["repo"].count("/") != 1:
+        raise ApiError(400, 'expected {"repo": "owner/name", "number": N, "user": LOGIN, "body": TEXT, "path"?: PATH}')
+    if not isinstance(data.get("number"), int) or not isinstance(data.get("user"), str) or not data["user"]:
+        raise ApiError(400, "'number' must be an integer and 'user' a login")
+    path = data.get("path")
+    if path is not None and not isinstance(path, str):
+        raise ApiError(400, "'path' must be a file's path")
+    owner, name = data["repo"].split("/")
+    comment = _state(request).create_review_comment(owner, name, data["number"], data.get("body"), user=data["user"], path=path)
+    return _json(comment, status=201)
 
 
 async def control_labels(request: web.Request) -> web.Response:
@@ -240,8 +288,10 @@ CONTROL_ROUTES: list[tuple[str, str, Handler]] = [
     ("DELETE", "/_sandbox/faults", control_clear_faults),
     ("POST", "/_sandbox/reset", control_reset),
     ("POST", "/_sandbox/pulls", control_add_pull),
+    ("GET", r"/_sandbox/pulls/{owner}/{repo}/{number:\d+}", control_get_pull),
     ("POST", "/_sandbox/merged-pulls", control_add_merged_pulls),
     ("POST", "/_sandbox/comments", control_add_comment),
+    ("POST", "/_sandbox/review-comments", control_add_review_comment),
     ("POST", "/_sandbox/labels", control_labels),
     ("POST", "/_sandbox/collaborators", control_collaborators),
     ("POST", "/_sandbox/files", control_files),

@@ -12,6 +12,9 @@ URLs are made of; GitHub's by default). Timestamps are GitHub's ISO 8601 UTC str
 Each function names its schema; the pages are in GitHub's REST reference
 (https://docs.github.com/rest) and "Webhook events and payloads"
 (https://docs.github.com/webhooks/webhook-events-and-payloads).
+
+The sandbox (:mod:`bot.sandbox`) serves these objects; :mod:`bot.payloads` builds the
+webhook deliveries of ``prguide send``, ``prguide demo`` and the sandbox from them.
 """
 
 from __future__ import annotations
@@ -101,6 +104,27 @@ def fill_user(value: Any, *, site: Site = GITHUB) -> Any:
         return value
     kind = value.get("type") if isinstance(value.get("type"), str) else "User"
     return {**user(value["login"], kind, id=value.get("id"), site=site), **value}
+
+
+def organization(login: str, *, id: int | None = None, site: Site = GITHUB) -> dict[str, Any]:  # noqa: A002
+    """An organization as webhook payloads name it (``organization``, the ``organization-simple-webhooks``
+    schema); ``id`` defaults to :func:`stable_id` of the login, as :func:`user` gives its account."""
+    oid = id if isinstance(id, int) and not isinstance(id, bool) else stable_id("user", login)
+    api = f"{site.api}/orgs/{quote(login)}"
+    return {
+        "login": login,
+        "id": oid,
+        "node_id": node_id("Organization", oid),
+        "url": api,
+        "repos_url": f"{api}/repos",
+        "events_url": f"{api}/events",
+        "hooks_url": f"{api}/hooks",
+        "issues_url": f"{api}/issues",
+        "members_url": f"{api}/members{{/member}}",
+        "public_members_url": f"{api}/public_members{{/member}}",
+        "avatar_url": f"https://avatars.githubusercontent.com/u/{oid}?v=4",
+        "description": None,
+    }
 
 
 def repository(
