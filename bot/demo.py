@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import copy
 import json
 import logging
 import secrets
@@ -39,8 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.payloads import delivery_headers as payload_headers
-from bot.payloads import installation_ref, pull_request_closed
-from bot.payloads import repository as webhook_repository
+from bot.payloads import installation_ref, merged_pull_request
 
 #: The demo app's id; the sandbox only checks that app JWTs carry it.
 APP_ID = 1
@@ -225,21 +223,16 @@ def installation_node_id(installation_id: int) -> str:
 def merged_event(pull: Mapping[str, Any], repository: Mapping[str, Any], *, installation_id: int) -> dict[str, Any]:
     """The ``pull_request`` event payload GitHub sends when ``pull`` is merged.
 
-    Keys as in "Webhook events and payloads", ``pull_request`` action ``closed``:
-    ``action``, ``number``, ``pull_request`` (``pull``, with ``state: closed`` and
-    ``merged: true``, missing fields filled in), ``repository`` (the webhook's
-    repository object, values from ``repository``, a "Get a repository" object, with
-    ``default_branch``), ``installation`` ``{id, node_id}``, ``organization`` for an
-    organization's repository, and ``sender`` (who merged: ``merged_by``, else the
-    author). See :func:`bot.payloads.pull_request_closed`. Raises :class:`ValueError`
+    As in "Webhook events and payloads", ``pull_request`` action ``closed``: ``action``,
+    ``number``, ``pull_request`` (``pull`` completed as GitHub sends it, ``state: closed``,
+    ``merged: true``), ``repository`` (``repository``, a "Get a repository" object or just
+    ``{full_name, owner, private...}``, completed likewise), ``organization`` for an
+    organization's repository, ``installation`` ``{id, node_id}``
+    and ``sender`` (who merged: ``merged_by``, else the author). See
+    :func:`bot.payloads.merged_pull_request`. Raises :class:`ValueError`
     when ``pull`` has no integer ``number``.
     """
-    number = pull.get("number")
-    if not isinstance(number, int) or isinstance(number, bool):
-        raise ValueError("the pull request has no integer 'number'")
-    repo = webhook_repository(str(repository["full_name"]), given=repository)
-    merged = {**copy.deepcopy(dict(pull)), "state": "closed", "merged": True}
-    return pull_request_closed(merged, repo, installation_id=installation_id)
+    return merged_pull_request(pull, repository, installation_id=installation_id)
 
 
 def delivery_headers(body: bytes, secret: str, delivery_id: str, event: str = "pull_request") -> dict[str, str]:

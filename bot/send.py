@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bot import github_objects as objects
 from bot import payloads
 
 #: Where ``prguide serve`` listens by default (``PORT`` 8080).
@@ -140,11 +141,37 @@ def _one_repo(args: argparse.Namespace, bundle: Mapping[str, Any] | None) -> str
 
 
 def _webhook_repo(full_name: str, bundle: Mapping[str, Any] | None, prepared: Mapping[str, Any]) -> dict[str, Any]:
-    """The delivery's ``repository``: as the sandbox serves it, else from the bundle's ``base.repo``, else made up."""
+    """The delivery's ``repository``, complete: as the sandbox serves it, else from the bundle's ``base.repo``,
+    else made from ``full_name``. A given repository of another name (``--repo`` moves a bundle) keeps
+    only its visibility, default branch and owner's type."""
     given = prepared.get("repository")
     if not isinstance(given, Mapping) and bundle:
         given = ((bundle.get("pull") or {}).get("base") or {}).get("repo")
-    return payloads.repository(full_name, given=given if isinstance(given, Mapping) else None)
+    if not isinstance(given, Mapping):
+        return objects.repository(full_name)
+    if str(given.get("full_name", "")).lower() != full_name.lower():
+        owner = given.get("owner") if isinstance(given.get("owner"), Mapping) else {}
+        given = {
+            "full_name": full_name,
+            "private": given.get("private") is True,
+            "default_branch": given.get("default_branch") or "main",
+            "owner": {"login": full_name.split("/", 1)[0], "type": owner.get("type") or "User"},
+        }
+    return objects.fill_repository(given)
+
+
+def _pull_in(pull: Mapping[str, Any], repo: Mapping[str, Any]) -> dict[str, Any]:
+    """``pull`` (a bundle's, partial) made a pull request of ``repo``: a ``base.repo`` or ``head.repo``
+    naming another repository (the bundle's, before ``--repo`` moved it) is dropped, so ``repo`` takes its place."""
+    out = dict(pull)
+    original = (((pull.get("base") or {}).get("repo")) or {}).get("full_name")
+    for side in ("base", "head"):
+        ref = out.get(side)
+        if isinstance(ref, Mapping) and isinstance(ref.get("repo"), Mapping):
+            name = ref["repo"].get("full_name")
+            if name != repo["full_name"] and (side == "base" or name == original):
+                out[side] = {k: v for k, v in ref.items() if k != "repo"}
+    return out
 
 
 def _pull_for_comment(args: argparse.Namespace, bundle: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -186,40 +213,56 @@ def build_payload(args: argparse.Namespace, *, prepared: Mapping[str, Any] | Non
     installation_id = args.installation or prepared.get("installation") or 1
     sender = {"login": args.sender} if args.sender else None
     if event == "ping":
-        return payloads.ping(app_id=args.app_id, url=args.url, sender=sender)
+        return payloads.ping(1, args.app_id, created_at=payloads.iso(), url=args.url, sender=_user(sender))
     if event in ("installation", "installation_repositories"):
         return _installation_payload(args, event, str(action), installation_id, sender)
     if event == "pull_request":
         bundle = _merged_bundle(args)
         repo = _webhook_repo(_one_repo(args, bundle), bundle, prepared)
-        pull = dict(bundle["pull"])
-        if args.unmerged:
-            pull.update(merged=False, merged_at=None, state="closed", closed_at=pull.get("closed_at") or payloads.iso())
-        else:
-            pull.update(merged=True, state="closed", merged_at=pull.get("merged_at") or payloads.iso())
-        return payloads.pull_request_closed(pull, repo, installation_id=installation_id, sender=sender)
+        pull = _pull_in(bundle["pull"], repo)
+        now = payloads.iso()
+        pull.setdefault("closed_at", pull.get("merged_at") or now)
+        if not args.unmerged:
+            pull["merged_at"] = pull.get("merged_at") or now
+        return payloads.merged_pull_request(
+            pull, repo, installation_id=installation_id, merged=not args.unmerged, sender=sender
+        )
     bundle = _bundle(args)
     repo = _webhook_repo(_one_repo(args, bundle), bundle, prepared)
-    pull = dict(prepared["pull"]) if prepared.get("pull") else _pull_for_comment(args, bundle)
+    pull = dict(prepared["pull"]) if prepared.get("pull") else _pull_in(_pull_for_comment(args, bundle), repo)
     if args.body is None:
         raise SendError(f"{args.event} needs --body TEXT (the comment, e.g. '/prguide why')")
     if action == "edited" and args.previous_body is None:
         raise SendError("issue_comment.edited needs --previous-body TEXT (what the comment said before)")
-    author = {"login": args.user, "type": "User"}
+    author = _user({"login": args.user, "type": "User"})
     given = dict(prepared.get("comment") or {})
     written_id = int(given.get("id") or args.comment_id or _new_id())
+    full_pull = objects.pull_request(pull, repo, now=payloads.iso())
+    now = payloads.iso()
+    common = {"installation_id": installation_id, "sender": author}
     if event == "issue_comment":
-        comment = payloads.issue_comment_object(payloads.pull_request(repo, pull), written_id, args.body, author, given=given)
-        return payloads.issue_comment(
-            str(action), pull, repo, comment, installation_id=installation_id, previous_body=args.previous_body
+        made = objects.issue_comment(
+            written_id, repo["full_name"], full_pull["number"], author, args.body, created_at=now, updated_at=now
         )
+        comment = {**made, **given, "body": args.body}
+        comment["user"] = objects.fill_user(comment.get("user") or author)
+        changes = {"body": {"from": args.previous_body}} if action == "edited" else None
+        issue = objects.issue_of_pull(full_pull)
+        return payloads.issue_comment(str(action), issue, comment, repo, changes=changes, **common)
     if event == "pull_request_review":
-        return payloads.pull_request_review_submitted(
-            pull, repo, review_id=written_id, body=args.body, author=author, installation_id=installation_id
+        review = objects.fill_review(
+            {"id": written_id, "user": author, "body": args.body, "state": "commented", "submitted_at": now}, full_pull
         )
-    return payloads.pull_request_review_comment_created(
-        pull, repo, comment_id=written_id, body=args.body, author=author, installation_id=installation_id, given=given
-    )
+        return payloads.pull_request_review("submitted", full_pull, review, repo, **common)
+    inline = {"id": written_id, "pull_request_review_id": written_id, "user": author, "body": args.body}
+    inline.update(path="README.md", created_at=now, updated_at=now)
+    comment = objects.fill_review_comment({**inline, **given}, full_pull)
+    return payloads.pull_request_review_comment("created", full_pull, comment, repo, **common)
+
+
+def _user(given: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A complete user from ``{"login", "type"?}``; ``None`` stays ``None``."""
+    return objects.fill_user(dict(given)) if given else None
 
 
 def _installation_payload(
@@ -229,16 +272,20 @@ def _installation_payload(
     names = [_repo_name(r) for r in args.repo or []]
     account = args.account or (names[0].split("/", 1)[0] if names else "octocat")
     repos = [
-        payloads.repository(name, owner_type=args.account_type if name.startswith(account + "/") else None) for name in names
+        objects.repository(name, owner_type=args.account_type if name.startswith(account + "/") else "User") for name in names
     ]
-    account_obj = {"login": account, "type": args.account_type}
-    selection = "selected" if names else "all"
-    installed = payloads.installation(installation_id, account_obj, app_id=args.app_id, selection=selection)
+    account_obj = objects.user(account, args.account_type)
+    installed = objects.installation(
+        installation_id, account_obj, app_id=args.app_id, app_slug="prguide", permissions=payloads.APP_PERMISSIONS,
+        events=payloads.APP_EVENTS, repository_selection="selected" if names else "all", created_at=payloads.iso(),
+    )  # fmt: skip
+    who = _user(sender) or account_obj
     if event == "installation":
-        return payloads.installation_event(action, installed, repos or None, sender=sender)
+        return payloads.installation(action, installed, repositories=repos or None, sender=who)
     if not names:
         raise SendError(f"{args.event} needs the repositories: --repo OWNER/NAME (repeatable)")
-    return payloads.installation_repositories_event(action, installed, repos, sender=sender)
+    added, removed = (repos, []) if action == "added" else ([], repos)
+    return payloads.installation_repositories(action, installed, added=added, removed=removed, sender=who)
 
 
 # --- talking to the servers ----------------------------------------------------------------------

@@ -31,11 +31,9 @@ def no_pacing(monkeypatch):
     monkeypatch.setattr(backfill, "PACE_S", 0.0)
 
 
-def installation_created(webhook_payload, repo: str = HISTORY) -> dict:
-    payload = webhook_payload("installation", "created.payload.json")
-    payload["installation"]["id"] = INSTALLATION
-    payload["repositories"] = [{"id": 9, "name": repo.split("/")[1], "full_name": repo, "private": False}]
-    return payload
+def installation_created(sandbox: Any) -> dict:
+    """The ``installation.created`` payload of the sandbox's installation, listing the repositories it holds."""
+    return sandbox.state.installation_event(INSTALLATION, "created")
 
 
 def installed_before_the_merges(sandbox: Any) -> None:
@@ -45,15 +43,7 @@ def installed_before_the_merges(sandbox: Any) -> None:
 
 def merge_payload(sandbox: Any, number: int, repo: str = HISTORY) -> dict:
     """A ``pull_request.closed`` payload for a sandbox pull request, as GitHub would send it."""
-    record = sandbox.state.repo(*repo.split("/"))
-    return {
-        "action": "closed",
-        "number": number,
-        "pull_request": sandbox.state.pull_json(record, number),
-        "repository": sandbox.state.repo_json(record),
-        "installation": {"id": INSTALLATION},
-        "sender": {"login": "maintainer", "type": "User"},
-    }
+    return sandbox.state.pull_request_event(*repo.split("/"), number, sender="maintainer")
 
 
 async def deliver(client, payload: dict, *, event: str, delivery: str) -> None:
@@ -88,12 +78,12 @@ def app_options(**more: Any) -> dict:
     return {"rules": shipped_rules(), "client_options": {"sleep": Sleeps()}, **more}
 
 
-async def test_installation_backfills_the_last_100_merged_pulls_without_comments(app_private_key, webhook_payload, tmp_path):
+async def test_installation_backfills_the_last_100_merged_pulls_without_comments(app_private_key, tmp_path):
     async with start_sandbox(app_private_key) as sandbox:
         sandbox.state.add_merged_pulls(HISTORY, 150)
         settings = settings_for(sandbox, app_private_key, tmp_path)
         async with running_app(settings, sandbox=sandbox, **app_options()) as client:
-            await deliver(client, installation_created(webhook_payload), event="installation", delivery="inst-1")
+            await deliver(client, installation_created(sandbox), event="installation", delivery="inst-1")
             await wait_idle(client.app)
             guides = client.app[STATE].services.guides
             stored = [n for n in range(1, 151) if guides.get(HISTORY, n) is not None]
@@ -120,17 +110,17 @@ async def test_installation_backfills_the_last_100_merged_pulls_without_comments
 
             # A redelivery of the installation event starts nothing twice.
             before = len(sandbox.requests)
-            await deliver(client, installation_created(webhook_payload), event="installation", delivery="inst-1")
+            await deliver(client, installation_created(sandbox), event="installation", delivery="inst-1")
             await wait_idle(client.app)
             assert len(sandbox.requests) == before
 
 
-async def test_a_backfill_resumes_after_a_stop_without_building_twice(app_private_key, webhook_payload, tmp_path):
+async def test_a_backfill_resumes_after_a_stop_without_building_twice(app_private_key, tmp_path):
     async with start_sandbox(app_private_key) as sandbox:
         sandbox.state.add_merged_pulls(HISTORY, 150)
         settings = settings_for(sandbox, app_private_key, tmp_path, workers=1)
         async with running_app(settings, sandbox=sandbox, **app_options(stop_timeout=0.0)) as client:
-            await deliver(client, installation_created(webhook_payload), event="installation", delivery="inst-1")
+            await deliver(client, installation_created(sandbox), event="installation", delivery="inst-1")
             progress = lambda: client.app[STATE].services.progress.get("backfill", {}).get(HISTORY, {})  # noqa: E731
             await poll(lambda: progress().get("built", 0) >= 30)
         # Stopped with no grace: the job in flight is put back in the queue.
@@ -148,13 +138,13 @@ async def test_a_backfill_resumes_after_a_stop_without_building_twice(app_privat
         print(f"resume: {sum(first.values())} built before the stop, {sum(built.values()) - 100} built twice")
 
 
-async def test_backfill_comments_opt_in_and_a_merge_delivered_meanwhile_get_one_comment(app_private_key, webhook_payload, tmp_path):
+async def test_backfill_comments_opt_in_and_a_merge_delivered_meanwhile_get_one_comment(app_private_key, tmp_path):
     async with start_sandbox(app_private_key) as sandbox:
         sandbox.state.add_merged_pulls(HISTORY, 12)
         sandbox.set_file(HISTORY, ".github/prguide.yml", "backfill: 5\nbackfill_comments: true\n")
         settings = settings_for(sandbox, app_private_key, tmp_path)
         async with running_app(settings, sandbox=sandbox, **app_options()) as client:
-            await deliver(client, installation_created(webhook_payload), event="installation", delivery="inst-1")
+            await deliver(client, installation_created(sandbox), event="installation", delivery="inst-1")
             # The newest pull request's merge webhook arrives while the backfill runs.
             await deliver(client, merge_payload(sandbox, 12), event="pull_request", delivery="merge-12")
             await wait_idle(client.app)
@@ -163,7 +153,7 @@ async def test_backfill_comments_opt_in_and_a_merge_delivered_meanwhile_get_one_
             assert all(sandbox.comments(HISTORY, n) == [] for n in range(1, 8))
 
 
-async def test_reconcile_builds_a_missed_merge_once(app_private_key, webhook_payload, tmp_path):
+async def test_reconcile_builds_a_missed_merge_once(app_private_key, tmp_path):
     async with start_sandbox(app_private_key) as sandbox:
         installed_before_the_merges(sandbox)
         sandbox.state.add_merged_pulls(HISTORY, 3)
@@ -194,7 +184,7 @@ async def test_reconcile_builds_a_missed_merge_once(app_private_key, webhook_pay
             assert "prguide_reconcile_queued_total 1.0" in metrics
 
 
-async def test_a_merge_delivered_while_reconcile_queues_it_gets_one_comment(app_private_key, webhook_payload, tmp_path):
+async def test_a_merge_delivered_while_reconcile_queues_it_gets_one_comment(app_private_key, tmp_path):
     async with start_sandbox(app_private_key) as sandbox:
         installed_before_the_merges(sandbox)
         sandbox.state.add_merged_pulls(HISTORY, 2)
@@ -210,14 +200,12 @@ async def test_a_merge_delivered_while_reconcile_queues_it_gets_one_comment(app_
             assert [w["method"] for w in comment_writes(sandbox.requests)].count("POST") == 2
 
 
-async def test_repositories_added_to_an_installation_are_backfilled(app_private_key, webhook_payload, tmp_path):
+async def test_repositories_added_to_an_installation_are_backfilled(app_private_key, tmp_path):
     async with start_sandbox(app_private_key) as sandbox:
         sandbox.state.add_merged_pulls(HISTORY, 3)
         settings = settings_for(sandbox, app_private_key, tmp_path)
         async with running_app(settings, sandbox=sandbox, **app_options()) as client:
-            payload = webhook_payload("installation_repositories", "added.payload.json")
-            payload["installation"]["id"] = INSTALLATION
-            payload["repositories_added"] = [{"id": 9, "name": "history", "full_name": HISTORY, "private": False}]
+            payload = sandbox.state.installation_repositories_event(INSTALLATION, added=[HISTORY])
             await deliver(client, payload, event="installation_repositories", delivery="added-1")
             await wait_idle(client.app)
             guides = client.app[STATE].services.guides
@@ -226,7 +214,7 @@ async def test_repositories_added_to_an_installation_are_backfilled(app_private_
 
             import json
 
-            gone = webhook_payload("installation", "deleted.payload.json")
+            gone = sandbox.state.installation_event(INSTALLATION, "deleted")
             body = json.dumps(gone).encode()
             resp = await client.post("/webhook", data=body, headers=delivery_headers(body, event="installation", delivery="gone"))
             assert resp.status == 202  # the token is forgotten, and the installation's work cancelled
@@ -337,7 +325,7 @@ async def test_an_installation_created_without_repositories_lists_them_and_backf
 
 
 async def test_backfill_and_reconcile_flag_a_pull_of_more_files_than_github_lists_as_truncated(
-    app_private_key, webhook_payload, tmp_path, monkeypatch
+    app_private_key, tmp_path, monkeypatch
 ):
     # "List pull requests" items carry no changed_files: only the files listed (GitHub's 3,000 at most)
     # or the pull request itself can tell that some were left out. GitHub's cap is scaled down to 30
@@ -355,7 +343,7 @@ async def test_backfill_and_reconcile_flag_a_pull_of_more_files_than_github_list
         settings = settings_for(sandbox, app_private_key, tmp_path, reconcile_interval=3600)
         async with running_app(settings, sandbox=sandbox, **app_options()) as client:
             state = client.app[STATE]
-            await deliver(client, installation_created(webhook_payload), event="installation", delivery="inst-1")
+            await deliver(client, installation_created(sandbox), event="installation", delivery="inst-1")
             await wait_idle(client.app)
             backfilled = state.services.guides.get(HISTORY, 1)
             assert backfilled["truncated"] is True

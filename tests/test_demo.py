@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import os
@@ -254,6 +255,8 @@ def test_the_event_has_the_keys_of_githubs_real_pull_request_closed_payload(webh
         "default_branch": "main", "stargazers_count": 1, "permissions": {"admin": False},
     }  # fmt: skip
 
+    before = copy.deepcopy(pull)
+
     event = demo.merged_event(pull, repository, installation_id=1)
 
     assert list(event) == list(real)
@@ -272,7 +275,8 @@ def test_the_event_has_the_keys_of_githubs_real_pull_request_closed_payload(webh
     # merged_by is unknown in the corpus: the author, completed to a full user object.
     assert {key: event["sender"][key] for key in pull["user"]} == pull["user"]
     assert set(real["sender"]) <= set(event["sender"]) and set(real["sender"]) <= set(event["pull_request"]["user"])
-    assert "merged" not in pull or pull["merged"] is True  # the bundle itself is not modified
+    assert event["repository"]["id"] == 9
+    assert pull == before  # the bundle itself is not modified
     with pytest.raises(ValueError, match="integer 'number'"):
         demo.merged_event({"number": "7"}, repository, installation_id=1)
 

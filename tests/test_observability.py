@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 import pytest_asyncio
-from conftest import CORPUS, WEBHOOKS
+from conftest import CORPUS
 from loopback import ADMIN_TOKEN, REPO, SECRET, SMALL_PR, app_private_key, start_loopback  # noqa: F401
 
 from bot.app.logging import JsonFormatter, RedactSecrets
@@ -78,10 +78,9 @@ async def day(app_private_key, tmp_path_factory, capture):  # noqa: F811
     """Run the day's traffic; yield the loopback, the capture and the secrets that were in play."""
     numbers = (SMALL_PR, 7422, 7404, 7358)
     bundles = {n: read_json(CORPUS / f"{n}.json") for n in numbers}
-    template = read_json(WEBHOOKS / "pull_request" / "closed.payload.json")
     tmp_path = tmp_path_factory.mktemp("day")
     pool = {"max_attempts": 2, "backoff": lambda attempt: 0.0}
-    async with start_loopback(app_private_key, tmp_path, bundles, template, pool_options=pool) as lb:
+    async with start_loopback(app_private_key, tmp_path, bundles, pool_options=pool) as lb:
         await lb.merged(SMALL_PR, delivery="day-guide")
 
         lb.sandbox.add_faults([{"method": "GET", "path": rf"/pulls/7422/files", "status": 502}])
@@ -101,8 +100,7 @@ async def day(app_private_key, tmp_path_factory, capture):  # noqa: F811
         assert await retried.json() == {"retried": 1}
         await wait_idle(lb.app)
 
-        uninstall = read_json(WEBHOOKS / "installation" / "deleted.payload.json")
-        uninstall["installation"]["id"] = 1
+        uninstall = lb.sandbox.state.installation_event(1, "deleted")
         assert (await lb.deliver(uninstall, delivery="day-uninstall", event="installation")).status == 202
         await wait_idle(lb.app)  # the installation's work is cancelled (none is left)
 

@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from bot import github_objects as objects
 from bot import payloads
 from bot.app.routing import default_router
 from bot.app.webhook import parse_delivery
@@ -20,7 +21,7 @@ from bot.commands.handler import comment_facts
 from bot.send import build_payload
 
 SECRET = "payload secret"
-USER_KEYS = set(payloads.user("x"))
+USER_KEYS = set(objects.user("x"))
 
 
 def parsed(event: str, payload: dict, delivery: str = "d-1"):
@@ -204,13 +205,16 @@ def test_options_that_make_no_delivery_say_what_is_missing(argv, message):
 
 
 def test_objects_given_keep_their_fields_and_gain_the_rest():
-    repo = payloads.repository("o/r", given={"id": 5, "stargazers_count": 3, "permissions": {"admin": True}, "private": True})
-    assert list(repo) == list(payloads.REPOSITORY_KEYS)
+    repo = objects.fill_repository({"full_name": "o/r", "id": 5, "stargazers_count": 3, "private": True})
+    assert set(objects.repository("x/y")) <= set(repo)
     assert (repo["id"], repo["stargazers_count"], repo["private"], repo["visibility"]) == (5, 3, True, "private")
-    pull = payloads.pull_request(repo, {"number": 2, "title": "T", "user": {"login": "u", "type": "Bot", "id": 4}, "extra": 1})
+    pull = objects.pull_request({"number": 2, "title": "T", "user": {"login": "u", "type": "Bot", "id": 4}, "extra": 1}, repo)
     assert (pull["title"], pull["extra"], pull["user"]["id"], pull["user"]["type"]) == ("T", 1, 4, "Bot")
     assert pull["base"]["repo"]["full_name"] == "o/r" and pull["merged"] is False and pull["state"] == "open"
+    # A delivery's repository never carries a caller's permissions (only REST answers do).
+    delivered = payloads.merged_pull_request(pull, {**repo, "permissions": {"admin": True}}, installation_id=1)
+    assert "permissions" not in delivered["repository"] and delivered["repository"]["stargazers_count"] == 3
     with pytest.raises(ValueError):
-        payloads.repository("not-a-name")
+        payloads.merged_pull_request({"number": 2}, {"full_name": "not-a-name"}, installation_id=1)
     with pytest.raises(ValueError):
-        payloads.pull_request(repo, {"number": 0})
+        payloads.merged_pull_request({"number": "2"}, repo, installation_id=1)

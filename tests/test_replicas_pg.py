@@ -48,6 +48,7 @@ from bot.app.webhook import sign
 from bot.engine.build import build_guide
 from bot.engine.marker import parse_marker
 from bot.sandbox import bundle_in_repo
+from bot.github_objects import fill_label
 from bot.engine.rules import load_rules
 from bot.engine.snapshot import PullRequestSnapshot
 
@@ -158,7 +159,7 @@ def busiest_minute(times: list[float]) -> int:
     return max((sum(1 for t in times if s <= t < s + 60) for s in times), default=0)
 
 
-async def test_three_replicas_lose_nothing_and_double_nothing(pg_schema, app_private_key, corpus_dir, webhook_payload, tmp_path):  # noqa: F811
+async def test_three_replicas_lose_nothing_and_double_nothing(pg_schema, app_private_key, corpus_dir, tmp_path):  # noqa: F811
     url, schema = pg_schema
     started_at = time.monotonic()
     deadline = started_at + DEADLINE
@@ -166,7 +167,6 @@ async def test_three_replicas_lose_nothing_and_double_nothing(pg_schema, app_pri
     if not second.is_dir():
         pytest.skip(f"the second verl corpus not found at {second} (set PRGUIDE_SHARED to the shared/ folder)")
     pulls = spread(smallest_bundles([corpus_dir, second], PRS))
-    template = webhook_payload("pull_request", "closed.payload.json")
     rules = load_rules()
     rnd = random.Random(14)
     installations = [{"id": number, "account": account} for number, account in INSTALLATIONS]
@@ -212,15 +212,17 @@ async def test_three_replicas_lose_nothing_and_double_nothing(pg_schema, app_pri
                 sends: list[tuple[str, str, dict]] = []
                 for installation, _, b in pulls:
                     n = b["pull"]["number"]
-                    merged = pr_delivery(template, b, installation=installation)
+                    merged = pr_delivery(b, installation=installation)
                     sends.append((f"merge-{n}", "pull_request", merged))
-                    for action in ("edited", "labeled"):
-                        other = pr_delivery(template, b, installation=installation)
-                        other["action"] = action
+                    for action, more in (
+                        ("edited", {"changes": {"title": {"from": "An older title"}}}),
+                        ("labeled", {"label": fill_label("needs-review", b["pull"]["base"]["repo"]["full_name"])}),
+                    ):
+                        other = {**pr_delivery(b, installation=installation), "action": action, **more}
                         sends.append((f"{action}-{n}", "pull_request", other))
                 rnd.shuffle(sends)
                 for installation, _, b in rnd.sample(pulls, max(1, len(pulls) // 10)):
-                    again = pr_delivery(template, b, installation=installation)
+                    again = pr_delivery(b, installation=installation)
                     sends.append((f"again-{b['pull']['number']}", "pull_request", again))
                 for delivery in rnd.sample(sends, len(sends) // 5):
                     sends.insert(rnd.randrange(len(sends) // 2, len(sends) + 1), delivery)

@@ -26,7 +26,7 @@ def bundle_changing_config(loopback, number: int) -> dict:
 
 
 async def merge(loopback, bundle, delivery):
-    resp = await loopback.deliver(pr_delivery(loopback.template, bundle), delivery=delivery)
+    resp = await loopback.deliver(pr_delivery(bundle), delivery=delivery)
     assert resp.status == 202
     await wait_idle(loopback.app)
 
@@ -137,7 +137,7 @@ async def test_comment_off_remembers_a_label_a_human_removed(loopback):
     assert loopback.comments() == [] and "type/fix" in loopback.labels()
     owner, name = REPO.split("/")
     loopback.sandbox.state.remove_label(owner, name, SMALL_PR, "type/fix", actor="maintainer-mo")
-    resp = await loopback.deliver(pr_delivery(loopback.template, loopback.bundles[SMALL_PR]), delivery="second")
+    resp = await loopback.deliver(pr_delivery(loopback.bundles[SMALL_PR]), delivery="second")
     assert resp.status == 202
     await wait_idle(loopback.app)
     assert "type/fix" not in loopback.labels()

@@ -75,9 +75,11 @@ async def server(tmp_path):
 
 
 def merged_payload(webhook_payload, **pull_changes) -> dict:
+    """GitHub's example ``pull_request.closed`` payload, made a merge (``merged``, ``merged_at``)."""
     payload = copy.deepcopy(webhook_payload("pull_request", "closed.payload.json"))
-    payload["pull_request"]["merged"] = True
-    payload["pull_request"].update(pull_changes)
+    pull = payload["pull_request"]
+    pull.update(merged=True, merged_at=pull["closed_at"])
+    pull.update(pull_changes)
     return payload
 
 
@@ -120,7 +122,7 @@ async def test_same_delivery_twice_is_queued_once(server, webhook_payload):
 async def test_closed_without_merge_is_ignored(server, webhook_payload):
     client, seen, _ = server
     payload = merged_payload(webhook_payload)
-    payload["pull_request"]["merged"] = False
+    payload["pull_request"].update(merged=False, merged_at=None)
     resp = await deliver(client, "pull_request", payload)
     assert resp.status == 200
     assert await resp.json() == {"ignored": "closed without merging"}

@@ -14,7 +14,11 @@ from bot.sandbox.errors import ApiError, BundleError
 from bot.sandbox.faults import parse_faults
 from bot.sandbox.hooks import comment_payload
 from bot.sandbox.hooks import deliver as deliver_hook
-from bot.sandbox.routes import FAULTS, Handler, _body, _json, _state
+from bot.sandbox.handling import FAULTS, Handler
+# Short local names for the helpers every control endpoint below calls.
+from bot.sandbox.handling import json_response as _json
+from bot.sandbox.handling import read_body as _body
+from bot.sandbox.handling import state_of as _state
 from bot.sandbox.state import iso
 
 

@@ -46,22 +46,15 @@ def comment_payload(state: Any, comment: Comment) -> tuple[dict[str, Any], int] 
     """The ``issue_comment.created`` payload of ``comment`` and the installation it goes to, or ``None``
     when the app is not installed on the comment's repository.
 
-    ``state`` is the :class:`bot.sandbox.state.SandboxState`; the repository, pull
-    request and comment objects are the ones its REST API serves, completed to the
-    webhook's shapes.
+    ``state`` is the :class:`bot.sandbox.state.SandboxState`; the repository, issue and
+    comment objects are the ones its REST API serves
+    (:meth:`bot.sandbox.state.SandboxState.issue_comment_event`).
     """
     owner, name = comment.repo.split("/", 1)
-    record = state.repo(owner, name)
-    holder = state.installation_of(record.full_name)
+    holder = state.installation_of(state.repo(owner, name).full_name)
     if holder is None:
         return None
-    urls = {"api_url": state.api_url, "html_url": state.html_url}
-    repo = payloads.repository(record.full_name, given=state.repo_json(record), **urls)
-    pull = state.pull_json(record, comment.number)
-    comment_json = state.comment_json(comment)
-    comment_json["user"] = payloads.complete_user(comment_json.get("user"), **urls)
-    full_pull = payloads.pull_request(repo, pull, **urls)
-    payload = payloads.issue_comment("created", full_pull, repo, comment_json, installation_id=holder.id)
+    payload = state.issue_comment_event(comment, "created")
     return payload, holder.id
 
 

@@ -27,10 +27,11 @@ from typing import Any
 from aiohttp import web
 
 from bot.sandbox.auth import Authenticator, Caller, require
+from bot.sandbox.control import CONTROL_ROUTES
 from bot.sandbox.errors import ApiError, not_found
 from bot.sandbox.faults import DOC_PRIMARY_LIMIT, FaultBook, fault_error, parse_faults
-from bot.sandbox.control import CONTROL_ROUTES
-from bot.sandbox.routes import CALLER, FAULTS, GITHUB_ROUTES, STATE, _json
+from bot.sandbox.handling import CALLER, FAULTS, STATE, json_response
+from bot.sandbox.rest import GITHUB_ROUTES
 from bot.sandbox.state import NOT_ACCESSIBLE, Comment, Installation, LabelEvent, SandboxState
 
 DEFAULT_API_VERSION = "2022-11-28"
@@ -46,7 +47,7 @@ DOC_REDIRECTS = "https://docs.github.com/rest/using-the-rest-api/best-practices-
 
 
 def _error_response(exc: ApiError) -> web.Response:
-    return _json(exc.body(), status=exc.status, headers=exc.headers or None)
+    return json_response(exc.body(), status=exc.status, headers=exc.headers or None)
 
 
 def _etag(body: bytes) -> str:
@@ -122,6 +123,9 @@ class Sandbox:
         self._sleep = sleep
         self._runner: web.AppRunner | None = None
         self._base_url: str | None = None
+        #: Called with each GitHub-API request and its final answer (headers set), e.g. to check
+        #: answers against GitHub's schemas; ``/_sandbox/`` control requests are not passed.
+        self.watchers: list[Callable[[web.Request, web.StreamResponse], None]] = []
         self._request_ids = itertools.count(1)
         self._request_salt = secrets.randbelow(16**5)
         if webhook_url is not None:
@@ -356,6 +360,8 @@ class Sandbox:
             }
         )
         self.state.record(request.method, request.path_qs, response.status)
+        for watch in self.watchers:
+            watch(request, response)
         return response
 
     def _moved(self, request: web.Request) -> ApiError | None:

@@ -1,102 +1,39 @@
-"""The GitHub REST endpoints the sandbox answers (its own ``/_sandbox/`` endpoints are in :mod:`bot.sandbox.control`).
+"""The GitHub REST endpoints the sandbox answers.
 
-Each GitHub handler names the GitHub docs page whose shape it follows and the
-credential it needs (``@needs("app")`` for an app JWT, ``@needs("installation")``
-for an installation access token); :mod:`bot.sandbox.server` checks the
-credential, counts the rate limit and records the request before a handler runs.
+Each handler names the GitHub docs page whose shape it follows and the credential it
+needs (``@needs("app")`` for an app JWT, ``@needs("installation")`` for an installation
+access token); :mod:`bot.sandbox.server` checks the credential, counts the rate limit and
+records the request before a handler runs. The answers are complete objects as GitHub's
+REST description has them (:mod:`bot.github_objects`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
 
 from bot.sandbox.auth import Caller
 from bot.sandbox.errors import ApiError, not_found, validation_failed
-from bot.sandbox.faults import FaultBook
+from bot.sandbox.handling import (
+    CALLER,
+    ISSUES_WRITE,
+    Handler,
+    author_of,
+    json_response,
+    needs,
+    number_of,
+    paged,
+    permission,
+    read_body,
+    repo_args,
+    state_of,
+)
+from bot.github_objects import simple_pull_request
 from bot.sandbox.paging import paginate
 from bot.sandbox.resources.apps import DOC_REPO_INSTALLATION
 from bot.sandbox.state import SandboxState, iso, read_git_file
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-STATE = web.AppKey("sandbox_state", SandboxState)
-FAULTS = web.AppKey("sandbox_faults", FaultBook)
-# RequestKey arrived in aiohttp 3.13; older releases take the plain string.
-CALLER: Any = web.RequestKey("sandbox_caller", Caller) if hasattr(web, "RequestKey") else "sandbox_caller"
-
-
-def needs(kind: str | None) -> Callable[[Handler], Handler]:
-    """Mark a handler as needing an ``"app"`` JWT, an ``"installation"`` token, or nothing (``None``)."""
-
-    def mark(handler: Handler) -> Handler:
-        handler.sandbox_auth = kind  # type: ignore[attr-defined]
-        return handler
-
-    return mark
-
-
-def permission(*needs: tuple[str, str]) -> Callable[[Handler], Handler]:
-    """Mark a handler as needing one of these installation permissions, ``(name, "read"|"write")``.
-
-    An installation token without any of them gets GitHub's 403 "Resource not accessible
-    by integration" (the endpoint pages' "Fine-grained access tokens" sections list the
-    permissions; for pull requests, issue endpoints accept Issues or Pull requests).
-    """
-
-    def mark(handler: Handler) -> Handler:
-        handler.sandbox_permissions = needs  # type: ignore[attr-defined]
-        return handler
-
-    return mark
-
-
-_ISSUES_WRITE = (("issues", "write"), ("pull_requests", "write"))
-
-
-def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
-    return web.json_response(data, status=status, headers=headers, dumps=lambda d: json.dumps(d, ensure_ascii=False))
-
-
-async def _body(request: web.Request) -> Any:
-    try:
-        return await request.json(loads=json.loads)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ApiError(400, "Problems parsing JSON") from exc
-
-
-def _state(request: web.Request) -> SandboxState:
-    return request.app[STATE]
-
-
-def _author(request: web.Request) -> tuple[str, str]:
-    """Who writes: the app's bot user for installation tokens (``<slug>[bot]``, type Bot)."""
-    state = _state(request)
-    caller: Caller = request[CALLER]
-    if caller.kind == "installation":
-        return state.bot_login, "Bot"
-    return "anonymous", "User"
-
-
-def _paged(request: web.Request, items: list[Any]) -> web.Response:
-    base = str(request.url.with_query(None))
-    page, link = paginate(items, base, request.query_string)
-    return _json(page, headers={"Link": link} if link else None)
-
-
-def _repo_args(request: web.Request) -> tuple[str, str]:
-    if "repository_id" in request.match_info:
-        record = _state(request).repo_by_id(int(request.match_info["repository_id"]))
-        return record.owner, record.name
-    return request.match_info["owner"], request.match_info["repo"]
-
-
-def _number(request: web.Request, key: str = "number") -> int:
-    return int(request.match_info[key])
 
 
 # ----- apps and installations ---------------------------------------------------
@@ -105,21 +42,21 @@ def _number(request: web.Request, key: str = "number") -> int:
 @needs("app")
 async def get_app(request: web.Request) -> web.Response:
     """GET /app ("Get the authenticated app")."""
-    return _json(_state(request).app_json())
+    return json_response(state_of(request).app_json())
 
 
 @needs("app")
 async def list_installations(request: web.Request) -> web.Response:
     """GET /app/installations ("List installations for the authenticated app"), paginated."""
-    state = _state(request)
-    return _paged(request, [state.installation_json(i) for i in state.installations.values()])
+    state = state_of(request)
+    return paged(request, [state.installation_json(i) for i in state.installations.values()])
 
 
 @needs("app")
 async def get_installation(request: web.Request) -> web.Response:
     """GET /app/installations/{installation_id} ("Get an installation for the authenticated app"); 404 when unknown."""
-    state = _state(request)
-    return _json(state.installation_json(state.installation(int(request.match_info["installation_id"]))))
+    state = state_of(request)
+    return json_response(state.installation_json(state.installation(int(request.match_info["installation_id"]))))
 
 
 @needs("app")
@@ -130,10 +67,10 @@ async def create_access_token(request: web.Request) -> web.Response:
     The token reaches the repositories of that installation only (see
     :meth:`SandboxState.check_reach`).
     """
-    state = _state(request)
+    state = state_of(request)
     token = state.issue_token(int(request.match_info["installation_id"]))
     installation = state.installation(token.installation_id)
-    return _json(
+    return json_response(
         {
             "token": token.token,
             "expires_at": iso(token.expires_at),
@@ -151,31 +88,31 @@ async def get_repo_installation(request: web.Request) -> web.Response:
     The installation holding the repository; 404 when the repository is unknown or
     the app is not installed on it.
     """
-    state = _state(request)
-    record = state.repo(*_repo_args(request))
+    state = state_of(request)
+    record = state.repo(*repo_args(request))
     installation = state.installation_of(record.full_name)
     if installation is None:
         raise not_found(DOC_REPO_INSTALLATION)
-    return _json(state.installation_json(installation, record.owner))
+    return json_response(state.installation_json(installation, record.owner))
 
 
 @needs("installation")
 async def list_installation_repos(request: web.Request) -> web.Response:
     """GET /installation/repositories ("List repositories accessible to the app installation"):
     the repositories of the token's installation, paginated."""
-    state = _state(request)
+    state = state_of(request)
     caller: Caller = request[CALLER]
     repos = [state.repo_json(r) for r in state.installation_repos(caller.installation_id or 0)]
     base = str(request.url.with_query(None))
     page, link = paginate(repos, base, request.query_string)
-    return _json({"total_count": len(repos), "repositories": page}, headers={"Link": link} if link else None)
+    return json_response({"total_count": len(repos), "repositories": page}, headers={"Link": link} if link else None)
 
 
 @needs("installation")
 async def revoke_own_token(request: web.Request) -> web.Response:
     """DELETE /installation/token → 204 ("Revoke an installation access token")."""
     _, _, credential = request.headers.get("Authorization", "").partition(" ")
-    _state(request).revoke_token(credential.strip())
+    state_of(request).revoke_token(credential.strip())
     return web.Response(status=204)
 
 
@@ -185,15 +122,12 @@ async def revoke_own_token(request: web.Request) -> web.Response:
 @needs("installation")
 async def get_repo(request: web.Request) -> web.Response:
     """GET /repos/{owner}/{repo} ("Get a repository")."""
-    state = _state(request)
-    return _json(state.repo_json(state.repo(*_repo_args(request))))
+    state = state_of(request)
+    return json_response(state.repo_json(state.repo(*repo_args(request))))
 
 
 #: ``sort`` values of "List pull requests" and the field each orders by.
 _PULL_SORTS = {"created": "created_at", "updated": "updated_at", "popularity": "comments", "long-running": "created_at"}
-#: Fields "List pull requests" leaves out of its items (the "pull-request-simple" schema).
-_NOT_LISTED = ("merged", "mergeable", "mergeable_state", "merged_by", "comments", "review_comments",
-               "maintainer_can_modify", "commits", "additions", "deletions", "changed_files", "rebaseable")
 _LIST_PULLS_DOCS = "https://docs.github.com/rest/pulls/pulls#list-pull-requests"
 
 
@@ -208,8 +142,8 @@ async def list_pulls(request: web.Request) -> web.Response:
     ``changed_files``...); ``merged_at`` tells merged from closed. 422 for values
     outside those sets, as GitHub's validation answers.
     """
-    state = _state(request)
-    record = state.repo(*_repo_args(request))
+    state = state_of(request)
+    record = state.repo(*repo_args(request))
     wanted = request.query.get("state", "open")
     sort = request.query.get("sort", "created")
     direction = request.query.get("direction", "asc" if sort == "long-running" else "desc")
@@ -227,80 +161,48 @@ async def list_pulls(request: web.Request) -> web.Response:
         if wanted == "all" or record.pulls[number]["pull"].get("state", "closed") == wanted
     ]
     numbers.sort(key=lambda n: (str(record.pulls[n]["pull"].get(key) or ""), n), reverse=direction == "desc")
-    pulls = []
-    for number in numbers:
-        item = state.pull_json(record, number)
-        for name in _NOT_LISTED:
-            item.pop(name, None)
-        pulls.append(item)
-    return _paged(request, pulls)
+    return paged(request, [simple_pull_request(state.pull_json(record, number)) for number in numbers])
 
 
 @needs("installation")
 async def get_pull(request: web.Request) -> web.Response:
     """GET /repos/{owner}/{repo}/pulls/{pull_number} ("Get a pull request")."""
-    state = _state(request)
-    record, _ = state.pull(*_repo_args(request), _number(request))
-    return _json(state.pull_json(record, _number(request)))
+    state = state_of(request)
+    record, _ = state.pull(*repo_args(request), number_of(request))
+    return json_response(state.pull_json(record, number_of(request)))
 
 
 @needs("installation")
 async def list_pull_files(request: web.Request) -> web.Response:
     """GET .../pulls/{pull_number}/files ("List pull requests files"): paginated, at most 3000 files."""
-    state = _state(request)
-    record, _ = state.pull(*_repo_args(request), _number(request))
-    return _paged(request, state.files_of(record, _number(request)))
+    state = state_of(request)
+    record, _ = state.pull(*repo_args(request), number_of(request))
+    return paged(request, state.files_of(record, number_of(request)))
 
 
 @needs("installation")
 async def list_pull_reviews(request: web.Request) -> web.Response:
     """GET .../pulls/{pull_number}/reviews ("List reviews for a pull request"), paginated."""
-    _, bundle = _state(request).pull(*_repo_args(request), _number(request))
-    return _paged(request, bundle["reviews"])
+    state = state_of(request)
+    record, _ = state.pull(*repo_args(request), number_of(request))
+    return paged(request, state.reviews_of(record, number_of(request)))
 
 
 @needs("installation")
 async def list_pull_review_comments(request: web.Request) -> web.Response:
     """GET .../pulls/{pull_number}/comments ("List review comments on a pull request"), paginated."""
-    _, bundle = _state(request).pull(*_repo_args(request), _number(request))
-    return _paged(request, bundle["review_comments"])
+    state = state_of(request)
+    record, _ = state.pull(*repo_args(request), number_of(request))
+    return paged(request, state.review_comments_of(record, number_of(request)))
 
 
 @needs("installation")
 async def get_issue(request: web.Request) -> web.Response:
     """GET /repos/{owner}/{repo}/issues/{issue_number} ("Get an issue"), for a served pull request."""
-    state = _state(request)
-    number = _number(request)
-    record, _ = state.pull(*_repo_args(request), number)
-    pull = state.pull_json(record, number)
-    api = f"{state.api_url}/repos/{record.full_name}"
-    return _json(
-        {
-            "id": pull.get("id", number),
-            "number": number,
-            "url": f"{api}/issues/{number}",
-            "repository_url": api,
-            "html_url": pull.get("html_url"),
-            "title": pull.get("title"),
-            "body": pull.get("body"),
-            "user": pull.get("user"),
-            "labels": pull["labels"],
-            "state": pull.get("state"),
-            "locked": pull.get("locked", False),
-            "comments": len(state.comments_on(*_repo_args(request), number)),
-            "created_at": pull.get("created_at"),
-            "updated_at": pull.get("updated_at"),
-            "closed_at": pull.get("closed_at"),
-            "author_association": pull.get("author_association", "NONE"),
-            "pull_request": {
-                "url": pull.get("url"),
-                "html_url": pull.get("html_url"),
-                "diff_url": pull.get("diff_url"),
-                "patch_url": pull.get("patch_url"),
-                "merged_at": pull.get("merged_at"),
-            },
-        }
-    )
+    state = state_of(request)
+    number = number_of(request)
+    record, _ = state.pull(*repo_args(request), number)
+    return json_response(state.issue_json(record, number))
 
 
 # ----- issue comments and reactions ---------------------------------------------
@@ -309,87 +211,90 @@ async def get_issue(request: web.Request) -> web.Response:
 @needs("installation")
 async def list_comments(request: web.Request) -> web.Response:
     """GET /repos/{owner}/{repo}/issues/{issue_number}/comments ("List issue comments"), oldest first."""
-    state = _state(request)
-    comments = state.comments_on(*_repo_args(request), _number(request))
-    return _paged(request, [state.comment_json(c) for c in comments])
+    state = state_of(request)
+    comments = state.comments_on(*repo_args(request), number_of(request))
+    return paged(request, [state.comment_json(c) for c in comments])
 
 
 @needs("installation")
-@permission(*_ISSUES_WRITE)
+@permission(*ISSUES_WRITE)
 async def create_comment(request: web.Request) -> web.Response:
     """POST .../issues/{issue_number}/comments ``{"body"}`` → 201 ("Create an issue comment")."""
-    state = _state(request)
-    data = await _body(request)
-    user, user_type = _author(request)
+    state = state_of(request)
+    data = await read_body(request)
+    user, user_type = author_of(request)
     body = data.get("body") if isinstance(data, dict) else None
-    comment = state.create_comment(*_repo_args(request), _number(request), body, user=user, user_type=user_type)
-    return _json(state.comment_json(comment), status=201, headers={"Location": state.comment_json(comment)["url"]})
+    comment = state.create_comment(*repo_args(request), number_of(request), body, user=user, user_type=user_type)
+    return json_response(state.comment_json(comment), status=201, headers={"Location": state.comment_json(comment)["url"]})
 
 
 @needs("installation")
 async def get_comment(request: web.Request) -> web.Response:
     """GET /repos/{owner}/{repo}/issues/comments/{comment_id} ("Get an issue comment")."""
-    state = _state(request)
-    return _json(state.comment_json(state.comment(*_repo_args(request), _number(request, "comment_id"))))
+    state = state_of(request)
+    return json_response(state.comment_json(state.comment(*repo_args(request), number_of(request, "comment_id"))))
 
 
 @needs("installation")
-@permission(*_ISSUES_WRITE)
+@permission(*ISSUES_WRITE)
 async def edit_comment(request: web.Request) -> web.Response:
     """PATCH /repos/{owner}/{repo}/issues/comments/{comment_id} ``{"body"}`` ("Update an issue comment")."""
-    state = _state(request)
-    data = await _body(request)
+    state = state_of(request)
+    data = await read_body(request)
     body = data.get("body") if isinstance(data, dict) else None
-    comment = state.edit_comment(*_repo_args(request), _number(request, "comment_id"), body)
-    return _json(state.comment_json(comment))
+    comment = state.edit_comment(*repo_args(request), number_of(request, "comment_id"), body)
+    return json_response(state.comment_json(comment))
 
 
 @needs("installation")
-@permission(*_ISSUES_WRITE)
+@permission(*ISSUES_WRITE)
 async def delete_comment(request: web.Request) -> web.Response:
     """DELETE /repos/{owner}/{repo}/issues/comments/{comment_id} → 204 ("Delete an issue comment")."""
-    _state(request).delete_comment(*_repo_args(request), _number(request, "comment_id"))
+    state_of(request).delete_comment(*repo_args(request), number_of(request, "comment_id"))
     return web.Response(status=204)
 
 
 @needs("installation")
 async def list_reactions(request: web.Request) -> web.Response:
     """GET .../issues/comments/{comment_id}/reactions ("List reactions for an issue comment")."""
-    state = _state(request)
-    comment = state.comment(*_repo_args(request), _number(request, "comment_id"))
-    return _paged(request, [state.reaction_json(r) for r in state.reactions.get(comment.id, [])])
+    state = state_of(request)
+    comment = state.comment(*repo_args(request), number_of(request, "comment_id"))
+    return paged(request, [state.reaction_json(r) for r in state.reactions.get(comment.id, [])])
 
 
 @needs("installation")
-@permission(*_ISSUES_WRITE)
+@permission(*ISSUES_WRITE)
 async def create_reaction(request: web.Request) -> web.Response:
     """POST .../issues/comments/{comment_id}/reactions ``{"content"}`` → 201 new, 200 existing.
 
     ("Create reaction for an issue comment").
     """
-    return await _react(request, _state(request).add_reaction)
+    return await _react(request, state_of(request).add_reaction)
 
 
 @needs("installation")
 @permission(("pull_requests", "write"))
 async def reply_to_review_comment(request: web.Request) -> web.Response:
     """POST .../pulls/{pull_number}/comments/{comment_id}/replies ``{"body"}`` → 201 ("Create a reply for a review comment")."""
-    state = _state(request)
-    data = await _body(request)
-    user, user_type = _author(request)
+    state = state_of(request)
+    data = await read_body(request)
+    user, user_type = author_of(request)
     body = data.get("body") if isinstance(data, dict) else None
     comment = state.create_review_comment(
-        *_repo_args(request), _number(request), body, user=user, user_type=user_type,
-        in_reply_to=_number(request, "comment_id"),
+        *repo_args(request), number_of(request), body, user=user, user_type=user_type,
+        in_reply_to=number_of(request, "comment_id"),
     )
-    return _json(comment, status=201, headers={"Location": comment["url"]})
+    record = state.repo(*repo_args(request))
+    answer = state.review_comment_json(record, number_of(request), comment)
+    return json_response(answer, status=201, headers={"Location": answer["url"]})
 
 
 @needs("installation")
 async def get_review_comment(request: web.Request) -> web.Response:
     """GET /repos/{owner}/{repo}/pulls/comments/{comment_id} ("Get a review comment for a pull request")."""
-    _, _, comment = _state(request).review_comment(*_repo_args(request), _number(request, "comment_id"))
-    return _json(comment)
+    state = state_of(request)
+    record, number, comment = state.review_comment(*repo_args(request), number_of(request, "comment_id"))
+    return json_response(state.review_comment_json(record, number, comment))
 
 
 @needs("installation")
@@ -399,16 +304,16 @@ async def create_review_reaction(request: web.Request) -> web.Response:
 
     ("Create reaction for a pull request review comment").
     """
-    return await _react(request, _state(request).add_review_reaction)
+    return await _react(request, state_of(request).add_review_reaction)
 
 
 async def _react(request: web.Request, add: Any) -> web.Response:
     """Answer a "Create reaction" request with ``add`` (the state's method for that kind of comment)."""
-    data = await _body(request)
-    user, user_type = _author(request)
+    data = await read_body(request)
+    user, user_type = author_of(request)
     content = data.get("content") if isinstance(data, dict) else None
-    reaction, created = add(*_repo_args(request), _number(request, "comment_id"), content, user=user, user_type=user_type)
-    return _json(_state(request).reaction_json(reaction), status=201 if created else 200)
+    reaction, created = add(*repo_args(request), number_of(request, "comment_id"), content, user=user, user_type=user_type)
+    return json_response(state_of(request).reaction_json(reaction), status=201 if created else 200)
 
 
 # ----- labels ---------------------------------------------------------------------
@@ -417,88 +322,88 @@ async def _react(request: web.Request, add: Any) -> web.Response:
 @needs("installation")
 async def list_repo_labels(request: web.Request) -> web.Response:
     """GET /repos/{owner}/{repo}/labels ("List labels for a repository"), paginated."""
-    state = _state(request)
-    record = state.repo(*_repo_args(request))
-    return _paged(request, [state.label_json(record, label) for label in state.repo_labels(*_repo_args(request))])
+    state = state_of(request)
+    record = state.repo(*repo_args(request))
+    return paged(request, [state.label_json(record, label) for label in state.repo_labels(*repo_args(request))])
 
 
 @needs("installation")
 async def get_label(request: web.Request) -> web.Response:
     """GET /repos/{owner}/{repo}/labels/{name} ("Get a label"); the name is URL-decoded."""
-    state = _state(request)
-    record = state.repo(*_repo_args(request))
-    return _json(state.label_json(record, state.label(*_repo_args(request), request.match_info["name"])))
+    state = state_of(request)
+    record = state.repo(*repo_args(request))
+    return json_response(state.label_json(record, state.label(*repo_args(request), request.match_info["name"])))
 
 
 @needs("installation")
-@permission(*_ISSUES_WRITE)
+@permission(*ISSUES_WRITE)
 async def create_label(request: web.Request) -> web.Response:
     """POST /repos/{owner}/{repo}/labels ``{"name", "color", "description"}`` → 201 ("Create a label")."""
-    state = _state(request)
-    record = state.repo(*_repo_args(request))
-    label = state.create_label(*_repo_args(request), await _body(request))
-    return _json(state.label_json(record, label), status=201)
+    state = state_of(request)
+    record = state.repo(*repo_args(request))
+    label = state.create_label(*repo_args(request), await read_body(request))
+    return json_response(state.label_json(record, label), status=201)
 
 
 @needs("installation")
-@permission(*_ISSUES_WRITE)
+@permission(*ISSUES_WRITE)
 async def update_label(request: web.Request) -> web.Response:
     """PATCH /repos/{owner}/{repo}/labels/{name} ``{"new_name"?, "color"?, "description"?}`` ("Update a label").
 
     404 when the label does not exist, 422 for a bad colour, name or description.
     """
-    state = _state(request)
-    record = state.repo(*_repo_args(request))
-    label = state.update_label(*_repo_args(request), request.match_info["name"], await _body(request))
-    return _json(state.label_json(record, label))
+    state = state_of(request)
+    record = state.repo(*repo_args(request))
+    label = state.update_label(*repo_args(request), request.match_info["name"], await read_body(request))
+    return json_response(state.label_json(record, label))
 
 
 def _labels_answer(state: SandboxState, request: web.Request, labels: list[Any]) -> web.Response:
-    record = state.repo(*_repo_args(request))
-    return _json([state.label_json(record, label) for label in labels])
+    record = state.repo(*repo_args(request))
+    return json_response([state.label_json(record, label) for label in labels])
 
 
 @needs("installation")
 async def list_issue_labels(request: web.Request) -> web.Response:
     """GET /repos/{owner}/{repo}/issues/{issue_number}/labels ("List labels for an issue")."""
-    state = _state(request)
-    record = state.repo(*_repo_args(request))
-    labels = state.labels_on(*_repo_args(request), _number(request))
-    return _paged(request, [state.label_json(record, label) for label in labels])
+    state = state_of(request)
+    record = state.repo(*repo_args(request))
+    labels = state.labels_on(*repo_args(request), number_of(request))
+    return paged(request, [state.label_json(record, label) for label in labels])
 
 
 @needs("installation")
-@permission(*_ISSUES_WRITE)
+@permission(*ISSUES_WRITE)
 async def add_issue_labels(request: web.Request) -> web.Response:
     """POST .../issues/{issue_number}/labels ``{"labels": [...]}`` ("Add labels to an issue")."""
-    state = _state(request)
-    user, user_type = _author(request)
+    state = state_of(request)
+    user, user_type = author_of(request)
     labels = state.add_labels(
-        *_repo_args(request), _number(request), await _body(request), actor=user, actor_type=user_type
+        *repo_args(request), number_of(request), await read_body(request), actor=user, actor_type=user_type
     )
     return _labels_answer(state, request, labels)
 
 
 @needs("installation")
-@permission(*_ISSUES_WRITE)
+@permission(*ISSUES_WRITE)
 async def set_issue_labels(request: web.Request) -> web.Response:
     """PUT .../issues/{issue_number}/labels ``{"labels": [...]}`` ("Set labels for an issue")."""
-    state = _state(request)
-    user, user_type = _author(request)
+    state = state_of(request)
+    user, user_type = author_of(request)
     labels = state.add_labels(
-        *_repo_args(request), _number(request), await _body(request), replace=True, actor=user, actor_type=user_type
+        *repo_args(request), number_of(request), await read_body(request), replace=True, actor=user, actor_type=user_type
     )
     return _labels_answer(state, request, labels)
 
 
 @needs("installation")
-@permission(*_ISSUES_WRITE)
+@permission(*ISSUES_WRITE)
 async def remove_issue_label(request: web.Request) -> web.Response:
     """DELETE .../issues/{issue_number}/labels/{name} ("Remove a label from an issue"); 404 when absent."""
-    state = _state(request)
-    user, user_type = _author(request)
+    state = state_of(request)
+    user, user_type = author_of(request)
     labels = state.remove_label(
-        *_repo_args(request), _number(request), request.match_info["name"], actor=user, actor_type=user_type
+        *repo_args(request), number_of(request), request.match_info["name"], actor=user, actor_type=user_type
     )
     return _labels_answer(state, request, labels)
 
@@ -510,8 +415,8 @@ async def list_issue_events(request: web.Request) -> web.Response:
     Only ``labeled`` and ``unlabeled`` events, oldest first; the actor of a change
     made with an installation token is the app's bot user.
     """
-    state = _state(request)
-    return _paged(request, [state.event_json(e) for e in state.events_on(*_repo_args(request), _number(request))])
+    state = state_of(request)
+    return paged(request, [state.event_json(e) for e in state.events_on(*repo_args(request), number_of(request))])
 
 
 # ----- collaborators and contents -------------------------------------------------
@@ -520,7 +425,7 @@ async def list_issue_events(request: web.Request) -> web.Response:
 @needs("installation")
 async def get_permission(request: web.Request) -> web.Response:
     """GET /repos/{owner}/{repo}/collaborators/{username}/permission ("Get repository permissions for a user")."""
-    return _json(_state(request).permission_json(*_repo_args(request), request.match_info["username"]))
+    return json_response(state_of(request).permission_json(*repo_args(request), request.match_info["username"]))
 
 
 @needs("installation")
@@ -534,8 +439,8 @@ async def get_content(request: web.Request) -> web.Response:
     and empty ``content``, and ``Accept: application/vnd.github.raw+json`` gets the
     bytes themselves.
     """
-    state = _state(request)
-    record = state.repo(*_repo_args(request))
+    state = state_of(request)
+    record = state.repo(*repo_args(request))
     path = request.match_info["path"]
     ref = request.query.get("ref") or None
     data = state.stored_file(record, path, ref)
@@ -547,7 +452,7 @@ async def get_content(request: web.Request) -> web.Response:
         )
     if "vnd.github.raw" in request.headers.get("Accept", ""):
         return web.Response(body=data, headers={"Content-Type": "application/vnd.github.raw+json; charset=utf-8"})
-    return _json(state.content_json(record, path, ref or record.default_branch, data))
+    return json_response(state.content_json(record, path, ref or record.default_branch, data))
 
 
 _REPO = "/repos/{owner}/{repo}"
