@@ -199,7 +199,8 @@ def _analyse_file(
             behaviour.extend(dependency_facts(deps, submodule=submodule))
     if behaviour:
         facts["behaviour"] = tuple(behaviour)
-    if hunks and "edits" not in facts and len(added) + len(removed) <= _QUOTE_PREFILTER:
+    if hunks and "edits" not in facts and len(added) + len(removed) <= _QUOTE_PREFILTER and budget.quotes > 0:
+        budget.quotes -= 1  # a guide shows a few quotes at most: a 3,000-file PR reads 100 files for them
         quoted = small_change(hunks, path, kind, language)
         if quoted is not None:
             facts["quote"] = quoted

@@ -69,13 +69,15 @@ _LOG_CALLS = ("print", "logger.", "logging.", "log.", "warnings.warn", "self.log
 
 
 class Budget:
-    """How many statement parses an analysis may still spend (shared by all files of one pull request)."""
+    """How many statement parses, files and quoted small changes an analysis may still spend
+    (shared by all files of one pull request)."""
 
-    __slots__ = ("files", "parses")
+    __slots__ = ("files", "parses", "quotes")
 
-    def __init__(self, parses: int = 3000, files: int = 400):
+    def __init__(self, parses: int = 3000, files: int = 400, quotes: int = 100):
         self.parses = parses
         self.files = files
+        self.quotes = quotes
 
 
 class _Stmt:
