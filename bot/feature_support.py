@@ -48,7 +48,7 @@ async def read_repo_config(
 
     A missing file gives the defaults; an invalid one keeps its valid keys, with its
     problems (:func:`bot.engine.repo_config.load_repo_config`). One that cannot be read
-    (over :data:`MAX_CONFIG_BYTES`, not text) or a 403 (the installation lacks Contents:
+    (over :data:`MAX_CONFIG_BYTES`, not text, nested too deeply) or a 403 (the installation lacks Contents:
     read) gives :meth:`RepoConfig.unreadable` with the problem kept: the file is
     optional, so it never costs the guide, and what it may switch off stays off. The
     ``.yaml`` name is asked for only when there is no ``.yml``. The YAML is
@@ -84,7 +84,11 @@ async def read_repo_config(
             missing.pop(key, None)
     if text is None:
         return RepoConfig.default()
-    return await asyncio.to_thread(load_repo_config, text, path)
+    try:
+        return await asyncio.to_thread(load_repo_config, text, path)
+    except RecursionError:
+        # YAML nested deeper than the parser's recursion can follow ("x: [[[[..."): no setting can be read.
+        return RepoConfig.unreadable((Problem(path, 1, "the YAML is nested too deeply to be read"),), source=path)
 
 
 def changes_repo_config(snapshot: PullRequestSnapshot) -> bool:

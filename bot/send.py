@@ -70,7 +70,8 @@ class Outcome:
     def line(self) -> str:
         """The one line ``prguide send`` prints."""
         about = f"{self.delivery} {self.event}" + (f" {self.key}" if self.key else "")
-        said = "; ".join(part for part in (self.detail, self.note) if part)
+        # A server's answer may span lines (an HTML or plain-text error page): the line stays one line.
+        said = " ".join("; ".join(part for part in (self.detail, self.note) if part).split())
         return f"{about}: {self.status}" + (f" ({said})" if said else "")
 
 
@@ -494,6 +495,8 @@ def _seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if value != value:  # NaN: no clock is ever past a NaN deadline
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}")
     if value < 0:
         raise argparse.ArgumentTypeError(f"seconds cannot be negative, got {value:g}")
     return value

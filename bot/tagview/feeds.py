@@ -14,6 +14,7 @@ them, and a feed moved to another address keeps them.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -32,6 +33,13 @@ FEED_ENTRIES = 50
 ATOM_TYPE = "application/atom+xml"
 #: The namespace of prguide's feed and entry ids (a fixed random UUID: ids are name-based UUIDs in it).
 ID_NAMESPACE = uuid.UUID("f8364f21-3933-4c0e-8e3a-ebc8fed08e4b")
+#: What XML 1.0 cannot hold (C0 controls but tab and newlines, surrogates, U+FFFE/U+FFFF): a pull
+#: request's title or text may carry them (a terminal's colour codes), and lxml refuses the whole feed.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml(text: str) -> str:
+    return _NOT_XML.sub("", text)
 
 
 def entry_id(repository: str, number: int) -> str:
@@ -102,7 +110,7 @@ def render_feed(
     """
     fg = FeedGenerator()
     fg.id(feed_id)
-    fg.title(title)
+    fg.title(_xml(title))
     if self_url:
         fg.link(href=self_url, rel="self", type=ATOM_TYPE)
     fg.link(href=page_url, rel="alternate", type="text/html")
@@ -116,18 +124,18 @@ def render_feed(
         newest = merged if newest is None else max(newest, merged)
         item = fg.add_entry()
         item.id(entry_id(row.repository, row.number))
-        item.title(f"#{row.number} {row.title}")
+        item.title(_xml(f"#{row.number} {row.title}"))
         item.link(href=guide_url(row.number), rel="alternate", type="text/html")
         # The GitHub link goes into the content only: feedgen 1.0 writes an entry's links
         # without their rel, and a second rel-less link would be a second "alternate".
         if row.author:
-            item.author(name=row.author)
+            item.author(name=_xml(row.author))
         item.updated(merged)
         item.published(merged)
-        item.summary(_plain(entry))
-        item.content(entry_html(entry), type="html")
+        item.summary(_xml(_plain(entry)))
+        item.content(_xml(entry_html(entry)), type="html")
         for label in row.labels:
-            item.category(term=label)
+            item.category(term=_xml(label))
     # A repository without a single merge time: the start of today (UTC).
     fg.updated(newest or (_when(updated) if updated else _today()))
     return fg.atom_str(pretty=True)
