@@ -107,20 +107,12 @@ async def test_a_config_nested_too_deeply_is_unreadable_not_a_failed_job(monkeyp
     assert config.problems and str(config.problems[0]).startswith(".github/prguide.yml:1")
 
 
-@pytest.mark.xfail(
-    strict=True, reason="bot/engine/repo_config.py: load_repo_config promises never to raise, but a deep YAML "
-    "value raises RecursionError (the platform now catches it; the engine still lets it out)"
-)
 def test_load_repo_config_never_raises_on_deep_nesting():
     config = load_repo_config(f"narrator: off\nlabels: {DEEP}\n")
     assert config.narrator is False
     assert config.problems
 
 
-@pytest.mark.xfail(
-    strict=True, reason="bot/engine/repo_config.py: a misspelt opt-out key ('narator: off', suggested as "
-    "'narrator') is only reported; narration stays on, so the repository's pull requests go to the model"
-)
 def test_a_misspelt_opt_out_key_takes_the_safe_side():
     config = load_repo_config("narator: off\n")
     assert any("narrator" in p.message for p in config.problems)

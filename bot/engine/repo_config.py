@@ -24,6 +24,7 @@ reported as ``FILE:LINE``, and an opt-out that cannot be read takes its safe sid
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Any
 
@@ -149,6 +150,14 @@ def load_repo_config(text: str | None, source: str = DEFAULT_SOURCE) -> RepoConf
     """
     if text is None:
         return RepoConfig.default(source=source)
+    try:
+        return _load(text, source)
+    except RecursionError:
+        # `x: [[[[...]]]]` thousands deep, under the size cap: unreadable, opt-outs safe.
+        return RepoConfig.unreadable((Problem(source, 1, "the file is nested too deeply to read"),), source)
+
+
+def _load(text: str, source: str) -> RepoConfig:
     doc, syntax = load_yaml(text, source)
     if doc is None and not syntax:
         return RepoConfig(source=source)
@@ -208,6 +217,12 @@ def load_repo_config(text: str | None, source: str = DEFAULT_SOURCE) -> RepoConf
         # A second "narrator:" is reported and not read: which one was meant is unknown.
         if any(p.message.startswith(f"duplicate key {key!r}") for p in problems):
             values[key] = safe
+    for key in doc:
+        # `narator: off` meant the opt-out: a misspelt opt-out key takes its safe side.
+        if isinstance(key, str) and key not in OWN_KEYS and key not in TOP_KEYS:
+            near = difflib.get_close_matches(key, list(SAFE_SIDE), n=1, cutoff=0.75)
+            if near and near[0] not in doc:
+                values[near[0]] = SAFE_SIDE[near[0]]
 
     has_rules = any(k in doc for k in TOP_KEYS)
     return RepoConfig(
