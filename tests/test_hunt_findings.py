@@ -1,6 +1,6 @@
 """Bugs found by probing the webhook, ``prguide send``, the repository config, the tag view's feeds
-and the export with hostile or careless input. Each test reproduces one finding; those not fixed
-yet are marked ``xfail(strict=True)`` with the reason, so they turn into failures once fixed.
+and the export with hostile or careless input. Each test reproduces one finding and failed
+before its fix.
 """
 
 from __future__ import annotations
