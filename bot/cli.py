@@ -228,7 +228,12 @@ def _cmd_guide(args: argparse.Namespace) -> int:
 def _cmd_history(args: argparse.Namespace) -> int:
     from bot.engine.build import build_guide
     from bot.engine.rules import RuleError
-    from bot.sources.gitrepo import GitRepositoryError, load_merged_pull_requests, repository_name
+    from bot.sources.gitrepo import (
+        GitRepositoryError,
+        load_merged_pull_requests,
+        repository_name,
+        why_no_pull_requests,
+    )
 
     try:
         rules = _load_rules(args)
@@ -259,11 +264,12 @@ def _cmd_history(args: argparse.Namespace) -> int:
                 snapshots = load_merged_pull_requests(
                     args.repo, last=args.last, repository=args.repository, progress=progress
                 )
+                if not snapshots:
+                    why = why_no_pull_requests(args.repo, repository=args.repository)
+                    print(f"prguide history: {args.repo}: {why}", file=sys.stderr)
+                    return 1
             except GitRepositoryError as exc:
                 print(f"prguide history: {exc}", file=sys.stderr)
-                return 1
-            if not snapshots:
-                print(f"prguide history: no merged pull requests found in {args.repo}", file=sys.stderr)
                 return 1
             guides = []
             for snapshot in snapshots:

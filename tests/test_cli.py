@@ -421,7 +421,30 @@ def test_history_of_a_repository_without_merged_pull_requests(tmp_path, capsys):
     _git(r, "add", ".")
     _git(r, "commit", "-qm", "just a commit")
     assert main(["history", "--repo", str(r), "--repository", "acme/plain"]) == 1
-    assert capsys.readouterr().err == f"prguide history: no merged pull requests found in {r}\n"
+    assert capsys.readouterr().err == (
+        f"prguide history: {r}: no merged pull requests found: 1 commit on the first-parent history of main, "
+        "none a merge commit or a subject ending in (#N); fetch the PR refs with "
+        "`git fetch https://github.com/acme/plain '+refs/pull/*/head:refs/pull/*/head'` "
+        "to let prguide find rebase-merged pull requests\n"
+    )
+
+
+def test_history_of_a_rebase_merged_repository_gives_one_guide_per_pull_request(tmp_path, capsys):
+    r = tmp_path / "rebased"
+    r.mkdir()
+    _git(r, "init", "-q", "-b", "main")
+    (r / "a.txt").write_text("a\n", encoding="utf-8")
+    _git(r, "add", ".")
+    _git(r, "commit", "-qm", "Start")
+    for number, steps in ((4, ("one", "two", "three")), (5, ("four", "five"))):
+        for step in steps:
+            (r / f"{step}.py").write_text(f"{step.upper()} = 1\n", encoding="utf-8")
+            _git(r, "add", ".")
+            _git(r, "commit", "-qm", f"Add {step} (#{number})")
+
+    assert main(["history", "--repo", str(r), "--repository", "acme/rebased", "--format", "json"]) == 0
+    guides = json.loads(capsys.readouterr().out)
+    assert [g["number"] for g in guides] == [5, 4]
 
 
 def test_db_migrate_applies_every_component_and_errors_are_one_line(pg_schema, capsys, monkeypatch):
