@@ -26,8 +26,8 @@ INSTALLATION = 1
 
 @pytest.fixture(autouse=True)
 def no_pacing(monkeypatch):
-    # Pacing spaces pull jobs a second apart in production; here they are all due at once.
-    monkeypatch.setattr(backfill, "PACE_S", 0.0)
+    # Pacing spaces pull jobs seconds apart in production; here they are all due at once.
+    monkeypatch.setattr(backfill, "pull_spacing", lambda budget, now: 0.0)
 
 
 def installation_created(webhook_payload, repo: str = HISTORY) -> dict:

@@ -9,7 +9,7 @@ import pytest
 
 from bot.app.errors import GiveUp
 from bot.app.github import Page
-from bot.app.jobstore import JobStore
+from bot.app.jobstore import PRIORITY_BACKGROUND, JobStore
 from bot.app.metrics import create_metrics
 from bot.app.routing import JobContext, Services, default_router
 from bot.app.settings import Settings
@@ -132,9 +132,11 @@ async def test_repositories_added_queue_one_run_each_and_no_call(store):
     store.complete(ctx.job.id)
     assert ctx.outcome == "queued_2"
     starts = queued(store)
+    # The installation's runs take turns on its lane, as background jobs.
     assert [(j.action, j.key, j.data["repository"], j.data["private"], j.data["limit"]) for j in starts] == [
-        ("start", "backfill:o/a", "o/a", False, None), ("start", "backfill:o/b", "o/b", True, None)
+        ("start", "backfill:installation:1", "o/a", False, None), ("start", "backfill:installation:1", "o/b", True, None)
     ]
+    assert {store.get(j.id)["priority"] for j in starts} == {PRIORITY_BACKGROUND}
 
 
 @pytest.mark.parametrize(("action", "payload"), [("pull", {}), ("sideways", {"repository": "o/r"}), ("pull", {"repository": "o/r"})])
@@ -152,10 +154,13 @@ async def test_a_page_stops_at_the_limit_and_pages_on_while_short(store):
     ctx = job_context(store, "prguide.backfill", "page", data, client=client)
     await backfill.handle_backfill(ctx.job, ctx)
     store.complete(ctx.job.id)
-    jobs = queued(store)
-    assert [(j.action, j.delivery_id) for j in jobs] == [("pull", "run-1:9"), ("pull", "run-1:8"), ("page", "run-1:page:2")]
-    assert jobs[0].key == "o/r#9" and jobs[0].data["pull"]["merged"] is True
-    assert jobs[2].data["found"] == 2 and jobs[2].key == "backfill:o/r"
+    due = dict(store.conn.execute("SELECT delivery_id, not_before FROM jobs WHERE state = 'queued'").fetchall())
+    jobs = {j.delivery_id: j for j in queued(store)}
+    assert sorted((j.action, d) for d, j in jobs.items()) == [("page", "run-1:page:2"), ("pull", "run-1:8"), ("pull", "run-1:9")]
+    assert jobs["run-1:9"].key == "o/r#9" and jobs["run-1:9"].data["pull"]["merged"] is True
+    assert jobs["run-1:page:2"].data["found"] == 2 and jobs["run-1:page:2"].key == "backfill:installation:1"
+    # The pulls take consecutive slots of the installation; the next page waits for room itself.
+    assert due["run-1:8"] - due["run-1:9"] == pytest.approx(backfill.pull_spacing(None, 0.0), abs=0.05)
     progress = ctx.services.progress["backfill"]["o/r"]
     assert (progress["queued"], progress["pending"], progress["pages"], progress["api_calls"]) == (2, 2, 1, 1)
 

@@ -18,6 +18,10 @@ A job's life::
                          |
                          +--error (no attempts left)--> parked --retry_parked()--> queued
 
+Among jobs that may start, a live one (a webhook delivery) goes before a background
+one (a backfill's), whichever fell due first (:data:`PRIORITY_LIVE`,
+:data:`PRIORITY_BACKGROUND`), so a backlog never holds up a merge's guide.
+
 Times are Unix seconds (``time.time()``), stored so they survive a restart.
 :class:`JobStore` keeps the queue in SQLite; :class:`JobStorage` is what the worker
 pool, the intake, the server and the admin routes need of a store, so another
@@ -56,6 +60,9 @@ KEEP_DELIVERIES_S = 7 * 86400.0
 KEEP_PAYLOADS_S = 86400.0
 #: Hard cap on done rows, oldest deleted first, even inside the redelivery window.
 MAX_DONE_ROWS = 200_000
+#: ``priority`` of a job: of the jobs that may start, the lowest number starts first.
+PRIORITY_LIVE = 0
+PRIORITY_BACKGROUND = 1
 
 MIGRATIONS = [
     """
@@ -91,13 +98,18 @@ MIGRATIONS = [
     ALTER TABLE jobs DROP COLUMN payload;
     CREATE INDEX jobs_open ON jobs (key, id, state) WHERE state IN ('queued', 'running');
     """,
+    # Live work before background work (claims read jobs_claim; next_due still jobs_due).
+    """
+    ALTER TABLE jobs ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX jobs_claim ON jobs (state, priority, not_before, id);
+    """,
 ]
 
 _JOB_COLUMNS = "id, delivery_id, event, action, key, installation_id, attempts, created_at"
 
 _ENQUEUE = (
     "INSERT INTO jobs (delivery_id, event, action, key, installation_id,"
-    " not_before, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    " not_before, created_at, updated_at, priority) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
     " ON CONFLICT (delivery_id) DO NOTHING RETURNING id"
 )
 _ENQUEUE_PAYLOAD = "INSERT INTO job_payloads (job_id, body) VALUES (?, ?)"
@@ -112,11 +124,14 @@ _RUNNABLE = """
 
 #: Queued jobs looked at, oldest due first, before falling back to one head per key.
 _CANDIDATES = 64
+#: The order claims take jobs in (live first), and the order of their due times.
+_CLAIM_ORDER = "priority, not_before, id"
+_DUE_ORDER = "not_before, id"
 # Usually one of the oldest queued jobs can start.
-_OLDEST = f"""
+_OLDEST = """
     SELECT id, key, not_before FROM jobs WHERE state = 'queued' AND not_before <= :due
-    ORDER BY not_before, id LIMIT {_CANDIDATES}
-"""
+    ORDER BY {order} LIMIT %d
+""" % _CANDIDATES
 
 # When a burst has queued more than that behind a few running pull requests, scanning
 # the queue in order cost milliseconds per claim: instead, visit one head per key. The
@@ -133,7 +148,7 @@ _HEADS = f"""
     CROSS JOIN jobs j ON j.id = (SELECT min(id) FROM {_OPEN} AND key = k.key)
     WHERE j.state = 'queued' AND j.not_before <= :due
     AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.key = k.key AND r.state = 'running')
-    ORDER BY j.not_before, j.id LIMIT 1
+    ORDER BY {{order}} LIMIT 1
 """
 
 _CLAIM = f"""
@@ -193,8 +208,10 @@ class ParkedJob:
 class QueuedDelivery:
     """A webhook delivery to queue; the fields are :meth:`JobStore.enqueue`'s arguments.
 
-    Raises ``ValueError`` for an empty ``delivery_id``, ``event`` or ``key`` or a
-    ``payload`` that is not bytes, so an invalid delivery never joins a batch.
+    ``priority``: :data:`PRIORITY_LIVE` (a webhook's) or :data:`PRIORITY_BACKGROUND`.
+    Raises ``ValueError`` for an empty ``delivery_id``, ``event`` or ``key``, a
+    ``payload`` that is not bytes or a ``priority`` that is not an int, so an invalid
+    delivery never joins a batch.
     """
 
     delivery_id: str
@@ -203,6 +220,7 @@ class QueuedDelivery:
     payload: bytes = field(repr=False)
     installation_id: int | None = None
     action: str | None = None
+    priority: int = PRIORITY_LIVE
 
     def __post_init__(self) -> None:
         if not self.delivery_id or not self.event or self.key == "":
@@ -211,12 +229,14 @@ class QueuedDelivery:
             )
         if not isinstance(self.payload, (bytes, bytearray, memoryview)):
             raise ValueError(f"payload must be bytes, not {type(self.payload).__name__}")
+        if not isinstance(self.priority, int) or isinstance(self.priority, bool):
+            raise ValueError(f"priority must be an int, not {self.priority!r}")
 
 
 def _row(d: QueuedDelivery, at: float) -> tuple[Any, ...]:
     """The ``_ENQUEUE`` parameters for ``d``."""
     key = d.key if d.key is not None else f"delivery:{d.delivery_id}"
-    return (d.delivery_id, d.event, d.action, key, d.installation_id, at, at, at)
+    return (d.delivery_id, d.event, d.action, key, d.installation_id, at, at, at, d.priority)
 
 
 def _job(row: sqlite3.Row | tuple, payload: bytes) -> Job:
@@ -350,12 +370,13 @@ class JobStore(StoreMethods):
         """Mark the next runnable job ``running`` (counting an attempt) and return it.
 
         Runnable: ``queued``, due (``not_before <= now``), the oldest unfinished job of
-        its key, and no job of its key running. Among those, the earliest due wins,
-        then the earliest queued. Returns None when nothing is runnable.
+        its key, and no job of its key running. Among those, live jobs before background
+        ones (``priority``), then the earliest due, then the earliest queued. Returns
+        None when nothing is runnable.
         """
         at = self._at(now)
         with self._lock:
-            first = self._first_runnable(at)
+            first = self._first_runnable(at, _CLAIM_ORDER)
             if first is None:
                 return None
             rows = self.conn.execute(_CLAIM, {"id": first[0], "now": at}).fetchall()
@@ -364,9 +385,9 @@ class JobStore(StoreMethods):
             payload = self.conn.execute("SELECT body FROM job_payloads WHERE job_id = ?", (rows[0][0],)).fetchone()
         return _job(rows[0], bytes(payload[0]) if payload is not None else b"")
 
-    def _first_runnable(self, due: float) -> tuple[int, float] | None:
-        """``(id, not_before)`` of the runnable job due first among those due by ``due``, or None."""
-        candidates = self.conn.execute(_OLDEST, {"due": due}).fetchall()
+    def _first_runnable(self, due: float, order: str) -> tuple[int, float] | None:
+        """``(id, not_before)`` of the first runnable job in ``order`` among those due by ``due``, or None."""
+        candidates = self.conn.execute(_OLDEST.format(order=order), {"due": due}).fetchall()
         blocked: dict[str, int] = {}  # key -> id of a job of it that cannot start
         for job_id, key, not_before in candidates:
             if job_id > blocked.get(key, job_id):
@@ -376,7 +397,8 @@ class JobStore(StoreMethods):
             blocked[key] = min(job_id, blocked.get(key, job_id))
         if len(candidates) < _CANDIDATES:
             return None  # every queued job due by then was looked at
-        row = self.conn.execute(_HEADS, {"due": due}).fetchone()
+        heads = _HEADS.format(order=", ".join(f"j.{column}" for column in order.split(", ")))
+        row = self.conn.execute(heads, {"due": due}).fetchone()
         return (row[0], row[1]) if row is not None else None
 
     def supersede(self, job: Job, *, now: float | None = None) -> tuple[str, int] | None:
@@ -413,17 +435,18 @@ class JobStore(StoreMethods):
         completion is what wakes the pool for them.
         """
         with self._lock:
-            first = self._first_runnable(math.inf)
+            first = self._first_runnable(math.inf, _DUE_ORDER)
         return first[1] if first is not None else None
 
-    def release(self, job_id: int, *, now: float | None = None) -> None:
-        """Put a running job back, due now, without counting the interrupted attempt (shutdown)."""
+    def release(self, job_id: int, *, now: float | None = None, delay: float = 0.0, reason: str | None = None) -> None:
+        """Put a running job back without counting its attempt: due now (shutdown), or ``delay``
+        seconds from now (a wait for GitHub's rate limit), with ``reason`` as its error."""
         at = self._at(now)
         with self._lock:
             self.conn.execute(
-                "UPDATE jobs SET state = 'queued', attempts = max(attempts - 1, 0), not_before = ?, updated_at = ?"
-                " WHERE id = ? AND state = 'running'",
-                (at, at, job_id),
+                "UPDATE jobs SET state = 'queued', attempts = max(attempts - 1, 0), not_before = ?, updated_at = ?,"
+                " error = coalesce(?, error) WHERE id = ? AND state = 'running'",
+                (at + max(0.0, delay), at, reason, job_id),
             )
 
     def _settle(
@@ -523,7 +546,7 @@ class JobStore(StoreMethods):
         with self._lock:
             row = self.conn.execute(
                 "SELECT id, delivery_id, event, action, key, installation_id, state, attempts,"
-                " not_before, created_at, updated_at, outcome, error FROM jobs WHERE id = ?",
+                " not_before, created_at, updated_at, outcome, error, priority FROM jobs WHERE id = ?",
                 (job_id,),
             ).fetchone()
         return dict(row) if row is not None else None
@@ -604,8 +627,8 @@ class JobStorage(Protocol):
         """A running job is ``parked`` with its last error."""
         ...
 
-    def release(self, job_id: int, *, now: float | None = None) -> None:
-        """An interrupted running job is ``queued`` again at once, its attempt not counted."""
+    def release(self, job_id: int, *, now: float | None = None, delay: float = 0.0, reason: str | None = None) -> None:
+        """A running job is ``queued`` again, due ``delay`` seconds from ``now``, its attempt not counted."""
         ...
 
     def requeue_running(self, *, max_attempts: int | None = None, now: float | None = None) -> int:

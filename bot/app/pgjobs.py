@@ -82,6 +82,11 @@ MIGRATIONS = [
     CREATE INDEX jobs_leases ON jobs (lease_until) WHERE state = 'running';
     CREATE INDEX jobs_done ON jobs (updated_at) WHERE state = 'done';
     """,
+    # Live work before background work (claims read jobs_claim; next_due still jobs_due).
+    """
+    ALTER TABLE jobs ADD COLUMN priority SMALLINT NOT NULL DEFAULT 0;
+    CREATE INDEX jobs_claim ON jobs (priority, not_before, id) WHERE state = 'queued';
+    """,
 ]
 pg.register_migrations("jobs", MIGRATIONS)
 
@@ -96,7 +101,7 @@ _RUNNABLE = f"j.state = 'queued' AND {_HEAD_OF_KEY}"
 
 _CANDIDATE = f"""
     SELECT j.id FROM jobs j WHERE j.not_before <= %(now)s AND {_RUNNABLE}
-    ORDER BY j.not_before, j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED
+    ORDER BY j.priority, j.not_before, j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED
 """
 
 _CLAIM = f"""
@@ -219,7 +224,7 @@ class PgJobStore(StoreMethods):
             for row, payload in rows:
                 inserted = conn.execute(
                     "INSERT INTO jobs (delivery_id, event, action, key, installation_id, not_before, created_at,"
-                    " updated_at, payload) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                    " updated_at, priority, payload) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
                     " ON CONFLICT (delivery_id) DO NOTHING RETURNING id",
                     (*row, payload),
                 ).fetchone()
@@ -229,7 +234,7 @@ class PgJobStore(StoreMethods):
         return results
 
     def claim(self, now: float | None = None) -> Job | None:
-        """Take the next runnable job (head of its key, due, earliest due first) for this replica.
+        """Take the next runnable job (head of its key, due; live first, then earliest due) for this replica.
 
         First queues again the jobs whose lease ran out (parking those that used
         every attempt, once :meth:`requeue_running` told the store ``max_attempts``).
@@ -341,14 +346,16 @@ class PgJobStore(StoreMethods):
                 return first
             return conn.execute(_NEXT_DUE_HEADS).fetchone()[0]
 
-    def release(self, job_id: int, *, now: float | None = None) -> None:
-        """This replica's running job is queued again, due now, its attempt not counted (shutdown)."""
+    def release(self, job_id: int, *, now: float | None = None, delay: float = 0.0, reason: str | None = None) -> None:
+        """This replica's running job is queued again, its attempt not counted: due now (shutdown)
+        or ``delay`` seconds from now (a rate limit), with ``reason`` as its error."""
         at = self._at(now)
         with self._conn() as conn:
             conn.execute(
                 "UPDATE jobs SET state = 'queued', attempts = greatest(attempts - 1, 0), not_before = %s,"
-                " updated_at = %s, owner = NULL, lease_until = NULL WHERE id = %s AND state = 'running' AND owner = %s",
-                (at, at, job_id, self.owner),
+                " updated_at = %s, owner = NULL, lease_until = NULL, error = coalesce(%s, error)"
+                " WHERE id = %s AND state = 'running' AND owner = %s",
+                (at + max(0.0, delay), at, reason, job_id, self.owner),
             )
             self._notify(conn)  # the released job itself is due now, for any replica
 
@@ -423,7 +430,7 @@ class PgJobStore(StoreMethods):
         with self._conn() as conn:
             cur = conn.execute(
                 "SELECT id, delivery_id, event, action, key, installation_id, state, attempts,"
-                " not_before, created_at, updated_at, outcome, error, owner, lease_until FROM jobs WHERE id = %s",
+                " not_before, created_at, updated_at, outcome, error, owner, lease_until, priority FROM jobs WHERE id = %s",
                 (job_id,),
             )
             row = cur.fetchone()

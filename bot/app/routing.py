@@ -23,10 +23,11 @@ from typing import Any
 
 from cachetools import TTLCache
 
-from bot.app.errors import GiveUp, RetryLater
-from bot.app.jobstore import Job, QueuedDelivery
+from bot.app.errors import GiveUp, RateLimited, RetryLater
+from bot.app.jobstore import PRIORITY_LIVE, Job, QueuedDelivery
 from bot.app.metrics import Metrics
 from bot.app.offload import run_store
+from bot.app.ratelimit import RateLimits
 from bot.app.settings import Settings
 from bot.app.webhook import Delivery
 from bot.app.workers import job_fields
@@ -78,6 +79,9 @@ class Services:
     #: Progress of long work, ``{task: {repository: {counter: n}}}``, shown by ``/healthz``
     #: (features fill it, e.g. ``"backfill"``); counts since this process started.
     progress: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    #: Every installation's rate-limit budget and background schedule (the clients' own,
+    #: shared by replicas through the database); by default one in this process's memory.
+    rate_limits: RateLimits = field(default_factory=RateLimits)
 
     def rules_for(self, config: RepoConfig) -> tuple[Any, tuple[Problem, ...]]:
         """The rules for a repository: :attr:`rules` with the repository's own merged on top.
@@ -139,6 +143,7 @@ class JobContext:
         delivery_id: str,
         installation_id: int | None,
         delay: float = 0.0,
+        priority: int = PRIORITY_LIVE,
     ) -> bool:
         """Queue a job of prguide's own (not from a webhook) in the job store; True when new.
 
@@ -149,17 +154,21 @@ class JobContext:
         pull request's webhook deliveries never run at once). ``delivery_id`` is the
         idempotency key, like GitHub's ``X-GitHub-Delivery``: derive it from what the
         job is about (``"backfill:{installation}:{repo}:{page}"``) so a retried or
-        doubled parent queues nothing twice. ``delay``: seconds before it is due.
+        doubled parent queues nothing twice. ``delay``: seconds before it is due (on
+        the store's clock). ``priority``: :data:`~bot.app.jobstore.PRIORITY_BACKGROUND`
+        for work that may wait while live jobs go first.
         A store on a database server is written from a worker thread, so the event
         loop goes on meanwhile. Raises ``ValueError`` for empty ids or keys and the
         store's database error.
         """
         body = payload if isinstance(payload, (bytes, bytearray)) else json.dumps(payload).encode()
-        queued = QueuedDelivery(delivery_id, event, key, bytes(body), installation_id=installation_id, action=action)
+        queued = QueuedDelivery(
+            delivery_id, event, key, bytes(body), installation_id=installation_id, action=action, priority=priority
+        )
         store = self.services.store
         if store is None:
             raise RuntimeError("no job store: jobs cannot queue other jobs")
-        now = time.time() + max(0.0, delay) if delay else None
+        now = getattr(store, "clock", time.time)() + max(0.0, delay) if delay else None
         new = (await run_store(store, store.enqueue_many, [queued], now=now))[0]
         if new and self.services.notify is not None:
             self.services.notify()
@@ -307,6 +316,10 @@ async def run_job(job: Job, services: Services, router: Router, *, max_attempts:
             raise GiveUp(f"no handler for {job.event}.{job.action}")
         await route.handle(job, ctx)
         outcome, level, state = ctx.outcome, logging.INFO, "done"
+    except RateLimited as exc:
+        outcome, level, state = "rate_limited", logging.INFO, "queued"
+        ctx.fields["reason"] = exc.reason
+        raise
     except RetryLater as exc:
         outcome, level = "retry_later", logging.WARNING
         ctx.fields["reason"] = exc.reason

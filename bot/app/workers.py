@@ -16,7 +16,7 @@ import traceback
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from bot.app.errors import DATABASE_ERRORS, GiveUp, RetryLater
+from bot.app.errors import DATABASE_ERRORS, GiveUp, RateLimited, RetryLater
 from bot.app.jobstore import GIVEN_UP, SUCCEEDED, Job, JobStorage
 from bot.app.offload import run_store
 
@@ -33,6 +33,28 @@ def exponential_backoff(attempt: int, *, base: float = 30.0, cap: float = 1800.0
     """
     full = min(cap, base * 2 ** max(0, attempt - 1))
     return full / 2 + random.uniform(0, full / 2)
+
+
+#: Jobs held back by a rate limit come back within this share of their wait ...
+RATE_LIMIT_SPREAD = 0.1
+#: ... but at least this many seconds apart and at most this many (seconds).
+MIN_SPREAD_S, MAX_SPREAD_S = 5.0, 60.0
+
+
+def rate_limit_spread(delay: float) -> float:
+    """Seconds after a wait of ``delay`` s within which the jobs held back by it come back:
+    :data:`RATE_LIMIT_SPREAD` of it, from :data:`MIN_SPREAD_S` to :data:`MAX_SPREAD_S`."""
+    return min(MAX_SPREAD_S, max(MIN_SPREAD_S, delay * RATE_LIMIT_SPREAD))
+
+
+def rate_limit_wait(delay: float, rand: float) -> float:
+    """Seconds a job held back by a rate limit for ``delay`` s waits: ``delay`` plus jitter.
+
+    The jitter (``rand`` in [0, 1) times :func:`rate_limit_spread`) keeps the jobs that
+    met the same reset from all coming back in the same second; at least one second in
+    any case.
+    """
+    return max(1.0, delay + rand * rate_limit_spread(delay))
 
 
 Handler = Callable[[Job], Awaitable[None]]
@@ -59,7 +81,9 @@ def _fields(job: Job, state: str, **more: Any) -> dict[str, Any]:
 class WorkerPool:
     """Runs queued jobs with ``handler``, at most ``concurrency`` at once, one per key.
 
-    Failure policy: :class:`~bot.app.errors.RetryLater` queues the job again after its
+    Failure policy: :class:`~bot.app.errors.RateLimited` is no failure: the job is queued
+    again after its ``delay`` (plus jitter, :func:`rate_limit_wait`) and the attempt is
+    not counted. :class:`~bot.app.errors.RetryLater` queues the job again after its
     ``delay`` (or ``backoff(attempt)`` when None); :class:`~bot.app.errors.GiveUp` ends it
     (``done``, outcome ``given_up``, the reason recorded); any other exception is logged
     with its traceback and retried after ``backoff(attempt)``. A job whose
@@ -288,6 +312,13 @@ class WorkerPool:
             log.info("job %d interrupted; queued again", job.id, extra=_fields(job, "queued"))
             await self._record(self.store.release, job.id)
             raise
+        except RateLimited as exc:
+            delay = rate_limit_wait(exc.delay, random.random()) if exc.spread else max(1.0, exc.delay)
+            log.info(
+                "job %d (%s, %s) waits %.0f s for GitHub's rate limit: %s", job.id, job.delivery_id, job.key, delay,
+                exc.reason, extra=_fields(job, "queued", retry_in_s=round(delay, 3)),
+            )
+            await self._record(self.store.release, job.id, delay=delay, reason=f"RateLimited: {exc.reason}")
         except RetryLater as exc:
             delay = exc.delay if exc.delay is not None else self.backoff(job.attempts)
             await self._failed(job, f"RetryLater: {exc.reason}", delay)
