@@ -223,3 +223,32 @@ async def test_repositories_added_to_an_installation_are_backfilled(app_private_
             body = json.dumps(gone).encode()
             resp = await client.post("/webhook", data=body, headers=delivery_headers(body, event="installation", delivery="gone"))
             assert resp.status == 200 and "token forgotten" in await resp.text()
+
+
+async def test_an_installation_on_more_repositories_than_one_event_queues_backfills_the_rest_from_the_paged_list(
+    app_private_key, tmp_path, monkeypatch, caplog
+):
+    # Small numbers for GitHub's: 2 repositories from the event (100), 2 a page of the list (100).
+    monkeypatch.setattr(backfill, "MAX_REPOSITORIES", 2)
+    monkeypatch.setattr(backfill, "REPOSITORIES_PER_PAGE", 2)
+    names = [f"octo-org/r{n}" for n in range(5)]
+    async with start_sandbox(app_private_key) as sandbox:
+        for name in names:
+            sandbox.state.add_merged_pulls(name, 1)
+        settings = settings_for(sandbox, app_private_key, tmp_path)
+        async with running_app(settings, sandbox=sandbox, **app_options()) as client:
+            payload = {
+                "action": "created", "installation": {"id": INSTALLATION, "account": {"login": "octo-org"}},
+                "repositories": [{"full_name": name, "private": False} for name in names],
+                "sender": {"login": "maintainer", "type": "User"},
+            }
+            with caplog.at_level("INFO", logger="prguide.jobs"):
+                await deliver(client, payload, event="installation", delivery="inst-many")
+                await wait_idle(client.app)
+            guides = client.app[STATE].services.guides
+            assert [name for name in names if guides.get(name, 1) is None] == []
+            listed = [r["path"] for r in sandbox.requests if r["path"].startswith("/installation/repositories")]
+            assert listed[0] == "/installation/repositories?per_page=2" and len(listed) == 3  # pages 1-3, by Link
+            assert sum(1 for r in sandbox.requests if "/pulls?" in r["path"]) == 5  # each repository listed once
+            assert any("3 repositories are backfilled later" in r.getMessage() and "octo-org/r4" in r.getMessage()
+                       for r in caplog.records)  # fmt: skip

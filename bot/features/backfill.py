@@ -13,8 +13,8 @@ first), so it survives a restart:
   does the first page.
 - ``page`` (the lane): one page of "List pull requests" (``state=closed``,
   ``sort=updated``, ``direction=desc``, 100 per page), keeping merged ones; books
-  a slot per merged pull request still wanted and queues its ``pull`` job for it,
-  and the next page while fewer than N were found.
+  a slot per merged pull request still wanted whose guide is not stored yet and
+  queues its ``pull`` job for it, and the next page while fewer than N were found.
 - ``pull`` (key ``owner/repo#N``, the key of the pull request's webhook deliveries,
   so a merge or command on it waits its turn): reads files, reviews and review
   comments (3 calls for a PR under 100 files; the pull request object comes from
@@ -86,6 +86,10 @@ SHARE = 0.8
 #: The limit assumed until GitHub's answers say it (``x-ratelimit-limit``; 5,000 an hour
 #: for an installation, "Rate limits for the REST API").
 DEFAULT_LIMIT = 5000
+#: Names of repositories a log line lists at most (the rest are counted).
+LOGGED_NAMES = 100
+#: Repositories per page of "List repositories accessible to the app installation" (its maximum).
+REPOSITORIES_PER_PAGE = 100
 #: Seconds of booked ``pull`` slots an installation's lane reads ahead at most: a page is
 #: listed when its pull requests' turn is near, so the queue stays short and lists fresh.
 HORIZON_S = 600.0
@@ -153,8 +157,8 @@ async def handle_installed(job: Job, ctx: JobContext) -> None:
         ctx.fields["deferred"] = len(deferred)
         log.info(
             "installation %s: %d repositories are backfilled later, when the list of its repositories is paged: %s%s",
-            job.installation_id, len(deferred), ", ".join(deferred[:MAX_REPOSITORIES]),
-            f" and {len(deferred) - MAX_REPOSITORIES} more" if len(deferred) > MAX_REPOSITORIES else "",
+            job.installation_id, len(deferred), ", ".join(deferred[:LOGGED_NAMES]),
+            f" and {len(deferred) - LOGGED_NAMES} more" if len(deferred) > LOGGED_NAMES else "",
             extra={"installation": job.installation_id, "deferred": len(deferred)},
         )
     ctx.outcome = f"queued_{queued}"
@@ -208,7 +212,7 @@ async def _repositories(job: Job, ctx: JobContext, data: Mapping[str, Any]) -> N
     """One page of the installation's repositories: a run for each one wanted, then the next page."""
     await _wait_for_room(job, ctx)
     page = int(data.get("page") or 1)
-    url = data.get("next") or f"/installation/repositories?per_page={PER_PAGE}"
+    url = data.get("next") or f"/installation/repositories?per_page={REPOSITORIES_PER_PAGE}"
     listed = await ctx.client.get_page(url, iterable_key="repositories")
     only = set(data["only"]) if isinstance(data.get("only"), list) else None
     queued = 0
@@ -263,25 +267,33 @@ async def _page(job: Job, ctx: JobContext, data: Mapping[str, Any]) -> None:
             break
         if isinstance(pull, Mapping) and pull.get("merged_at") and isinstance(pull.get("number"), int):
             wanted.append(pull)
+    # A guide stored already (by its merge, a command, an earlier run) takes no slot.
+    guides = ctx.services.guides
+    stored = await run_store(guides, guides.get_many, repository, [p["number"] for p in wanted]) if guides and wanted else {}
+    found += len(wanted)
+    _count(progress, "queued", len(stored))
+    _count(progress, "skipped", len(stored))
+    wanted = [(index, pull) for index, pull in enumerate(wanted, start=found - len(wanted) + 1) if pull["number"] not in stored]
     # One booking for the page: its pull requests take consecutive slots of the installation.
     limits = ctx.services.rate_limits
     budget = await limits.budget(job.installation_id)
     now = limits.clock()
     spacing = pull_spacing(budget, now)
-    start = await limits.book(job.installation_id, len(wanted), spacing, not_before=now + _hold(budget, now))
-    for index, pull in enumerate(wanted):
-        found += 1
+    start = now
+    if wanted:
+        start = await limits.book(job.installation_id, len(wanted), spacing, not_before=now + _hold(budget, now))
+    for slot, (index, pull) in enumerate(wanted):
         number = pull["number"]
         payload = {
             "repository": repository, "private": data.get("private", True), "comments": bool(data.get("comments")),
-            "run": run, "index": found, "limit": limit, "pull": dict(pull, merged=True),
+            "run": run, "index": index, "limit": limit, "pull": dict(pull, merged=True),
         }
         if await ctx.enqueue(
             EVENT, PULL, payload, key=f"{repository}#{number}", delivery_id=f"{run}:{number}",
-            installation_id=job.installation_id, delay=start - now + index * spacing, priority=PRIORITY_BACKGROUND,
+            installation_id=job.installation_id, delay=start - now + slot * spacing, priority=PRIORITY_BACKGROUND,
         ):
             _count(progress, "queued")
-    ctx.fields.update(page=page, found=found, first_slot_in_s=round(start - now, 1), spacing_s=round(spacing, 2))
+    ctx.fields.update(page=page, found=found, stored=len(stored), first_slot_in_s=round(start - now, 1), spacing_s=round(spacing, 2))
     if found < limit and listed.next_url and page < MAX_PAGES:
         await ctx.enqueue(
             EVENT, PAGE, {**data, "page": page + 1, "found": found}, key=backfill_lane(job.installation_id, repository),
