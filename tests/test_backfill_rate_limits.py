@@ -22,11 +22,10 @@ from loopback import Sleeps, delivery_headers, running_app, settings_for, shippe
 from sandbox_helpers import app_private_key, start_sandbox  # noqa: F401
 
 from bot.app.server import STATE, wait_idle
-from bot.sandbox.faults import parse_faults
 
 HISTORY = "octo-org/history"
 INSTALLATION = 1
-BACKFILL = 20
+BACKFILL = 14
 
 
 class AppTime:
@@ -94,13 +93,13 @@ async def test_the_limit_runs_out_mid_backfill_nothing_is_lost_no_attempt_is_spe
 ):
     clock = AppTime()
     async with start_sandbox(app_private_key, clock=clock) as sandbox:
-        sandbox.state.add_merged_pulls(HISTORY, BACKFILL + 1)  # #1 merges live; #2..#21 are the backfill's
+        sandbox.state.add_merged_pulls(HISTORY, BACKFILL + 1)  # #1 merges live; #2..#15 are the backfill's
         sandbox.set_file(HISTORY, ".github/prguide.yml", f"backfill: {BACKFILL}\n")
 
         def spend_the_limit() -> None:
-            # About ten pull slots in (2.7 s apart), the installation's limit runs out.
-            if clock.skipped >= 25 and not sandbox.faults.faults:
-                sandbox.faults.add(parse_faults({"status": 403, "rate_limit_remaining": 0, "path": ""}))
+            # About six pull slots in (2.7 s apart), the installation's limit runs out.
+            if clock.skipped >= 15 and not sandbox.faults.faults:
+                sandbox.add_faults([{"status": 403, "rate_limit_remaining": 0, "path": ""}])
 
         clock.hooks.append(spend_the_limit)
         clock.hold_from = 600.0  # only the wait for the reset is that long

@@ -50,7 +50,8 @@ import gidgethub.sansio
 
 from bot.app.errors import RateLimited, RetryLater
 from bot.app.github_errors import Forbidden, GitHubError, NotFound, ValidationFailed, translate  # noqa: F401
-from bot.app.ratelimit import (  # noqa: F401  (TokenBucket, rate_limit_delay and the write rates keep their old home too)
+# TokenBucket, rate_limit_delay and the write rates are still importable from here.
+from bot.app.ratelimit import (  # noqa: F401
     HOURLY_WRITE_BURST,
     HOURLY_WRITE_RATE,
     WRITE_BURST,
@@ -273,11 +274,12 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
                 hold = await self._limits.wait(self._installation_id, reserve=self.reserve)
                 if hold > 0:
                     if self._may_sleep(hold, waited, attempt):
-                        log.info("%s: installation %s has no requests left; waiting %.1fs", what, self._installation_id, hold)
+                        log.info("%s: installation %s must wait %.1fs", what, self._installation_id, hold)
                         await self._sleep(hold)
                         waited, slept = waited + hold, True
                         continue
-                    raise RateLimited(f"{what}: installation {self._installation_id} must wait {hold:.0f}s for GitHub's rate limit", hold)
+                    who = f"installation {self._installation_id}"
+                    raise RateLimited(f"{what}: {who} must wait {hold:.0f}s for GitHub's rate limit", hold)
             attempt += 1
             slept = False
             send_headers["authorization"] = await self._authorization()
@@ -312,7 +314,7 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
                 raise RetryLater(f"{what}: {type(exc).__name__} after {attempt} attempt(s)") from exc
             self._observe(method, route, status, resp_headers)
             wait = rate_limit_delay(status, resp_headers, resp_body, now=self._wall_clock(), policy=policy)
-            if self._limits is not None:
+            if self._limits is not None and status != 401:  # a refused token is counted as no one's
                 await self._limits.observe(self._installation_id, resp_headers, refused=wait)
             if status in REDIRECTS:
                 url = self._redirect_target(what, url, status, resp_headers.get("location"), redirects)
@@ -513,7 +515,9 @@ class GitHubClient:
         """All items of a paginated list (see :meth:`getiter`)."""
         return [item async for item in self.getiter(url, url_vars, accept=accept, iterable_key=iterable_key)]
 
-    async def get_page(self, url: str, url_vars: Mapping[str, Any] | None = None, *, iterable_key: str = "items") -> Page:
+    async def get_page(
+        self, url: str, url_vars: Mapping[str, Any] | None = None, *, iterable_key: str = "items"
+    ) -> Page:
         """GET one page of a list and the URL of the next page (from ``Link: rel="next"``).
 
         Lets callers fetch several pages at once instead of following links one by one.

@@ -15,6 +15,7 @@ A job's life::
     queued --claim--> running --success / GiveUp--> done
        ^                 |
        +--RetryLater / error (attempts left) / stop() / restart
+       +--RateLimited (released: the attempt does not count)
                          |
                          +--error (no attempts left)--> parked --retry_parked()--> queued
 
@@ -166,8 +167,9 @@ class Job:
     (``pull_request``, ``issue_comment``, ...); ``action``: the payload's ``action``;
     ``key``: what the job serialises on, e.g. ``"owner/repo#N"``; ``payload``: the raw
     request body (see :attr:`data`); ``installation_id``: the payload's
-    ``installation.id``; ``attempts``: 1 on the first run, 2 on the first retry, ...;
-    ``created_at``: Unix seconds when the delivery was queued.
+    ``installation.id``; ``attempts``: 1 on the first run, 2 on the first retry, ...
+    (a run put back by :meth:`JobStore.release`, e.g. to wait for a rate limit, does not
+    count); ``created_at``: Unix seconds when the delivery was queued.
     """
 
     id: int

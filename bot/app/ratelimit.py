@@ -184,7 +184,8 @@ def merge(old: Budget | None, new: Budget) -> Budget:
         limit = new.limit or limit
         known = [r for r in (remaining, new.remaining) if r is not None]
         remaining = min(known) if known else None
-    return Budget(limit, remaining, reset, max(old.blocked_until, new.blocked_until), max(old.paced_until, new.paced_until))
+    blocked, paced = max(old.blocked_until, new.blocked_until), max(old.paced_until, new.paced_until)
+    return Budget(limit, remaining, reset, blocked, paced)
 
 
 def read_budget(headers: Mapping[str, str], *, now: float, refused: float | None = None) -> Budget | None:
@@ -304,7 +305,10 @@ class RateLimits:
             seen = self._seen.get(installation_id)  # another task may have observed meanwhile
             local = seen.budget if seen is not None else None
             budget = merge(local, shared) if shared is not None else local
-            written = (seen.written_at, seen.written_reset) if seen is not None else (now, budget.reset if budget else None)
+            if seen is not None:
+                written = (seen.written_at, seen.written_reset)
+            else:  # what the shared store holds needs no writing back
+                written = (now, budget.reset if budget is not None else None)
             self._seen[installation_id] = seen = _Seen(budget, now, *written)
         return seen.budget
 

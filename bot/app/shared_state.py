@@ -25,6 +25,7 @@ Per-process caches that are safe per replica (tokens, permissions, ETags) stay i
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import threading
 import time
@@ -245,7 +246,8 @@ class SqliteRateLimits:
 
     def book(self, installation_id: int, count: int, spacing: float, *, not_before: float, now: float) -> float:
         """See :class:`bot.app.ratelimit.RateLimitStorage`."""
-        return self._update(int(installation_id), lambda old: booked(old, count, spacing, not_before=not_before, now=now))
+        change = functools.partial(booked, count=count, spacing=spacing, not_before=not_before, now=now)
+        return self._update(int(installation_id), change)
 
 
 class PgRateLimits:
@@ -298,4 +300,5 @@ class PgRateLimits:
 
     def book(self, installation_id: int, count: int, spacing: float, *, not_before: float, now: float) -> float:
         """See :class:`bot.app.ratelimit.RateLimitStorage`."""
-        return self._update(int(installation_id), lambda old: booked(old, count, spacing, not_before=not_before, now=now))
+        change = functools.partial(booked, count=count, spacing=spacing, not_before=not_before, now=now)
+        return self._update(int(installation_id), change)

@@ -61,7 +61,8 @@ from bot.app.routing import JobContext, Route
 from bot.app.workers import rate_limit_spread
 from bot.engine.build import build_guide
 from bot.feature_support import (
-    BACKFILL_EVENT, BACKFILL_START, backfill_lane, config_notices, queue_backfill, read_repo_config, reviser, save_guide,
+    BACKFILL_EVENT, BACKFILL_START, backfill_lane, config_notices, queue_backfill, read_repo_config, reviser,
+    save_guide,
 )
 from bot.engine.repo_config import MAX_BACKFILL
 
@@ -268,12 +269,13 @@ async def _page(job: Job, ctx: JobContext, data: Mapping[str, Any]) -> None:
         if isinstance(pull, Mapping) and pull.get("merged_at") and isinstance(pull.get("number"), int):
             wanted.append(pull)
     # A guide stored already (by its merge, a command, an earlier run) takes no slot.
-    guides = ctx.services.guides
-    stored = await run_store(guides, guides.get_many, repository, [p["number"] for p in wanted]) if guides and wanted else {}
-    found += len(wanted)
+    guides, numbers = ctx.services.guides, [pull["number"] for pull in wanted]
+    stored = await run_store(guides, guides.get_many, repository, numbers) if guides is not None and numbers else {}
     _count(progress, "queued", len(stored))
     _count(progress, "skipped", len(stored))
-    wanted = [(index, pull) for index, pull in enumerate(wanted, start=found - len(wanted) + 1) if pull["number"] not in stored]
+    first = found + 1
+    found += len(wanted)
+    wanted = [(index, pull) for index, pull in enumerate(wanted, start=first) if pull["number"] not in stored]
     # One booking for the page: its pull requests take consecutive slots of the installation.
     limits = ctx.services.rate_limits
     budget = await limits.budget(job.installation_id)
@@ -293,7 +295,8 @@ async def _page(job: Job, ctx: JobContext, data: Mapping[str, Any]) -> None:
             installation_id=job.installation_id, delay=start - now + slot * spacing, priority=PRIORITY_BACKGROUND,
         ):
             _count(progress, "queued")
-    ctx.fields.update(page=page, found=found, stored=len(stored), first_slot_in_s=round(start - now, 1), spacing_s=round(spacing, 2))
+    ctx.fields.update(page=page, found=found, stored=len(stored), first_slot_in_s=round(start - now, 1),
+                      spacing_s=round(spacing, 2))  # fmt: skip
     if found < limit and listed.next_url and page < MAX_PAGES:
         await ctx.enqueue(
             EVENT, PAGE, {**data, "page": page + 1, "found": found}, key=backfill_lane(job.installation_id, repository),
@@ -323,6 +326,7 @@ async def _pull(job: Job, ctx: JobContext, data: Mapping[str, Any]) -> None:
         try:
             await _build(job, ctx, data, repository, number, pull)
         except RateLimited as exc:
+            ctx.outcome = "rate_limited"
             raise await _rebook(job, ctx, exc) from exc
         _count(progress, "skipped" if ctx.outcome == "skipped" else "built")
     finally:
