@@ -10,6 +10,9 @@ Import the fixture into a test module to use it::
 - ``make_app_jwt(key, ...)``: an app JWT as GitHub expects it.
 - ``http``: fixture, an ``aiohttp.ClientSession`` on the module's own ``sandbox`` fixture.
 - ``sign_delivery(secret, body)``: the ``X-Hub-Signature-256`` value of a webhook delivery.
+- ``synthetic_bundle(number, ...)``: a small merged pull request bundle.
+- ``comment_payload(body, ...)``: an ``issue_comment`` payload as GitHub sends it, without a
+  running sandbox (the sandbox's ``state.issue_comment_event`` builds those of a running one).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from bot.sandbox import Sandbox
+from bot.sandbox import Sandbox, SandboxState
 
 APP_ID = 4242
 
@@ -129,6 +132,32 @@ def synthetic_bundle(
         "reviews": [],
         "review_comments": [],
     }
+
+
+def comment_payload(
+    body: str,
+    *,
+    repo: str = "octo-org/demo",
+    number: int = 7,
+    user: str = "alice",
+    user_type: str = "User",
+    action: str = "created",
+    before: str | None = None,
+    merged_at: str | None = "2024-05-01T10:00:00Z",
+    state: str = "closed",
+) -> dict[str, Any]:
+    """The ``issue_comment`` payload GitHub sends when ``user`` writes ``body`` on pull request
+    ``number`` of ``repo`` (merged at ``merged_at``, or not merged when ``None``, in ``state``).
+
+    ``before`` is the body an ``edited`` comment had (``changes.body.from``). Built by a
+    sandbox that is not started, so no server is needed.
+    """
+    sandbox = SandboxState(app_id=APP_ID)
+    bundle = synthetic_bundle(number, repo=repo)
+    bundle["pull"].update(state=state, merged_at=merged_at, merged=merged_at is not None)
+    sandbox.add_bundle(bundle)
+    comment = sandbox.create_comment(*repo.split("/"), number, body, user=user, user_type=user_type)
+    return sandbox.issue_comment_event(comment, action, before=before)
 
 
 async def _no_sleep(_seconds: float) -> None:

@@ -164,6 +164,8 @@ async def test_a_page_stops_at_the_limit_and_pages_on_while_short(store):
     assert due["run-1:8"] - due["run-1:9"] == pytest.approx(backfill.pull_spacing(None, 0.0), abs=0.05)
     progress = ctx.services.progress["backfill"]["o/r"]
     assert (progress["queued"], progress["pending"], progress["pages"], progress["api_calls"]) == (2, 2, 1, 1)
+    # /metrics counts the list page too, as /healthz does
+    assert ctx.services.metrics.registry.get_sample_value("prguide_backfill_api_calls_total") == 1
 
 
 async def test_a_pull_with_a_stored_guide_is_skipped_without_a_call(store):
@@ -184,7 +186,7 @@ async def test_reconcile_needs_the_guide_store_and_a_window(store):
         await reconcile.handle_reconcile(ctx.job, ctx)
 
 
-async def test_reconcile_queues_only_recent_merges_without_a_guide(store):
+async def test_reconcile_queues_only_recent_merges_without_a_guide(store, monkeypatch):
     page = Page([
         {"number": 5, "updated_at": "2024-01-01T03:00:00Z", "merged_at": "2024-01-01T02:59:00Z"},  # guide stored
         {"number": 4, "updated_at": "2024-01-01T02:30:00Z", "merged_at": "2024-01-01T02:00:00Z"},  # missed
@@ -196,6 +198,7 @@ async def test_reconcile_queues_only_recent_merges_without_a_guide(store):
     repos = [{"full_name": "o/r", "private": False}, {"full_name": "o/old", "archived": True}, "junk"]
     client = FakeClient({"/repos/o/r/pulls?": page}, repos=repos)
     since = 1704070800.0  # 2024-01-01T01:00:00Z
+    monkeypatch.setattr(reconcile, "clock", lambda: since + 3 * 3600)
     ctx = job_context(store, "prguide.reconcile", None, {"since": since, "interval": 3600}, client=client,
                       guides=FakeGuides({("o/r", 5)}))
     await reconcile.handle_reconcile(ctx.job, ctx)
@@ -334,6 +337,22 @@ async def test_repositories_added_beyond_100_are_listed_later_and_only_they_are_
     ctx = job_context(store, "prguide.backfill", "repositories", listing.data, client=client)
     await backfill.handle_backfill(ctx.job, ctx)
     assert ctx.outcome == "queued_20"
+
+
+async def test_an_installation_created_without_repositories_lists_its_first_page_now_and_the_rest_on_its_lane(store):
+    # GitHub leaves "repositories" out for an installation on all of an account's repositories.
+    next_url = "https://api.github.com/installation/repositories?per_page=100&page=2"
+    client = FakeClient({"/installation/repositories?per_page=100": Page(repositories(*range(100)), next_url)})
+    ctx = job_context(store, "installation", "created", {"installation": {"id": 1}}, client=client)
+    await backfill.handle_installed(ctx.job, ctx)
+    store.complete(ctx.job.id)
+    assert ctx.outcome == "queued_100" and ctx.fields["listed"] is True
+    jobs = queued(store)
+    assert [j.action for j in jobs] == ["start"] * 100 + ["repositories"]
+    listing = jobs[-1]
+    assert (listing.key, listing.data["page"], listing.data["next"], listing.data["only"]) == (
+        "backfill:installation:1", 2, next_url, None,
+    )
 
 
 async def test_a_pull_request_whose_guide_is_stored_takes_no_slot(store):

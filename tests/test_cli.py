@@ -103,6 +103,31 @@ def test_serve_refuses_to_start_without_settings(monkeypatch, capsys):
     assert "GITHUB_WEBHOOK_SECRET" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("how", ["flag", "variable"])
+@pytest.mark.parametrize("role", ["web", "worker"])
+def test_serve_refuses_a_split_role_on_sqlite_in_one_line(role, how, monkeypatch, capsys, tmp_path):
+    # A web replica on the SQLite file answered 202 to every delivery and never ran a job.
+    import bot.app.server
+    from bot.demo import generate_private_key
+
+    monkeypatch.setenv("GITHUB_APP_ID", "1")
+    monkeypatch.setenv("GITHUB_PRIVATE_KEY", generate_private_key())
+    monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", "s" * 20)
+    monkeypatch.setenv("PRGUIDE_DB", str(tmp_path / "jobs.db"))
+    monkeypatch.delenv("PRGUIDE_DATABASE_URL", raising=False)
+    monkeypatch.setattr(bot.app.server, "run", lambda settings: pytest.fail("the server started"))
+    if how == "variable":
+        monkeypatch.setenv("PRGUIDE_ROLE", role)
+    assert main(["serve", *(["--role", role] if how == "flag" else [])]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("prguide serve: cannot start: ")
+    assert f"{role} needs PRGUIDE_DATABASE_URL" in err and "use role all" in err
+    monkeypatch.setenv("PRGUIDE_ROLE", role)
+    started = []
+    monkeypatch.setattr(bot.app.server, "run", started.append)
+    assert main(["serve", "--role", "all"]) == 0 and started[0].role == "all"  # the flag wins over the variable
+
+
 def test_no_command_prints_help(capsys):
     assert main([]) == 2
     assert "usage: prguide" in capsys.readouterr().out

@@ -15,7 +15,7 @@ import pytest
 
 from bot.app.db import open_database
 from bot.app.errors import GiveUp, RetryLater
-from bot.app.jobs import GIVEN_UP, Job, JobStore, WorkerPool
+from bot.app.jobs import GIVEN_UP, SUCCEEDED, Job, JobStore, WorkerPool
 
 T0 = 1_750_000_000.0
 GUARD_S = 10
@@ -224,6 +224,20 @@ async def test_give_up_ends_the_job_with_its_reason(store, vt):
     row = store.get(1)
     assert calls == 1
     assert (row["state"], row["outcome"], row["error"]) == ("done", GIVEN_UP, "404: installation removed")
+
+
+async def test_what_a_job_did_is_recorded_with_it(store, vt):
+    async def handler(job: Job) -> str | None:
+        return "created" if job.delivery_id == "d1" else None
+
+    put(store, "d1")
+    put(store, "d2", key="octo/repo#2")
+    pool = make_pool(store, vt, handler)
+    pool.start()
+    async with asyncio.timeout(GUARD_S):
+        await pool.wait_idle()
+    await pool.stop()
+    assert [(store.get(i)["outcome"], store.get(i)["error"]) for i in (1, 2)] == [(SUCCEEDED, "created"), (SUCCEEDED, None)]
 
 
 async def test_unexpected_errors_are_retried_then_parked_then_retried_by_hand(store, vt, caplog):

@@ -11,7 +11,7 @@ import sqlite3
 import pytest
 
 from bot.app.db import open_database, schema_version
-from bot.app.jobs import GIVEN_UP, SUPERSEDED, JobStore
+from bot.app.jobs import GIVEN_UP, MIGRATIONS, SUCCEEDED, SUPERSEDED, JobStore
 
 T0 = 1_750_000_000.0
 DAY = 86400.0
@@ -151,6 +151,16 @@ def test_settling_records_outcome_and_ignores_jobs_not_running(store):
         store.complete(b.id, outcome="maybe")
 
 
+def test_a_job_is_found_by_its_delivery_id(store):
+    put(store, "a", "k1")
+    job = store.claim()
+    store.complete(job.id, reason="created")
+    row = store.by_delivery("a")
+    assert (row["id"], row["key"], row["state"], row["outcome"], row["error"]) == (job.id, "k1", "done", SUCCEEDED, "created")
+    assert (row["event"], row["action"], row["attempts"]) == ("pull_request", "closed", 1)
+    assert store.by_delivery("b") is None
+
+
 def test_requeue_running_resumes_and_parks_jobs_that_keep_crashing(store):
     put(store, "a", "k1")
     put(store, "b", "k2")
@@ -215,9 +225,7 @@ def test_reopening_keeps_the_schema_version(tmp_path):
     JobStore.open(path).close()
     store = JobStore.open(path)
     try:
-        from bot.app.jobs import MIGRATIONS
-
-        assert schema_version(store.conn, "jobs") == len(MIGRATIONS)
+        assert schema_version(store.conn, "jobs") == len(MIGRATIONS) == 4
     finally:
         store.close()
 
@@ -255,7 +263,6 @@ def test_enqueue_many_is_all_or_nothing(sqlite_store):
 
 def test_a_version_1_queue_keeps_its_payloads_when_migrated(tmp_path):
     from bot.app.db import migrate
-    from bot.app.jobs import MIGRATIONS
 
     path = tmp_path / "old.db"
     conn = open_database(path)
@@ -267,7 +274,7 @@ def test_a_version_1_queue_keeps_its_payloads_when_migrated(tmp_path):
     conn.close()
     store = JobStore.open(str(path))
     try:
-        assert schema_version(store.conn, "jobs") == len(MIGRATIONS)
+        assert schema_version(store.conn, "jobs") == len(MIGRATIONS) == 4
         job = store.claim()
         assert (job.delivery_id, job.payload, job.data) == ("old-1", b"{}", {})
         assert "payload" not in [row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")]

@@ -95,14 +95,22 @@ def add_routes(app: web.Application, state_key: web.AppKey) -> None:
     app.router.add_post("/admin/jobs/retry", retry)
 
 
-def _refuse(request: web.Request, state: Any) -> web.Response | None:
-    """The refusal to send, or ``None`` when the request may go ahead."""
-    expected = state.settings.admin_token
+def has_admin_token(request: web.Request, settings: Any) -> bool:
+    """True when ``request`` carries ``Authorization: Bearer <PRGUIDE_ADMIN_TOKEN>``; always
+    False while ``settings.admin_token`` is unset. Compared in constant time."""
+    expected = settings.admin_token
     if not expected:
-        return web.json_response({"error": "job administration is off; set PRGUIDE_ADMIN_TOKEN to turn it on"}, status=403)
+        return False
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")
     # Compared as bytes: compare_digest refuses str with non-ASCII characters.
-    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode("utf-8", "surrogateescape"), expected.encode("utf-8")):
+    return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode("utf-8", "surrogateescape"), expected.encode("utf-8"))
+
+
+def _refuse(request: web.Request, state: Any) -> web.Response | None:
+    """The refusal to send, or ``None`` when the request may go ahead."""
+    if not state.settings.admin_token:
+        return web.json_response({"error": "job administration is off; set PRGUIDE_ADMIN_TOKEN to turn it on"}, status=403)
+    if not has_admin_token(request, state.settings):
         log.warning("refused admin request to %s", request.path, extra={"remote": request.remote})
         return web.json_response(
             {"error": "missing or wrong admin token"}, status=401, headers={"WWW-Authenticate": 'Bearer realm="prguide admin"'}

@@ -1,6 +1,8 @@
 """The durable job queue (:mod:`bot.app.jobstore`) and the worker pool (:mod:`bot.app.workers`), in one name."""
 
+from bot.app.jobs_protocol import JobStorage
 from bot.app.jobstore import (
+    CANCELLED,
     GIVEN_UP,
     KEEP_DELIVERIES_S,
     KEEP_PAYLOADS_S,
@@ -12,7 +14,6 @@ from bot.app.jobstore import (
     SUCCEEDED,
     SUPERSEDED,
     Job,
-    JobStorage,
     JobStore,
     ParkedJob,
     QueuedDelivery,
@@ -20,6 +21,7 @@ from bot.app.jobstore import (
 from bot.app.workers import Handler, WorkerPool, exponential_backoff
 
 __all__ = [
+    "CANCELLED",
     "GIVEN_UP",
     "KEEP_DELIVERIES_S",
     "KEEP_PAYLOADS_S",

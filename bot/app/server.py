@@ -6,9 +6,10 @@ answer after 10 seconds, "Handling webhook deliveries"). Nothing is built at imp
 time: :func:`create_app` makes every part, and its cleanup context opens and closes
 the shared HTTP session, the job store and the worker pool.
 
-Routes: ``POST /webhook``, ``GET /healthz``, ``GET /metrics``, the job admin routes
-under ``/admin/jobs`` (see :mod:`bot.app.admin`), and the tag view's pages under
-``/repos`` (see :mod:`bot.tagview.web`), served from the same database.
+Routes: ``POST /webhook``, ``GET /webhook/deliveries/{id}`` (what became of a delivery,
+see :mod:`bot.app.delivery_status`), ``GET /healthz``, ``GET /metrics``, the job admin routes
+under ``/admin/jobs`` (see :mod:`bot.app.admin`), and, on the ``all`` and ``web`` roles,
+the tag view's pages under ``/repos`` (see :mod:`bot.tagview.web`), served from the same database.
 """
 
 from __future__ import annotations
@@ -24,14 +25,15 @@ import aiohttp
 from aiohttp import web
 
 from bot import __version__
-from bot.app.admin import add_routes as add_admin_routes
+from bot.app.admin import add_routes as add_admin_routes, has_admin_token
+from bot.app.delivery_status import add_routes as add_status_routes
 from bot.app.errors import DATABASE_ERRORS
 from bot.app.routing import Router, Services, default_router, run_job
 from bot.app.jobs import QueuedDelivery
 from bot.app.logging import configure_logging, redact_value
 from bot.app.metrics import Metrics, create_metrics
 from bot.app.offload import run_store
-from bot.app.settings import Settings, secret_warnings
+from bot.app.settings import Settings, SettingsError, role_problem, secret_warnings
 from bot.app.webhook import MAX_BODY_BYTES, PayloadTooLarge, WebhookError, parse_delivery
 
 log = logging.getLogger("prguide.server")
@@ -98,7 +100,8 @@ def create_app(
     made from the settings). ``guides``: the tag view's
     :class:`bot.tagview.store.GuideStorage`; by default, with ``tag_view`` true, one is
     opened here on ``settings.database_url`` (PostgreSQL) or else ``settings.db_path`` (the one piece of I/O in the factory, as the
-    tag view's routes need it) and closed at clean-up. ``tag_view=False``: no tag view
+    tag view's routes need it) and closed at clean-up. The tag view's routes are served by
+    the ``all`` and ``web`` roles; a ``worker`` stores guides only. ``tag_view=False``: no tag view
     routes, and guides are not stored.
     ``pool_options``/``client_options``: extra keyword arguments for
     :class:`bot.app.jobs.WorkerPool` and :class:`bot.app.github.ClientFactory` (tests pass
@@ -110,8 +113,6 @@ def create_app(
     # aiohttp answers 413 itself for a body over the cap, before it is all in memory.
     app = web.Application(client_max_size=MAX_BODY_BYTES)
     if tag_view:
-        from bot.tagview.web import add_routes
-
         if guides is None and settings.database_url:
             from bot.tagview.pgstore import PgGuideStore
 
@@ -122,7 +123,11 @@ def create_app(
 
             guides = GuideStore(settings.db_path)
             app.on_cleanup.append(_closer(guides))
-        add_routes(app, guides, settings)
+        if settings.role in ("all", "web"):
+            # A worker stores guides but serves no pages: the web replicas behind the load balancer do.
+            from bot.tagview.web import add_routes
+
+            add_routes(app, guides, settings)
     app[STATE] = AppState(
         settings=settings,
         router=router if router is not None else default_router(),
@@ -142,6 +147,7 @@ def create_app(
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics_view)
     add_admin_routes(app, STATE)
+    add_status_routes(app, STATE)
     app.cleanup_ctx.append(_lifecycle)
     return app
 
@@ -165,6 +171,9 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
 
     state = app[STATE]
     settings, options = state.settings, state.options
+    refused = role_problem(settings.role, settings.database_url)
+    if refused:
+        raise SettingsError([f"role {refused}"])
     own_session = options["session"] is None
     session = options["session"] or aiohttp.ClientSession(timeout=HTTP_TIMEOUT)
     store = limits = None
@@ -221,8 +230,8 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
         )
         services, router = state.services, state.router
 
-        async def handle(job: Any) -> None:
-            await run_job(job, services, router, max_attempts=pool.max_attempts)
+        async def handle(job: Any) -> str:
+            return await run_job(job, services, router, max_attempts=pool.max_attempts)
 
         pool = WorkerPool(store, handle, concurrency=settings.workers, **{**timed, **options["pool"]})
         state.store, state.pool = store, pool
@@ -340,6 +349,9 @@ async def webhook(request: web.Request) -> web.Response:
     if delivery.event == "ping":
         return _answer(state, delivery, "pong", 200, fields, text="pong")
 
+    if state.services is not None:
+        # Facts every payload carries (a repository's visibility) are taken before the answer.
+        await state.router.observe(delivery, state.services)
     route, reason = state.router.decide(delivery)
     if (delivery.event == "installation" and delivery.action in FORGET_TOKEN_ACTIONS) or delivery.event in FORGET_TOKEN_EVENTS:
         if state.services is not None and delivery.installation_id is not None:
@@ -378,9 +390,12 @@ async def healthz(request: web.Request) -> web.Response:
     """``GET /healthz``: 200 with queue counts while all is well, else 503.
 
     Body: ``{"ok", "status", "version", "queue": {state: count}, "parked",
-    "oldest_queued_age_s"}``, plus ``progress`` (``{task: {repository: {counter: n}}}``,
-    e.g. a backfill's ``target``, ``queued``, ``built``, ``skipped``, ``pending``,
-    ``api_calls``) once a feature reports some; ``status`` is ``"ok"``, or ``"degraded"`` (503, with
+    "oldest_queued_age_s"}``, plus ``progress`` once a feature reports some: with the admin
+    token (``Authorization: Bearer <PRGUIDE_ADMIN_TOKEN>``) by repository (``{task:
+    {repository: {counter: n}}}``, e.g. a backfill's ``target``, ``queued``, ``built``,
+    ``skipped``, ``pending``, ``api_calls``), without it only the sums and the number of
+    ``repositories`` (``{task: {"repositories": n, counter: total}}``): the names of
+    private repositories are no one else's business. ``status`` is ``"ok"``, or ``"degraded"`` (503, with
     ``problems``, one sentence each) while GitHub refuses the app's credentials (a wrong
     private key or app id: nothing can be published). Deliveries are still accepted and
     kept meanwhile. A later request GitHub accepts makes it ``"ok"`` again. The job
@@ -414,10 +429,25 @@ async def healthz(request: web.Request) -> web.Response:
         "role": state.settings.role,
     }
     if state.services is not None and state.services.progress:
-        body["progress"] = state.services.progress
+        progress = state.services.progress
+        body["progress"] = progress if has_admin_token(request, state.settings) else progress_counts(progress)
     if problems:
         body["problems"] = problems
     return web.json_response(body, status=503 if problems else 200)
+
+
+def progress_counts(progress: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> dict[str, dict[str, int]]:
+    """``{task: {repository: {counter: n}}}`` without the repositories' names:
+    ``{task: {"repositories": how many, counter: sum over them}}`` (numeric counters only)."""
+    out: dict[str, dict[str, int]] = {}
+    for task, board in progress.items():
+        sums: dict[str, int] = {"repositories": len(board)}
+        for counters in board.values():
+            for name, value in counters.items():
+                if isinstance(value, int) and not isinstance(value, bool):
+                    sums[name] = sums.get(name, 0) + value
+        out[task] = sums
+    return out
 
 
 async def metrics_view(request: web.Request) -> web.Response:

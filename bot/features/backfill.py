@@ -40,6 +40,11 @@ less is left, or GitHub refused, the job is held back until the reset
 Each job's delivery id is derived from the run (the delivery or command that
 started it), the page or the pull request number: a restart re-runs the job that
 was in flight, and re-queuing what it queued before is a no-op.
+
+When the app is uninstalled (``installation.deleted``) or repositories are taken away
+from it (``installation_repositories.removed``), the work queued for them, a backfill's
+remaining jobs above all, is cancelled (:func:`handle_uninstalled`): none of it would
+get a token any more.
 """
 
 from __future__ import annotations
@@ -61,7 +66,15 @@ from bot.app.routing import JobContext, Route
 from bot.app.workers import rate_limit_spread
 from bot.engine.build import build_guide
 from bot.feature_support import (
-    BACKFILL_EVENT, BACKFILL_START, backfill_lane, config_notices, queue_backfill, read_repo_config, reviser,
+    BACKFILL_EVENT,
+    BACKFILL_START,
+    backfill_lane,
+    config_notices,
+    guide_page_url,
+    is_private,
+    queue_backfill,
+    read_repo_config,
+    reviser,
     save_guide,
 )
 from bot.engine.repo_config import MAX_BACKFILL
@@ -132,25 +145,44 @@ def _count(progress: dict[str, Any], counter: str, by: int = 1) -> None:
     progress["pending"] = max(0, progress.get("queued", 0) - progress.get("built", 0) - progress.get("skipped", 0))
 
 
+def _spent(ctx: JobContext, progress: dict[str, Any]) -> None:
+    """Count the job's GitHub requests once for ``/healthz`` (``api_calls``) and ``/metrics``
+    (``prguide_backfill_api_calls_total``) alike: list pages and config reads included."""
+    _count(progress, "api_calls", ctx.api_calls)
+    ctx.services.metrics.backfill_api_calls.inc(ctx.api_calls)
+
+
 async def handle_installed(job: Job, ctx: JobContext) -> None:
     """``installation.created`` / ``installation_repositories.added``: queue a backfill per repository.
 
     Reads ``repositories`` (or ``repositories_added``) of the payload: ``full_name``
-    and ``private`` ("Webhook events and payloads", installation). The first
-    :data:`MAX_REPOSITORIES` runs are queued at once on the installation's lane; for
-    more, a :data:`REPOSITORIES` job behind them lists the installation's repositories
-    and queues the rest (for ``added``, only the repositories added), and a log line
-    names them. Sets the outcome to how many runs were queued. No API call.
+    and ``private`` ("Webhook events and payloads", installation). GitHub may leave
+    ``repositories`` out of ``installation.created`` (an installation on all of an
+    account's repositories): they are then listed with "List repositories accessible
+    to the app installation" (``GET /installation/repositories``, 100 per page), the
+    first page here (one API call) and the next ones by a :data:`REPOSITORIES` job;
+    otherwise no API call. The first :data:`MAX_REPOSITORIES` runs are queued at once
+    on the installation's lane; for more, a :data:`REPOSITORIES` job behind them lists
+    the installation's repositories and queues the rest (for ``added``, only the
+    repositories added), and a log line names them. Sets the outcome to how many runs
+    were queued.
     """
     payload = job.data if isinstance(job.data, Mapping) else {}
-    repos = payload.get("repositories_added" if job.event == "installation_repositories" else "repositories") or []
-    named = [r for r in repos if isinstance(r, Mapping) and isinstance(r.get("full_name"), str)]
+    field_name = "repositories_added" if job.event == "installation_repositories" else "repositories"
+    repos, next_url = payload.get(field_name), None
+    if not isinstance(repos, list) and job.event == "installation":
+        listed = await ctx.client.get_page(
+            f"/installation/repositories?per_page={REPOSITORIES_PER_PAGE}", iterable_key="repositories"
+        )
+        repos, next_url = listed.items, listed.next_url
+        ctx.fields["listed"] = True
+    named = [r for r in repos or [] if isinstance(r, Mapping) and isinstance(r.get("full_name"), str)]
     names, deferred = named[:MAX_REPOSITORIES], [r["full_name"] for r in named[MAX_REPOSITORIES:]]
     queued = 0
     for repo in names:
         name = repo["full_name"]
         run = f"backfill:{job.delivery_id}:{name}"
-        queued += await queue_backfill(ctx, name, private=bool(repo.get("private", True)), limit=None, run=run)
+        queued += await queue_backfill(ctx, name, private=is_private(repo), limit=None, run=run)
     ctx.fields["repositories"] = [r["full_name"] for r in names]
     if deferred:
         only = deferred if job.event == "installation_repositories" else None
@@ -162,6 +194,9 @@ async def handle_installed(job: Job, ctx: JobContext) -> None:
             f" and {len(deferred) - LOGGED_NAMES} more" if len(deferred) > LOGGED_NAMES else "",
             extra={"installation": job.installation_id, "deferred": len(deferred)},
         )
+    if next_url:  # the installation's own list goes on: its next pages, all wanted
+        await _queue_listing(job, ctx, {"run": f"backfill:{job.delivery_id}", "page": 2, "next": next_url, "only": None})
+        ctx.fields["more_pages"] = True
     ctx.outcome = f"queued_{queued}"
 
 
@@ -224,7 +259,7 @@ async def _repositories(job: Job, ctx: JobContext, data: Mapping[str, Any]) -> N
         if only is not None and name not in only:
             continue
         queued += await queue_backfill(
-            ctx, name, private=bool(repo.get("private", True)), limit=None, run=f"{data['run']}:{name}",
+            ctx, name, private=is_private(repo), limit=None, run=f"{data['run']}:{name}",
             default_branch=repo.get("default_branch") if isinstance(repo.get("default_branch"), str) else None,
         )
     if listed.next_url:
@@ -303,7 +338,7 @@ async def _page(job: Job, ctx: JobContext, data: Mapping[str, Any]) -> None:
             delivery_id=f"{run}:page:{page + 1}", installation_id=job.installation_id, priority=PRIORITY_BACKGROUND,
         )
     ctx.outcome = "listed"
-    _count(progress, "api_calls", ctx.api_calls)
+    _spent(ctx, progress)
 
 
 async def _pull(job: Job, ctx: JobContext, data: Mapping[str, Any]) -> None:
@@ -330,8 +365,7 @@ async def _pull(job: Job, ctx: JobContext, data: Mapping[str, Any]) -> None:
             raise await _rebook(job, ctx, exc) from exc
         _count(progress, "skipped" if ctx.outcome == "skipped" else "built")
     finally:
-        _count(progress, "api_calls", ctx.api_calls)
-        services.metrics.backfill_api_calls.inc(ctx.api_calls)
+        _spent(ctx, progress)
         services.metrics.backfill_pulls.labels(outcome=ctx.outcome).inc()
 
 
@@ -358,14 +392,18 @@ async def _build(job: Job, ctx: JobContext, data: Mapping[str, Any], repository:
     )
     rules, problems = services.rules_for(config)
     notices = config_notices(config.source, config.problems + problems)
-    build = functools.partial(build_guide, snapshot, rules, lang=config.lang or services.settings.lang)
+    private = data.get("private") is not False
+    build = functools.partial(
+        build_guide, snapshot, rules, lang=config.lang or services.settings.lang,
+        page_url=guide_page_url(services, repository, number, private=private),
+    )
     guide = await asyncio.to_thread(build, notices=notices)
     if guide.skipped:
         ctx.outcome = "skipped"
         return
     ctx.outcome = "stored"
     if data.get("comments"):
-        bot_login = await services.auth.bot_login()
+        bot_login = await services.auth.bot_identity()
         existing = await find_guide_comment(client, repository, number, bot_login=bot_login)
         result = await publish_guide(
             client, repository, number, guide, bot_login=bot_login, current_labels=snapshot.labels, existing=existing,
@@ -373,14 +411,54 @@ async def _build(job: Job, ctx: JobContext, data: Mapping[str, Any], repository:
         )
         ctx.outcome = result.comment
     if services.guides is not None:
-        await save_guide(services.guides, guide, private=bool(data.get("private", True)))
+        await save_guide(services.guides, guide, private=private)
+
+
+async def handle_uninstalled(job: Job, ctx: JobContext) -> None:
+    """``installation.deleted`` / ``installation_repositories.removed``: cancel the work queued for what is gone.
+
+    Uninstalled: every unfinished job of the installation (queued, running, parked;
+    this one excepted). Repositories removed (``repositories_removed[].full_name``,
+    "Webhook events and payloads", installation_repositories): the jobs of their pull
+    requests (keys ``owner/repo#...``) and of their backfill runs (on the installation's
+    lane, shared with other repositories: their delivery ids name the repository,
+    ``backfill:{delivery}:{owner/repo}...``). A running job so
+    cancelled writes nothing more (:mod:`bot.app.fencing`). Sets the outcome to how many
+    jobs were cancelled. No API call.
+    """
+    payload = job.data if isinstance(job.data, Mapping) else {}
+    store = ctx.services.store
+    if store is None or job.installation_id is None:
+        ctx.outcome = "cancelled_0"
+        return
+    removed = job.event == "installation_repositories"
+    repos = payload.get("repositories_removed" if removed else "repositories") or []
+    names = [r["full_name"] for r in repos if isinstance(r, Mapping) and isinstance(r.get("full_name"), str)]
+    if removed and not names:
+        ctx.outcome = "cancelled_0"
+        return
+    what = "repository removed from the installation" if removed else "app uninstalled"
+    cancelled = await run_store(
+        store, store.cancel, job.installation_id,
+        key_prefixes=[f"{n}#" for n in names] if removed else (),
+        delivery_parts=names if removed else (),
+        keep=job.id, reason=f"{what} (delivery {job.delivery_id})",
+    )
+    board = ctx.services.progress.get("backfill", {})
+    for name in names:
+        board.pop(name, None)  # its counters would show work that will never be done
+    ctx.fields["repositories"] = names
+    ctx.outcome = f"cancelled_{cancelled}"
 
 
 #: ``installation.created`` and ``installation_repositories.added``: about a whole installation.
 INSTALLED = Route("installation", ("created",), handle_installed, pull_request_only=False)
 REPOSITORIES_ADDED = Route("installation_repositories", ("added",), handle_installed, pull_request_only=False)
+#: ``installation.deleted`` and ``installation_repositories.removed``: what is gone gets no more work.
+UNINSTALLED = Route("installation", ("deleted",), handle_uninstalled, pull_request_only=False)
+REPOSITORIES_REMOVED = Route("installation_repositories", ("removed",), handle_uninstalled, pull_request_only=False)
 #: The backfill's own jobs.
 BACKFILL = Route(EVENT, (), handle_backfill, internal=True)
 
 #: This feature's routes, composed in :mod:`bot.features`.
-ROUTES = (INSTALLED, REPOSITORIES_ADDED, BACKFILL)
+ROUTES = (INSTALLED, REPOSITORIES_ADDED, UNINSTALLED, REPOSITORIES_REMOVED, BACKFILL)
