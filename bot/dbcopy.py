@@ -156,17 +156,20 @@ def _copy_jobs(source: sqlite3.Connection, db, tables: set[str], damaged: list[s
     payload = (
         "(SELECT p.body FROM job_payloads p WHERE p.job_id = j.id)" if "job_payloads" in tables else "j.payload"
     )
+    # Background jobs (a backfill's) stay background; a file from before priorities has none.
+    known = {row[1] for row in source.execute("PRAGMA table_info(jobs)")}
+    columns = _JOB_COLUMNS + (("priority",) if "priority" in known else ())
     rows = source.execute(
-        f"SELECT j.id, {', '.join('j.' + c for c in _JOB_COLUMNS)}, {payload} FROM jobs j ORDER BY j.id"
+        f"SELECT j.id, {', '.join('j.' + c for c in columns)}, {payload} FROM jobs j ORDER BY j.id"
     ).fetchall()
     insert = (
-        f"INSERT INTO jobs ({', '.join(_JOB_COLUMNS)}, payload) "
-        f"VALUES ({', '.join(['%s'] * (len(_JOB_COLUMNS) + 1))}) ON CONFLICT (delivery_id) DO NOTHING"
+        f"INSERT INTO jobs ({', '.join(columns)}, payload) "
+        f"VALUES ({', '.join(['%s'] * (len(columns) + 1))}) ON CONFLICT (delivery_id) DO NOTHING"
     )
     added = present = 0
     with db.connection() as conn, conn.cursor() as cur:
         for row_id, *row in rows:
-            values = dict(zip((*_JOB_COLUMNS, "payload"), row, strict=True))
+            values = dict(zip((*columns, "payload"), row, strict=True))
             if values["state"] == "running":  # its process is gone: queue it again, attempts kept
                 values["state"] = "queued"
             if values["state"] == "done":

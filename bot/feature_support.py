@@ -17,6 +17,7 @@ from cachetools import TTLCache
 import bot.locale as catalogue
 from bot.app.fetch import fetch_file
 from bot.app.github import Forbidden
+from bot.app.jobstore import PRIORITY_BACKGROUND
 from bot.app.offload import run_store
 from bot.engine.render.messages import t
 from bot.engine.repo_config import CONFIG_PATHS, DEFAULT_SOURCE, RepoConfig, load_repo_config
@@ -216,6 +217,13 @@ BACKFILL_EVENT = "prguide.backfill"
 BACKFILL_START = "start"
 
 
+def backfill_lane(installation_id: int | None, repository: str) -> str:
+    """The job key the backfill runs of an installation take turns on (``backfill:installation:{id}``):
+    one list page at a time per installation, whichever events or commands started them
+    (``backfill:{repository}`` for a job that names no installation)."""
+    return f"backfill:installation:{installation_id}" if installation_id is not None else f"backfill:{repository}"
+
+
 async def queue_backfill(
     ctx: Any, repository: str, *, private: bool, limit: int | None, run: str, default_branch: str | None = None,
     delay: float = 0.0,
@@ -226,13 +234,14 @@ async def queue_backfill(
     installation event, a ``/prguide backfill`` command). ``limit``: how many pull
     requests, ``None`` for the repository's ``backfill`` setting. ``run`` names the
     run and is its idempotency key (derive it from the asking delivery, so a redelivery
-    starts nothing twice). Jobs of one repository's runs share the key
-    ``backfill:{repository}``: one page is read at a time. ``delay``: seconds before it starts.
+    starts nothing twice). The runs of one installation take turns on its lane
+    (:func:`backfill_lane`), as background jobs (live jobs due at once go first).
+    ``delay``: seconds before it starts.
     """
     payload = {"repository": repository, "private": private, "limit": limit, "run": run, "default_branch": default_branch}
     return await ctx.enqueue(
-        BACKFILL_EVENT, BACKFILL_START, payload, key=f"backfill:{repository}", delivery_id=run,
-        installation_id=ctx.job.installation_id, delay=delay,
+        BACKFILL_EVENT, BACKFILL_START, payload, key=backfill_lane(ctx.job.installation_id, repository),
+        delivery_id=run, installation_id=ctx.job.installation_id, delay=delay, priority=PRIORITY_BACKGROUND,
     )
 
 

@@ -27,8 +27,8 @@ INSTALLATION = 1
 
 @pytest.fixture(autouse=True)
 def no_pacing(monkeypatch):
-    # Pacing spaces pull jobs a second apart in production; here they are all due at once.
-    monkeypatch.setattr(backfill, "PACE_S", 0.0)
+    # Pacing spaces pull jobs seconds apart in production; here they are all due at once.
+    monkeypatch.setattr(backfill, "pull_spacing", lambda budget, now: 0.0)
 
 
 def installation_created(sandbox: Any) -> dict:
@@ -221,6 +221,35 @@ async def test_repositories_added_to_an_installation_are_backfilled(app_private_
             await wait_idle(client.app)
 
 
+async def test_an_installation_on_more_repositories_than_one_event_queues_backfills_the_rest_from_the_paged_list(
+    app_private_key, tmp_path, monkeypatch, caplog
+):
+    # Small numbers for GitHub's: 2 repositories from the event (100), 2 a page of the list (100).
+    monkeypatch.setattr(backfill, "MAX_REPOSITORIES", 2)
+    monkeypatch.setattr(backfill, "REPOSITORIES_PER_PAGE", 2)
+    names = [f"octo-org/r{n}" for n in range(5)]
+    async with start_sandbox(app_private_key) as sandbox:
+        for name in names:
+            sandbox.state.add_merged_pulls(name, 1)
+        settings = settings_for(sandbox, app_private_key, tmp_path)
+        async with running_app(settings, sandbox=sandbox, **app_options()) as client:
+            payload = {
+                "action": "created", "installation": {"id": INSTALLATION, "account": {"login": "octo-org"}},
+                "repositories": [{"full_name": name, "private": False} for name in names],
+                "sender": {"login": "maintainer", "type": "User"},
+            }
+            with caplog.at_level("INFO", logger="prguide.jobs"):
+                await deliver(client, payload, event="installation", delivery="inst-many")
+                await wait_idle(client.app)
+            guides = client.app[STATE].services.guides
+            assert [name for name in names if guides.get(name, 1) is None] == []
+            listed = [r["path"] for r in sandbox.requests if r["path"].startswith("/installation/repositories")]
+            assert listed[0] == "/installation/repositories?per_page=2" and len(listed) == 3  # pages 1-3, by Link
+            assert sum(1 for r in sandbox.requests if "/pulls?" in r["path"]) == 5  # each repository listed once
+            assert any("3 repositories are backfilled later" in r.getMessage() and "octo-org/r4" in r.getMessage()
+                       for r in caplog.records)  # fmt: skip
+
+
 async def test_reconcile_leaves_merges_from_before_the_installation_alone(app_private_key, webhook_payload, tmp_path):
     # Installed after the last merges, with `backfill: 0`: nothing of the past gets a guide or a comment.
     async with start_sandbox(app_private_key) as sandbox:
@@ -229,7 +258,7 @@ async def test_reconcile_leaves_merges_from_before_the_installation_alone(app_pr
         settings = settings_for(sandbox, app_private_key, tmp_path, reconcile_interval=3600)
         async with running_app(settings, sandbox=sandbox, **app_options()) as client:
             state = client.app[STATE]
-            await deliver(client, installation_created(webhook_payload), event="installation", delivery="inst-1")
+            await deliver(client, installation_created(sandbox), event="installation", delivery="inst-1")
             await wait_idle(client.app)
             assert await state.scheduler.tick() == 1
             await wait_idle(client.app)
@@ -246,17 +275,17 @@ def pending_keys(store) -> list[str]:
 async def test_uninstalling_mid_backfill_cancels_the_rest_and_asks_for_no_token(
     app_private_key, webhook_payload, tmp_path, monkeypatch
 ):
-    monkeypatch.setattr(backfill, "PACE_S", 3600.0)  # the first pull request now, the others hours apart
+    monkeypatch.setattr(backfill, "pull_spacing", lambda budget, now: 3600.0)  # the first pull request now, the others hours apart
     async with start_sandbox(app_private_key) as sandbox:
         sandbox.state.add_merged_pulls(HISTORY, 150)
         settings = settings_for(sandbox, app_private_key, tmp_path)
         async with running_app(settings, sandbox=sandbox, **app_options()) as client:
             state = client.app[STATE]
-            await deliver(client, installation_created(webhook_payload), event="installation", delivery="inst-1")
+            await deliver(client, installation_created(sandbox), event="installation", delivery="inst-1")
             await wait_idle(client.app)
             assert len(pending_keys(state.store)) == 99  # the backfill is under way
 
-            gone = installation_created(webhook_payload)
+            gone = installation_created(sandbox)
             gone["action"] = "deleted"
             await deliver(client, gone, event="installation", delivery="uninstall-1")
             await wait_idle(client.app)
@@ -275,7 +304,7 @@ async def test_uninstalling_mid_backfill_cancels_the_rest_and_asks_for_no_token(
 async def test_a_repository_removed_from_the_installation_loses_its_queued_work_only(
     app_private_key, webhook_payload, tmp_path, monkeypatch
 ):
-    monkeypatch.setattr(backfill, "PACE_S", 3600.0)
+    monkeypatch.setattr(backfill, "pull_spacing", lambda budget, now: 3600.0)
     other = "octo-org/other"
     async with start_sandbox(app_private_key) as sandbox:
         sandbox.state.add_merged_pulls(HISTORY, 3)
@@ -291,7 +320,8 @@ async def test_a_repository_removed_from_the_installation_loses_its_queued_work_
             ]
             await deliver(client, added, event="installation_repositories", delivery="added-1")
             await wait_idle(client.app)
-            assert pending_keys(state.store) == [f"backfill:{other}", f"{HISTORY}#2", f"{HISTORY}#1"]
+            # The other repository's run waits on the installation's lane while its slots are booked.
+            assert pending_keys(state.store) == [f"backfill:installation:{INSTALLATION}", f"{HISTORY}#2", f"{HISTORY}#1"]
 
             removed = dict(added, action="removed", repositories_added=[], repositories_removed=added["repositories_added"][1:])
             await deliver(client, removed, event="installation_repositories", delivery="removed-1")

@@ -453,7 +453,7 @@ async def test_review_commands_from_bots_or_deleted_comments_do_nothing(harness)
 async def test_maintainer_backfill_stores_guides_without_commenting(harness, monkeypatch):
     from bot.features import backfill
 
-    monkeypatch.setattr(backfill, "PACE_S", 0.0)
+    monkeypatch.setattr(backfill, "pull_spacing", lambda budget, now: 0.0)
     numbers = harness.sandbox.state.add_merged_pulls(REPO, 4, start=80001)
     await harness.comment("rita", "/prguide backfill 3")
     assert "write access" in harness.replies()[-1].body

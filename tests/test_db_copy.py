@@ -36,6 +36,7 @@ def installation(tmp_path):
     running = jobs.claim(now=T0 + 14)  # d2 stays running: its process "died"
     assert running.delivery_id == "d2"
     jobs.retry(jobs.claim(now=T0 + 15).id, delay=60, error="rate limited", now=T0 + 16)  # d3: due later, 1 attempt
+    jobs.conn.execute("UPDATE jobs SET priority = 1 WHERE delivery_id = 'd4'")  # d4: background work (a backfill's)
     jobs.close()
     return path
 
@@ -79,6 +80,13 @@ def test_copy_moves_guides_and_jobs_and_is_idempotent(installation, pg_url, caps
     assert jobs["d2"][1:3] == ("queued", 1) and jobs["d2"][4] == b'{"n": 2}'  # interrupted: queued again
     assert jobs["d3"][1:4] == ("queued", 1, T0 + 16 + 60) and jobs["d3"][5] == "rate limited"
     assert jobs["d4"][1:5] == ("queued", 0, T0 + 4, b'{"n": 4}')
+    db = pg.connect(pg_url, max_size=1)
+    try:
+        with db.pool.connection() as conn:
+            priorities = dict(conn.execute("SELECT delivery_id, priority FROM jobs").fetchall())
+    finally:
+        db.close()
+    assert priorities == {"d0": 0, "d1": 0, "d2": 0, "d3": 0, "d4": 1}  # background stays background
 
     assert main(["db", "copy", "--from", f"sqlite:{installation}", "--to", pg_url]) == 0
     again = capsys.readouterr().out  # a second run copies nothing, and says so

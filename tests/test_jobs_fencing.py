@@ -249,6 +249,19 @@ def test_cancel_ends_the_unfinished_work_of_an_installation_and_nothing_else(sto
     assert [job.delivery_id for job in iter(store.claim, None)] == ["other-inst", "self"]
 
 
+def test_cancel_finds_a_repository_s_work_on_a_shared_key_by_its_delivery_ids(store):
+    # Backfill runs of one installation share its lane; their delivery ids name the repository.
+    lane = "backfill:installation:7"
+    for delivery, key in [
+        ("backfill:d1:o/a_b", lane), ("backfill:d1:o/a_b:page:2", lane), ("backfill:d1:o/a_b:12", "o/a_b#12"),
+        ("backfill:d1:o/aXb", lane), ("backfill:d1:o/a_b2:page:2", lane), ("backfill:d1:repositories:2", lane),
+    ]:
+        put(store, delivery, key)
+    assert store.cancel(7, key_prefixes=["o/a_b#"], delivery_parts=["o/a_b"], reason="removed") == 3
+    left = {store.get(n)["delivery_id"] for n in range(1, 7) if store.get(n)["state"] == "queued"}
+    assert left == {"backfill:d1:o/aXb", "backfill:d1:o/a_b2:page:2", "backfill:d1:repositories:2"}
+
+
 async def test_a_cancelled_job_stops_before_its_next_write(tmp_path):
     from bot.app.fencing import LeaseLost
 

@@ -15,7 +15,7 @@ from psycopg_pool import PoolTimeout
 
 from bot.app import pg
 from bot.app.jobstore import QueuedDelivery
-from bot.app.pgjobs import PgJobStore
+from bot.app.pgjobs import MIGRATIONS, PgJobStore
 
 T0 = 1_750_000_000.0
 

@@ -131,7 +131,7 @@ async def test_an_inline_review_comment_and_a_review_body_are_answered_too(trial
 async def test_installation_created_backfills_the_repositories_named_or_listed(trial, monkeypatch):
     from bot.features import backfill
 
-    monkeypatch.setattr(backfill, "PACE_S", 0.0)  # pull jobs fall due at once, not 2.5 s apart
+    monkeypatch.setattr(backfill, "pull_spacing", lambda budget, now: 0.0)  # pull jobs fall due at once
     trial.sandbox.state.add_merged_pulls("octo-org/history", 2)
     trial.sandbox.state.add_merged_pulls("octo-org/tools", 1)
     code, out, _ = await trial.send("installation.created", "--installation", "1", "--repo", "octo-org/history")

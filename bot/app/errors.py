@@ -20,6 +20,23 @@ class RetryLater(Exception):
         self.delay = delay
 
 
+class RateLimited(RetryLater):
+    """GitHub's rate limit holds the job back for ``delay`` seconds; not a failure.
+
+    Raised when the installation's budget is spent (``x-ratelimit-remaining: 0`` until
+    ``x-ratelimit-reset``, a ``retry-after``, or the share a background job may use is
+    gone), whether GitHub refused a request or prguide saw it coming and sent none. The
+    worker pool queues the job again after ``delay`` without counting the attempt, so
+    waiting for a reset never parks a job. ``spread``: the pool adds jitter, so jobs
+    held back together do not all come back in the same second; False when ``delay``
+    is already a slot of the job's own (backfill pacing).
+    """
+
+    def __init__(self, reason: str, delay: float, *, spread: bool = True):
+        super().__init__(reason, max(0.0, float(delay)))
+        self.spread = spread
+
+
 class GiveUp(Exception):
     """The job cannot and need not be done; it ends cleanly without retry.
 

@@ -36,7 +36,8 @@ class JobStorage(Protocol):
         ...
 
     def claim(self, now: float | None = None) -> Job | None:
-        """Mark the next runnable job ``running`` (oldest due first, one per key) and return it."""
+        """Mark the next runnable job ``running`` (live before background, then oldest due first; one per
+        key) and return it."""
         ...
 
     def holds(self, job_id: int, fence: int, *, now: float | None = None) -> bool:
@@ -68,8 +69,10 @@ class JobStorage(Protocol):
         """A running job is ``parked`` with its last error."""
         ...
 
-    def release(self, job_id: int, *, now: float | None = None) -> None:
-        """An interrupted running job is ``queued`` again at once, its attempt not counted."""
+    def release(self, job_id: int, *, now: float | None = None, delay: float = 0.0, reason: str | None = None) -> None:
+        """A running job is ``queued`` again, due ``delay`` seconds from now by the store's clock (0: an
+        interrupted job, at once; else e.g. a wait for GitHub's rate limit), its attempt not counted;
+        ``reason`` becomes its error."""
         ...
 
     def cancel(
@@ -78,11 +81,13 @@ class JobStorage(Protocol):
         *,
         keys: Sequence[str] = (),
         key_prefixes: Sequence[str] = (),
+        delivery_parts: Sequence[str] = (),
         keep: int | None = None,
         reason: str,
         now: float | None = None,
     ) -> int:
-        """End an installation's unfinished jobs (those of some keys only, when given), except ``keep``; how many."""
+        """End an installation's unfinished jobs (only those of some keys or naming some ``:``-separated
+        parts of their delivery ids, when given), except ``keep``; how many."""
         ...
 
     def requeue_running(self, *, max_attempts: int | None = None, now: float | None = None) -> int:

@@ -15,8 +15,13 @@ A job's life::
     queued --claim--> running --success / GiveUp--> done
        ^                 |
        +--RetryLater / error (attempts left) / stop() / restart
+       +--RateLimited (released: the attempt does not count)
                          |
                          +--error (no attempts left)--> parked --retry_parked()--> queued
+
+Among jobs that may start, a live one (a webhook delivery) goes before a background
+one (a backfill's), whichever fell due first (:data:`PRIORITY_LIVE`,
+:data:`PRIORITY_BACKGROUND`), so a backlog never holds up a merge's guide.
 
 Every claim gives the row a new *fence* (a number that only grows), which the job
 carries (:attr:`Job.fence`): :meth:`JobStore.holds` tells whether a run still holds its
@@ -25,7 +30,8 @@ claim, so a job whose claim is gone writes nothing to GitHub (:mod:`bot.app.fenc
 Times are Unix seconds, stored so they survive a restart, and always read from the
 store's own clock (``clock``; one process owns the SQLite file), never from a
 caller's: due times are given as delays (``enqueue_many(..., delay=)``,
-``retry(delay=)``) and waits are asked of the store (:meth:`JobStore.due_in`).
+``retry(delay=)``, ``release(delay=)``) and waits are asked of the store
+(:meth:`JobStore.due_in`).
 :class:`JobStore` keeps the queue in SQLite;
 :class:`bot.app.jobs_protocol.JobStorage` is what the worker pool, the intake, the
 server and the admin routes need of a store, so another database (PostgreSQL, with
@@ -49,6 +55,7 @@ from functools import cached_property
 from typing import Any
 
 from bot.app.db import migrate, open_database
+from bot.app.jobs_schema import MIGRATIONS
 
 log = logging.getLogger("bot.app.jobs")
 
@@ -69,58 +76,15 @@ KEEP_DELIVERIES_S = 7 * 86400.0
 KEEP_PAYLOADS_S = 86400.0
 #: Hard cap on done rows, oldest deleted first, even inside the redelivery window.
 MAX_DONE_ROWS = 200_000
-
-MIGRATIONS = [
-    """
-    CREATE TABLE jobs (
-        id INTEGER PRIMARY KEY,
-        delivery_id TEXT NOT NULL UNIQUE,
-        event TEXT NOT NULL,
-        action TEXT,
-        key TEXT NOT NULL,
-        payload BLOB NOT NULL,
-        installation_id INTEGER,
-        state TEXT NOT NULL DEFAULT 'queued'
-            CHECK (state IN ('queued', 'running', 'done', 'parked')),
-        attempts INTEGER NOT NULL DEFAULT 0,
-        not_before REAL NOT NULL,
-        created_at REAL NOT NULL,
-        updated_at REAL NOT NULL,
-        outcome TEXT,
-        error TEXT
-    );
-    CREATE INDEX jobs_due ON jobs (state, not_before, id);
-    CREATE INDEX jobs_key ON jobs (key, state, id);
-    """,
-    # Payloads move to a table of their own: SQLite rewrites a whole row, overflow pages
-    # and all, when an update changes its size, so every state change of a job used to
-    # copy its ~25 KB body. (DROP COLUMN needs SQLite 3.35, from 2021.)
-    """
-    CREATE TABLE job_payloads (
-        job_id INTEGER PRIMARY KEY REFERENCES jobs (id) ON DELETE CASCADE,
-        body BLOB NOT NULL
-    );
-    INSERT INTO job_payloads (job_id, body) SELECT id, payload FROM jobs WHERE length(payload) > 0;
-    ALTER TABLE jobs DROP COLUMN payload;
-    CREATE INDEX jobs_open ON jobs (key, id, state) WHERE state IN ('queued', 'running');
-    """,
-    # Claims are fenced (see Job.fence), and periodic work remembers how far it got.
-    """
-    ALTER TABLE jobs ADD COLUMN fence INTEGER NOT NULL DEFAULT 0;
-    CREATE INDEX jobs_installation ON jobs (installation_id) WHERE state IN ('queued', 'running', 'parked');
-    CREATE TABLE checkpoints (
-        name TEXT PRIMARY KEY,
-        value TEXT NOT NULL,
-        updated_at REAL NOT NULL
-    );
-    """,
-]
+#: ``priority`` of a job: of the jobs that may start, the lowest number starts first.
+PRIORITY_LIVE = 0
+PRIORITY_BACKGROUND = 1
 
 _JOB_COLUMNS = "id, delivery_id, event, action, key, installation_id, attempts, created_at, fence"
 
 _ENQUEUE = (
     "INSERT INTO jobs (delivery_id, event, action, key, installation_id,"
-    " not_before, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    " not_before, created_at, updated_at, priority) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
     " ON CONFLICT (delivery_id) DO NOTHING RETURNING id"
 )
 _ENQUEUE_PAYLOAD = "INSERT INTO job_payloads (job_id, body) VALUES (?, ?)"
@@ -135,11 +99,14 @@ _RUNNABLE = """
 
 #: Queued jobs looked at, oldest due first, before falling back to one head per key.
 _CANDIDATES = 64
+#: The order claims take jobs in (live first), and the order of their due times.
+_CLAIM_ORDER = "priority, not_before, id"
+_DUE_ORDER = "not_before, id"
 # Usually one of the oldest queued jobs can start.
-_OLDEST = f"""
+_OLDEST = """
     SELECT id, key, not_before FROM jobs WHERE state = 'queued' AND not_before <= :due
-    ORDER BY not_before, id LIMIT {_CANDIDATES}
-"""
+    ORDER BY {order} LIMIT %d
+""" % _CANDIDATES
 
 # When a burst has queued more than that behind a few running pull requests, scanning
 # the queue in order cost milliseconds per claim: instead, visit one head per key. The
@@ -156,7 +123,7 @@ _HEADS = f"""
     CROSS JOIN jobs j ON j.id = (SELECT min(id) FROM {_OPEN} AND key = k.key)
     WHERE j.state = 'queued' AND j.not_before <= :due
     AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.key = k.key AND r.state = 'running')
-    ORDER BY j.not_before, j.id LIMIT 1
+    ORDER BY {{order}} LIMIT 1
 """
 
 _CLAIM = f"""
@@ -174,9 +141,11 @@ class Job:
     (``pull_request``, ``issue_comment``, ...); ``action``: the payload's ``action``;
     ``key``: what the job serialises on, e.g. ``"owner/repo#N"``; ``payload``: the raw
     request body (see :attr:`data`); ``installation_id``: the payload's
-    ``installation.id``; ``attempts``: 1 on the first run, 2 on the first retry, ...;
-    ``created_at``: Unix seconds when the delivery was queued; ``fence``: the claim this
-    run holds (every claim of the row gives a larger number; see :meth:`JobStore.holds`).
+    ``installation.id``; ``attempts``: 1 on the first run, 2 on the first retry, ...
+    (a run put back by :meth:`JobStore.release`, e.g. to wait for a rate limit, does not
+    count); ``created_at``: Unix seconds when the delivery was queued; ``fence``: the
+    claim this run holds (every claim of the row gives a larger number; see
+    :meth:`JobStore.holds`).
     """
 
     id: int
@@ -218,8 +187,10 @@ class ParkedJob:
 class QueuedDelivery:
     """A webhook delivery to queue; the fields are :meth:`JobStore.enqueue`'s arguments.
 
-    Raises ``ValueError`` for an empty ``delivery_id``, ``event`` or ``key`` or a
-    ``payload`` that is not bytes, so an invalid delivery never joins a batch.
+    ``priority``: :data:`PRIORITY_LIVE` (a webhook's) or :data:`PRIORITY_BACKGROUND`.
+    Raises ``ValueError`` for an empty ``delivery_id``, ``event`` or ``key``, a
+    ``payload`` that is not bytes or a ``priority`` that is not an int, so an invalid
+    delivery never joins a batch.
     """
 
     delivery_id: str
@@ -228,6 +199,7 @@ class QueuedDelivery:
     payload: bytes = field(repr=False)
     installation_id: int | None = None
     action: str | None = None
+    priority: int = PRIORITY_LIVE
 
     @property
     def job_key(self) -> str:
@@ -241,11 +213,13 @@ class QueuedDelivery:
             )
         if not isinstance(self.payload, (bytes, bytearray, memoryview)):
             raise ValueError(f"payload must be bytes, not {type(self.payload).__name__}")
+        if not isinstance(self.priority, int) or isinstance(self.priority, bool):
+            raise ValueError(f"priority must be an int, not {self.priority!r}")
 
 
 def _row(d: QueuedDelivery, at: float, delay: float = 0.0) -> tuple[Any, ...]:
     """The ``_ENQUEUE`` parameters for ``d``, queued at ``at`` and due ``delay`` seconds later."""
-    return (d.delivery_id, d.event, d.action, d.job_key, d.installation_id, at + max(0.0, delay), at, at)
+    return (d.delivery_id, d.event, d.action, d.job_key, d.installation_id, at + max(0.0, delay), at, at, d.priority)
 
 
 def _job(row: sqlite3.Row | tuple, payload: bytes) -> Job:
@@ -264,19 +238,32 @@ def _job(row: sqlite3.Row | tuple, payload: bytes) -> Job:
 
 
 def _cancel_filter(
-    installation_id: int, keys: Sequence[str], key_prefixes: Sequence[str], keep: int | None, mark: str
+    installation_id: int,
+    keys: Sequence[str],
+    key_prefixes: Sequence[str],
+    delivery_parts: Sequence[str],
+    keep: int | None,
+    mark: str,
 ) -> tuple[str, list[Any]]:
-    """The ``WHERE`` clause of :meth:`JobStore.cancel` and its parameters (``mark``: ``?`` or ``%s``)."""
+    """The ``WHERE`` clause of :meth:`JobStore.cancel` and its parameters (``mark``: ``?`` for
+    SQLite or ``%s`` for PostgreSQL)."""
     where = f"installation_id = {mark} AND state IN ('queued', 'running', 'parked')"
     params: list[Any] = [int(installation_id)]
     if keep is not None:
         where += f" AND id <> {mark}"
         params.append(keep)
-    if keys or key_prefixes:
-        # substr, not LIKE: repository names are full of '_', which LIKE reads as a wildcard.
-        tests = [f"key = {mark}" for _ in keys] + [f"substr(key, 1, {mark}) = {mark}" for _ in key_prefixes]
+    if keys or key_prefixes or delivery_parts:
+        # substr and instr/strpos, not LIKE: repository names are full of '_', which LIKE
+        # reads as a wildcard.
+        find = "instr" if mark == "?" else "strpos"
+        tests = (
+            [f"key = {mark}" for _ in keys]
+            + [f"substr(key, 1, {mark}) = {mark}" for _ in key_prefixes]
+            + [f"{find}(':' || delivery_id || ':', {mark}) > 0" for _ in delivery_parts]
+        )
         where += f" AND ({' OR '.join(tests)})"
         params += [*keys, *(x for prefix in key_prefixes for x in (len(prefix), prefix))]
+        params += [f":{part}:" for part in delivery_parts]
     return where, params
 
 
@@ -408,12 +395,13 @@ class JobStore(StoreMethods):
         """Mark the next runnable job ``running`` (counting an attempt) and return it.
 
         Runnable: ``queued``, due (``not_before <= now``), the oldest unfinished job of
-        its key, and no job of its key running. Among those, the earliest due wins,
-        then the earliest queued. Returns None when nothing is runnable.
+        its key, and no job of its key running. Among those, live jobs before background
+        ones (``priority``), then the earliest due, then the earliest queued. Returns
+        None when nothing is runnable.
         """
         at = self._at(now)
         with self._lock:
-            first = self._first_runnable(at)
+            first = self._first_runnable(at, _CLAIM_ORDER)
             if first is None:
                 return None
             rows = self.conn.execute(_CLAIM, {"id": first[0], "now": at}).fetchall()
@@ -422,9 +410,9 @@ class JobStore(StoreMethods):
             payload = self.conn.execute("SELECT body FROM job_payloads WHERE job_id = ?", (rows[0][0],)).fetchone()
         return _job(rows[0], bytes(payload[0]) if payload is not None else b"")
 
-    def _first_runnable(self, due: float) -> tuple[int, float] | None:
-        """``(id, not_before)`` of the runnable job due first among those due by ``due``, or None."""
-        candidates = self.conn.execute(_OLDEST, {"due": due}).fetchall()
+    def _first_runnable(self, due: float, order: str) -> tuple[int, float] | None:
+        """``(id, not_before)`` of the first runnable job in ``order`` among those due by ``due``, or None."""
+        candidates = self.conn.execute(_OLDEST.format(order=order), {"due": due}).fetchall()
         blocked: dict[str, int] = {}  # key -> id of a job of it that cannot start
         for job_id, key, not_before in candidates:
             if job_id > blocked.get(key, job_id):
@@ -434,7 +422,8 @@ class JobStore(StoreMethods):
             blocked[key] = min(job_id, blocked.get(key, job_id))
         if len(candidates) < _CANDIDATES:
             return None  # every queued job due by then was looked at
-        row = self.conn.execute(_HEADS, {"due": due}).fetchone()
+        heads = _HEADS.format(order=", ".join(f"j.{column}" for column in order.split(", ")))
+        row = self.conn.execute(heads, {"due": due}).fetchone()
         return (row[0], row[1]) if row is not None else None
 
     def supersede(self, job: Job, *, now: float | None = None) -> tuple[str, int] | None:
@@ -471,7 +460,7 @@ class JobStore(StoreMethods):
         completion is what wakes the pool for them.
         """
         with self._lock:
-            first = self._first_runnable(math.inf)
+            first = self._first_runnable(math.inf, _DUE_ORDER)
         return first[1] if first is not None else None
 
     def due_in(self, now: float | None = None) -> float | None:
@@ -497,6 +486,7 @@ class JobStore(StoreMethods):
         *,
         keys: Sequence[str] = (),
         key_prefixes: Sequence[str] = (),
+        delivery_parts: Sequence[str] = (),
         keep: int | None = None,
         reason: str,
         now: float | None = None,
@@ -504,13 +494,16 @@ class JobStore(StoreMethods):
         """End the unfinished work of an installation: its ``queued``, ``running`` and ``parked``
         jobs become ``done`` with outcome :data:`CANCELLED` and ``reason``; returns how many.
 
-        With ``keys`` or ``key_prefixes``, only jobs whose key is one of ``keys`` or starts
-        with one of ``key_prefixes`` (a repository's work). ``keep``: a job id left alone
+        With ``keys``, ``key_prefixes`` or ``delivery_parts``, only jobs whose key is one of
+        ``keys`` or starts with one of ``key_prefixes``, or whose delivery id has one of
+        ``delivery_parts`` between its ``:`` (``backfill:D:owner/repo:page:2`` has
+        ``owner/repo``): a repository's work, on its own keys or on a key it shares with
+        other repositories' work. ``keep``: a job id left alone
         (the job asking). A cancelled running job loses its claim (:meth:`holds` is
         False), so it writes nothing more; its run's own settling is then a no-op.
         """
         at = self._at(now)
-        where, params = _cancel_filter(installation_id, keys, key_prefixes, keep, "?")
+        where, params = _cancel_filter(installation_id, keys, key_prefixes, delivery_parts, keep, "?")
         with self._lock:
             return self.conn.execute(
                 f"UPDATE jobs SET state = 'done', outcome = ?, error = ?, updated_at = ? WHERE {where}",
@@ -534,14 +527,15 @@ class JobStore(StoreMethods):
                 (name, text, at),
             )
 
-    def release(self, job_id: int, *, now: float | None = None) -> None:
-        """Put a running job back, due now, without counting the interrupted attempt (shutdown)."""
+    def release(self, job_id: int, *, now: float | None = None, delay: float = 0.0, reason: str | None = None) -> None:
+        """Put a running job back without counting its attempt: due now (shutdown), or ``delay``
+        seconds from now (a wait for GitHub's rate limit), with ``reason`` as its error."""
         at = self._at(now)
         with self._lock:
             self.conn.execute(
-                "UPDATE jobs SET state = 'queued', attempts = max(attempts - 1, 0), not_before = ?, updated_at = ?"
-                " WHERE id = ? AND state = 'running'",
-                (at, at, job_id),
+                "UPDATE jobs SET state = 'queued', attempts = max(attempts - 1, 0), not_before = ?, updated_at = ?,"
+                " error = coalesce(?, error) WHERE id = ? AND state = 'running'",
+                (at + max(0.0, delay), at, reason, job_id),
             )
 
     def _settle(
@@ -641,7 +635,7 @@ class JobStore(StoreMethods):
         with self._lock:
             row = self.conn.execute(
                 "SELECT id, delivery_id, event, action, key, installation_id, state, attempts,"
-                " not_before, created_at, updated_at, outcome, error FROM jobs WHERE id = ?",
+                " not_before, created_at, updated_at, outcome, error, priority FROM jobs WHERE id = ?",
                 (job_id,),
             ).fetchone()
         return dict(row) if row is not None else None

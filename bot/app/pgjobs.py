@@ -101,6 +101,11 @@ MIGRATIONS = [
         updated_at DOUBLE PRECISION NOT NULL
     );
     """,
+    # Live work before background work (claims read jobs_claim; next_due still jobs_due).
+    """
+    ALTER TABLE jobs ADD COLUMN priority SMALLINT NOT NULL DEFAULT 0;
+    CREATE INDEX jobs_claim ON jobs (priority, not_before, id) WHERE state = 'queued';
+    """,
 ]
 pg.register_migrations("jobs", MIGRATIONS)
 
@@ -121,7 +126,7 @@ _RUNNABLE = f"j.state = 'queued' AND {_HEAD_OF_KEY}"
 
 _CANDIDATE = f"""
     SELECT j.id FROM jobs j WHERE j.not_before <= {_NOW} AND {_RUNNABLE}
-    ORDER BY j.not_before, j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED
+    ORDER BY j.priority, j.not_before, j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED
 """
 
 _CLAIM = f"""
@@ -247,13 +252,13 @@ class PgJobStore(StoreMethods):
             for d in deliveries:
                 inserted = conn.execute(
                     "INSERT INTO jobs (delivery_id, event, action, key, installation_id, not_before, created_at,"
-                    f" updated_at, payload) VALUES (%(delivery)s, %(event)s, %(action)s, %(key)s, %(installation)s,"
-                    f" {_NOW} + %(delay)s, {_NOW}, {_NOW}, %(payload)s)"
+                    f" updated_at, priority, payload) VALUES (%(delivery)s, %(event)s, %(action)s, %(key)s,"
+                    f" %(installation)s, {_NOW} + %(delay)s, {_NOW}, {_NOW}, %(priority)s, %(payload)s)"
                     " ON CONFLICT (delivery_id) DO NOTHING RETURNING id",
                     {
                         "delivery": d.delivery_id, "event": d.event, "action": d.action, "key": d.job_key,
-                        "installation": d.installation_id, "delay": max(0.0, delay), "payload": bytes(d.payload),
-                        "now": at,
+                        "installation": d.installation_id, "delay": max(0.0, delay), "priority": d.priority,
+                        "payload": bytes(d.payload), "now": at,
                     },
                 ).fetchone()
                 results.append(inserted is not None)
@@ -262,7 +267,7 @@ class PgJobStore(StoreMethods):
         return results
 
     def claim(self, now: float | None = None) -> Job | None:
-        """Take the next runnable job (head of its key, due, earliest due first) for this replica.
+        """Take the next runnable job (head of its key, due; live first, then earliest due) for this replica.
 
         First queues again the jobs whose lease ran out (parking those that used
         every attempt, once :meth:`requeue_running` told the store ``max_attempts``).
@@ -334,6 +339,7 @@ class PgJobStore(StoreMethods):
         *,
         keys: Sequence[str] = (),
         key_prefixes: Sequence[str] = (),
+        delivery_parts: Sequence[str] = (),
         keep: int | None = None,
         reason: str,
         now: float | None = None,
@@ -343,7 +349,7 @@ class PgJobStore(StoreMethods):
         A cancelled running job loses owner and lease: whichever replica runs it finds
         its claim gone (:meth:`holds`) before its next write.
         """
-        where, params = _cancel_filter(installation_id, keys, key_prefixes, keep, "%s")
+        where, params = _cancel_filter(installation_id, keys, key_prefixes, delivery_parts, keep, "%s")
         with self._conn() as conn:
             return conn.execute(
                 f"UPDATE jobs SET state = 'done', outcome = %s, error = %s, updated_at = {_NOW_AT},"
@@ -442,17 +448,18 @@ class PgJobStore(StoreMethods):
             first, db_now = conn.execute(_NEXT_DUE_HEADS, {"now": at}).fetchone()
             return first, db_now
 
-    def release(self, job_id: int, *, now: float | None = None) -> None:
-        """This replica's running job is queued again, due now, its attempt not counted (shutdown)."""
+    def release(self, job_id: int, *, now: float | None = None, delay: float = 0.0, reason: str | None = None) -> None:
+        """This replica's running job is queued again, its attempt not counted: due now (shutdown)
+        or ``delay`` seconds from now (a rate limit), with ``reason`` as its error."""
         at = self._at(now)
         with self._conn() as conn:
             conn.execute(
-                f"UPDATE jobs SET state = 'queued', attempts = greatest(attempts - 1, 0), not_before = {_NOW},"
-                f" updated_at = {_NOW}, owner = NULL, lease_until = NULL"
-                " WHERE id = %(id)s AND state = 'running' AND owner = %(owner)s",
-                {"now": at, "id": job_id, "owner": self.owner},
+                f"UPDATE jobs SET state = 'queued', attempts = greatest(attempts - 1, 0),"
+                f" not_before = {_NOW} + %(delay)s, updated_at = {_NOW}, owner = NULL, lease_until = NULL,"
+                " error = coalesce(%(reason)s, error) WHERE id = %(id)s AND state = 'running' AND owner = %(owner)s",
+                {"now": at, "delay": max(0.0, delay), "reason": reason, "id": job_id, "owner": self.owner},
             )
-            self._notify(conn)  # the released job itself is due now, for any replica
+            self._notify(conn)  # the released job is due now, or sooner than a replica's wait may be
 
     def _settle(
         self, job_id: int, state: str, now: float | None, *, outcome: str | None = None, error: str | None = None,
@@ -533,7 +540,8 @@ class PgJobStore(StoreMethods):
         with self._conn() as conn:
             cur = conn.execute(
                 "SELECT id, delivery_id, event, action, key, installation_id, state, attempts,"
-                " not_before, created_at, updated_at, outcome, error, owner, lease_until, fence FROM jobs WHERE id = %s",
+                " not_before, created_at, updated_at, outcome, error, owner, lease_until, fence, priority"
+                " FROM jobs WHERE id = %s",
                 (job_id,),
             )
             row = cur.fetchone()

@@ -25,11 +25,12 @@ from typing import Any
 
 from cachetools import TTLCache
 
-from bot.app.errors import GiveUp, RetryLater
+from bot.app.errors import GiveUp, RateLimited, RetryLater
 from bot.app.fencing import before_write
-from bot.app.jobstore import Job, QueuedDelivery
+from bot.app.jobstore import PRIORITY_LIVE, Job, QueuedDelivery
 from bot.app.metrics import Metrics
 from bot.app.offload import run_store
+from bot.app.ratelimit import RateLimits
 from bot.app.settings import Settings
 from bot.app.webhook import Delivery
 from bot.app.workers import job_fields
@@ -81,6 +82,9 @@ class Services:
     #: Progress of long work, ``{task: {repository: {counter: n}}}``, shown by ``/healthz``
     #: (features fill it, e.g. ``"backfill"``); counts since this process started.
     progress: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    #: Every installation's rate-limit budget and background schedule (the clients' own,
+    #: shared by replicas through the database); by default one in this process's memory.
+    rate_limits: RateLimits = field(default_factory=RateLimits)
 
     def rules_for(self, config: RepoConfig) -> tuple[Any, tuple[Problem, ...]]:
         """The rules for a repository: :attr:`rules` with the repository's own merged on top.
@@ -142,6 +146,7 @@ class JobContext:
         delivery_id: str,
         installation_id: int | None,
         delay: float = 0.0,
+        priority: int = PRIORITY_LIVE,
     ) -> bool:
         """Queue a job of prguide's own (not from a webhook) in the job store; True when new.
 
@@ -153,14 +158,18 @@ class JobContext:
         idempotency key, like GitHub's ``X-GitHub-Delivery``: derive it from what the
         job is about (``"backfill:{installation}:{repo}:{page}"``) so a retried or
         doubled parent queues nothing twice. ``delay``: seconds before it is due, by
-        the store's clock. A job that no longer holds its claim on the queue (taken
-        over, or its installation's work cancelled) queues nothing: it raises
-        :class:`bot.app.fencing.LeaseLost`. A store on a database server is written
-        from a worker thread, so the event loop goes on meanwhile. Raises
-        ``ValueError`` for empty ids or keys and the store's database error.
+        the store's clock. ``priority``: :data:`~bot.app.jobstore.PRIORITY_BACKGROUND`
+        for work that may wait while live jobs go first. A job that no longer holds
+        its claim on the queue (taken over, or its installation's work cancelled)
+        queues nothing: it raises :class:`bot.app.fencing.LeaseLost`. A store on a
+        database server is written from a worker thread, so the event loop goes on
+        meanwhile. Raises ``ValueError`` for empty ids or keys and the store's
+        database error.
         """
         body = payload if isinstance(payload, (bytes, bytearray)) else json.dumps(payload).encode()
-        queued = QueuedDelivery(delivery_id, event, key, bytes(body), installation_id=installation_id, action=action)
+        queued = QueuedDelivery(
+            delivery_id, event, key, bytes(body), installation_id=installation_id, action=action, priority=priority
+        )
         store = self.services.store
         if store is None:
             raise RuntimeError("no job store: jobs cannot queue other jobs")
@@ -343,6 +352,10 @@ async def run_job(job: Job, services: Services, router: Router, *, max_attempts:
         await route.handle(job, ctx)
         outcome, level, state = ctx.outcome, logging.INFO, "done"
         return outcome
+    except RateLimited as exc:
+        outcome, level, state = "rate_limited", logging.INFO, "queued"
+        ctx.fields["reason"] = exc.reason
+        raise
     except RetryLater as exc:
         outcome, level = "retry_later", logging.WARNING
         ctx.fields["reason"] = exc.reason

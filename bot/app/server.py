@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,6 +88,7 @@ def create_app(
     pool_options: Mapping[str, Any] | None = None,
     client_options: Mapping[str, Any] | None = None,
     stop_timeout: float = STOP_TIMEOUT,
+    clock: Callable[[], float] | None = None,
 ) -> web.Application:
     """Build the web application; nothing starts until the app does.
 
@@ -105,7 +106,8 @@ def create_app(
     ``pool_options``/``client_options``: extra keyword arguments for
     :class:`bot.app.jobs.WorkerPool` and :class:`bot.app.github.ClientFactory` (tests pass
     fake clocks and sleeps). ``stop_timeout``: grace, in seconds, for running jobs on
-    shutdown.
+    shutdown. ``clock``: the wall clock (Unix seconds) of the SQLite job store, the rate
+    limits, the GitHub clients, the app's tokens and the worker pool (tests pass a fake one).
     """
     redact_value(settings.llm_api_key)  # the model server's key may look like anything
     # aiohttp answers 413 itself for a body over the cap, before it is all in memory.
@@ -138,6 +140,7 @@ def create_app(
             "pool": dict(pool_options or {}),
             "client": dict(client_options or {}),
             "stop_timeout": stop_timeout,
+            "clock": clock,
         },
     )
     app.router.add_post("/webhook", webhook)
@@ -163,6 +166,8 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
     from bot.app.github import ClientFactory
     from bot.app.intake import Intake
     from bot.app.jobs import JobStore, WorkerPool
+    from bot.app.ratelimit import RateLimits
+    from bot.app.shared_state import SqliteRateLimits
 
     state = app[STATE]
     settings, options = state.settings, state.options
@@ -171,7 +176,8 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
         raise SettingsError([f"role {refused}"])
     own_session = options["session"] is None
     session = options["session"] or aiohttp.ClientSession(timeout=HTTP_TIMEOUT)
-    store = None
+    store = limits = None
+    timed = {"clock": options["clock"]} if options["clock"] is not None else {}
     checkpointer = Checkpointer(str(settings.db_path))
     runs_jobs = settings.role in ("all", "worker")
     try:
@@ -186,12 +192,13 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
             api_url=settings.api_url,
             session=session,
             on_response=state.metrics.github_hook,
+            **timed,
         )
         shared = None
         if settings.database_url:
             from bot.app import pg
             from bot.app.pgjobs import PgJobStore
-            from bot.app.shared_state import PgSharedState
+            from bot.app.shared_state import PgRateLimits, PgSharedState
 
             # One pool per replica for the queue and the shared state; every registered
             # component is migrated (one replica at a time, under the advisory lock).
@@ -199,29 +206,34 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
             database = await asyncio.to_thread(pg.from_settings, settings, migrate_components=None)
             store = PgJobStore(database, lease=settings.job_lease)
             shared = PgSharedState(database)
+            limits = PgRateLimits(database)
             if not getattr(options["guides"], "bound", True):
                 options["guides"].bind(database)  # the tag view shares the replica's pool
-        clients = ClientFactory(
-            auth, session=session, on_response=state.metrics.github_hook, **{"shared": shared, **options["client"]}
-        )
         if store is None:
-            store = JobStore.open(str(settings.db_path))
+            store = JobStore.open(str(settings.db_path), **timed)
+            limits = SqliteRateLimits.open(settings.db_path, **timed)
+        rate_limits = RateLimits(limits, **timed)
+        client_options = {"shared": shared, "rate_limits": rate_limits, **options["client"]}
+        if timed:
+            client_options.setdefault("wall_clock", options["clock"])
+        clients = ClientFactory(auth, session=session, on_response=state.metrics.github_hook, **client_options)
         # The webhook commits every delivery on the event loop: WAL checkpoints (and
         # their fsync) go to a thread instead.
         if not settings.database_url and checkpointer.start():
             checkpointer.adopt(store.conn)
+            checkpointer.adopt(limits.conn)
             if options["guides"] is not None:
                 checkpointer.adopt(options["guides"].connection)
         state.services = Services(
             settings=settings, clients=clients, auth=auth, rules=rules, metrics=state.metrics, guides=options["guides"],
-            store=store, shared=shared,
+            store=store, shared=shared, rate_limits=rate_limits,
         )
         services, router = state.services, state.router
 
         async def handle(job: Any) -> str:
             return await run_job(job, services, router, max_attempts=pool.max_attempts)
 
-        pool = WorkerPool(store, handle, concurrency=settings.workers, **options["pool"])
+        pool = WorkerPool(store, handle, concurrency=settings.workers, **{**timed, **options["pool"]})
         state.store, state.pool = store, pool
         state.intake = Intake(store, on_queued=pool.notify) if settings.role in ("all", "web") else None
         services.notify = pool.notify
@@ -246,6 +258,8 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
         checkpointer.stop()
         if store is not None:
             store.close()
+        if isinstance(limits, SqliteRateLimits):
+            limits.close()
         if own_session:
             await session.close()
         raise
@@ -266,6 +280,8 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
         log.warning("%d job(s) put back in the queue for the next start", len(interrupted))
     checkpointer.stop()
     store.close()
+    if isinstance(limits, SqliteRateLimits):
+        limits.close()
     state.store = state.pool = state.intake = None
     if own_session:
         await session.close()

@@ -23,7 +23,7 @@ import traceback
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from bot.app.errors import DATABASE_ERRORS, GiveUp, RetryLater
+from bot.app.errors import DATABASE_ERRORS, GiveUp, RateLimited, RetryLater
 from bot.app.fencing import LeaseLost, fenced
 from bot.app.jobs_protocol import JobStorage
 from bot.app.jobstore import GIVEN_UP, SUCCEEDED, Job
@@ -42,6 +42,28 @@ def exponential_backoff(attempt: int, *, base: float = 30.0, cap: float = 1800.0
     """
     full = min(cap, base * 2 ** max(0, attempt - 1))
     return full / 2 + random.uniform(0, full / 2)
+
+
+#: Jobs held back by a rate limit come back within this share of their wait ...
+RATE_LIMIT_SPREAD = 0.1
+#: ... but at least this many seconds apart and at most this many (seconds).
+MIN_SPREAD_S, MAX_SPREAD_S = 5.0, 60.0
+
+
+def rate_limit_spread(delay: float) -> float:
+    """Seconds after a wait of ``delay`` s within which the jobs held back by it come back:
+    :data:`RATE_LIMIT_SPREAD` of it, from :data:`MIN_SPREAD_S` to :data:`MAX_SPREAD_S`."""
+    return min(MAX_SPREAD_S, max(MIN_SPREAD_S, delay * RATE_LIMIT_SPREAD))
+
+
+def rate_limit_wait(delay: float, rand: float) -> float:
+    """Seconds a job held back by a rate limit for ``delay`` s waits: ``delay`` plus jitter.
+
+    The jitter (``rand`` in [0, 1) times :func:`rate_limit_spread`) keeps the jobs that
+    met the same reset from all coming back in the same second; at least one second in
+    any case.
+    """
+    return max(1.0, delay + rand * rate_limit_spread(delay))
 
 
 #: Runs one job; may return a short word saying what it did (``created``), recorded with the job.
@@ -72,7 +94,9 @@ class WorkerPool:
     A job whose handler returns is ``done`` (outcome ``succeeded``); a string it returns
     (what it did, such as ``created``) is recorded as the job's reason.
 
-    Failure policy: :class:`~bot.app.errors.RetryLater` queues the job again after its
+    Failure policy: :class:`~bot.app.errors.RateLimited` is no failure: the job is queued
+    again after its ``delay`` (plus jitter, :func:`rate_limit_wait`) and the attempt is
+    not counted. :class:`~bot.app.errors.RetryLater` queues the job again after its
     ``delay`` (or ``backoff(attempt)`` when None); :class:`~bot.app.errors.GiveUp` ends it
     (``done``, outcome ``given_up``, the reason recorded); any other exception is logged
     with its traceback and retried after ``backoff(attempt)``. A job whose
@@ -320,6 +344,13 @@ class WorkerPool:
             log.info("job %d interrupted; queued again", job.id, extra=_fields(job, "queued"))
             await self._record(self.store.release, job.id)
             raise
+        except RateLimited as exc:
+            delay = rate_limit_wait(exc.delay, random.random()) if exc.spread else max(1.0, exc.delay)
+            log.info(
+                "job %d (%s, %s) waits %.0f s for GitHub's rate limit: %s", job.id, job.delivery_id, job.key, delay,
+                exc.reason, extra=_fields(job, "queued", retry_in_s=round(delay, 3)),
+            )
+            await self._record(self.store.release, job.id, delay=delay, reason=f"RateLimited: {exc.reason}")
         except LeaseLost as exc:
             # Taken over or cancelled: settling is a no-op then. Still ours (the lease only
             # ran short): queued again at once.
