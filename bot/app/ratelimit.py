@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import math
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -96,21 +97,18 @@ def rate_limit_delay(status: int, headers: Mapping[str, str], body: bytes, *, no
         return None
     retry_after = headers.get("retry-after")
     if retry_after:
-        try:
-            return max(0.0, float(retry_after))
-        except ValueError:
+        seconds = _number(retry_after, float)
+        if seconds is None:
             try:
                 when = email.utils.parsedate_to_datetime(retry_after)
             except (TypeError, ValueError):
                 when = None
-            if when is not None:
-                return max(0.0, when.timestamp() - now)
+            seconds = when.timestamp() - now if when is not None else None
+        if seconds is not None:  # no number of seconds (``inf``, ``nan``): as if it were absent
+            return max(0.0, seconds)
     if headers.get("x-ratelimit-remaining") == "0":
-        reset = headers.get("x-ratelimit-reset")
-        try:
-            return max(0.0, float(reset) - now) + RESET_SLACK if reset else policy.secondary_limit_wait
-        except ValueError:
-            return policy.secondary_limit_wait
+        reset = _number(headers.get("x-ratelimit-reset"), float)
+        return max(0.0, reset - now) + RESET_SLACK if reset is not None else policy.secondary_limit_wait
     message = _message_of(body).lower()
     if status == 429 or "rate limit" in message or "abuse" in message:
         return policy.secondary_limit_wait
@@ -131,10 +129,12 @@ def rate_remaining(headers: Mapping[str, str]) -> int | None:
 
 
 def _number(value: Any, kind: Callable[[Any], Any]) -> Any:
+    """``kind(value)``, or None when absent, malformed or not finite (a wait of ``inf`` would never end)."""
     try:
-        return kind(value) if value is not None else None
-    except (TypeError, ValueError):
+        number = kind(value) if value is not None else None
+    except (TypeError, ValueError, OverflowError):
         return None
+    return number if number is None or math.isfinite(number) else None
 
 
 @dataclass(frozen=True, slots=True)
