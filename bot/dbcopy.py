@@ -6,6 +6,7 @@ interrupted, so it is queued again with its attempts kept), parked (with its err
 with its payload, attempts and due time, in the order it was queued, so one pull
 request's jobs still run in order. Done jobs move without their payloads: their
 delivery ids keep a redelivery of an already-handled delivery from running again.
+The checkpoints of periodic work (how far reconcile got) move too.
 
 Running it twice changes nothing the second time: guides are keyed by repository and
 number, jobs by delivery id, and what is already there is counted apart from what was
@@ -92,6 +93,8 @@ def copy_sqlite_to_postgresql(path: Path, url: str, *, schema: str | None = None
     try:
         guides = _copy_guides(source, PgGuideStore(db), damaged) if "tagview_guides" in tables else _Guides()
         jobs, added, present = _copy_jobs(source, db, tables, damaged) if "jobs" in tables else (0, 0, 0)
+        if "checkpoints" in tables:
+            _copy_checkpoints(source, db)
         if added:
             with db.connection() as conn:
                 conn.execute("SELECT pg_notify(%s, '')", (pgjobs.channel(db.schema),))
@@ -185,3 +188,14 @@ def _copy_jobs(source: sqlite3.Connection, db, tables: set[str], damaged: list[s
             added += cur.rowcount
             present += cur.rowcount == 0
     return len(rows), added, present
+
+
+def _copy_checkpoints(source: sqlite3.Connection, db) -> None:  # type: ignore[no-untyped-def]
+    """Periodic work's checkpoints (how far each installation's reconcile passes got, when each
+    repository joined); one PostgreSQL already holds is newer (its replicas ran) and stays."""
+    rows = source.execute("SELECT name, value, updated_at FROM checkpoints").fetchall()
+    with db.connection() as conn:
+        for row in rows:
+            conn.execute(
+                "INSERT INTO checkpoints (name, value, updated_at) VALUES (%s, %s, %s) ON CONFLICT (name) DO NOTHING", row
+            )

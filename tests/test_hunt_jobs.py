@@ -228,3 +228,22 @@ async def test_the_daily_token_cap_holds_with_the_answers_tokens(monkeypatch):
         used = result.outcome.prompt_tokens + result.outcome.completion_tokens
         store.add_tokens(INSTALLATION, day, used - reserved[-1])
     assert store.tokens(INSTALLATION, day) <= cap
+
+
+# --- prguide db copy -----------------------------------------------------------------------
+
+
+def test_db_copy_keeps_the_reconcile_checkpoints(tmp_path, pg_database):
+    """Severity: medium (fixed). ``db copy`` left the checkpoints behind: the first reconcile
+    pass on PostgreSQL then forgot when each repository joined the installation and
+    queued (and commented on) merges from before, which are backfill's, not reconcile's."""
+    from bot.app.pgjobs import PgJobStore
+    from bot.dbcopy import copy_sqlite_to_postgresql
+
+    path = tmp_path / "prguide.db"
+    jobs = JobStore.open(str(path))
+    value = {"covered_from": NOW, "installed_at": NOW - 30 * DAY, "repositories": {"o/r": None, "o/late": NOW - DAY}}
+    jobs.write_checkpoint(reconcile.checkpoint_name(INSTALLATION), value)
+    jobs.close()
+    copy_sqlite_to_postgresql(path, pg_database.url, schema=pg_database.schema)
+    assert PgJobStore(pg_database).read_checkpoint(reconcile.checkpoint_name(INSTALLATION)) == value
