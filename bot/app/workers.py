@@ -16,7 +16,7 @@ import traceback
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from bot.app.errors import DATABASE_ERRORS, GiveUp, RetryLater
+from bot.app.errors import GiveUp, RetryLater, database_errors
 from bot.app.jobstore import GIVEN_UP, SUCCEEDED, Job, JobStorage
 from bot.app.offload import run_store
 
@@ -149,7 +149,7 @@ class WorkerPool:
                 continue
             try:
                 await self._call(self.store.renew, ids, now=self.clock())
-            except DATABASE_ERRORS:
+            except database_errors():
                 log.warning("cannot renew the lease of %d running job(s); trying again", len(ids), exc_info=True)
 
     def notify(self) -> None:
@@ -326,5 +326,5 @@ class WorkerPool:
         # next start; the pool itself keeps going.
         try:
             await self._call(method, job_id, now=self.clock(), **kwargs)
-        except DATABASE_ERRORS:
+        except database_errors():
             log.exception("cannot record the result of job %d; it will run again after a restart", job_id)

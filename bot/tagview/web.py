@@ -32,7 +32,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.app.errors import DATABASE_ERRORS
+from bot.app.errors import database_errors
 from bot.app.offload import run_store
 from bot.tagview.digest import WindowError, load_digest, make_entry, parse_window
 from bot.tagview.feeds import ATOM_TYPE, FEED_ENTRIES, render_feed
@@ -441,7 +441,7 @@ def _guarded(store: GuideStorage, handler: Handler) -> Callable[[web.Request], A
             response = await run_store(store, handler, request)
         except _Refusal as refusal:
             response = refusal.response
-        except DATABASE_ERRORS:
+        except database_errors():
             # The database is down or its pool is exhausted: a retry later will do, so 503, not 500.
             lang = pick_language(request.query.get("lang"))
             response = _error(503, "unavailable", lang, as_json=request.path.endswith(".json"), text_key="unavailable_text")
