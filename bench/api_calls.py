@@ -49,7 +49,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from common import APP_ID, CORPUS, INSTALLATION_ID, Stack, header, load_bundles, median, table, verdict, verdict_line
+from common import (
+    APP_ID,
+    CORPUS,
+    INSTALLATION_ID,
+    Stack,
+    header,
+    load_bundles,
+    median,
+    shown,
+    table,
+    verdict,
+    verdict_line,
+)
 
 TARGET_BASE = 6
 CONFIG_PATH = ".github/prguide.yml"
@@ -250,7 +262,7 @@ async def run(args: argparse.Namespace) -> int:
              "tokens per PR", "GET /app", "label looks", "target", "verdict"]  # fmt: skip
     rows = [row for label, spacing, summary in spaced for row in bucket_rows(label, summary, target=True, spacing=spacing)]
     rows += bucket_rows("prguide, new delivery of a guided PR", again, target=False) + bucket_rows("naive: fetch everything", plain, target=False)
-    print(f"{len(bundles)} pull requests from {args.corpus}; a PR's calls are the sandbox requests made while its job ran; "
+    print(f"{len(bundles)} pull requests from {shown(args.corpus)}; a PR's calls are the sandbox requests made while its job ran; "
           f"'rate-limited' leaves out 304 answers; 'merges apart': how far the app's clock moved before each first delivery; "
           f"median prguide run {median(durations):.1f} s\n")  # fmt: skip
     print(table(heads, rows))

@@ -242,6 +242,13 @@ def verdict_line(target: str, measured: str, ok: bool) -> str:
 # --- data ------------------------------------------------------------------------------------
 
 
+def shown(path: Path) -> str:
+    """``path`` as a report shows it: under the shared data as ``shared/...``, else its name (no machine paths)."""
+    with contextlib.suppress(ValueError):
+        return str(Path("shared") / Path(path).resolve().relative_to(SHARED.resolve()))
+    return Path(path).name
+
+
 def need_corpus(folder: Path = CORPUS) -> Path:
     """``folder`` if it holds bundles, else exit with a message naming ``PRGUIDE_SHARED``."""
     if not any(folder.glob("*.json")):
@@ -536,7 +543,8 @@ class Stack:
     primary rate limit per hour. ``clock`` (epoch seconds; default the real one) is the
     app's clock for what it remembers over time: installation tokens (about an hour) and
     repositories without a config file (``MISSING_CONFIG_TTL``); moving it forward between
-    deliveries simulates merges that far apart (the sandbox keeps real time). Use as
+    deliveries simulates merges that far apart (the sandbox keeps real time, so ``clock``
+    must never run behind it: the sandbox would refuse tokens it sees as expired). Use as
     ``async with Stack(...) as stack``.
 
     Measured on the sandbox's side: :attr:`comment_times` (``"owner/repo#N"`` -> the

@@ -51,6 +51,7 @@ from common import (
     median,
     rss_kb,
     serve_env,
+    shown,
     start_sandbox_process,
     start_serve_process,
     table,
@@ -191,7 +192,7 @@ async def run(args: argparse.Namespace) -> int:
     hwm_end = median(r["hwm_end"] for r in runs)
     growth = median(r["growth"] for r in runs)
     print(f"{jobs} largest corpus pull requests ({sum(len(b['files']) for b in bundles):,} files, "
-          f"{sum(bundle_weight(b) for b in bundles) / 1e6:.1f} MB of patches) from {args.corpus}; {deliveries:,} deliveries for growth\n")  # fmt: skip
+          f"{sum(bundle_weight(b) for b in bundles) / 1e6:.1f} MB of patches) from {shown(args.corpus)}; {deliveries:,} deliveries for growth\n")  # fmt: skip
     first = runs[0]
     print(table(
         ["what", "RSS MiB", "x reference idle", "target", "verdict"],
