@@ -49,7 +49,6 @@ from typing import Any
 
 from common import (
     CORPUS,
-    BackendMeter,
     ChildProcess,
     cpu_seconds,
     delivery_body,
@@ -67,6 +66,7 @@ from common import (
     wait_http,
     write_key,
 )
+from pgmeter import BackendMeter
 
 DEFAULT_URL = "postgresql://127.0.0.1:5432/test"
 #: The PostgreSQL mode's CPU per delivery may be at most this many times SQLite's.

@@ -36,7 +36,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from common import BackendMeter, ChildProcess, cpu_seconds, free_port, header, median, percentile, table, wait_http
+from common import ChildProcess, cpu_seconds, free_port, header, median, percentile, table, wait_http
+from pgmeter import BackendMeter
 
 REPOSITORY = "bench/rocket"
 WORDS = ["rollout", "ckpt", "vllm", "megatron", "fsdp", "ray", "docs", "ci", "reward", "trainer", "sglang", "lora"]
