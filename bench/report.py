@@ -25,6 +25,7 @@ from pathlib import Path
 from common import ROOT, table
 
 BENCH = Path(__file__).resolve().parent
+LOGS = BENCH / ".cache" / "report"
 #: The benchmarks the report covers, in the order of its sections, with their subject.
 BENCHES = {
     "guide_speed": "engine speed",
@@ -53,9 +54,14 @@ def run_bench(name: str, extra: Sequence[str]) -> str:
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
     took = time.perf_counter() - started
     out = "\n".join("#" + line if line.startswith("#") else line for line in done.stdout.rstrip().splitlines())
-    status = "" if done.returncode == 0 else f"; exit status {done.returncode}"
-    if done.returncode != 0 and not out.strip():
-        out = "```\n" + done.stderr.strip()[-2000:] + "\n```"
+    # Its stderr (progress, and a traceback if it failed) goes to a file that is not committed:
+    # a traceback names paths of this machine.
+    LOGS.mkdir(parents=True, exist_ok=True)
+    (LOGS / f"{name}.log").write_text(done.stderr, encoding="utf-8")
+    status = "" if done.returncode == 0 else f"; exit status {done.returncode}, stderr in bench/.cache/report/{name}.log"
+    last = [line for line in done.stderr.strip().splitlines() if line.strip()][-1:]
+    if done.returncode != 0 and last and not last[0].startswith(("round ", "running ")):
+        status += f": {last[0].strip()[:200]}"
     return f"{out}\n\n(run time {took:,.0f} s{status})\n"
 
 
