@@ -24,7 +24,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.app.errors import DATABASE_ERRORS
+from bot.app.errors import database_errors
 from bot.app.offload import run_store
 
 log = logging.getLogger("prguide.admin")
@@ -43,7 +43,7 @@ def add_routes(app: web.Application, state_key: web.AppKey) -> None:
             return refused
         try:
             jobs = await run_store(state.store, state.store.parked, MAX_LISTED)
-        except DATABASE_ERRORS as exc:
+        except database_errors() as exc:
             return web.json_response({"error": f"job database: {exc}"}, status=503)
         return web.json_response(
             {
@@ -81,7 +81,7 @@ def add_routes(app: web.Application, state_key: web.AppKey) -> None:
                 return web.json_response({"error": 'expected no body or {"id": JOB_ID}'}, status=400)
         try:
             count = await state.pool.retry_parked(job_id)
-        except DATABASE_ERRORS as exc:
+        except database_errors() as exc:
             return web.json_response({"error": f"job database: {exc}"}, status=503)
         log.warning(
             "queued %d parked job(s) again", count,

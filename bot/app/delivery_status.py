@@ -31,7 +31,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.app.errors import DATABASE_ERRORS
+from bot.app.errors import database_errors
 from bot.app.offload import run_store
 from bot.app.webhook import SIGNATURE_HEADER, SignatureError, verify_signature
 
@@ -86,7 +86,7 @@ def add_routes(app: web.Application, state_key: web.AppKey) -> None:
             return web.json_response({"error": "prguide is starting or stopping"}, status=503)
         try:
             row = await run_store(state.store, state.store.by_delivery, delivery_id)
-        except DATABASE_ERRORS as exc:
+        except database_errors() as exc:
             return web.json_response({"error": f"job database: {exc}"}, status=503)
         if row is None:
             return web.json_response(

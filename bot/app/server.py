@@ -27,7 +27,7 @@ from aiohttp import web
 from bot import __version__
 from bot.app.admin import add_routes as add_admin_routes, has_admin_token
 from bot.app.delivery_status import add_routes as add_status_routes
-from bot.app.errors import DATABASE_ERRORS
+from bot.app.errors import database_errors
 from bot.app.routing import Router, Services, default_router, run_job
 from bot.app.jobs import QueuedDelivery
 from bot.app.logging import configure_logging, redact_value
@@ -370,7 +370,7 @@ async def webhook(request: web.Request) -> web.Response:
     )
     try:
         queued = await state.intake.enqueue(queued_delivery)
-    except DATABASE_ERRORS as exc:
+    except database_errors() as exc:
         # 503, not 500: GitHub shows the failure and the delivery can be redelivered.
         log.exception("cannot queue delivery %s", delivery.id, extra=fields)
         return _answer(state, delivery, "unavailable", 503, fields, json={"error": f"job queue unavailable: {exc}"})
@@ -408,7 +408,7 @@ async def healthz(request: web.Request) -> web.Response:
     try:
         counts = await run_store(state.store, state.store.counts)
         oldest = await run_store(state.store, state.store.oldest_queued_age)
-    except DATABASE_ERRORS as exc:
+    except database_errors() as exc:
         database["reachable"] = False
         return web.json_response(
             {"ok": False, "version": __version__, "error": f"job database: {exc}", "database": database}, status=503
@@ -457,7 +457,7 @@ async def metrics_view(request: web.Request) -> web.Response:
     if state.store is not None:
         try:
             state.metrics.set_job_counts(await run_store(state.store, state.store.counts))
-        except DATABASE_ERRORS:
+        except database_errors():
             log.exception("cannot count jobs for /metrics")
     if state.services is not None:
         backfills = state.services.progress.get("backfill", {}).values()

@@ -23,7 +23,7 @@ import traceback
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from bot.app.errors import DATABASE_ERRORS, GiveUp, RateLimited, RetryLater
+from bot.app.errors import GiveUp, RateLimited, RetryLater, database_errors
 from bot.app.fencing import LeaseLost, fenced
 from bot.app.jobs_protocol import JobStorage
 from bot.app.jobstore import GIVEN_UP, SUCCEEDED, Job
@@ -195,7 +195,7 @@ class WorkerPool:
                 continue
             try:
                 await self._call(self.store.renew, ids)
-            except DATABASE_ERRORS:
+            except database_errors():
                 log.warning("cannot renew the lease of %d running job(s); trying again", len(ids), exc_info=True)
 
     def notify(self) -> None:
@@ -398,5 +398,5 @@ class WorkerPool:
         # next start; the pool itself keeps going.
         try:
             await self._call(method, job_id, **kwargs)
-        except DATABASE_ERRORS:
+        except database_errors():
             log.exception("cannot record the result of job %d; it will run again after a restart", job_id)

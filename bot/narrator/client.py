@@ -16,8 +16,6 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-import openai
-
 from bot.narrator.facts import FactSheet
 from bot.narrator.prompt import ANSWER_TOKENS, Prompt
 from bot.narrator.render import Narration, failed, narration_from
@@ -105,6 +103,10 @@ async def narrate(sheet: FactSheet, prompt: Prompt, config: LLMConfig) -> Outcom
     prompt's estimate for every call the server took (an answer came, or the deadline
     passed while it was answering); nothing for a call it refused or never got.
     """
+    # Imported here, not at the top: the client costs ~20 MiB and a second of start-up, and
+    # every command imports this module for LLMConfig whether or not a narrator is configured.
+    import openai
+
     client = openai.AsyncOpenAI(base_url=config.url, api_key=config.api_key or "unused", timeout=config.timeout, max_retries=0)
     started = time.perf_counter()
     calls = 0

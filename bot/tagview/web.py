@@ -41,7 +41,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.app.errors import DATABASE_ERRORS
+from bot.app.errors import database_errors
 from bot.tagview.addresses import Network, origin, path_prefix
 from bot.tagview.digest import WindowError, load_digest, load_read_first, make_entry, parse_window
 from bot.tagview.feeds import ATOM_TYPE, FEED_ENTRIES, feed_id, feed_title, render_feed
@@ -504,7 +504,7 @@ def _guarded(store: GuideStorage, handler: Handler) -> Callable[[web.Request], A
             response = await asyncio.get_running_loop().run_in_executor(_page_executor(), call, handler, request)
         except _Refusal as refusal:
             response = refusal.response
-        except DATABASE_ERRORS:
+        except database_errors():
             # The database is down or its pool is exhausted: a retry later will do, so 503, not 500.
             lang = pick_language(request.query.get("lang"))
             response = _error(503, "unavailable", lang, as_json=request.path.endswith(".json"), text_key="unavailable_text")
