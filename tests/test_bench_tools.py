@@ -57,9 +57,10 @@ async def test_a_stack_clock_ages_the_missing_config_memory():
             assert await stack.deliver(stack.body(repository, bundle)) == 202
             await stack.wait_idle()
             reads.append(sum(1 for r in stack.requests[before:] if "/contents/" in r["path"]))
-    # The first guide learns there is no config file; the second, 4 minutes later, remembers;
-    # the third comes more than five minutes after the 404 was stored and asks again.
-    assert reads == [1, 0, 1]
+    # The first guide learns there is no config file (two reads: prguide.yml, then prguide.yaml);
+    # the second, 4 minutes later, remembers; the third comes more than five minutes after the
+    # 404s were stored and asks again.
+    assert reads == [2, 0, 2]
 
 
 def test_verdict_lines_reach_the_summary():

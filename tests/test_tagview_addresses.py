@@ -156,8 +156,7 @@ async def test_the_guide_comment_links_its_page_at_the_public_url(
     app_private_key, load_bundle_json, webhook_payload, tmp_path  # noqa: F811
 ):
     bundles = {SMALL_PR: load_bundle_json(SMALL_PR)}
-    template = webhook_payload("pull_request", "closed.payload.json")
-    async with start_loopback(app_private_key, tmp_path, bundles, template, settings={"public_url": PUBLIC}) as lb:
+    async with start_loopback(app_private_key, tmp_path, bundles, settings={"public_url": PUBLIC}) as lb:
         await lb.merged(SMALL_PR)
         (comment,) = lb.comments(SMALL_PR)
         assert f"({PUBLIC}/repos/{REPO}/pulls/{SMALL_PR}/guide)" in comment.body
@@ -179,9 +178,8 @@ async def test_a_refreshed_guide_keeps_the_link_to_its_page(
     app_private_key, load_bundle_json, webhook_payload, tmp_path  # noqa: F811
 ):
     bundles = {SMALL_PR: load_bundle_json(SMALL_PR)}
-    template = webhook_payload("pull_request", "closed.payload.json")
     sandbox_options = {"collaborators": {"mo": "maintain"}}
-    async with start_loopback(app_private_key, tmp_path, bundles, template, settings={"public_url": PUBLIC},
+    async with start_loopback(app_private_key, tmp_path, bundles, settings={"public_url": PUBLIC},
                               sandbox_options=sandbox_options) as lb:
         await lb.merged(SMALL_PR)
         written = lb.sandbox.state.create_comment(*REPO.split("/"), SMALL_PR, "/prguide refresh", user="mo")

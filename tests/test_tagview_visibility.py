@@ -27,8 +27,7 @@ async def lb(request, app_private_key, load_bundle_json, webhook_payload, tmp_pa
         url, schema = request.getfixturevalue("pg_schema")
         settings = {"database_url": url, "database_schema": schema, "db_pool_max": 4}
     bundles = {SMALL_PR: load_bundle_json(SMALL_PR)}
-    template = webhook_payload("pull_request", "closed.payload.json")
-    async with start_loopback(app_private_key, tmp_path, bundles, template, settings=settings) as loop:
+    async with start_loopback(app_private_key, tmp_path, bundles, settings=settings) as loop:
         await loop.merged(SMALL_PR)
         loop.opened = webhook_payload("pull_request", "opened.payload.json")
         yield loop
