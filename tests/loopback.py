@@ -10,6 +10,8 @@ Import the fixtures into a test module to use them::
 - :func:`start_loopback`: the same as an ``async with`` block, with any sandbox,
   settings and :func:`bot.app.server.create_app` options (the shipped rules are
   loaded once and shared, unless ``rules`` is given).
+- ``small_pr``: ``SMALL_PR`` and a ``pull_request.closed`` template, from the corpus and
+  made up (the test runs once with each).
 - :func:`pr_delivery`: a real ``pull_request.closed`` payload pointed at a corpus bundle.
 - :func:`raw_post`: send bytes no HTTP client library would (non-ASCII headers).
 """
@@ -28,7 +30,7 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
-from sandbox_helpers import APP_ID, app_private_key, start_sandbox  # noqa: F401
+from sandbox_helpers import APP_ID, app_private_key, made_up_fix, minimal_payload, start_sandbox  # noqa: F401
 
 from bot.app.server import STATE, create_app, wait_idle
 from bot.app.settings import Settings
@@ -220,6 +222,17 @@ async def start_loopback(
         app_settings = settings_for(sandbox, private_key, tmp_path, **dict(settings or {}))
         async with running_app(app_settings, sandbox=sandbox, client_options=client_options, **app_options) as client:
             yield Loopback(client, sandbox, bundles, template, sleeps)
+
+
+@pytest.fixture(params=[pytest.param("verl", marks=pytest.mark.corpus), "made-up"])
+def small_pr(request) -> tuple[dict[int, dict], dict]:
+    """``({SMALL_PR: bundle}, template)`` for :func:`start_loopback`, twice: corpus PR
+    ``SMALL_PR`` with GitHub's ``pull_request.closed`` example (skipped where absent), and a
+    made-up bug fix under the same number with a payload of only the fields prguide reads."""
+    if request.param == "verl":
+        bundle = request.getfixturevalue("load_bundle_json")(SMALL_PR)
+        return {SMALL_PR: bundle}, request.getfixturevalue("webhook_payload")("pull_request", "closed.payload.json")
+    return {SMALL_PR: made_up_fix(SMALL_PR, repo=REPO, author="contributor-79")}, minimal_payload("pull_request")
 
 
 @pytest.fixture

@@ -155,3 +155,50 @@ async def factory(sandbox, app_private_key):
         auth = AppAuth(str(APP_ID), app_private_key.decode(), api_url=sandbox.base_url, session=session)
         await auth.installation_token(1)
         yield ClientFactory(auth, session=session, sleep=_no_sleep)
+
+
+def minimal_payload(event: str) -> dict[str, Any]:
+    """A delivery of ``event`` with only the fields prguide reads, as a template like the real
+    examples in ``shared/fixtures/webhooks`` (which carry GitHub's full shape): for tests that
+    must run where those are absent. Fill in ``pull_request``, ``issue``, ``comment``,
+    ``review`` and ``repository`` as with a real template.
+    """
+    user = {"login": "octocat", "id": 1, "type": "User"}
+    repository = {"id": 1, "name": "demo", "full_name": "octo-org/demo", "private": False, "default_branch": "main",
+                  "owner": {"login": "octo-org", "id": 2, "type": "Organization"}}  # fmt: skip
+    base = {"repository": repository, "sender": dict(user), "installation": {"id": 1}}
+    if event == "pull_request":
+        return {"action": "closed", "number": 1, "pull_request": {}, **base}
+    if event == "issue_comment":
+        issue = {"number": 1, "title": "", "user": dict(user), "state": "closed", "labels": [], "pull_request": {}}
+        return {"action": "created", "issue": issue, "comment": {"id": 1, "body": "", "user": dict(user)}, **base}
+    if event == "pull_request_review":
+        return {"action": "submitted", "review": {"id": 1, "body": "", "user": dict(user), "state": "commented"},
+                "pull_request": {}, **base}  # fmt: skip
+    if event == "pull_request_review_comment":
+        return {"action": "created", "comment": {"id": 1, "body": "", "user": dict(user), "path": "README.md"},
+                "pull_request": {}, **base}  # fmt: skip
+    if event in ("installation", "installation_repositories"):
+        account = {"login": "octo-org", "id": 2, "type": "Organization"}
+        payload = {"action": "created" if event == "installation" else "added", "sender": dict(user),
+                   "installation": {"id": 1, "account": account, "app_id": APP_ID, "repository_selection": "selected"}}  # fmt: skip
+        payload["repositories" if event == "installation" else "repositories_added"] = []
+        return payload
+    raise ValueError(f"no minimal template for {event!r}")
+
+
+def made_up_fix(number: int, *, repo: str, author: str) -> dict[str, Any]:
+    """A merged bug fix of ``author`` in ``repo``: 35 changed lines of source and a 12-line test,
+    so the shipped rules label it ``type/fix``, ``tests`` and ``size/M``."""
+    bundle = synthetic_bundle(number, repo=repo)
+    bundle["pull"].update(title="fix: retry uploads when storage answers 503", user={"login": author, "type": "User"},
+                          body="Uploads failed for good on a transient 503; they are retried now.")  # fmt: skip
+    removed = [f"-    attempt_{i} = upload(chunk)" for i in range(10)]
+    added = [f"+    attempt_{i} = upload_with_retry(chunk, tries=RETRIES)" for i in range(25)]
+    source = "@@ -1,12 +1,27 @@\n def send(chunk):\n" + "\n".join(removed + added) + "\n     return chunk\n"
+    test = "@@ -0,0 +1,12 @@\n" + "\n".join(f"+def test_retry_{i}():\n+    assert send(b'x') == b'x'" for i in range(6))
+    bundle["files"] = [
+        {"filename": "verl/utils/upload.py", "status": "modified", "additions": 25, "deletions": 10, "changes": 35, "patch": source},
+        {"filename": "tests/test_upload.py", "status": "added", "additions": 12, "deletions": 0, "changes": 12, "patch": test},
+    ]
+    return bundle

@@ -3,17 +3,23 @@ worker pool, with the real engine and shipped rules, against the GitHub sandbox.
 
 Everything talks HTTP over loopback. Jobs are awaited with the pool's ``wait_idle()``;
 assertions read the sandbox's comments, labels, reactions and request log.
+
+Each test runs twice: on a real merged verl pull request with GitHub's own webhook
+examples (skipped where the corpus and fixtures are absent), and on a made-up bug fix
+with the same traits (its author, ``type/fix``, ``tests``, ``size/M``) in deliveries
+that carry only the fields prguide reads.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
-from sandbox_helpers import APP_ID, app_private_key, start_sandbox, synthetic_bundle  # noqa: F401
+from sandbox_helpers import APP_ID, app_private_key, made_up_fix, minimal_payload, start_sandbox, synthetic_bundle  # noqa: F401
 
 from bot.app.routing import default_router
 from bot.app.server import STATE, create_app, wait_idle
@@ -42,13 +48,15 @@ async def no_wait(_seconds: float) -> None:
 
 
 class Harness:
-    def __init__(self, client: TestClient, sandbox: Any, bundles: dict[int, dict], base_comment: dict, base_merge: dict):
+    def __init__(self, client: TestClient, sandbox: Any, bundles: dict[int, dict], template: Callable[[str], dict]):
         self.client = client
         self.app = client.app
         self.sandbox = sandbox
         self.bundles = bundles
-        self.base_comment = base_comment
-        self.base_merge = base_merge
+        #: ``template(event)``: a fresh delivery payload of ``event`` to fill in.
+        self.template = template
+        self.base_comment = template("issue_comment")
+        self.base_merge = template("pull_request")
         self.deliveries = 0
 
     async def deliver(self, event: str, payload: dict) -> int:
@@ -126,13 +134,26 @@ class Harness:
         return [r for r in self.sandbox.requests if r["method"] != "GET"]
 
 
-@pytest.fixture
-async def harness(app_private_key, load_bundle_json, webhook_payload, tmp_path):  # noqa: F811
+#: The real example of each event in ``shared/fixtures/webhooks``.
+EXAMPLES = {
+    "issue_comment": "created.with-installation.payload.json",
+    "pull_request": "closed.payload.json",
+    "pull_request_review": "submitted.payload.json",
+    "pull_request_review_comment": "created.payload.json",
+}
+
+
+@pytest.fixture(params=[pytest.param("verl", marks=pytest.mark.corpus), "made-up"])
+async def harness(request, app_private_key, tmp_path):  # noqa: F811
     open_bundle = synthetic_bundle(OPEN_PR, repo=REPO, files=2)
     open_bundle["pull"].update(state="open", merged=False, merged_at=None)
-    bundles = {PR: load_bundle_json(PR), OPEN_PR: open_bundle}
-    base_comment = webhook_payload("issue_comment", "created.with-installation.payload.json")
-    base_merge = webhook_payload("pull_request", "closed.payload.json")
+    if request.param == "verl":
+        webhook_payload = request.getfixturevalue("webhook_payload")
+        bundles = {PR: request.getfixturevalue("load_bundle_json")(PR), OPEN_PR: open_bundle}
+        template = lambda event: webhook_payload(event, EXAMPLES[event])  # noqa: E731
+    else:
+        bundles = {PR: made_up_fix(PR, repo=REPO, author=AUTHOR), OPEN_PR: open_bundle}
+        template = minimal_payload
     async with start_sandbox(
         app_private_key, bundles=list(bundles.values()), collaborators={MAINTAINER: "maintain", "rita": "read"}
     ) as sandbox:
@@ -147,12 +168,9 @@ async def harness(app_private_key, load_bundle_json, webhook_payload, tmp_path):
         client = TestClient(TestServer(create_app(settings, router=router(), client_options={"sleep": no_wait})))
         await client.start_server()
         try:
-            yield Harness(client, sandbox, bundles, base_comment, base_merge)
+            yield Harness(client, sandbox, bundles, template)
         finally:
             await client.close()
-
-
-pytestmark = pytest.mark.corpus
 
 
 async def test_maintainer_refresh_edits_the_one_comment(harness):
@@ -401,9 +419,8 @@ async def test_refresh_without_contents_permission_still_rebuilds_and_says_why(h
 # ----- commands in reviews and inline review comments ----------------------------------
 
 
-def review_payload(harness, webhook_payload, event: str, user: str, body: str, *, written_id: int, reply_to: int | None = None, user_type: str = "User") -> dict:
-    fixture = "submitted.payload.json" if event == "pull_request_review" else "created.payload.json"
-    payload = copy.deepcopy(webhook_payload(event, fixture))
+def review_payload(harness, event: str, user: str, body: str, *, written_id: int, reply_to: int | None = None, user_type: str = "User") -> dict:
+    payload = copy.deepcopy(harness.template(event))
     pull = copy.deepcopy(harness.bundles[PR]["pull"])
     payload["pull_request"] = pull
     key = "review" if event == "pull_request_review" else "comment"
@@ -426,11 +443,11 @@ def thread_replies(harness, comment_id: int) -> list[dict]:
     return [c for c in stored if c.get("in_reply_to_id") == comment_id]
 
 
-async def test_a_command_in_a_review_body_runs_and_is_answered_on_the_pull_request(harness, webhook_payload):
+async def test_a_command_in_a_review_body_runs_and_is_answered_on_the_pull_request(harness):
     await harness.merge()
     harness.sandbox.set_file(REPO, ".github/prguide.yml", "lang: zh\n")
     mark = len(harness.sandbox.requests)
-    payload = review_payload(harness, webhook_payload, "pull_request_review", MAINTAINER, "Looks good.\n\n/prguide refresh", written_id=555)
+    payload = review_payload(harness, "pull_request_review", MAINTAINER, "Looks good.\n\n/prguide refresh", written_id=555)
     assert await harness.deliver("pull_request_review", payload) == 202
 
     assert "阅读指南" in harness.guide().body
@@ -440,13 +457,13 @@ async def test_a_command_in_a_review_body_runs_and_is_answered_on_the_pull_reque
     assert not any("reactions" in r["path"] for r in harness.sandbox.requests[mark:])
 
 
-async def test_a_command_in_an_inline_comment_gets_reactions_and_a_thread_reply(harness, webhook_payload):
+async def test_a_command_in_an_inline_comment_gets_reactions_and_a_thread_reply(harness):
     await harness.merge()
     state = harness.sandbox.state
     first = state.create_review_comment(*REPO.split("/"), PR, "Hmm.", user="rita")
     command = state.create_review_comment(*REPO.split("/"), PR, "/prguide label add docs", user=MAINTAINER, in_reply_to=first["id"])
     payload = review_payload(
-        harness, webhook_payload, "pull_request_review_comment", MAINTAINER, command["body"], written_id=command["id"], reply_to=first["id"]
+        harness, "pull_request_review_comment", MAINTAINER, command["body"], written_id=command["id"], reply_to=first["id"]
     )
     assert await harness.deliver("pull_request_review_comment", payload) == 202
     assert "docs" in harness.labels()
@@ -455,7 +472,7 @@ async def test_a_command_in_an_inline_comment_gets_reactions_and_a_thread_reply(
 
     # A stranger's refused command is answered in the thread, not on the pull request.
     mine = state.create_review_comment(*REPO.split("/"), PR, "/prguide label add shiny", user=STRANGER)
-    payload = review_payload(harness, webhook_payload, "pull_request_review_comment", STRANGER, mine["body"], written_id=mine["id"])
+    payload = review_payload(harness, "pull_request_review_comment", STRANGER, mine["body"], written_id=mine["id"])
     assert await harness.deliver("pull_request_review_comment", payload) == 202
     assert "shiny" not in harness.labels()
     (answer,) = thread_replies(harness, mine["id"])
@@ -464,16 +481,16 @@ async def test_a_command_in_an_inline_comment_gets_reactions_and_a_thread_reply(
     assert harness.replies() == []
 
 
-async def test_review_commands_from_bots_or_deleted_comments_do_nothing(harness, webhook_payload):
+async def test_review_commands_from_bots_or_deleted_comments_do_nothing(harness):
     await harness.merge()
     mark = len(harness.sandbox.requests)
-    bot_review = review_payload(harness, webhook_payload, "pull_request_review", "helper[bot]", "/prguide refresh", written_id=9, user_type="Bot")
+    bot_review = review_payload(harness, "pull_request_review", "helper[bot]", "/prguide refresh", written_id=9, user_type="Bot")
     assert await harness.deliver("pull_request_review", bot_review) == 200
     assert harness.sandbox.requests[mark:] == []
 
     state = harness.sandbox.state
     gone = state.create_review_comment(*REPO.split("/"), PR, '/prguide label add "second thoughts"', user=MAINTAINER)
-    payload = review_payload(harness, webhook_payload, "pull_request_review_comment", MAINTAINER, gone["body"], written_id=gone["id"])
+    payload = review_payload(harness, "pull_request_review_comment", MAINTAINER, gone["body"], written_id=gone["id"])
     state.delete_review_comment(*REPO.split("/"), gone["id"])
     assert await harness.deliver("pull_request_review_comment", payload) == 202
     assert "second thoughts" not in harness.labels()
