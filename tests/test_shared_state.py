@@ -46,12 +46,14 @@ def test_the_hour_bucket_caps_500_an_hour(make_state):
     state = make_state(clock)
     start = clock.now
     writes: list[float] = []
-    while True:
+    for _ in range(600):  # bounded: a budget that never says wait must fail here, not hang
         at = clock.now + state.reserve_write(1)
         if at >= start + 3600:
             break
         clock.now = at
         writes.append(at - start)
+    else:
+        pytest.fail("more than 600 writes in the hour")
     assert 495 <= len(writes) <= 500  # 100 burst + 400 refilled, and the writer got (nearly) all of them
     assert writes[:8] == [0.0] * 8  # the minute bucket's burst
     # GitHub's secondary limit: never more than 80 content writes in a minute.
