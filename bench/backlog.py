@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from common import APP_ID, CORPUS, INSTALLATION_ID, Stack, header, load_bundles, median, table, verdict
+from common import APP_ID, CORPUS, INSTALLATION_ID, Stack, header, load_bundles, median, table, verdict, verdict_line
 
 from bot.app.github import WRITE_BURST, WRITE_RATE
 
@@ -201,6 +201,10 @@ async def run(args: argparse.Namespace) -> int:
     print(f"at GitHub's real pace the whole backlog's {writes} writes need {ideal_write_s / 60:.1f} min at 80/min; "
           f"prguide's bucket takes {max(0.0, writes - SHIPPED_BURST) / SHIPPED_RATE / 60:.1f} min; prguide's own work {unpaced_s / 60:.1f} min")  # fmt: skip
     print(f"queue at the end: {first['queue']}")
+    print(verdict_line("a backlog is limited by GitHub's rules, not by prguide (its own time <= 0.5x the ideal)",
+                       f"{unpaced_s / ideal_s:.2f}x of {ideal_s:,.0f} s", self_ok))
+    print(verdict_line(f"the write budget keeps GitHub's pace (<= {CLOSE}x the ideal, <= {GITHUB_WRITES_PER_MIN} writes a minute)",
+                       f"{paced_s / scaled_ideal:.2f}x, at most {worst_window} writes in a window", paced_ok))  # fmt: skip
     return 0
 
 

@@ -9,7 +9,13 @@ Pieces:
 
 * :data:`ROOT`, :data:`SHARED`, :data:`CORPUS`, :data:`WEBHOOKS`: the project and the
   shared real data (``../shared`` next to the project root, or ``$PRGUIDE_SHARED``);
-* :func:`median`, :func:`percentile`, :func:`table`, :func:`header`: reporting;
+* :func:`median`, :func:`percentile`, :func:`table`, :func:`header`, :func:`verdict_line`:
+  reporting; every header carries the host's reference figure (:func:`calibrate`: a fixed
+  pure-Python loop's time), so runs on different machines can be compared;
+* :func:`count_instructions`, :func:`mark`: instructions executed between marks of a child
+  process, counted by ``valgrind --tool=callgrind`` (they do not move with the machine's load);
+* :func:`cpu_seconds`, :func:`rss_kb`: a process's CPU time and memory from ``/proc``
+  (the CPU of PostgreSQL's backends serving a process: ``bench/pgmeter.py``);
 * :func:`delivery_body`: a signed-delivery-ready ``pull_request`` ``closed`` payload
   (GitHub's full shape, ~25 KB) for a corpus pull request;
 * :class:`Stack`: the GitHub sandbox and prguide's webhook server in this process, as
@@ -27,7 +33,9 @@ import json
 import math
 import os
 import platform
+import re
 import shlex
+import shutil
 import socket
 import statistics
 import subprocess
@@ -35,7 +43,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -46,6 +54,8 @@ if str(ROOT) not in sys.path:  # runnable from a checkout without installing prg
 
 SHARED = Path(os.environ.get("PRGUIDE_SHARED", ROOT.parent / "shared"))
 CORPUS = SHARED / "corpus" / "verl"
+#: Every corpus of real merged pull requests (the engine benchmarks use them all).
+CORPORA = (CORPUS, SHARED / "corpus" / "verl-2026h1")
 WEBHOOKS = SHARED / "fixtures" / "webhooks"
 #: A real ``pull_request`` ``closed`` delivery from GitHub's docs, the shape our payloads copy.
 CLOSED_FIXTURE = WEBHOOKS / "pull_request" / "closed.payload.json"
@@ -87,15 +97,102 @@ def machine() -> dict[str, str]:
     }
 
 
-def header(title: str) -> str:
-    """The lines every script prints first: title, command line, machine."""
+def header(title: str, *, calibrate_host: bool = True) -> str:
+    """The lines every script prints first: title, command line, machine, the host's reference figure."""
     m = machine()
-    return (
+    text = (
         f"# {title}\n\n"
         f"command: `{command_line()}`\n"
         f"machine: {m['nproc']} CPU(s), {m['cpu']}, Python {m['python']}, "
         f"load average {m['load average']}, {m['date']}\n"
     )
+    if calibrate_host:
+        ref = calibrate()
+        text += (
+            f"host reference: {CALIBRATION_NAME} {ref['ms']:.1f} ms "
+            f"(best of {ref['rounds']}; CPU {ref['cpu_ms']:.1f} ms): divide a time by it to compare hosts\n"
+        )
+    return text
+
+
+# --- the host's reference figure ----------------------------------------------------------------
+
+CALIBRATION_NAME = "calibration loop (bench/common.py calibration_loop)"
+CALIBRATION_N = 100_000
+
+
+def calibration_loop(n: int = CALIBRATION_N) -> int:
+    """A fixed pure-Python workload (string formatting, dict and list operations, integer
+    arithmetic, a method call per step), the host's reference: its instruction count is the same on every
+    host for one Python build, its time says how fast this host runs Python right now."""
+    counts: dict[str, int] = {}
+    words: list[str] = []
+    total = 0
+    for i in range(n):
+        key = f"w{i % 997}"
+        counts[key] = counts.get(key, 0) + 1
+        if i % 7 == 0:
+            words.append(key.upper())
+        total += (i * 31) ^ (total >> 3)
+        total &= 0xFFFFFFFF
+    return total + len(words) + len(counts)
+
+
+def calibrate(rounds: int = 5) -> dict[str, float]:
+    """:func:`calibration_loop`'s best wall and CPU milliseconds over ``rounds`` runs (after one untimed run)."""
+    calibration_loop()
+    walls, cpus = [], []
+    for _ in range(rounds):
+        w, c = time.perf_counter(), time.process_time()
+        calibration_loop()
+        cpus.append((time.process_time() - c) * 1000)
+        walls.append((time.perf_counter() - w) * 1000)
+    return {"ms": min(walls), "cpu_ms": min(cpus), "rounds": rounds}
+
+
+# --- instruction counts ---------------------------------------------------------------------------
+
+
+def mark() -> None:
+    """A mark between parts of a process run under :func:`count_instructions`: the
+    instructions before and after it are counted apart (callgrind dumps its counters
+    whenever ``getppid`` is entered; nothing else in a benchmark child calls it)."""
+    os.getppid()
+
+
+def valgrind() -> str | None:
+    """The ``valgrind`` executable, or None (``perf stat -e instructions`` needs hardware
+    counters that virtual machines often hide; callgrind counts in software)."""
+    return shutil.which("valgrind")
+
+
+def count_instructions(argv: Sequence[str], *, env: Mapping[str, str] | None = None, timeout: float = 3600) -> list[int]:
+    """Instructions (callgrind's ``Ir``) the process ``argv`` executes, split at each :func:`mark`.
+
+    Returns one count per part: before the first mark, between marks, after the last
+    one (program exit). Runs with ``PYTHONHASHSEED=0`` so that a run is repeatable.
+    Raises ``RuntimeError`` when valgrind is missing or the process fails.
+    """
+    tool = valgrind()
+    if tool is None:
+        raise RuntimeError("valgrind not found")
+    with tempfile.TemporaryDirectory(prefix="prguide-callgrind-") as tmp:
+        out = Path(tmp) / "cg.out"
+        done = subprocess.run(
+            [tool, "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-before=getppid", *argv],
+            env={**os.environ, "PYTHONHASHSEED": "0", **(env or {})},
+            cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise RuntimeError(f"{argv[:3]} under callgrind exited with {done.returncode}: {done.stderr.strip()[-500:]}")
+        parts: dict[int, int] = {}
+        for path in Path(tmp).glob("cg.out*"):
+            text = path.read_text(errors="replace")
+            part = re.search(r"^part: (\d+)$", text, re.MULTILINE)
+            total = re.search(r"^totals: (\d+)", text, re.MULTILINE)
+            if total:
+                parts[int(part.group(1)) if part else 1] = int(total.group(1))
+    return [parts[k] for k in sorted(parts)]
 
 
 def median(values: Iterable[float]) -> float:
@@ -137,7 +234,19 @@ def verdict(ok: bool) -> str:
     return "met" if ok else "MISSED"
 
 
+def verdict_line(target: str, measured: str, ok: bool) -> str:
+    """One line ``verdict: TARGET: MEASURED: met|MISSED``; ``bench/report.py`` collects them into the summary."""
+    return f"verdict: {target}: {measured}: {verdict(ok)}"
+
+
 # --- data ------------------------------------------------------------------------------------
+
+
+def shown(path: Path) -> str:
+    """``path`` as a report shows it: under the shared data as ``shared/...``, else its name (no machine paths)."""
+    with contextlib.suppress(ValueError):
+        return str(Path("shared") / Path(path).resolve().relative_to(SHARED.resolve()))
+    return Path(path).name
 
 
 def need_corpus(folder: Path = CORPUS) -> Path:
@@ -209,6 +318,15 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds process ``pid`` has used so far (``/proc/<pid>/stat``; 0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_kb(pid: int) -> tuple[int, int]:
@@ -343,7 +461,12 @@ class Stack:
     ``client_options`` go to :class:`bot.app.github.ClientFactory` (e.g.
     ``write_rate``/``write_burst``); ``db_path`` is the job database (default: a fresh
     temporary file, which may already hold queued jobs); ``rate_limit`` is the sandbox's
-    primary rate limit per hour. Use as ``async with Stack(...) as stack``.
+    primary rate limit per hour. ``clock`` (epoch seconds; default the real one) is the
+    app's clock for what it remembers over time: installation tokens (about an hour) and
+    repositories without a config file (``MISSING_CONFIG_TTL``); moving it forward between
+    deliveries simulates merges that far apart (the sandbox keeps real time, so ``clock``
+    must never run behind it: the sandbox would refuse tokens it sees as expired). Use as
+    ``async with Stack(...) as stack``.
 
     Measured on the sandbox's side: :attr:`comment_times` (``"owner/repo#N"`` -> the
     ``perf_counter()`` times comments were created there), :attr:`write_times`
@@ -362,8 +485,10 @@ class Stack:
         key_pem: str | None = None,
         db_path: Path | None = None,
         rate_limit: int = 5000,
+        clock: Callable[[], float] | None = None,
     ):
         self.bundles = list(bundles)
+        self.clock = clock
         self.rate_limit = rate_limit
         self.copies = copies
         self.latency_ms = latency_ms
@@ -400,17 +525,34 @@ class Stack:
                     repo = self.sandbox.add_bundle(bundle, repo=f"{repo}-{copy_number}")
                 self.pulls.append((repo, bundle))
         self._instrument()
+        if self.clock is not None:
+            self._simulated_tokens(self.clock)
         self.sandbox_url = await self.sandbox.start("127.0.0.1", 0)
         self.settings = Settings(
             app_id=APP_ID, private_key=key, webhook_secret=self.secret, api_url=self.sandbox_url,
             host="127.0.0.1", port=0, db_path=self.db_path or Path(self._tmp.name) / "prguide.db",
             workers=self.workers, log_level="WARNING",
         )  # fmt: skip
-        self.app = create_app(self.settings, rules=load_rules(), client_options=self.client_options)
+        extra: dict[str, Any] = {}
+        self._app_http = None
+        if self.clock is not None:
+            from bot.app.auth import AppAuth
+
+            self._app_http = extra["session"] = aiohttp.ClientSession()
+            extra["auth"] = AppAuth(str(APP_ID), key, api_url=self.sandbox_url, session=self._app_http, clock=self.clock)
+        self.app = create_app(self.settings, rules=load_rules(), client_options=self.client_options, **extra)
         self.runner = web.AppRunner(self.app, access_log=None)
         #: When the worker pool started (``perf_counter()``): jobs already queued run from here.
         self.started = time.perf_counter()
         await self.runner.setup()
+        if self.clock is not None:
+            from cachetools import TTLCache
+
+            from bot.app.server import STATE
+
+            services = self.app[STATE].services
+            old = services.missing_configs
+            services.missing_configs = TTLCache(maxsize=old.maxsize, ttl=old.ttl, timer=self.clock)
         site = web.TCPSite(self.runner, "127.0.0.1", 0)
         await site.start()
         host, port = self.runner.addresses[0][:2]
@@ -421,6 +563,8 @@ class Stack:
     async def __aexit__(self, *exc: object) -> None:
         await self.http.close()
         await self.runner.cleanup()
+        if self._app_http is not None:
+            await self._app_http.close()
         await self.sandbox.close()
         self._tmp.cleanup()
 
@@ -457,6 +601,20 @@ class Stack:
         state.create_comment = timed_create_comment  # type: ignore[method-assign]
         state.record = timed_record  # type: ignore[method-assign]
         sandbox._middleware = counting  # type: ignore[method-assign]
+
+    def _simulated_tokens(self, clock: Callable[[], float]) -> None:
+        # Installation tokens expire on the app's simulated clock (GitHub's would, as the
+        # merges are really that far apart); the sandbox checks JWTs on real time, as the
+        # app signs them on its system clock.
+        state = self.sandbox.state
+        issue = state.issue_token
+
+        def issue_token(installation_id: int) -> Any:
+            token = issue(installation_id)
+            token.expires_at = clock() + state.token_lifetime
+            return token
+
+        state.issue_token = issue_token  # type: ignore[method-assign]
 
     def repository_json(self, repository: str) -> dict[str, Any]:
         """The sandbox's "Get a repository" object of ``repository`` (``owner/name``)."""

@@ -29,7 +29,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from common import CORPUS, MIN_ROUNDS, Stack, header, load_bundles, median, percentile, table, verdict
+from common import (
+    CORPUS,
+    MIN_ROUNDS,
+    Stack,
+    header,
+    load_bundles,
+    median,
+    percentile,
+    shown,
+    table,
+    verdict,
+    verdict_line,
+)
 
 TARGET_OWN_MS = 100.0
 #: Writes are not paced here: the subject is one guide's latency, not the write budget.
@@ -96,7 +108,7 @@ async def run(args: argparse.Namespace) -> int:
     p50, p99 = percentile(latencies, 50), percentile(latencies, 99)
     ref50 = percentile(references, 50)
     within = sum(1 for p in per_pr if p["ms"] <= p["reference"] + TARGET_OWN_MS)
-    print(f"{len(per_pr)} pull requests from {args.corpus}, {args.latency_ms:g} ms per GitHub answer, "
+    print(f"{len(per_pr)} pull requests from {shown(args.corpus)}, {args.latency_ms:g} ms per GitHub answer, "
           f"{rounds} rounds (per PR: median over rounds; then percentiles over PRs)\n")  # fmt: skip
     print(table(
         ["what", "p50 ms", "p99 ms", "max ms"],
@@ -113,6 +125,7 @@ async def run(args: argparse.Namespace) -> int:
     ok = p50 <= ref50 + TARGET_OWN_MS
     print(f"\ntarget p50 <= calls x latency + {TARGET_OWN_MS:.0f} ms = {ref50 + TARGET_OWN_MS:.0f} ms: {verdict(ok)} (p50 {p50:.0f} ms); "
           f"{within} of {len(per_pr)} PRs within their own bound; most requests in flight at once: {max(p['in_flight'] for p in per_pr)}")  # fmt: skip
+    print(verdict_line(f"merge to comment p50 <= calls x latency + {TARGET_OWN_MS:.0f} ms", f"p50 {p50:.0f} ms, bound {ref50 + TARGET_OWN_MS:.0f} ms", ok))
     print("\nslowest pull requests:\n")
     slow = sorted(per_pr, key=lambda p: p["ms"], reverse=True)[:6]
     print(table(["PR", "files", "calls", "label looks", "ms", "calls x latency", "critical path ms", "in flight"],

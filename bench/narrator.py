@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import ROOT, SHARED, header, median, percentile, table, verdict  # noqa: E402
+from bench.common import ROOT, SHARED, header, median, percentile, table, verdict_line  # noqa: E402
 from bot.engine.build import build_guide  # noqa: E402
 from bot.narrator.facts import build_fact_sheet  # noqa: E402
 from bot.narrator.prompt import ANSWER_TOKENS, build_prompt, token_counter  # noqa: E402
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(header("Narrator: tokens per guide and validator cost"))
         print(table(["measure", "value"], [(k, v) for k, v in result.items()]))
-        print(f"\nvalidator p95 < {VALIDATOR_LIMIT_MS} ms: {verdict(ok)}")
+        print("\n" + verdict_line(f"narrator validator p95 < {VALIDATOR_LIMIT_MS:g} ms per guide", f"{result['validator_ms_p95']:.2f} ms", ok))
     return 0 if ok else 1
 
 

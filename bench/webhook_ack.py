@@ -61,10 +61,12 @@ from common import (
     median,
     percentile,
     serve_env,
+    shown,
     start_sandbox_process,
     start_serve_process,
     table,
     verdict,
+    verdict_line,
     wait_http,
     write_key,
 )
@@ -309,7 +311,7 @@ async def run(args: argparse.Namespace) -> int:
         mean_kb = sum(len(b) for b, _ in pool) / len(pool) / 1024
 
         print(header("prguide webhook acknowledgement"))
-        print(f"deliveries: {len(pool)} merged pull requests from {args.corpus}, mean body {mean_kb:.1f} KB, "
+        print(f"deliveries: {len(pool)} merged pull requests from {shown(args.corpus)}, mean body {mean_kb:.1f} KB, "
               f"fresh delivery id per request; load generator: {'wrk ' + wrk_version() if use_wrk else 'aiohttp client (wrk not found)'}; "
               f"{rounds} rounds x {seconds} s per server and concurrency\n")  # fmt: skip
 
@@ -392,6 +394,7 @@ async def run(args: argparse.Namespace) -> int:
 
     rows = []
     met_all = True
+    verdicts: list[str] = []
     for c in concurrencies:
         ref_rps = median(x["rps"] for x in results[("reference", c)])
         ref_p99 = median(x["p99_ms"] for x in results[("reference", c)])
@@ -410,6 +413,8 @@ async def run(args: argparse.Namespace) -> int:
             need = TARGET_MEMORY if "memory" in label else TARGET_DURABLE
             ok_rps, ok_p99 = rps / ref_rps >= need, p99 / ref_p99 <= TARGET_P99
             met_all &= ok_rps and ok_p99
+            verdicts.append(verdict_line(f"{label} at concurrency {c}: >= {need}x the reference's deliveries/s, p99 <= {TARGET_P99:g}x its p99",
+                                         f"{rps / ref_rps:.2f}x, p99 {p99 / ref_p99:.2f}x", ok_rps and ok_p99))  # fmt: skip
             rows.append([c, label, rps, rps / ref_rps, p50, p99, p99 / ref_p99, cpu, cpu / ref_cpu, errors,
                          f">= {need}x, p99 <= {TARGET_P99:g}x", verdict(ok_rps and ok_p99)])  # fmt: skip
     print(table(["concurrency", "server", "deliveries/s", "x ref", "p50 ms", "p99 ms", "p99 x ref", "CPU µs/delivery", "CPU x ref", "errors", "target", "verdict"], rows))
@@ -417,6 +422,7 @@ async def run(args: argparse.Namespace) -> int:
         print(f"\nmedians of {rounds} rounds: how much of the reference's throughput storing each delivery leaves, before anything else prguide does")
     else:
         print(f"\nall targets {'met' if met_all else 'NOT met'}; medians of {rounds} rounds")
+        print("\n".join(verdicts))
     for label, counts in queue.items():
         drains = [x["drain_s"] for (name, _c), runs in results.items() if name == label for x in runs]
         print(f"{label}: job queue at the end {counts}; after a window its workers took {median(drains):.1f} s (median) to finish")

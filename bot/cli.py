@@ -2,7 +2,8 @@
 
 ``prguide guide``, ``history`` and ``rules check`` run the engine offline;
 ``serve`` runs the GitHub App; ``sandbox`` a local GitHub API emulator; ``demo``
-both, end to end; ``view`` the tag view over a guide database.
+both, end to end; ``send`` one webhook delivery to a running server; ``view`` the tag
+view over a guide database.
 Heavy modules are imported inside each command so ``prguide --help`` stays fast.
 """
 
@@ -112,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     _optional_subcommand(sub, "sandbox", "run a local GitHub API emulator", "bot.sandbox.cli")
     _optional_subcommand(sub, "view", "serve or export the tag view of a guide database", "bot.tagview.cli")
     _optional_subcommand(sub, "demo", "run the sandbox and the app end to end on a real merged PR", "bot.demo")
+    _optional_subcommand(sub, "send", "send a signed webhook delivery to a prguide server and show how it ended", "bot.send")
     _optional_subcommand(sub, "db", "manage the PostgreSQL database (PRGUIDE_DATABASE_URL)", "bot.dbcli")
     return parser
 
@@ -133,8 +135,9 @@ def _engine_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("markdown", "json"), default="markdown", help="output format (default markdown)")
     p.add_argument(
         "--narrator", metavar="URL",
-        help="narrate with this OpenAI-compatible server (default: $PRGUIDE_LLM_URL; model $PRGUIDE_LLM_MODEL, key $PRGUIDE_LLM_API_KEY)",
+        help="narrate with this OpenAI-compatible server (default: $PRGUIDE_LLM_URL; key $PRGUIDE_LLM_API_KEY)",
     )  # fmt: skip
+    p.add_argument("--model", metavar="NAME", help="the narrator's model on that server (default: $PRGUIDE_LLM_MODEL)")
 
 
 def _optional_subcommand(sub, name: str, help_text: str, module: str) -> None:
@@ -225,7 +228,12 @@ def _cmd_guide(args: argparse.Namespace) -> int:
 def _cmd_history(args: argparse.Namespace) -> int:
     from bot.engine.build import build_guide
     from bot.engine.rules import RuleError
-    from bot.sources.gitrepo import GitRepositoryError, load_merged_pull_requests, repository_name
+    from bot.sources.gitrepo import (
+        GitRepositoryError,
+        load_merged_pull_requests,
+        repository_name,
+        why_no_pull_requests,
+    )
 
     try:
         rules = _load_rules(args)
@@ -256,11 +264,12 @@ def _cmd_history(args: argparse.Namespace) -> int:
                 snapshots = load_merged_pull_requests(
                     args.repo, last=args.last, repository=args.repository, progress=progress
                 )
+                if not snapshots:
+                    why = why_no_pull_requests(args.repo, repository=args.repository)
+                    print(f"prguide history: {args.repo}: {why}", file=sys.stderr)
+                    return 1
             except GitRepositoryError as exc:
                 print(f"prguide history: {exc}", file=sys.stderr)
-                return 1
-            if not snapshots:
-                print(f"prguide history: no merged pull requests found in {args.repo}", file=sys.stderr)
                 return 1
             guides = []
             for snapshot in snapshots:
@@ -327,11 +336,15 @@ def _narrator_config(args: argparse.Namespace):
     from bot.narrator.client import LLMConfig
 
     url = getattr(args, "narrator", None) or os.environ.get("PRGUIDE_LLM_URL", "").strip()
+    model = (getattr(args, "model", None) or os.environ.get("PRGUIDE_LLM_MODEL", "")).strip()
     if not url:
+        if getattr(args, "model", None):
+            raise _NarratorError("--model names the narrator's model: give the server with --narrator URL (or PRGUIDE_LLM_URL)")
         return None
-    model = os.environ.get("PRGUIDE_LLM_MODEL", "").strip()
     if not model:
-        raise _NarratorError("set PRGUIDE_LLM_MODEL to the model's name on the narrator server (e.g. qwen2.5-coder:7b)")
+        raise _NarratorError(
+            "name the model on the narrator server with --model (or PRGUIDE_LLM_MODEL), e.g. --model qwen2.5-coder:7b"
+        )
     if not url.startswith(("http://", "https://")):
         raise _NarratorError(f"the narrator URL must be http(s), such as http://127.0.0.1:11434/v1, got {url!r}")
     timeout = float(os.environ.get("PRGUIDE_LLM_TIMEOUT", "") or 60)
@@ -418,15 +431,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     from bot.app.db import DatabaseError
 
+    environ = dict(os.environ)
+    if getattr(args, "role", None):
+        environ["PRGUIDE_ROLE"] = args.role  # the flag wins over the variable, and is checked as it is
     try:
-        settings = Settings.from_env()
+        settings = Settings.from_env(environ)
     except SettingsError as exc:
         print(f"prguide serve: cannot start: {'; '.join(exc.problems)}", file=sys.stderr)
         return 2
-    if getattr(args, "role", None):
-        import dataclasses
-
-        settings = dataclasses.replace(settings, role=args.role)
     if settings.database_url:
         import psycopg
 

@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import contextlib
-import copy
 import json
 import logging
 import secrets
@@ -38,6 +36,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from bot.payloads import delivery_headers as payload_headers
+from bot.payloads import installation_ref, merged_pull_request
 
 #: The demo app's id; the sandbox only checks that app JWTs carry it.
 APP_ID = 1
@@ -216,51 +217,29 @@ def generate_private_key() -> str:
 
 def installation_node_id(installation_id: int) -> str:
     """The global node id GitHub gives an installation (``installation.node_id`` in payloads)."""
-    return base64.b64encode(f"023:IntegrationInstallation{installation_id}".encode()).decode("ascii")
+    return installation_ref(installation_id)["node_id"]
 
 
 def merged_event(pull: Mapping[str, Any], repository: Mapping[str, Any], *, installation_id: int) -> dict[str, Any]:
     """The ``pull_request`` event payload GitHub sends when ``pull`` is merged.
 
-    Keys as in "Webhook events and payloads", ``pull_request`` action ``closed``:
-    ``action``, ``number``, ``pull_request`` (``pull``, with ``state: closed`` and
-    ``merged: true``), ``repository`` (``id``, ``node_id``, ``name``, ``full_name``,
-    ``private``, ``owner`` ``{login, type, ...}``, ``html_url``, ``default_branch``,
-    taken from ``repository``, a "Get a repository" object), ``installation``
-    ``{id, node_id}`` and ``sender`` (who merged: ``merged_by``, else the author).
-    Raises :class:`ValueError` when ``pull`` has no integer ``number``.
+    As in "Webhook events and payloads", ``pull_request`` action ``closed``: ``action``,
+    ``number``, ``pull_request`` (``pull`` completed as GitHub sends it, ``state: closed``,
+    ``merged: true``), ``repository`` (``repository``, a "Get a repository" object or just
+    ``{full_name, owner, private...}``, completed likewise), ``organization`` for an
+    organization's repository, ``installation`` ``{id, node_id}``
+    and ``sender`` (who merged: ``merged_by``, else the author). See
+    :func:`bot.payloads.merged_pull_request`. Raises :class:`ValueError`
+    when ``pull`` has no integer ``number``.
     """
-    number = pull.get("number")
-    if not isinstance(number, int) or isinstance(number, bool):
-        raise ValueError("the pull request has no integer 'number'")
-    pr = copy.deepcopy(dict(pull))
-    pr.update(state="closed", merged=True)
-    sender = pr.get("merged_by") or pr.get("user") or {"login": "octocat", "type": "User"}
-    repo_keys = ("id", "node_id", "name", "full_name", "private", "owner", "html_url", "default_branch")
-    return {
-        "action": "closed",
-        "number": number,
-        "pull_request": pr,
-        "repository": {k: repository[k] for k in repo_keys if k in repository},
-        "installation": {"id": installation_id, "node_id": installation_node_id(installation_id)},
-        "sender": dict(sender),
-    }
+    return merged_pull_request(pull, repository, installation_id=installation_id)
 
 
 def delivery_headers(body: bytes, secret: str, delivery_id: str, event: str = "pull_request") -> dict[str, str]:
     """The HTTP headers of a webhook delivery of ``body`` ("Webhook events and payloads", "Delivery headers")."""
-    from bot.app.webhook import sign
-
-    return {
-        "X-GitHub-Event": event,
-        "X-GitHub-Delivery": delivery_id,
-        "X-GitHub-Hook-ID": "1",
-        "X-GitHub-Hook-Installation-Target-Type": "integration",
-        "X-GitHub-Hook-Installation-Target-ID": str(APP_ID),
-        "X-Hub-Signature-256": sign(secret, body),
-        "User-Agent": USER_AGENT,
-        "Content-Type": "application/json",
-    }
+    headers = payload_headers(body, secret, delivery_id, event, app_id=APP_ID)
+    headers["User-Agent"] = USER_AGENT
+    return headers
 
 
 def group_requests(requests: Sequence[Mapping[str, Any]]) -> list[ApiCall]:

@@ -17,9 +17,10 @@ from cachetools import TTLCache
 import bot.locale as catalogue
 from bot.app.fetch import fetch_file
 from bot.app.github import Forbidden
+from bot.app.jobstore import PRIORITY_BACKGROUND
 from bot.app.offload import run_store
 from bot.engine.render.messages import t
-from bot.engine.repo_config import DEFAULT_SOURCE, RepoConfig, load_repo_config
+from bot.engine.repo_config import CONFIG_PATHS, DEFAULT_SOURCE, RepoConfig, load_repo_config
 from bot.engine.rules.model import Problem
 from bot.engine.snapshot import PullRequestSnapshot
 
@@ -44,14 +45,16 @@ REMEMBERED_MISSING = RepoConfig.default()
 async def read_repo_config(
     client: Any, repository: str, ref: str | None, *, missing: TTLCache | None = None, fresh: bool = False
 ) -> RepoConfig:
-    """The repository's ``.github/prguide.yml`` at ``ref`` (its default branch).
+    """The repository's ``.github/prguide.yml`` (else ``.github/prguide.yaml``) at ``ref`` (its default branch).
 
-    A missing file gives the defaults; an unreadable, invalid or oversized one (over
-    :data:`MAX_CONFIG_BYTES`) gives the defaults with the problem kept, and so does a
-    403 (the installation lacks Contents: read): the file is optional, so it never
-    costs the guide. The YAML is
+    A missing file gives the defaults; an invalid one keeps its valid keys, with its
+    problems (:func:`bot.engine.repo_config.load_repo_config`). One that cannot be read
+    (over :data:`MAX_CONFIG_BYTES`, not text, nested too deeply) or a 403 (the installation lacks Contents:
+    read) gives :meth:`RepoConfig.unreadable` with the problem kept: the file is
+    optional, so it never costs the guide, and what it may switch off stays off. The
+    ``.yaml`` name is asked for only when there is no ``.yml``. The YAML is
     parsed in a worker thread, so a large file never holds up the event loop (and the
-    webhook's answers). ``missing`` remembers repositories without the file: no call
+    webhook's answers). ``missing`` remembers repositories without either file: no call
     while remembered (the answer is then :data:`REMEMBERED_MISSING`), unless ``fresh``
     (a refresh, or a PR that changed the file), which asks GitHub and updates the memory. GitHub errors other than 404 propagate
     (``RetryLater``...).
@@ -59,18 +62,22 @@ async def read_repo_config(
     key = (repository, ref or "")
     if missing is not None and not fresh and key in missing:
         return REMEMBERED_MISSING
-    try:
-        text = await fetch_file(client, repository, REPO_CONFIG_PATH, ref or None, max_bytes=MAX_CONFIG_BYTES)
-    except ValueError as exc:
-        if missing is not None:
-            missing.pop(key, None)  # the file exists, even if it cannot be used
-        return RepoConfig.default(problems=(Problem(REPO_CONFIG_PATH, 1, str(exc)),))
-    except Forbidden as exc:
-        log.warning(
-            "%s: cannot read %s (%s); the installation needs Contents: read", repository, REPO_CONFIG_PATH, exc.reason,
-            extra={"repository": repository},
-        )
-        return RepoConfig.default(problems=(Problem(REPO_CONFIG_PATH, UNREAD, "config.forbidden"),))
+    text, path = None, REPO_CONFIG_PATH
+    for path in CONFIG_PATHS:
+        try:
+            text = await fetch_file(client, repository, path, ref or None, max_bytes=MAX_CONFIG_BYTES)
+        except ValueError as exc:
+            if missing is not None:
+                missing.pop(key, None)  # the file exists, even if it cannot be used
+            return RepoConfig.unreadable((Problem(path, 1, str(exc)),), source=path)
+        except Forbidden as exc:
+            log.warning(
+                "%s: cannot read %s (%s); the installation needs Contents: read", repository, path, exc.reason,
+                extra={"repository": repository},
+            )
+            return RepoConfig.unreadable((Problem(path, UNREAD, "config.forbidden"),), source=path)
+        if text is not None:
+            break
     if missing is not None:
         if text is None:
             missing[key] = True
@@ -78,12 +85,16 @@ async def read_repo_config(
             missing.pop(key, None)
     if text is None:
         return RepoConfig.default()
-    return await asyncio.to_thread(load_repo_config, text, REPO_CONFIG_PATH)
+    try:
+        return await asyncio.to_thread(load_repo_config, text, path)
+    except RecursionError:
+        # YAML nested deeper than the parser's recursion can follow ("x: [[[[..."): no setting can be read.
+        return RepoConfig.unreadable((Problem(path, 1, "the YAML is nested too deeply to be read"),), source=path)
 
 
 def changes_repo_config(snapshot: PullRequestSnapshot) -> bool:
-    """True when the pull request adds or edits ``.github/prguide.yml``."""
-    return any(f.filename == REPO_CONFIG_PATH and f.status != "removed" for f in snapshot.files)
+    """True when the pull request adds or edits ``.github/prguide.yml`` (or ``.github/prguide.yaml``)."""
+    return any(f.filename in CONFIG_PATHS and f.status != "removed" for f in snapshot.files)
 
 
 def config_check_notices(config: RepoConfig) -> dict[str, tuple[str, ...]]:
@@ -92,12 +103,13 @@ def config_check_notices(config: RepoConfig) -> dict[str, tuple[str, ...]]:
         return config_notices(config.source, config.problems) or {}
     if not config.problems:
         return {lang: (t("config.ok", lang, {"file": config.source}),) for lang in catalogue.languages()}
-    lines = tuple(f"`{config.source}:{p.line}`: {_problem_text(p)}" for p in config.problems[:MAX_NOTICE_PROBLEMS])
+    lines = tuple(_problem_text(p) for p in config.problems[:MAX_NOTICE_PROBLEMS])
     return {lang: (t("config.bad", lang, {"file": config.source}),) + lines for lang in catalogue.languages()}
 
 
 def config_notices(source: str, problems: tuple[Problem, ...]) -> dict[str, tuple[str, ...]] | None:
-    """One notice per language saying the repository's config file was not used, and why.
+    """One notice per language naming the problems of the repository's config file (``FILE:LINE``
+    each, the first :data:`MAX_NOTICE_PROBLEMS`): the settings they concern are not used.
 
     A file that could not be read at all (:data:`UNREAD`) gets its own sentence, naming
     the permission the installation lacks and who can grant it.
@@ -152,8 +164,28 @@ def reviser(build: Callable[..., Any], notices: Mapping[str, tuple[str, ...]] | 
 
 
 def _problem_text(problem: Problem) -> str:
-    text = f"line {problem.line}: {problem.message}"
-    return text.replace("`", "'")
+    """```FILE:LINE`: message``: where the problem is, as the rest of prguide names it."""
+    text = f"rule {problem.rule_id}: {problem.message}" if problem.rule_id else problem.message
+    return f"`{problem.file}:{problem.line}`: " + text.replace("`", "'")
+
+
+def is_private(repository: Any) -> bool:
+    """Whether a payload's ``repository`` object is to be treated as private: unless it says
+    ``"private": false`` (a missing or malformed flag is no proof of a public repository)."""
+    return not isinstance(repository, Mapping) or repository.get("private") is not False
+
+
+def guide_page_url(services: Any, repository: str, number: int, *, private: bool) -> str | None:
+    """The guide's page in the tag view (``{public_url}/repos/OWNER/REPO/pulls/N/guide``), or ``None``.
+
+    Only when the server knows its public address (``PRGUIDE_PUBLIC_URL``), stores
+    guides for the tag view, and the repository is public (a private one's page is not
+    for everyone who can read a link).
+    """
+    base = getattr(services.settings, "public_url", None)
+    if not base or private or services.guides is None:
+        return None
+    return f"{str(base).rstrip('/')}/repos/{repository}/pulls/{int(number)}/guide"
 
 
 async def save_guide(store: Any, guide: Any, *, private: bool) -> None:
@@ -185,6 +217,13 @@ BACKFILL_EVENT = "prguide.backfill"
 BACKFILL_START = "start"
 
 
+def backfill_lane(installation_id: int | None, repository: str) -> str:
+    """The job key the backfill runs of an installation take turns on (``backfill:installation:{id}``):
+    one list page at a time per installation, whichever events or commands started them
+    (``backfill:{repository}`` for a job that names no installation)."""
+    return f"backfill:installation:{installation_id}" if installation_id is not None else f"backfill:{repository}"
+
+
 async def queue_backfill(
     ctx: Any, repository: str, *, private: bool, limit: int | None, run: str, default_branch: str | None = None,
     delay: float = 0.0,
@@ -195,13 +234,14 @@ async def queue_backfill(
     installation event, a ``/prguide backfill`` command). ``limit``: how many pull
     requests, ``None`` for the repository's ``backfill`` setting. ``run`` names the
     run and is its idempotency key (derive it from the asking delivery, so a redelivery
-    starts nothing twice). Jobs of one repository's runs share the key
-    ``backfill:{repository}``: one page is read at a time. ``delay``: seconds before it starts.
+    starts nothing twice). The runs of one installation take turns on its lane
+    (:func:`backfill_lane`), as background jobs (live jobs due at once go first).
+    ``delay``: seconds before it starts.
     """
     payload = {"repository": repository, "private": private, "limit": limit, "run": run, "default_branch": default_branch}
     return await ctx.enqueue(
-        BACKFILL_EVENT, BACKFILL_START, payload, key=f"backfill:{repository}", delivery_id=run,
-        installation_id=ctx.job.installation_id, delay=delay,
+        BACKFILL_EVENT, BACKFILL_START, payload, key=backfill_lane(ctx.job.installation_id, repository),
+        delivery_id=run, installation_id=ctx.job.installation_id, delay=delay, priority=PRIORITY_BACKGROUND,
     )
 
 
@@ -256,9 +296,17 @@ def narration_store(services: Any) -> Any:
     return _narration_stores[path]
 
 
-def narration_wanted(settings: Any, config: RepoConfig) -> bool:
-    """True when the server has a model and the repository did not say ``narrator: off``."""
-    return bool(getattr(settings, "llm_url", None)) and getattr(config, "narrator", True)
+#: Reading levels a narration is for. A skim or skip guide ("safe to skip") is a few lines
+#: the engine already words plainly: narrating it would cost a model call, and send the
+#: pull request's text to the model, for nothing.
+NARRATED_LEVELS = frozenset(("deep", "quick"))
+
+
+def narration_wanted(settings: Any, config: RepoConfig, guide: Any) -> bool:
+    """True when the server has a model, the repository did not say ``narrator: off`` and
+    ``guide`` (a :class:`bot.engine.build.Guide`) is a quick or deep read (:data:`NARRATED_LEVELS`)."""
+    level = str((getattr(guide, "data", None) or {}).get("reading_level") or "")
+    return bool(getattr(settings, "llm_url", None)) and getattr(config, "narrator", True) and level in NARRATED_LEVELS
 
 
 async def with_cached_narration(services: Any, guide: Any, head_sha: str) -> Any:

@@ -10,9 +10,9 @@ Import the fixtures into a test module to use them::
 - :func:`start_loopback`: the same as an ``async with`` block, with any sandbox,
   settings and :func:`bot.app.server.create_app` options (the shipped rules are
   loaded once and shared, unless ``rules`` is given).
-- ``small_pr``: ``SMALL_PR`` and a ``pull_request.closed`` template, from the corpus and
+- ``small_pr``: ``{SMALL_PR: bundle}`` for :func:`start_loopback`, from the corpus and
   made up (the test runs once with each).
-- :func:`pr_delivery`: a real ``pull_request.closed`` payload pointed at a corpus bundle.
+- :func:`pr_delivery`: the ``pull_request.closed`` payload GitHub sends for a corpus bundle.
 - :func:`raw_post`: send bytes no HTTP client library would (non-ASCII headers).
 """
 
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import functools
 import json
 from collections.abc import AsyncIterator, Mapping
@@ -30,12 +29,13 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
-from sandbox_helpers import APP_ID, app_private_key, made_up_fix, minimal_payload, start_sandbox  # noqa: F401
+from sandbox_helpers import APP_ID, app_private_key, made_up_fix, start_sandbox  # noqa: F401
 
 from bot.app.server import STATE, create_app, wait_idle
 from bot.app.settings import Settings
 from bot.app.webhook import sign
 from bot.engine.rules import load_rules
+from bot.payloads import merged_pull_request
 
 SECRET = "loopback webhook secret"
 ADMIN_TOKEN = "loopback admin token"
@@ -45,31 +45,14 @@ NUMBERS = (SMALL_PR, 7422, 7404, 7358, 7406)
 EMPTY_QUEUE = {"queued": 0, "running": 0, "done": 0, "parked": 0}
 
 
-def pr_delivery(
-    template: Mapping[str, Any], bundle: Mapping[str, Any], *, merged: bool = True, installation: int = 1
-) -> dict:
-    """``template`` (a real ``pull_request.closed`` payload) with the bundle's pull request in it.
+def pr_delivery(bundle: Mapping[str, Any], *, merged: bool = True, installation: int = 1) -> dict:
+    """The ``pull_request.closed`` payload GitHub sends for the bundle's pull request, merged or not.
 
-    ``repository`` is the bundle's ``base.repo``; ``installation.id`` is ``installation``,
-    which must be the installation holding that repository in the sandbox.
+    Complete as GitHub sends it (:func:`bot.payloads.merged_pull_request`);
+    ``repository`` is the bundle's ``base.repo``, ``installation.id`` is ``installation``, which
+    must be the installation holding that repository in the sandbox.
     """
-    payload = copy.deepcopy(dict(template))
-    pull = copy.deepcopy(dict(bundle["pull"]))
-    pull["merged"] = merged
-    if not merged:
-        pull["merged_at"] = None
-    payload["number"] = pull["number"]
-    payload["pull_request"] = pull
-    base_repo = pull["base"]["repo"]
-    payload["repository"].update(
-        full_name=base_repo["full_name"],
-        name=base_repo["name"],
-        owner=base_repo["owner"],
-        default_branch=base_repo.get("default_branch", "main"),
-        private=False,
-    )
-    payload["installation"] = {"id": installation, "node_id": "x"}
-    return payload
+    return merged_pull_request(bundle["pull"], installation_id=installation, merged=merged)
 
 
 def delivery_headers(body: bytes, *, event: str = "pull_request", delivery: str = "d-1", secret: str = SECRET) -> dict[str, str]:
@@ -99,12 +82,11 @@ class Sleeps:
 class Loopback:
     """A running app (``client``, ``app``) and the sandbox it calls as GitHub."""
 
-    def __init__(self, client: TestClient, sandbox: Any, bundles: Mapping[int, dict], template: Mapping[str, Any], sleeps: Sleeps):
+    def __init__(self, client: TestClient, sandbox: Any, bundles: Mapping[int, dict], sleeps: Sleeps):
         self.client = client
         self.app = client.app
         self.sandbox = sandbox
         self.bundles = dict(bundles)
-        self.template = template
         self.sleeps = sleeps
 
     @property
@@ -113,7 +95,7 @@ class Loopback:
 
     def payload(self, number: int = SMALL_PR, **pull_changes: Any) -> dict:
         """A merged ``pull_request.closed`` payload for corpus PR ``number``."""
-        payload = pr_delivery(self.template, self.bundles[number])
+        payload = pr_delivery(self.bundles[number])
         payload["pull_request"].update(pull_changes)
         return payload
 
@@ -207,7 +189,6 @@ async def start_loopback(
     private_key: bytes,
     tmp_path: Path,
     bundles: Mapping[int, dict],
-    template: Mapping[str, Any],
     *,
     sandbox_options: Mapping[str, Any] | None = None,
     settings: Mapping[str, Any] | None = None,
@@ -221,26 +202,23 @@ async def start_loopback(
     async with start_sandbox(private_key, bundles=list(bundles.values()), **dict(sandbox_options or {})) as sandbox:
         app_settings = settings_for(sandbox, private_key, tmp_path, **dict(settings or {}))
         async with running_app(app_settings, sandbox=sandbox, client_options=client_options, **app_options) as client:
-            yield Loopback(client, sandbox, bundles, template, sleeps)
+            yield Loopback(client, sandbox, bundles, sleeps)
 
 
 @pytest.fixture(params=[pytest.param("verl", marks=pytest.mark.corpus), "made-up"])
-def small_pr(request) -> tuple[dict[int, dict], dict]:
-    """``({SMALL_PR: bundle}, template)`` for :func:`start_loopback`, twice: corpus PR
-    ``SMALL_PR`` with GitHub's ``pull_request.closed`` example (skipped where absent), and a
-    made-up bug fix under the same number with a payload of only the fields prguide reads."""
+def small_pr(request) -> dict[int, dict]:
+    """``{SMALL_PR: bundle}`` for :func:`start_loopback`, twice: corpus PR ``SMALL_PR``
+    (skipped where absent), and a made-up bug fix under the same number."""
     if request.param == "verl":
-        bundle = request.getfixturevalue("load_bundle_json")(SMALL_PR)
-        return {SMALL_PR: bundle}, request.getfixturevalue("webhook_payload")("pull_request", "closed.payload.json")
-    return {SMALL_PR: made_up_fix(SMALL_PR, repo=REPO, author="contributor-79")}, minimal_payload("pull_request")
+        return {SMALL_PR: request.getfixturevalue("load_bundle_json")(SMALL_PR)}
+    return {SMALL_PR: made_up_fix(SMALL_PR, repo=REPO, author="contributor-79")}
 
 
 @pytest.fixture
-async def loopback(app_private_key, load_bundle_json, webhook_payload, tmp_path) -> AsyncIterator[Loopback]:  # noqa: F811
+async def loopback(app_private_key, load_bundle_json, tmp_path) -> AsyncIterator[Loopback]:  # noqa: F811
     """The app and the sandbox serving :data:`NUMBERS` of the verl corpus."""
     bundles = {n: load_bundle_json(n) for n in NUMBERS}
-    template = webhook_payload("pull_request", "closed.payload.json")
-    async with start_loopback(app_private_key, tmp_path, bundles, template) as lb:
+    async with start_loopback(app_private_key, tmp_path, bundles) as lb:
         yield lb
 
 

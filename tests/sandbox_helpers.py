@@ -10,6 +10,9 @@ Import the fixture into a test module to use it::
 - ``make_app_jwt(key, ...)``: an app JWT as GitHub expects it.
 - ``http``: fixture, an ``aiohttp.ClientSession`` on the module's own ``sandbox`` fixture.
 - ``sign_delivery(secret, body)``: the ``X-Hub-Signature-256`` value of a webhook delivery.
+- ``synthetic_bundle(number, ...)``: a small merged pull request bundle.
+- ``comment_payload(body, ...)``: an ``issue_comment`` payload as GitHub sends it, without a
+  running sandbox (the sandbox's ``state.issue_comment_event`` builds those of a running one).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from bot.sandbox import Sandbox
+from bot.sandbox import Sandbox, SandboxState
 
 APP_ID = 4242
 
@@ -131,6 +134,32 @@ def synthetic_bundle(
     }
 
 
+def comment_payload(
+    body: str,
+    *,
+    repo: str = "octo-org/demo",
+    number: int = 7,
+    user: str = "alice",
+    user_type: str = "User",
+    action: str = "created",
+    before: str | None = None,
+    merged_at: str | None = "2024-05-01T10:00:00Z",
+    state: str = "closed",
+) -> dict[str, Any]:
+    """The ``issue_comment`` payload GitHub sends when ``user`` writes ``body`` on pull request
+    ``number`` of ``repo`` (merged at ``merged_at``, or not merged when ``None``, in ``state``).
+
+    ``before`` is the body an ``edited`` comment had (``changes.body.from``). Built by a
+    sandbox that is not started, so no server is needed.
+    """
+    sandbox = SandboxState(app_id=APP_ID)
+    bundle = synthetic_bundle(number, repo=repo)
+    bundle["pull"].update(state=state, merged_at=merged_at, merged=merged_at is not None)
+    sandbox.add_bundle(bundle)
+    comment = sandbox.create_comment(*repo.split("/"), number, body, user=user, user_type=user_type)
+    return sandbox.issue_comment_event(comment, action, before=before)
+
+
 async def _no_sleep(_seconds: float) -> None:
     return None
 
@@ -155,36 +184,6 @@ async def factory(sandbox, app_private_key):
         auth = AppAuth(str(APP_ID), app_private_key.decode(), api_url=sandbox.base_url, session=session)
         await auth.installation_token(1)
         yield ClientFactory(auth, session=session, sleep=_no_sleep)
-
-
-def minimal_payload(event: str) -> dict[str, Any]:
-    """A delivery of ``event`` with only the fields prguide reads, as a template like the real
-    examples in ``shared/fixtures/webhooks`` (which carry GitHub's full shape): for tests that
-    must run where those are absent. Fill in ``pull_request``, ``issue``, ``comment``,
-    ``review`` and ``repository`` as with a real template.
-    """
-    user = {"login": "octocat", "id": 1, "type": "User"}
-    repository = {"id": 1, "name": "demo", "full_name": "octo-org/demo", "private": False, "default_branch": "main",
-                  "owner": {"login": "octo-org", "id": 2, "type": "Organization"}}  # fmt: skip
-    base = {"repository": repository, "sender": dict(user), "installation": {"id": 1}}
-    if event == "pull_request":
-        return {"action": "closed", "number": 1, "pull_request": {}, **base}
-    if event == "issue_comment":
-        issue = {"number": 1, "title": "", "user": dict(user), "state": "closed", "labels": [], "pull_request": {}}
-        return {"action": "created", "issue": issue, "comment": {"id": 1, "body": "", "user": dict(user)}, **base}
-    if event == "pull_request_review":
-        return {"action": "submitted", "review": {"id": 1, "body": "", "user": dict(user), "state": "commented"},
-                "pull_request": {}, **base}  # fmt: skip
-    if event == "pull_request_review_comment":
-        return {"action": "created", "comment": {"id": 1, "body": "", "user": dict(user), "path": "README.md"},
-                "pull_request": {}, **base}  # fmt: skip
-    if event in ("installation", "installation_repositories"):
-        account = {"login": "octo-org", "id": 2, "type": "Organization"}
-        payload = {"action": "created" if event == "installation" else "added", "sender": dict(user),
-                   "installation": {"id": 1, "account": account, "app_id": APP_ID, "repository_selection": "selected"}}  # fmt: skip
-        payload["repositories" if event == "installation" else "repositories_added"] = []
-        return payload
-    raise ValueError(f"no minimal template for {event!r}")
 
 
 def made_up_fix(number: int, *, repo: str, author: str) -> dict[str, Any]:

@@ -27,12 +27,11 @@ def guide_comments(lb, number: int = SMALL_PR) -> list:
 # ----- webhook secret -------------------------------------------------------------
 
 
-async def test_secret_with_surrounding_whitespace_is_warned_about_at_start(app_private_key, load_bundle_json, webhook_payload, tmp_path, caplog):  # noqa: F811
+async def test_secret_with_surrounding_whitespace_is_warned_about_at_start(app_private_key, load_bundle_json, tmp_path, caplog):  # noqa: F811
     caplog.set_level(logging.WARNING)
     bundles = {SMALL_PR: load_bundle_json(SMALL_PR)}
-    template = webhook_payload("pull_request", "closed.payload.json")
     secret = " padded secret\n\n"
-    async with start_loopback(app_private_key, tmp_path, bundles, template, settings={"webhook_secret": secret}) as lb:
+    async with start_loopback(app_private_key, tmp_path, bundles, settings={"webhook_secret": secret}) as lb:
         resp = await lb.deliver(lb.payload(), secret=secret)
         assert resp.status == 202
     warnings = [r.getMessage() for r in caplog.records if "GITHUB_WEBHOOK_SECRET" in r.getMessage()]
@@ -44,25 +43,25 @@ async def test_secret_with_surrounding_whitespace_is_warned_about_at_start(app_p
 
 
 @pytest.mark.parametrize(
-    ("event", "fixture", "action"),
-    [
-        ("installation", "created.payload.json", "new_permissions_accepted"),
-        ("installation_repositories", "added.payload.json", "added"),
-        ("installation_repositories", "added.payload.json", "removed"),
-    ],
+    ("event", "action"),
+    [("installation", "new_permissions_accepted"), ("installation_repositories", "added"), ("installation_repositories", "removed")],
 )
-async def test_new_permissions_or_repositories_drop_the_cached_token(loopback, webhook_payload, event, fixture, action):  # noqa: F811
+async def test_new_permissions_or_repositories_drop_the_cached_token(loopback, event, action):  # noqa: F811
     await loopback.merged(delivery="before")
     auth = loopback.state.services.auth
     assert auth.token_requests == 1
     requests_before = len(loopback.sandbox.requests)
 
-    payload = webhook_payload(event, fixture)
-    payload["action"] = action
-    payload["installation"]["id"] = 1
+    state = loopback.sandbox.state
+    if event == "installation":
+        payload = state.installation_event(1, action)
+    else:
+        # A repository the sandbox does not serve: its backfill finds nothing to read.
+        payload = state.installation_repositories_event(1, **{action: ["octo-org/elsewhere"]})
     resp = await loopback.deliver(payload, delivery="changed", event=event)
-    if action == "added":
-        # Added repositories are also backfilled (bot/features/backfill.py): queued after the token is dropped.
+    if action in ("added", "removed"):
+        # Added repositories are also backfilled, removed ones have their work cancelled
+        # (bot/features/backfill.py): queued after the token is dropped.
         assert resp.status == 202
         await wait_idle(loopback.app)
     else:
@@ -84,14 +83,15 @@ def metric_lines(text: str, name: str) -> dict[str, float]:
 async def test_the_404_of_a_missing_config_is_counted_apart_from_api_errors(loopback):
     await loopback.merged()
     contents = [r for r in loopback.sandbox.requests if "/contents/" in r["path"]]
-    assert [r["status"] for r in contents] == [404]  # the repository has no .github/prguide.yml
+    # The repository has no .github/prguide.yml, nor .github/prguide.yaml.
+    assert [(r["path"].split("?")[0].rsplit("/", 1)[-1], r["status"]) for r in contents] == [("prguide.yml", 404), ("prguide.yaml", 404)]
 
     text = await (await loopback.client.get("/metrics")).text()
     assert metric_lines(text, "prguide_github_api_errors_total") == {}
     assert metric_lines(text, "prguide_github_api_expected_errors_total") == {
-        'prguide_github_api_expected_errors_total{status="404"}': 1.0
+        'prguide_github_api_expected_errors_total{status="404"}': 2.0
     }
-    assert metric_lines(text, "prguide_github_api_requests_total")['prguide_github_api_requests_total{status="404"}'] == 1.0
+    assert metric_lines(text, "prguide_github_api_requests_total")['prguide_github_api_requests_total{status="404"}'] == 2.0
 
     # A 404 nobody expected (the pull request's files are gone) is still an error.
     loopback.sandbox.add_faults([{"method": "GET", "path": r"/pulls/\d+/files", "status": 404}])
@@ -109,8 +109,8 @@ async def test_an_oversized_config_is_shown_in_the_guide_and_the_defaults_apply(
     loopback.sandbox.set_file(REPO, ".github/prguide.yml", big)
     await loopback.merged()
     (guide,) = guide_comments(loopback)
-    assert "could not be used, so the default settings apply" in guide.body
-    assert "prguide reads files of at most 65,536 bytes" in guide.body
+    assert "settings file has problems, so prguide ignores what they concern" in guide.body
+    assert "prguide reads files of at most 65,536 bytes" in guide.body and "`.github/prguide.yml:1`" in guide.body
     assert parse_marker(guide.body).lang == "en"  # lang: zh was not read
     assert loopback.jobs()["done"] == 1
 
@@ -210,7 +210,7 @@ async def test_a_403_on_labels_posts_the_guide_and_names_the_missing_permission(
 # ----- credentials GitHub refuses ------------------------------------------------------------
 
 
-async def test_a_wrong_private_key_shows_in_healthz_until_github_accepts_the_app(app_private_key, load_bundle_json, webhook_payload, tmp_path, caplog):  # noqa: F811
+async def test_a_wrong_private_key_shows_in_healthz_until_github_accepts_the_app(app_private_key, load_bundle_json, tmp_path, caplog):  # noqa: F811
     caplog.set_level(logging.INFO)
     wrong_key = generate_private_key_pem()
     bundle = load_bundle_json(SMALL_PR)
@@ -229,7 +229,7 @@ async def test_a_wrong_private_key_shows_in_healthz_until_github_accepts_the_app
 
             # GitHub now knows the key this app signs with (the app's key was replaced there).
             sandbox.auth = Authenticator(sandbox.state, wrong_key)
-            body = pr_delivery(webhook_payload("pull_request", "closed.payload.json"), bundle)
+            body = pr_delivery(bundle)
             raw = json.dumps(body).encode()
             assert (await client.post("/webhook", data=raw, headers=delivery_headers(raw))).status == 202
             await wait_idle(client.app)
@@ -246,14 +246,13 @@ async def _no_sleep(_seconds: float) -> None:
 
 
 @pytest.mark.parametrize(("github_ahead", "words"), [(-150, r"clock is 15[01] s ahead of GitHub's"), (11 * 60, r"clock is (659|660) s behind GitHub's")])
-async def test_a_skewed_server_clock_is_learned_from_githubs_date_header(app_private_key, load_bundle_json, webhook_payload, tmp_path, caplog, github_ahead, words):  # noqa: F811
+async def test_a_skewed_server_clock_is_learned_from_githubs_date_header(app_private_key, load_bundle_json, tmp_path, caplog, github_ahead, words):  # noqa: F811
     import time
 
     caplog.set_level(logging.INFO)
     bundles = {SMALL_PR: load_bundle_json(SMALL_PR), 7422: load_bundle_json(7422)}
-    template = webhook_payload("pull_request", "closed.payload.json")
     sandbox_options = {"clock": lambda: time.time() + github_ahead}
-    async with start_loopback(app_private_key, tmp_path, bundles, template, sandbox_options=sandbox_options) as lb:
+    async with start_loopback(app_private_key, tmp_path, bundles, sandbox_options=sandbox_options) as lb:
         auth = lb.state.services.auth
         assert abs(auth.clock_offset - github_ahead) <= 1  # learned from the start-up check's 401
         await lb.merged()

@@ -113,6 +113,8 @@ async def test_app_jwt_has_githubs_claims(auth, app_private_key):  # noqa: F811
 async def test_app_slug_is_fetched_once(auth, sandbox):
     assert await auth.app_slug() == "prguide"
     assert await auth.bot_login() == "prguide[bot]"
+    identity = await auth.bot_identity()  # what finds its comments after a rename: the app's id
+    assert (identity.login, identity.app_id) == ("prguide[bot]", APP_ID)
     assert [r["path"] for r in sandbox.requests if r["path"] == "/app"] == ["/app"]
 
 

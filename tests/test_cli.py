@@ -103,6 +103,31 @@ def test_serve_refuses_to_start_without_settings(monkeypatch, capsys):
     assert "GITHUB_WEBHOOK_SECRET" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("how", ["flag", "variable"])
+@pytest.mark.parametrize("role", ["web", "worker"])
+def test_serve_refuses_a_split_role_on_sqlite_in_one_line(role, how, monkeypatch, capsys, tmp_path):
+    # A web replica on the SQLite file answered 202 to every delivery and never ran a job.
+    import bot.app.server
+    from bot.demo import generate_private_key
+
+    monkeypatch.setenv("GITHUB_APP_ID", "1")
+    monkeypatch.setenv("GITHUB_PRIVATE_KEY", generate_private_key())
+    monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", "s" * 20)
+    monkeypatch.setenv("PRGUIDE_DB", str(tmp_path / "jobs.db"))
+    monkeypatch.delenv("PRGUIDE_DATABASE_URL", raising=False)
+    monkeypatch.setattr(bot.app.server, "run", lambda settings: pytest.fail("the server started"))
+    if how == "variable":
+        monkeypatch.setenv("PRGUIDE_ROLE", role)
+    assert main(["serve", *(["--role", role] if how == "flag" else [])]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("prguide serve: cannot start: ")
+    assert f"{role} needs PRGUIDE_DATABASE_URL" in err and "use role all" in err
+    monkeypatch.setenv("PRGUIDE_ROLE", role)
+    started = []
+    monkeypatch.setattr(bot.app.server, "run", started.append)
+    assert main(["serve", "--role", "all"]) == 0 and started[0].role == "all"  # the flag wins over the variable
+
+
 def test_no_command_prints_help(capsys):
     assert main([]) == 2
     assert "usage: prguide" in capsys.readouterr().out
@@ -396,7 +421,30 @@ def test_history_of_a_repository_without_merged_pull_requests(tmp_path, capsys):
     _git(r, "add", ".")
     _git(r, "commit", "-qm", "just a commit")
     assert main(["history", "--repo", str(r), "--repository", "acme/plain"]) == 1
-    assert capsys.readouterr().err == f"prguide history: no merged pull requests found in {r}\n"
+    assert capsys.readouterr().err == (
+        f"prguide history: {r}: no merged pull requests found: 1 commit on the first-parent history of main, "
+        "none a merge commit or a subject ending in (#N); fetch the PR refs with "
+        "`git fetch https://github.com/acme/plain '+refs/pull/*/head:refs/pull/*/head'` "
+        "to let prguide find rebase-merged pull requests\n"
+    )
+
+
+def test_history_of_a_rebase_merged_repository_gives_one_guide_per_pull_request(tmp_path, capsys):
+    r = tmp_path / "rebased"
+    r.mkdir()
+    _git(r, "init", "-q", "-b", "main")
+    (r / "a.txt").write_text("a\n", encoding="utf-8")
+    _git(r, "add", ".")
+    _git(r, "commit", "-qm", "Start")
+    for number, steps in ((4, ("one", "two", "three")), (5, ("four", "five"))):
+        for step in steps:
+            (r / f"{step}.py").write_text(f"{step.upper()} = 1\n", encoding="utf-8")
+            _git(r, "add", ".")
+            _git(r, "commit", "-qm", f"Add {step} (#{number})")
+
+    assert main(["history", "--repo", str(r), "--repository", "acme/rebased", "--format", "json"]) == 0
+    guides = json.loads(capsys.readouterr().out)
+    assert [g["number"] for g in guides] == [5, 4]
 
 
 def test_db_migrate_applies_every_component_and_errors_are_one_line(pg_schema, capsys, monkeypatch):
@@ -405,12 +453,15 @@ def test_db_migrate_applies_every_component_and_errors_are_one_line(pg_schema, c
     url, schema = pg_schema
     monkeypatch.delenv("PRGUIDE_DATABASE_URL", raising=False)
     assert main(["db", "migrate", "--url", url, "--schema", schema]) == 0
+    from bot.app import pgjobs, shared_state
+
+    jobs, state = f"jobs: version {len(pgjobs.MIGRATIONS)}", f"state: version {len(shared_state.MIGRATIONS)}"
     out = capsys.readouterr().out
-    assert "jobs: version 1" in out and "state: version 1" in out
+    assert jobs in out and state in out
     monkeypatch.setenv("PRGUIDE_DATABASE_URL", url)
     monkeypatch.setenv("PRGUIDE_DATABASE_SCHEMA", schema)
     assert main(["db", "migrate"]) == 0  # again: nothing left to do
-    assert "jobs: version 1" in capsys.readouterr().out
+    assert jobs in capsys.readouterr().out
     assert main(["db", "migrate", "--url", "postgresql://127.0.0.1:1/none"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("prguide db migrate: postgresql://127.0.0.1:1/none schema") and err.count("\n") == 1

@@ -168,22 +168,24 @@ def test_author_relabel_needs_no_lookup_when_authors_may():
 
 # ----- reading the webhook payload ----------------------------------------------------
 
+from sandbox_helpers import comment_payload as delivered_comment  # noqa: E402
+
 from bot.commands.handler import comment_facts, ignore_reason  # noqa: E402
+from bot.github_objects import fill_user  # noqa: E402
 
 
 def comment_payload(body="/prguide help", *, user=None, sender=None, pr=True, action="created", before=None, merged_at="2024-05-01T10:00:00Z", state="closed"):
+    """An ``issue_comment`` payload as GitHub sends it for a comment on ``o/r#7``, with the
+    ``sender`` (another user editing) or the issue (``pr=False``: not a pull request) changed."""
     user = user or {"login": "alice", "type": "User"}
-    payload = {
-        "action": action,
-        "issue": {"number": 7, "state": state, "user": {"login": "alice", "type": "User"}},
-        "comment": {"id": 99, "body": body, "user": user},
-        "sender": sender or user,
-        "repository": {"full_name": "o/r", "default_branch": "main", "private": False},
-    }
-    if pr:
-        payload["issue"]["pull_request"] = {"url": "u", "merged_at": merged_at}
-    if before is not None:
-        payload["changes"] = {"body": {"from": before}}
+    payload = delivered_comment(
+        body, repo="o/r", number=7, user=user["login"], user_type=user["type"], action=action, before=before,
+        merged_at=merged_at, state=state,
+    )  # fmt: skip
+    if sender is not None:
+        payload["sender"] = fill_user(sender)
+    if not pr:
+        del payload["issue"]["pull_request"]
     return payload
 
 
@@ -210,8 +212,9 @@ def test_command_comments_are_queued():
 
 
 def test_comment_facts_read_the_pull_request_state_and_the_editor():
-    facts = comment_facts(comment_payload(action="edited", before="old", sender={"login": "mo", "type": "User"}))
-    assert (facts.repository, facts.number, facts.comment_id) == ("o/r", 7, 99)
+    payload = comment_payload(action="edited", before="old", sender={"login": "mo", "type": "User"})
+    facts = comment_facts(payload)
+    assert (facts.repository, facts.number, facts.comment_id) == ("o/r", 7, payload["comment"]["id"])
     assert (facts.actor, facts.author, facts.before, facts.edited) == ("mo", "alice", "old", True)
     assert facts.pull == PullState(merged=True, open=False)
     assert facts.private is False

@@ -170,3 +170,28 @@ async def test_permission_cache_asks_once_per_ttl_and_treats_404_as_none():
     cache.forget("o/r")
     await cache.role(client, "o/r", "mo")
     assert client.calls[-1] == "mo" and len(client.calls) == 4
+
+
+def test_why_names_rule_files_relative_to_the_rules_folder(tmp_path, monkeypatch):
+    """A server runs from anywhere: ``/prguide why`` (a public comment), the guide's data and its
+    Markdown name a shipped rule as ``change-type.yml:N``, never by the folder it is kept in."""
+    import json
+
+    from sandbox_helpers import synthetic_bundle
+
+    from bot.engine.build import build_guide
+    from bot.engine.rules import load_rules
+    from bot.engine.snapshot import PullRequestSnapshot
+    from bot.paths import default_rules_dir
+
+    monkeypatch.chdir(tmp_path)
+    bundle = synthetic_bundle(7)
+    bundle["pull"]["title"] = 'Revert "feat: add the rollout cache"'
+    snapshot = PullRequestSnapshot.from_github(bundle["pull"], bundle["files"], bundle["reviews"], bundle["review_comments"])
+    guide = build_guide(snapshot, load_rules())
+    text = render_why(guide.classification, "en")
+    folder = str(default_rules_dir().parent.parent)
+    assert guide.classification.hits and all(not h.source.startswith("/") for h in guide.classification.hits)
+    assert re.search(r"\(`[a-z-]+\.yml:\d+`\)", text), text
+    for shown in (text, guide.markdown, json.dumps(guide.data, ensure_ascii=False)):
+        assert folder not in shown and "config/rules/" not in shown

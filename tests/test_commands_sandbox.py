@@ -4,22 +4,19 @@ worker pool, with the real engine and shipped rules, against the GitHub sandbox.
 Everything talks HTTP over loopback. Jobs are awaited with the pool's ``wait_idle()``;
 assertions read the sandbox's comments, labels, reactions and request log.
 
-Each test runs twice: on a real merged verl pull request with GitHub's own webhook
-examples (skipped where the corpus and fixtures are absent), and on a made-up bug fix
-with the same traits (its author, ``type/fix``, ``tests``, ``size/M``) in deliveries
-that carry only the fields prguide reads.
+Each test runs twice: on a real merged verl pull request (skipped where the corpus is
+absent), and on a made-up bug fix with the same traits (its author, ``type/fix``,
+``tests``, ``size/M``).
 """
 
 from __future__ import annotations
 
-import copy
 import json
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
-from sandbox_helpers import APP_ID, app_private_key, made_up_fix, minimal_payload, start_sandbox, synthetic_bundle  # noqa: F401
+from sandbox_helpers import APP_ID, app_private_key, made_up_fix, start_sandbox, synthetic_bundle  # noqa: F401
 
 from bot.app.routing import default_router
 from bot.app.server import STATE, create_app, wait_idle
@@ -48,15 +45,11 @@ async def no_wait(_seconds: float) -> None:
 
 
 class Harness:
-    def __init__(self, client: TestClient, sandbox: Any, bundles: dict[int, dict], template: Callable[[str], dict]):
+    def __init__(self, client: TestClient, sandbox: Any, bundles: dict[int, dict]):
         self.client = client
         self.app = client.app
         self.sandbox = sandbox
         self.bundles = bundles
-        #: ``template(event)``: a fresh delivery payload of ``event`` to fill in.
-        self.template = template
-        self.base_comment = template("issue_comment")
-        self.base_merge = template("pull_request")
         self.deliveries = 0
 
     async def deliver(self, event: str, payload: dict) -> int:
@@ -76,43 +69,23 @@ class Harness:
         return resp.status
 
     async def merge(self, number: int = PR) -> None:
-        payload = copy.deepcopy(self.base_merge)
-        pull = copy.deepcopy(self.bundles[number]["pull"])
-        payload.update(number=number, pull_request=pull, installation={"id": 1})
-        payload["repository"].update(full_name=REPO, name="verl", default_branch="main", private=False)
+        payload = self.sandbox.state.pull_request_event(*REPO.split("/"), number)
         assert await self.deliver("pull_request", payload) == 202
 
     async def comment(self, user: str, body: str, *, number: int = PR, user_type: str = "User") -> Any:
         """Write a comment as ``user`` on the sandbox and deliver its ``created`` event."""
         comment = self.sandbox.state.create_comment(*REPO.split("/"), number, body, user=user, user_type=user_type)
-        self.last_status = await self.deliver("issue_comment", self.payload(comment, "created", number))
+        self.last_status = await self.deliver("issue_comment", self.payload(comment, "created"))
         return comment
 
-    async def edit(self, comment: Any, body: str, *, number: int = PR) -> None:
+    async def edit(self, comment: Any, body: str) -> None:
         before = comment.body
         self.sandbox.state.edit_comment(*REPO.split("/"), comment.id, body)
-        payload = self.payload(comment, "edited", number)
-        payload["changes"] = {"body": {"from": before}}
-        self.last_status = await self.deliver("issue_comment", payload)
+        self.last_status = await self.deliver("issue_comment", self.payload(comment, "edited", before=before))
 
-    def payload(self, comment: Any, action: str, number: int) -> dict:
-        pull = self.bundles[number]["pull"]
-        payload = copy.deepcopy(self.base_comment)
-        payload["action"] = action
-        payload["issue"].update(
-            number=number,
-            title=pull["title"],
-            user=pull["user"],
-            state=pull["state"],
-            labels=[],
-            pull_request={"url": pull["url"], "html_url": pull["html_url"], "merged_at": pull.get("merged_at")},
-        )
-        user = {"login": comment.user, "type": comment.user_type, "id": 1}
-        payload["comment"].update(id=comment.id, body=comment.body, user=user)
-        payload["sender"] = dict(user)
-        payload["repository"].update(full_name=REPO, name="verl", default_branch="main", private=False)
-        payload["installation"] = {"id": 1}
-        return payload
+    def payload(self, comment: Any, action: str, *, before: str | None = None) -> dict:
+        """The ``issue_comment`` payload GitHub sends for ``comment`` (see ``state.issue_comment_event``)."""
+        return self.sandbox.state.issue_comment_event(comment, action, before=before)
 
     # ----- reading the sandbox -----
 
@@ -134,26 +107,15 @@ class Harness:
         return [r for r in self.sandbox.requests if r["method"] != "GET"]
 
 
-#: The real example of each event in ``shared/fixtures/webhooks``.
-EXAMPLES = {
-    "issue_comment": "created.with-installation.payload.json",
-    "pull_request": "closed.payload.json",
-    "pull_request_review": "submitted.payload.json",
-    "pull_request_review_comment": "created.payload.json",
-}
-
-
 @pytest.fixture(params=[pytest.param("verl", marks=pytest.mark.corpus), "made-up"])
 async def harness(request, app_private_key, tmp_path):  # noqa: F811
     open_bundle = synthetic_bundle(OPEN_PR, repo=REPO, files=2)
     open_bundle["pull"].update(state="open", merged=False, merged_at=None)
     if request.param == "verl":
-        webhook_payload = request.getfixturevalue("webhook_payload")
-        bundles = {PR: request.getfixturevalue("load_bundle_json")(PR), OPEN_PR: open_bundle}
-        template = lambda event: webhook_payload(event, EXAMPLES[event])  # noqa: E731
+        merged = request.getfixturevalue("load_bundle_json")(PR)
     else:
-        bundles = {PR: made_up_fix(PR, repo=REPO, author=AUTHOR), OPEN_PR: open_bundle}
-        template = minimal_payload
+        merged = made_up_fix(PR, repo=REPO, author=AUTHOR)
+    bundles = {PR: merged, OPEN_PR: open_bundle}
     async with start_sandbox(
         app_private_key, bundles=list(bundles.values()), collaborators={MAINTAINER: "maintain", "rita": "read"}
     ) as sandbox:
@@ -168,7 +130,7 @@ async def harness(request, app_private_key, tmp_path):  # noqa: F811
         client = TestClient(TestServer(create_app(settings, router=router(), client_options={"sleep": no_wait})))
         await client.start_server()
         try:
-            yield Harness(client, sandbox, bundles, template)
+            yield Harness(client, sandbox, bundles)
         finally:
             await client.close()
 
@@ -352,7 +314,7 @@ async def test_a_command_whose_comment_was_deleted_before_it_ran_is_withdrawn(ha
     await harness.merge()
     guide_before = harness.guide().body
     comment = harness.sandbox.state.create_comment(*REPO.split("/"), PR, '/prguide label add "second thoughts"', user=MAINTAINER)
-    payload = harness.payload(comment, "created", PR)
+    payload = harness.payload(comment, "created")
     harness.sandbox.state.delete_comment(*REPO.split("/"), comment.id)  # deleted before the job runs
     mark = len(harness.sandbox.requests)
     assert await harness.deliver("issue_comment", payload) == 202
@@ -368,7 +330,7 @@ async def test_a_comment_deleted_while_its_commands_run_still_gets_them_done(har
     await harness.merge()
     # The first reaction lands; the comment is deleted once the labels are added.
     comment = harness.sandbox.state.create_comment(*REPO.split("/"), PR, '/prguide label add "kept"', user=MAINTAINER)
-    payload = harness.payload(comment, "created", PR)
+    payload = harness.payload(comment, "created")
     real_add = harness.sandbox.state.add_labels
 
     def add_then_delete(*args, **kwargs):
@@ -397,7 +359,7 @@ async def test_older_enterprise_payload_without_merged_at_reads_the_pull_request
     before = harness.guide().body
     harness.sandbox.set_file(REPO, ".github/prguide.yml", "lang: zh\n")
     comment = harness.sandbox.state.create_comment(*REPO.split("/"), PR, "/prguide refresh", user=MAINTAINER)
-    payload = harness.payload(comment, "created", PR)
+    payload = harness.payload(comment, "created")
     del payload["issue"]["pull_request"]["merged_at"]
     assert await harness.deliver("issue_comment", payload) == 202
 
@@ -419,19 +381,16 @@ async def test_refresh_without_contents_permission_still_rebuilds_and_says_why(h
 # ----- commands in reviews and inline review comments ----------------------------------
 
 
-def review_payload(harness, event: str, user: str, body: str, *, written_id: int, reply_to: int | None = None, user_type: str = "User") -> dict:
-    payload = copy.deepcopy(harness.template(event))
-    pull = copy.deepcopy(harness.bundles[PR]["pull"])
-    payload["pull_request"] = pull
-    key = "review" if event == "pull_request_review" else "comment"
-    who = {"login": user, "type": user_type, "id": 7}
-    payload[key].update(id=written_id, body=body, user=who)
-    if reply_to is not None:
-        payload[key]["in_reply_to_id"] = reply_to
-    payload["sender"] = dict(who)
-    payload["repository"].update(full_name=REPO, name="verl", default_branch="main", private=False)
-    payload["installation"] = {"id": 1}
-    return payload
+def review_payload(harness, user: str, body: str, *, user_type: str = "User", repo: str = REPO, number: int = PR) -> dict:
+    """Submit a review by ``user`` on the sandbox; the ``pull_request_review.submitted`` payload GitHub sends."""
+    owner, name = repo.split("/")
+    review = harness.sandbox.state.create_review(owner, name, number, body, user=user, user_type=user_type)
+    return harness.sandbox.state.review_event(owner, name, number, review["id"])
+
+
+def review_comment_payload(harness, comment_id: int, *, repo: str = REPO) -> dict:
+    """The ``pull_request_review_comment.created`` payload GitHub sends for a review comment on the sandbox."""
+    return harness.sandbox.state.review_comment_event(*repo.split("/"), comment_id)
 
 
 def review_reactions(harness, comment_id: int) -> list[str]:
@@ -447,7 +406,7 @@ async def test_a_command_in_a_review_body_runs_and_is_answered_on_the_pull_reque
     await harness.merge()
     harness.sandbox.set_file(REPO, ".github/prguide.yml", "lang: zh\n")
     mark = len(harness.sandbox.requests)
-    payload = review_payload(harness, "pull_request_review", MAINTAINER, "Looks good.\n\n/prguide refresh", written_id=555)
+    payload = review_payload(harness, MAINTAINER, "Looks good.\n\n/prguide refresh")
     assert await harness.deliver("pull_request_review", payload) == 202
 
     assert "阅读指南" in harness.guide().body
@@ -462,9 +421,7 @@ async def test_a_command_in_an_inline_comment_gets_reactions_and_a_thread_reply(
     state = harness.sandbox.state
     first = state.create_review_comment(*REPO.split("/"), PR, "Hmm.", user="rita")
     command = state.create_review_comment(*REPO.split("/"), PR, "/prguide label add docs", user=MAINTAINER, in_reply_to=first["id"])
-    payload = review_payload(
-        harness, "pull_request_review_comment", MAINTAINER, command["body"], written_id=command["id"], reply_to=first["id"]
-    )
+    payload = review_comment_payload(harness, command["id"])
     assert await harness.deliver("pull_request_review_comment", payload) == 202
     assert "docs" in harness.labels()
     assert review_reactions(harness, command["id"]) == ["eyes", "+1"]
@@ -472,7 +429,7 @@ async def test_a_command_in_an_inline_comment_gets_reactions_and_a_thread_reply(
 
     # A stranger's refused command is answered in the thread, not on the pull request.
     mine = state.create_review_comment(*REPO.split("/"), PR, "/prguide label add shiny", user=STRANGER)
-    payload = review_payload(harness, "pull_request_review_comment", STRANGER, mine["body"], written_id=mine["id"])
+    payload = review_comment_payload(harness, mine["id"])
     assert await harness.deliver("pull_request_review_comment", payload) == 202
     assert "shiny" not in harness.labels()
     (answer,) = thread_replies(harness, mine["id"])
@@ -484,13 +441,13 @@ async def test_a_command_in_an_inline_comment_gets_reactions_and_a_thread_reply(
 async def test_review_commands_from_bots_or_deleted_comments_do_nothing(harness):
     await harness.merge()
     mark = len(harness.sandbox.requests)
-    bot_review = review_payload(harness, "pull_request_review", "helper[bot]", "/prguide refresh", written_id=9, user_type="Bot")
+    bot_review = review_payload(harness, "helper[bot]", "/prguide refresh", user_type="Bot")
     assert await harness.deliver("pull_request_review", bot_review) == 200
     assert harness.sandbox.requests[mark:] == []
 
     state = harness.sandbox.state
     gone = state.create_review_comment(*REPO.split("/"), PR, '/prguide label add "second thoughts"', user=MAINTAINER)
-    payload = review_payload(harness, "pull_request_review_comment", MAINTAINER, gone["body"], written_id=gone["id"])
+    payload = review_comment_payload(harness, gone["id"])
     state.delete_review_comment(*REPO.split("/"), gone["id"])
     assert await harness.deliver("pull_request_review_comment", payload) == 202
     assert "second thoughts" not in harness.labels()
@@ -501,7 +458,7 @@ async def test_review_commands_from_bots_or_deleted_comments_do_nothing(harness)
 async def test_maintainer_backfill_stores_guides_without_commenting(harness, monkeypatch):
     from bot.features import backfill
 
-    monkeypatch.setattr(backfill, "PACE_S", 0.0)
+    monkeypatch.setattr(backfill, "pull_spacing", lambda budget, now: 0.0)
     numbers = harness.sandbox.state.add_merged_pulls(REPO, 4, start=80001)
     await harness.comment("rita", "/prguide backfill 3")
     assert "write access" in harness.replies()[-1].body

@@ -5,10 +5,10 @@ one taking the delivery, the other posting the guide in the sandbox."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import os
 import re
+import shlex
 import sys
 from pathlib import Path
 
@@ -32,13 +32,6 @@ def compose() -> dict:
 def environment(service: dict) -> dict[str, str]:
     """The service's environment with ``${VAR:-default}`` taken as the default, as Compose does when VAR is unset."""
     return {k: re.sub(r"\$\{[A-Z_]+:-([^}]*)\}", r"\1", str(v)) for k, v in service.get("environment", {}).items()}
-
-
-def send_delivery_module():
-    spec = importlib.util.spec_from_file_location("send_delivery", ROOT / "tools" / "send_delivery.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_compose_runs_postgresql_a_web_and_a_worker_replica_and_the_sandbox(compose, app_private_key):  # noqa: F811
@@ -65,12 +58,18 @@ def test_compose_runs_postgresql_a_web_and_a_worker_replica_and_the_sandbox(comp
     assert env["PRGUIDE_DATABASE_URL"] == (
         f"postgresql://{pg_env['POSTGRES_USER']}:{pg_env['POSTGRES_PASSWORD']}@postgres:5432/{pg_env['POSTGRES_DB']}"
     )
-    # What the README's trial command sends matches what compose publishes.
-    tool = send_delivery_module()
-    defaults = tool.main.__code__.co_consts
-    assert "http://127.0.0.1:8080/webhook" in defaults and "http://127.0.0.1:9000" in defaults
+    # The sandbox delivers comments made in it to the web replica, signed with the same secret.
+    assert sandbox.webhook_url == "http://web:8080/webhook"
+    assert environment(services["sandbox"])["PRGUIDE_WEBHOOK_SECRET"] == env["GITHUB_WEBHOOK_SECRET"] == "compose-trial-secret"
+    # What the README's trial commands send reaches what compose publishes.
     assert "127.0.0.1:8080:8080" in services["web"]["ports"] and "127.0.0.1:9000:9000" in services["sandbox"]["ports"]
-    assert env["GITHUB_WEBHOOK_SECRET"] == "compose-trial-secret" and "compose-trial-secret" in defaults
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "export PRGUIDE_WEBHOOK_SECRET=compose-trial-secret" in readme
+    sends = [shlex.split(line, comments=True)[1:] for line in readme.splitlines() if line.startswith(".venv/bin/prguide send ")]
+    assert len(sends) >= 2, "the README shows the trial's prguide send commands"
+    for argv in sends:
+        args = parser.parse_args(["1" if word == "N" else word for word in argv])  # every option exists in this prguide
+        assert (args.url, args.sandbox) == ("http://127.0.0.1:8080/webhook", "http://127.0.0.1:9000")
     # Only published on loopback: the trial is not reachable from the network.
     for service in services.values():
         assert all(str(p).startswith("127.0.0.1:") for p in service.get("ports", []))
@@ -79,7 +78,7 @@ def test_compose_runs_postgresql_a_web_and_a_worker_replica_and_the_sandbox(comp
 
 def test_readme_shows_the_compose_trial():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "docker compose up --build -d" in readme and "tools/send_delivery.py" in readme
+    assert "docker compose up --build -d" in readme and "prguide send pull_request.closed" in readme
 
 
 async def _listening(proc: asyncio.subprocess.Process) -> str:
@@ -94,8 +93,17 @@ async def _listening(proc: asyncio.subprocess.Process) -> str:
             return record["addresses"][0]
 
 
+async def send_command(*argv: str, secret: str) -> tuple[int, str, str]:
+    """``prguide send ARGV`` as a process of its own; (exit status, stdout, stderr)."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "send", *argv, cwd=ROOT, env={**os.environ, "PRGUIDE_WEBHOOK_SECRET": secret},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), timeout=120)
+    return proc.returncode, out.decode(), err.decode()
+
+
 async def test_a_web_and_a_worker_replica_on_postgresql_post_one_guide(pg_url, app_private_key, tmp_path):  # noqa: F811
-    tool = send_delivery_module()
     secret = "two-replica-secret"
     procs = []
     async with start_sandbox(app_private_key) as sandbox:
@@ -121,11 +129,17 @@ async def test_a_web_and_a_worker_replica_on_postgresql_post_one_guide(pg_url, a
                 procs.append(proc)
                 addresses[role] = await _listening(proc)
             bundle = synthetic_bundle(7, repo="octo-org/demo")
-            result = await asyncio.to_thread(
-                tool.send, f"http://{addresses['web']}/webhook", sandbox.base_url.rstrip("/"), secret, bundle, timeout=60
-            )
-            assert result["status"] == 202 and result["comment"] is not None, result
-            assert f"Reading guide for #{bundle['pull']['number']}" in result["comment"]
+            path = tmp_path / "7.json"
+            path.write_text(json.dumps(bundle), encoding="utf-8")
+            webhook = f"http://{addresses['web']}/webhook"
+            code, out, err = await send_command(
+                "pull_request.closed", "--bundle", str(path), "--sandbox", sandbox.base_url, "--url", webhook, "--timeout", "60",
+                secret=secret,
+            )  # fmt: skip
+            # The web replica took the delivery, the worker ran it, and the web replica told how it ended.
+            assert code == 0 and err == "" and re.search(r" pull_request\.closed octo-org/demo#7: done \(created, after ", out), (out, err)
+            comments = sandbox.state.snapshot()["comments"]["octo-org/demo#7"]
+            assert f"Reading guide for #{bundle['pull']['number']}" in comments[0]["body"]
             async with aiohttp.ClientSession() as http:
                 for address in addresses.values():
                     async with http.get(f"http://{address}/healthz") as answer:
@@ -136,6 +150,18 @@ async def test_a_web_and_a_worker_replica_on_postgresql_post_one_guide(pg_url, a
                     assert [item["number"] for item in (await answer.json())["items"]] == [7]
             state = sandbox.state.snapshot()
             assert len(state["comments"]["octo-org/demo#7"]) == 1
+
+            # A comment made in the sandbox reaches the web replica as GitHub's delivery; the worker answers it.
+            sandbox.set_webhook(webhook, secret)
+            async with aiohttp.ClientSession() as http:
+                made_at = f"{sandbox.base_url}/_sandbox/comments"
+                async with http.post(made_at, json={"repo": "octo-org/demo", "number": 7, "user": "alice", "body": "/prguide why"}) as answer:
+                    made = await answer.json()
+            assert made["delivery"]["status"] == 202, made
+            deadline = asyncio.get_running_loop().time() + 60
+            while [r["content"] for r in sandbox.state.snapshot()["reactions"].get(str(made["id"]), [])] != ["eyes", "+1"]:
+                assert asyncio.get_running_loop().time() < deadline, sandbox.state.snapshot()["reactions"]
+                await asyncio.sleep(0.05)  # polling a condition another process brings about, with a deadline
         finally:
             for proc in procs:
                 if proc.returncode is None:

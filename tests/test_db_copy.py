@@ -36,6 +36,7 @@ def installation(tmp_path):
     running = jobs.claim(now=T0 + 14)  # d2 stays running: its process "died"
     assert running.delivery_id == "d2"
     jobs.retry(jobs.claim(now=T0 + 15).id, delay=60, error="rate limited", now=T0 + 16)  # d3: due later, 1 attempt
+    jobs.conn.execute("UPDATE jobs SET priority = 1 WHERE delivery_id = 'd4'")  # d4: background work (a backfill's)
     jobs.close()
     return path
 
@@ -55,7 +56,7 @@ def pg_jobs(url: str) -> dict[str, tuple]:
 def test_copy_moves_guides_and_jobs_and_is_idempotent(installation, pg_url, capsys):  # noqa: F811
     assert main(["db", "copy", "--from", f"sqlite:{installation}", "--to", pg_url]) == 0
     out = capsys.readouterr().out
-    assert "copied 3 guides of 3 repositories and 5 jobs (5 new)" in out
+    assert out.startswith("copied 3 guides, 3 repositories and 5 jobs from ") and "already there" not in out
 
     from bot.tagview.pgstore import PgGuideStore
 
@@ -79,9 +80,17 @@ def test_copy_moves_guides_and_jobs_and_is_idempotent(installation, pg_url, caps
     assert jobs["d2"][1:3] == ("queued", 1) and jobs["d2"][4] == b'{"n": 2}'  # interrupted: queued again
     assert jobs["d3"][1:4] == ("queued", 1, T0 + 16 + 60) and jobs["d3"][5] == "rate limited"
     assert jobs["d4"][1:5] == ("queued", 0, T0 + 4, b'{"n": 4}')
+    db = pg.connect(pg_url, max_size=1)
+    try:
+        with db.pool.connection() as conn:
+            priorities = dict(conn.execute("SELECT delivery_id, priority FROM jobs").fetchall())
+    finally:
+        db.close()
+    assert priorities == {"d0": 0, "d1": 0, "d2": 0, "d3": 0, "d4": 1}  # background stays background
 
     assert main(["db", "copy", "--from", f"sqlite:{installation}", "--to", pg_url]) == 0
-    assert "5 jobs (0 new)" in capsys.readouterr().out
+    again = capsys.readouterr().out  # a second run copies nothing, and says so
+    assert again.startswith("copied 0 guides, 0 repositories and 0 jobs from ") and again.endswith("; already there: 3 guides, 5 jobs\n")
     assert pg_jobs(pg_url) == jobs
     with PgGuideStore.open(pg_url) as post:
         assert [(r.name, r.guides) for r in post.repositories()] == [("acme/empty", 0), ("acme/rocket", 2), ("acme/Secret", 1)]
@@ -110,3 +119,55 @@ def test_copy_errors_are_one_line(argv, expected, installation, tmp_path, capsys
     assert main(["db", "copy", *args]) in (1, 2)
     err = capsys.readouterr().err
     assert expected in err and err.count("\n") == 1 and "Traceback" not in err and "pw@" not in err
+
+
+def test_a_damaged_guide_is_named_and_everything_else_is_copied(installation, pg_url, capsys):  # noqa: F811
+    import sqlite3
+
+    from bot.tagview.pgstore import PgGuideStore
+
+    with sqlite3.connect(installation) as conn:  # guide 2's data cut short, as by a crash mid-write
+        (row,) = conn.execute("SELECT id FROM tagview_guides WHERE number = 2").fetchone()
+        conn.execute("UPDATE tagview_guide_data SET data = '{\"number\": 2, \"title' WHERE guide_id = ?", (row,))
+    assert main(["db", "copy", "--from", f"sqlite:{installation}", "--to", pg_url]) == 1
+    out, err = capsys.readouterr()
+    assert out.startswith("copied 2 guides, 3 repositories and 5 jobs from ")
+    first, last = err.splitlines()
+    assert first.startswith(f"prguide db copy: tagview_guides row {row} (acme/rocket#2): ") and "Traceback" not in err
+    assert last == "prguide db copy: 1 row was left behind (named above); everything else was copied"
+    assert list(pg_jobs(pg_url)) == ["d0", "d1", "d2", "d3", "d4"]  # the jobs came along all the same
+    with PgGuideStore.open(pg_url) as post:
+        assert post.get("acme/rocket", 1) is not None and post.get("acme/Secret", 3) is not None
+        assert post.get("acme/rocket", 2) is None
+
+
+def test_one_guide_of_one_repository_is_said_in_the_singular_and_in_the_servers_language(tmp_path, pg_url, capsys, monkeypatch):  # noqa: F811
+    path = tmp_path / "one.db"
+    with GuideStore(path) as guides:
+        guides.save(make_guide(1), visibility="public")
+    assert main(["db", "copy", "--from", f"sqlite:{path}", "--to", pg_url]) == 0
+    assert capsys.readouterr().out.startswith("copied 1 guide, 1 repository and 0 jobs from ")
+    monkeypatch.setenv("PRGUIDE_LANG", "zh")
+    assert main(["db", "copy", "--from", f"sqlite:{path}", "--to", pg_url]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"已从 {path} 向 ") and out.endswith("；已存在：1 份指南、0 个任务\n")
+
+
+def test_db_migrate_creates_the_narrator_tables_too(pg_schema):
+    """A fresh ``prguide db migrate`` (its own process: nothing imported beforehand) makes every
+    table the server would, the narrator's cache and token count included."""
+    import os
+    import subprocess
+    import sys
+
+    import psycopg
+
+    url, schema = pg_schema
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PRGUIDE_")}
+    done = subprocess.run([sys.executable, "-m", "bot", "db", "migrate", "--url", url, "--schema", schema],
+                          env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "narrator: version 1" in done.stdout
+    with psycopg.connect(url) as conn:
+        tables = {r[0] for r in conn.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (schema,))}
+    assert {"narrations", "narrator_tokens", "jobs", "tagview_guides"} <= tables

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import os
@@ -245,25 +246,37 @@ async def test_a_job_given_up_fails_the_demo_even_without_errors_in_the_log(load
 
 
 def test_the_event_has_the_keys_of_githubs_real_pull_request_closed_payload(webhook_payload, load_bundle_json):
-    real = webhook_payload("pull_request", "closed.payload.json")
+    # An organization's repository: GitHub adds the ``organization`` object.
+    real = webhook_payload("pull_request", "closed.with-organization.payload.json")
     pull = load_bundle_json(7491)["pull"]
     repository = {
         "id": 9, "node_id": "R_9", "name": "verl", "full_name": "verl-project/verl", "private": False,
         "owner": {"login": "verl-project", "type": "Organization"}, "html_url": "https://github.com/verl-project/verl",
-        "default_branch": "main", "stargazers_count": 1,
+        "default_branch": "main", "stargazers_count": 1, "permissions": {"admin": False},
     }  # fmt: skip
+
+    before = copy.deepcopy(pull)
 
     event = demo.merged_event(pull, repository, installation_id=1)
 
     assert list(event) == list(real)
     assert event["action"] == "closed" and event["number"] == 7491
     assert event["pull_request"]["merged"] is True and event["pull_request"]["state"] == "closed"
-    assert set(event["repository"]) <= set(real["repository"])
-    assert {"id", "name", "full_name", "owner", "private", "default_branch", "html_url"} <= set(event["repository"])
-    assert "stargazers_count" not in event["repository"]
+    # The webhook's repository object: every key GitHub's example has, values from "Get a repository",
+    # and nothing a webhook's repository does not carry (the caller's "permissions").
+    assert set(real["repository"]) <= set(event["repository"])
+    assert "permissions" not in event["repository"]
+    assert event["repository"]["stargazers_count"] == 1 and event["repository"]["default_branch"] == "main"
+    assert set(real["repository"]["owner"]) <= set(event["repository"]["owner"])
+    assert set(real["pull_request"]) <= set(event["pull_request"])
+    assert set(real["organization"]) <= set(event["organization"])
+    assert event["organization"]["login"] == "verl-project"
     assert event["installation"] == real["installation"]  # {"id": 1, "node_id": GitHub's for installation 1}
-    assert event["sender"] == pull["user"]  # merged_by is unknown in the corpus
-    assert "merged" not in pull or pull["merged"] is True  # the bundle itself is not modified
+    # merged_by is unknown in the corpus: the author, completed to a full user object.
+    assert {key: event["sender"][key] for key in pull["user"]} == pull["user"]
+    assert set(real["sender"]) <= set(event["sender"]) and set(real["sender"]) <= set(event["pull_request"]["user"])
+    assert event["repository"]["id"] == 9
+    assert pull == before  # the bundle itself is not modified
     with pytest.raises(ValueError, match="integer 'number'"):
         demo.merged_event({"number": "7"}, repository, installation_id=1)
 

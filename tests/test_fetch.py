@@ -90,6 +90,31 @@ async def test_a_count_larger_than_the_list_is_fine(sandbox, factory):
     assert len(snapshot.files) == 120 and snapshot.truncated  # GitHub listed fewer than it counted
 
 
+async def test_a_listed_pull_request_whose_files_fill_githubs_3000_is_read_for_its_counts(sandbox, factory):
+    # A "List pull requests" item has no changed_files, additions or deletions (backfill and
+    # reconcile start from one): 3,000 files listed may be all of them, or GitHub's cap.
+    bundle = synthetic_bundle(12, files=3005)
+    bundle["pull"].update(changed_files=3005, additions=3005, deletions=0)
+    repo = sandbox.add_bundle(bundle)
+    listed = {k: v for k, v in bundle["pull"].items() if k not in ("changed_files", "additions", "deletions")}
+    client = factory.for_installation(1)
+
+    snapshot = await fetch_snapshot(client, repo, 12, pull=listed)
+
+    assert len(snapshot.files) == 3000 and snapshot.changed_files == 3005 and snapshot.truncated
+    assert snapshot.additions == 3005
+    assert [r["path"] for r in api_requests(sandbox) if r["path"] == f"/repos/{repo}/pulls/12"] == [f"/repos/{repo}/pulls/12"]
+
+
+async def test_a_listed_pull_request_with_fewer_files_costs_no_extra_call(sandbox, factory):
+    bundle = synthetic_bundle(13, files=2999)
+    repo = sandbox.add_bundle(bundle)
+    client = factory.for_installation(1)
+    snapshot = await fetch_snapshot(client, repo, 13, pull=bundle["pull"])  # no changed_files: a list item
+    assert len(snapshot.files) == 2999 and not snapshot.truncated
+    assert client.calls == 2 + 30  # reviews, review comments, thirty file pages: no "Get a pull request"
+
+
 async def test_reviews_and_review_comments_are_read(sandbox, factory):
     bundle = synthetic_bundle(11, files=1)
     bundle["reviews"] = [{"id": 5, "user": {"login": "bob"}, "state": "APPROVED", "body": "ok", "submitted_at": "2024-05-01T09:00:00Z"}]

@@ -505,3 +505,69 @@ async def test_redirects_off_the_api_host_without_location_or_in_a_loop_are_refu
     with pytest.raises(GitHubError, match=words):
         await client.post("/repos/o/r/labels", data={"name": "x"})
     assert all(s.headers.get("Host", "").startswith("127.0.0.1") for s in github.seen)
+
+
+class InstallationAuth:
+    """Tokens for any installation, no network."""
+
+    def __init__(self, api_url: str):
+        self.api_url = api_url
+
+    async def installation_token(self, installation_id):
+        return f"tok-{installation_id}"
+
+    def forget(self, installation_id):
+        pass
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_once_github_says_the_limit_is_spent_no_replica_sends_for_that_installation_until_the_reset(
+    session, github, tmp_path, request, backend
+):
+    from bot.app.errors import RateLimited
+    from bot.app.ratelimit import RateLimits
+    from bot.app.shared_state import PgRateLimits, SqliteRateLimits
+
+    now = [1_000_000.0]
+    spent = {"X-RateLimit-Remaining": "0", "X-RateLimit-Limit": "5000", "X-RateLimit-Reset": "1001800"}
+    github.on("GET", "/x", Answer(403, {"message": "API rate limit exceeded"}, spent), Answer(200, {"ok": 1}))
+
+    def replica() -> ClientFactory:
+        # Two processes on one database: each its own factory, its own view of the budgets.
+        store = SqliteRateLimits.open(tmp_path / "prguide.db") if backend == "sqlite" else PgRateLimits(
+            request.getfixturevalue("pg_database"))
+        limits = RateLimits(store, clock=lambda: now[0])
+        return ClientFactory(InstallationAuth(github.url), session=session, sleep=Sleeps(), wall_clock=lambda: now[0],
+                             rate_limits=limits)  # fmt: skip
+
+    first, second = replica(), replica()
+    with pytest.raises(RateLimited) as refused:
+        await first.for_installation(5).getitem("/x")
+    assert refused.value.delay == 1801.0
+    for factory in (first, second):  # another job of this replica, a job of the other one
+        with pytest.raises(RateLimited) as held:
+            await factory.for_installation(5).getitem("/x")
+        assert held.value.delay == 1801.0
+    assert len(github.seen) == 1  # neither asked GitHub again
+    assert await second.for_installation(6).getitem("/x") == {"ok": 1}  # another installation has its own limit
+    now[0] += 1801
+    assert await second.for_installation(5).getitem("/x") == {"ok": 1}  # after the reset
+    assert len(github.seen) == 3
+
+
+async def test_a_background_client_leaves_the_rest_of_the_limit_to_live_jobs_and_never_sleeps_for_it(session, github):
+    from bot.app.errors import RateLimited
+
+    low = {"X-RateLimit-Remaining": "900", "X-RateLimit-Limit": "5000", "X-RateLimit-Reset": "1000600"}
+    github.on("GET", "/x", Answer(200, {"ok": 1}, low))
+    sleeps = Sleeps()
+    factory = ClientFactory(InstallationAuth(github.url), session=session, sleep=sleeps, wall_clock=lambda: 1_000_000.0)
+    live = factory.for_installation(5)
+    assert await live.getitem("/x") == {"ok": 1}  # 900 of 5,000 left
+    background = factory.for_installation(5)
+    background.reserve = 0.2  # leave a fifth of the limit to live work
+    with pytest.raises(RateLimited) as held:
+        await background.getitem("/x")
+    assert held.value.delay == 601.0 and background.calls == 0 and sleeps.delays == []
+    assert await live.getitem("/x") == {"ok": 1}  # live work still goes
+    assert len(github.seen) == 2

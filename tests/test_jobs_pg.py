@@ -15,7 +15,7 @@ from psycopg_pool import PoolTimeout
 
 from bot.app import pg
 from bot.app.jobstore import QueuedDelivery
-from bot.app.pgjobs import PgJobStore
+from bot.app.pgjobs import MIGRATIONS, PgJobStore
 
 T0 = 1_750_000_000.0
 
@@ -237,13 +237,14 @@ def test_replicas_migrating_at_once_apply_each_version_once(pg_schema):
         for t in threads:
             t.join()
         assert not errors
-        assert results == [{"jobs": 1, "race_demo": 2}] * 4
+        jobs = len(pg.MIGRATIONS["jobs"])
+        assert results == [{"jobs": jobs, "race_demo": 2}] * 4
         db = pg.connect(url, schema=schema, migrate_components=())
         try:
             with db.pool.connection() as conn:
                 rows = conn.execute("SELECT component, version FROM schema_migrations ORDER BY 1, 2").fetchall()
-            assert rows == [("jobs", 1), ("race_demo", 1), ("race_demo", 2)]
-            assert pg.applied_versions(db) == {"jobs": 1, "race_demo": 2}
+            assert rows == [*(("jobs", v) for v in range(1, jobs + 1)), ("race_demo", 1), ("race_demo", 2)]
+            assert pg.applied_versions(db) == {"jobs": jobs, "race_demo": 2}
         finally:
             db.close()
     finally:

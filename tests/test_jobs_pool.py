@@ -15,7 +15,7 @@ import pytest
 
 from bot.app.db import open_database
 from bot.app.errors import GiveUp, RetryLater
-from bot.app.jobs import GIVEN_UP, Job, JobStore, WorkerPool
+from bot.app.jobs import GIVEN_UP, SUCCEEDED, Job, JobStore, WorkerPool
 
 T0 = 1_750_000_000.0
 GUARD_S = 10
@@ -224,6 +224,20 @@ async def test_give_up_ends_the_job_with_its_reason(store, vt):
     row = store.get(1)
     assert calls == 1
     assert (row["state"], row["outcome"], row["error"]) == ("done", GIVEN_UP, "404: installation removed")
+
+
+async def test_what_a_job_did_is_recorded_with_it(store, vt):
+    async def handler(job: Job) -> str | None:
+        return "created" if job.delivery_id == "d1" else None
+
+    put(store, "d1")
+    put(store, "d2", key="octo/repo#2")
+    pool = make_pool(store, vt, handler)
+    pool.start()
+    async with asyncio.timeout(GUARD_S):
+        await pool.wait_idle()
+    await pool.stop()
+    assert [(store.get(i)["outcome"], store.get(i)["error"]) for i in (1, 2)] == [(SUCCEEDED, "created"), (SUCCEEDED, None)]
 
 
 async def test_unexpected_errors_are_retried_then_parked_then_retried_by_hand(store, vt, caplog):
@@ -468,3 +482,35 @@ async def test_the_pool_survives_database_errors(store, vt, caplog):
     # d1's result was lost, so it stays running and is taken back at the next start.
     assert store.counts() == {"queued": 0, "running": 1, "done": 1, "parked": 0}
     assert store.requeue_running() == 1
+
+
+async def test_a_rate_limited_job_waits_for_the_reset_without_spending_an_attempt_and_with_jitter(store, vt):
+    from bot.app.errors import RateLimited
+
+    runs: Counter[str] = Counter()
+
+    async def handler(job: Job) -> None:
+        runs[job.delivery_id] += 1
+        if runs[job.delivery_id] <= 3:  # the limit is spent for three resets in a row
+            raise RateLimited("GitHub resets in an hour", 3600.0)
+
+    for n in range(20):
+        put(store, f"d{n}", f"octo/repo#{n}")
+    pool = make_pool(store, vt, handler, concurrency=4, max_attempts=2)
+    pool.start()
+    async with asyncio.timeout(GUARD_S):
+        await pool.wait_idle()
+        rows = [store.get(n) for n in range(1, 21)]
+        assert {(r["state"], r["attempts"]) for r in rows} == {("queued", 0)}
+        due = [r["not_before"] - T0 for r in rows]
+        # Back after the reset, spread over a minute rather than all in the same second.
+        assert all(3600 <= d <= 3660 for d in due) and len({int(d) for d in due}) >= 10
+        assert rows[0]["error"] == "RateLimited: GitHub resets in an hour"
+        for _ in range(3):  # three resets later
+            await vt.advance(3660)
+            await pool.wait_idle()
+    await pool.stop()
+    # Three waits each, yet max_attempts=2 parked nothing: a wait is no failed attempt.
+    assert store.counts()["done"] == 20 and store.counts()["parked"] == 0
+    assert {store.get(n)["attempts"] for n in range(1, 21)} == {1}
+    assert set(runs.values()) == {4}

@@ -11,7 +11,7 @@ import sqlite3
 import pytest
 
 from bot.app.db import open_database, schema_version
-from bot.app.jobs import GIVEN_UP, SUPERSEDED, JobStore
+from bot.app.jobs import GIVEN_UP, MIGRATIONS, SUCCEEDED, SUPERSEDED, JobStore
 
 T0 = 1_750_000_000.0
 DAY = 86400.0
@@ -151,6 +151,16 @@ def test_settling_records_outcome_and_ignores_jobs_not_running(store):
         store.complete(b.id, outcome="maybe")
 
 
+def test_a_job_is_found_by_its_delivery_id(store):
+    put(store, "a", "k1")
+    job = store.claim()
+    store.complete(job.id, reason="created")
+    row = store.by_delivery("a")
+    assert (row["id"], row["key"], row["state"], row["outcome"], row["error"]) == (job.id, "k1", "done", SUCCEEDED, "created")
+    assert (row["event"], row["action"], row["attempts"]) == ("pull_request", "closed", 1)
+    assert store.by_delivery("b") is None
+
+
 def test_requeue_running_resumes_and_parks_jobs_that_keep_crashing(store):
     put(store, "a", "k1")
     put(store, "b", "k2")
@@ -215,7 +225,7 @@ def test_reopening_keeps_the_schema_version(tmp_path):
     JobStore.open(path).close()
     store = JobStore.open(path)
     try:
-        assert schema_version(store.conn, "jobs") == 2
+        assert schema_version(store.conn, "jobs") == len(MIGRATIONS) == 4
     finally:
         store.close()
 
@@ -253,7 +263,6 @@ def test_enqueue_many_is_all_or_nothing(sqlite_store):
 
 def test_a_version_1_queue_keeps_its_payloads_when_migrated(tmp_path):
     from bot.app.db import migrate
-    from bot.app.jobs import MIGRATIONS
 
     path = tmp_path / "old.db"
     conn = open_database(path)
@@ -265,7 +274,7 @@ def test_a_version_1_queue_keeps_its_payloads_when_migrated(tmp_path):
     conn.close()
     store = JobStore.open(str(path))
     try:
-        assert schema_version(store.conn, "jobs") == 2
+        assert schema_version(store.conn, "jobs") == len(MIGRATIONS) == 4
         job = store.claim()
         assert (job.delivery_id, job.payload, job.data) == ("old-1", b"{}", {})
         assert "payload" not in [row[1] for row in store.conn.execute("PRAGMA table_info(jobs)")]
@@ -346,3 +355,46 @@ def test_a_burst_behind_running_pull_requests_does_not_hide_other_keys(store):
     job = store.claim()
     assert (job.delivery_id, store.claim()) == ("c-0", None)
     assert store.next_due() is None  # everything left waits for a running job
+
+
+def test_a_live_job_goes_before_an_overdue_background_backlog(store):
+    from bot.app.jobs import PRIORITY_BACKGROUND, QueuedDelivery
+
+    # A backfill an hour behind its schedule: every one of its jobs is overdue.
+    backlog = [
+        QueuedDelivery(f"b-{n}", "prguide.backfill", f"octo/repo#{n}", b"{}", installation_id=7, action="pull",
+                       priority=PRIORITY_BACKGROUND)
+        for n in range(5)
+    ]
+    assert store.enqueue_many(backlog, now=T0 - 3600) == [True] * 5
+    assert put(store, "merge", key="octo/repo#99", now=T0)  # a live merge, due now
+    order = []
+    while (job := store.claim(T0)) is not None:
+        order.append(job.delivery_id)
+        store.complete(job.id, now=T0)
+    assert order == ["merge", "b-0", "b-1", "b-2", "b-3", "b-4"]
+    with pytest.raises(ValueError, match="priority"):
+        QueuedDelivery("x", "pull_request", "o/r#1", b"{}", priority="high")
+
+
+def test_next_due_is_the_earliest_due_job_whatever_its_priority(store):
+    from bot.app.jobs import PRIORITY_BACKGROUND, QueuedDelivery
+
+    later = QueuedDelivery("live", "pull_request", "octo/repo#1", b"{}", installation_id=7)
+    sooner = QueuedDelivery("bg", "prguide.backfill", "octo/repo#2", b"{}", installation_id=7, priority=PRIORITY_BACKGROUND)
+    store.enqueue_many([later], now=T0 + 100)
+    store.enqueue_many([sooner], now=T0 + 10)
+    assert store.next_due() == T0 + 10
+    assert store.claim(T0 + 10).delivery_id == "bg"
+
+
+def test_a_release_for_a_rate_limit_puts_the_job_back_later_without_counting_the_attempt(store):
+    put(store, "d-1")
+    job = store.claim(T0)
+    assert job.attempts == 1
+    store.release(job.id, now=T0, delay=3600.0, reason="RateLimited: GitHub resets in 3600s")
+    row = store.get(job.id)
+    assert (row["state"], row["attempts"], row["not_before"]) == ("queued", 0, T0 + 3600)
+    assert row["error"] == "RateLimited: GitHub resets in 3600s"
+    assert store.claim(T0 + 3599) is None
+    assert store.claim(T0 + 3600).attempts == 1

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from bot.app.db import open_database
-from bot.app.jobstore import JobStorage, JobStore, QueuedDelivery
+from bot.app.jobs_protocol import JobStorage
+from bot.app.jobstore import JobStore, QueuedDelivery
 from bot.app.pgjobs import PgJobStore
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -139,10 +139,14 @@ def test_on_the_corpus_every_claim_has_evidence_and_every_focus_point_is_a_claim
 
 @needs_corpus
 def test_the_rce_fix_claims_point_at_the_parser_file():
-    """verl-2026h1/6542: ``eval`` replaced by ``ast.literal_eval``; its focus claims rest on the changed file."""
+    """verl-2026h1/6542: ``eval`` replaced by ``ast.literal_eval``; the summary and a focus point state it,
+    resting on the changed file."""
     from bot.sources.bundle import load_bundle
 
     guide = build_guide(load_bundle(H1 / "6542.json"), load_rules([]), lang="en")
+    summary = [c for c in guide.data["claims"] if c["kind"] == "summary"]
+    assert "ast.literal_eval" in summary[0]["text"]
+    assert any(e["path"] == "verl/experimental/agent_loop/tool_parser.py" for e in summary[0]["evidence"])
     focus = [c for c in guide.data["claims"] if c["section"] == "focus"]
     assert any(e["path"] == "verl/experimental/agent_loop/tool_parser.py" for c in focus for e in c["evidence"])
 
@@ -160,8 +164,18 @@ def test_the_default_audience_names_only_folders_with_a_real_share_and_states_it
         FileAnalysis("examples/run.sh", "modified", "example", "shell", additions=40, deletions=0),
     )
     (claim,) = [c for c in build(facts([POINT], files=files), "en") if c.section == "audience"]
-    # pkg/io/ holds 20 of 100 source lines (< 25 %) and examples are not code a reader owns.
-    assert claim.text == "For anyone working on `pkg/core/` (80 % of the changed code lines)."
+    # pkg/io/ holds 20 of 140 changed lines (< 25 %); examples are not a folder a reader owns,
+    # but they are part of the change the share is taken of.
+    assert claim.text == "For anyone working on `pkg/core/` (57 % of the changed code lines)."
+
+
+def test_no_audience_when_the_named_folder_holds_a_sliver_of_the_change():
+    """A requirements line beside 58 lines of CI workflows is not "100 % of the changed code"."""
+    files = (
+        FileAnalysis("requirements-npu.txt", "modified", "build", None, additions=0, deletions=1),
+        FileAnalysis(".github/workflows/npu.yml", "modified", "ci", "yaml", additions=50, deletions=8),
+    )
+    assert not [c for c in build(facts([POINT], files=files), "en") if c.section == "audience"]
 
 
 def test_a_removed_files_installs_are_not_listed_as_dependency_changes():

@@ -30,9 +30,8 @@ NARRATION = {"summary": "A small change that keeps the default fields of the out
 
 @pytest.fixture
 async def narrated(app_private_key, load_bundle_json, tmp_path):  # noqa: F811
-    bundle = load_bundle_json(PR)
-
-    async def make(script):
+    async def make(script, number: int = PR):
+        bundle = load_bundle_json(number)
         model = ScriptedModel(script)
         await model.__aenter__()
         sandbox_cm = start_sandbox(app_private_key, bundles=[bundle])
@@ -42,7 +41,7 @@ async def narrated(app_private_key, load_bundle_json, tmp_path):  # noqa: F811
                             llm_api_key=KEY, llm_timeout=5)  # fmt: skip
         client = await start_app(settings, sandbox)
         made.append((client, sandbox_cm, model))
-        return Harness(client, sandbox, {PR: bundle}), model
+        return Harness(client, sandbox, {number: bundle}), model
 
     made: list = []
     yield make
@@ -56,10 +55,10 @@ def comment_writes(harness):
     return [(r["method"], r["path"].split("/")[-2]) for r in harness.writes() if "/comments" in r["path"]]
 
 
-async def test_engine_guide_first_then_one_narrated_edit_and_no_second_call(narrated, webhook_payload, caplog):
+async def test_engine_guide_first_then_one_narrated_edit_and_no_second_call(narrated, caplog):
     caplog.set_level(logging.DEBUG)
     harness, model = await narrated([Reply.json(NARRATION)])
-    await harness.merged(webhook_payload, PR, delivery="n-1")
+    await harness.merged(PR, delivery="n-1")
     assert [m for m, _ in comment_writes(harness)] == ["POST", "PATCH"]  # created by the engine, edited once
     (comment,) = harness.sandbox.comments(REPO, PR)
     assert "**A small change that keeps the default fields of the output as they were.**" in comment.body
@@ -69,7 +68,7 @@ async def test_engine_guide_first_then_one_narrated_edit_and_no_second_call(narr
     assert len(model.requests) == 1 and model.authorizations == [f"Bearer {KEY}"]
 
     # A refresh (another delivery for the same head): the cached narration is published as is.
-    resp = await harness.deliver(pr_delivery(webhook_payload("pull_request", "closed.payload.json"), harness.bundles[PR]), delivery="n-2")
+    resp = await harness.deliver(pr_delivery(harness.bundles[PR]), delivery="n-2")
     assert resp.status == 202
     from bot.app.server import wait_idle
 
@@ -86,46 +85,58 @@ async def test_engine_guide_first_then_one_narrated_edit_and_no_second_call(narr
 
 
 @pytest.mark.parametrize("reply", [Reply.error(500), Reply.error(429), Reply(content="{broken")])
-async def test_a_failing_model_leaves_the_engine_guide(narrated, webhook_payload, reply):
+async def test_a_failing_model_leaves_the_engine_guide(narrated, reply):
     harness, model = await narrated([reply])
-    await harness.merged(webhook_payload, PR, delivery="f-1")
+    await harness.merged(PR, delivery="f-1")
     assert [m for m, _ in comment_writes(harness)] == ["POST"]
     assert "narrated by" not in harness.sandbox.comments(REPO, PR)[0].body
     metrics = await (await harness.client.get("/metrics")).text()
     assert "prguide_narrator_fallbacks_total{reason=" in metrics
 
 
-async def test_narrator_off_in_the_repository_config(narrated, webhook_payload):
+async def test_narrator_off_in_the_repository_config(narrated):
     harness, model = await narrated([Reply.json(NARRATION)])
     harness.sandbox.set_file(REPO, ".github/prguide.yml", "narrator: off\n")
-    await harness.merged(webhook_payload, PR, delivery="o-1")
+    await harness.merged(PR, delivery="o-1")
     assert not model.requests and [m for m, _ in comment_writes(harness)] == ["POST"]
 
 
-async def command(harness, webhook_payload, text: str, delivery: str):
-    import copy
+async def test_a_guide_that_is_safe_to_skip_is_not_narrated(narrated):
+    harness, model = await narrated([Reply.json(NARRATION)], number=7406)  # a docs line: "Safe to skip"
+    await harness.merged(7406, delivery="s-1")
+    (comment,) = harness.sandbox.comments(REPO, 7406)
+    assert "Safe to skip" in comment.body and "narrated by" not in comment.body
+    assert not model.requests and [m for m, _ in comment_writes(harness)] == ["POST"]
 
+
+@pytest.mark.parametrize("text, line", [("lang: zh\ndisabel: [size-xxl]\nnarrator: off\n", 2), ("lang: zh\nnarrator: offf\n", 2)])
+async def test_a_typo_in_the_config_keeps_the_rest_and_never_turns_the_narrator_on(narrated, text, line):
+    harness, model = await narrated([Reply.json(NARRATION)])
+    harness.sandbox.set_file(REPO, ".github/prguide.yml", text)
+    await harness.merged(PR, delivery="t-1")
+    assert not model.requests  # the pull request's text never went to the model
+    (comment,) = harness.sandbox.comments(REPO, PR)
+    assert "narrated by" not in comment.body
+    assert "已忽略问题涉及的内容" in comment.body and f"`.github/prguide.yml:{line}`" in comment.body  # in Chinese, naming FILE:LINE
+
+
+async def command(harness, text: str, delivery: str):
+    """Write ``text`` as a maintainer's comment and deliver its ``issue_comment.created`` event."""
     from bot.app.server import wait_idle
 
     owner, name = REPO.split("/")
     human = harness.sandbox.state.create_comment(owner, name, PR, text, user="maintainer", user_type="User")
-    pull = harness.bundles[PR]["pull"]
-    payload = copy.deepcopy(webhook_payload("issue_comment", "created.with-installation.payload.json"))
-    payload["issue"] = {"number": PR, "state": "closed", "user": pull["user"], "pull_request": {"url": pull["url"], "merged_at": pull["merged_at"]}}
-    payload["comment"] = harness.sandbox.state.comment_json(human)
-    payload["repository"].update(full_name=REPO, name=name, default_branch="main", private=False)
-    payload["installation"] = {"id": 1}
-    payload["sender"] = {"login": "maintainer", "type": "User"}
+    payload = harness.sandbox.state.issue_comment_event(human)
     assert (await harness.deliver(payload, delivery=delivery, event="issue_comment")).status == 202
     await wait_idle(harness.app)
 
 
-async def test_why_shows_the_facts_each_narrated_sentence_cites_and_refresh_keeps_the_narration(narrated, webhook_payload):
+async def test_why_shows_the_facts_each_narrated_sentence_cites_and_refresh_keeps_the_narration(narrated):
     harness, model = await narrated([Reply.json(NARRATION)])
-    await harness.merged(webhook_payload, PR, delivery="w-1")
+    await harness.merged(PR, delivery="w-1")
     narrated_body = harness.sandbox.comments(REPO, PR)[0].body
-    await command(harness, webhook_payload, "/prguide why", "w-2")
+    await command(harness, "/prguide why", "w-2")
     reply = harness.sandbox.comments(REPO, PR)[-1].body
     assert "Narrated sentences and the facts they cite" in reply and "- summary: cites F2 (" in reply
-    await command(harness, webhook_payload, "/prguide refresh", "w-3")
+    await command(harness, "/prguide refresh", "w-3")
     assert harness.sandbox.comments(REPO, PR)[0].body == narrated_body and len(model.requests) == 1

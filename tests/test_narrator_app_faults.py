@@ -60,10 +60,10 @@ async def until(check, what: str) -> None:
             await asyncio.sleep(0.02)
 
 
-async def test_a_narration_in_flight_never_holds_the_pull_requests_own_jobs(app, webhook_payload):
+async def test_a_narration_in_flight_never_holds_the_pull_requests_own_jobs(app):
     # The model trickles for as long as the test runs: the deadline (60 s) is far away.
     harness, model = await app([Reply.trickling(0.05)], llm_timeout=60)
-    resp = await harness.deliver(pr_delivery(webhook_payload("pull_request", "closed.payload.json"), harness.bundles[PR]), delivery="t-1")
+    resp = await harness.deliver(pr_delivery(harness.bundles[PR]), delivery="t-1")
     assert resp.status == 202
     async with asyncio.timeout(BOUND):
         await model.started.wait()  # the guide is up and its narration is waiting on the model
@@ -73,7 +73,7 @@ async def test_a_narration_in_flight_never_holds_the_pull_requests_own_jobs(app,
     await until(lambda: store.counts()["done"] == 1, "the guide job")
     assert store.counts()["running"] == 1  # the narration
     # A maintainer asks for a refresh: it runs now, not when the model is done.
-    refresh = asyncio.create_task(command(harness, webhook_payload, "/prguide refresh", "t-2"))
+    refresh = asyncio.create_task(command(harness, "/prguide refresh", "t-2"))
     try:
         await until(lambda: store.counts()["done"] == 2, "the refresh")
         assert store.counts()["running"] == 1 and len(model.requests) == 1  # the narration still waits; no second call
@@ -83,10 +83,10 @@ async def test_a_narration_in_flight_never_holds_the_pull_requests_own_jobs(app,
     assert "narrated by" not in harness.sandbox.comments(REPO, PR)[0].body
 
 
-async def test_a_trickling_model_is_timed_out_and_the_engine_guide_stays(app, webhook_payload):
+async def test_a_trickling_model_is_timed_out_and_the_engine_guide_stays(app):
     harness, model = await app([Reply.trickling(0.05)], llm_timeout=1)
     async with asyncio.timeout(BOUND):
-        await harness.merged(webhook_payload, PR, delivery="d-1")
+        await harness.merged(PR, delivery="d-1")
     assert [m for m, _ in comment_writes(harness)] == ["POST"] and len(model.requests) == 1
     metrics = await (await harness.client.get("/metrics")).text()
     assert 'prguide_narrator_fallbacks_total{reason="timeout"} 1.0' in metrics
@@ -96,9 +96,9 @@ async def test_a_trickling_model_is_timed_out_and_the_engine_guide_stays(app, we
                                    Reply.broken(Reply.completion({"not": "a string"})),
                                    Reply.broken(Reply.completion(choices={"0": {}}))],
                          ids=["html", "content-object", "choices-object"])  # fmt: skip
-async def test_a_broken_200_is_one_call_a_fallback_and_counted_against_the_daily_cap(app, webhook_payload, reply):
+async def test_a_broken_200_is_one_call_a_fallback_and_counted_against_the_daily_cap(app, reply):
     harness, model = await app([reply, Reply.json(NARRATION)], llm_daily_tokens=100_000)
-    await harness.merged(webhook_payload, PR, delivery="b-1")
+    await harness.merged(PR, delivery="b-1")
     assert len(model.requests) == 1  # one paid call, not one per attempt
     assert [m for m, _ in comment_writes(harness)] == ["POST"]
     assert harness.app[STATE].store.counts() == {"queued": 0, "running": 0, "done": 2, "parked": 0}
@@ -109,10 +109,10 @@ async def test_a_broken_200_is_one_call_a_fallback_and_counted_against_the_daily
     assert narration_store(harness.app[STATE].services).tokens(1, day) > 0
 
 
-async def test_negative_usage_is_not_a_refund(app, webhook_payload):
+async def test_negative_usage_is_not_a_refund(app):
     bad = Reply.broken(Reply.completion(__import__("json").dumps(NARRATION), usage={"prompt_tokens": -99999, "completion_tokens": -1}))
     harness, model = await app([bad], llm_daily_tokens=100_000)
-    await harness.merged(webhook_payload, PR, delivery="u-1")
+    await harness.merged(PR, delivery="u-1")
     assert len(model.requests) == 1 and "narrated by" in harness.sandbox.comments(REPO, PR)[0].body
     day = datetime.now(UTC).strftime("%Y-%m-%d")
     assert narration_store(harness.app[STATE].services).tokens(1, day) > 0

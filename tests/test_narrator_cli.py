@@ -45,7 +45,25 @@ def test_narrator_without_a_model_name_is_one_line(tmp_path, monkeypatch, capsys
     monkeypatch.delenv("PRGUIDE_LLM_MODEL", raising=False)
     code = main(["guide", str(bundle_file(tmp_path)), "--narrator", "http://127.0.0.1:9/v1"])
     err = capsys.readouterr().err
-    assert code != 0 and "PRGUIDE_LLM_MODEL" in err and len(err.strip().splitlines()) == 1
+    assert code != 0 and "--model" in err and "PRGUIDE_LLM_MODEL" in err and len(err.strip().splitlines()) == 1
+
+
+async def test_the_model_is_named_with_a_flag(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PRGUIDE_LLM_MODEL", "not-this-one")
+    answer = {"summary": "Three modules change together {F1}.", "why_it_matters": [], "focus_reasons": {}}
+    async with ScriptedModel([Reply.json(answer)]) as model:
+        argv = ["guide", str(bundle_file(tmp_path)), "--format", "json", "--narrator", model.base_url, "--model", "qwen2.5-coder:7b"]
+        code = await asyncio.to_thread(main, argv)
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert json.loads(out)["narration"]["model"] == "qwen2.5-coder:7b" and model.requests[0]["model"] == "qwen2.5-coder:7b"
+
+
+def test_a_model_without_a_narrator_server_is_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("PRGUIDE_LLM_URL", raising=False)
+    assert main(["guide", str(bundle_file(tmp_path)), "--model", "m"]) != 0
+    err = capsys.readouterr().err
+    assert "--narrator URL" in err and len(err.strip().splitlines()) == 1
 
 
 def test_narrator_url_must_be_http(tmp_path, monkeypatch, capsys):

@@ -15,9 +15,18 @@ from bot.feature_support import narration_wanted
 from bot.engine.repo_config import RepoConfigError, parse_repo_config
 
 
+def guide_of(level: str):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(data={"reading_level": level})
+
+
+QUICK = guide_of("quick")
+
+
 def test_narrator_is_off_by_default(env):  # noqa: F811
     settings = from_env(env)
-    assert settings.llm_url is None and not narration_wanted(settings, parse_repo_config(""))
+    assert settings.llm_url is None and not narration_wanted(settings, parse_repo_config(""), QUICK)
 
 
 def test_narrator_settings_are_read_and_the_key_hidden(env):  # noqa: F811
@@ -27,8 +36,12 @@ def test_narrator_settings_are_read_and_the_key_hidden(env):  # noqa: F811
     assert (settings.llm_url, settings.llm_model, settings.llm_timeout, settings.llm_daily_tokens) == (
         "http://127.0.0.1:11434/v1", "qwen2.5-coder:7b", 30, 100000)
     assert "sk-hidden-value-123" not in repr(settings)
-    assert narration_wanted(settings, parse_repo_config("lang: zh\n"))
-    assert not narration_wanted(settings, parse_repo_config("narrator: off\n"))
+    assert narration_wanted(settings, parse_repo_config("lang: zh\n"), QUICK)
+    assert narration_wanted(settings, parse_repo_config("lang: zh\n"), guide_of("deep"))
+    assert not narration_wanted(settings, parse_repo_config("narrator: off\n"), QUICK)
+    # A skim or skip guide ("safe to skip") is not worth a model call, nor sending its text out.
+    assert not narration_wanted(settings, parse_repo_config(""), guide_of("skim"))
+    assert not narration_wanted(settings, parse_repo_config(""), guide_of("skip"))
 
 
 def test_bad_narrator_settings_are_all_reported(env):  # noqa: F811

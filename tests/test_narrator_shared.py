@@ -63,7 +63,7 @@ def test_two_replicas_share_the_cache_and_never_spend_more_than_the_cap_together
 
 
 @pytest.mark.corpus
-async def test_a_narration_made_on_one_replica_is_reused_by_another(pg_schema, app_private_key, load_bundle_json, tmp_path, webhook_payload):  # noqa: F811
+async def test_a_narration_made_on_one_replica_is_reused_by_another(pg_schema, app_private_key, load_bundle_json, tmp_path):  # noqa: F811
     url, schema = pg_schema
     bundle = load_bundle_json(PR)
     async with ScriptedModel([Reply.json(NARRATION)]) as model, start_sandbox(app_private_key, bundles=[bundle]) as sandbox:
@@ -77,7 +77,7 @@ async def test_a_narration_made_on_one_replica_is_reused_by_another(pg_schema, a
         first = await start_app(settings("a"), sandbox)
         try:
             harness = Harness(first, sandbox, {PR: bundle})
-            await harness.merged(webhook_payload, PR, delivery="r-1")
+            await harness.merged(PR, delivery="r-1")
             assert len(model.requests) == 1 and "narrated by" in sandbox.comments(REPO, PR)[0].body
             day = datetime.now(UTC).strftime("%Y-%m-%d")
             spent = narration_store(first.app[STATE].services).tokens(1, day)
@@ -88,7 +88,7 @@ async def test_a_narration_made_on_one_replica_is_reused_by_another(pg_schema, a
         try:
             harness = Harness(second, sandbox, {PR: bundle})
             before = len(comment_writes(harness))
-            resp = await harness.deliver(pr_delivery(webhook_payload("pull_request", "closed.payload.json"), bundle), delivery="r-2")
+            resp = await harness.deliver(pr_delivery(bundle), delivery="r-2")
             assert resp.status == 202
             await wait_idle(second.app)
             assert len(model.requests) == 1  # no second call: the narration is the database's

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 import pytest_asyncio
-from conftest import CORPUS, WEBHOOKS
+from conftest import CORPUS
 from loopback import ADMIN_TOKEN, REPO, SECRET, SMALL_PR, app_private_key, start_loopback  # noqa: F401
 
 from bot.app.logging import JsonFormatter, RedactSecrets
@@ -78,10 +78,9 @@ async def day(app_private_key, tmp_path_factory, capture):  # noqa: F811
     """Run the day's traffic; yield the loopback, the capture and the secrets that were in play."""
     numbers = (SMALL_PR, 7422, 7404, 7358)
     bundles = {n: read_json(CORPUS / f"{n}.json") for n in numbers}
-    template = read_json(WEBHOOKS / "pull_request" / "closed.payload.json")
     tmp_path = tmp_path_factory.mktemp("day")
     pool = {"max_attempts": 2, "backoff": lambda attempt: 0.0}
-    async with start_loopback(app_private_key, tmp_path, bundles, template, pool_options=pool) as lb:
+    async with start_loopback(app_private_key, tmp_path, bundles, pool_options=pool) as lb:
         await lb.merged(SMALL_PR, delivery="day-guide")
 
         lb.sandbox.add_faults([{"method": "GET", "path": rf"/pulls/7422/files", "status": 502}])
@@ -101,9 +100,9 @@ async def day(app_private_key, tmp_path_factory, capture):  # noqa: F811
         assert await retried.json() == {"retried": 1}
         await wait_idle(lb.app)
 
-        uninstall = read_json(WEBHOOKS / "installation" / "deleted.payload.json")
-        uninstall["installation"]["id"] = 1
-        assert (await lb.deliver(uninstall, delivery="day-uninstall", event="installation")).status == 200
+        uninstall = lb.sandbox.state.installation_event(1, "deleted")
+        assert (await lb.deliver(uninstall, delivery="day-uninstall", event="installation")).status == 202
+        await wait_idle(lb.app)  # the installation's work is cancelled (none is left)
 
         auth = lb.state.services.auth
         secrets = {
@@ -145,7 +144,9 @@ def job_lines(capture: Capture) -> dict[str, list[dict]]:
 async def test_every_job_line_says_who_what_state_calls_and_duration(day):
     lb, capture, _ = day
     jobs = job_lines(capture)
-    assert set(jobs) == {"day-guide", "day-outage", "day-expired", "day-doomed"}
+    assert set(jobs) == {"day-guide", "day-outage", "day-expired", "day-doomed", "day-uninstall"}
+    (uninstall,) = jobs.pop("day-uninstall")  # about the installation, not a pull request; no API call
+    assert (uninstall["installation"], uninstall["outcome"], uninstall["state"]) == (1, "cancelled_0", "done")
     for lines in jobs.values():
         for line in lines:
             assert line["installation"] == 1
@@ -183,7 +184,7 @@ async def test_delivery_lines_say_what_came_in_and_what_became_of_it(day):
     assert by_delivery["day-guide"]["outcome"] == "queued"
     assert by_delivery["day-guide"]["installation"] == 1 and by_delivery["day-guide"]["event"] == "pull_request"
     assert by_delivery["day-forged"]["status"] == 401 and by_delivery["day-forged"]["level"] == "warning"
-    assert by_delivery["day-uninstall"]["outcome"] == "handled"
+    assert by_delivery["day-uninstall"]["outcome"] == "queued"  # its token dropped, its work to be cancelled
 
 
 async def test_healthz_shows_parked_jobs(day):
@@ -191,7 +192,7 @@ async def test_healthz_shows_parked_jobs(day):
     assert lb.parked_health["ok"] is True
     assert lb.parked_health["parked"] == 1 and lb.parked_health["queue"]["parked"] == 1
     after = await (await lb.client.get("/healthz")).json()
-    assert after["parked"] == 0 and after["queue"] == {"queued": 0, "running": 0, "done": 4, "parked": 0}
+    assert after["parked"] == 0 and after["queue"] == {"queued": 0, "running": 0, "done": 5, "parked": 0}
 
 
 def samples(text: str) -> dict[str, float]:
@@ -213,9 +214,9 @@ async def test_metrics_cover_deliveries_queue_latency_api_calls_and_rate_limit(d
     # Deliveries by event and outcome.
     assert m['prguide_webhook_deliveries_total{event="pull_request",outcome="queued"}'] == 4
     assert m['prguide_webhook_deliveries_total{event="unverified",outcome="unauthorized"}'] == 1
-    assert m['prguide_webhook_deliveries_total{event="installation",outcome="handled"}'] == 1
+    assert m['prguide_webhook_deliveries_total{event="installation",outcome="queued"}'] == 1
     # Queue depth by state.
-    assert m['prguide_jobs{state="done"}'] == 4
+    assert m['prguide_jobs{state="done"}'] == 5  # four merges and the uninstall
     assert m['prguide_jobs{state="parked"}'] == 0 and m['prguide_jobs{state="queued"}'] == 0
     # Job latency: a histogram per event and outcome.
     assert m['prguide_job_duration_seconds_count{event="pull_request",outcome="created"}'] == 4

@@ -34,7 +34,9 @@ def manifest() -> dict:
 
 
 def test_manifest_subscribes_to_exactly_the_events_prguide_handles(manifest):
-    assert manifest["default_events"] == ["pull_request", "issue_comment", "pull_request_review", "pull_request_review_comment"]
+    assert manifest["default_events"] == [
+        "pull_request", "issue_comment", "pull_request_review", "pull_request_review_comment", "repository",
+    ]
     # GitHub sends these to every app; listing them is an error.
     assert not {"installation", "installation_repositories"} & set(manifest["default_events"])
     assert set(default_router().events) <= set(manifest["default_events"])

@@ -164,3 +164,41 @@ def test_load_features_reads_the_schedules(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     router = load_features("some_features:FEATURES")
     assert [s.name for s in router.schedules] == ["x"]
+
+
+async def test_observers_see_every_delivery_and_never_cost_it(caplog, monkeypatch):
+    import asyncio
+
+    from bot.app import routing
+
+    seen = []
+
+    async def sees(delivery, services):
+        seen.append((delivery.event, delivery.action, services.settings.app_id))
+
+    async def fails(delivery, services):
+        raise RuntimeError("boom")
+
+    async def hangs(delivery, services):
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(routing, "OBSERVE_TIMEOUT", 0.01)
+    router = Router([Route("pull_request", ("closed",), nothing)], observers=[fails, hangs, sees])
+    services = Services(settings(), clients=None, auth=None, rules=None, metrics=create_metrics())
+    await router.observe(delivery("pull_request", "opened"), services)  # routed or not
+    assert seen == [("pull_request", "opened", 1)]
+    assert "delivery d: an observer failed" in caplog.text and "delivery d: an observer took over 0.01s" in caplog.text
+
+
+def test_load_features_reads_the_observers(tmp_path, monkeypatch):
+    module = tmp_path / "observing_features.py"
+    module.write_text(
+        "async def o(delivery, services): pass\n"
+        "FEATURES = ()\n"
+        "OBSERVERS = ((o,),)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    router = load_features("observing_features:FEATURES")
+    assert [o.__name__ for o in router.observers] == ["o"]
+    # The shipped features watch every delivery for a repository's visibility.
+    assert [o.__name__ for o in load_features().observers] == ["observe_visibility"]

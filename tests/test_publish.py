@@ -165,12 +165,21 @@ class IssueFake:
         self.on_issue: list[str] = []
         self.events: list[dict] = []
         self.seen: list[tuple[str, str]] = []
+        #: What GitHub says about the app's writes: its bot user and the app (REST "List issue comments").
+        self.bot = {"login": BOT, "id": 4242, "type": "Bot"}
+        self.app = {"id": 77, "slug": "prguide"}
 
     def label(self, name: str, actor: str, color: str = "ededed", description: str | None = None) -> None:
         self.repo_labels.setdefault(name.lower(), {"name": name, "color": color, "description": description})
         if name.lower() not in [n.lower() for n in self.on_issue]:
             self.on_issue.append(name)
-        self.events.append({"event": "labeled", "label": {"name": name}, "actor": {"login": actor}})
+        by_bot = actor == self.bot["login"]
+        self.events.append({"event": "labeled", "label": {"name": name}, "actor": self.bot if by_bot else {"login": actor},
+                            "performed_via_github_app": self.app if by_bot else None})  # fmt: skip
+
+    def rename_app(self, slug: str) -> None:
+        """Rename the app: GitHub shows its bot's new login on old comments and events too."""
+        self.bot["login"], self.app["slug"] = f"{slug}[bot]", slug
 
     async def handle(self, request: web.Request) -> web.Response:
         self.seen.append((request.method, request.path))
@@ -180,7 +189,7 @@ class IssueFake:
             if request.method == "GET":
                 return web.json_response(self.comments)
             body = (await request.json())["body"]
-            self.comments.append({"id": len(self.comments) + 1, "body": body, "user": {"login": BOT}})
+            self.comments.append({"id": len(self.comments) + 1, "body": body, "user": self.bot, "performed_via_github_app": self.app})
             return web.json_response(self.comments[-1], status=201)
         if rest[:2] == ["issues", "comments"] and request.method == "PATCH":
             comment = self.comments[int(rest[2]) - 1]
@@ -188,7 +197,7 @@ class IssueFake:
             return web.json_response(comment)
         if rest[:1] == ["issues"] and rest[2:] == ["labels"] and request.method == "POST":
             for name in (await request.json())["labels"]:
-                self.label(name, BOT)
+                self.label(name, self.bot["login"])
             return web.json_response([self.repo_labels[n.lower()] for n in self.on_issue])
         if rest[:1] == ["issues"] and rest[2:3] == ["labels"] and request.method == "DELETE":
             name = rest[3]
@@ -244,6 +253,27 @@ async def test_labels_a_maintainer_asked_for_are_not_removed(fake):
     await publish_guide(fake.client(), "o/r", 1, earlier, bot_login=BOT, current_labels=())
     result = await publish_guide(fake.client(), "o/r", 1, make_guide("b", ()), bot_login=BOT, current_labels=fake.on_issue)
     assert result.labels_removed == () and fake.on_issue == ["perf"]
+
+
+async def test_a_renamed_app_edits_its_guide_instead_of_posting_another(fake):
+    from bot.app.auth import BotIdentity
+
+    cached = BotIdentity(BOT, app_id=77)  # the login the server fetched before the rename
+    await publish_guide(fake.client(), "o/r", 1, make_guide("a", ("area: ci",)), bot_login=cached, current_labels=())
+    fake.rename_app("guidebot")
+    result = await publish_guide(fake.client(), "o/r", 1, make_guide("b", ()), bot_login=cached, current_labels=fake.on_issue)
+    assert result.comment == "edited" and len(fake.comments) == 1  # found by app id, not by the stale login
+    assert result.labels_removed == ("area: ci",)  # its own label too: the event names the app
+    assert (await find_guide_comment(fake.client(), "o/r", 1, bot_login=BotIdentity("x[bot]", user_id=4242)))["id"] == 1
+
+
+async def test_another_app_that_took_the_old_name_is_not_prguide(fake):
+    from bot.app.auth import BotIdentity
+
+    fake.comments.append({"id": 1, "body": make_guide("theirs").markdown, "user": {"login": BOT, "id": 999, "type": "Bot"},
+                          "performed_via_github_app": {"id": 99, "slug": "prguide"}})  # fmt: skip
+    result = await publish_guide(fake.client(), "o/r", 1, make_guide("ours"), bot_login=BotIdentity("guidebot[bot]", app_id=77), current_labels=())
+    assert result.comment == "created" and fake.comments[0]["body"].endswith("theirs")
 
 
 async def test_labels_github_just_created_get_their_colour_and_description(fake):

@@ -6,12 +6,14 @@ repositories, one installation each, as an app installed on four organizations
 sees them. Their 300 deliveries (each merge, and an ``edited`` and a ``labeled``
 delivery the app ignores) go round-robin to the replicas over loopback, with 10 %
 of the merges redelivered under new ids and 20 % of all delivery ids sent again, each
-to another replica than before; one replica is killed with SIGKILL in the middle and started again.
+to another replica than before; one replica is killed with SIGKILL in the middle and started again,
+and another runs with its clock a minute ahead of the others (``PRGUIDE_REPLICA_CLOCK_AHEAD``
+seconds; ``time.time`` shifted in that process before prguide is imported).
 Afterwards every merged pull request has exactly one guide comment and its labels,
-no job is lost or parked, the jobs the dead replica held were taken over, every
-installation's token wrote only to its own repository, and each installation's
-writes stayed within GitHub's budget for it (80 in any minute, 500 in the hour),
-counted once for all replicas.
+no job is lost or parked, the jobs the dead replica held were taken over, the replica
+ahead ran jobs and took over none of the live ones, every installation's token wrote
+only to its own repository, and each installation's writes stayed within GitHub's
+budget for it (80 in any minute, 500 in the hour), counted once for all replicas.
 
 The write budget is per installation and paces the run by design: a burst of 8,
 then 72 writes a minute, and 100 then 400 an hour. One installation's 25 pull
@@ -46,6 +48,7 @@ from bot.app.webhook import sign
 from bot.engine.build import build_guide
 from bot.engine.marker import parse_marker
 from bot.sandbox import bundle_in_repo
+from bot.github_objects import fill_label
 from bot.engine.rules import load_rules
 from bot.engine.snapshot import PullRequestSnapshot
 
@@ -53,6 +56,20 @@ pytestmark = [pytest.mark.corpus, pytest.mark.replicas]
 
 SECRET = "replicas webhook secret"
 PRS = int(os.environ.get("PRGUIDE_REPLICA_PRS", "100"))
+#: Seconds the third replica's clock runs ahead of the others'.
+AHEAD = float(os.environ.get("PRGUIDE_REPLICA_CLOCK_AHEAD", "60"))
+#: Runs ``prguide serve`` with ``time.time`` shifted by ``CLOCK_AHEAD`` seconds, as on a
+#: machine whose clock is off (patched before prguide is imported, so every default
+#: ``clock=time.time`` in it sees the shift).
+LAUNCHER = """
+import os, runpy, sys, time
+ahead = float(os.environ["CLOCK_AHEAD"])
+wall, wall_ns = time.time, time.time_ns
+time.time = lambda: wall() + ahead
+time.time_ns = lambda: wall_ns() + int(ahead * 1e9)
+sys.argv = ["prguide", "serve"]
+runpy.run_module("bot", run_name="__main__", alter_sys=True)
+"""
 #: The installations (id, account): each holds one repository, ``<account>/verl``.
 INSTALLATIONS = ((101, "lab-a"), (102, "lab-b"), (103, "lab-c"), (104, "lab-d"))
 #: The second corpus, beside ``corpus_dir``.
@@ -71,10 +88,10 @@ def free_port() -> int:
 
 
 class Replica:
-    def __init__(self, name: str, env: dict[str, str], tmp_path: Path):
+    def __init__(self, name: str, env: dict[str, str], tmp_path: Path, *, ahead: float = 0.0):
         self.name = name
         self.port = free_port()
-        self.env = {**env, "PORT": str(self.port), "PRGUIDE_DB": str(tmp_path / f"{name}.db")}
+        self.env = {**env, "PORT": str(self.port), "PRGUIDE_DB": str(tmp_path / f"{name}.db"), "CLOCK_AHEAD": str(ahead)}
         self.log = tmp_path / f"{name}.log"
         self.proc: subprocess.Popen | None = None
 
@@ -84,9 +101,7 @@ class Replica:
 
     def start(self) -> None:
         with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "bot", "serve"], env=self.env, stdout=log, stderr=subprocess.STDOUT
-            )
+            self.proc = subprocess.Popen([sys.executable, "-c", LAUNCHER], env=self.env, stdout=log, stderr=subprocess.STDOUT)
 
     def kill(self) -> None:
         assert self.proc is not None
@@ -144,7 +159,7 @@ def busiest_minute(times: list[float]) -> int:
     return max((sum(1 for t in times if s <= t < s + 60) for s in times), default=0)
 
 
-async def test_three_replicas_lose_nothing_and_double_nothing(pg_schema, app_private_key, corpus_dir, webhook_payload, tmp_path):  # noqa: F811
+async def test_three_replicas_lose_nothing_and_double_nothing(pg_schema, app_private_key, corpus_dir, tmp_path):  # noqa: F811
     url, schema = pg_schema
     started_at = time.monotonic()
     deadline = started_at + DEADLINE
@@ -152,7 +167,6 @@ async def test_three_replicas_lose_nothing_and_double_nothing(pg_schema, app_pri
     if not second.is_dir():
         pytest.skip(f"the second verl corpus not found at {second} (set PRGUIDE_SHARED to the shared/ folder)")
     pulls = spread(smallest_bundles([corpus_dir, second], PRS))
-    template = webhook_payload("pull_request", "closed.payload.json")
     rules = load_rules()
     rnd = random.Random(14)
     installations = [{"id": number, "account": account} for number, account in INSTALLATIONS]
@@ -185,7 +199,8 @@ async def test_three_replicas_lose_nothing_and_double_nothing(pg_schema, app_pri
             # A reconcile pass at an hour's turn would queue jobs no delivery asked for.
             "PRGUIDE_RECONCILE_INTERVAL": "0",
         }
-        replicas = [Replica(f"r{i}", env, tmp_path) for i in range(3)]
+        replicas = [Replica(f"r{i}", env, tmp_path, ahead=AHEAD if i == 2 else 0.0) for i in range(3)]
+        ahead = replicas[2]
         for r in replicas:
             r.start()
         try:
@@ -197,15 +212,17 @@ async def test_three_replicas_lose_nothing_and_double_nothing(pg_schema, app_pri
                 sends: list[tuple[str, str, dict]] = []
                 for installation, _, b in pulls:
                     n = b["pull"]["number"]
-                    merged = pr_delivery(template, b, installation=installation)
+                    merged = pr_delivery(b, installation=installation)
                     sends.append((f"merge-{n}", "pull_request", merged))
-                    for action in ("edited", "labeled"):
-                        other = pr_delivery(template, b, installation=installation)
-                        other["action"] = action
+                    for action, more in (
+                        ("edited", {"changes": {"title": {"from": "An older title"}}}),
+                        ("labeled", {"label": fill_label("needs-review", b["pull"]["base"]["repo"]["full_name"])}),
+                    ):
+                        other = {**pr_delivery(b, installation=installation), "action": action, **more}
                         sends.append((f"{action}-{n}", "pull_request", other))
                 rnd.shuffle(sends)
                 for installation, _, b in rnd.sample(pulls, max(1, len(pulls) // 10)):
-                    again = pr_delivery(template, b, installation=installation)
+                    again = pr_delivery(b, installation=installation)
                     sends.append((f"again-{b['pull']['number']}", "pull_request", again))
                 for delivery in rnd.sample(sends, len(sends) // 5):
                     sends.insert(rnd.randrange(len(sends) // 2, len(sends) + 1), delivery)
@@ -241,11 +258,20 @@ async def test_three_replicas_lose_nothing_and_double_nothing(pg_schema, app_pri
 
                 db = pg.connect(url, schema=schema, migrate_components=())
                 interrupted: list[int] = []
+                ran_ahead: set[int] = set()  # jobs seen running on the replica whose clock is ahead
+
+                def look_at_the_replica_ahead() -> None:
+                    with db.pool.connection() as conn:
+                        ran_ahead.update(r[0] for r in conn.execute(
+                            "SELECT id FROM jobs WHERE state = 'running' AND owner LIKE %s", (f"%:{ahead.proc.pid}:%",)
+                        ))
+
                 for start in range(0, len(sends), 10):
                     if start <= killed_at < start + 10:
                         victim = replicas[1]
                         # Kill it while it runs jobs (the write budget keeps jobs running for a while).
                         while not interrupted and time.monotonic() < deadline - 60:
+                            look_at_the_replica_ahead()
                             with db.pool.connection() as conn:
                                 interrupted = [r[0] for r in conn.execute(
                                     "SELECT id FROM jobs WHERE state = 'running' AND owner LIKE %s",
@@ -267,6 +293,7 @@ async def test_three_replicas_lose_nothing_and_double_nothing(pg_schema, app_pri
                 store = PgJobStore(db)
                 try:
                     while True:
+                        look_at_the_replica_ahead()
                         counts = store.counts()
                         if counts["queued"] == counts["running"] == 0:
                             break
@@ -277,6 +304,10 @@ async def test_three_replicas_lose_nothing_and_double_nothing(pg_schema, app_pri
                         taken_over = conn.execute(
                             "SELECT id, state, attempts FROM jobs WHERE id = ANY(%s)", (interrupted,)
                         ).fetchall()
+                        # Jobs run more than once although their replica lived: taken over from it.
+                        rerun = [r[0] for r in conn.execute(
+                            "SELECT delivery_id FROM jobs WHERE attempts > 1 AND NOT id = ANY(%s)", (interrupted,)
+                        )]
                         budgets = {r[0] for r in conn.execute("SELECT installation_id FROM write_budget")}
                 finally:
                     store.close()
@@ -292,6 +323,11 @@ async def test_three_replicas_lose_nothing_and_double_nothing(pg_schema, app_pri
         # The jobs the killed replica was running were taken over after their lease and finished.
         assert interrupted, "the victim never ran a job"
         assert all(state == "done" and attempts >= 2 for _, state, attempts in taken_over), taken_over
+        # The replica a minute ahead took its share of the work, and no live replica's job:
+        # only the killed replica's jobs ran twice.
+        if AHEAD:
+            assert ran_ahead, "the replica whose clock is ahead ran no job"
+        assert rerun == [], f"{len(rerun)} job(s) of live replicas were taken over: {rerun[:10]}"
         # Nothing doubled: one guide comment per pull request, in its own repository, with its labels.
         bot = sandbox.state.bot_login
         for _, repo, b in pulls:
@@ -313,7 +349,7 @@ async def test_three_replicas_lose_nothing_and_double_nothing(pg_schema, app_pri
         assert all(busiest <= 80 and total <= 500 for busiest, total in budget.values()), budget
         print(
             f"\n{len(sends)} deliveries for {PRS} PRs in {len(INSTALLATIONS)} installations,"
-            f" {len(interrupted)} job(s) taken over from the killed replica,"
+            f" {len(interrupted)} job(s) taken over from the killed replica, {len(ran_ahead)} run by the one {AHEAD:.0f} s ahead,"
             f" writes per installation (busiest minute, total) {budget},"
             f" {time.monotonic() - started_at:.1f} s"
         )

@@ -74,11 +74,59 @@ def test_custom_source_name_is_used():
         parse_repo_config("nope: 1\n", source=".github/prguide.yaml")
 
 
-def test_load_never_raises():
+def test_load_never_raises_and_keeps_every_valid_key():
     assert load_repo_config(None) == RepoConfig.default()
     broken = load_repo_config("lang: fr\nrelabel: [authors]\n")
-    assert broken.lang is None and broken.relabel == ("maintainers",)
+    assert broken.lang is None and broken.relabel == ("authors",)
     assert [(p.line, p.message) for p in broken.problems] == [(1, "lang must be one of en, zh, got 'fr'")]
+
+
+def test_one_typo_does_not_void_the_file():
+    # An unknown key used to void the whole file: the guide came in English and narrated.
+    config = load_repo_config("lang: zh\ndisabel: [size-xxl]\nnarrator: off\n")
+    assert (config.lang, config.narrator) == ("zh", False)
+    assert [str(p) for p in config.problems] == [f"{SOURCE}:2: unknown key 'disabel' (did you mean 'disable'?)"]
+
+
+@pytest.mark.parametrize(
+    "text, field, safe",
+    [
+        ("narrator: offf\n", "narrator", False),
+        ("narrator: 0\n", "narrator", False),
+        ("narrator: on\nnarrator: off\n", "narrator", False),  # which one was meant is unknown
+        ("backfill: off\n", "backfill", 0),
+        ("backfill: 5000\n", "backfill", 0),
+        ("comment: none\n", "comment", "off"),
+        ("backfill_comments: sure\n", "backfill_comments", False),
+        ("relabel: [everyone]\n", "relabel", ("maintainers",)),
+    ],
+)
+def test_an_opt_out_that_cannot_be_read_is_off(text, field, safe):
+    config = load_repo_config("lang: zh\n" + text)
+    assert getattr(config, field) == safe
+    assert config.lang == "zh" and config.problems and all(p.file == SOURCE and p.line >= 2 for p in config.problems)
+
+
+@pytest.mark.parametrize("text", ["narrator: off\nlang: [\n", "- narrator: off\n", "base: &off off\nnarrator: *off\n"])
+def test_a_file_that_cannot_be_read_turns_nothing_on(text):
+    config = load_repo_config(text)
+    assert config.problems and config.narrator is False and config.backfill == 0
+    assert config.comment == "all"  # the comment is where the problem is reported
+
+
+def test_valid_rules_survive_a_bad_rule_and_a_bad_key():
+    config = load_repo_config(
+        "disable: [size-xxl]\n"
+        "colour: blue\n"
+        "rules:\n"
+        "  - id: engine\n    files: src/**\n    labels: [area/engine]\n"
+        "  - id: broken\n    filez: docs/**\n    labels: [docs]\n"
+        "  - id: engine\n    files: lib/**\n    labels: [again]\n"
+    )
+    assert config.rules.rule_ids == ("engine",) and config.disable == ("size-xxl",)
+    assert [p.line for p in config.problems] == [2, 8, 10]
+    with pytest.raises(RepoConfigError):  # the strict parser still refuses the file
+        parse_repo_config("colour: blue\nlang: zh\n")
 
 
 def test_repository_rules_merge_onto_base_rules():
@@ -120,6 +168,7 @@ def test_a_bad_comment_value_is_reported_with_file_and_line(value, shown):
     assert str(info.value) == f"{SOURCE}:3: comment must be one of all, quick, deep, off, got {shown}"
 
 
-def test_an_invalid_file_keeps_the_default_comment_setting():
+def test_an_invalid_comment_setting_posts_no_comment():
+    # The file says something about comments that cannot be read: the quiet side.
     config = load_repo_config("comment: sometimes\n")
-    assert config.problems and config.comment == "all"
+    assert config.problems and config.comment == "off"

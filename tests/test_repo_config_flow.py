@@ -26,7 +26,7 @@ def bundle_changing_config(loopback, number: int) -> dict:
 
 
 async def merge(loopback, bundle, delivery):
-    resp = await loopback.deliver(pr_delivery(loopback.template, bundle), delivery=delivery)
+    resp = await loopback.deliver(pr_delivery(bundle), delivery=delivery)
     assert resp.status == 202
     await wait_idle(loopback.app)
 
@@ -56,6 +56,38 @@ async def test_a_pr_that_adds_a_valid_config_is_told_so(loopback):
     (comment,) = loopback.comments(9002)
     assert "本 PR 修改了 `.github/prguide.yml`，校验通过。" in comment.body
     assert [r["status"] for r in config_reads(loopback.sandbox)] == [200]  # read once: that read is already fresh
+
+
+async def test_a_config_named_prguide_yaml_is_read(loopback):
+    loopback.sandbox.set_file(REPO, ".github/prguide.yaml", "lang: zh\n")
+    await loopback.merged(delivery="yaml")
+    (comment,) = loopback.comments()
+    assert "快速阅读" in comment.body or "阅读" in comment.body  # the guide is in Chinese
+    assert "Quick read" not in comment.body
+
+
+async def test_a_pr_that_changes_prguide_yaml_gets_its_check(loopback):
+    loopback.sandbox.set_file(REPO, ".github/prguide.yaml", "lang: en\ncolour: blue\n")
+    bundle = bundle_changing_config(loopback, 9003)
+    bundle["files"][-1]["filename"] = ".github/prguide.yaml"
+    loopback.sandbox.add_bundle(bundle)
+    await merge(loopback, bundle, "adds-yaml-config")
+    (comment,) = loopback.comments(9003)
+    assert "changed in this PR and has problems" in comment.body and "`.github/prguide.yaml:2`" in comment.body
+
+
+async def test_the_check_of_a_merge_into_another_branch_reads_the_file_it_merged(loopback):
+    bundle = bundle_changing_config(loopback, 9004)
+    bundle["pull"]["base"]["ref"] = "release-1.0"
+    bundle["pull"]["merge_commit_sha"] = "f" * 40
+    loopback.sandbox.add_bundle(bundle)
+    loopback.sandbox.set_file(REPO, ".github/prguide.yml", "lang: en\n")  # the default branch's file: valid
+    loopback.sandbox.set_file(REPO, ".github/prguide.yml", "lang: en\ncolour: blue\n", ref="f" * 40)  # what this merge left
+    await merge(loopback, bundle, "release-config")
+    (comment,) = loopback.comments(9004)
+    assert "changed in this PR and has problems" in comment.body and "`.github/prguide.yml:2`" in comment.body
+    refs = [r["path"] for r in config_reads(loopback.sandbox) if "ref=" in r["path"]]
+    assert any("ref=" + "f" * 40 in path for path in refs)
 
 
 # --- comment: all | quick | deep | off (issue 20) ----------------------------------------------
@@ -105,7 +137,7 @@ async def test_comment_off_remembers_a_label_a_human_removed(loopback):
     assert loopback.comments() == [] and "type/fix" in loopback.labels()
     owner, name = REPO.split("/")
     loopback.sandbox.state.remove_label(owner, name, SMALL_PR, "type/fix", actor="maintainer-mo")
-    resp = await loopback.deliver(pr_delivery(loopback.template, loopback.bundles[SMALL_PR]), delivery="second")
+    resp = await loopback.deliver(pr_delivery(loopback.bundles[SMALL_PR]), delivery="second")
     assert resp.status == 202
     await wait_idle(loopback.app)
     assert "type/fix" not in loopback.labels()

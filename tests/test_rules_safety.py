@@ -255,3 +255,91 @@ def test_globs_no_pull_request_path_can_have_are_refused(pattern, why):
 @pytest.mark.parametrize("pattern", ["docs/[a-z]/*.md", "docs/[[:alpha:]]x", "docs/[]]", "docs/[!a]", "x/[a-]", "a}b"])
 def test_unusual_but_valid_globs_are_kept(pattern):
     assert compile_glob(pattern).pattern == pattern
+
+
+# --- the regex budget counts CPU time, not the wall clock: labels do not depend on load ----------
+
+REVERT = PullRequestSnapshot(repository="o/r", number=2, title='Revert "feat: add the rollout cache (#41)"')
+REVERT_ANALYSIS = DiffAnalysis((FileAnalysis("pkg/cache.py", "modified", "source", added_lines=("x = 1",)),))
+
+
+def revert_rules():
+    return parse_rules(
+        "rules:\n"
+        "  - id: type-revert\n"
+        "    title: '^revert\\b'\n"
+        "    labels: [revert]\n"
+        "  - id: scoped\n"
+        "    title: '^(?:revert\\s+)?\"?(?P<kind>feat|fix)(?:\\((?P<scope>[^)]*)\\))?:'\n"
+        "    added: '^x = \\d+$'\n"
+        "    labels: ['{kind}']\n",
+        "r.yml",
+    )
+
+
+class LoadedWallClock:
+    """A wall clock on a machine so loaded that every reading is a second after the last."""
+
+    def __init__(self):
+        import time
+
+        self._real, self.now = time, 0.0
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def _tick(self) -> float:
+        self.now += 1.0
+        return self.now
+
+    perf_counter = monotonic = time = _tick
+
+
+def test_a_slow_wall_clock_changes_no_label(monkeypatch):
+    import bot.engine.rules.safe_regex as safe_regex
+
+    rules = revert_rules()
+    calm = rules.run(REVERT, REVERT_ANALYSIS)
+    assert {label for h in calm.hits for label in h.labels} == {"revert", "feat"}
+    monkeypatch.setattr(safe_regex, "time", LoadedWallClock())
+    loaded = rules.run(REVERT, REVERT_ANALYSIS)
+    assert loaded.hits == calm.hits and list(loaded.warnings) == []  # no regex "ran out of time"
+
+
+def test_labels_are_identical_while_another_thread_hogs_the_interpreter():
+    """A rule whose regex work takes a good part of its budget keeps its label while another
+    thread takes every other turn on the interpreter: the wall clock (and the process's CPU
+    clock) then run about twice as fast as the matching thread's own, which the budget counts."""
+    import dataclasses
+    import threading
+    import time
+
+    rules = parse_rules("rules:\n  - id: done\n    added: '^(?:\\w+ ){3}done$'\n    labels: [done]\n", "r.yml")
+    lines = ("one two three four five six",) * 400 + ("one two three done",)
+    analysis = DiffAnalysis(tuple(FileAnalysis(f"f{i}.py", "modified", "source", added_lines=lines) for i in range(25)))
+    snapshot = PullRequestSnapshot(repository="o/r", number=1, title="t")
+
+    def cpu_of_one_run() -> float:
+        start = time.thread_time()
+        assert [h.labels for h in rules.run(snapshot, analysis).hits] == [("done",)]
+        return time.thread_time() - start
+
+    # The budget: 1.6 times what the whole evaluation costs this thread on this machine.
+    work = max(cpu_of_one_run() for _ in range(3))
+    rules = dataclasses.replace(rules, settings=dataclasses.replace(rules.settings, regex_timeout=1.6 * work))
+    stop, started = threading.Event(), threading.Event()
+
+    def hog() -> None:  # pure Python: takes the GIL for a whole switch interval each turn
+        started.set()
+        while not stop.is_set():
+            pass
+
+    thread = threading.Thread(target=hog, daemon=True)
+    thread.start()
+    try:
+        started.wait(5)
+        runs = [rules.run(snapshot, analysis) for _ in range(4)]
+    finally:
+        stop.set()
+        thread.join(5)
+    assert all([h.labels for h in r.hits] == [("done",)] and not r.warnings for r in runs), [r.warnings for r in runs]

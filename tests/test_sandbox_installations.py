@@ -213,17 +213,16 @@ def test_command_line_installations_and_bundles_in_a_repository(tmp_path, app_pr
 
 @pytest.mark.corpus
 async def test_the_app_answers_each_installation_with_its_own_token(
-    app_private_key, load_bundle_json, webhook_payload, tmp_path  # noqa: F811
+    app_private_key, load_bundle_json, tmp_path  # noqa: F811
 ):
     bundles = {
         1: bundle_in_repo(load_bundle_json(7491), "org-a/verl"),
         2: bundle_in_repo(load_bundle_json(7422), "org-b/verl"),
     }
-    template = webhook_payload("pull_request", "closed.payload.json")
     options = {"installations": INSTALLATIONS}
-    async with start_loopback(app_private_key, tmp_path, bundles, template, sandbox_options=options) as lb:
+    async with start_loopback(app_private_key, tmp_path, bundles, sandbox_options=options) as lb:
         for key, installation in ((1, 11), (2, 12)):
-            resp = await lb.deliver(pr_delivery(template, bundles[key], installation=installation), delivery=f"d-{key}")
+            resp = await lb.deliver(pr_delivery(bundles[key], installation=installation), delivery=f"d-{key}")
             assert resp.status == 202
         await wait_idle(lb.app)
         for repo, bundle in (("org-a/verl", bundles[1]), ("org-b/verl", bundles[2])):

@@ -35,6 +35,11 @@ class FakeAuth:
     async def bot_login(self) -> str:
         return "prguide[bot]"
 
+    async def bot_identity(self):
+        from bot.app.auth import BotIdentity
+
+        return BotIdentity("prguide[bot]")
+
 
 def settings_for(tmp_path: Path, **changes) -> Settings:
     values = dict(app_id=1, private_key="unused", webhook_secret=SECRET, db_path=tmp_path / "jobs.db", workers=2)
@@ -70,9 +75,11 @@ async def server(tmp_path):
 
 
 def merged_payload(webhook_payload, **pull_changes) -> dict:
+    """GitHub's example ``pull_request.closed`` payload, made a merge (``merged``, ``merged_at``)."""
     payload = copy.deepcopy(webhook_payload("pull_request", "closed.payload.json"))
-    payload["pull_request"]["merged"] = True
-    payload["pull_request"].update(pull_changes)
+    pull = payload["pull_request"]
+    pull.update(merged=True, merged_at=pull["closed_at"])
+    pull.update(pull_changes)
     return payload
 
 
@@ -115,7 +122,7 @@ async def test_same_delivery_twice_is_queued_once(server, webhook_payload):
 async def test_closed_without_merge_is_ignored(server, webhook_payload):
     client, seen, _ = server
     payload = merged_payload(webhook_payload)
-    payload["pull_request"]["merged"] = False
+    payload["pull_request"].update(merged=False, merged_at=None)
     resp = await deliver(client, "pull_request", payload)
     assert resp.status == 200
     assert await resp.json() == {"ignored": "closed without merging"}
@@ -279,6 +286,32 @@ async def test_large_payload_up_to_githubs_cap_is_accepted(server, webhook_paylo
     assert resp.status == 202
 
 
+async def test_healthz_names_backfilled_repositories_only_to_the_admin(tmp_path):
+    token = "a-long-admin-token-0123456789"
+    app = create_app(settings_for(tmp_path, admin_token=token), router=recording_router([]), rules=object(), auth=FakeAuth())
+    async with TestClient(TestServer(app)) as client:
+        client.app[STATE].services.progress["backfill"] = {
+            "acme/secret-plans": {"target": 100, "queued": 60, "built": 50, "skipped": 2, "pending": 8, "api_calls": 151, "pages": 1},
+            "acme/rocket": {"target": 20, "queued": 20, "built": 20, "skipped": 0, "pending": 0, "api_calls": 61, "pages": 1},
+        }
+        for headers in ({}, {"Authorization": "Bearer wrong-token-0123456789"}):
+            resp = await client.get("/healthz", headers=headers)
+            assert resp.status == 200 and "acme/" not in await resp.text()
+            assert (await resp.json())["progress"] == {"backfill": {
+                "repositories": 2, "target": 120, "queued": 80, "built": 70, "skipped": 2, "pending": 8, "api_calls": 212, "pages": 2}}
+        admin = await (await client.get("/healthz", headers={"Authorization": f"Bearer {token}"})).json()
+        assert admin["progress"]["backfill"]["acme/secret-plans"]["built"] == 50
+
+
+async def test_a_web_replica_on_sqlite_refuses_to_start(tmp_path):
+    from bot.app.settings import SettingsError
+
+    app = create_app(settings_for(tmp_path, role="web"), router=recording_router([]), rules=object(), auth=FakeAuth())
+    with pytest.raises(SettingsError, match="web needs PRGUIDE_DATABASE_URL"):
+        async with TestClient(TestServer(app)):
+            pass
+
+
 async def test_healthz_reports_queue(server, webhook_payload):
     client, seen, _ = server
     await deliver(client, "pull_request", merged_payload(webhook_payload))
@@ -319,7 +352,7 @@ async def test_factory_starts_nothing(tmp_path):
     assert state.store is None and state.pool is None
     assert not (tmp_path / "jobs.db").exists()
     assert state.router.events == default_router().events == (
-        "issue_comment", "pull_request", "pull_request_review", "pull_request_review_comment"
+        "issue_comment", "pull_request", "pull_request_review", "pull_request_review_comment", "repository"
     )
 
 

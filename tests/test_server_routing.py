@@ -74,8 +74,8 @@ def test_config_notices_name_the_file_and_first_problems():
     notices = config_notices(".github/prguide.yml", problems)
     (en,) = notices["en"]
     (zh,) = notices["zh"]
-    assert en.startswith("`.github/prguide.yml` could not be used")
-    assert "line 1: problem '1'" in en and "line 3" in en and "line 4" not in en
+    assert en.startswith("prguide's settings file has problems, so prguide ignores what they concern")
+    assert "`.github/prguide.yml:1`: problem '1'" in en and "prguide.yml:3`" in en and "prguide.yml:4`" not in en
     assert "(and 2 more)" in en
     assert "另有 2 处" in zh
     assert config_notices(".github/prguide.yml", ()) is None

@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -74,15 +73,3 @@ async def test_serve_until_sigterm_then_stop_cleanly(tmp_path, app_private_key):
             proc.kill()
             await proc.wait()
 
-
-
-def test_starting_the_app_leaves_the_model_client_unimported():
-    # The openai client's types cost about 1.5 s of CPU to import: a server (or a test that
-    # starts one) pays it only when a narration asks a model.
-    code = (
-        "import sys; from bot.app.server import create_app; from bot.app.routing import default_router; default_router(); "
-        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'openai'))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"

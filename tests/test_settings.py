@@ -190,6 +190,9 @@ def test_postgresql_settings_are_read_and_checked(env):
     assert (settings.db_pool_timeout, settings.job_lease, settings.role) == (2.5, 20.0, "worker")
     assert "db:5432" not in repr(settings)  # a URL may carry a password
     assert from_env(env).backend == "sqlite" and from_env(env).role == "all"
+    for role in ("web", "worker"):  # a split role needs the shared queue
+        with pytest.raises(SettingsError, match=f"PRGUIDE_ROLE \\(serve --role\\) {role} needs PRGUIDE_DATABASE_URL"):
+            from_env({**env, "PRGUIDE_ROLE": role})
     with pytest.raises(SettingsError) as caught:
         from_env({**env, "PRGUIDE_DATABASE_URL": "mysql://db/x", "PRGUIDE_DATABASE_SCHEMA": "a-b", "PRGUIDE_DB_POOL_MIN": "9",
                   "PRGUIDE_DB_POOL_MAX": "3", "PRGUIDE_DB_POOL_TIMEOUT": "soon", "PRGUIDE_JOB_LEASE": "0", "PRGUIDE_ROLE": "both"})
@@ -197,6 +200,16 @@ def test_postgresql_settings_are_read_and_checked(env):
     for name in ("PRGUIDE_DATABASE_URL", "PRGUIDE_DATABASE_SCHEMA", "PRGUIDE_DB_POOL_MIN (9)", "PRGUIDE_DB_POOL_TIMEOUT",
                  "PRGUIDE_JOB_LEASE", "PRGUIDE_ROLE"):
         assert name in text
+def test_reconcile_look_back_setting(env):
+    assert from_env(env).reconcile_max_lookback == 7 * 86400
+    assert from_env({**env, "PRGUIDE_RECONCILE_MAX_LOOKBACK": "172800"}).reconcile_max_lookback == 172800
+    with pytest.raises(SettingsError, match=r"PRGUIDE_RECONCILE_MAX_LOOKBACK must be at least twice PRGUIDE_RECONCILE_INTERVAL \(7200 seconds\), got 3600"):
+        from_env({**env, "PRGUIDE_RECONCILE_MAX_LOOKBACK": "3600"})
+    with pytest.raises(SettingsError, match="PRGUIDE_RECONCILE_MAX_LOOKBACK"):
+        from_env({**env, "PRGUIDE_RECONCILE_MAX_LOOKBACK": "a week"})
+    assert from_env({**env, "PRGUIDE_RECONCILE_INTERVAL": "0", "PRGUIDE_RECONCILE_MAX_LOOKBACK": "0"}).reconcile_max_lookback == 0
+
+
 def test_reconcile_interval_setting(env):
     assert from_env(env).reconcile_interval == 3600
     assert from_env({**env, "PRGUIDE_RECONCILE_INTERVAL": "0"}).reconcile_interval == 0

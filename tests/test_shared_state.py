@@ -97,3 +97,88 @@ def test_replicas_share_one_budget_and_one_memory(pg_schema):
     finally:
         for db in dbs:
             db.close()
+
+
+# ----- rate-limit budgets (both backends keep them in the database) ----------------
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def make_limits(request, tmp_path):
+    """Make a rate-limit store; each call is another process on the same database."""
+    from bot.app.shared_state import PgRateLimits, SqliteRateLimits
+
+    made = []
+
+    def make():
+        if request.param == "sqlite":
+            store = SqliteRateLimits.open(tmp_path / "prguide.db")
+        else:
+            store = PgRateLimits(request.getfixturevalue("pg_database"))
+        made.append(store)
+        return store
+
+    yield make
+    for store in made:
+        if hasattr(store, "close"):
+            store.close()
+
+
+def test_replicas_share_an_installations_budget_and_merge_what_they_saw(make_limits):
+    from bot.app.ratelimit import Budget
+
+    one, two = make_limits(), make_limits()
+    assert one.get(5) is None
+    one.record(5, Budget(5000, 4000, 2000.0))
+    two.record(5, Budget(5000, 4200, 2000.0))  # an answer sent earlier, read later: less was spent then
+    assert one.get(5) == Budget(5000, 4000, 2000.0)
+    two.record(5, Budget(5000, 4999, 5600.0))  # a new window
+    one.record(5, Budget(5000, 10, 2000.0))  # the old window's last word changes nothing
+    one.record(5, Budget(blocked_until=7000.0))  # GitHub refused: nothing before then
+    assert two.get(5) == Budget(5000, 4999, 5600.0, 7000.0)
+    assert two.get(6) is None  # another installation's is its own
+
+
+def test_backfill_slots_are_booked_on_one_schedule_per_installation_whichever_replica_books(make_limits):
+    one, two = make_limits(), make_limits()
+    assert one.book(5, 100, 2.7, not_before=0.0, now=1000.0) == 1000.0
+    # Another run (another replica) of the same installation starts after the first one's slots ...
+    assert two.book(5, 10, 2.7, not_before=0.0, now=1001.0) == pytest.approx(1270.0)
+    # ... another installation at once; a booking for after a reset starts then.
+    assert one.book(6, 1, 2.7, not_before=0.0, now=1001.0) == 1001.0
+    assert two.book(5, 1, 2.7, not_before=9000.0, now=1002.0) == 9000.0
+    assert one.get(5).paced_until == pytest.approx(9002.7)
+
+
+def test_replicas_booking_at_once_never_share_a_slot(pg_database):
+    from bot.app.shared_state import PgRateLimits
+
+    stores = [PgRateLimits(pg_database) for _ in range(4)]
+    starts: list[float] = []
+
+    def replica(store: PgRateLimits) -> None:
+        for _ in range(10):
+            starts.append(store.book(5, 1, 1.0, not_before=0.0, now=1000.0))
+
+    threads = [threading.Thread(target=replica, args=(s,)) for s in stores]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(starts) == [1000.0 + n for n in range(40)]
+
+
+def test_a_budget_says_how_long_to_wait_and_what_an_answer_tells():
+    from bot.app.ratelimit import Budget, merge, read_budget
+
+    headers = {"x-ratelimit-limit": "5000", "x-ratelimit-remaining": "900", "x-ratelimit-reset": "1600",
+               "x-ratelimit-resource": "core"}  # fmt: skip
+    budget = read_budget(headers, now=1000.0)
+    assert budget == Budget(5000, 900, 1600.0)
+    assert budget.wait(1000.0) == 0.0  # a live job goes
+    assert budget.wait(1000.0, reserve=0.2) == 601.0  # a backfill leaves the last fifth: until the reset
+    assert budget.wait(1700.0, reserve=0.2) == 0.0  # a new window
+    assert read_budget({**headers, "x-ratelimit-resource": "search"}, now=1000.0) is None  # another limit
+    assert read_budget({}, now=1000.0) is None
+    spent = read_budget({**headers, "x-ratelimit-remaining": "0"}, now=1000.0, refused=601.0)
+    assert spent.wait(1000.0) == 601.0 and spent.blocked_until == 1601.0
+    assert merge(budget, spent).remaining == 0

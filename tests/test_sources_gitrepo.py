@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -17,64 +16,9 @@ from bot.sources import (
     load_merged_pull_requests,
     merged_pull_requests,
 )
-from bot.sources import gitrepo
+from git_helpers import START, Repo
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-
-START = 1_700_000_000  # 2023-11-14T22:13:20Z
-
-
-class Repo:
-    """A git repository built commit by commit with fixed names and dates."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self.clock = START
-        path.mkdir(parents=True, exist_ok=True)
-        self.git("init", "-q", "-b", "main")
-
-    def env(self, author: str, committer: str) -> dict[str, str]:
-        return {
-            "PATH": os.environ["PATH"],
-            "HOME": str(self.path),
-            "LC_ALL": "C",
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": os.devnull,
-            "GIT_AUTHOR_NAME": author,
-            "GIT_AUTHOR_EMAIL": "author@example.com",
-            "GIT_AUTHOR_DATE": f"@{self.clock} +0000",
-            "GIT_COMMITTER_NAME": committer,
-            "GIT_COMMITTER_EMAIL": "committer@example.com",
-            # Committed a minute after authoring, so tests can tell which date is used.
-            "GIT_COMMITTER_DATE": f"@{self.clock + 60} +0000",
-        }
-
-    def git(self, *args: str, author: str = "Dev One", committer: str = "Dev One", stdin: str | None = None) -> str:
-        done = subprocess.run(
-            ["git", "-C", str(self.path), *args],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            env=self.env(author, committer),
-            check=True,
-        )
-        return done.stdout.strip()
-
-    def write(self, name: str, content: str | bytes) -> None:
-        target = self.path / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            target.write_bytes(content)
-        else:
-            target.write_text(content, encoding="utf-8")
-
-    def commit(self, message: str, *, author: str = "Dev One", add: tuple[str, ...] = ("-A",)) -> str:
-        if add:
-            self.git("add", *add)
-        self.git("commit", "-q", "--allow-empty", "-F", "-", author=author, committer="GitHub", stdin=message)
-        self.clock += 3600
-        return self.git("rev-parse", "HEAD")
-
 
 APP_V1 = (
     'import sys\n\n\ndef greet(name):\n    return "hello " + name\n\n\n'
@@ -523,12 +467,14 @@ def test_git_runs_a_fixed_number_of_times_whatever_the_history_length(tmp_path, 
         calls.append(cmd)
         return real_popen(cmd, *args, **kwargs)
 
-    monkeypatch.setattr(gitrepo.subprocess, "Popen", popen)
+    monkeypatch.setattr(subprocess, "Popen", popen)
 
     bundles = merged_pull_requests(tmp_path / "many")
 
     assert len(bundles) == 60
     assert bundles[0]["pull"]["title"] == "Change 59"
     assert all(len(b["files"]) == 4 for b in bundles)  # the root adds 4 files, every later commit edits them
-    assert len(calls) <= 6
+    # rev-parse x3, config, for-each-ref (pull request refs: none here), log, diff-tree
+    assert len(calls) <= 7
     assert sum("diff-tree" in cmd for cmd in calls) == 1
+    assert sum("log" in cmd for cmd in calls) == 1

@@ -360,7 +360,7 @@ async def test_digest_of_a_corpus_week_in_headless_chromium(tmp_path, browser):
             assert sum(1 for entry in shown if entry[3]) >= len(shown) // 2
             also = await browser.run("[...document.querySelectorAll('#also tbody tr')].map(r => Number(r.dataset.number))")
             digest, _ = load_digest(store, repository, since, until, "en")
-            assert also == [e.row.number for e in digest.also]
+            assert also == [row.number for row in digest.also]
             assert await browser.run("document.scripts.length") == 0
             assert await browser.run("document.querySelector('link[rel=alternate][type=\\'application/atom+xml\\']').href") \
                 == f"{base}/digest.atom?since={since}&until={until}"

@@ -19,6 +19,7 @@ from bot.tagview.digest import (
     make_entry,
     parse_window,
     review_line,
+    select,
 )
 from bot.tagview.export import export_site
 from bot.tagview.i18n import Messages
@@ -48,7 +49,7 @@ def store(tmp_path):
                visibility="public")
         s.save(guide(2, "deep", 6, 4, labels=["area/megatron"], areas=["megatron"], title="Megatron deep newer", **MEGATRON),
                visibility="public")
-        s.save(guide(3, "quick", 9, 5, labels=["bug"], areas=[], title="Quick but important"), visibility="public")
+        s.save(guide(3, "quick", 9, 5, labels=["bug"], areas=[], title="Quick but breaking", breaking=True), visibility="public")
         s.save(guide(4, "deep", 3, 6, labels=["bug"], areas=["core"], title="Core deep", summary="改了核心。", lang="zh"),
                visibility="public")
         s.save(guide(5, "skim", 8, 7, labels=["docs"], areas=["docs"], title="Docs skim"), visibility="public")
@@ -142,14 +143,17 @@ def test_entry_verdict_focus_and_breaking(store):
     assert bare.focus == () and bare.reviews == ""
 
 
-def test_digest_orders_deep_then_quick_by_importance_then_recency_grouped_by_area(store):
-    rows = store.query("acme/rocket", since=date(2026, 3, 2), until=date(2026, 3, 8)).items
-    datas = store.get_many("acme/rocket", [r.number for r in rows])
-    entries = [make_entry(r, datas[r.number], "en", Messages("en")) for r in rows]
-    digest = build_digest(entries, date(2026, 3, 2), date(2026, 3, 8))
+def test_digest_reads_first_deep_and_breaking_by_level_importance_then_recency_grouped_by_area(store):
+    since, until = date(2026, 3, 2), date(2026, 3, 8)
+    chosen = select(store.briefs("acme/rocket", since=since, until=until))
+    rows = store.rows("acme/rocket", [*chosen.entries, *chosen.also])
+    datas = store.get_many("acme/rocket", chosen.entries)
+    digest = build_digest(chosen, rows, datas, since, until, "en")
+    # Deep ones by importance then recency, then the quick breaking one; #5 (skim, importance 8) is not read first.
     assert [e.row.number for e in digest.read_first] == [2, 1, 4, 3]
     assert [(g.area, g.name) for g in digest.groups] == [("megatron", "Megatron backend"), ("core", "core"), ("", "")]
-    assert [e.row.number for e in digest.also] == [6, 5]
+    assert [row.number for row in digest.also] == [6, 5]
+    assert (digest.merged, digest.also_total, [g.total for g in digest.groups]) == (6, 2, [2, 1, 1])
 
 
 # -- pages ----------------------------------------------------------------------------------
@@ -251,7 +255,7 @@ async def test_digest_feed_carries_the_read_first_entries_of_the_page(client):
     assert response.status == 200 and response.content_type == "application/atom+xml"
     feed = parse_feed(await response.read())
     assert feed.feed.title == "acme/rocket: what to read"
-    numbers = [int(e.id.rsplit("/", 2)[-2]) for e in feed.entries]
+    numbers = [int(e.link.rsplit("/", 2)[-2]) for e in feed.entries]
     page = Page(await (await client.get(f"/repos/acme/rocket/digest?{WEEK}")).text())
     read = [r["number"] for s in page.sections if s["label"] is None for r in s["rows"]][:4]
     assert numbers == read == [2, 1, 4, 3]
@@ -259,7 +263,7 @@ async def test_digest_feed_carries_the_read_first_entries_of_the_page(client):
     assert first.title == "#1 Megatron deep older"
     assert first.summary == "Fixes thing 1. — deep read · 4 min · importance 6/10 · for maintainers"
     assert "<code>m/0.py</code>" in first.content[0].value and "default of `lr`" in first.content[0].value
-    assert [link.href for link in first.links] == [first.id]
+    assert [link.href for link in first.links] == [first.link] and first.link.endswith("/repos/acme/rocket/pulls/1/guide")
     assert '<a href="https://github.com/acme/rocket/pull/1">#1</a>' in first.content[0].value
     assert first.author == "octocat" and [t.term for t in first.tags] == ["area/megatron"]
 
@@ -269,7 +273,7 @@ async def test_label_feed_follows_the_tags_filters_and_matches_the_label_page(cl
     assert feed.feed.title == "acme/rocket: bug"
     assert [e.title for e in feed.entries] == ["#7 Next week", "#4 Core deep"]
     page = Page(await (await client.get("/repos/acme/rocket/tags?label=bug&level=deep")).text())
-    assert [int(e.id.rsplit("/", 2)[-2]) for e in feed.entries] == page.summary()[0][2]
+    assert [int(e.link.rsplit("/", 2)[-2]) for e in feed.entries] == page.summary()[0][2]
     whole = parse_feed(await (await client.get("/repos/acme/rocket/tags.atom?lang=zh")).read())
     assert len(whole.entries) == 7 and whole.feed.language == "zh"
     assert "重要度" in whole.entries[0].summary

@@ -132,3 +132,68 @@ def test_export_with_some_private_repositories_names_what_it_left_out(db, tmp_pa
     out, err = capsys.readouterr()
     assert "pages for 1 repository" in out
     assert err == "prguide view: left out 1 private repository; pass --include-private to export it too\n"
+
+
+def parse_atom(body: bytes):
+    import feedparser
+
+    parsed = feedparser.parse(body)
+    assert not parsed.bozo, parsed.get("bozo_exception")
+    return parsed
+
+
+def feed_file(path: Path):
+    return parse_atom(path.read_bytes())
+
+
+async def test_export_writes_the_feeds_with_the_live_servers_ids(db, tmp_path):
+    from test_tagview_web import client_for
+
+    out = tmp_path / "site"
+    with GuideStore(db) as store:
+        summary = export_site(store, out)
+        async with await client_for(store) as client:
+            live = parse_atom(await (await client.get("/repos/acme/rocket/tags.atom")).read())
+            live_label = parse_atom(await (await client.get("/repos/acme/rocket/tags.atom?label=ci&lang=zh")).read())
+    folder = out / "acme" / "rocket"
+    written = sorted(str(p.relative_to(out)) for p in out.rglob("*.atom"))
+    slugs = {name: label_slug(name) for name in ("bug", "ci")}
+    assert written == sorted(
+        f"acme/rocket/{name}{suffix}" for suffix in (".atom", ".zh.atom")
+        for name in ("tags", "digest", f"labels/{slugs['bug']}", f"labels/{slugs['ci']}")
+    )
+    assert summary.feeds == len(written)
+    tags = feed_file(folder / "tags.atom")
+    assert tags.feed.id == live.feed.id and [e.id for e in tags.entries] == [e.id for e in live.entries]
+    label = feed_file(folder / "labels" / f"{slugs['ci']}.zh.atom")
+    assert label.feed.id == live_label.feed.id and label.feed.language == "zh"
+    assert [e.link for e in label.entries] == ["../pulls/5.zh.html", "../pulls/3.zh.html", "../pulls/1.zh.html"]
+    # Without a public URL, links are relative to the feed file, and every one is a written page.
+    for feed_path in out.rglob("*.atom"):
+        feed = feed_file(feed_path)
+        assert "self" not in {link.rel for link in feed.feed.links}
+        for href in [feed.feed.link, *(e.link for e in feed.entries)]:
+            assert (feed_path.parent / href).resolve().is_file(), f"{feed_path.relative_to(out)} links to missing {href}"
+    digest = feed_file(folder / "digest.atom")
+    # Nothing deep or breaking here: an empty feed, dated by the newest merge.
+    assert digest.feed.link.startswith("digest/2026-W") and digest.entries == []
+    assert digest.feed.updated == "2026-01-06T12:00:00+00:00"
+    # The pages advertise their feeds.
+    assert 'type="application/atom+xml" title="acme/rocket: merged pull requests" href="tags.atom"' in (
+        folder / "index.html").read_text(encoding="utf-8")
+    assert 'href="acme/rocket/tags.zh.atom"' in (out / "index.zh.html").read_text(encoding="utf-8")
+    assert f'href="../labels/{slugs["bug"]}.atom"' in (folder / "labels" / f"{slugs['bug']}.html").read_text(encoding="utf-8")
+    assert not list((out / "acme").glob("secret*"))
+
+
+def test_export_feeds_link_the_public_url_and_the_command_says_so(db, tmp_path, capsys):
+    out = tmp_path / "site"
+    assert cli.run(parse(["--db", str(db), "--export", str(out), "--public-url", "https://acme.github.io/guides/"])) == 0
+    assert "and 8 Atom feeds" in capsys.readouterr().out
+    feed = feed_file(out / "acme" / "rocket" / "tags.atom")
+    links = {link.rel: link.href for link in feed.feed.links}
+    assert links == {"self": "https://acme.github.io/guides/acme/rocket/tags.atom",
+                     "alternate": "https://acme.github.io/guides/acme/rocket/index.html"}
+    assert feed.entries[0].link == "https://acme.github.io/guides/acme/rocket/pulls/6.html"
+    assert cli.run(parse(["--db", str(db), "--export", str(out), "--public-url", "acme.github.io"])) == 2
+    assert capsys.readouterr().err.startswith("prguide view: --public-url must be an http(s) URL")

@@ -384,6 +384,27 @@ def test_get_many_reads_more_numbers_than_one_statement_takes(store):
     assert sorted(store.get_many("acme/rocket", range(1, 700))) == list(range(1, 601))
 
 
+def test_briefs_tell_what_choosing_a_digest_needs_of_a_window(filled):
+    filled.save(make_guide(6, areas=[], reading_level="quick", importance=None, breaking=True))
+    briefs = sorted(filled.briefs("acme/rocket", since="2026-01-02", until=date(2026, 1, 6)), key=lambda b: b.number)
+    assert [(b.number, b.merged_at, b.reading_level, b.importance, b.breaking, b.area) for b in briefs] == [
+        (2, "2026-01-02T12:00:00Z", "deep", 7, False, "ci"),
+        (3, "2026-01-03T12:00:00Z", "skip", 3, False, "docs"),
+        (4, "2026-01-04T12:00:00Z", "deep", 9, False, "core"),
+        (6, "2026-01-06T12:00:00Z", "quick", None, True, ""),
+    ]
+    assert sorted(b.number for b in filled.briefs("acme/rocket", label="BUG")) == [1, 2, 4, 6, 30]
+    assert [b.merged_at for b in filled.briefs("acme/rocket", label="bug") if b.number == 30] == [None]
+    with pytest.raises(ValueError):
+        filled.briefs("acme/rocket", since="last week")
+
+
+def test_rows_are_the_listed_rows_by_number_and_skip_unknown_ones(filled):
+    listed = {row.number: row for row in filled.query("acme/rocket").items}
+    assert filled.rows("acme/rocket", [4, 30, 1, 5, 99]) == {n: listed[n] for n in (1, 4, 30)}
+    assert filled.rows("acme/rocket", []) == {}
+
+
 # -- PostgreSQL's own machinery ---------------------------------------------------------
 
 

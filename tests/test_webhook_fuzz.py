@@ -17,9 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from loopback import SECRET, app_private_key, delivery_headers, loopback, raw_post  # noqa: F401
+from sandbox_helpers import comment_payload
 
 from bot.app.server import wait_idle
 from bot.app.webhook import sign
+from bot.payloads import merged_pull_request
 
 pytestmark = pytest.mark.corpus
 
@@ -78,25 +80,15 @@ def payloads(draw) -> dict:
 
 
 VALID = {
-    "pull_request": {
-        "action": "closed",
-        "number": 7491,
-        "pull_request": {
-            "number": 7491, "merged": True, "title": "Fix", "body": "Why.", "user": {"login": "alice", "type": "User"},
-            "labels": [], "changed_files": 2, "head": {"sha": "0" * 40, "repo": None}, "base": {"ref": "main"},
+    "pull_request": merged_pull_request(
+        {
+            "number": 7491, "title": "Fix", "body": "Why.", "user": {"login": "alice", "type": "User"},
+            "labels": [], "changed_files": 2, "head": {"sha": "0" * 40}, "base": {"ref": "main"},
         },
-        "repository": {"full_name": "verl-project/verl", "default_branch": "main", "private": False},
-        "installation": {"id": 1},
-        "sender": {"login": "alice", "type": "User"},
-    },
-    "issue_comment": {
-        "action": "created",
-        "issue": {"number": 7491, "pull_request": {"merged_at": "2024-05-01T10:00:00Z"}, "state": "closed"},
-        "comment": {"id": 5, "body": "/prguide refresh", "user": {"login": "alice", "type": "User"}},
-        "repository": {"full_name": "verl-project/verl", "default_branch": "main"},
-        "installation": {"id": 1},
-        "sender": {"login": "alice", "type": "User"},
-    },
+        {"full_name": "verl-project/verl", "default_branch": "main", "private": False},
+        installation_id=1,
+    ),  # fmt: skip
+    "issue_comment": comment_payload("/prguide refresh", repo="verl-project/verl", number=7491),
 }
 PATHS = {
     "pull_request": [

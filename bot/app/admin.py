@@ -24,7 +24,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.app.errors import DATABASE_ERRORS
+from bot.app.errors import database_errors
 from bot.app.offload import run_store
 
 log = logging.getLogger("prguide.admin")
@@ -43,7 +43,7 @@ def add_routes(app: web.Application, state_key: web.AppKey) -> None:
             return refused
         try:
             jobs = await run_store(state.store, state.store.parked, MAX_LISTED)
-        except DATABASE_ERRORS as exc:
+        except database_errors() as exc:
             return web.json_response({"error": f"job database: {exc}"}, status=503)
         return web.json_response(
             {
@@ -81,7 +81,7 @@ def add_routes(app: web.Application, state_key: web.AppKey) -> None:
                 return web.json_response({"error": 'expected no body or {"id": JOB_ID}'}, status=400)
         try:
             count = await state.pool.retry_parked(job_id)
-        except DATABASE_ERRORS as exc:
+        except database_errors() as exc:
             return web.json_response({"error": f"job database: {exc}"}, status=503)
         log.warning(
             "queued %d parked job(s) again", count,
@@ -95,14 +95,22 @@ def add_routes(app: web.Application, state_key: web.AppKey) -> None:
     app.router.add_post("/admin/jobs/retry", retry)
 
 
-def _refuse(request: web.Request, state: Any) -> web.Response | None:
-    """The refusal to send, or ``None`` when the request may go ahead."""
-    expected = state.settings.admin_token
+def has_admin_token(request: web.Request, settings: Any) -> bool:
+    """True when ``request`` carries ``Authorization: Bearer <PRGUIDE_ADMIN_TOKEN>``; always
+    False while ``settings.admin_token`` is unset. Compared in constant time."""
+    expected = settings.admin_token
     if not expected:
-        return web.json_response({"error": "job administration is off; set PRGUIDE_ADMIN_TOKEN to turn it on"}, status=403)
+        return False
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")
     # Compared as bytes: compare_digest refuses str with non-ASCII characters.
-    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode("utf-8", "surrogateescape"), expected.encode("utf-8")):
+    return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode("utf-8", "surrogateescape"), expected.encode("utf-8"))
+
+
+def _refuse(request: web.Request, state: Any) -> web.Response | None:
+    """The refusal to send, or ``None`` when the request may go ahead."""
+    if not state.settings.admin_token:
+        return web.json_response({"error": "job administration is off; set PRGUIDE_ADMIN_TOKEN to turn it on"}, status=403)
+    if not has_admin_token(request, state.settings):
         log.warning("refused admin request to %s", request.path, extra={"remote": request.remote})
         return web.json_response(
             {"error": "missing or wrong admin token"}, status=401, headers={"WWW-Authenticate": 'Bearer realm="prguide admin"'}

@@ -53,6 +53,39 @@ class InstallationToken:
     expires_at: float
 
 
+@dataclass(frozen=True, slots=True)
+class BotIdentity:
+    """Who the app writes as on GitHub.
+
+    ``login``: ``"{app slug}[bot]"`` as last fetched; a renamed app's login changes, on
+    its old comments too. ``app_id``: the app's numeric id and ``user_id`` its bot user's,
+    when known; a rename keeps both. GitHub's issue comments and issue events carry them
+    as ``performed_via_github_app.id`` and ``user.id`` / ``actor.id`` (REST docs: "List
+    issue comments", "List issue events").
+    """
+
+    login: str
+    app_id: int | None = None
+    user_id: int | None = None
+
+    def wrote(self, user: Any, app: Any = None) -> bool:
+        """True when a comment or event by ``user`` (its ``user``/``actor`` object) through
+        ``app`` (its ``performed_via_github_app`` object, or ``None``) is this app's.
+
+        The ids decide when both sides have them: a renamed app still knows its
+        comments, and another app that took its old name is not mistaken for it. The
+        login (compared case-insensitively) decides only when neither id can.
+        """
+        app_id = app.get("id") if isinstance(app, Mapping) else None
+        if self.app_id is not None and isinstance(app_id, int) and not isinstance(app_id, bool):
+            return app_id == self.app_id
+        user = user if isinstance(user, Mapping) else {}
+        user_id = user.get("id")
+        if self.user_id is not None and isinstance(user_id, int) and not isinstance(user_id, bool):
+            return user_id == self.user_id
+        return str(user.get("login") or "").casefold() == self.login.casefold()
+
+
 class AppAuth:
     """The GitHub App's credentials: its JWT, installation tokens and its own slug.
 
@@ -99,6 +132,8 @@ class AppAuth:
         #: the ``Date`` header of a 401 refusing a JWT's times; JWTs are signed on GitHub's time.
         self.clock_offset = 0
         self._slug: str | None = None
+        #: The app's numeric id from ``GET /app`` (``app_id`` may be the client id instead).
+        self._numeric_id: int | None = int(self.app_id) if self.app_id.isdigit() else None
         self._slug_lock = asyncio.Lock()
         #: Token requests sent (for tests and logs).
         self.token_requests = 0
@@ -263,6 +298,21 @@ class AppAuth:
         items = await self._as_app(self._client.getlist("/app/installations?per_page=100"))
         return [int(item["id"]) for item in items if isinstance(item, dict) and isinstance(item.get("id"), int)]
 
+    async def installation(self, installation_id: int) -> dict[str, Any]:
+        """One installation of the app as GitHub describes it (``id``, ``account``,
+        ``created_at``...): "Get an installation for the authenticated app"
+        (``GET /app/installations/{installation_id}``, with the app's JWT).
+
+        Raises ``NotFound`` when it is gone (uninstalled) and ``RetryLater`` when GitHub
+        cannot answer.
+        """
+        data = await self._as_app(
+            self._client.getitem("/app/installations/{installation_id}", {"installation_id": int(installation_id)})
+        )
+        if not isinstance(data, dict):
+            raise ValueError(f"installation {installation_id}: GitHub's answer is not an object")
+        return data
+
     def forget(self, installation_id: int) -> None:
         """Drop the cached token of an installation (deleted, suspended, or after a 401)."""
         self._tokens.pop(int(installation_id), None)
@@ -282,10 +332,17 @@ class AppAuth:
         if not isinstance(slug, str) or not slug:
             raise ValueError("GitHub's GET /app answer has no slug")
         self._slug = slug
+        if isinstance(data.get("id"), int) and not isinstance(data.get("id"), bool):
+            self._numeric_id = data["id"]
 
     async def bot_login(self) -> str:
         """The login the app comments as: ``"{slug}[bot]"``."""
         return f"{await self.app_slug()}[bot]"
+
+    async def bot_identity(self) -> BotIdentity:
+        """Who the app writes as: its :meth:`bot_login` and its numeric app id (``GET /app``,
+        fetched once), so its comments are still found after the app is renamed."""
+        return BotIdentity(await self.bot_login(), app_id=self._numeric_id)
 
 
 def _message(body: bytes) -> str:

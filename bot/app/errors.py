@@ -6,6 +6,8 @@ after the last attempt, parked with its error for a human to look at.
 
 from __future__ import annotations
 
+import sys
+
 
 class RetryLater(Exception):
     """The job should run again after ``delay`` seconds (``None``: the pool's backoff).
@@ -20,6 +22,23 @@ class RetryLater(Exception):
         self.delay = delay
 
 
+class RateLimited(RetryLater):
+    """GitHub's rate limit holds the job back for ``delay`` seconds; not a failure.
+
+    Raised when the installation's budget is spent (``x-ratelimit-remaining: 0`` until
+    ``x-ratelimit-reset``, a ``retry-after``, or the share a background job may use is
+    gone), whether GitHub refused a request or prguide saw it coming and sent none. The
+    worker pool queues the job again after ``delay`` without counting the attempt, so
+    waiting for a reset never parks a job. ``spread``: the pool adds jitter, so jobs
+    held back together do not all come back in the same second; False when ``delay``
+    is already a slot of the job's own (backfill pacing).
+    """
+
+    def __init__(self, reason: str, delay: float, *, spread: bool = True):
+        super().__init__(reason, max(0.0, float(delay)))
+        self.spread = spread
+
+
 class GiveUp(Exception):
     """The job cannot and need not be done; it ends cleanly without retry.
 
@@ -31,16 +50,18 @@ class GiveUp(Exception):
         self.reason = reason
 
 
-def _database_errors() -> tuple[type[BaseException], ...]:
+def database_errors() -> tuple[type[BaseException], ...]:
+    """What a job store or shared state raises when its database fails: catch these to answer 503.
+
+    ``sqlite3.Error``, plus ``psycopg.Error`` (a pool time-out included) once the
+    PostgreSQL driver is loaded. A function, not a constant, so that the driver is not
+    imported on SQLite just to name its errors: no psycopg error can be raised before
+    psycopg is imported, and ``except database_errors():`` is evaluated only when an
+    exception is being matched.
+    """
     import sqlite3
 
-    try:
-        import psycopg
-    except ImportError:  # pragma: no cover - psycopg is a dependency; SQLite mode works without it
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is None:
         return (sqlite3.Error,)
     return (sqlite3.Error, psycopg.Error)
-
-
-#: What a job store or shared state raises when its database fails (SQLite's or
-#: PostgreSQL's errors, a pool time-out included): the webhook answers 503 then.
-DATABASE_ERRORS = _database_errors()

@@ -53,11 +53,15 @@ async def fetch_snapshot(
 ) -> PullRequestSnapshot:
     """Build the :class:`PullRequestSnapshot` of pull request ``number`` in ``repository``.
 
-    ``pull`` is the pull request object from a webhook payload; without it the PR is
-    fetched first (one more call). Files, reviews and review comments are then fetched
-    concurrently, 100 per page. When ``changed_files`` is known, all file pages (up to
-    GitHub's 3000-file cap) are requested at once; should the last of them still link
-    to a next page, the rest are read by following the links.
+    ``pull`` is the pull request object from a webhook payload or a "List pull
+    requests" item; without it the PR is fetched first (one more call). Files, reviews
+    and review comments are then fetched concurrently, 100 per page. When
+    ``changed_files`` is known, all file pages (up to GitHub's 3000-file cap) are
+    requested at once; should the last of them still link to a next page, the rest are
+    read by following the links. A list item carries no ``changed_files``,
+    ``additions`` or ``deletions``: when its files fill GitHub's 3000, the pull request
+    is read ("Get a pull request", one more call) for its own counts, so the snapshot
+    knows that files were left out (:attr:`PullRequestSnapshot.truncated`).
     A PR with at most 100 files and short review lists costs 3 calls.
 
     Raises ``ValueError`` for a malformed ``repository``, ``SnapshotError`` for a PR
@@ -73,6 +77,11 @@ async def fetch_snapshot(
         client.getlist(_REVIEWS, {**where, "per_page": PER_PAGE}),
         client.getlist(_REVIEW_COMMENTS, {**where, "per_page": PER_PAGE}),
     )
+    if not isinstance(changed, int) and len(files) >= GITHUB_FILE_LIST_CAP:
+        # The list stops at 3000 whatever the pull request changed: only GitHub's own counts tell.
+        full = await client.getitem(_PULL, where)
+        if isinstance(full, Mapping):
+            pull = {**pull, **{k: full[k] for k in ("changed_files", "additions", "deletions") if k in full}}
     return PullRequestSnapshot.from_github(pull, files, reviews, review_comments, repository=repository)
 
 

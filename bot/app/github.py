@@ -9,7 +9,9 @@ What it adds to ``gidgethub.aiohttp.GitHubAPI``:
 * GitHub's rate limits ("Rate limits for the REST API", "Best practices for using the
   REST API"): ``retry-after``, ``x-ratelimit-remaining: 0`` + ``x-ratelimit-reset`` and
   secondary limits without headers; short waits are slept, long ones become
-  ``RetryLater(delay=...)``;
+  :class:`~bot.app.errors.RateLimited`; an installation's client reads and records its
+  budget (:class:`bot.app.ratelimit.RateLimits`, shared by replicas) and sends nothing
+  GitHub would refuse before the reset;
 * one retry with a new token after a 401;
 * errors callers can act on: :class:`NotFound` and :class:`Forbidden` end a job
   (both are :class:`~bot.app.errors.GiveUp`), :class:`ValidationFailed` (422) carries
@@ -30,8 +32,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import contextvars
-import email.utils
-import json
 import logging
 import random
 import re
@@ -48,7 +48,19 @@ import gidgethub
 import gidgethub.aiohttp
 import gidgethub.sansio
 
-from bot.app.errors import GiveUp, RetryLater
+from bot.app.errors import RateLimited, RetryLater
+from bot.app.github_errors import Forbidden, GitHubError, NotFound, ValidationFailed, translate  # noqa: F401
+# TokenBucket, rate_limit_delay and the write rates are still importable from here.
+from bot.app.ratelimit import (  # noqa: F401
+    HOURLY_WRITE_BURST,
+    HOURLY_WRITE_RATE,
+    WRITE_BURST,
+    WRITE_RATE,
+    RateLimits,
+    TokenBucket,
+    rate_limit_delay,
+    rate_remaining,
+)
 
 log = logging.getLogger(__name__)
 
@@ -109,59 +121,6 @@ class _expecting:
             _expected.reset(self.token)
 
 
-class GitHubError(Exception):
-    """GitHub refused a request for a reason retrying will not fix.
-
-    ``status`` is the HTTP status, ``message`` GitHub's ``message`` field, ``errors``
-    its ``errors`` list (may be empty), ``method``/``path`` the request.
-    """
-
-    def __init__(self, message: str, *, status: int, method: str = "", path: str = "", errors: Any = ()):
-        super().__init__(f"{method} {path}: {status} {message}".strip())
-        self.message = message
-        self.status = status
-        self.method = method
-        self.path = path
-        self.errors = list(errors or ()) if not isinstance(errors, str) else [errors]
-
-
-class ValidationFailed(GitHubError):
-    """GitHub answered 422 ("Validation failed"); the request itself is wrong and is never retried.
-
-    The worker pool treats it as unexpected (retried and then parked for a human),
-    since it means prguide sent something GitHub does not accept.
-    """
-
-    def has_code(self, code: str) -> bool:
-        """True when one of GitHub's ``errors`` has this ``code`` (e.g. ``"already_exists"``)."""
-        return any(isinstance(e, Mapping) and e.get("code") == code for e in self.errors)
-
-
-class NotFound(GiveUp):
-    """GitHub answered 404 or 410: the repository, pull request or installation is gone.
-
-    A :class:`GiveUp`, so a job that meets it ends cleanly; callers that expect absence
-    (a missing config file, a label already removed) catch it.
-    """
-
-    def __init__(self, reason: str, *, status: int = 404, method: str = "", path: str = ""):
-        super().__init__(reason)
-        self.status = status
-        self.method = method
-        self.path = path
-
-
-class Forbidden(GiveUp):
-    """GitHub answered 403 and it is not a rate limit: the installation lacks a permission,
-    or the repository refuses the change (e.g. a locked conversation)."""
-
-    def __init__(self, reason: str, *, method: str = "", path: str = ""):
-        super().__init__(reason)
-        self.status = 403
-        self.method = method
-        self.path = path
-
-
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
     """How hard one request tries before the job is handed back with ``RetryLater``.
@@ -185,47 +144,6 @@ class RetryPolicy:
     def backoff(self, attempt: int, rand: float) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based); ``rand`` in [0, 1)."""
         return rand * min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
-
-
-#: GitHub's secondary limits on content-generating requests ("Rate limits for the REST API"):
-#: no more than 80 a minute and 500 an hour. A bucket of ``burst`` plus ``rate`` per second
-#: lets through at most ``burst + rate * window`` in any window: 8 + 72 = 80 a minute and
-#: 100 + 400 = 500 an hour, while a guide's writes (labels, their colours the first time,
-#: the comment) and a command's reactions go out at once in ordinary use.
-WRITE_RATE = 72 / 60
-WRITE_BURST = 8.0
-HOURLY_WRITE_RATE = 400 / 3600
-HOURLY_WRITE_BURST = 100.0
-
-
-class TokenBucket:
-    """A token bucket: ``rate`` tokens per second, holding at most ``capacity``.
-
-    With ``capacity + 60 * rate <= 80`` no 60-second window sees more than 80 requests,
-    GitHub's secondary limit for content-creating requests. ``clock`` is a monotonic
-    time source in seconds.
-    """
-
-    def __init__(self, rate: float = 1.0, capacity: float = 20.0, *, clock: Callable[[], float] = time.monotonic):
-        if rate <= 0 or capacity < 1:
-            raise ValueError("a token bucket needs rate > 0 and capacity >= 1")
-        self.rate = rate
-        self.capacity = capacity
-        self._clock = clock
-        self._tokens = capacity
-        self._updated = clock()
-
-    def reserve(self) -> float:
-        """Take one token and return how many seconds to wait before using it (0 when free).
-
-        Reservations are first come, first served: the balance may go negative, and each
-        caller waits for its own token to be refilled.
-        """
-        now = self._clock()
-        self._tokens = min(self.capacity, self._tokens + (now - self._updated) * self.rate)
-        self._updated = now
-        self._tokens -= 1
-        return 0.0 if self._tokens >= 0 else -self._tokens / self.rate
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,56 +211,6 @@ _NUMBER_NAMES = {
 }
 
 
-def rate_limit_delay(status: int, headers: Mapping[str, str], body: bytes, *, now: float, policy: RetryPolicy) -> float | None:
-    """Seconds GitHub asks us to wait before retrying, or ``None`` when this is no rate limit.
-
-    Follows "Rate limits for the REST API": a ``retry-after`` header wins (seconds or an
-    HTTP date); else ``x-ratelimit-remaining: 0`` means wait until ``x-ratelimit-reset``
-    (epoch seconds; ``now`` is the wall clock); else a 429, or a 403 whose message names
-    a secondary rate limit, means ``policy.secondary_limit_wait``. Any other 403 is a
-    permission problem (``None``).
-    """
-    if status not in (403, 429):
-        return None
-    retry_after = headers.get("retry-after")
-    if retry_after:
-        try:
-            return max(0.0, float(retry_after))
-        except ValueError:
-            try:
-                when = email.utils.parsedate_to_datetime(retry_after)
-            except (TypeError, ValueError):
-                when = None
-            if when is not None:
-                return max(0.0, when.timestamp() - now)
-    if headers.get("x-ratelimit-remaining") == "0":
-        reset = headers.get("x-ratelimit-reset")
-        try:
-            # One second of slack: GitHub's reset is rounded down to the second.
-            return max(0.0, float(reset) - now) + 1.0 if reset else policy.secondary_limit_wait
-        except ValueError:
-            return policy.secondary_limit_wait
-    message = _message_of(body).lower()
-    if status == 429 or "rate limit" in message or "abuse" in message:
-        return policy.secondary_limit_wait
-    return None
-
-
-def _message_of(body: bytes) -> str:
-    try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        return body[:200].decode("utf-8", "replace") if body else ""
-    return str(data.get("message") or "") if isinstance(data, dict) else ""
-
-
-def _rate_remaining(headers: Mapping[str, str]) -> int | None:
-    try:
-        return int(headers["x-ratelimit-remaining"])
-    except (KeyError, ValueError):
-        return None
-
-
 class _Transport(gidgethub.aiohttp.GitHubAPI):
     """gidgethub with prguide's ``_request``: auth per attempt, retries, limits, counting."""
 
@@ -363,8 +231,15 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
         sleep: Callable[[float], Awaitable[Any]],
         rand: Callable[[], float],
         wall_clock: Callable[[], float],
+        limits: RateLimits | None = None,
+        installation_id: int | None = None,
     ):
         super().__init__(session, requester, cache=cache, base_url=base_url)
+        # The installation's primary rate limit, shared with its other jobs and replicas.
+        self._limits = limits if installation_id is not None else None
+        self._installation_id = installation_id
+        #: Share of the installation's limit this client leaves to others (see GitHubClient.reserve).
+        self.reserve = 0.0
         self._authorization = authorization
         self._on_unauthorized = on_unauthorized
         self._on_401 = on_401
@@ -393,8 +268,20 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
         refreshed = False
         attempt = 0
         redirects = 0
+        slept = False  # the last wait was for a rate limit: what it asked for is done
         while True:
+            if self._limits is not None and not slept:
+                hold = await self._limits.wait(self._installation_id, reserve=self.reserve)
+                if hold > 0:
+                    if self._may_sleep(hold, waited, attempt):
+                        log.info("%s: installation %s must wait %.1fs", what, self._installation_id, hold)
+                        await self._sleep(hold)
+                        waited, slept = waited + hold, True
+                        continue
+                    who = f"installation {self._installation_id}"
+                    raise RateLimited(f"{what}: {who} must wait {hold:.0f}s for GitHub's rate limit", hold)
             attempt += 1
+            slept = False
             send_headers["authorization"] = await self._authorization()
             if method in WRITE_METHODS and self._reserve_write is not None:
                 delay = self._reserve_write()
@@ -426,6 +313,9 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
                     continue
                 raise RetryLater(f"{what}: {type(exc).__name__} after {attempt} attempt(s)") from exc
             self._observe(method, route, status, resp_headers)
+            wait = rate_limit_delay(status, resp_headers, resp_body, now=self._wall_clock(), policy=policy)
+            if self._limits is not None and status != 401:  # a refused token is counted as no one's
+                await self._limits.observe(self._installation_id, resp_headers, refused=wait)
             if status in REDIRECTS:
                 url = self._redirect_target(what, url, status, resp_headers.get("location"), redirects)
                 redirects += 1
@@ -451,15 +341,26 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
                     waited += delay
                     continue
                 raise RetryLater(f"{what}: GitHub answered {status} after {attempt} attempt(s)")
-            wait = rate_limit_delay(status, resp_headers, resp_body, now=self._wall_clock(), policy=policy)
             if wait is not None:
-                if wait <= policy.max_rate_limit_wait and attempt < policy.attempts and waited + wait <= policy.max_total_wait:
+                if self._may_sleep(wait, waited, attempt):
                     log.warning("%s rate limited (%d); waiting %.1fs", what, status, wait)
                     await self._sleep(wait)
-                    waited += wait
+                    waited, slept = waited + wait, True
                     continue
-                raise RetryLater(f"{what}: rate limited ({status}), retry in {wait:.0f}s", delay=wait)
+                raise RateLimited(f"{what}: rate limited ({status}), retry in {wait:.0f}s", wait)
             return status, resp_headers, resp_body
+
+    def _may_sleep(self, wait: float, waited: float, attempt: int) -> bool:
+        """Whether a rate-limit wait is slept here rather than handed to the worker pool.
+
+        Only short waits of a live job: a background job (``reserve``) gives its worker
+        back at once, and a long wait must not hold a worker that live jobs need.
+        """
+        policy = self._policy
+        return (
+            not self.reserve and wait <= policy.max_rate_limit_wait and attempt < policy.attempts
+            and waited + wait <= policy.max_total_wait
+        )
 
     def _redirect_target(self, what: str, url: str, status: int, location: str | None, redirects: int) -> str:
         """Where to repeat a request GitHub redirected, same method and body.
@@ -484,7 +385,7 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
         log.debug("%s %s -> %s", method, route, status or "no answer")
         if self._on_response is not None:
             try:
-                self._on_response(method, route, status, _rate_remaining(headers))
+                self._on_response(method, route, status, rate_remaining(headers))
             except Exception:  # a metrics bug must not fail a job
                 log.exception("on_response hook failed")
 
@@ -506,7 +407,10 @@ class GitHubClient:
     ``calls`` counts every HTTP request this client sent (retries included);
     ``calls_by_status`` splits them by status (0: no answer).
 
-    Every method raises :class:`RetryLater` (5xx, time-outs, rate limits),
+    ``limits``: the installation's budgets (:class:`bot.app.ratelimit.RateLimits`),
+    asked before and told after every request; :attr:`reserve` makes it a background client.
+
+    Every method raises :class:`RetryLater` (5xx, time-outs; :class:`RateLimited` for rate limits),
     :class:`NotFound` (404/410), :class:`Forbidden` (403 without rate limit),
     :class:`ValidationFailed` (422) or :class:`GitHubError` (other 4xx).
     """
@@ -528,6 +432,7 @@ class GitHubClient:
         wall_clock: Callable[[], float] = time.time,
         requester: str = DEFAULT_REQUESTER,
         installation_id: int | None = None,
+        limits: RateLimits | None = None,
     ):
         self.installation_id = installation_id
         self.api_url = api_url.rstrip("/")
@@ -547,7 +452,23 @@ class GitHubClient:
             sleep=sleep,
             rand=rand,
             wall_clock=wall_clock,
+            limits=limits,
+            installation_id=installation_id,
         )
+
+    @property
+    def reserve(self) -> float:
+        """Share (0 to 1) of the installation's ``x-ratelimit-limit`` this client leaves to others.
+
+        0 (a live job): it sends while GitHub would answer. A background job sets it: it
+        sends nothing while no more than that share is left in the window, and never sleeps
+        for a rate limit (:class:`RateLimited` hands the job back to the pool at once).
+        """
+        return self._gh.reserve
+
+    @reserve.setter
+    def reserve(self, share: float) -> None:
+        self._gh.reserve = min(1.0, max(0.0, float(share)))
 
     def __repr__(self) -> str:
         who = f"installation {self.installation_id}" if self.installation_id is not None else "app"
@@ -594,10 +515,13 @@ class GitHubClient:
         """All items of a paginated list (see :meth:`getiter`)."""
         return [item async for item in self.getiter(url, url_vars, accept=accept, iterable_key=iterable_key)]
 
-    async def get_page(self, url: str, url_vars: Mapping[str, Any] | None = None) -> Page:
+    async def get_page(
+        self, url: str, url_vars: Mapping[str, Any] | None = None, *, iterable_key: str = "items"
+    ) -> Page:
         """GET one page of a list and the URL of the next page (from ``Link: rel="next"``).
 
         Lets callers fetch several pages at once instead of following links one by one.
+        A page that is an object holds its items under ``iterable_key`` (as :meth:`getiter`).
         """
         answer: dict[str, Any] = {}
         token = _answer.set(answer)
@@ -610,9 +534,9 @@ class GitHubClient:
         if answer.get("status") == 304 and self._gh._cache is not None:
             # A 304 may omit Link; gidgethub cached it as (etag, last_modified, data, next_url).
             cached = self._gh._cache.get(gidgethub.sansio.format_url(url, url_vars or {}, base_url=self.api_url))
-            return Page(list(data or ()), cached[3] if cached else None)
+            return Page(_items(data, iterable_key), cached[3] if cached else None)
         match = _NEXT_LINK.search(link or "")
-        return Page(list(data or ()), match.group(1) if match else None)
+        return Page(_items(data, iterable_key), match.group(1) if match else None)
 
     async def post(self, url: str, url_vars: Mapping[str, Any] | None = None, *, data: Any, idempotent: bool = False, accept: str = ACCEPT) -> Any:
         """POST ``data`` as JSON; ``idempotent=True`` allows repeating it after a 5xx or time-out."""
@@ -639,6 +563,10 @@ class GitHubClient:
             await self._gh.delete(url, url_vars or {}, accept=accept)
 
 
+def _items(data: Any, iterable_key: str) -> list[Any]:
+    return list((data.get(iterable_key) or ()) if isinstance(data, Mapping) else (data or ()))
+
+
 class _mapped:
     """Turn gidgethub's HTTP exceptions into prguide's (a context manager)."""
 
@@ -652,24 +580,8 @@ class _mapped:
     def __exit__(self, exc_type, exc, tb) -> bool:
         if exc is None or not isinstance(exc, gidgethub.HTTPException):
             return False
-        raise _translate(exc, self.method, self.url) from exc
-
-
-def _translate(exc: gidgethub.HTTPException, method: str, url: str) -> Exception:
-    status = int(exc.status_code)
-    message = str(exc) or exc.status_code.phrase
-    path = path_template(url) if "://" in url else url.split("?")[0]
-    where = f"{method} {path}"
-    if status in (404, 410):
-        return NotFound(f"{where}: {status} {message}", status=status, method=method, path=path)
-    if status == 422:
-        errors = getattr(exc, "errors", None) or ()
-        return ValidationFailed(message, status=status, method=method, path=path, errors=errors)
-    if status == 403:
-        return Forbidden(f"{where}: 403 {message}", method=method, path=path)
-    if status >= 500:
-        return RetryLater(f"{where}: {status} {message}")
-    return GitHubError(message, status=status, method=method, path=path)
+        path = path_template(self.url) if "://" in self.url else self.url.split("?")[0]
+        raise translate(exc, self.method, path) from exc
 
 
 class ClientFactory:
@@ -704,8 +616,12 @@ class ClientFactory:
         monotonic: Callable[[], float] = time.monotonic,
         requester: str = DEFAULT_REQUESTER,
         shared: Any = None,
+        rate_limits: RateLimits | None = None,
     ):
         self.auth = auth
+        #: Every installation's primary rate limit as GitHub's answers tell it (shared through
+        #: its store by every replica); a fresh in-memory one by default.
+        self.rate_limits = rate_limits if rate_limits is not None else RateLimits(clock=wall_clock)
         #: A :class:`bot.app.shared_state.SharedState` holding the write budget for every
         #: replica (PostgreSQL mode); None: this process's own buckets.
         self.shared = shared
@@ -772,4 +688,5 @@ class ClientFactory:
             wall_clock=self._wall_clock,
             requester=self._requester,
             installation_id=installation_id,
+            limits=self.rate_limits,
         )

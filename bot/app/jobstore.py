@@ -15,13 +15,30 @@ A job's life::
     queued --claim--> running --success / GiveUp--> done
        ^                 |
        +--RetryLater / error (attempts left) / stop() / restart
+       +--RateLimited (released: the attempt does not count)
                          |
                          +--error (no attempts left)--> parked --retry_parked()--> queued
 
-Times are Unix seconds (``time.time()``), stored so they survive a restart.
-:class:`JobStore` keeps the queue in SQLite; :class:`JobStorage` is what the worker
-pool, the intake, the server and the admin routes need of a store, so another
-database (PostgreSQL, with ``SELECT ... FOR UPDATE SKIP LOCKED`` claims) can take its place.
+Among jobs that may start, a live one (a webhook delivery) goes before a background
+one (a backfill's), whichever fell due first (:data:`PRIORITY_LIVE`,
+:data:`PRIORITY_BACKGROUND`), so a backlog never holds up a merge's guide.
+
+Every claim gives the row a new *fence* (a number that only grows), which the job
+carries (:attr:`Job.fence`): :meth:`JobStore.holds` tells whether a run still holds its
+claim, so a job whose claim is gone writes nothing to GitHub (:mod:`bot.app.fencing`).
+
+Times are Unix seconds, stored so they survive a restart, and always read from the
+store's own clock (``clock``; one process owns the SQLite file), never from a
+caller's: due times are given as delays (``enqueue_many(..., delay=)``,
+``retry(delay=)``, ``release(delay=)``) and waits are asked of the store
+(:meth:`JobStore.due_in`).
+:class:`JobStore` keeps the queue in SQLite;
+:class:`bot.app.jobs_protocol.JobStorage` is what the worker pool, the intake, the
+server and the admin routes need of a store, so another database (PostgreSQL, with
+``SELECT ... FOR UPDATE SKIP LOCKED`` claims, :mod:`bot.app.pgjobs`) can take its place.
+
+The ``checkpoints`` table keeps small named JSON values for periodic work that must
+know how far its last completed run got (:meth:`JobStore.read_checkpoint`).
 """
 
 from __future__ import annotations
@@ -35,9 +52,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Protocol
+from typing import Any
 
 from bot.app.db import migrate, open_database
+from bot.app.jobs_schema import MIGRATIONS
 
 log = logging.getLogger("bot.app.jobs")
 
@@ -48,6 +66,8 @@ SUCCEEDED = "succeeded"
 GIVEN_UP = "given_up"
 #: ``outcome`` of a queued job ended because a later one does its work (see :meth:`JobStore.supersede`).
 SUPERSEDED = "superseded"
+#: ``outcome`` of a job whose installation's work was cancelled (see :meth:`JobStore.cancel`).
+CANCELLED = "cancelled"
 
 #: GitHub lets a user redeliver a webhook delivery from the past 3 days ("Redelivering
 #: webhooks"); delivery ids are kept longer than that so a redelivery is recognised.
@@ -56,48 +76,15 @@ KEEP_DELIVERIES_S = 7 * 86400.0
 KEEP_PAYLOADS_S = 86400.0
 #: Hard cap on done rows, oldest deleted first, even inside the redelivery window.
 MAX_DONE_ROWS = 200_000
+#: ``priority`` of a job: of the jobs that may start, the lowest number starts first.
+PRIORITY_LIVE = 0
+PRIORITY_BACKGROUND = 1
 
-MIGRATIONS = [
-    """
-    CREATE TABLE jobs (
-        id INTEGER PRIMARY KEY,
-        delivery_id TEXT NOT NULL UNIQUE,
-        event TEXT NOT NULL,
-        action TEXT,
-        key TEXT NOT NULL,
-        payload BLOB NOT NULL,
-        installation_id INTEGER,
-        state TEXT NOT NULL DEFAULT 'queued'
-            CHECK (state IN ('queued', 'running', 'done', 'parked')),
-        attempts INTEGER NOT NULL DEFAULT 0,
-        not_before REAL NOT NULL,
-        created_at REAL NOT NULL,
-        updated_at REAL NOT NULL,
-        outcome TEXT,
-        error TEXT
-    );
-    CREATE INDEX jobs_due ON jobs (state, not_before, id);
-    CREATE INDEX jobs_key ON jobs (key, state, id);
-    """,
-    # Payloads move to a table of their own: SQLite rewrites a whole row, overflow pages
-    # and all, when an update changes its size, so every state change of a job used to
-    # copy its ~25 KB body. (DROP COLUMN needs SQLite 3.35, from 2021.)
-    """
-    CREATE TABLE job_payloads (
-        job_id INTEGER PRIMARY KEY REFERENCES jobs (id) ON DELETE CASCADE,
-        body BLOB NOT NULL
-    );
-    INSERT INTO job_payloads (job_id, body) SELECT id, payload FROM jobs WHERE length(payload) > 0;
-    ALTER TABLE jobs DROP COLUMN payload;
-    CREATE INDEX jobs_open ON jobs (key, id, state) WHERE state IN ('queued', 'running');
-    """,
-]
-
-_JOB_COLUMNS = "id, delivery_id, event, action, key, installation_id, attempts, created_at"
+_JOB_COLUMNS = "id, delivery_id, event, action, key, installation_id, attempts, created_at, fence"
 
 _ENQUEUE = (
     "INSERT INTO jobs (delivery_id, event, action, key, installation_id,"
-    " not_before, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    " not_before, created_at, updated_at, priority) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
     " ON CONFLICT (delivery_id) DO NOTHING RETURNING id"
 )
 _ENQUEUE_PAYLOAD = "INSERT INTO job_payloads (job_id, body) VALUES (?, ?)"
@@ -112,11 +99,14 @@ _RUNNABLE = """
 
 #: Queued jobs looked at, oldest due first, before falling back to one head per key.
 _CANDIDATES = 64
+#: The order claims take jobs in (live first), and the order of their due times.
+_CLAIM_ORDER = "priority, not_before, id"
+_DUE_ORDER = "not_before, id"
 # Usually one of the oldest queued jobs can start.
-_OLDEST = f"""
+_OLDEST = """
     SELECT id, key, not_before FROM jobs WHERE state = 'queued' AND not_before <= :due
-    ORDER BY not_before, id LIMIT {_CANDIDATES}
-"""
+    ORDER BY {order} LIMIT %d
+""" % _CANDIDATES
 
 # When a burst has queued more than that behind a few running pull requests, scanning
 # the queue in order cost milliseconds per claim: instead, visit one head per key. The
@@ -133,11 +123,11 @@ _HEADS = f"""
     CROSS JOIN jobs j ON j.id = (SELECT min(id) FROM {_OPEN} AND key = k.key)
     WHERE j.state = 'queued' AND j.not_before <= :due
     AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.key = k.key AND r.state = 'running')
-    ORDER BY j.not_before, j.id LIMIT 1
+    ORDER BY {{order}} LIMIT 1
 """
 
 _CLAIM = f"""
-    UPDATE jobs SET state = 'running', attempts = attempts + 1, updated_at = :now
+    UPDATE jobs SET state = 'running', attempts = attempts + 1, fence = fence + 1, updated_at = :now
     WHERE id = :id AND state = 'queued'
     RETURNING {_JOB_COLUMNS}
 """
@@ -151,8 +141,11 @@ class Job:
     (``pull_request``, ``issue_comment``, ...); ``action``: the payload's ``action``;
     ``key``: what the job serialises on, e.g. ``"owner/repo#N"``; ``payload``: the raw
     request body (see :attr:`data`); ``installation_id``: the payload's
-    ``installation.id``; ``attempts``: 1 on the first run, 2 on the first retry, ...;
-    ``created_at``: Unix seconds when the delivery was queued.
+    ``installation.id``; ``attempts``: 1 on the first run, 2 on the first retry, ...
+    (a run put back by :meth:`JobStore.release`, e.g. to wait for a rate limit, does not
+    count); ``created_at``: Unix seconds when the delivery was queued; ``fence``: the
+    claim this run holds (every claim of the row gives a larger number; see
+    :meth:`JobStore.holds`).
     """
 
     id: int
@@ -164,6 +157,7 @@ class Job:
     installation_id: int | None
     attempts: int
     created_at: float
+    fence: int = 0
 
     @cached_property
     def data(self) -> Any:
@@ -193,8 +187,10 @@ class ParkedJob:
 class QueuedDelivery:
     """A webhook delivery to queue; the fields are :meth:`JobStore.enqueue`'s arguments.
 
-    Raises ``ValueError`` for an empty ``delivery_id``, ``event`` or ``key`` or a
-    ``payload`` that is not bytes, so an invalid delivery never joins a batch.
+    ``priority``: :data:`PRIORITY_LIVE` (a webhook's) or :data:`PRIORITY_BACKGROUND`.
+    Raises ``ValueError`` for an empty ``delivery_id``, ``event`` or ``key``, a
+    ``payload`` that is not bytes or a ``priority`` that is not an int, so an invalid
+    delivery never joins a batch.
     """
 
     delivery_id: str
@@ -203,6 +199,12 @@ class QueuedDelivery:
     payload: bytes = field(repr=False)
     installation_id: int | None = None
     action: str | None = None
+    priority: int = PRIORITY_LIVE
+
+    @property
+    def job_key(self) -> str:
+        """The job's key: :attr:`key`, or ``"delivery:<delivery_id>"`` for a delivery about no pull request."""
+        return self.key if self.key is not None else f"delivery:{self.delivery_id}"
 
     def __post_init__(self) -> None:
         if not self.delivery_id or not self.event or self.key == "":
@@ -211,12 +213,13 @@ class QueuedDelivery:
             )
         if not isinstance(self.payload, (bytes, bytearray, memoryview)):
             raise ValueError(f"payload must be bytes, not {type(self.payload).__name__}")
+        if not isinstance(self.priority, int) or isinstance(self.priority, bool):
+            raise ValueError(f"priority must be an int, not {self.priority!r}")
 
 
-def _row(d: QueuedDelivery, at: float) -> tuple[Any, ...]:
-    """The ``_ENQUEUE`` parameters for ``d``."""
-    key = d.key if d.key is not None else f"delivery:{d.delivery_id}"
-    return (d.delivery_id, d.event, d.action, key, d.installation_id, at, at, at)
+def _row(d: QueuedDelivery, at: float, delay: float = 0.0) -> tuple[Any, ...]:
+    """The ``_ENQUEUE`` parameters for ``d``, queued at ``at`` and due ``delay`` seconds later."""
+    return (d.delivery_id, d.event, d.action, d.job_key, d.installation_id, at + max(0.0, delay), at, at, d.priority)
 
 
 def _job(row: sqlite3.Row | tuple, payload: bytes) -> Job:
@@ -230,7 +233,38 @@ def _job(row: sqlite3.Row | tuple, payload: bytes) -> Job:
         installation_id=row[5],
         attempts=row[6],
         created_at=row[7],
+        fence=row[8],
     )
+
+
+def _cancel_filter(
+    installation_id: int,
+    keys: Sequence[str],
+    key_prefixes: Sequence[str],
+    delivery_parts: Sequence[str],
+    keep: int | None,
+    mark: str,
+) -> tuple[str, list[Any]]:
+    """The ``WHERE`` clause of :meth:`JobStore.cancel` and its parameters (``mark``: ``?`` for
+    SQLite or ``%s`` for PostgreSQL)."""
+    where = f"installation_id = {mark} AND state IN ('queued', 'running', 'parked')"
+    params: list[Any] = [int(installation_id)]
+    if keep is not None:
+        where += f" AND id <> {mark}"
+        params.append(keep)
+    if keys or key_prefixes or delivery_parts:
+        # substr and instr/strpos, not LIKE: repository names are full of '_', which LIKE
+        # reads as a wildcard.
+        find = "instr" if mark == "?" else "strpos"
+        tests = (
+            [f"key = {mark}" for _ in keys]
+            + [f"substr(key, 1, {mark}) = {mark}" for _ in key_prefixes]
+            + [f"{find}(':' || delivery_id || ':', {mark}) > 0" for _ in delivery_parts]
+        )
+        where += f" AND ({' OR '.join(tests)})"
+        params += [*keys, *(x for prefix in key_prefixes for x in (len(prefix), prefix))]
+        params += [f":{part}:" for part in delivery_parts]
+    return where, params
 
 
 def state_counts(rows: Sequence[tuple[str, int]]) -> dict[str, int]:
@@ -243,16 +277,20 @@ def state_counts(rows: Sequence[tuple[str, int]]) -> dict[str, int]:
 class StoreMethods:
     """The :class:`JobStorage` methods every store writes alike.
 
-    A store gives them ``clock`` (Unix seconds, the default of every ``now``),
-    ``enqueue_many`` and ``_settle(job_id, state, now, *, outcome, error, not_before_in)``,
-    which moves one of its running jobs to ``state`` (due ``not_before_in`` seconds
-    from now) in one statement.
+    A store gives them ``clock`` (Unix seconds, the default of every ``now``; None on a
+    store that reads its database server's clock instead), ``enqueue_many`` and
+    ``_settle(job_id, state, now, *, outcome, error, not_before_in)``, which moves one
+    of its running jobs to ``state`` (due ``not_before_in`` seconds from now) in one
+    statement.
     """
 
-    clock: Callable[[], float]
+    clock: Callable[[], float] | None
 
-    def _at(self, now: float | None) -> float:
-        return self.clock() if now is None else now
+    def _at(self, now: float | None) -> Any:
+        """``now``, else the store's ``clock()``, else None (the database's clock, read in SQL)."""
+        if now is not None:
+            return now
+        return self.clock() if self.clock is not None else None
 
     def enqueue(
         self,
@@ -264,8 +302,9 @@ class StoreMethods:
         installation_id: int | None,
         action: str | None,
         now: float | None = None,
+        delay: float = 0.0,
     ) -> bool:
-        """Queue a webhook delivery; return False (writing nothing) if ``delivery_id`` is known.
+        """Queue a webhook delivery, due ``delay`` seconds from now; return False (writing nothing) if ``delivery_id`` is known.
 
         The row is committed when this returns, so the webhook may answer 2xx.
         ``delivery_id`` and ``event`` are the ``X-GitHub-Delivery``/``X-GitHub-Event``
@@ -276,10 +315,14 @@ class StoreMethods:
         ``payload`` that is not bytes.
         """
         delivery = QueuedDelivery(delivery_id, event, key, payload, installation_id=installation_id, action=action)
-        return self.enqueue_many([delivery], now=now)[0]
+        return self.enqueue_many([delivery], now=now, delay=delay)[0]
 
     def complete(self, job_id: int, *, outcome: str = SUCCEEDED, reason: str | None = None, now: float | None = None) -> None:
-        """Mark a running job ``done`` with ``outcome`` (``succeeded`` or ``given_up`` plus its ``reason``)."""
+        """Mark a running job ``done`` with ``outcome`` (``succeeded`` or ``given_up``) and ``reason``.
+
+        ``reason`` is kept in the job's ``error`` column: why it was given up, or for a
+        succeeded job what its handler did (``created``, ``edited``, ``queued_2``...).
+        """
         if outcome not in (SUCCEEDED, GIVEN_UP):
             raise ValueError(f"outcome must be {SUCCEEDED!r} or {GIVEN_UP!r}, not {outcome!r}")
         self._settle(job_id, "done", now, outcome=outcome, error=reason)
@@ -320,15 +363,17 @@ class JobStore(StoreMethods):
         with self._lock:
             self.conn.close()
 
-    def enqueue_many(self, deliveries: Sequence[QueuedDelivery], *, now: float | None = None) -> list[bool]:
-        """Queue several deliveries in one transaction (see :meth:`enqueue` for each one).
+    def enqueue_many(
+        self, deliveries: Sequence[QueuedDelivery], *, now: float | None = None, delay: float = 0.0
+    ) -> list[bool]:
+        """Queue several deliveries in one transaction, due ``delay`` seconds from now (see :meth:`enqueue`).
 
         Returns, in order, whether each was queued (False: its delivery id was already
         known, including earlier in ``deliveries``). All or nothing: raises
         ``sqlite3.Error`` after rolling the whole batch back.
         """
         at = self._at(now)
-        rows = [(_row(d, at), bytes(d.payload)) for d in deliveries]
+        rows = [(_row(d, at, delay), bytes(d.payload)) for d in deliveries]
         if not rows:
             return []
         results = []
@@ -350,12 +395,13 @@ class JobStore(StoreMethods):
         """Mark the next runnable job ``running`` (counting an attempt) and return it.
 
         Runnable: ``queued``, due (``not_before <= now``), the oldest unfinished job of
-        its key, and no job of its key running. Among those, the earliest due wins,
-        then the earliest queued. Returns None when nothing is runnable.
+        its key, and no job of its key running. Among those, live jobs before background
+        ones (``priority``), then the earliest due, then the earliest queued. Returns
+        None when nothing is runnable.
         """
         at = self._at(now)
         with self._lock:
-            first = self._first_runnable(at)
+            first = self._first_runnable(at, _CLAIM_ORDER)
             if first is None:
                 return None
             rows = self.conn.execute(_CLAIM, {"id": first[0], "now": at}).fetchall()
@@ -364,9 +410,9 @@ class JobStore(StoreMethods):
             payload = self.conn.execute("SELECT body FROM job_payloads WHERE job_id = ?", (rows[0][0],)).fetchone()
         return _job(rows[0], bytes(payload[0]) if payload is not None else b"")
 
-    def _first_runnable(self, due: float) -> tuple[int, float] | None:
-        """``(id, not_before)`` of the runnable job due first among those due by ``due``, or None."""
-        candidates = self.conn.execute(_OLDEST, {"due": due}).fetchall()
+    def _first_runnable(self, due: float, order: str) -> tuple[int, float] | None:
+        """``(id, not_before)`` of the first runnable job in ``order`` among those due by ``due``, or None."""
+        candidates = self.conn.execute(_OLDEST.format(order=order), {"due": due}).fetchall()
         blocked: dict[str, int] = {}  # key -> id of a job of it that cannot start
         for job_id, key, not_before in candidates:
             if job_id > blocked.get(key, job_id):
@@ -376,7 +422,8 @@ class JobStore(StoreMethods):
             blocked[key] = min(job_id, blocked.get(key, job_id))
         if len(candidates) < _CANDIDATES:
             return None  # every queued job due by then was looked at
-        row = self.conn.execute(_HEADS, {"due": due}).fetchone()
+        heads = _HEADS.format(order=", ".join(f"j.{column}" for column in order.split(", ")))
+        row = self.conn.execute(heads, {"due": due}).fetchone()
         return (row[0], row[1]) if row is not None else None
 
     def supersede(self, job: Job, *, now: float | None = None) -> tuple[str, int] | None:
@@ -413,17 +460,82 @@ class JobStore(StoreMethods):
         completion is what wakes the pool for them.
         """
         with self._lock:
-            first = self._first_runnable(math.inf)
+            first = self._first_runnable(math.inf, _DUE_ORDER)
         return first[1] if first is not None else None
 
-    def release(self, job_id: int, *, now: float | None = None) -> None:
-        """Put a running job back, due now, without counting the interrupted attempt (shutdown)."""
+    def due_in(self, now: float | None = None) -> float | None:
+        """Seconds until :meth:`next_due` by this store's clock (0 when overdue), or None."""
+        due = self.next_due()
+        return None if due is None else max(0.0, due - self._at(now))
+
+    def holds(self, job_id: int, fence: int, *, now: float | None = None) -> bool:
+        """True while job ``job_id`` is ``running`` under the claim that gave it ``fence``.
+
+        False once it was settled, put back, cancelled or claimed again. One process owns
+        the file, so there is no lease to run out here (``now`` is unused).
+        """
+        with self._lock:
+            row = self.conn.execute(
+                "SELECT 1 FROM jobs WHERE id = ? AND state = 'running' AND fence = ?", (job_id, fence)
+            ).fetchone()
+        return row is not None
+
+    def cancel(
+        self,
+        installation_id: int,
+        *,
+        keys: Sequence[str] = (),
+        key_prefixes: Sequence[str] = (),
+        delivery_parts: Sequence[str] = (),
+        keep: int | None = None,
+        reason: str,
+        now: float | None = None,
+    ) -> int:
+        """End the unfinished work of an installation: its ``queued``, ``running`` and ``parked``
+        jobs become ``done`` with outcome :data:`CANCELLED` and ``reason``; returns how many.
+
+        With ``keys``, ``key_prefixes`` or ``delivery_parts``, only jobs whose key is one of
+        ``keys`` or starts with one of ``key_prefixes``, or whose delivery id has one of
+        ``delivery_parts`` between its ``:`` (``backfill:D:owner/repo:page:2`` has
+        ``owner/repo``): a repository's work, on its own keys or on a key it shares with
+        other repositories' work. ``keep``: a job id left alone
+        (the job asking). A cancelled running job loses its claim (:meth:`holds` is
+        False), so it writes nothing more; its run's own settling is then a no-op.
+        """
+        at = self._at(now)
+        where, params = _cancel_filter(installation_id, keys, key_prefixes, delivery_parts, keep, "?")
+        with self._lock:
+            return self.conn.execute(
+                f"UPDATE jobs SET state = 'done', outcome = ?, error = ?, updated_at = ? WHERE {where}",
+                (CANCELLED, reason, at, *params),
+            ).rowcount
+
+    def read_checkpoint(self, name: str) -> Any:
+        """The JSON value last written under ``name`` by :meth:`write_checkpoint`, or None."""
+        with self._lock:
+            row = self.conn.execute("SELECT value FROM checkpoints WHERE name = ?", (name,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def write_checkpoint(self, name: str, value: Any, *, now: float | None = None) -> None:
+        """Keep ``value`` (JSON-serialisable) under ``name``, replacing what was there."""
+        text = json.dumps(value, sort_keys=True)
         at = self._at(now)
         with self._lock:
             self.conn.execute(
-                "UPDATE jobs SET state = 'queued', attempts = max(attempts - 1, 0), not_before = ?, updated_at = ?"
-                " WHERE id = ? AND state = 'running'",
-                (at, at, job_id),
+                "INSERT INTO checkpoints (name, value, updated_at) VALUES (?, ?, ?)"
+                " ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                (name, text, at),
+            )
+
+    def release(self, job_id: int, *, now: float | None = None, delay: float = 0.0, reason: str | None = None) -> None:
+        """Put a running job back without counting its attempt: due now (shutdown), or ``delay``
+        seconds from now (a wait for GitHub's rate limit), with ``reason`` as its error."""
+        at = self._at(now)
+        with self._lock:
+            self.conn.execute(
+                "UPDATE jobs SET state = 'queued', attempts = max(attempts - 1, 0), not_before = ?, updated_at = ?,"
+                " error = coalesce(?, error) WHERE id = ? AND state = 'running'",
+                (at + max(0.0, delay), at, reason, job_id),
             )
 
     def _settle(
@@ -523,8 +635,18 @@ class JobStore(StoreMethods):
         with self._lock:
             row = self.conn.execute(
                 "SELECT id, delivery_id, event, action, key, installation_id, state, attempts,"
-                " not_before, created_at, updated_at, outcome, error FROM jobs WHERE id = ?",
+                " not_before, created_at, updated_at, outcome, error, priority FROM jobs WHERE id = ?",
                 (job_id,),
+            ).fetchone()
+        return dict(row) if row is not None else None
+
+    def by_delivery(self, delivery_id: str) -> dict[str, Any] | None:
+        """The row of the job queued for ``delivery_id`` (see :meth:`get`), or None (never queued, or pruned)."""
+        with self._lock:
+            row = self.conn.execute(
+                "SELECT id, delivery_id, event, action, key, installation_id, state, attempts,"
+                " not_before, created_at, updated_at, outcome, error FROM jobs WHERE delivery_id = ?",
+                (delivery_id,),
             ).fetchone()
         return dict(row) if row is not None else None
 
@@ -563,84 +685,3 @@ class JobStore(StoreMethods):
                 self.conn.execute("ROLLBACK")
                 raise
         return deleted
-
-
-class JobStorage(Protocol):
-    """What the platform needs of a job store; :class:`JobStore` is the SQLite one.
-
-    Every method is one short transaction. ``now`` is Unix seconds (default: the
-    store's clock). A store raises its database's error when the database fails
-    (``sqlite3.Error`` for :class:`JobStore`); the webhook answers 503 then and the
-    worker pool tries again later. A store whose calls wait on a database server says
-    so with a ``blocking = True`` attribute: the platform then calls it from a worker
-    thread, never on the event loop (:func:`bot.app.offload.run_store`).
-    """
-
-    def enqueue_many(self, deliveries: Sequence[QueuedDelivery], *, now: float | None = None) -> list[bool]:
-        """Queue the deliveries in one transaction; per delivery, True when new (False: a redelivery)."""
-        ...
-
-    def claim(self, now: float | None = None) -> Job | None:
-        """Mark the next runnable job ``running`` (oldest due first, one per key) and return it."""
-        ...
-
-    def supersede(self, job: Job, *, now: float | None = None) -> tuple[str, int] | None:
-        """End ``job`` when a later queued job of its key and event does its work; who, and how many were ended."""
-        ...
-
-    def next_due(self) -> float | None:
-        """When the earliest queued job falls due, or ``None`` for an empty queue."""
-        ...
-
-    def complete(self, job_id: int, *, outcome: str = SUCCEEDED, reason: str | None = None, now: float | None = None) -> None:
-        """A running job is ``done`` with ``outcome``."""
-        ...
-
-    def retry(self, job_id: int, *, delay: float, error: str | None, now: float | None = None) -> None:
-        """A running job is ``queued`` again, due ``delay`` seconds from ``now``."""
-        ...
-
-    def park(self, job_id: int, *, error: str, now: float | None = None) -> None:
-        """A running job is ``parked`` with its last error."""
-        ...
-
-    def release(self, job_id: int, *, now: float | None = None) -> None:
-        """An interrupted running job is ``queued`` again at once, its attempt not counted."""
-        ...
-
-    def requeue_running(self, *, max_attempts: int | None = None, now: float | None = None) -> int:
-        """Take back jobs a previous process left ``running``; how many."""
-        ...
-
-    def renew(self, job_ids: Sequence[int], *, now: float | None = None) -> int:
-        """Extend this process's lease on its running jobs (a heartbeat); how many it still holds."""
-        ...
-
-    def listen(self, callback: Callable[[], Any]) -> Callable[[], None] | None:
-        """Call ``callback()`` (from any thread) when another process queues or settles a job;
-        returns a function that stops listening, or None when there is nothing to listen to."""
-        ...
-
-    def retry_parked(self, job_id: int | None = None, *, now: float | None = None) -> int:
-        """Queue parked jobs (one, or all) again; how many."""
-        ...
-
-    def counts(self) -> dict[str, int]:
-        """Jobs per state (every state of :data:`STATES`, zeros included)."""
-        ...
-
-    def oldest_queued_age(self, now: float | None = None) -> float | None:
-        """Seconds the oldest queued job has waited, or ``None``."""
-        ...
-
-    def parked(self, limit: int = 100) -> list[ParkedJob]:
-        """The parked jobs, newest first."""
-        ...
-
-    def prune(self, now: float | None = None, **limits: Any) -> int:
-        """Delete old finished jobs (``limits``: how long to keep what, as :meth:`JobStore.prune`); how many."""
-        ...
-
-    def close(self) -> None:
-        """Release the database."""
-        ...

@@ -15,7 +15,7 @@ database. This module owns what they share at the connection level:
   time: it holds a session advisory lock (``pg_advisory_lock``) keyed on the schema,
   and the others wait on it, then find nothing left to do.
 
-Errors are psycopg's (``psycopg.Error``): :data:`bot.app.errors.DATABASE_ERRORS` is
+Errors are psycopg's (``psycopg.Error``): :func:`bot.app.errors.database_errors` gives
 what callers catch to answer 503.
 """
 
@@ -27,14 +27,18 @@ import zlib
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-import psycopg
-from psycopg import sql
-from psycopg_pool import ConnectionPool
-
 from bot.app.db import DatabaseError
+
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg_pool import ConnectionPool
+
+# psycopg and its pool are imported where they are used: this module is imported on
+# SQLite too (components register their migrations at import), where the driver would
+# only cost memory (~10 MiB) and start-up time.
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +115,8 @@ class Database:
 
     def connect(self, *, autocommit: bool = True) -> psycopg.Connection:
         """A new connection of its own (not pooled), ``search_path`` set to :attr:`schema`."""
+        import psycopg
+
         conn = psycopg.connect(self.url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT)
         _use_schema(conn, self.schema)
         return conn
@@ -128,6 +134,8 @@ class Database:
 
 
 def _use_schema(conn: psycopg.Connection, schema: str) -> None:
+    from psycopg import sql
+
     autocommit = conn.autocommit
     conn.autocommit = True
     conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
@@ -153,6 +161,8 @@ def connect(
     (what ``pg_stat_activity`` shows). Raises ``ValueError`` for a bad URL or schema name and
     ``psycopg.Error`` when the server cannot be reached within ``timeout`` seconds.
     """
+    from psycopg_pool import ConnectionPool
+
     if not is_postgresql_url(url):
         raise ValueError(f"not a postgresql:// URL: {redact(url)!r}")
     chosen = schema or url_schema(url) or DEFAULT_SCHEMA
@@ -205,6 +215,9 @@ def migrate(url: str, schema: str, components: Iterable[str] | None = None) -> d
     and version), when the schema is newer than this code, or for an unknown
     component; ``psycopg.Error`` when the server cannot be reached.
     """
+    import psycopg
+    from psycopg import sql
+
     names = sorted(MIGRATIONS) if components is None else list(components)
     unknown = [n for n in names if n not in MIGRATIONS]
     if unknown:
@@ -229,6 +242,8 @@ def migrate(url: str, schema: str, components: Iterable[str] | None = None) -> d
 
 
 def _migrate_component(conn: psycopg.Connection, component: str, scripts: Sequence[str]) -> int:
+    import psycopg
+
     row = conn.execute("SELECT max(version) FROM schema_migrations WHERE component = %s", (component,)).fetchone()
     version = int(row[0]) if row and row[0] is not None else 0
     if version > len(scripts):
@@ -262,6 +277,9 @@ def applied_versions(db: Database) -> dict[str, int]:
 
 def drop_schema(url: str, schema: str) -> None:
     """Drop ``schema`` and everything in it (tests clean up with this)."""
+    import psycopg
+    from psycopg import sql
+
     with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT) as conn:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
 

@@ -7,11 +7,18 @@ What differs from the SQLite :class:`~bot.app.jobstore.JobStore`, and why:
   is the oldest unfinished job of its key and none of its key runs) is checked in
   the same statement, and every state change is a single-row commit, so jobs of one
   pull request run strictly in order across replicas.
-- **Leases**: a claimed job carries ``owner`` (this store) and ``lease_until`` (Unix
-  seconds), renewed by :meth:`PgJobStore.renew` while it runs. A job whose lease ran
-  out (its replica was killed or lost its connection) is queued again by the next
+- **Time** is the database server's (``statement_timestamp()``), never a replica's:
+  leases, due times, retries and ages are all computed in SQL, so a replica whose
+  clock runs a minute ahead neither takes over live jobs nor starts jobs early. (A
+  ``clock`` given to the store, or a ``now`` to a method, overrides it: tests only.)
+- **Leases**: a claimed job carries ``owner`` (this store), ``lease_until`` (Unix
+  seconds) and a new ``fence`` (see :attr:`bot.app.jobstore.Job.fence`); the lease is
+  renewed by :meth:`PgJobStore.renew` while it runs. A job whose lease ran out (its
+  replica was killed, stalled or lost its connection) is queued again by the next
   claim of any replica. Settling a job checks the owner, so a replica that comes back
-  after its job was taken over cannot settle it. :meth:`requeue_running` takes back
+  after its job was taken over cannot settle it, and :meth:`PgJobStore.holds` (asked
+  before every GitHub write, :mod:`bot.app.fencing`) checks the fence and that a third
+  of the lease is left, so it cannot publish either. :meth:`requeue_running` takes back
   only expired leases: the other replicas' jobs are alive.
 - **Wake-ups**: enqueueing and settling send ``NOTIFY`` on a channel per schema;
   :meth:`listen` runs a thread with a connection of its own that ``LISTEN``s and
@@ -25,6 +32,7 @@ Methods block on the network: the worker pool and the intake call them in a thre
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import socket
@@ -38,6 +46,7 @@ import psycopg
 
 from bot.app import pg
 from bot.app.jobstore import (
+    CANCELLED,
     KEEP_DELIVERIES_S,
     KEEP_PAYLOADS_S,
     MAX_DONE_ROWS,
@@ -46,7 +55,7 @@ from bot.app.jobstore import (
     ParkedJob,
     QueuedDelivery,
     StoreMethods,
-    _row,
+    _cancel_filter,
     state_counts,
 )
 
@@ -82,10 +91,31 @@ MIGRATIONS = [
     CREATE INDEX jobs_leases ON jobs (lease_until) WHERE state = 'running';
     CREATE INDEX jobs_done ON jobs (updated_at) WHERE state = 'done';
     """,
+    # Claims are fenced (see Job.fence), and periodic work remembers how far it got.
+    """
+    ALTER TABLE jobs ADD COLUMN fence BIGINT NOT NULL DEFAULT 0;
+    CREATE INDEX jobs_installation ON jobs (installation_id) WHERE state IN ('queued', 'running', 'parked');
+    CREATE TABLE checkpoints (
+        name TEXT PRIMARY KEY,
+        value TEXT NOT NULL,
+        updated_at DOUBLE PRECISION NOT NULL
+    );
+    """,
+    # Live work before background work (claims read jobs_claim; next_due still jobs_due).
+    """
+    ALTER TABLE jobs ADD COLUMN priority SMALLINT NOT NULL DEFAULT 0;
+    CREATE INDEX jobs_claim ON jobs (priority, not_before, id) WHERE state = 'queued';
+    """,
 ]
 pg.register_migrations("jobs", MIGRATIONS)
 
-_COLUMNS = "id, delivery_id, event, action, key, installation_id, attempts, created_at, payload"
+_COLUMNS = "id, delivery_id, event, action, key, installation_id, attempts, created_at, payload, fence"
+
+# "Now" in Unix seconds: the database server's clock, which every replica shares, unless
+# the caller (a test) passes a time of its own.
+_DB_NOW = "extract(epoch FROM statement_timestamp())::double precision"
+_NOW = f"coalesce(%(now)s::double precision, {_DB_NOW})"
+_NOW_AT = f"coalesce(%s::double precision, {_DB_NOW})"  # the same, for positional parameters
 
 # A job j may start only when it is the oldest unfinished job of its key and no job of its key runs.
 _HEAD_OF_KEY = """
@@ -95,13 +125,13 @@ _HEAD_OF_KEY = """
 _RUNNABLE = f"j.state = 'queued' AND {_HEAD_OF_KEY}"
 
 _CANDIDATE = f"""
-    SELECT j.id FROM jobs j WHERE j.not_before <= %(now)s AND {_RUNNABLE}
-    ORDER BY j.not_before, j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED
+    SELECT j.id FROM jobs j WHERE j.not_before <= {_NOW} AND {_RUNNABLE}
+    ORDER BY j.priority, j.not_before, j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED
 """
 
 _CLAIM = f"""
-    UPDATE jobs SET state = 'running', attempts = attempts + 1, updated_at = %(now)s,
-        owner = %(owner)s, lease_until = %(lease)s
+    UPDATE jobs SET state = 'running', attempts = attempts + 1, fence = fence + 1, updated_at = {_NOW},
+        owner = %(owner)s, lease_until = {_NOW} + %(lease)s
     WHERE id = %(id)s AND state = 'queued' RETURNING {_COLUMNS}
 """
 
@@ -116,12 +146,13 @@ _NEXT_DUE = f"""
     )
     SELECT
         (SELECT j.not_before FROM candidates j WHERE {_HEAD_OF_KEY} ORDER BY j.not_before, j.id LIMIT 1),
-        (SELECT count(*) FROM candidates)
+        (SELECT count(*) FROM candidates),
+        {_NOW}
 """
 # When a burst queued more than that behind a few running pull requests, visit one head
 # per key instead: the recursive query walks ``jobs_open`` (key, id) from one key to
 # the next (a skip-scan), and its first entry of each key is that key's head.
-_NEXT_DUE_HEADS = """
+_NEXT_DUE_HEADS = f"""
     WITH RECURSIVE heads(key, id) AS (
         (SELECT key, id FROM jobs WHERE state IN ('queued', 'running') ORDER BY key, id LIMIT 1)
         UNION ALL
@@ -129,17 +160,17 @@ _NEXT_DUE_HEADS = """
             SELECT key, id FROM jobs WHERE state IN ('queued', 'running') AND key > h.key ORDER BY key, id LIMIT 1
         ) n
     )
-    SELECT min(j.not_before) FROM heads h JOIN jobs j ON j.id = h.id
+    SELECT min(j.not_before), {_NOW} FROM heads h JOIN jobs j ON j.id = h.id
     WHERE j.state = 'queued' AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.key = h.key AND r.state = 'running')
 """
 
-_EXPIRED = """
+_EXPIRED = f"""
     UPDATE jobs SET state = CASE WHEN attempts >= %(max)s THEN 'parked' ELSE 'queued' END,
         error = CASE WHEN attempts >= %(max)s
             THEN 'interrupted while running ' || attempts || ' times' || coalesce(E'\\n' || 'last error: ' || error, '')
             ELSE error END,
-        not_before = %(now)s, updated_at = %(now)s, owner = NULL, lease_until = NULL
-    WHERE state = 'running' AND lease_until < %(now)s
+        not_before = {_NOW}, updated_at = {_NOW}, owner = NULL, lease_until = NULL
+    WHERE state = 'running' AND lease_until < {_NOW}
     RETURNING state
 """
 
@@ -147,7 +178,7 @@ _EXPIRED = """
 def _job(row: Sequence[Any]) -> Job:
     return Job(
         id=row[0], delivery_id=row[1], event=row[2], action=row[3], key=row[4], installation_id=row[5],
-        attempts=row[6], created_at=row[7], payload=bytes(row[8]) if row[8] is not None else b"",
+        attempts=row[6], created_at=row[7], payload=bytes(row[8]) if row[8] is not None else b"", fence=row[9],
     )
 
 
@@ -161,7 +192,8 @@ class PgJobStore(StoreMethods):
 
     ``db``: a :class:`bot.app.pg.Database` whose schema has the ``jobs`` migrations
     applied (``pg.connect(..., migrate_components=["jobs"])``). ``lease``: seconds a
-    claim lasts without :meth:`renew`. ``now`` arguments default to ``clock()``.
+    claim lasts without :meth:`renew`. Times are the database server's; ``clock`` (Unix
+    seconds) replaces it when given, and a method's ``now`` replaces both (tests).
     """
 
     #: Methods wait on the network: call them off the event loop.
@@ -171,7 +203,7 @@ class PgJobStore(StoreMethods):
         self,
         db: pg.Database,
         *,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] | None = None,
         lease: float = DEFAULT_LEASE,
         poll_interval: float = POLL_INTERVAL,
         owner: str | None = None,
@@ -201,27 +233,33 @@ class PgJobStore(StoreMethods):
     def _notify(self, conn: psycopg.Connection) -> None:
         conn.execute("SELECT pg_notify(%s, '')", (self.channel,))
 
-    def enqueue_many(self, deliveries: Sequence[QueuedDelivery], *, now: float | None = None) -> list[bool]:
-        """Queue deliveries in one transaction; per delivery, True when new.
+    def enqueue_many(
+        self, deliveries: Sequence[QueuedDelivery], *, now: float | None = None, delay: float = 0.0
+    ) -> list[bool]:
+        """Queue deliveries in one transaction, due ``delay`` seconds from now; per delivery, True when new.
 
         ``INSERT ... ON CONFLICT (delivery_id) DO NOTHING``: a delivery id another
         replica is inserting at the same moment waits for that transaction and is then
         reported known (False). All or nothing.
         """
         at = self._at(now)
-        rows = [(_row(d, at), bytes(d.payload)) for d in deliveries]
-        if not rows:
+        if not deliveries:
             return []
         results = []
         with self._conn() as conn:
             # The 202 promises the row survives a crash of the database server too.
             conn.execute("SET LOCAL synchronous_commit TO on")
-            for row, payload in rows:
+            for d in deliveries:
                 inserted = conn.execute(
                     "INSERT INTO jobs (delivery_id, event, action, key, installation_id, not_before, created_at,"
-                    " updated_at, payload) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                    f" updated_at, priority, payload) VALUES (%(delivery)s, %(event)s, %(action)s, %(key)s,"
+                    f" %(installation)s, {_NOW} + %(delay)s, {_NOW}, {_NOW}, %(priority)s, %(payload)s)"
                     " ON CONFLICT (delivery_id) DO NOTHING RETURNING id",
-                    (*row, payload),
+                    {
+                        "delivery": d.delivery_id, "event": d.event, "action": d.action, "key": d.job_key,
+                        "installation": d.installation_id, "delay": max(0.0, delay), "priority": d.priority,
+                        "payload": bytes(d.payload), "now": at,
+                    },
                 ).fetchone()
                 results.append(inserted is not None)
             if any(results):
@@ -229,17 +267,19 @@ class PgJobStore(StoreMethods):
         return results
 
     def claim(self, now: float | None = None) -> Job | None:
-        """Take the next runnable job (head of its key, due, earliest due first) for this replica.
+        """Take the next runnable job (head of its key, due; live first, then earliest due) for this replica.
 
         First queues again the jobs whose lease ran out (parking those that used
         every attempt, once :meth:`requeue_running` told the store ``max_attempts``).
         """
         at = self._at(now)
         with self._conn() as conn:
-            # Expired leases are looked for a few times per lease, not on every claim.
+            # Expired leases are looked for a few times per lease, not on every claim (this
+            # pacing is local, so it may use this process's own clock).
+            mark = at if at is not None else time.monotonic()
             last = self._last_takeback
-            if last is None or not last <= at < last + self.lease / 10:
-                self._last_takeback = at
+            if last is None or not last <= mark < last + self.lease / 10:
+                self._last_takeback = mark
                 self._take_back_expired(conn, at)
             for _ in range(3):  # a row another replica just claimed is skipped; look again
                 with conn.transaction():
@@ -247,13 +287,13 @@ class PgJobStore(StoreMethods):
                     if row is None:
                         return None
                     claimed = conn.execute(
-                        _CLAIM, {"id": row[0], "now": at, "owner": self.owner, "lease": at + self.lease}
+                        _CLAIM, {"id": row[0], "now": at, "owner": self.owner, "lease": self.lease}
                     ).fetchone()
                 if claimed is not None:
                     return _job(claimed)
         return None
 
-    def _take_back_expired(self, conn: psycopg.Connection, at: float) -> tuple[int, int]:
+    def _take_back_expired(self, conn: psycopg.Connection, at: float | None) -> tuple[int, int]:
         limit = self._max_attempts if self._max_attempts is not None else 2**31 - 1
         states = [r[0] for r in conn.execute(_EXPIRED, {"now": at, "max": limit}).fetchall()]
         conn.commit()
@@ -265,15 +305,72 @@ class PgJobStore(StoreMethods):
         return len(states) - parked, parked
 
     def renew(self, job_ids: Sequence[int], *, now: float | None = None) -> int:
-        """Extend this replica's lease on its running ``job_ids`` by :attr:`lease` seconds; how many it still holds."""
+        """Extend this replica's lease on its running ``job_ids`` to :attr:`lease` seconds from now; how many it still holds."""
         if not job_ids:
             return 0
         at = self._at(now)
         with self._conn() as conn:
             return conn.execute(
-                "UPDATE jobs SET lease_until = %s WHERE id = ANY(%s) AND state = 'running' AND owner = %s",
-                (at + self.lease, list(job_ids), self.owner),
+                f"UPDATE jobs SET lease_until = {_NOW} + %(lease)s"
+                " WHERE id = ANY(%(ids)s) AND state = 'running' AND owner = %(owner)s",
+                {"now": at, "lease": self.lease, "ids": list(job_ids), "owner": self.owner},
             ).rowcount
+
+    def holds(self, job_id: int, fence: int, *, now: float | None = None) -> bool:
+        """True while this replica runs job ``job_id`` under the claim that gave it ``fence``
+        with at least a third of :attr:`lease` left.
+
+        The margin is the time a write may take after this answer: a heartbeat renews
+        the lease every third of it, so a live replica always has two thirds left, and
+        one whose heartbeats stopped stops writing well before another may take its job.
+        """
+        at = self._at(now)
+        with self._conn() as conn:
+            row = conn.execute(
+                "SELECT 1 FROM jobs WHERE id = %(id)s AND state = 'running' AND fence = %(fence)s"
+                f" AND owner = %(owner)s AND lease_until > {_NOW} + %(margin)s",
+                {"id": job_id, "fence": fence, "owner": self.owner, "margin": self.lease / 3, "now": at},
+            ).fetchone()
+        return row is not None
+
+    def cancel(
+        self,
+        installation_id: int,
+        *,
+        keys: Sequence[str] = (),
+        key_prefixes: Sequence[str] = (),
+        delivery_parts: Sequence[str] = (),
+        keep: int | None = None,
+        reason: str,
+        now: float | None = None,
+    ) -> int:
+        """End an installation's unfinished jobs as :meth:`bot.app.jobstore.JobStore.cancel` does; how many.
+
+        A cancelled running job loses owner and lease: whichever replica runs it finds
+        its claim gone (:meth:`holds`) before its next write.
+        """
+        where, params = _cancel_filter(installation_id, keys, key_prefixes, delivery_parts, keep, "%s")
+        with self._conn() as conn:
+            return conn.execute(
+                f"UPDATE jobs SET state = 'done', outcome = %s, error = %s, updated_at = {_NOW_AT},"
+                f" owner = NULL, lease_until = NULL WHERE {where}",
+                (CANCELLED, reason, self._at(now), *params),
+            ).rowcount
+
+    def read_checkpoint(self, name: str) -> Any:
+        """The JSON value last written under ``name`` by :meth:`write_checkpoint`, or None."""
+        with self._conn() as conn:
+            row = conn.execute("SELECT value FROM checkpoints WHERE name = %s", (name,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def write_checkpoint(self, name: str, value: Any, *, now: float | None = None) -> None:
+        """Keep ``value`` (JSON-serialisable) under ``name``, replacing what was there."""
+        with self._conn() as conn:
+            conn.execute(
+                f"INSERT INTO checkpoints (name, value, updated_at) VALUES (%(name)s, %(value)s, {_NOW})"
+                " ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                {"name": name, "value": json.dumps(value, sort_keys=True), "now": self._at(now)},
+            )
 
     def listen(self, callback: Callable[[], Any]) -> Callable[[], None]:
         """Call ``callback()`` (from a thread) whenever any replica queues or settles a job.
@@ -321,7 +418,7 @@ class PgJobStore(StoreMethods):
             if newest is None:
                 return None
             ended = conn.execute(
-                "UPDATE jobs SET state = 'done', outcome = %s, error = %s, updated_at = %s"
+                f"UPDATE jobs SET state = 'done', outcome = %s, error = %s, updated_at = {_NOW_AT}"
                 " WHERE key = %s AND state = 'queued' AND id > %s AND id < %s AND event = %s"
                 " AND action IS NOT DISTINCT FROM %s",
                 (SUPERSEDED, f"superseded by delivery {newest[1]}", at, job.key, job.id, newest[0], job.event, job.action),
@@ -335,22 +432,34 @@ class PgJobStore(StoreMethods):
         store). Reads the few soonest due queued jobs through the ``jobs_due`` index, and
         only when none of them can start, one head per key through ``jobs_open``.
         """
-        with self._conn() as conn:
-            first, looked_at = conn.execute(_NEXT_DUE, {"limit": _CANDIDATES}).fetchone()
-            if first is not None or looked_at < _CANDIDATES:
-                return first
-            return conn.execute(_NEXT_DUE_HEADS).fetchone()[0]
+        return self._next_due(None)[0]
 
-    def release(self, job_id: int, *, now: float | None = None) -> None:
-        """This replica's running job is queued again, due now, its attempt not counted (shutdown)."""
+    def due_in(self, now: float | None = None) -> float | None:
+        """Seconds until :meth:`next_due` by the database's clock (0 when overdue), or None."""
+        first, at = self._next_due(self._at(now))
+        return None if first is None else max(0.0, first - at)
+
+    def _next_due(self, at: float | None) -> tuple[float | None, float]:
+        """``(when the first job waiting only for its time is due, now)``, both by the store's clock."""
+        with self._conn() as conn:
+            first, looked_at, db_now = conn.execute(_NEXT_DUE, {"limit": _CANDIDATES, "now": at}).fetchone()
+            if first is not None or looked_at < _CANDIDATES:
+                return first, db_now
+            first, db_now = conn.execute(_NEXT_DUE_HEADS, {"now": at}).fetchone()
+            return first, db_now
+
+    def release(self, job_id: int, *, now: float | None = None, delay: float = 0.0, reason: str | None = None) -> None:
+        """This replica's running job is queued again, its attempt not counted: due now (shutdown)
+        or ``delay`` seconds from now (a rate limit), with ``reason`` as its error."""
         at = self._at(now)
         with self._conn() as conn:
             conn.execute(
-                "UPDATE jobs SET state = 'queued', attempts = greatest(attempts - 1, 0), not_before = %s,"
-                " updated_at = %s, owner = NULL, lease_until = NULL WHERE id = %s AND state = 'running' AND owner = %s",
-                (at, at, job_id, self.owner),
+                f"UPDATE jobs SET state = 'queued', attempts = greatest(attempts - 1, 0),"
+                f" not_before = {_NOW} + %(delay)s, updated_at = {_NOW}, owner = NULL, lease_until = NULL,"
+                " error = coalesce(%(reason)s, error) WHERE id = %(id)s AND state = 'running' AND owner = %(owner)s",
+                {"now": at, "delay": max(0.0, delay), "reason": reason, "id": job_id, "owner": self.owner},
             )
-            self._notify(conn)  # the released job itself is due now, for any replica
+            self._notify(conn)  # the released job is due now, or sooner than a replica's wait may be
 
     def _settle(
         self, job_id: int, state: str, now: float | None, *, outcome: str | None = None, error: str | None = None,
@@ -362,11 +471,15 @@ class PgJobStore(StoreMethods):
             # notification per finished job would wake every replica for nothing.
             conn.execute(
                 "WITH settled AS ("
-                " UPDATE jobs SET state = %s, outcome = %s, error = %s, not_before = %s, updated_at = %s,"
-                " owner = NULL, lease_until = NULL WHERE id = %s AND state = 'running' AND owner = %s RETURNING key)"
-                " SELECT pg_notify(%s, '') FROM settled"
+                " UPDATE jobs SET state = %(state)s, outcome = %(outcome)s, error = %(error)s,"
+                f" not_before = {_NOW} + %(delay)s, updated_at = {_NOW}, owner = NULL, lease_until = NULL"
+                " WHERE id = %(id)s AND state = 'running' AND owner = %(owner)s RETURNING key)"
+                " SELECT pg_notify(%(channel)s, '') FROM settled"
                 " WHERE EXISTS (SELECT 1 FROM jobs q WHERE q.key = settled.key AND q.state = 'queued')",
-                (state, outcome, error, at + not_before_in, at, job_id, self.owner, self.channel),
+                {
+                    "state": state, "outcome": outcome, "error": error, "now": at, "delay": not_before_in, "id": job_id,
+                    "owner": self.owner, "channel": self.channel,
+                },
             )
 
     def requeue_running(self, *, max_attempts: int | None = None, now: float | None = None) -> int:
@@ -384,7 +497,10 @@ class PgJobStore(StoreMethods):
     def retry_parked(self, job_id: int | None = None, *, now: float | None = None) -> int:
         """Queue parked jobs again (one by id, or all) with a fresh attempt count; how many."""
         at = self._at(now)
-        query = "UPDATE jobs SET state = 'queued', attempts = 0, not_before = %s, updated_at = %s WHERE state = 'parked'"
+        query = (
+            f"UPDATE jobs SET state = 'queued', attempts = 0, not_before = {_NOW_AT}, updated_at = {_NOW_AT}"
+            " WHERE state = 'parked'"
+        )
         params: tuple = (at, at)
         if job_id is not None:
             query += " AND id = %s"
@@ -403,10 +519,11 @@ class PgJobStore(StoreMethods):
 
     def oldest_queued_age(self, now: float | None = None) -> float | None:
         """Seconds since the oldest queued job was received, or None."""
-        at = self._at(now)
         with self._conn() as conn:
-            oldest = conn.execute("SELECT min(created_at) FROM jobs WHERE state = 'queued'").fetchone()[0]
-        return None if oldest is None else max(0.0, at - oldest)
+            age = conn.execute(
+                f"SELECT {_NOW_AT} - min(created_at) FROM jobs WHERE state = 'queued'", (self._at(now),)
+            ).fetchone()[0]
+        return None if age is None else max(0.0, age)
 
     def parked(self, limit: int = 100) -> list[ParkedJob]:
         """The parked jobs, oldest first, at most ``limit``."""
@@ -423,8 +540,21 @@ class PgJobStore(StoreMethods):
         with self._conn() as conn:
             cur = conn.execute(
                 "SELECT id, delivery_id, event, action, key, installation_id, state, attempts,"
-                " not_before, created_at, updated_at, outcome, error, owner, lease_until FROM jobs WHERE id = %s",
+                " not_before, created_at, updated_at, outcome, error, owner, lease_until, fence, priority"
+                " FROM jobs WHERE id = %s",
                 (job_id,),
+            )
+            row = cur.fetchone()
+            names = [d.name for d in cur.description]
+        return dict(zip(names, row, strict=True)) if row is not None else None
+
+    def by_delivery(self, delivery_id: str) -> dict[str, Any] | None:
+        """The row of the job queued for ``delivery_id`` (see :meth:`get`), or None (never queued, or pruned)."""
+        with self._conn() as conn:
+            cur = conn.execute(
+                "SELECT id, delivery_id, event, action, key, installation_id, state, attempts,"
+                " not_before, created_at, updated_at, outcome, error FROM jobs WHERE delivery_id = %s",
+                (delivery_id,),
             )
             row = cur.fetchone()
             names = [d.name for d in cur.description]
@@ -442,11 +572,12 @@ class PgJobStore(StoreMethods):
         at = self._at(now)
         with self._conn() as conn:
             conn.execute(
-                "UPDATE jobs SET payload = NULL WHERE state = 'done' AND updated_at < %s AND payload IS NOT NULL",
-                (at - keep_payloads,),
+                f"UPDATE jobs SET payload = NULL WHERE state = 'done' AND updated_at < {_NOW_AT} - %s"
+                " AND payload IS NOT NULL",
+                (at, keep_payloads),
             )
             deleted = conn.execute(
-                "DELETE FROM jobs WHERE state = 'done' AND updated_at < %s", (at - keep_deliveries,)
+                f"DELETE FROM jobs WHERE state = 'done' AND updated_at < {_NOW_AT} - %s", (at, keep_deliveries)
             ).rowcount
             deleted += conn.execute(
                 "DELETE FROM jobs WHERE state = 'done' AND id <= ("

@@ -3,6 +3,10 @@
 This is the only module that changes anything on GitHub. Publishing is idempotent: a
 redelivered event or a second run edits (or leaves alone) the one comment instead of
 adding another, and re-adding labels already present is a no-op on GitHub's side.
+Every write is fenced: right before it, :func:`bot.app.fencing.before_write` checks
+that the job running it still holds its claim on the queue, and raises
+:class:`~bot.app.fencing.LeaseLost` instead of writing when it does not (two runs of one
+job at once would each find no comment and post one).
 
 GitHub docs: "List issue comments", "Create an issue comment", "Update an issue
 comment", "Add labels to an issue", "Remove a label from an issue", "Update a label",
@@ -18,6 +22,8 @@ from contextlib import aclosing
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from bot.app.fencing import before_write
+from bot.app.auth import BotIdentity
 from bot.app.fetch import PER_PAGE, split_repository
 from bot.app.github import Forbidden, GitHubClient, NotFound, ValidationFailed
 from bot.engine.marker import MarkerState, has_marker, parse_marker, replace_marker
@@ -95,24 +101,30 @@ def _where(repository: str, **more: Any) -> dict[str, Any]:
     return {"owner": owner, "repo": repo, **more}
 
 
-def _same_login(a: str, b: str) -> bool:
-    return a.casefold() == b.casefold()
+#: Who prguide writes as: a :class:`bot.app.auth.BotIdentity`, or only its login ``"{app slug}[bot]"``.
+Bot = BotIdentity | str
 
 
-def is_guide_comment(comment: Mapping[str, Any], bot_login: str) -> bool:
+def _identity(bot: Bot) -> BotIdentity:
+    return bot if isinstance(bot, BotIdentity) else BotIdentity(str(bot))
+
+
+def is_guide_comment(comment: Mapping[str, Any], bot_login: Bot) -> bool:
     """True when ``comment`` (an issue comment object) is prguide's guide.
 
-    It must carry the marker *and* be written by ``bot_login``: a human quoting the
-    marker has not written a guide.
+    It must carry the marker *and* be written by prguide (``bot_login``, see
+    :meth:`bot.app.auth.BotIdentity.wrote`: by app or user id when known, so a renamed
+    app still finds its guide): a human quoting the marker has not written a guide.
     """
-    user = comment.get("user") or {}
-    return has_marker(comment.get("body")) and _same_login(str(user.get("login") or ""), bot_login)
+    return has_marker(comment.get("body")) and _identity(bot_login).wrote(
+        comment.get("user"), comment.get("performed_via_github_app")
+    )
 
 
-async def find_guide_comment(client: GitHubClient, repository: str, number: int, *, bot_login: str) -> Mapping[str, Any] | None:
+async def find_guide_comment(client: GitHubClient, repository: str, number: int, *, bot_login: Bot) -> Mapping[str, Any] | None:
     """prguide's earlier guide comment on a pull request (the oldest, if several), or ``None``.
 
-    Lists the issue comments, 100 per page. ``bot_login`` is ``"{app slug}[bot]"``.
+    Lists the issue comments, 100 per page. ``bot_login``: see :func:`is_guide_comment`.
     """
     where = _where(repository, issue_number=int(number), per_page=PER_PAGE)
     async with aclosing(client.getiter(_COMMENTS, where)) as comments:
@@ -128,7 +140,7 @@ async def publish_guide(
     number: int,
     guide: Guide,
     *,
-    bot_login: str,
+    bot_login: Bot,
     current_labels: Iterable[str] | None = None,
     existing: Mapping[str, Any] | None | object = _LOOK_UP,
     revise: Revise | None = None,
@@ -232,11 +244,13 @@ async def publish_guide(
     if existing is None and not post_comment:
         comment_id, outcome, url = 0, "not_posted", ""
     elif existing is None:
+        await before_write(f"the guide comment on {repository}#{number}")
         created = await client.post(_COMMENTS, _where(repository, issue_number=int(number)), data={"body": markdown})
         comment_id, outcome, url = int(created["id"]), "created", str(created.get("html_url") or "")
     elif existing.get("body") == markdown:
         comment_id, outcome, url = int(existing["id"]), "unchanged", str(existing.get("html_url") or "")
     else:
+        await before_write(f"the guide comment edit on {repository}#{number}")
         edited = await client.patch(_COMMENT, _where(repository, comment_id=int(existing["id"])), data={"body": markdown})
         comment_id, outcome = int(existing["id"]), "edited"
         url = str((edited or {}).get("html_url") or existing.get("html_url") or "")
@@ -292,6 +306,7 @@ async def _style_new_labels(
         is_default_look = str(label.get("color") or "").lower() == GITHUB_DEFAULT_LABEL_COLOR and not label.get("description")
         wants_other_look = spec.color.lower() != GITHUB_DEFAULT_LABEL_COLOR or bool(spec.description)
         if is_default_look and wants_other_look:
+            await before_write(f"the look of the label {name!r} in {repository}")
             try:
                 await client.patch(
                     _REPO_LABEL,
@@ -308,21 +323,22 @@ async def _style_new_labels(
 
 
 async def _labelled_by_humans(
-    client: GitHubClient, repository: str, number: int, names: Sequence[str], *, bot_login: str
+    client: GitHubClient, repository: str, number: int, names: Sequence[str], *, bot_login: Bot
 ) -> set[str]:
     """Casefolded names among ``names`` whose last ``labeled`` event was by someone other than prguide."""
     wanted = {n.casefold() for n in names}
-    last_actor: dict[str, str] = {}
+    last_actor: dict[str, Mapping[str, Any]] = {}
     try:
         async for event in client.getiter(_EVENTS, _where(repository, issue_number=int(number), per_page=PER_PAGE)):
             if event.get("event") != "labeled":
                 continue
             key = str((event.get("label") or {}).get("name") or "").casefold()
             if key in wanted:
-                last_actor[key] = str((event.get("actor") or {}).get("login") or "")
+                last_actor[key] = event
     except NotFound:
         return wanted  # cannot tell who added them: keep them all
-    return {key for key, login in last_actor.items() if not _same_login(login, bot_login)}
+    bot = _identity(bot_login)
+    return {key for key, event in last_actor.items() if not bot.wrote(event.get("actor"), event.get("performed_via_github_app"))}
 
 
 async def add_labels(client: GitHubClient, repository: str, number: int, names: Sequence[str]) -> list[Mapping[str, Any]]:
@@ -332,6 +348,7 @@ async def add_labels(client: GitHubClient, repository: str, number: int, names: 
     """
     if not names:
         return []
+    await before_write(f"labels on {repository}#{number}")
     data = await client.post(
         _ISSUE_LABELS, _where(repository, issue_number=int(number)), data={"labels": list(names)}, idempotent=True
     )
@@ -340,6 +357,7 @@ async def add_labels(client: GitHubClient, repository: str, number: int, names: 
 
 async def remove_label(client: GitHubClient, repository: str, number: int, name: str) -> bool:
     """Remove one label from an issue or pull request; ``False`` when it was not there."""
+    await before_write(f"removing a label from {repository}#{number}")
     try:
         await client.delete(_ISSUE_LABEL, _where(repository, issue_number=int(number), name=name), expect=(404,))
     except NotFound:
@@ -358,6 +376,7 @@ async def reply(client: GitHubClient, repository: str, number: int, body: str) -
         raise ValueError("a reply needs a body")
     if len(body) > MAX_COMMENT_CHARS:
         raise ValueError(f"reply has {len(body)} characters; GitHub allows {MAX_COMMENT_CHARS}")
+    await before_write(f"a reply on {repository}#{number}")
     created = await client.post(_COMMENTS, _where(repository, issue_number=int(number)), data={"body": body})
     return int(created["id"])
 
@@ -373,6 +392,7 @@ async def reply_in_review_thread(client: GitHubClient, repository: str, number: 
         raise ValueError("a reply needs a body")
     if len(body) > MAX_COMMENT_CHARS:
         raise ValueError(f"reply has {len(body)} characters; GitHub allows {MAX_COMMENT_CHARS}")
+    await before_write(f"a review thread reply on {repository}#{number}")
     created = await client.post(
         _REVIEW_REPLIES, _where(repository, pull_number=int(number), comment_id=int(comment_id)), data={"body": body}
     )
@@ -383,6 +403,7 @@ async def react_to_review_comment(client: GitHubClient, repository: str, comment
     """React to a pull request review comment ("Create reaction for a pull request review comment")."""
     if content not in REACTIONS:
         raise ValueError(f"unknown reaction {content!r}; expected one of {sorted(REACTIONS)}")
+    await before_write(f"a reaction in {repository}")
     await client.post(
         _REVIEW_REACTIONS, _where(repository, comment_id=int(comment_id)), data={"content": content}, idempotent=True
     )
@@ -395,13 +416,14 @@ async def react(client: GitHubClient, repository: str, comment_id: int, content:
     """
     if content not in REACTIONS:
         raise ValueError(f"unknown reaction {content!r}; expected one of {sorted(REACTIONS)}")
+    await before_write(f"a reaction in {repository}")
     await client.post(
         _REACTIONS, _where(repository, comment_id=int(comment_id)), data={"content": content}, idempotent=True
     )
 
 
 async def replace_comment_body(
-    client: GitHubClient, repository: str, comment_id: int, *, expected: Callable[[str], bool], body: str, bot_login: str
+    client: GitHubClient, repository: str, comment_id: int, *, expected: Callable[[str], bool], body: str, bot_login: Bot
 ) -> str:
     """Edit prguide's comment ``comment_id`` to ``body`` if its current body passes ``expected``.
 
@@ -425,6 +447,7 @@ async def replace_comment_body(
         return "unchanged"
     if not is_guide_comment(current, bot_login) or not expected(text):
         return "stale"
+    await before_write(f"the guide comment edit in {repository}")
     try:
         await client.patch(_COMMENT, where, data={"body": body})
     except NotFound:

@@ -4,6 +4,8 @@ A :class:`Router` maps ``(event, action)`` to a :class:`Route`: whether a delive
 wanted (decided at once, on the request path, from the payload alone) and the job
 handler that does the work later in the worker pool. A feature declares its routes
 (see :mod:`bot.features`); the server asks the router and never knows the features.
+A feature may also observe every verified delivery, routed or not, before it is
+answered (:data:`Observer`, :meth:`Router.observe`): for facts every payload carries.
 
 gidgethub's ``Router`` dispatches every registered callback in one step; prguide
 needs two (a cheap decision before the 2xx answer, the work after it), hence this
@@ -23,10 +25,12 @@ from typing import Any
 
 from cachetools import TTLCache
 
-from bot.app.errors import GiveUp, RetryLater
-from bot.app.jobstore import Job, QueuedDelivery
+from bot.app.errors import GiveUp, RateLimited, RetryLater
+from bot.app.fencing import before_write
+from bot.app.jobstore import PRIORITY_LIVE, Job, QueuedDelivery
 from bot.app.metrics import Metrics
 from bot.app.offload import run_store
+from bot.app.ratelimit import RateLimits
 from bot.app.settings import Settings
 from bot.app.webhook import Delivery
 from bot.app.workers import job_fields
@@ -78,6 +82,9 @@ class Services:
     #: Progress of long work, ``{task: {repository: {counter: n}}}``, shown by ``/healthz``
     #: (features fill it, e.g. ``"backfill"``); counts since this process started.
     progress: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    #: Every installation's rate-limit budget and background schedule (the clients' own,
+    #: shared by replicas through the database); by default one in this process's memory.
+    rate_limits: RateLimits = field(default_factory=RateLimits)
 
     def rules_for(self, config: RepoConfig) -> tuple[Any, tuple[Problem, ...]]:
         """The rules for a repository: :attr:`rules` with the repository's own merged on top.
@@ -139,6 +146,7 @@ class JobContext:
         delivery_id: str,
         installation_id: int | None,
         delay: float = 0.0,
+        priority: int = PRIORITY_LIVE,
     ) -> bool:
         """Queue a job of prguide's own (not from a webhook) in the job store; True when new.
 
@@ -149,18 +157,24 @@ class JobContext:
         pull request's webhook deliveries never run at once). ``delivery_id`` is the
         idempotency key, like GitHub's ``X-GitHub-Delivery``: derive it from what the
         job is about (``"backfill:{installation}:{repo}:{page}"``) so a retried or
-        doubled parent queues nothing twice. ``delay``: seconds before it is due.
-        A store on a database server is written from a worker thread, so the event
-        loop goes on meanwhile. Raises ``ValueError`` for empty ids or keys and the
-        store's database error.
+        doubled parent queues nothing twice. ``delay``: seconds before it is due, by
+        the store's clock. ``priority``: :data:`~bot.app.jobstore.PRIORITY_BACKGROUND`
+        for work that may wait while live jobs go first. A job that no longer holds
+        its claim on the queue (taken over, or its installation's work cancelled)
+        queues nothing: it raises :class:`bot.app.fencing.LeaseLost`. A store on a
+        database server is written from a worker thread, so the event loop goes on
+        meanwhile. Raises ``ValueError`` for empty ids or keys and the store's
+        database error.
         """
         body = payload if isinstance(payload, (bytes, bytearray)) else json.dumps(payload).encode()
-        queued = QueuedDelivery(delivery_id, event, key, bytes(body), installation_id=installation_id, action=action)
+        queued = QueuedDelivery(
+            delivery_id, event, key, bytes(body), installation_id=installation_id, action=action, priority=priority
+        )
         store = self.services.store
         if store is None:
             raise RuntimeError("no job store: jobs cannot queue other jobs")
-        now = time.time() + max(0.0, delay) if delay else None
-        new = (await run_store(store, store.enqueue_many, [queued], now=now))[0]
+        await before_write(f"queueing {event} {delivery_id}")
+        new = (await run_store(store, store.enqueue_many, [queued], delay=max(0.0, delay)))[0]
         if new and self.services.notify is not None:
             self.services.notify()
         return new
@@ -196,6 +210,15 @@ class Route:
     pull_request_only: bool = True
 
 
+#: A feature's look at every verified delivery (``ping`` aside), routed or not, before it is
+#: answered: ``observer(delivery, services)``. It must be quick (a cached check, a store call
+#: through :func:`bot.app.offload.run_store` at most): the answer waits for it, up to
+#: :data:`OBSERVE_TIMEOUT` seconds. A failure is logged and never refuses the delivery.
+Observer = Callable[[Delivery, Services], Awaitable[None]]
+#: Seconds an observer may take before the delivery is answered without it.
+OBSERVE_TIMEOUT = 2.0
+
+
 @dataclass(frozen=True, slots=True)
 class Schedule:
     """Periodic work: one job per installation per period, queued by the platform.
@@ -218,12 +241,27 @@ class Schedule:
 class Router:
     """``(event, action)`` -> :class:`Route`; an action-specific route wins over an all-actions one."""
 
-    def __init__(self, routes: Iterable[Route] = (), schedules: Iterable[Schedule] = ()):
+    def __init__(self, routes: Iterable[Route] = (), schedules: Iterable[Schedule] = (), observers: Iterable[Observer] = ()):
         self._routes: dict[tuple[str, str | None], Route] = {}
         for route in routes:
             self.add(route)
         #: The periodic work of the features (see :class:`Schedule`).
         self.schedules: tuple[Schedule, ...] = tuple(schedules)
+        #: What looks at every delivery (see :data:`Observer`).
+        self.observers: tuple[Observer, ...] = tuple(observers)
+
+    async def observe(self, delivery: Delivery, services: Services) -> None:
+        """Show ``delivery`` to every observer in turn; one that fails or takes over
+        :data:`OBSERVE_TIMEOUT` seconds is logged (with the delivery) and skipped."""
+        for observer in self.observers:
+            fields = {"delivery": delivery.id, "event": delivery.event, "action": delivery.action,
+                      "observer": getattr(observer, "__qualname__", repr(observer))}  # fmt: skip
+            try:
+                await asyncio.wait_for(observer(delivery, services), OBSERVE_TIMEOUT)
+            except TimeoutError:
+                log.warning("delivery %s: an observer took over %ss; answered without it", delivery.id, OBSERVE_TIMEOUT, extra=fields)
+            except Exception:  # noqa: BLE001 -- an observer never costs the delivery
+                log.exception("delivery %s: an observer failed", delivery.id, extra=fields)
 
     def add(self, route: Route) -> None:
         """Register ``route``; raises ``ValueError`` when one is already registered for the same event and action."""
@@ -268,7 +306,8 @@ def load_features(spec: str = DEFAULT_FEATURES) -> Router:
 
     ``spec`` is ``"module:attribute"``; the attribute is a sequence of features, each a
     sequence of :class:`Route`; the module's optional ``SCHEDULES`` is a sequence of
-    :class:`Schedule` sequences, one per feature with periodic work. Raises
+    :class:`Schedule` sequences, one per feature with periodic work, and its optional
+    ``OBSERVERS`` a sequence of :data:`Observer` sequences. Raises
     ``ImportError``/``AttributeError`` for a bad name and ``ValueError`` when two
     features claim the same event and action.
     """
@@ -276,23 +315,28 @@ def load_features(spec: str = DEFAULT_FEATURES) -> Router:
     module = importlib.import_module(module_name)
     features: Sequence[Sequence[Route]] = getattr(module, attribute or "FEATURES")
     schedules: Sequence[Sequence[Schedule]] = getattr(module, "SCHEDULES", ())
-    return Router((route for routes in features for route in routes), (s for group in schedules for s in group))
+    observers: Sequence[Sequence[Observer]] = getattr(module, "OBSERVERS", ())
+    return Router(
+        (route for routes in features for route in routes), (s for group in schedules for s in group),
+        (o for group in observers for o in group),
+    )
 
 
 def default_router() -> Router:
-    """The routes prguide ships: the merged pull request guide and ``/prguide`` commands."""
+    """The routes prguide ships: the merged pull request guide, ``/prguide`` commands, backfill,
+    reconcile, the narrator and the tag view's visibility."""
     return load_features(DEFAULT_FEATURES)
 
 
-async def run_job(job: Job, services: Services, router: Router, *, max_attempts: int | None = None) -> None:
-    """Run one queued job with its route's handler and log one line about it.
+async def run_job(job: Job, services: Services, router: Router, *, max_attempts: int | None = None) -> str:
+    """Run one queued job with its route's handler, log one line about it and return its outcome.
 
     The line (logger ``prguide.jobs``) carries ``delivery``, ``event``, ``action``,
     ``installation``, ``repository``, ``number``, ``attempt``, ``outcome``, ``state``
     (the job's state after this run: ``done``, ``queued`` for another attempt, or
     ``parked`` once a failed run was attempt ``max_attempts``, the worker pool's
     rule), ``api_calls`` and ``duration_ms``; the job-duration histogram gets the same
-    outcome. Exceptions propagate to the worker pool, which retries, ends or parks
+    outcome, and it is returned (the worker pool records it with the job). Exceptions propagate to the worker pool, which retries, ends or parks
     the job (:class:`RetryLater`, :class:`GiveUp`, anything else).
     """
     started = time.perf_counter()
@@ -307,6 +351,11 @@ async def run_job(job: Job, services: Services, router: Router, *, max_attempts:
             raise GiveUp(f"no handler for {job.event}.{job.action}")
         await route.handle(job, ctx)
         outcome, level, state = ctx.outcome, logging.INFO, "done"
+        return outcome
+    except RateLimited as exc:
+        outcome, level, state = "rate_limited", logging.INFO, "queued"
+        ctx.fields["reason"] = exc.reason
+        raise
     except RetryLater as exc:
         outcome, level = "retry_later", logging.WARNING
         ctx.fields["reason"] = exc.reason

@@ -6,9 +6,10 @@ answer after 10 seconds, "Handling webhook deliveries"). Nothing is built at imp
 time: :func:`create_app` makes every part, and its cleanup context opens and closes
 the shared HTTP session, the job store and the worker pool.
 
-Routes: ``POST /webhook``, ``GET /healthz``, ``GET /metrics``, the job admin routes
-under ``/admin/jobs`` (see :mod:`bot.app.admin`), and the tag view's pages under
-``/repos`` (see :mod:`bot.tagview.web`), served from the same database.
+Routes: ``POST /webhook``, ``GET /webhook/deliveries/{id}`` (what became of a delivery,
+see :mod:`bot.app.delivery_status`), ``GET /healthz``, ``GET /metrics``, the job admin routes
+under ``/admin/jobs`` (see :mod:`bot.app.admin`), and, on the ``all`` and ``web`` roles,
+the tag view's pages under ``/repos`` (see :mod:`bot.tagview.web`), served from the same database.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,14 +25,15 @@ import aiohttp
 from aiohttp import web
 
 from bot import __version__
-from bot.app.admin import add_routes as add_admin_routes
-from bot.app.errors import DATABASE_ERRORS
+from bot.app.admin import add_routes as add_admin_routes, has_admin_token
+from bot.app.delivery_status import add_routes as add_status_routes
+from bot.app.errors import database_errors
 from bot.app.routing import Router, Services, default_router, run_job
 from bot.app.jobs import QueuedDelivery
 from bot.app.logging import configure_logging, redact_value
 from bot.app.metrics import Metrics, create_metrics
 from bot.app.offload import run_store
-from bot.app.settings import Settings, secret_warnings
+from bot.app.settings import Settings, SettingsError, role_problem, secret_warnings
 from bot.app.webhook import MAX_BODY_BYTES, PayloadTooLarge, WebhookError, parse_delivery
 
 log = logging.getLogger("prguide.server")
@@ -86,6 +88,7 @@ def create_app(
     pool_options: Mapping[str, Any] | None = None,
     client_options: Mapping[str, Any] | None = None,
     stop_timeout: float = STOP_TIMEOUT,
+    clock: Callable[[], float] | None = None,
 ) -> web.Application:
     """Build the web application; nothing starts until the app does.
 
@@ -97,19 +100,19 @@ def create_app(
     made from the settings). ``guides``: the tag view's
     :class:`bot.tagview.store.GuideStorage`; by default, with ``tag_view`` true, one is
     opened here on ``settings.database_url`` (PostgreSQL) or else ``settings.db_path`` (the one piece of I/O in the factory, as the
-    tag view's routes need it) and closed at clean-up. ``tag_view=False``: no tag view
+    tag view's routes need it) and closed at clean-up. The tag view's routes are served by
+    the ``all`` and ``web`` roles; a ``worker`` stores guides only. ``tag_view=False``: no tag view
     routes, and guides are not stored.
     ``pool_options``/``client_options``: extra keyword arguments for
     :class:`bot.app.jobs.WorkerPool` and :class:`bot.app.github.ClientFactory` (tests pass
     fake clocks and sleeps). ``stop_timeout``: grace, in seconds, for running jobs on
-    shutdown.
+    shutdown. ``clock``: the wall clock (Unix seconds) of the SQLite job store, the rate
+    limits, the GitHub clients, the app's tokens and the worker pool (tests pass a fake one).
     """
     redact_value(settings.llm_api_key)  # the model server's key may look like anything
     # aiohttp answers 413 itself for a body over the cap, before it is all in memory.
     app = web.Application(client_max_size=MAX_BODY_BYTES)
     if tag_view:
-        from bot.tagview.web import add_routes
-
         if guides is None and settings.database_url:
             from bot.tagview.pgstore import PgGuideStore
 
@@ -120,7 +123,11 @@ def create_app(
 
             guides = GuideStore(settings.db_path)
             app.on_cleanup.append(_closer(guides))
-        add_routes(app, guides, settings)
+        if settings.role in ("all", "web"):
+            # A worker stores guides but serves no pages: the web replicas behind the load balancer do.
+            from bot.tagview.web import add_routes
+
+            add_routes(app, guides, settings)
     app[STATE] = AppState(
         settings=settings,
         router=router if router is not None else default_router(),
@@ -133,12 +140,14 @@ def create_app(
             "pool": dict(pool_options or {}),
             "client": dict(client_options or {}),
             "stop_timeout": stop_timeout,
+            "clock": clock,
         },
     )
     app.router.add_post("/webhook", webhook)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics_view)
     add_admin_routes(app, STATE)
+    add_status_routes(app, STATE)
     app.cleanup_ctx.append(_lifecycle)
     return app
 
@@ -157,12 +166,18 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
     from bot.app.github import ClientFactory
     from bot.app.intake import Intake
     from bot.app.jobs import JobStore, WorkerPool
+    from bot.app.ratelimit import RateLimits
+    from bot.app.shared_state import SqliteRateLimits
 
     state = app[STATE]
     settings, options = state.settings, state.options
+    refused = role_problem(settings.role, settings.database_url)
+    if refused:
+        raise SettingsError([f"role {refused}"])
     own_session = options["session"] is None
     session = options["session"] or aiohttp.ClientSession(timeout=HTTP_TIMEOUT)
-    store = None
+    store = limits = None
+    timed = {"clock": options["clock"]} if options["clock"] is not None else {}
     checkpointer = Checkpointer(str(settings.db_path))
     runs_jobs = settings.role in ("all", "worker")
     try:
@@ -177,12 +192,13 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
             api_url=settings.api_url,
             session=session,
             on_response=state.metrics.github_hook,
+            **timed,
         )
         shared = None
         if settings.database_url:
             from bot.app import pg
             from bot.app.pgjobs import PgJobStore
-            from bot.app.shared_state import PgSharedState
+            from bot.app.shared_state import PgRateLimits, PgSharedState
 
             # One pool per replica for the queue and the shared state; every registered
             # component is migrated (one replica at a time, under the advisory lock).
@@ -190,29 +206,34 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
             database = await asyncio.to_thread(pg.from_settings, settings, migrate_components=None)
             store = PgJobStore(database, lease=settings.job_lease)
             shared = PgSharedState(database)
+            limits = PgRateLimits(database)
             if not getattr(options["guides"], "bound", True):
                 options["guides"].bind(database)  # the tag view shares the replica's pool
-        clients = ClientFactory(
-            auth, session=session, on_response=state.metrics.github_hook, **{"shared": shared, **options["client"]}
-        )
         if store is None:
-            store = JobStore.open(str(settings.db_path))
+            store = JobStore.open(str(settings.db_path), **timed)
+            limits = SqliteRateLimits.open(settings.db_path, **timed)
+        rate_limits = RateLimits(limits, **timed)
+        client_options = {"shared": shared, "rate_limits": rate_limits, **options["client"]}
+        if timed:
+            client_options.setdefault("wall_clock", options["clock"])
+        clients = ClientFactory(auth, session=session, on_response=state.metrics.github_hook, **client_options)
         # The webhook commits every delivery on the event loop: WAL checkpoints (and
         # their fsync) go to a thread instead.
         if not settings.database_url and checkpointer.start():
             checkpointer.adopt(store.conn)
+            checkpointer.adopt(limits.conn)
             if options["guides"] is not None:
                 checkpointer.adopt(options["guides"].connection)
         state.services = Services(
             settings=settings, clients=clients, auth=auth, rules=rules, metrics=state.metrics, guides=options["guides"],
-            store=store, shared=shared,
+            store=store, shared=shared, rate_limits=rate_limits,
         )
         services, router = state.services, state.router
 
-        async def handle(job: Any) -> None:
-            await run_job(job, services, router, max_attempts=pool.max_attempts)
+        async def handle(job: Any) -> str:
+            return await run_job(job, services, router, max_attempts=pool.max_attempts)
 
-        pool = WorkerPool(store, handle, concurrency=settings.workers, **options["pool"])
+        pool = WorkerPool(store, handle, concurrency=settings.workers, **{**timed, **options["pool"]})
         state.store, state.pool = store, pool
         state.intake = Intake(store, on_queued=pool.notify) if settings.role in ("all", "web") else None
         services.notify = pool.notify
@@ -237,6 +258,8 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
         checkpointer.stop()
         if store is not None:
             store.close()
+        if isinstance(limits, SqliteRateLimits):
+            limits.close()
         if own_session:
             await session.close()
         raise
@@ -257,6 +280,8 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
         log.warning("%d job(s) put back in the queue for the next start", len(interrupted))
     checkpointer.stop()
     store.close()
+    if isinstance(limits, SqliteRateLimits):
+        limits.close()
     state.store = state.pool = state.intake = None
     if own_session:
         await session.close()
@@ -324,6 +349,9 @@ async def webhook(request: web.Request) -> web.Response:
     if delivery.event == "ping":
         return _answer(state, delivery, "pong", 200, fields, text="pong")
 
+    if state.services is not None:
+        # Facts every payload carries (a repository's visibility) are taken before the answer.
+        await state.router.observe(delivery, state.services)
     route, reason = state.router.decide(delivery)
     if (delivery.event == "installation" and delivery.action in FORGET_TOKEN_ACTIONS) or delivery.event in FORGET_TOKEN_EVENTS:
         if state.services is not None and delivery.installation_id is not None:
@@ -342,7 +370,7 @@ async def webhook(request: web.Request) -> web.Response:
     )
     try:
         queued = await state.intake.enqueue(queued_delivery)
-    except DATABASE_ERRORS as exc:
+    except database_errors() as exc:
         # 503, not 500: GitHub shows the failure and the delivery can be redelivered.
         log.exception("cannot queue delivery %s", delivery.id, extra=fields)
         return _answer(state, delivery, "unavailable", 503, fields, json={"error": f"job queue unavailable: {exc}"})
@@ -362,9 +390,12 @@ async def healthz(request: web.Request) -> web.Response:
     """``GET /healthz``: 200 with queue counts while all is well, else 503.
 
     Body: ``{"ok", "status", "version", "queue": {state: count}, "parked",
-    "oldest_queued_age_s"}``, plus ``progress`` (``{task: {repository: {counter: n}}}``,
-    e.g. a backfill's ``target``, ``queued``, ``built``, ``skipped``, ``pending``,
-    ``api_calls``) once a feature reports some; ``status`` is ``"ok"``, or ``"degraded"`` (503, with
+    "oldest_queued_age_s"}``, plus ``progress`` once a feature reports some: with the admin
+    token (``Authorization: Bearer <PRGUIDE_ADMIN_TOKEN>``) by repository (``{task:
+    {repository: {counter: n}}}``, e.g. a backfill's ``target``, ``queued``, ``built``,
+    ``skipped``, ``pending``, ``api_calls``), without it only the sums and the number of
+    ``repositories`` (``{task: {"repositories": n, counter: total}}``): the names of
+    private repositories are no one else's business. ``status`` is ``"ok"``, or ``"degraded"`` (503, with
     ``problems``, one sentence each) while GitHub refuses the app's credentials (a wrong
     private key or app id: nothing can be published). Deliveries are still accepted and
     kept meanwhile. A later request GitHub accepts makes it ``"ok"`` again. The job
@@ -377,7 +408,7 @@ async def healthz(request: web.Request) -> web.Response:
     try:
         counts = await run_store(state.store, state.store.counts)
         oldest = await run_store(state.store, state.store.oldest_queued_age)
-    except DATABASE_ERRORS as exc:
+    except database_errors() as exc:
         database["reachable"] = False
         return web.json_response(
             {"ok": False, "version": __version__, "error": f"job database: {exc}", "database": database}, status=503
@@ -398,10 +429,25 @@ async def healthz(request: web.Request) -> web.Response:
         "role": state.settings.role,
     }
     if state.services is not None and state.services.progress:
-        body["progress"] = state.services.progress
+        progress = state.services.progress
+        body["progress"] = progress if has_admin_token(request, state.settings) else progress_counts(progress)
     if problems:
         body["problems"] = problems
     return web.json_response(body, status=503 if problems else 200)
+
+
+def progress_counts(progress: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> dict[str, dict[str, int]]:
+    """``{task: {repository: {counter: n}}}`` without the repositories' names:
+    ``{task: {"repositories": how many, counter: sum over them}}`` (numeric counters only)."""
+    out: dict[str, dict[str, int]] = {}
+    for task, board in progress.items():
+        sums: dict[str, int] = {"repositories": len(board)}
+        for counters in board.values():
+            for name, value in counters.items():
+                if isinstance(value, int) and not isinstance(value, bool):
+                    sums[name] = sums.get(name, 0) + value
+        out[task] = sums
+    return out
 
 
 async def metrics_view(request: web.Request) -> web.Response:
@@ -411,7 +457,7 @@ async def metrics_view(request: web.Request) -> web.Response:
     if state.store is not None:
         try:
             state.metrics.set_job_counts(await run_store(state.store, state.store.counts))
-        except DATABASE_ERRORS:
+        except database_errors():
             log.exception("cannot count jobs for /metrics")
     if state.services is not None:
         backfills = state.services.progress.get("backfill", {}).values()

@@ -6,6 +6,7 @@ deployment in one pass instead of one variable per restart.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import re
@@ -26,6 +27,10 @@ MAX_WORKERS = 64
 ROLES = ("all", "web", "worker")
 #: Reconcile passes (merges whose webhook never came) run hourly per installation by default.
 DEFAULT_RECONCILE_INTERVAL = 3600
+#: A reconcile pass reaches back to where the last completed one started, but never more
+#: than this (seconds): a week covers a weekend or a holiday's outage; anything older is
+#: backfill's (``/prguide backfill``), which stores guides without commenting.
+DEFAULT_RECONCILE_MAX_LOOKBACK = 7 * 86400
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 #: A shorter admin token could be guessed by anyone who can reach the server.
 MIN_ADMIN_TOKEN_CHARS = 16
@@ -58,7 +63,10 @@ class Settings:
     ``lang``: ``"en"`` or ``"zh"``. ``db_path``: the SQLite database (job queue, tag view); its folder is created on first use.
     ``workers``: concurrent jobs. ``view_token``: when set, the tag view asks for it.
     ``admin_token``: when set, the job admin routes (``/admin/jobs``) accept it as a
-    bearer token; when unset they are off.
+    bearer token; when unset they are off. ``public_url``: the address readers reach
+    prguide at (``https://prguide.example.com``, no trailing ``/``), used for every
+    absolute link of the tag view and for the guide comment's link to its page;
+    ``trusted_proxies``: peers whose ``Forwarded``/``X-Forwarded-*`` headers are believed.
 
     The key, secret and tokens never appear in ``repr``.
     """
@@ -91,6 +99,8 @@ class Settings:
     role: str = "all"
     #: Seconds between two reconcile passes per installation (``PRGUIDE_RECONCILE_INTERVAL``); 0 turns them off.
     reconcile_interval: int = DEFAULT_RECONCILE_INTERVAL
+    #: Seconds a reconcile pass reaches back at most (``PRGUIDE_RECONCILE_MAX_LOOKBACK``).
+    reconcile_max_lookback: int = DEFAULT_RECONCILE_MAX_LOOKBACK
     #: The narrator's OpenAI-compatible server (``PRGUIDE_LLM_URL``, e.g. ``http://127.0.0.1:8000/v1``); ``None``: off.
     llm_url: str | None = None
     #: The model's name on that server (``PRGUIDE_LLM_MODEL``).
@@ -103,6 +113,10 @@ class Settings:
     llm_budget: int = 3000
     #: Tokens per installation per UTC day (``PRGUIDE_LLM_DAILY_TOKENS``); 0: no cap.
     llm_daily_tokens: int = 0
+    #: Where readers reach prguide (``PRGUIDE_PUBLIC_URL``): scheme, host and any path prefix, no trailing ``/``.
+    public_url: str | None = None
+    #: Proxies whose forwarded scheme and host are believed (``PRGUIDE_TRUSTED_PROXIES``): addresses or networks.
+    trusted_proxies: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
 
     @property
     def backend(self) -> str:
@@ -131,10 +145,12 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     ``PRGUIDE_DATABASE_URL`` (``postgresql://...``), ``PRGUIDE_DATABASE_SCHEMA``,
     ``PRGUIDE_DB_POOL_MIN``/``PRGUIDE_DB_POOL_MAX`` (connections), ``PRGUIDE_DB_POOL_TIMEOUT``
     and ``PRGUIDE_JOB_LEASE`` (seconds), ``PRGUIDE_ROLE``,
-    ``PRGUIDE_RECONCILE_INTERVAL`` (seconds, 0 = off, else at least 60), the narrator's
+    ``PRGUIDE_RECONCILE_INTERVAL`` (seconds, 0 = off, else at least 60),
+    ``PRGUIDE_RECONCILE_MAX_LOOKBACK`` (seconds, at least two intervals), the narrator's
     ``PRGUIDE_LLM_URL``, ``PRGUIDE_LLM_MODEL``, ``PRGUIDE_LLM_API_KEY``, ``PRGUIDE_LLM_TIMEOUT``
-    (seconds), ``PRGUIDE_LLM_BUDGET`` (prompt tokens per guide), ``PRGUIDE_LLM_DAILY_TOKENS``. Empty values
-    count as unset.
+    (seconds), ``PRGUIDE_LLM_BUDGET`` (prompt tokens per guide), ``PRGUIDE_LLM_DAILY_TOKENS``,
+    ``PRGUIDE_PUBLIC_URL`` (an http(s) URL) and ``PRGUIDE_TRUSTED_PROXIES`` (IP addresses or
+    networks, separated by commas or spaces). Empty values count as unset.
 
     Raises :class:`SettingsError` listing every problem found.
     """
@@ -216,11 +232,22 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     role = (get("PRGUIDE_ROLE") or "all").lower()
     if role not in ROLES:
         problems.append(f"PRGUIDE_ROLE must be one of {', '.join(ROLES)}, got {role!r}")
+    elif database_url is None and role_problem(role, None):
+        problems.append(f"PRGUIDE_ROLE (serve --role) {role_problem(role, None)}")
     reconcile_interval = _int(
         get("PRGUIDE_RECONCILE_INTERVAL"), "PRGUIDE_RECONCILE_INTERVAL", problems, low=0, default=DEFAULT_RECONCILE_INTERVAL
     )
     if reconcile_interval is not None and 0 < reconcile_interval < 60:
         problems.append(f"PRGUIDE_RECONCILE_INTERVAL must be 0 (off) or at least 60 seconds, got {reconcile_interval}")
+    lookback = _int(
+        get("PRGUIDE_RECONCILE_MAX_LOOKBACK"), "PRGUIDE_RECONCILE_MAX_LOOKBACK", problems, low=0,
+        default=DEFAULT_RECONCILE_MAX_LOOKBACK,
+    )
+    if lookback is not None and reconcile_interval is not None and lookback < 2 * reconcile_interval:
+        problems.append(
+            f"PRGUIDE_RECONCILE_MAX_LOOKBACK must be at least twice PRGUIDE_RECONCILE_INTERVAL"
+            f" ({2 * reconcile_interval} seconds), got {lookback}"
+        )
 
     llm_url = get("PRGUIDE_LLM_URL")
     llm_model = get("PRGUIDE_LLM_MODEL") or ""
@@ -233,6 +260,27 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     llm_timeout = _int(get("PRGUIDE_LLM_TIMEOUT"), "PRGUIDE_LLM_TIMEOUT", problems, low=1, high=600, default=60)
     llm_budget = _int(get("PRGUIDE_LLM_BUDGET"), "PRGUIDE_LLM_BUDGET", problems, low=500, high=200_000, default=3000)
     llm_daily = _int(get("PRGUIDE_LLM_DAILY_TOKENS"), "PRGUIDE_LLM_DAILY_TOKENS", problems, low=0, default=0)
+
+    public_url = get("PRGUIDE_PUBLIC_URL")
+    if public_url is not None:
+        if not _plain_url(public_url):
+            problems.append(
+                "PRGUIDE_PUBLIC_URL must be the http(s) address readers reach prguide at, such as "
+                f"https://prguide.example.com (no query or user name), got {public_url!r}"
+            )
+            public_url = None
+        else:
+            public_url = public_url.rstrip("/")
+    proxies: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
+    for item in re.split(r"[,\s]+", get("PRGUIDE_TRUSTED_PROXIES") or ""):
+        if not item:
+            continue
+        try:
+            proxies.append(ipaddress.ip_network(item, strict=False))
+        except ValueError:
+            problems.append(
+                f"PRGUIDE_TRUSTED_PROXIES: {item!r} is not an IP address or network (such as 10.0.0.5 or 10.0.0.0/8)"
+            )
 
     if problems:
         raise SettingsError(problems)
@@ -259,13 +307,30 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
         job_lease=job_lease,
         role=role,
         reconcile_interval=reconcile_interval if reconcile_interval is not None else DEFAULT_RECONCILE_INTERVAL,
+        reconcile_max_lookback=lookback if lookback is not None else DEFAULT_RECONCILE_MAX_LOOKBACK,
         llm_url=llm_url.rstrip("/") if llm_url else None,
         llm_model=llm_model,
         llm_api_key=get("PRGUIDE_LLM_API_KEY"),
         llm_timeout=llm_timeout or 60,
         llm_budget=llm_budget or 3000,
         llm_daily_tokens=llm_daily or 0,
+        public_url=public_url,
+        trusted_proxies=tuple(proxies),
     )
+
+
+def role_problem(role: str, database_url: str | None) -> str | None:
+    """Why a replica of ``role`` cannot work on this database (one sentence starting with the
+    role), or ``None``. ``web`` and ``worker`` split the work between processes through a
+    shared PostgreSQL queue; on the SQLite file one process takes the deliveries and runs
+    the jobs (the ``all`` role), so a ``web`` replica would answer 202 to deliveries no
+    one ever handles, and a ``worker`` would wait for jobs no one queues."""
+    if role == "all" or database_url:
+        return None
+    if role == "web":
+        return ("web needs PRGUIDE_DATABASE_URL (PostgreSQL): on the SQLite file no worker runs the jobs it would"
+                " queue; use role all")  # fmt: skip
+    return "worker needs PRGUIDE_DATABASE_URL (PostgreSQL): on the SQLite file no web replica queues jobs for it; use role all"
 
 
 def _seconds(raw: str | None, name: str, problems: list[str], *, default: float) -> float:
@@ -280,6 +345,16 @@ def _seconds(raw: str | None, name: str, problems: list[str], *, default: float)
         problems.append(f"{name} must be more than 0 and at most 86400 seconds, got {raw}")
         return default
     return value
+
+
+def _plain_url(text: str) -> bool:
+    """Whether ``text`` is an absolute http(s) URL with a host and no query, fragment or user info."""
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number 0-65535
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and not (parts.query or parts.fragment or "@" in parts.netloc)
 
 
 def strip_line_break(value: str) -> str:

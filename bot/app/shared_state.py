@@ -1,4 +1,4 @@
-"""State GitHub counts per installation, shared by every replica: the write budget and reply memory.
+"""State GitHub counts per installation, shared by every replica: budgets and reply memory.
 
 GitHub's secondary limit (80 content-creating requests a minute, 500 an hour per
 installation, "Rate limits for the REST API") counts every request the app makes,
@@ -7,10 +7,16 @@ minutes per pull request, not once per replica. Two implementations of one small
 interface:
 
 - :class:`LocalState`: in memory, for the single SQLite process (the token buckets of
-  :class:`bot.app.github.TokenBucket` and a TTL cache).
+  :class:`bot.app.ratelimit.TokenBucket` and a TTL cache).
 - :class:`PgSharedState`: rows in PostgreSQL, each operation one atomic statement
   (``INSERT ... ON CONFLICT DO UPDATE ... RETURNING``), so replicas never both spend
   the last token or both claim a reply.
+
+The primary rate limit of each installation and its backfill schedule
+(:class:`bot.app.ratelimit.Budget`) live in the database on both backends, so they
+outlive a restart and hold every run and replica: :class:`SqliteRateLimits` in the
+app's SQLite file, :class:`PgRateLimits` in PostgreSQL (a row per installation,
+read, merged and written under its row lock).
 
 Times are Unix seconds (``time.time()``): the replicas share no monotonic clock.
 Per-process caches that are safe per replica (tokens, permissions, ETags) stay in
@@ -19,11 +25,17 @@ Per-process caches that are safe per replica (tokens, permissions, ETags) stay i
 
 from __future__ import annotations
 
+import functools
+import sqlite3
+import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from pathlib import Path
+from typing import Any, Protocol
 
 from bot.app import pg
+from bot.app.db import migrate, open_database
+from bot.app.ratelimit import Budget, booked, merge
 
 #: ``(rate per second, capacity)`` of each write bucket: 8 + 72 a minute, 100 + 400 an hour.
 WRITE_BUCKETS: tuple[tuple[float, float], ...] = ((72 / 60, 8.0), (400 / 3600, 100.0))
@@ -43,8 +55,36 @@ MIGRATIONS = [
     );
     CREATE INDEX reply_memory_until ON reply_memory (until);
     """,
+    """
+    CREATE TABLE rate_limits (
+        installation_id BIGINT PRIMARY KEY,
+        ratelimit_limit INTEGER,
+        ratelimit_remaining INTEGER,
+        ratelimit_reset DOUBLE PRECISION,
+        blocked_until DOUBLE PRECISION NOT NULL DEFAULT 0,
+        paced_until DOUBLE PRECISION NOT NULL DEFAULT 0,
+        updated_at DOUBLE PRECISION NOT NULL
+    );
+    """,
 ]
 pg.register_migrations("state", MIGRATIONS)
+
+#: The SQLite database's ``rate_limits`` table (component ``"rate_limits"``), as in PostgreSQL.
+SQLITE_MIGRATIONS = [
+    """
+    CREATE TABLE rate_limits (
+        installation_id INTEGER PRIMARY KEY,
+        ratelimit_limit INTEGER,
+        ratelimit_remaining INTEGER,
+        ratelimit_reset REAL,
+        blocked_until REAL NOT NULL DEFAULT 0,
+        paced_until REAL NOT NULL DEFAULT 0,
+        updated_at REAL NOT NULL
+    );
+    """,
+]
+
+_BUDGET_COLUMNS = "ratelimit_limit, ratelimit_remaining, ratelimit_reset, blocked_until, paced_until"
 
 
 class SharedState(Protocol):
@@ -65,7 +105,7 @@ class LocalState:
     blocking = False
 
     def __init__(self, buckets: Sequence[tuple[float, float]] = WRITE_BUCKETS, *, clock: Callable[[], float] = time.monotonic):
-        from bot.app.github import TokenBucket
+        from bot.app.ratelimit import TokenBucket
 
         self._make = lambda: tuple(TokenBucket(rate, capacity, clock=clock) for rate, capacity in buckets)
         self._buckets: dict[int, tuple] = {}
@@ -132,3 +172,133 @@ class PgSharedState:
             if row is not None and hash(key) % 64 == 0:  # now and then, forget what expired
                 conn.execute("DELETE FROM reply_memory WHERE until <= %s", (now,))
         return row is not None
+
+
+def _budget(row: Sequence[Any] | None) -> Budget | None:
+    return Budget(*row) if row is not None else None
+
+
+def _values(budget: Budget) -> tuple[Any, ...]:
+    return (budget.limit, budget.remaining, budget.reset, budget.blocked_until, budget.paced_until)
+
+
+class SqliteRateLimits:
+    """:class:`bot.app.ratelimit.RateLimitStorage` in the app's SQLite file (one process; survives restarts).
+
+    Each call is one ``BEGIN IMMEDIATE`` transaction on a connection of its own, under
+    a lock. Errors are ``sqlite3.Error``.
+    """
+
+    blocking = False
+
+    def __init__(self, conn: sqlite3.Connection, *, clock: Callable[[], float] = time.time):
+        self.conn = conn
+        self.clock = clock
+        self._lock = threading.Lock()
+        with self._lock:
+            migrate(conn, "rate_limits", SQLITE_MIGRATIONS)
+
+    @classmethod
+    def open(cls, path: str | Path, *, clock: Callable[[], float] = time.time) -> SqliteRateLimits:
+        """Open the table in the database file at ``path`` (created and migrated as needed)."""
+        return cls(open_database(path), clock=clock)
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self.conn.close()
+
+    def _update(self, installation_id: int, change: Callable[[Budget | None], tuple[Any, Budget]]) -> Any:
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = self.conn.execute(
+                    f"SELECT {_BUDGET_COLUMNS} FROM rate_limits WHERE installation_id = ?", (installation_id,)
+                ).fetchone()
+                result, budget = change(_budget(tuple(row) if row is not None else None))
+                self.conn.execute(
+                    f"INSERT OR REPLACE INTO rate_limits (installation_id, {_BUDGET_COLUMNS}, updated_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (installation_id, *_values(budget), self.clock()),
+                )
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+        return result
+
+    def get(self, installation_id: int) -> Budget | None:
+        """See :class:`bot.app.ratelimit.RateLimitStorage`."""
+        with self._lock:
+            row = self.conn.execute(
+                f"SELECT {_BUDGET_COLUMNS} FROM rate_limits WHERE installation_id = ?", (int(installation_id),)
+            ).fetchone()
+        return _budget(tuple(row) if row is not None else None)
+
+    def record(self, installation_id: int, budget: Budget) -> Budget:
+        """See :class:`bot.app.ratelimit.RateLimitStorage`."""
+
+        def change(old: Budget | None) -> tuple[Budget, Budget]:
+            merged = merge(old, budget)
+            return merged, merged
+
+        return self._update(int(installation_id), change)
+
+    def book(self, installation_id: int, count: int, spacing: float, *, not_before: float, now: float) -> float:
+        """See :class:`bot.app.ratelimit.RateLimitStorage`."""
+        change = functools.partial(booked, count=count, spacing=spacing, not_before=not_before, now=now)
+        return self._update(int(installation_id), change)
+
+
+class PgRateLimits:
+    """:class:`bot.app.ratelimit.RateLimitStorage` in PostgreSQL (component ``"state"``), shared by replicas.
+
+    Each call is one transaction; a change reads the installation's row ``FOR UPDATE``
+    (inserting it first if new), so two replicas never both book the same slot.
+    Methods block on the network (:attr:`blocking`); errors are ``psycopg.Error``.
+    """
+
+    blocking = True
+
+    def __init__(self, db: pg.Database, *, clock: Callable[[], float] = time.time):
+        self.db = db
+        self.clock = clock
+
+    def _update(self, installation_id: int, change: Callable[[Budget | None], tuple[Any, Budget]]) -> Any:
+        with self.db.connection() as conn:
+            conn.execute(
+                "INSERT INTO rate_limits (installation_id, updated_at) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                (installation_id, self.clock()),
+            )
+            row = conn.execute(
+                f"SELECT {_BUDGET_COLUMNS} FROM rate_limits WHERE installation_id = %s FOR UPDATE", (installation_id,)
+            ).fetchone()
+            result, budget = change(_budget(row))
+            conn.execute(
+                "UPDATE rate_limits SET ratelimit_limit = %s, ratelimit_remaining = %s, ratelimit_reset = %s,"
+                " blocked_until = %s, paced_until = %s, updated_at = %s WHERE installation_id = %s",
+                (*_values(budget), self.clock(), installation_id),
+            )
+        return result
+
+    def get(self, installation_id: int) -> Budget | None:
+        """See :class:`bot.app.ratelimit.RateLimitStorage`."""
+        with self.db.connection() as conn:
+            row = conn.execute(
+                f"SELECT {_BUDGET_COLUMNS} FROM rate_limits WHERE installation_id = %s", (int(installation_id),)
+            ).fetchone()
+        return _budget(row)
+
+    def record(self, installation_id: int, budget: Budget) -> Budget:
+        """See :class:`bot.app.ratelimit.RateLimitStorage`."""
+
+        def change(old: Budget | None) -> tuple[Budget, Budget]:
+            merged = merge(old, budget)
+            return merged, merged
+
+        return self._update(int(installation_id), change)
+
+    def book(self, installation_id: int, count: int, spacing: float, *, not_before: float, now: float) -> float:
+        """See :class:`bot.app.ratelimit.RateLimitStorage`."""
+        change = functools.partial(booked, count=count, spacing=spacing, not_before=not_before, now=now)
+        return self._update(int(installation_id), change)

@@ -21,6 +21,8 @@ from typing import Any
 
 #: GitHub caps webhook payloads at 25 MB ("Webhook events and payloads", "Payload cap").
 MAX_BODY_BYTES = 25 * 1024 * 1024
+#: The largest ``installation.id`` taken: what SQLite's INTEGER and PostgreSQL's bigint hold.
+MAX_INSTALLATION_ID = 2**63 - 1
 
 SIGNATURE_HEADER = "x-hub-signature-256"
 _SIGNATURE_RE = re.compile(r"sha256=([0-9a-fA-F]{64})")
@@ -216,6 +218,9 @@ def parse_delivery(headers: Mapping[str, str], body: bytes, *, secret: str | byt
         raw_id = installation.get("id")
         if not isinstance(raw_id, int) or isinstance(raw_id, bool):
             raise BadDelivery("payload 'installation.id' is not a number")
+        # The job databases keep it in a 64-bit integer; a larger one would fail its whole commit batch.
+        if not 0 < raw_id <= MAX_INSTALLATION_ID:
+            raise BadDelivery(f"payload 'installation.id' is not an id from 1 to {MAX_INSTALLATION_ID}")
         installation_id = raw_id
 
     return Delivery(

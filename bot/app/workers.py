@@ -1,14 +1,21 @@
 """The worker pool: runs queued jobs, one per key, retries and parks failures, drains on stop.
 
-It reads and settles jobs through a :class:`bot.app.jobstore.JobStorage` (the
-SQLite :class:`~bot.app.jobstore.JobStore` in production) and never touches the
-database itself. One :class:`WorkerPool` per store: at start it takes back every
-``running`` job a previous process left.
+It reads and settles jobs through a :class:`bot.app.jobs_protocol.JobStorage` (the
+SQLite :class:`~bot.app.jobstore.JobStore` or :class:`~bot.app.pgjobs.PgJobStore`)
+and never touches the database itself. One :class:`WorkerPool` per store: at start it
+takes back every ``running`` job a previous process left.
+
+Time on the queue is the store's: the pool never hands its own clock to the store
+(replicas' clocks disagree; the PostgreSQL store reads the database server's), it asks
+the store how long to wait (``due_in``). Each job runs fenced
+(:func:`bot.app.fencing.fenced`): before every GitHub write the publisher asks the store
+whether the run still holds the claim it started with (``holds``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 import time
@@ -16,8 +23,10 @@ import traceback
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from bot.app.errors import DATABASE_ERRORS, GiveUp, RetryLater
-from bot.app.jobstore import GIVEN_UP, SUCCEEDED, Job, JobStorage
+from bot.app.errors import GiveUp, RateLimited, RetryLater, database_errors
+from bot.app.fencing import LeaseLost, fenced
+from bot.app.jobs_protocol import JobStorage
+from bot.app.jobstore import GIVEN_UP, SUCCEEDED, Job
 from bot.app.offload import run_store
 
 # The pool's log lines keep the logger name they always had: dashboards filter on it.
@@ -35,7 +44,30 @@ def exponential_backoff(attempt: int, *, base: float = 30.0, cap: float = 1800.0
     return full / 2 + random.uniform(0, full / 2)
 
 
-Handler = Callable[[Job], Awaitable[None]]
+#: Jobs held back by a rate limit come back within this share of their wait ...
+RATE_LIMIT_SPREAD = 0.1
+#: ... but at least this many seconds apart and at most this many (seconds).
+MIN_SPREAD_S, MAX_SPREAD_S = 5.0, 60.0
+
+
+def rate_limit_spread(delay: float) -> float:
+    """Seconds after a wait of ``delay`` s within which the jobs held back by it come back:
+    :data:`RATE_LIMIT_SPREAD` of it, from :data:`MIN_SPREAD_S` to :data:`MAX_SPREAD_S`."""
+    return min(MAX_SPREAD_S, max(MIN_SPREAD_S, delay * RATE_LIMIT_SPREAD))
+
+
+def rate_limit_wait(delay: float, rand: float) -> float:
+    """Seconds a job held back by a rate limit for ``delay`` s waits: ``delay`` plus jitter.
+
+    The jitter (``rand`` in [0, 1) times :func:`rate_limit_spread`) keeps the jobs that
+    met the same reset from all coming back in the same second; at least one second in
+    any case.
+    """
+    return max(1.0, delay + rand * rate_limit_spread(delay))
+
+
+#: Runs one job; may return a short word saying what it did (``created``), recorded with the job.
+Handler = Callable[[Job], Awaitable[Any]]
 
 
 def job_fields(job: Job) -> dict[str, Any]:
@@ -59,15 +91,26 @@ def _fields(job: Job, state: str, **more: Any) -> dict[str, Any]:
 class WorkerPool:
     """Runs queued jobs with ``handler``, at most ``concurrency`` at once, one per key.
 
-    Failure policy: :class:`~bot.app.errors.RetryLater` queues the job again after its
+    A job whose handler returns is ``done`` (outcome ``succeeded``); a string it returns
+    (what it did, such as ``created``) is recorded as the job's reason.
+
+    Failure policy: :class:`~bot.app.errors.RateLimited` is no failure: the job is queued
+    again after its ``delay`` (plus jitter, :func:`rate_limit_wait`) and the attempt is
+    not counted. :class:`~bot.app.errors.RetryLater` queues the job again after its
     ``delay`` (or ``backoff(attempt)`` when None); :class:`~bot.app.errors.GiveUp` ends it
     (``done``, outcome ``given_up``, the reason recorded); any other exception is logged
     with its traceback and retried after ``backoff(attempt)``. A job whose
     ``max_attempts``-th attempt fails is ``parked`` with its last error.
 
+    A job whose claim is gone when it is about to write to GitHub
+    (:class:`~bot.app.fencing.LeaseLost`: another replica took it over, or its
+    installation's work was cancelled) ends without writing; it is put back only if it
+    is still this pool's.
+
     The pool sleeps while idle: it wakes on :meth:`notify`, when a job finishes and
-    when the earliest retry falls due. ``clock`` (Unix seconds) and ``sleep`` are
-    injectable for tests; ``sleep`` also times :meth:`stop`'s grace period.
+    when the earliest retry falls due (the store says how long that is). ``clock``
+    (Unix seconds: how often to prune) and ``sleep`` are injectable for tests; ``sleep``
+    also times :meth:`stop`'s grace period and the heartbeat.
     """
 
     def __init__(
@@ -96,6 +139,9 @@ class WorkerPool:
         self.prune_every = prune_every
         self.prune_options = dict(prune_options or {})
         self._running: dict[asyncio.Task, Job] = {}
+        # job id -> the fence of this pool's latest claim of it (a run outliving its lease
+        # here and claimed again by this pool goes on under the new claim).
+        self._fences: dict[int, int] = {}
         self._wake: asyncio.Event | None = None
         self._dispatcher: asyncio.Task | None = None
         self._stopping = False
@@ -130,7 +176,7 @@ class WorkerPool:
         self._pass_done = asyncio.Condition()
         self._stopping = False
         # Called once at start-up, before the server accepts connections: nothing waits on the loop yet.
-        resumed = self.store.requeue_running(max_attempts=self.max_attempts, now=self.clock())
+        resumed = self.store.requeue_running(max_attempts=self.max_attempts)
         if resumed:
             log.info("resuming %d job(s) left running by the previous process", resumed)
         self._dispatcher = asyncio.create_task(self._dispatch(), name="prguide-jobs-dispatcher")
@@ -148,8 +194,8 @@ class WorkerPool:
             if not ids:
                 continue
             try:
-                await self._call(self.store.renew, ids, now=self.clock())
-            except DATABASE_ERRORS:
+                await self._call(self.store.renew, ids)
+            except database_errors():
                 log.warning("cannot renew the lease of %d running job(s); trying again", len(ids), exc_info=True)
 
     def notify(self) -> None:
@@ -159,7 +205,7 @@ class WorkerPool:
 
     async def retry_parked(self, job_id: int | None = None) -> int:
         """Queue parked jobs again (see :meth:`JobStore.retry_parked`) and wake the pool; how many."""
-        count = await self._call(self.store.retry_parked, job_id, now=self.clock())
+        count = await self._call(self.store.retry_parked, job_id)
         self.notify()
         return count
 
@@ -221,21 +267,24 @@ class WorkerPool:
             try:
                 await self._maybe_prune(now)
                 while len(self._running) < self.concurrency and not self._stopping:
-                    job = await self._call(self.store.claim, now)
+                    job = await self._call(self.store.claim)
                     if job is None:
                         break
+                    self._fences[job.id] = job.fence
                     if any(running.id == job.id for running in self._running.values()):
                         # Our own lease ran out (heartbeats failed) and this pool took the job
-                        # back: it is still running here, so do not start it twice.
+                        # back: it is still running here, so do not start it twice; the run
+                        # goes on under the new claim.
                         log.warning("job %d outlived its lease here and was claimed again; it keeps running", job.id)
                         continue
                     task = asyncio.create_task(self._run(job), name=f"prguide-job-{job.id}")
                     self._running[task] = job
                     task.add_done_callback(self._finished)
                 if len(self._running) < self.concurrency:
-                    due = await self._call(self.store.next_due)
-                    if due is not None:
-                        timeout = max(due - now, 0.0)
+                    # How long, by the store's clock: this process's may disagree with it.
+                    due_in = await self._call(self.store.due_in)
+                    if due_in is not None:
+                        timeout = max(due_in, 0.0)
                 if self._poll_interval is not None:
                     # Other replicas' jobs unblock ours: notifications wake the pool,
                     # and this slow poll covers one that was lost.
@@ -272,22 +321,44 @@ class WorkerPool:
         if self._last_prune is not None and now - self._last_prune < self.prune_every:
             return
         self._last_prune = now
-        deleted = await self._call(self.store.prune, now, **self.prune_options)
+        deleted = await self._call(self.store.prune, **self.prune_options)
         if deleted:
             log.info("pruned %d finished job(s)", deleted)
 
     def _finished(self, task: asyncio.Task) -> None:
-        self._running.pop(task, None)
+        job = self._running.pop(task, None)
+        if job is not None:
+            self._fences.pop(job.id, None)
         if self._wake is not None:
             self._wake.set()
 
+    async def _holds(self, job: Job) -> bool:
+        """Whether this pool's run of ``job`` still holds its (latest) claim."""
+        return bool(await self._call(self.store.holds, job.id, self._fences.get(job.id, job.fence)))
+
     async def _run(self, job: Job) -> None:
         try:
-            await self.handler(job)
+            with fenced(functools.partial(self._holds, job)):
+                done = await self.handler(job)
         except asyncio.CancelledError:
             log.info("job %d interrupted; queued again", job.id, extra=_fields(job, "queued"))
             await self._record(self.store.release, job.id)
             raise
+        except RateLimited as exc:
+            delay = rate_limit_wait(exc.delay, random.random()) if exc.spread else max(1.0, exc.delay)
+            log.info(
+                "job %d (%s, %s) waits %.0f s for GitHub's rate limit: %s", job.id, job.delivery_id, job.key, delay,
+                exc.reason, extra=_fields(job, "queued", retry_in_s=round(delay, 3)),
+            )
+            await self._record(self.store.release, job.id, delay=delay, reason=f"RateLimited: {exc.reason}")
+        except LeaseLost as exc:
+            # Taken over or cancelled: settling is a no-op then. Still ours (the lease only
+            # ran short): queued again at once.
+            log.warning(
+                "job %d (%s, %s) stopped before writing: %s", job.id, job.delivery_id, job.key, exc.reason,
+                extra=_fields(job, "queued"),
+            )
+            await self._failed(job, f"LeaseLost: {exc.reason}", 0.0)
         except RetryLater as exc:
             delay = exc.delay if exc.delay is not None else self.backoff(job.attempts)
             await self._failed(job, f"RetryLater: {exc.reason}", delay)
@@ -305,7 +376,8 @@ class WorkerPool:
             await self._failed(job, traceback.format_exc(), self.backoff(job.attempts))
         else:
             log.debug("job %d done", job.id, extra=_fields(job, "done", outcome=SUCCEEDED))
-            await self._record(self.store.complete, job.id)
+            detail = done[:200] if isinstance(done, str) and done else None
+            await self._record(self.store.complete, job.id, reason=detail)
 
     async def _failed(self, job: Job, error: str, delay: float) -> None:
         if job.attempts >= self.max_attempts:
@@ -325,6 +397,6 @@ class WorkerPool:
         # A job whose result cannot be written stays 'running' and is taken back at the
         # next start; the pool itself keeps going.
         try:
-            await self._call(method, job_id, now=self.clock(), **kwargs)
-        except DATABASE_ERRORS:
+            await self._call(method, job_id, **kwargs)
+        except database_errors():
             log.exception("cannot record the result of job %d; it will run again after a restart", job_id)

@@ -19,6 +19,7 @@ from bot.engine.render import sanitize
 from bot.engine.render.guide import describe_focus
 from bot.engine.render.messages import t as guide_t
 from bot.engine.rules.reasons import in_language
+from bot.locale import N_
 
 #: Conditions shown per rule; rule files rarely need more to be understood.
 MAX_REASONS = 8
@@ -75,7 +76,7 @@ def render_why(classification: Classification, lang: str, label: str | None = No
         if reasons:
             lines += ["", f"**{guide_t('why.breaking', lang)}**"]
             lines += [f"- {guide_t(r.key, lang, {k: v for k, v in r.params.items() if v not in (None, '') or k in ('name', 'old', 'new')})}" for r in reasons]
-        lines += ["", guide_t("why.model", lang, {"minutes": c.reading_minutes, "level": guide_t(f"level.{c.reading_level}", lang)}, raw=True)]
+        lines += ["", guide_t(N_("why.model"), lang, {"minutes": c.reading_minutes, "level": guide_t(f"level.{c.reading_level}", lang)}, raw=True)]
         return "\n".join(lines)
 
     key = label.casefold()

@@ -87,6 +87,7 @@ from bot.engine.build import Overrides, build_guide
 from bot.feature_support import (
     config_notices,
     explain_narration,
+    guide_page_url,
     narration_wanted,
     queue_backfill,
     queue_narration,
@@ -307,7 +308,7 @@ async def handle_issue_comment(job: Job, ctx: JobContext) -> None:
         pull = await fetch_pull(client, facts.repository, facts.number)
         merged = pull.get("merged") is True or bool(pull.get("merged_at"))
         facts = replace(facts, pull=PullState(merged=merged, open=pull.get("state") == "open"), pull_known=True)
-    runner = _Runner(ctx, facts, commands, await services.auth.bot_login())
+    runner = _Runner(ctx, facts, commands, await services.auth.bot_identity())
     ok = await runner.run()
     if facts.kind == REVIEW and ok and not runner.replied:
         # A review cannot carry the 👍, so say it in words.
@@ -347,7 +348,7 @@ async def _reply(client: Any, facts: CommentFacts, body: str) -> None:
 class _Runner:
     """Carries one comment's commands out; keeps what several actions share."""
 
-    def __init__(self, ctx: JobContext, facts: CommentFacts, commands: Sequence[Command], bot_login: str):
+    def __init__(self, ctx: JobContext, facts: CommentFacts, commands: Sequence[Command], bot_login: Any):
         self.ctx = ctx
         self.services = ctx.services
         self.client = ctx.client
@@ -495,14 +496,17 @@ class _Runner:
             for lang in ("en", "zh"):
                 notices.setdefault(lang, []).insert(0, t("cmd.reply.preview", lang))
         base_notices = {lang: tuple(lines) for lang, lines in notices.items()}
+        # A merged pull request's guide links its tag-view page, as the merge's own guide does.
+        page_url = guide_page_url(self.services, facts.repository, facts.number, private=facts.private) if facts.pull.merged else None
         build = functools.partial(
-            build_guide, self.snapshot, self.rules, lang=self.config.lang or self.services.settings.lang, overrides=self.overrides
+            build_guide, self.snapshot, self.rules, lang=self.config.lang or self.services.settings.lang,
+            overrides=self.overrides, page_url=page_url,
         )
         guide = await asyncio.to_thread(build, notices=base_notices)
         # `comment:` holds for commands too: a refresh (or a label or language command) on a
         # repository that wants no comment at this level updates the labels only.
         post_comment = self.config.wants_comment(str(guide.data.get("reading_level") or ""))
-        narrating = post_comment and narration_wanted(self.services.settings, self.config) and not action.preview
+        narrating = post_comment and narration_wanted(self.services.settings, self.config, guide) and not action.preview
         if narrating:
             guide = await with_cached_narration(self.services, guide, self.snapshot.head_sha)
         result = await publish_guide(

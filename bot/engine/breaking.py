@@ -122,8 +122,19 @@ def consequence_known(fact: Any, f: FileAnalysis) -> bool:
         return False
     composed = fact.kind in ("key_removed", "default_changed") and f.kind == "config"
     return not (
-        composed and (fact.symbol.startswith("defaults") or _composition_changed(f))
+        composed and (fact.symbol.startswith("defaults") or f.composed or _composition_changed(f))
     )
+
+
+def local_helper(name: str, f: FileAnalysis) -> bool:
+    """True when the removed function ``name`` was called on removed lines of its own file
+    (``get_device_uuid`` called ``device_id_to_physical_device_id``, and both changed): a
+    helper of that file whose caller the same diff rewrote, not an API users import."""
+    short = name.rpartition(".")[2]
+    if not short.isidentifier() or "." in name:
+        return False  # a method: its callers go through the object, not visible here
+    call = re.compile(rf"(?<![\w.]){re.escape(short)}[(.]")
+    return any(call.search(line) and not line.lstrip().startswith(("def ", "async def ")) for line in f.removed_lines)
 
 
 def _composition_changed(f: FileAnalysis) -> bool:

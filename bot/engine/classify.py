@@ -40,7 +40,8 @@ from typing import Any
 
 from bot.engine.analysis.envvars import ENV_KINDS, breaks_users
 from bot.engine.analysis.model import DiffAnalysis, Evidence, FileAnalysis
-from bot.engine.breaking import breaking_check, consequence_known, fact_evidence, group_key_removals, introduced_names, signature_detail
+from bot.engine.breaking import (breaking_check, consequence_known, fact_evidence, group_key_removals, introduced_names, local_helper,
+                                 signature_detail)
 from bot.engine.focus.housekeeping import api_names, dep_is_major, public_keys
 from bot.engine.focus.points import rename_map
 from bot.engine.evidence import definition_evidence as _definition_evidence, fact_evidence_for as _fact_evidence_for, key_evidence as _key_evidence, metadata_evidence as _metadata_evidence
@@ -404,6 +405,8 @@ def breaking_reasons(
             continue
         if not consequence_known(fact, f):
             continue
+        if fact.kind == "symbol_removed" and (fact.path, fact.symbol) not in renamed_to and local_helper(fact.symbol, f):
+            continue  # a helper its own file called, caller rewritten too: not an API users import
         params = {"name": fact.symbol, "old": fact.old, "new": fact.new, "detail": fact.detail}
         if fact.kind == "check_added":
             params["code"] = code

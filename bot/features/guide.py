@@ -26,6 +26,9 @@ from bot.feature_support import (
     REMEMBERED_MISSING,
     UNREAD,
     config_notices,
+    guide_page_url,
+    is_private,
+    merge_notices,
     read_repo_config,
     reviser,
     save_guide,
@@ -54,7 +57,9 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     PR object itself comes from the ``pull_request`` webhook payload: no GET, unless
     that copy is malformed, when "Get a pull request" supplies it), the
     repository's ``.github/prguide.yml`` on its default branch (``repository.default_branch``
-    in the payload; "Get repository content", a conditional request), and prguide's
+    in the payload; "Get repository content", a conditional request; when the pull
+    request changed that file and was merged into another branch, the file at its merge
+    commit too, for the check), and prguide's
     earlier comment, whose marker keeps what maintainers decided with commands.
     Then builds the guide with the repository's rules and publishes it
     (:func:`bot.app.publish.publish_guide`), and stores it for the tag view.
@@ -85,7 +90,7 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
         raise GiveUp(f"{repository}#{number} is not merged")
 
     client = ctx.client
-    bot_login = await services.auth.bot_login()
+    bot_login = await services.auth.bot_identity()
     if not _usable_pull(pull, repository):
         # The payload's copy cannot be read; GitHub's own copy costs one call.
         log.warning(
@@ -100,10 +105,15 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
         find_guide_comment(client, repository, number, bot_login=bot_login),
     )
     checked = changes_repo_config(snapshot)
-    if checked and config is REMEMBERED_MISSING:
+    merged_config = config
+    if checked and branch and snapshot.base_branch != branch:
+        # Merged into another branch: the check is of the file as this merge left it, while
+        # the repository's settings (the default branch's) still make the guide.
+        merged_config = await read_repo_config(client, repository, snapshot.merge_commit_sha or snapshot.base_branch, fresh=True)
+    elif checked and config is REMEMBERED_MISSING:
         # This merge changed the config file: read what it says now, not what was remembered
         # (a config read from GitHub above is already the merged one).
-        config = await read_repo_config(client, repository, branch, missing=services.missing_configs, fresh=True)
+        config = merged_config = await read_repo_config(client, repository, branch, missing=services.missing_configs, fresh=True)
     rules, rule_problems = services.rules_for(config)
     problems = config.problems + rule_problems
     if problems and not any(p.line == UNREAD for p in problems):
@@ -119,10 +129,12 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
         previous = await _stored_marker(services, repository, number)
     # The engine is pure but CPU-bound (a 3,000-file PR takes a while): keep it off the
     # event loop so deliveries are still answered at once.
-    notices = config_check_notices(config) if checked else config_notices(config.source, problems)
+    notices = config_notices(config.source, problems)
+    if checked:
+        notices = config_check_notices(merged_config) if merged_config is config else merge_notices(config_check_notices(merged_config), notices)
     build = functools.partial(
         build_guide, snapshot, rules, lang=config.lang or services.settings.lang, overrides=Overrides.from_marker(previous),
-        page_url=guide_page_url(services, repository, number, private=bool(repo.get("private", True))),
+        page_url=guide_page_url(services, repository, number, private=is_private(repo)),
     )
     guide = await asyncio.to_thread(build, notices=notices)
     if guide.skipped:
@@ -133,7 +145,7 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     # The repository's ``comment:`` setting: below its reading level, labels and the tag
     # view are still updated, but no comment is posted.
     post_comment = config.wants_comment(str(guide.data.get("reading_level") or ""))
-    narrating = post_comment and narration_wanted(services.settings, config)
+    narrating = post_comment and narration_wanted(services.settings, config, guide)
     if narrating:
         guide = await with_cached_narration(services, guide, snapshot.head_sha)
     result = await publish_guide(
@@ -145,7 +157,7 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     ctx.outcome = result.comment
     ctx.fields.update(comment_id=result.comment_id, labels_added=list(result.labels_added), labels_removed=list(result.labels_removed))
     if services.guides is not None:
-        await save_guide(services.guides, guide, private=bool(repo.get("private", True)))
+        await save_guide(services.guides, guide, private=is_private(repo))
     if narrating and services.store is not None:
         # The engine's guide is up; the narrated one edits it when (and if) the model answers.
         ctx.fields["narration_queued"] = await queue_narration(ctx, job, guide, snapshot.head_sha, result.comment_id)
@@ -161,19 +173,6 @@ async def _stored_marker(services: Any, repository: str, number: int) -> Any:
         return None
     markdown = data.get("markdown") if isinstance(data, Mapping) else None
     return parse_marker(markdown) if isinstance(markdown, str) else None
-
-
-def guide_page_url(services: Any, repository: str, number: int, *, private: bool) -> str | None:
-    """The guide's page in the tag view (``{public_url}/repos/OWNER/REPO/pulls/N/guide``), or ``None``.
-
-    Only when the server knows its public address (a ``public_url`` setting), stores
-    guides for the tag view, and the repository is public (a private one's page is not
-    for everyone who can read a link).
-    """
-    base = getattr(services.settings, "public_url", None)
-    if not base or private or services.guides is None:
-        return None
-    return f"{str(base).rstrip('/')}/repos/{repository}/pulls/{number}/guide"
 
 
 def _usable_pull(pull: Mapping[str, Any], repository: str) -> bool:

@@ -131,7 +131,7 @@ async def handle_narrate(job: Job, ctx: JobContext) -> None:
     if result.markdown == body:
         ctx.outcome = n.fallback_reason or "nothing_kept"
         return
-    bot_login = await services.auth.bot_login()
+    bot_login = await services.auth.bot_identity()
     ctx.outcome = await replace_comment_body(
         client, repository, data["comment_id"], expected=lambda text: text == body, body=result.markdown, bot_login=bot_login
     )

@@ -12,6 +12,17 @@ handles it as it handles the webhook: the two serialise on the key, the later on
 supersedes a still-queued earlier one, and publishing edits the one guide comment
 found by its marker, so a pull request gets one comment whichever arrives first.
 
+The window starts where the last *completed* pass of the installation started (less
+:data:`OVERLAP` intervals), kept in the job store's checkpoint
+``reconcile:{installation}``, so a night or a weekend without passes is covered by the
+next one; never more than ``PRGUIDE_RECONCILE_MAX_LOOKBACK`` seconds back. It never
+reaches before the installation was created ("Get an installation for the
+authenticated app": ``created_at``, asked once and kept in the checkpoint): merges from
+before are backfill's, which stores their guides without commenting (``backfill: 0``
+asks for none). Likewise a repository the last completed pass did not list (added to
+the installation since) is looked at only from this pass on. Without a checkpoint
+(the first pass) the window starts at the installation.
+
 The job's delivery id is ``reconcile:{repo}#{number}``: a pull request is queued by
 reconcile once, however many passes see it.
 """
@@ -19,13 +30,15 @@ reconcile once, however many passes see it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
 from bot.app.errors import GiveUp
 from bot.app.fetch import split_repository
+from bot.app.github import NotFound
 from bot.app.jobstore import Job
 from bot.app.offload import run_store
 from bot.app.routing import JobContext, Route, Schedule
@@ -38,9 +51,24 @@ EVENT = "prguide.reconcile"
 MAX_PAGES = 5
 #: Repositories of one installation looked at per pass at most.
 MAX_REPOSITORIES = 1000
-#: The window reaches this many intervals back from the pass's period, so a pass that
-#: ran late (or a period with no pass) still overlaps the one before.
+#: The window reaches this many intervals before the last completed pass started, so
+#: merges during that pass, and clocks (GitHub's, this server's) that disagree, are covered.
 OVERLAP = 1
+#: Unix seconds now: when a pass starts (tests replace it). GitHub's timestamps are
+#: compared with it: :data:`OVERLAP` absorbs a clock that is off by less than an interval.
+clock: Callable[[], float] = time.time
+
+
+def checkpoint_name(installation_id: int | None) -> str:
+    """The job store checkpoint of an installation's reconcile passes.
+
+    Its value: ``{"covered_from": Unix s, "installed_at": Unix s or None,
+    "repositories": {lower-case "owner/name": Unix s or None}}``: where the last completed
+    pass's window could end (when it started), when the installation was created, and
+    the repositories it looked at, each with the earliest merge time a pass may look at
+    (when a pass first saw it; None: since the installation).
+    """
+    return f"reconcile:{installation_id}"
 
 
 def _epoch(stamp: Any) -> float | None:
@@ -61,29 +89,72 @@ def interval(settings: Settings) -> float:
 async def handle_reconcile(job: Job, ctx: JobContext) -> None:
     """One pass over an installation's repositories; the outcome says how many pull requests were queued.
 
-    Reads ``since`` and ``interval`` from the payload (see :class:`Schedule`); the window
-    starts ``OVERLAP`` intervals before ``since``. Without the tag view's store there
-    is no record of which guides exist, and the pass does nothing.
+    Reads ``since`` and ``interval`` from the payload (see :class:`Schedule`) and the
+    installation's checkpoint (:func:`checkpoint_name`) from the job store; the window
+    is described in the module text. The checkpoint is written only when the pass
+    completes. Without the tag view's store there is no record of which guides exist,
+    and the pass does nothing. Raises :class:`GiveUp` for a payload without ``since``
+    and when GitHub no longer knows the installation.
     """
     data = job.data if isinstance(job.data, Mapping) else {}
-    guides = ctx.services.guides
-    if guides is None:
+    services = ctx.services
+    if services.guides is None:
         ctx.outcome = "no_store"
         return
     if not isinstance(data.get("since"), (int, float)):
         raise GiveUp(f"{job.delivery_id}: reconcile payload without 'since'")
-    start = float(data["since"]) - OVERLAP * float(data.get("interval") or 0)
-    client = ctx.client
-    repos = await client.getlist("/installation/repositories?per_page=100", iterable_key="repositories")
-    queued = looked = 0
+    started = clock()
+    every = float(data.get("interval") or interval(services.settings))
+    store, name = services.store, checkpoint_name(job.installation_id)
+    record = await run_store(store, store.read_checkpoint, name) if store is not None else None
+    record = record if isinstance(record, Mapping) else {}
+    installed = record.get("installed_at")
+    if not isinstance(installed, (int, float)):
+        installed = await _installed_at(job, ctx)
+    covered = record.get("covered_from")
+    if isinstance(covered, (int, float)):
+        start = float(covered) - OVERLAP * every
+    elif installed is not None:
+        start = float(installed)  # the first pass: everything since the installation
+    else:  # GitHub could not say when: the previous period only, as a late webhook would be
+        start = float(data["since"]) - OVERLAP * every
+    lookback = float(getattr(services.settings, "reconcile_max_lookback", 0) or 0)
+    if lookback > 0:
+        start = max(start, started - lookback)
+    if installed is not None:
+        start = max(start, float(installed))
+    known = record.get("repositories")
+    known = known if isinstance(known, Mapping) else None
+    repos = await ctx.client.getlist("/installation/repositories?per_page=100", iterable_key="repositories")
+    queued = 0
+    floors: dict[str, float | None] = {}
     for repo in repos[:MAX_REPOSITORIES]:
         if not isinstance(repo, Mapping) or not isinstance(repo.get("full_name"), str) or repo.get("archived"):
             continue
-        looked += 1
-        queued += await _reconcile_repository(job, ctx, repo, start)
-    ctx.fields.update(repositories=looked, since=start)
-    ctx.services.metrics.reconciled.inc(queued)
+        key = repo["full_name"].lower()
+        # A repository new to the installation since the last completed pass: its earlier
+        # merges happened before the app could see it, in this pass and every later one.
+        floor = known.get(key, started) if known is not None else None
+        floors[key] = floor if isinstance(floor, (int, float)) else None
+        queued += await _reconcile_repository(job, ctx, repo, max(start, floors[key] or start))
+    if store is not None:
+        value = {"covered_from": started, "installed_at": installed, "repositories": floors}
+        await run_store(store, store.write_checkpoint, name, value)
+    ctx.fields.update(repositories=len(floors), since=start, installed_at=installed)
+    services.metrics.reconciled.inc(queued)
     ctx.outcome = f"queued_{queued}"
+
+
+async def _installed_at(job: Job, ctx: JobContext) -> float | None:
+    """When GitHub says the job's installation was created (Unix s), or None when it cannot say."""
+    lookup = getattr(ctx.services.auth, "installation", None)
+    if lookup is None or job.installation_id is None:
+        return None
+    try:
+        data = await lookup(job.installation_id)
+    except NotFound as exc:
+        raise GiveUp(f"installation {job.installation_id} is gone: {exc}") from exc
+    return _epoch(data.get("created_at")) if isinstance(data, Mapping) else None
 
 
 async def _reconcile_repository(job: Job, ctx: JobContext, repo: Mapping[str, Any], start: float) -> int:

@@ -329,6 +329,8 @@ IDS = (
     N_("digest.list_sep"),
     N_("digest.reviewer"),
     NP_("digest.more_readers", "digest.more_readers"),
+    NP_("digest.more_area", "digest.more_area"),
+    NP_("digest.more_window", "digest.more_window"),
     NP_("digest.threads", "digest.threads"),
     N_("digest.title"),
     N_("digest.title_label"),

@@ -12,7 +12,7 @@ from typing import Any
 
 from bot.narrator.client import LLMConfig, Outcome, narrate
 from bot.narrator.facts import FactSheet, build_fact_sheet
-from bot.narrator.prompt import build_prompt
+from bot.narrator.prompt import ANSWER_TOKENS, build_prompt
 from bot.narrator.render import Narration, failed, narrate_markdown
 from bot.narrator.store import NarrationStorage, cache_key
 
@@ -51,8 +51,9 @@ async def narrate_guide(
 
     A narration cached under the same key is reused without calling the model. When
     ``tokens_left`` (the installation's remaining daily tokens) cannot pay for the
-    prompt, no call is made (``fallback_reason="budget"``); ``reserve`` does the same
-    atomically: it is awaited with the prompt's tokens and says whether they were taken
+    prompt and the longest answer (:data:`~bot.narrator.prompt.ANSWER_TOKENS`), no call is
+    made (``fallback_reason="budget"``); ``reserve`` does the same atomically: it is
+    awaited with those tokens and says whether they were taken
     from the daily cap (the caller settles the difference to the outcome's tokens).
     A store whose methods block (``store.blocking``) is called in a thread. A narration is cached when
     the model answered (even if every sentence was rejected), not after a time-out or
@@ -67,7 +68,9 @@ async def narrate_guide(
             narration = Narration.from_json(hit)
             return Narrated(narrate_markdown(markdown, narration, lang, key=key), narration, sheet, key, True)
     prompt = build_prompt(sheet, budget=config.budget, model=config.model)
-    if (tokens_left is not None and prompt.tokens > tokens_left) or (reserve is not None and not await reserve(prompt.tokens)):
+    # The most a call may spend: its prompt and the longest answer it asks for.
+    most = prompt.tokens + ANSWER_TOKENS
+    if (tokens_left is not None and most > tokens_left) or (reserve is not None and not await reserve(most)):
         narration = failed(config.model, "budget")
         return Narrated(markdown, narration, sheet, key, False, Outcome(narration))
     outcome = await narrate(sheet, prompt, config)

@@ -7,7 +7,7 @@ the model once per narration. The contract test (``tests/test_narrator_store.py`
 against each.
 
 The cap is kept with :meth:`NarrationStorage.reserve_tokens`: a call's prompt estimate
-is taken before the call in one atomic statement that refuses to pass the cap (two
+and its longest answer are taken before the call in one atomic statement that refuses to pass the cap (two
 replicas never both spend the last tokens), and the difference to what the call really
 used is settled afterwards with :meth:`NarrationStorage.add_tokens`.
 """

@@ -28,9 +28,11 @@ In pytest (``tests/sandbox_helpers.py`` has the key fixture and ``start_sandbox`
             yield sb
 
 What it serves, and how it fails on purpose, is described in
-:mod:`bot.sandbox.server` (headers, conditional requests), :mod:`bot.sandbox.routes`
-(endpoints, including the ``/_sandbox/`` control API), :mod:`bot.sandbox.auth`
-(app JWTs and installation tokens) and :mod:`bot.sandbox.faults` (planned failures).
+:mod:`bot.sandbox.server` (headers, conditional requests), :mod:`bot.sandbox.rest`
+(GitHub's endpoints), :mod:`bot.sandbox.control` (its own ``/_sandbox/`` control API),
+:mod:`bot.sandbox.hooks` (the webhook deliveries it sends, ``webhook_url=``),
+:mod:`bot.sandbox.auth` (app JWTs and installation tokens) and
+:mod:`bot.sandbox.faults` (planned failures).
 """
 
 from bot.sandbox.errors import ApiError, BundleError

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 from pathlib import Path
@@ -89,16 +90,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--token-lifetime", type=float, default=3600.0, help="installation token lifetime, seconds")
     parser.add_argument("--rate-limit", type=int, default=5000, help="requests an hour per installation")
     parser.add_argument("--latency-ms", type=float, default=0.0, help="delay every GitHub API answer by this much")
+    parser.add_argument(
+        "--webhook-url", metavar="URL",
+        help="send comments made with POST /_sandbox/comments to this prguide webhook as issue_comment deliveries",
+    )  # fmt: skip
+    parser.add_argument(
+        "--webhook-secret", metavar="SECRET",
+        help="the webhook secret that signs them (default $PRGUIDE_WEBHOOK_SECRET, else $GITHUB_WEBHOOK_SECRET)",
+    )  # fmt: skip
 
 
 def build_sandbox(args: argparse.Namespace) -> Sandbox:
     """Create the :class:`Sandbox` the options describe.
 
     Raises :class:`OSError` for an unreadable key or folder, :class:`ValueError`
-    for a key that is not a PEM private key, :class:`BundleError` for a bad bundle,
+    for a key that is not a PEM private key or a webhook URL without a secret, :class:`BundleError` for a bad bundle,
     and :class:`bot.sources.gitrepo.GitRepositoryError` when git cannot read ``--repo``.
     """
     key = Path(args.app_key).read_bytes()
+    secret = None
+    if getattr(args, "webhook_url", None):
+        secret = args.webhook_secret or os.environ.get("PRGUIDE_WEBHOOK_SECRET") or os.environ.get("GITHUB_WEBHOOK_SECRET")
+        if not secret:
+            raise ValueError("--webhook-url needs the secret: --webhook-secret, or set PRGUIDE_WEBHOOK_SECRET")
     sandbox = Sandbox(
         args.app_id,
         key,
@@ -109,6 +123,8 @@ def build_sandbox(args: argparse.Namespace) -> Sandbox:
         token_lifetime=args.token_lifetime,
         rate_limit=args.rate_limit,
         latency_ms=args.latency_ms,
+        webhook_url=getattr(args, "webhook_url", None) or None,
+        webhook_secret=secret,
     )
     for folder, repo in args.bundles:
         if not folder.is_dir():
@@ -129,7 +145,9 @@ async def run(args: argparse.Namespace) -> int:
         return 2
     base_url = await sandbox.start(args.host, args.port)
     pulls = sum(len(r.pulls) for r in sandbox.state.repos.values())
-    print(f"prguide sandbox: serving {pulls} pull requests at {base_url}", flush=True)
+    hook = sandbox.state.webhook
+    delivers = f"; comments are delivered to {hook.url}" if hook is not None else ""
+    print(f"prguide sandbox: serving {pulls} pull requests at {base_url}{delivers}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -59,6 +59,7 @@ DOC_REACTION = "https://docs.github.com/rest/reactions/reactions#create-reaction
 DOC_REVIEW_REACTION = (
     "https://docs.github.com/rest/reactions/reactions#create-reaction-for-a-pull-request-review-comment"
 )
+DOC_CREATE_REVIEW = "https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request"
 DOC_REPLY_REVIEW_COMMENT = "https://docs.github.com/rest/pulls/comments#create-a-reply-for-a-review-comment"
 
 _HEX6 = re.compile(r"^[0-9a-fA-F]{6}$")

@@ -27,9 +27,11 @@ from typing import Any
 from aiohttp import web
 
 from bot.sandbox.auth import Authenticator, Caller, require
+from bot.sandbox.control import CONTROL_ROUTES
 from bot.sandbox.errors import ApiError, not_found
 from bot.sandbox.faults import DOC_PRIMARY_LIMIT, FaultBook, fault_error, parse_faults
-from bot.sandbox.routes import CALLER, CONTROL_ROUTES, FAULTS, GITHUB_ROUTES, STATE, _json
+from bot.sandbox.handling import CALLER, FAULTS, STATE, json_response
+from bot.sandbox.rest import GITHUB_ROUTES
 from bot.sandbox.state import NOT_ACCESSIBLE, Comment, Installation, LabelEvent, SandboxState
 
 DEFAULT_API_VERSION = "2022-11-28"
@@ -45,7 +47,7 @@ DOC_REDIRECTS = "https://docs.github.com/rest/using-the-rest-api/best-practices-
 
 
 def _error_response(exc: ApiError) -> web.Response:
-    return _json(exc.body(), status=exc.status, headers=exc.headers or None)
+    return json_response(exc.body(), status=exc.status, headers=exc.headers or None)
 
 
 def _etag(body: bytes) -> str:
@@ -78,8 +80,11 @@ class Sandbox:
     waits that many seconds (both replaceable so tests need not wait for real).
     A ``clock`` apart from the app's emulates a server whose clock is off: JWTs are
     checked against it and every answer's ``Date`` header tells it.
+    ``webhook_url`` and ``webhook_secret``: where the app's webhook deliveries go and
+    how they are signed (see :mod:`bot.sandbox.hooks`); without them none are sent.
 
-    Raises :class:`ValueError` for a key that is not a PEM private key, and
+    Raises :class:`ValueError` for a key that is not a PEM private key or a webhook
+    URL without its secret, and
     :class:`~bot.sandbox.errors.BundleError` for a malformed bundle.
     """
 
@@ -99,6 +104,8 @@ class Sandbox:
         latency_ms: float = 0.0,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        webhook_url: str | None = None,
+        webhook_secret: str | None = None,
     ):
         self.state = SandboxState(
             app_id=app_id,
@@ -116,8 +123,13 @@ class Sandbox:
         self._sleep = sleep
         self._runner: web.AppRunner | None = None
         self._base_url: str | None = None
+        #: Called with each GitHub-API request and its final answer (headers set), e.g. to check
+        #: answers against GitHub's schemas; ``/_sandbox/`` control requests are not passed.
+        self.watchers: list[Callable[[web.Request, web.StreamResponse], None]] = []
         self._request_ids = itertools.count(1)
         self._request_salt = secrets.randbelow(16**5)
+        if webhook_url is not None:
+            self.set_webhook(webhook_url, webhook_secret or "")
         for bundle in bundles:
             self.state.add_bundle(bundle)
         if collaborators:
@@ -210,6 +222,15 @@ class Sandbox:
     def clear_faults(self) -> None:
         """Remove every planned failure."""
         self.faults.clear()
+
+    def set_webhook(self, url: str | None, secret: str = "") -> None:
+        """Send the app's deliveries to ``url``, signed with ``secret`` (``url=None``: send none).
+
+        Raises :class:`ValueError` for a URL that is not http(s) or an empty secret.
+        """
+        from bot.sandbox.hooks import Webhook
+
+        self.state.webhook = None if url is None else Webhook(url, secret)
 
     def set_collaborators(self, roles: Mapping[str, str]) -> None:
         """Record ``{login: role}`` for the permission endpoint."""
@@ -339,6 +360,8 @@ class Sandbox:
             }
         )
         self.state.record(request.method, request.path_qs, response.status)
+        for watch in self.watchers:
+            watch(request, response)
         return response
 
     def _moved(self, request: web.Request) -> ApiError | None:

@@ -1,6 +1,6 @@
 """What the sandbox knows: repositories, pull requests, comments, labels, tokens.
 
-Plain data and plain methods, no HTTP: :mod:`bot.sandbox.routes` turns requests
+Plain data and plain methods, no HTTP: :mod:`bot.sandbox.rest` turns requests
 into these calls and these results into GitHub-shaped JSON. Operations that GitHub
 would refuse raise :class:`~bot.sandbox.errors.ApiError` with GitHub's status and
 body. Shapes follow GitHub's REST docs, named on each method.
@@ -8,14 +8,15 @@ body. Shapes follow GitHub's REST docs, named on each method.
 
 from __future__ import annotations
 
-import base64
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from bot import github_objects as objects
 from bot.sandbox.errors import BundleError
+from bot.github_objects import Site
 
 # The records and limits were defined here before the split: they stay importable from here.
 from bot.sandbox.records import *  # noqa: F403
@@ -42,6 +43,7 @@ from bot.sandbox.resources.labels import LabelsMixin
 from bot.sandbox.resources.pulls import PullsMixin
 from bot.sandbox.resources.reactions import ReactionsMixin
 from bot.sandbox.resources.review_comments import ReviewCommentsMixin
+from bot.sandbox.resources.webhooks import WebhooksMixin
 
 __all__ = [
     "ROLES",
@@ -63,7 +65,14 @@ __all__ = [
 
 
 class SandboxState(
-    PullsMixin, CommentsMixin, ReactionsMixin, ReviewCommentsMixin, LabelsMixin, CollaboratorsMixin, AppsMixin
+    PullsMixin,
+    CommentsMixin,
+    ReactionsMixin,
+    ReviewCommentsMixin,
+    LabelsMixin,
+    CollaboratorsMixin,
+    AppsMixin,
+    WebhooksMixin,
 ):
     """Everything the sandbox serves and records.
 
@@ -105,9 +114,10 @@ class SandboxState(
         self.requests: list[dict[str, Any]] = []
         #: Repositories answering with redirects, by lower-case full name: the status for writes.
         self.moved: dict[str, int] = {}
+        #: Where the app's deliveries go (a :class:`bot.sandbox.hooks.Webhook`), or None: none are sent.
+        self.webhook: Any = None
         #: What the installation was granted ("Create an installation access token", ``permissions``).
         self.permissions: dict[str, str] = dict(DEFAULT_PERMISSIONS)
-        self._user_ids: dict[str, int] = {}
         self._next_id = 1
         #: The app's installations by id, in the order they were added.
         self.installations: dict[int, Installation] = {}
@@ -140,21 +150,15 @@ class SandboxState(
         """The login GitHub gives the app's bot user: ``<slug>[bot]``."""
         return f"{self.app_slug}[bot]"
 
+    @property
+    def site(self) -> Site:
+        """The API and web bases the sandbox writes into ``url`` and ``html_url`` fields."""
+        return Site(self.api_url, self.html_url)
+
     def user_json(self, login: str, user_type: str = "User") -> dict[str, Any]:
-        """A simple user object as GitHub nests it in comments, reactions and permissions."""
-        key = login.lower()
-        if key not in self._user_ids:
-            self._user_ids[key] = 10_000 + len(self._user_ids)
-        uid = self._user_ids[key]
-        return {
-            "login": login,
-            "id": uid,
-            "node_id": base64.b64encode(f"04:User{uid}".encode()).decode(),
-            "url": f"{self.api_url}/users/{login}",
-            "html_url": f"{self.html_url}/{login}",
-            "type": user_type,
-            "site_admin": False,
-        }
+        """A user object as GitHub nests it in comments, reactions and permissions (see :func:`objects.user`)."""
+        return objects.user(login, user_type, site=self.site)
+
     # ----- rate limits and the request log ------------------------------------
 
     def bucket(self, key: str) -> RateBucket:

@@ -1,7 +1,9 @@
 """Where pull request snapshots come from besides the GitHub API.
 
 * :mod:`bot.sources.bundle`: JSON bundle files in GitHub's REST shapes (the corpus format).
-* :mod:`bot.sources.gitrepo`: merged pull requests rebuilt from a local git repository.
+* :mod:`bot.sources.gitrepo`: merged pull requests rebuilt from a local git repository
+  (found on its history by :mod:`bot.sources.gitpulls`, diffed by :mod:`bot.sources.gitdiff`,
+  git run by :mod:`bot.sources.gitrun`).
 """
 
 from bot.sources.bundle import (
@@ -12,7 +14,12 @@ from bot.sources.bundle import (
     read_bundle,
     snapshot_from_bundle,
 )
-from bot.sources.gitrepo import GitRepositoryError, load_merged_pull_requests, merged_pull_requests
+from bot.sources.gitrepo import (
+    GitRepositoryError,
+    load_merged_pull_requests,
+    merged_pull_requests,
+    why_no_pull_requests,
+)
 
 __all__ = [
     "BundleError",
@@ -24,4 +31,5 @@ __all__ = [
     "merged_pull_requests",
     "read_bundle",
     "snapshot_from_bundle",
+    "why_no_pull_requests",
 ]

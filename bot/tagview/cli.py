@@ -1,7 +1,9 @@
 """``prguide view``: browse stored guides locally, or export them as static HTML.
 
 ``prguide view --db PATH`` serves the tag view on 127.0.0.1 (see :mod:`bot.tagview.web`);
-``prguide view --db PATH --export DIR`` writes it to ``DIR`` (see :mod:`bot.tagview.export`).
+``prguide view --db PATH --export DIR`` writes it, pages and Atom feeds, to ``DIR`` (see
+:mod:`bot.tagview.export`). ``--public-url`` (or ``$PRGUIDE_PUBLIC_URL``) is where readers
+reach the pages, for absolute links.
 ``--database-url postgresql://...`` (or ``$PRGUIDE_DATABASE_URL`` when ``--db`` is not
 given) reads the guides a multi-replica installation keeps in PostgreSQL.
 """
@@ -40,6 +42,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="require 'Authorization: Bearer TOKEN' on every page (default: $PRGUIDE_VIEW_TOKEN)",
     )
     parser.add_argument("--per-label", type=int, default=10, metavar="N", help="newest pull requests shown per label (default: 10)")
+    parser.add_argument(
+        "--public-url", default=None, metavar="URL",
+        help="where readers reach the pages (e.g. https://acme.github.io/guides), for absolute links in feeds "
+        "(default: $PRGUIDE_PUBLIC_URL)",
+    )
 
 
 def _loopback(host: str) -> bool:
@@ -113,6 +120,13 @@ def run(args: argparse.Namespace) -> int:
     if args.export is not None and args.export.exists() and not args.export.is_dir():
         print(f"prguide view: --export {args.export} is a file, not a folder", file=sys.stderr)
         return 2
+    from bot.tagview.addresses import parse_public_url
+
+    try:
+        public_url = parse_public_url(args.public_url or os.environ.get("PRGUIDE_PUBLIC_URL"))
+    except ValueError as exc:
+        print(f"prguide view: --public-url {exc}", file=sys.stderr)
+        return 2
     try:
         store = open_guide_store(path) if url is None else open_database_store(url)
     except ValueError as exc:
@@ -136,8 +150,13 @@ def run(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
                 return 1
-            summary = export_site(store, args.export, include_private=args.include_private, per_label=args.per_label)
-            print(f"wrote {summary.files} pages for {_repositories(len(summary.repositories))} to {args.export}")
+            summary = export_site(
+                store, args.export, include_private=args.include_private, per_label=args.per_label, public_url=public_url,
+            )
+            print(
+                f"wrote {summary.files} pages for {_repositories(len(summary.repositories))} to {args.export}, "
+                f"and {summary.feeds} Atom feeds"
+            )
             if hidden:
                 print(
                     f"prguide view: left out {hidden} private {_repositories(hidden).split()[1]}; "
@@ -166,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
             )
         settings = TagViewSettings(
             view_token=token, rows_per_label=args.per_label, show_private=args.include_private,
-            say_hidden=_loopback(args.host),
+            say_hidden=_loopback(args.host), public_url=public_url,
         )  # fmt: skip
         # aiohttp prints the bound address (useful with --port 0); the pages start at /repos.
         web.run_app(create_app(store, settings), host=args.host, port=args.port)

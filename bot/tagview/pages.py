@@ -21,7 +21,7 @@ from markupsafe import Markup
 from bot.tagview.digest import Digest, label_display, make_entry
 from bot.tagview.i18n import LANGUAGE_NAMES, LANGUAGES, Messages
 from bot.tagview.markdown import render_markdown
-from bot.tagview.store import READING_LEVELS, GuideRow, LabelCount, LabelSection, RepositoryInfo
+from bot.tagview.model import READING_LEVELS, GuideRow, LabelCount, LabelSection, RepositoryInfo
 
 #: Content-Security-Policy of every tag-view page (sent as a header and as a meta tag).
 CONTENT_SECURITY_POLICY = "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src https: data:"
@@ -141,6 +141,10 @@ class WebLinks:
     def digest_action(self) -> str:
         return f"{self.base}/digest"
 
+    def browse(self, filters: Mapping[str, str | None]) -> str:
+        """The tags page with ``filters`` (query parameters such as ``from``, ``to``, ``area``, ``label``)."""
+        return _with_query(f"{self.base}/tags", {**{k: v for k, v in filters.items() if v}, **_lang_query(self.lang)})
+
     def feed(self, kind: str = "tags", **params: str | None) -> str:
         """The Atom feed of the tags list (``kind="tags"``) or the digest (``"digest"``) with the given filters."""
         return _with_query(f"{self.base}/{kind}.atom", {**{k: v for k, v in params.items() if v}, **_lang_query(self.lang)})
@@ -150,7 +154,8 @@ class StaticLinks:
     """Links of the static export, relative to the page's own file.
 
     Layout: ``index.html``; ``OWNER/REPO/index.html`` (tags); ``OWNER/REPO/labels/SLUG.html``;
-    ``OWNER/REPO/pulls/NUMBER.html``; Chinese pages end in ``.zh.html``. ``depth`` is how
+    ``OWNER/REPO/pulls/NUMBER.html``; feeds ``OWNER/REPO/tags.atom``, ``digest.atom`` and
+    ``labels/SLUG.atom``; Chinese pages end in ``.zh.html``, feeds in ``.zh.atom``. ``depth`` is how
     many folders below ``OWNER/REPO`` the page is (0 for the tags page, 1 for the others,
     -2 for the site index); ``here`` is the page's own file name for the language switch.
     """
@@ -186,6 +191,19 @@ class StaticLinks:
 
     def guide(self, number: int) -> str:
         return self._up() + f"pulls/{number}" + self._suffix()
+
+    def browse(self, filters: Mapping[str, str | None]) -> str:
+        """Static pages cannot filter: the repository's tags page."""
+        return self.tags()
+
+    def feed(self, kind: str = "tags", label: str | None = None) -> str:
+        """The exported Atom feed ``kind`` (``"tags"``, ``"digest"``), or a label's tags feed."""
+        if label is not None:
+            return self._up() + "labels/" + label_slug(label) + self._feed_suffix()
+        return self._up() + kind + self._feed_suffix()
+
+    def _feed_suffix(self) -> str:
+        return ".atom" if self.lang == LANGUAGES[0] else f".{self.lang}.atom"
 
     def repository_tags(self, repository: str) -> str:
         """From the site index: a repository's tags page."""

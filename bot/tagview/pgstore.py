@@ -24,26 +24,18 @@ from typing import Any
 
 from bot.app import pg
 from bot.tagview import pg_schema
-from bot.tagview.store import (
-    ROW_COLUMNS,
+from bot.tagview.guide_data import as_bound, iso, prepare_save, utc
+from bot.tagview.model import (
     VISIBILITIES,
+    Brief,
     GuideFilter,
     GuidePage,
     GuideRow,
     LabelCount,
     LabelSection,
     RepositoryInfo,
-    _as_bound,
-    _iso,
-    _utc,
-    check_page,
-    filter_sql,
-    guide_row,
-    label_sections,
-    like_pattern,
-    prepare_save,
-    split_label,
 )
+from bot.tagview.sql import ROW_COLUMNS, check_page, filter_sql, guide_row, label_sections, like_pattern, split_label
 
 pg.register_migrations(pg_schema.COMPONENT, pg_schema.MIGRATIONS)
 
@@ -244,6 +236,37 @@ class PgGuideStore:
             ).fetchall()
         return {number: json.loads(blob) for number, blob in rows}
 
+    def rows(self, repository: str, numbers: Iterable[int]) -> dict[int, GuideRow]:
+        """The listed rows of several pull requests at once (see :meth:`bot.tagview.store.GuideStore.rows`)."""
+        wanted = sorted({int(n) for n in numbers})
+        if not wanted:
+            return {}
+        with self._connection() as conn:
+            found = conn.execute(
+                f"SELECT {ROW_COLUMNS} FROM tagview_guides g WHERE g.repository = %s AND g.number = ANY(%s)",
+                (repository, wanted),
+            ).fetchall()
+        rows = [_row(r) for r in found]
+        return {row.number: row for row in rows}
+
+    def briefs(
+        self, repository: str, *, label: str | None = None, since: date | datetime | str | None = None,
+        until: date | datetime | str | None = None,
+    ) -> list[Brief]:
+        """A :class:`Brief` of every matching guide, in no order (see :meth:`bot.tagview.store.GuideStore.briefs`)."""
+        flt = GuideFilter(label=label, since=as_bound(since, "since"), until=as_bound(until, "until"))
+        where, params = _where(repository, flt)
+        with self._connection() as conn:
+            found = conn.execute(
+                "SELECT g.number, g.merged_at, g.reading_level, g.importance, g.breaking, COALESCE(g.areas->>0, '') "
+                f"FROM tagview_guides g WHERE {where}",
+                params,
+            ).fetchall()
+        return [
+            Brief(n, iso(utc(merged)) if merged is not None else None, level, importance, bool(breaking), area)
+            for n, merged, level, importance, breaking, area in found
+        ]
+
     def visibility(self, repository: str) -> str | None:
         """``"public"``/``"private"`` for a known repository, else ``None``."""
         return self._value("SELECT visibility FROM tagview_repositories WHERE name = %s", (repository,))
@@ -298,7 +321,7 @@ class PgGuideStore:
         check_page(limit, offset)
         flt = GuideFilter(
             label=label, area=area, level=level, min_importance=min_importance,
-            since=_as_bound(since, "since"), until=_as_bound(until, "until"), search=search,
+            since=as_bound(since, "since"), until=as_bound(until, "until"), search=search,
         )
         where, params = _where(repository, flt)
         with self._connection() as conn:
@@ -357,4 +380,4 @@ def _moment(iso: str | None) -> datetime | None:
 
 def _row(r: Any) -> GuideRow:
     # merged_at is a timestamptz; labels and areas are jsonb, read as lists.
-    return guide_row(r, moment=lambda moment: _iso(_utc(moment)) if moment is not None else None)
+    return guide_row(r, moment=lambda moment: iso(utc(moment)) if moment is not None else None)

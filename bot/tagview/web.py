@@ -12,30 +12,39 @@ Routes (all ``GET``; ``HEAD`` too):
 - ``/repos/{owner}/{repo}/pulls/{number}/guide``: one guide rendered to HTML.
 - ``/repos/{owner}/{repo}/digest``: what to read first among the pull requests merged
   between ``since`` and ``until`` (``YYYY-MM-DD``, inclusive, UTC; default the last 7
-  days), grouped by area, optionally for one ``label``; a bad value answers 400.
+  days), grouped by area, optionally for one ``label``; a bad value answers 400. A
+  bounded page: the best few per area and the newest others, with how many more.
 - ``/repos/{owner}/{repo}/tags.atom`` and ``/repos/{owner}/{repo}/digest.atom``: Atom
-  feeds of the same lists (the tags filters, or the digest's window and label).
+  feeds of the same lists (the tags filters, or the digest's window and label), at most
+  :data:`bot.tagview.feeds.FEED_ENTRIES` entries each.
 
 Access: with a view token, every page needs ``Authorization: Bearer <token>`` (else
 401); without one, only public repositories are served and a private or unknown one
 answers 404 alike, so its existence does not leak.
+
+Every page is read and rendered in a thread of its own pool (:data:`PAGE_THREADS`), never
+on the event loop, so a heavy page never holds up the webhook sharing the process.
+Absolute links and feed addresses follow :mod:`bot.tagview.addresses`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import hmac
 import json
 from collections.abc import Awaitable, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
 from aiohttp import web
 
-from bot.app.errors import DATABASE_ERRORS
-from bot.app.offload import run_store
-from bot.tagview.digest import WindowError, load_digest, make_entry, parse_window
-from bot.tagview.feeds import ATOM_TYPE, FEED_ENTRIES, render_feed
+from bot.app.errors import database_errors
+from bot.tagview.addresses import Network, origin, path_prefix
+from bot.tagview.digest import WindowError, load_digest, load_read_first, make_entry, parse_window
+from bot.tagview.feeds import ATOM_TYPE, FEED_ENTRIES, feed_id, feed_title, render_feed
 from bot.tagview.i18n import Messages, pick_language
 from bot.tagview.pages import (
     CONTENT_SECURITY_POLICY,
@@ -48,7 +57,7 @@ from bot.tagview.pages import (
     render_index_page,
     render_tags_page,
 )
-from bot.tagview.store import READING_LEVELS, GuideFilter, GuideStorage, LabelSection
+from bot.tagview.model import READING_LEVELS, GuideFilter, GuideStorage, LabelSection
 
 #: Headers sent with every tag-view response, error pages included.
 SECURITY_HEADERS = {
@@ -62,6 +71,9 @@ MAX_SEARCH = 200
 #: Largest ``per_page`` of ``tags.json`` (larger values are lowered to it, as GitHub does).
 MAX_PER_PAGE = 100
 DEFAULT_PER_PAGE = 30
+#: Threads reading and rendering tag-view pages, per process: pages beyond it wait their turn.
+PAGE_THREADS = 4
+_executor: ThreadPoolExecutor | None = None
 
 
 class FilterError(ValueError):
@@ -79,6 +91,10 @@ class TagViewSettings:
     ``say_hidden``: the index says how many private repositories it leaves out and how
     to show them; only for the local ``prguide view`` server on a loopback address
     (on ``prguide serve`` a private repository's existence must not leak).
+    ``public_url``: the address readers reach the tag view at (see
+    :func:`bot.tagview.addresses.parse_public_url`), used for every absolute link.
+    ``trusted_proxies``: peers whose forwarded scheme and host are believed when there
+    is no ``public_url``.
     """
 
     view_token: str | None = None
@@ -86,15 +102,22 @@ class TagViewSettings:
     page_size: int = 50
     show_private: bool = False
     say_hidden: bool = False
+    public_url: str | None = None
+    trusted_proxies: tuple[Network, ...] = ()
 
     @classmethod
     def coerce(cls, settings: Any) -> TagViewSettings:
-        """``settings`` itself, defaults for ``None``, or built from an object with ``view_token`` (the app's Settings)."""
+        """``settings`` itself, defaults for ``None``, or built from an object with ``view_token``,
+        ``public_url`` and ``trusted_proxies`` (the app's Settings)."""
         if settings is None:
             return cls()
         if isinstance(settings, cls):
             return settings
-        return cls(view_token=getattr(settings, "view_token", None) or None)
+        return cls(
+            view_token=getattr(settings, "view_token", None) or None,
+            public_url=getattr(settings, "public_url", None) or None,
+            trusted_proxies=tuple(getattr(settings, "trusted_proxies", ()) or ()),
+        )
 
 
 def parse_filters(query: Mapping[str, str]) -> GuideFilter:
@@ -144,16 +167,14 @@ def _window(query: Mapping[str, str]) -> tuple[date, date, str | None]:
     return since, until, label
 
 
-def _feed_title(lang: str, repository: str, label: str | None, *, digest: bool = False) -> str:
-    """A feed's title: the repository's guides, a label's, or the (label's) digest."""
-    messages = Messages(lang)
-    if digest:
-        if label:
-            return messages("digest.feed_digest_label", repository=repository, label=label)
-        return messages("digest.feed_digest", repository=repository)
-    if label:
-        return messages("digest.feed_label", repository=repository, label=label)
-    return messages("digest.feed_tags", repository=repository)
+def _filter_params(flt: GuideFilter) -> dict[str, str | None]:
+    """The query parameters of ``flt`` (:data:`FILTER_PARAMS`), written one way: a feed's id and links follow them."""
+    return {
+        "label": flt.label, "area": flt.area, "level": flt.level,
+        "min_importance": str(flt.min_importance) if flt.min_importance is not None else None,
+        "from": flt.since.isoformat() if flt.since else None, "to": flt.until.isoformat() if flt.until else None,
+        "q": flt.search,
+    }
 
 
 def _positive(query: Mapping[str, str], name: str, default: int) -> int:
@@ -185,13 +206,14 @@ class TagView:
     """The tag view's request handlers over one :class:`GuideStorage` (SQLite or PostgreSQL).
 
     Handlers are plain functions of the request: each page's store reads and rendering
-    run together, on the event loop for the SQLite store and in a worker thread for
-    one on a database server (see :func:`_guarded`).
+    run together in a page thread (see :func:`_guarded`).
     """
 
     def __init__(self, store: GuideStorage, settings: TagViewSettings):
         self.store = store
         self.settings = settings
+        #: The path a proxy serves the tag view under ("" at the root); every link starts with it.
+        self.prefix = path_prefix(settings.public_url)
 
     # -- access ----------------------------------------------------------------------
 
@@ -220,6 +242,22 @@ class TagView:
             raise _Refusal(_error(404, "not_found", lang, as_json=as_json, text_key="not_found_text"))
         return name
 
+    # -- addresses -------------------------------------------------------------------
+
+    def _links(self, repository: str, params: Mapping[str, str], lang: str, *, here: str | None = None) -> WebLinks:
+        return WebLinks(repository, params, lang, prefix=self.prefix, here=here)
+
+    def _absolute(self, request: web.Request, path: str) -> str:
+        """``path`` (from a :class:`WebLinks`, so prefixed already) as an absolute URL (see :mod:`bot.tagview.addresses`)."""
+        return origin(
+            public_url=self.settings.public_url, proxies=self.settings.trusted_proxies, remote=request.remote,
+            scheme=request.scheme, host=request.host, headers=request.headers,
+        ) + path
+
+    def _here(self, request: web.Request, query: Mapping[str, str] | None = None) -> str:
+        """This request's path (behind the prefix) with ``query`` (default its own), for links back to it."""
+        return self.prefix + str(request.rel_url.with_query(dict(request.query) if query is None else query))
+
     # -- handlers --------------------------------------------------------------------
 
     def index(self, request: web.Request) -> web.StreamResponse:
@@ -228,10 +266,10 @@ class TagView:
         stored = [r for r in self.store.repositories() if r.guides]
         visible = [r for r in stored if self._may_see(r.visibility, authorised)]
         html = render_index_page(
-            repositories=visible, lang=lang, links=_IndexLinks(lang),
-            tags_link=lambda name: WebLinks(name, {}, lang).tags(),
+            repositories=visible, lang=lang, links=_IndexLinks(lang, self.prefix),
+            tags_link=lambda name: self._links(name, {}, lang).tags(),
             hidden=len(stored) - len(visible) if self.settings.say_hidden else 0,
-            feeds=[(_feed_title(lang, r.name, None), WebLinks(r.name, {}, lang).feed("tags")) for r in visible],
+            feeds=[(feed_title(lang, r.name, None), self._links(r.name, {}, lang).feed("tags")) for r in visible],
         )
         return _html(html)
 
@@ -244,7 +282,7 @@ class TagView:
         except FilterError as exc:
             return _error(400, "bad_request", lang, text=str(exc))
         labels = self.store.labels(repository)
-        links = WebLinks(repository, request.query, lang)
+        links = self._links(repository, request.query, lang)
         pager = None
         if flt.label:
             size = self.settings.page_size
@@ -273,7 +311,7 @@ class TagView:
             repository=repository, sections=sections, lang=lang, links=links,
             filters=request.query, label_options=labels, area_options=self.store.areas(repository),
             pager=pager, single_label=bool(flt.label), datas=datas,
-            feeds=[(_feed_title(lang, repository, flt.label), links.feed("tags", **feed_params))],
+            feeds=[(feed_title(lang, repository, flt.label), links.feed("tags", **feed_params))],
         )
         return _html(html)
 
@@ -288,11 +326,11 @@ class TagView:
         params = {"since": request.query.get("since"), "until": request.query.get("until"), "label": label}
         kept = {k: v for k, v in params.items() if v}
         # The language switch keeps the window and the label.
-        links = WebLinks(repository, {}, lang, here=str(request.rel_url.with_query(kept)))
+        links = self._links(repository, {}, lang, here=self._here(request, kept))
         return _html(render_digest_page(
             repository=repository, digest=digest, lang=lang, links=links, label=label,
             label_options=self.store.labels(repository), datas=datas,
-            feeds=[(_feed_title(lang, repository, label, digest=True), links.feed("digest", **params))],
+            feeds=[(feed_title(lang, repository, label, digest=True), links.feed("digest", **params))],
         ))
 
     def tags_atom(self, request: web.Request) -> web.StreamResponse:
@@ -309,30 +347,40 @@ class TagView:
         datas = self.store.get_many(repository, [row.number for row in found.items])
         messages = Messages(lang)
         entries = [make_entry(row, datas.get(row.number), lang, messages) for row in found.items]
-        links = WebLinks(repository, request.query, lang)
-        page = request.url.with_path(links.form_action()).with_query(
-            {k: v for k, v in request.query.items() if k in (*FILTER_PARAMS, "lang")}
+        params = _filter_params(flt)
+        links = self._links(repository, params, lang)
+        return self._feed(
+            request, repository, "tags", params, feed_title(lang, repository, flt.label), links.current(page=None),
+            entries, links, lang,
         )
-        return self._feed(request, _feed_title(lang, repository, flt.label), str(page), entries, links, lang)
 
     def digest_atom(self, request: web.Request) -> web.StreamResponse:
         lang = pick_language(request.query.get("lang"))
         repository = self._repository(request, lang, as_json=True)
         try:
             since, until, label = _window(request.query)
-            digest, _datas = load_digest(self.store, repository, since, until, lang, label=label)
+            entries = load_read_first(self.store, repository, since, until, lang, label=label, limit=FEED_ENTRIES)
         except ValueError as exc:  # WindowError included
             return _json({"error": str(exc)}, status=400)
-        links = WebLinks(repository, {}, lang)
-        page = request.url.with_path(links.digest_action()).with_query(dict(request.query))
-        title = _feed_title(lang, repository, label, digest=True)
-        return self._feed(request, title, str(page), list(digest.read_first), links, lang)
+        # Only the bounds the request named: the default window's feed is one feed, day after day.
+        params = {"since": since.isoformat() if (request.query.get("since") or "").strip() else None,
+                  "until": until.isoformat() if (request.query.get("until") or "").strip() else None, "label": label}
+        links = self._links(repository, {}, lang)
+        title = feed_title(lang, repository, label, digest=True)
+        return self._feed(request, repository, "digest", params, title, links.digest(**params), entries, links, lang)
 
-    def _feed(self, request: web.Request, title: str, page_url: str, entries: list, links: WebLinks, lang: str) -> web.Response:
+    def _feed(
+        self, request: web.Request, repository: str, kind: str, params: Mapping[str, str | None], title: str,
+        page: str, entries: list, links: WebLinks, lang: str,
+    ) -> web.Response:
+        """The Atom response of feed ``kind`` with ``params`` (its filters; ``lang`` is added here)."""
+        # The newest merge of the repository dates an empty feed, so it stays the same between requests.
+        newest = None if entries else next(iter(self.store.query(repository, limit=1).items), None)
         body = render_feed(
-            feed_id=str(request.url), title=title, self_url=str(request.url), page_url=page_url, entries=entries,
-            guide_url=lambda number: str(request.url.with_path(links.guide(number).split("?")[0]).with_query(None)),
-            lang=lang,
+            feed_id=feed_id(repository, kind, {**params, "lang": lang}), title=title,
+            self_url=self._absolute(request, links.feed(kind, **params)), page_url=self._absolute(request, page),
+            entries=entries, guide_url=lambda number: self._absolute(request, links.guide(number).split("?")[0]),
+            lang=lang, updated=newest.merged_at if newest else None,
         )
         return web.Response(body=body, content_type=ATOM_TYPE, charset="utf-8")
 
@@ -353,13 +401,13 @@ class TagView:
         def page_url(number: int) -> str:
             query = {k: v for k, v in request.query.items() if k not in ("page", "per_page")}
             query.update(page=str(number), per_page=str(per_page))
-            return str(request.url.with_query(query))
+            return self._absolute(request, self._here(request, query))
 
-        links = WebLinks(repository, {}, "en")
+        links = self._links(repository, {}, "en")
         items = []
         for row in found.items:
             item = row.to_json()
-            item["guide_url"] = str(request.url.with_path(links.guide(row.number)).with_query(None))
+            item["guide_url"] = self._absolute(request, links.guide(row.number))
             items.append(item)
         body = {
             "repository": repository,
@@ -384,8 +432,8 @@ class TagView:
             return _error(404, "not_found", lang, text_key="not_found_text")
         # Without ?lang the chrome follows the guide's own language.
         lang = pick_language(query_lang, default=pick_language(str(data.get("lang") or "")))
-        links = WebLinks(repository, {}, lang, here=request.path)
-        feeds = [(_feed_title(lang, repository, None), links.feed("tags"))]
+        links = self._links(repository, {}, lang, here=self.prefix + request.path)
+        feeds = [(feed_title(lang, repository, None), links.feed("tags"))]
         return _html(render_guide_page(data={**data, "repository": repository}, lang=lang, links=links, feeds=feeds))
 
 
@@ -394,14 +442,15 @@ class _IndexLinks:
 
     can_filter = False
 
-    def __init__(self, lang: str):
+    def __init__(self, lang: str, prefix: str = ""):
         self.lang = lang
+        self.prefix = prefix
 
     def home(self) -> str:
-        return WebLinks("-/-", {}, self.lang).home()
+        return WebLinks("-/-", {}, self.lang, prefix=self.prefix).home()
 
     def language(self, lang: str) -> str:
-        return WebLinks("-/-", {}, lang).home()
+        return WebLinks("-/-", {}, lang, prefix=self.prefix).home()
 
 
 def _secure(response: web.StreamResponse) -> web.StreamResponse:
@@ -432,16 +481,30 @@ def _error(
     return _html(render_error_page(title=messages(title_key), text=message, lang=lang), status=status)
 
 
+def _page_executor() -> ThreadPoolExecutor:
+    global _executor
+    if _executor is None:  # made on first use, from the event loop's thread
+        _executor = ThreadPoolExecutor(max_workers=PAGE_THREADS, thread_name_prefix="prguide-page")
+    return _executor
+
+
 def _guarded(store: GuideStorage, handler: Handler) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
-    """The aiohttp handler serving ``handler``: off the event loop when ``store`` waits on a
-    database server (one hop for the page's reads and rendering), refusals answered."""
+    """The aiohttp handler serving ``handler`` in a page thread (one hop for the page's reads and
+    rendering, whichever the store), refusals and an unavailable database answered.
+
+    Its own threads, not the loop's default executor nor the database calls' pool
+    (:mod:`bot.app.offload`): guides are built in the one and jobs wait on the other, and
+    a burst of pages must hold up neither.
+    """
 
     async def run(request: web.Request) -> web.StreamResponse:
         try:
-            response = await run_store(store, handler, request)
+            # As asyncio.to_thread does: the call sees the caller's context variables (log fields).
+            call = contextvars.copy_context().run
+            response = await asyncio.get_running_loop().run_in_executor(_page_executor(), call, handler, request)
         except _Refusal as refusal:
             response = refusal.response
-        except DATABASE_ERRORS:
+        except database_errors():
             # The database is down or its pool is exhausted: a retry later will do, so 503, not 500.
             lang = pick_language(request.query.get("lang"))
             response = _error(503, "unavailable", lang, as_json=request.path.endswith(".json"), text_key="unavailable_text")
@@ -454,8 +517,9 @@ def _guarded(store: GuideStorage, handler: Handler) -> Callable[[web.Request], A
 def add_routes(app_or_router: web.Application | web.UrlDispatcher, store: GuideStorage, settings: Any = None) -> TagView:
     """Mount the tag view's routes (see the module docstring) on an app or router.
 
-    ``settings`` is a :class:`TagViewSettings`, the app's Settings (its ``view_token`` is
-    used) or ``None``. Returns the :class:`TagView` serving them.
+    ``settings`` is a :class:`TagViewSettings`, the app's Settings (its ``view_token``,
+    ``public_url`` and ``trusted_proxies`` are used) or ``None``. Returns the
+    :class:`TagView` serving them.
     """
     router = app_or_router.router if isinstance(app_or_router, web.Application) else app_or_router
     view = TagView(store, TagViewSettings.coerce(settings))
@@ -472,10 +536,10 @@ def add_routes(app_or_router: web.Application | web.UrlDispatcher, store: GuideS
 def create_app(store: GuideStorage, settings: Any = None) -> web.Application:
     """A stand-alone aiohttp application serving only the tag view (``/`` redirects to ``/repos``)."""
     app = web.Application()
-    add_routes(app, store, settings)
+    view = add_routes(app, store, settings)
 
     async def root(request: web.Request) -> web.StreamResponse:
-        raise web.HTTPFound("/repos")
+        raise web.HTTPFound(f"{view.prefix}/repos")
 
     app.router.add_get("/", root)
     return app

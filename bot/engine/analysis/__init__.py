@@ -31,6 +31,8 @@ from dataclasses import replace
 
 from bot.engine.analysis.config_keys import KeyChanges, config_changes
 from bot.engine.analysis.deps import dependency_changes, submodule_change
+from bot.engine.analysis.edit_filters import sentinel_default
+from bot.engine.analysis.quote import small_change
 from bot.engine.analysis.edits import (
     CONDITIONED,
     Budget,
@@ -85,6 +87,8 @@ __all__ = [
 _OPAQUE = ("generated", "binary")
 #: Kinds whose Python class fields count as configuration keys.
 _FIELD_KINDS = ("source", "example", "build")
+#: Files with more changed lines than this are never a quote (a cheap test before reading hunks).
+_QUOTE_PREFILTER = 24
 
 
 def _first_added_line(hunks: Sequence[Hunk]) -> str | None:
@@ -145,6 +149,10 @@ def _analyse_file(
                 tests_added=py.tests_added,
                 shims=py.shims,
             )
+            if py.behaviour and "None" in added_text:
+                # A default that became a None sentinel resolved to the old value is no change.
+                py = py._replace(behaviour=tuple(b for b in py.behaviour if b.kind != "default_changed"
+                                                 or not sentinel_default(b.symbol, b.old, b.new, added_text)))
             if py.behaviour:
                 behaviour.extend(py.behaviour)
             edits = file_edits(hunks, path, kind, budget)
@@ -166,6 +174,8 @@ def _analyse_file(
                 tests_added=sym.tests_added,
             )
         if kind == "config":
+            if any(h.section.startswith("defaults:") or any(line.text.startswith("defaults:") for line in h.lines) for h in hunks):
+                facts["composed"] = True
             keys, key_facts = config_changes(hunks, language, path)
             facts.update(_keys(keys))
             if key_facts:
@@ -189,6 +199,11 @@ def _analyse_file(
             behaviour.extend(dependency_facts(deps, submodule=submodule))
     if behaviour:
         facts["behaviour"] = tuple(behaviour)
+    if hunks and "edits" not in facts and len(added) + len(removed) <= _QUOTE_PREFILTER and budget.quotes > 0:
+        budget.quotes -= 1  # a guide shows a few quotes at most: a 3,000-file PR reads 100 files for them
+        quoted = small_change(hunks, path, kind, language)
+        if quoted is not None:
+            facts["quote"] = quoted
     analysis = FileAnalysis(
         path=path,
         status=file.status,
@@ -231,6 +246,29 @@ def _relocate(files: list[FileAnalysis], sites: list[tuple[DefSite, ...]]) -> li
     return out
 
 
+def _inherited(files: list[FileAnalysis]) -> list[FileAnalysis]:
+    """Without ``symbol_removed`` facts for methods (``Class.method``) whose name the pull
+    request adds or changes (its body too) as a method of another class: most often the override went and
+    the class now inherits a method of that name (a base class's method made concrete), so
+    it was not removed. Dunder methods are too common to say so."""
+    names = [d.name for f in files for d in f.definitions_added + f.definitions_modified] + [n for f in files for n in f.symbols_touched]
+    owners: dict[str, set[str]] = {}  # method name -> the classes that define or change it
+    for n in names:
+        owner, dot, method = n.rpartition(".")
+        if dot and not method.endswith("__"):
+            owners.setdefault(method, set()).add(owner)
+    if not owners:
+        return files
+    out = []
+    for f in files:
+        gone = [b for b in f.behaviour if b.kind == "symbol_removed" and "." in b.symbol
+                and owners.get(b.symbol.rpartition(".")[2], set()) - {b.symbol.rpartition(".")[0]}]
+        if gone:
+            f = replace(f, behaviour=tuple(b for b in f.behaviour if b not in gone))
+        out.append(f)
+    return out
+
+
 def _keys(keys: KeyChanges) -> dict[str, tuple[str, ...]]:
     return {
         "config_keys_added": keys.added,
@@ -254,6 +292,7 @@ def analyse(snapshot: PullRequestSnapshot, *, kinds: Mapping[str, Sequence[str]]
     files = [r[0] for r in results]
     sites = [r[1] for r in results]
     files = _relocate(files, sites)
+    files = _inherited(files)
     env = [r[2] for r in results]
     if len(env) - env.count(None) > 1:  # a file alone has nothing to judge against
         files = reconcile(files, env)

@@ -43,6 +43,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
+from bot.engine.analysis.edit_filters import drop_moved_checks, drop_named_conditions
 from bot.engine.analysis.model import BehaviourFact, Edit
 from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, DiffLine, Hunk
 from bot.engine.analysis.pybehaviour import block_opener, code_only
@@ -68,13 +69,15 @@ _LOG_CALLS = ("print", "logger.", "logging.", "log.", "warnings.warn", "self.log
 
 
 class Budget:
-    """How many statement parses an analysis may still spend (shared by all files of one pull request)."""
+    """How many statement parses, files and quoted small changes an analysis may still spend
+    (shared by all files of one pull request)."""
 
-    __slots__ = ("files", "parses")
+    __slots__ = ("files", "parses", "quotes")
 
-    def __init__(self, parses: int = 3000, files: int = 400):
+    def __init__(self, parses: int = 3000, files: int = 400, quotes: int = 100):
         self.parses = parses
         self.files = files
+        self.quotes = quotes
 
 
 class _Stmt:
@@ -185,7 +188,7 @@ def _parse(text: str, budget: Budget) -> ast.stmt | None:
     return tree.body[0] if len(tree.body) == 1 else None
 
 
-def _enclosing(lines: Sequence[DiffLine], index: int, side: str, indent: int, section: str) -> tuple[str, bool]:
+def enclosing(lines: Sequence[DiffLine], index: int, side: str, indent: int, section: str) -> tuple[str, bool]:
     """``(qualified enclosing definition, directly in a class or module body)`` of the
     statement at ``lines[index]`` on ``side``: the ``def``/``class`` lines above it with
     less indent, then the hunk header's section. Functions nested in functions count as
@@ -506,24 +509,8 @@ def file_edits(hunks: Sequence[Hunk], path: str, kind: str, budget: Budget) -> t
             _block(lines, i, j, k, hunk.section, path, budget, out)
             i = max(k, i + 1)
     if out:
-        out = _drop_moved_checks(out)
+        out = drop_named_conditions(drop_moved_checks(out), hunks)
     return tuple(out[:_MAX_FILE_EDITS])
-
-
-def _drop_moved_checks(edits: list[Edit]) -> list[Edit]:
-    """Without checks removed in one place and added with the same condition in another
-    place of the same definition: the check moved, it did not come or go."""
-    added = {(e.kind[:-6], e.symbol, e.new) for e in edits if e.kind.endswith("_added")}
-    removed = {(e.kind[:-8], e.symbol, e.old) for e in edits if e.kind.endswith("_removed")}
-    both = added & removed
-    if not both:
-        return edits
-    return [
-        e
-        for e in edits
-        if not (e.kind.endswith("_added") and (e.kind[:-6], e.symbol, e.new) in both)
-        and not (e.kind.endswith("_removed") and (e.kind[:-8], e.symbol, e.old) in both)
-    ]
 
 
 def _block(lines: Sequence[DiffLine], i: int, j: int, k: int, section: str, path: str, budget: Budget, out: list[Edit]) -> None:
@@ -538,17 +525,17 @@ def _block(lines: Sequence[DiffLine], i: int, j: int, k: int, section: str, path
     if old and new:
         branch = _branch(old, new, budget)
         if branch is not None:
-            symbol, _ = _enclosing(lines, j, ADDED, new[0].indent, section)
+            symbol, _ = enclosing(lines, j, ADDED, new[0].indent, section)
             out.append(Edit("branch_added", path, symbol, _short(old[0].text), _short(branch[1]), _short(branch[0]), new[0].line, old[0].line))
             return
         guard = _guard(old, new, budget)
         if guard is not None:
-            symbol, _ = _enclosing(lines, j, ADDED, new[0].indent, section)
+            symbol, _ = enclosing(lines, j, ADDED, new[0].indent, section)
             out.append(Edit("guard_added", path, symbol, "", _short(guard[0]), _short(guard[1]), new[0].line, old[0].line))
             return
         guard = _guard(new, old, budget)
         if guard is not None:
-            symbol, _ = _enclosing(lines, i, REMOVED, old[0].indent, section)
+            symbol, _ = enclosing(lines, i, REMOVED, old[0].indent, section)
             out.append(Edit("guard_removed", path, symbol, _short(guard[0]), "", _short(guard[1]), new[0].line, old[0].line))
             return
     old_left = [s for s in old if s.norm not in new_norms]
@@ -557,8 +544,8 @@ def _block(lines: Sequence[DiffLine], i: int, j: int, k: int, section: str, path
         for a, b in zip(old_left, new_left):
             if a.indent != b.indent:
                 return  # the block's shape changed: no statement-by-statement pairing
-            sym_a, body_a = _enclosing(lines, a.index, REMOVED, a.indent, section)
-            sym_b, body_b = _enclosing(lines, b.index, ADDED, b.indent, section)
+            sym_a, body_a = enclosing(lines, a.index, REMOVED, a.indent, section)
+            sym_b, body_b = enclosing(lines, b.index, ADDED, b.indent, section)
             if sym_a != sym_b:
                 continue
             na, nb = _parse(a.text, budget), _parse(b.text, budget)
@@ -583,12 +570,15 @@ def _block(lines: Sequence[DiffLine], i: int, j: int, k: int, section: str, path
             if check is None:
                 continue
             what, cond, exc = check
-            symbol, _ = _enclosing(lines, s.index, side, s.indent, section)
+            symbol, _ = enclosing(lines, s.index, side, s.indent, section)
             if side == ADDED:
                 # A check in a block this diff opens (its `if`/`for` line is added) is
                 # reached only through that new block: who it affects is not known here.
-                fresh_block = _opener_is_new(lines, s.index, s.indent, what == "raise")
-                out.append(Edit(f"{what}_added", path, symbol, "", _short(cond), exc, s.line, 0, "unknown" if fresh_block else ""))
+                # Stating its own condition alone would drop the outer one ("raises when x is
+                # None" when it raises only when also `y is None`): such a check is not stated.
+                if _opener_is_new(lines, s.index, s.indent, what == "raise"):
+                    continue
+                out.append(Edit(f"{what}_added", path, symbol, "", _short(cond), exc, s.line, 0, ""))
             else:
                 out.append(Edit(f"{what}_removed", path, symbol, _short(cond), "", exc, 0, s.line))
 

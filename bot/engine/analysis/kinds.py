@@ -29,8 +29,9 @@ checked in this order, first match wins:
     submodule pointers.
 ``example``
     ``examples/``, ``example/``, ``samples/``, ``demo(s)/`` folders, and launch scripts
-    named ``run_*.sh`` or ``*.slurm`` elsewhere (they are what users copy to start a
-    job). Folders called ``recipe(s)/`` stay ``source``: in most projects they hold
+    named ``run_*.sh`` or ``*.slurm`` elsewhere, and any other shell script whose diff
+    shows it starting a Python job (``python3 -m ...``, ``torchrun``): they are what users
+    copy to start a job. Folders called ``recipe(s)/`` stay ``source``: in most projects they hold
     importable code, even when their launch scripts count as examples.
 ``config``
     YAML/TOML/JSON/INI/CFG files and dot-files such as ``.gitignore`` or
@@ -450,6 +451,10 @@ def looks_binary(path: str, *, status: str, patch: str | None, changes: int) -> 
     return ext not in _TEXT_EXTENSIONS and language_of(path) is None
 
 
+#: A line of a shell script that starts a Python job: such a script is a launch recipe.
+_LAUNCH = re.compile(r"^(?:[ +\-]|@@[^@\n]*@@ )\s*(?:[A-Z_]+=\S*\s+)*(?:python3?\s+-m\s|python3?\s+\S+\.py\b|torchrun\s)", re.M)
+
+
 def kind_of(
     path: str,
     *,
@@ -477,4 +482,7 @@ def kind_of(
         return "binary"
     if is_submodule_patch(patch):
         return "build"
-    return _BUILT_IN.kind(lower, folders, name) or "source"
+    kind = _BUILT_IN.kind(lower, folders, name)
+    if kind is None and name.endswith(".sh") and patch and _LAUNCH.search(patch):
+        return "example"  # a script that starts a job (``python3 -m verl.trainer.main_ppo ...``)
+    return kind or "source"

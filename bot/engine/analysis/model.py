@@ -217,6 +217,12 @@ class FileAnalysis:
     old name when they came from another file), and :attr:`DiffAnalysis.relocated`
     both sides of every pair, so a reader can leave those out of "added"/"removed"
     counts.
+
+    ``quote`` is the whole change of a file that changed a line or two and has no
+    ``edits``: an ``Edit`` of kind ``"lines"`` holding the removed and added lines
+    verbatim (:func:`bot.engine.analysis.quote.small_change`), else None. ``composed`` is
+    true for a config file whose diff shows a Hydra ``defaults:`` list: it is composed from
+    others, so a key it no longer sets may still come from them.
     """
 
     path: str
@@ -242,6 +248,8 @@ class FileAnalysis:
     config_keys_changed: tuple[str, ...] = ()
     behaviour: tuple[BehaviourFact, ...] = ()
     edits: tuple[Edit, ...] = ()
+    quote: Edit | None = None
+    composed: bool = False
 
     @property
     def changes(self) -> int:

@@ -107,12 +107,13 @@ class _Block(NamedTuple):
 class _Side:
     """Scope tracking for one side (old or new) of one hunk."""
 
-    __slots__ = ("stack", "quote", "last_import")
+    __slots__ = ("stack", "quote", "last_import", "fallback")
 
     def __init__(self, stack: list[_Block]):
         self.stack = list(stack)
         self.quote = ""
         self.last_import = ""
+        self.fallback = None
 
     def feed(self, text: str) -> tuple[int, int, str]:
         """Update the scope with one line; return (line class, indent, stripped text)."""
@@ -188,6 +189,13 @@ def _field(side: _Side, stripped: str) -> tuple[str, str] | None:
 
 
 def _shims_of(side: _Side, stripped: str, added: bool, out: dict[str, None]) -> None:
+    pending = side.fallback
+    if pending is not None:
+        # An `except ImportError:` whose body imports something else is a fallback (another
+        # version's path); one that warns or sets None guards an optional backend.
+        side.fallback = None
+        if stripped.startswith(("import ", "from ")):
+            out[_shim_text("import fallback", pending)] = None
     if stripped.startswith(("import ", "from ")):
         side.last_import = stripped
         return
@@ -197,7 +205,7 @@ def _shims_of(side: _Side, stripped: str, added: bool, out: dict[str, None]) -> 
     if not added or len(stripped) > _MAX_LINE:
         return
     if stripped.startswith("except") and ("ImportError" in stripped or "ModuleNotFoundError" in stripped):
-        out[_shim_text("import fallback", side.last_import or stripped)] = None
+        side.fallback = side.last_import or stripped
     if "ersion" in stripped and _VERSION_CHECK.search(code_only(stripped)):
         out[_shim_text("version check", stripped)] = None
 

@@ -41,6 +41,9 @@ _KEYS = {
     "branch_added": (N_("focus.edit.branch_added"), N_("focus.edit.branch_added.at")),
     "assignment_changed": (N_("focus.edit.assignment_changed"), N_("focus.edit.assignment_changed.at")),
     "branch_added_new": (N_("focus.edit.branch_added_new"), N_("focus.edit.branch_added_new.at")),
+    "lines_replaced": (N_("focus.edit.lines_replaced"), N_("focus.edit.lines_replaced.at")),
+    "lines_added": (N_("focus.edit.lines_added"), N_("focus.edit.lines_added.at")),
+    "lines_removed": (N_("focus.edit.lines_removed"), N_("focus.edit.lines_removed.at")),
 }
 
 #: How much each form of edit weighs as a focus point (orders points; behaviour a
@@ -83,6 +86,8 @@ def _form(edit: Edit) -> str:
         if edit.detail.startswith("~") and " -> " in edit.detail:
             return "call_arg_replaced"
         return {"+": "call_args_added", "-": "call_args_removed"}.get(edit.detail[:1], "call_args_changed")
+    if edit.kind == "lines":
+        return "lines_replaced" if edit.old and edit.new else "lines_added" if edit.new else "lines_removed"
     if edit.kind in ("raise_added", "branch_added") and edit.consequence == "new_only":
         return edit.kind + "_new"
     return edit.kind
@@ -94,7 +99,17 @@ def edit_message(edit: Edit) -> tuple[str, dict[str, Any]]:
     params: dict[str, Any] = {"line": str(edit.line or edit.old_line), "old": edit.old, "new": edit.new}
     if edit.symbol:
         params["name"] = edit.symbol
-    if form in ("call_args_added", "call_args_removed"):
+    if edit.kind == "lines":
+        # The lines themselves, each its own code span.
+        del params["old"], params["new"]
+        olds, news = tuple(edit.old.split("\n")) if edit.old else (), tuple(edit.new.split("\n")) if edit.new else ()
+        if form == "lines_replaced":
+            params["changes"] = tuple(zip(olds, news))
+        else:
+            params["olds" if olds else "news"] = olds or news
+        if form == "lines_removed":
+            params["line"] = str(edit.old_line)
+    elif form in ("call_args_added", "call_args_removed"):
         params["code"] = edit.detail[1:]
     elif form == "call_arg_replaced":
         before, _, after = edit.detail[1:].partition(" -> ")
@@ -107,6 +122,13 @@ def edit_message(edit: Edit) -> tuple[str, dict[str, Any]]:
                   "assignment_changed"):
         params["code"] = edit.detail
     return _KEYS[form][0 if edit.symbol else 1], params
+
+
+def quote_point(edit: Edit, weight: int) -> FocusPoint:
+    """The focus point quoting a file's whole small change (:attr:`FileAnalysis.quote`),
+    weighing ``weight`` (the place of the file's change among the others)."""
+    key, params = edit_message(edit)
+    return FocusPoint(edit.path, edit.symbol or None, key, params, weight=weight, evidence=(edit.evidence,))
 
 
 def edit_weight(edit: Edit, file_kind: str = "source") -> int:

@@ -125,4 +125,6 @@ CODE_KINDS = ("source", "config", "build", "example")
 #: Files searched for the identifiers a description names (a 3,000-file PR has no time for more).
 MAX_DESCRIBED_FILES = 300
 #: A line that is only a comment, in the common languages.
-COMMENT_LINE = re.compile(r"^\s*(#|//|/\*|\*|--|<!--|;)")
+#: (``*`` only as a block comment's continuation, ``* text`` or ``*/``: ``*args,`` is code;
+#: ``--`` only followed by a space: ``--flag \`` in a shell command is code.)
+COMMENT_LINE = re.compile(r"^\s*(#|//|/\*|\*(?:\s|/|$)|--(?:\s|$)|<!--|;)")

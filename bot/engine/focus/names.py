@@ -23,6 +23,7 @@ from bot.engine.focus.model import (
 from bot.engine.analysis.pybehaviour import code_only
 from bot.engine.snapshot import PullRequestSnapshot
 
+_LITERALS = frozenset({"True", "False", "None", "true", "false", "null", "none", "self", "this", "cls"})
 _SPAN_NAME = re.compile(r"`([^`\n]{3,80})`")
 #: Design bullets read per description.
 _MAX_DESIGN = 8
@@ -43,10 +44,26 @@ def design_points(texts: Mapping[str, str], description: Any) -> list[FocusPoint
     out = []
     for bullet in bullets:
         path, name = _bullet_file(bullet, texts)
-        if path:
+        if path and not _contradicted(bullet, texts.get(path, "")):
             ev = (Evidence(path, new=bullet[:300], source="description"),)
             out.append(FocusPoint(path, name, "focus.design", {"text": bullet}, weight=CARRIER_WEIGHT - 2, evidence=ev))
     return out
+
+
+#: A code span that sets a value: ``flag: bool = False``, ``flag=False``.
+_SPAN_SETTING = re.compile(r"`\s*([A-Za-z_][\w.]*)\s*(?::[^`=]*)?=\s*([^`=][^`]*?)\s*`")
+
+
+def _contradicted(bullet: str, text: str) -> bool:
+    """True when the bullet quotes a setting (``x: bool = False``) that the file's changed
+    lines set to something else only (``x: bool = True``): the description is out of date,
+    and quoting it would teach the reader the wrong value."""
+    for name, value in _SPAN_SETTING.findall(bullet):
+        leaf = re.escape(name.rpartition(".")[2])
+        found = re.findall(rf"(?<![\w.]){leaf}\s*(?::[^=\n]*)?=\s*([^\s,)#]+)", text)
+        if found and value.strip().rstrip(",") not in {v.rstrip(",") for v in found}:
+            return True
+    return False
 
 
 _FILE_NAME = re.compile(r"[\w./-]*\w\.(?:py|pyi|ya?ml|toml|json|cfg|ini|sh|cc|cpp|cu|h|rs|go|js|ts)\b")
@@ -60,8 +77,10 @@ def _bullet_file(bullet: str, texts: Mapping[str, str]) -> tuple[str | None, str
     if files:
         hits = [p for p in texts if any(p == f or p.endswith("/" + f.lstrip("./")) for f in files)]
         return (hits[0], None) if len(hits) == 1 else (None, None)
-    names = [n.strip().rstrip("()") for n in _SPAN_NAME.findall(bullet)] or [w for w in _WORD.findall(bullet) if CODE_LIKE.search(w)]
-    names = list(dict.fromkeys(n for n in names if len(n) >= 4))
+    spans = [n.strip().rstrip("()") for n in _SPAN_NAME.findall(bullet)]
+    names = spans or [w for w in _WORD.findall(bullet) if CODE_LIKE.search(w)]
+    # Literals and keywords (`True`, `None`) are in every file: they say nothing of which one.
+    names = list(dict.fromkeys(n for n in names if len(n) >= 4 and n not in _LITERALS and not keyword.iskeyword(n)))
     if not names:
         return None, None
     scores: dict[str, list[str]] = {}
@@ -75,6 +94,8 @@ def _bullet_file(bullet: str, texts: Mapping[str, str]) -> tuple[str | None, str
     top = [p for p, v in scores.items() if len(v) == best]
     if len(top) != 1:
         return None, None
+    if spans and best < len(names):
+        return None, None  # the bullet quotes code this file's change does not hold: it is about other code
     return top[0], scores[top[0]][0]
 
 

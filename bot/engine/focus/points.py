@@ -14,7 +14,7 @@ from bot.engine.analysis.model import (
     Evidence,
     FileAnalysis,
 )
-from bot.engine.focus.edits import edit_points
+from bot.engine.focus.edits import edit_points, quote_point
 from bot.engine.focus.housekeeping import (
     api_names,
     dep_is_major,
@@ -649,11 +649,18 @@ def _file_points(
             weight = CARRIER_WEIGHT + min(9, 3 * sum(1 for s in carried if short_name(s) in named))
         elif f.kind != "source":
             weight = min(weight, 35)
-        points.append(FocusPoint(f.path, symbols[0] if symbols else None, key, {"additions": f.additions, "deletions": f.deletions, "names": symbols}, weight=weight))
+        if f.quote is not None and not points:
+            points.append(quote_point(f.quote, weight))
+        else:
+            points.append(FocusPoint(f.path, symbols[0] if symbols else None, key, {"additions": f.additions, "deletions": f.deletions, "names": symbols}, weight=weight))
     elif f.kind in ("ci", "docs", "test") and f.changes and f.status != "removed" and not f.tests_added:
         symbols = tuple(f.symbols_touched[:MAX_NAMES]) if f.kind == "test" else ()
         key = "focus.largest_symbols" if symbols else "focus.largest"
-        points.append(FocusPoint(f.path, symbols[0] if symbols else None, key, {"additions": f.additions, "deletions": f.deletions, "names": symbols}, weight=min(15, 5 + f.changes // 20)))
+        weight = min(15, 5 + f.changes // 20)
+        if f.quote is not None and f.kind != "test" and not points:
+            points.append(quote_point(f.quote, weight))
+        else:
+            points.append(FocusPoint(f.path, symbols[0] if symbols else None, key, {"additions": f.additions, "deletions": f.deletions, "names": symbols}, weight=weight))
     if f.tests_added:
         points.append(FocusPoint(f.path, f.tests_added[0], "focus.tests", {"names": tuple(f.tests_added[:2]), "count": len(f.tests_added)}, weight=40))
     return points

@@ -254,7 +254,8 @@ def build_claims(facts: Any, lang: str, *, headline: str, headline_evidence: tup
     total = sum(f.points for f in c.factors)
     if total != c.importance:
         add(GuideClaim("factor.clamped", "score", t("factor.clamped", lang, {"total": total}, raw=True), (counts,)))
-    add(GuideClaim("why.model", "score", t("why.model", lang, {"minutes": c.reading_minutes, "level": level}, raw=True), (counts,)))
+    # The scoring model itself ("importance is 1 + reach + ...") is no claim about this pull
+    # request: raters could not check its arithmetic from the diff; `/prguide why` shows it.
     return tuple(out)
 
 
@@ -411,21 +412,32 @@ def _housekeeping_line(house: Housekeeping, lang: str) -> str:
 _AUDIENCE_SHARE = 0.25
 
 
+#: File kinds whose changed lines make the whole an audience's share is taken of.
+_AUDIENCE_TOTAL_KINDS = ("source", "config", "build", "example", "ci")
+#: The named folders must hold at least this share (percent) of those lines.
+_AUDIENCE_MIN_SHARE = 50
+
+
 def _top_dirs(analysis: DiffAnalysis, n: int = 2) -> tuple[list[str], int]:
     """The (at most ``n``) folders holding the most changed lines of source, config and build
     files, each with at least :data:`_AUDIENCE_SHARE` of them, and the percentage they hold
     together. A folder named without its share read as an arbitrary pick (examples and CI
     folders beside the real change), so the share is stated and small ones are left out."""
     weight: dict[str, int] = defaultdict(int)
+    total = 0
     for f in analysis.files:
-        if f.kind in ("source", "config", "build") and f.status != "removed":
-            head = f.path.rsplit("/", 1)[0] + "/" if "/" in f.path else f.path
-            weight[head] += f.changes or 1
-    total = sum(weight.values())
+        if f.kind in _AUDIENCE_TOTAL_KINDS and f.status != "removed":
+            # Examples and CI count in the whole a reader calls "the changed code", so one
+            # requirements line beside 58 workflow lines is not "100 % of the code".
+            total += f.changes or 1
+            if f.kind in ("source", "config", "build"):
+                head = f.path.rsplit("/", 1)[0] + "/" if "/" in f.path else f.path
+                weight[head] += f.changes or 1
     ranked = [(d, w) for d, w in sorted(weight.items(), key=lambda kv: (-kv[1], kv[0]))[:n] if w >= _AUDIENCE_SHARE * total]
-    if not ranked:
-        return [], 0
-    return [d for d, _ in ranked], int(100 * sum(w for _, w in ranked) / total)
+    share = int(100 * sum(w for _, w in ranked) / total) if ranked else 0
+    if share < _AUDIENCE_MIN_SHARE:
+        return [], 0  # the named folders hold less than half of the change: they are not who it is for
+    return [d for d, _ in ranked], share
 
 
 def _focus_line(point: FocusPoint, lang: str) -> str:

@@ -40,6 +40,12 @@ def format_params(lang: str, params: Mapping[str, Any]) -> dict[str, Any]:
             names = [sanitize.code(n, 64) for n in value]
             more = key == "names" and int(params.get("count", len(names))) > len(names)
             out[key] = sep.join(names) + ("…" if more else "")
+        elif key in ("olds", "news"):
+            # Lines of a quoted change, each its own code span.
+            out[key] = sep.join(sanitize.code(line, 120) for line in value)
+        elif key == "changes":
+            # (old line, new line) pairs of a quoted change.
+            out[key] = sep.join(f"{sanitize.code(a, 120)} → {sanitize.code(b, 120)}" for a, b in value)
         elif key == "vars":
             # (name, default) pairs of environment variables: "`A` (default `1`) and `B`".
             items = [

@@ -8,11 +8,16 @@ Pure. :func:`summary_claim` picks, in this order, the first source that qualifie
 2. ``fact`` -- for a small pull request whose one change is a behaviour fact (a
    changed default, a removed config key, an environment variable added or removed,
    a dependency floor raised), that fact;
-3. ``author`` -- English only: the author's first informative sentence of the
+3. ``quote`` -- when the only file that is not a test changed a line or two, those
+   lines (:func:`one_quote`);
+4. ``new_file`` -- when that only file is new: the file, its size and what it defines;
+5. ``tests`` -- when the pull request changes only tests and one file adds them, those tests;
+6. ``author`` -- English only: the author's first informative sentence of the
    description (:attr:`bot.engine.analysis.description.Description.purpose`), when
    every identifier, file or model name it names occurs in the diff's changed lines
    and it is not the title restated;
-4. ``count`` -- a plain true count of what changed ("Changes 3 source files under
+7. ``edit_among`` -- the weightiest exact change, said to be one of several;
+8. ``count`` -- a plain true count of what changed ("Changes 3 source files under
    `verl/trainer/` (+40/−12).").
 
 There is no template guess ("Fix in AREA: changes X") and no restated title: when
@@ -32,6 +37,7 @@ from bot.engine.focus import edits
 from bot.engine.render import sanitize
 from bot.engine.render.messages import t
 from bot.engine.snapshot import PullRequestSnapshot
+from bot.locale import NP_
 
 
 class GuideFacts(Protocol):
@@ -44,7 +50,7 @@ class GuideFacts(Protocol):
 
 
 #: Summary sources, in the order they are tried.
-SOURCES = ("edit", "fact", "author", "edit_among", "count")
+SOURCES = ("edit", "fact", "quote", "new_file", "tests", "author", "edit_among", "count")
 
 #: A pull request is "small" (its summary may be one exact change) up to these many
 #: changed lines and files of code that is neither test nor docs.
@@ -131,6 +137,20 @@ def _choose(facts: GuideFacts, lang: str) -> Summary:
         fact = one_fact(analysis)
         if fact is not None:
             return Summary(fact_sentence(fact, lang), "fact", (Evidence(fact.path, fact.line, fact.line, fact.old, fact.new),))
+    quoted = one_quote(analysis)
+    if quoted is not None:
+        return Summary(_end(edits.edit_sentence(quoted, lang).strip(), lang), "quote", (quoted.evidence,))
+    added = new_file(analysis)
+    if added is not None:
+        names = tuple(d.name for d in added.definitions_added if "." not in d.name)[:3]
+        params = {"file": added.path, "count": added.additions, "names": names}
+        key = NP_("summary.new_file.defines", "summary.new_file.defines") if names else NP_("summary.new_file", "summary.new_file")
+        text = t(key, lang, params)
+        return Summary(_end(text, lang), "new_file", (Evidence(added.path, new=f"added, {added.additions} lines", source="metadata"),))
+    tested = tests_only(analysis)
+    if tested is not None:
+        text = t("tests.added", lang, {"count": len(tested.tests_added), "file": tested.path, "names": tuple(tested.tests_added[:4])})
+        return Summary(_end(text[:1].upper() + text[1:], lang), "tests", (Evidence(tested.path, new=", ".join(tested.tests_added[:4])),))
     if lang == "en" and facts.purpose:
         found = author_evidence(facts.purpose, facts.snapshot.title, analysis)
         if found is not None:
@@ -143,6 +163,31 @@ def _choose(facts: GuideFacts, lang: str) -> Summary:
         if sentence:
             return Summary(_end(t("summary.among", lang, {"change": sentence}, raw=True), lang), "edit_among", (edit.evidence,))
     return count_summary(facts, lang)
+
+
+def one_quote(analysis: DiffAnalysis):
+    """The pull request's whole change as one quote (:attr:`FileAnalysis.quote`), or None:
+    when the only file that is not a test, generated or binary changed a line or two."""
+    files = [f for f in analysis.files if f.kind not in ("test", "generated", "binary")]
+    if len(files) != 1 or files[0].quote is None or files[0].edits:
+        return None
+    return files[0].quote
+
+
+def new_file(analysis: DiffAnalysis):
+    """The only file that is not a test, generated or binary, when the pull request adds it
+    whole (a new script, workflow or module), or None."""
+    files = [f for f in analysis.files if f.kind not in ("test", "generated", "binary")]
+    return files[0] if len(files) == 1 and files[0].status == "added" and files[0].additions else None
+
+
+def tests_only(analysis: DiffAnalysis):
+    """The one test file that adds tests when the pull request changes only tests, or None."""
+    files = [f for f in analysis.files if f.kind not in ("generated", "binary")]
+    if not files or any(f.kind != "test" for f in files):
+        return None
+    adding = [f for f in files if f.tests_added]
+    return adding[0] if len(adding) == 1 else None
 
 
 def is_small(analysis: DiffAnalysis) -> bool:

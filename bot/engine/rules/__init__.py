@@ -72,8 +72,9 @@ Conditions (all present must hold; a list means "any of")
     A list of condition groups; the rule needs one group to hold.
 
 Regexes are case-insensitive and multi-line; start one with ``(?-i)`` to match
-case. A regex gets 100 ms per condition (``config/settings.yml``); one that runs out
-of time counts as no match and is reported. Nested repetition like ``(a+)+`` is
+case. A regex gets 100 ms of CPU time per condition (``config/settings.yml``; the
+thread's own, so machine load does not change labels); one that runs out of time
+counts as no match and is reported. Nested repetition like ``(a+)+`` is
 refused at load time.
 
 Effects
@@ -88,7 +89,7 @@ or file it names (at most five per rule). In labels and areas, a captured
 ``megatron, fsdp`` gives one name per item, lower-cased.
 """
 
-from bot.engine.rules.loader import check_rule_paths, load_rules, parse_rules
+from bot.engine.rules.loader import check_rule_paths, load_rules, parse_rules, parse_valid_rules
 from bot.engine.rules.model import CHANGE_TYPES, FocusNote, LabelSpec, Problem, RuleError, RuleHit
 from bot.engine.rules.ruleset import Evaluation, RuleSet
 from bot.engine.rules.schema import Area, Rule
@@ -110,4 +111,5 @@ __all__ = [
     "load_rules",
     "load_settings",
     "parse_rules",
+    "parse_valid_rules",
 ]

@@ -31,11 +31,31 @@ def parse_rules(text: str, source: str, *, extra_keys: Collection[str] = ()) -> 
     return _ruleset([file])
 
 
+def parse_valid_rules(text: str, source: str, *, extra_keys: Collection[str] = ()) -> tuple[RuleSet, list[Problem]]:
+    """The valid part of one rule document, and the problems of the rest.
+
+    Like :func:`parse_rules`, but never raises: a rule, label, area or ``disable``
+    entry with a problem is left out (of two rules with one id, the later), and every
+    other one is kept. Returns ``(rule_set, problems)``, the problems in line order; a
+    document that is not YAML, or not a mapping, gives an empty rule set and its problems.
+    """
+    file = _parse_text(text, source, extra_keys)
+    duplicates = duplicate_problems([], file.rules)
+    if duplicates:
+        first: dict[str, Rule] = {}
+        for rule in file.rules:
+            first.setdefault(rule.id, rule)
+        file.rules = list(first.values())
+    return _ruleset([file]), _in_file_order(file.problems + duplicates, [file])
+
+
 def load_rules(paths: Sequence[str | Path] = (), *, defaults: bool = True) -> RuleSet:
     """Load rule files and folders (every ``*.yml``/``*.yaml`` directly inside, sorted by name).
 
     ``defaults=True`` puts the shipped rules (:func:`bot.paths.default_rules_dir`)
-    first and applies ``config/settings.yml``. A file given twice is read once. A
+    first and applies ``config/settings.yml``. A file given twice is read once. Rules
+    name their file relative to the folder it was found in (a file given by itself: its
+    name), never by where the server keeps it: ``change-type.yml:50``. A
     file's ``disable:`` removes rules of the files loaded before it. Raises
     :class:`RuleError` listing every problem of every file: syntax, unknown keys,
     bad values, duplicate ids (naming both places), unknown areas and disabled ids.
@@ -43,8 +63,8 @@ def load_rules(paths: Sequence[str | Path] = (), *, defaults: bool = True) -> Ru
     return _load(paths, defaults=defaults, report_empty=False)
 
 
-def _load(paths: Sequence[str | Path], *, defaults: bool, report_empty: bool) -> RuleSet:
-    files, problems = _read_all(paths, defaults, report_empty)
+def _load(paths: Sequence[str | Path], *, defaults: bool, report_empty: bool, as_typed: bool = False) -> RuleSet:
+    files, problems = _read_all(paths, defaults, report_empty, as_typed=as_typed)
     settings = Settings()
     if defaults:
         try:
@@ -84,7 +104,7 @@ def check_rule_paths(paths: Iterable[str | Path]) -> list[Problem]:
     lost), though loading it is harmless.
     """
     try:
-        _load(list(paths), defaults=True, report_empty=True)
+        _load(list(paths), defaults=True, report_empty=True, as_typed=True)
     except RuleError as exc:
         return exc.problems
     return []
@@ -114,33 +134,47 @@ def _ruleset(files: list[RuleFile], *, settings: Settings | None = None) -> Rule
     )
 
 
-def _read_all(paths: Sequence[str | Path], defaults: bool, report_empty: bool) -> tuple[list[RuleFile], list[Problem]]:
-    targets: list[Path] = []
+def _read_all(
+    paths: Sequence[str | Path], defaults: bool, report_empty: bool, *, as_typed: bool = False
+) -> tuple[list[RuleFile], list[Problem]]:
+    targets: list[tuple[Path, str]] = []
     problems: list[Problem] = []
-    for root in ([default_rules_dir()] if defaults else []) + [Path(p) for p in paths]:
+    roots = ([(default_rules_dir(), True)] if defaults else []) + [(Path(p), False) for p in paths]
+    for root, shipped in roots:
         if root.is_dir():
-            targets.extend(sorted(p for p in root.iterdir() if p.suffix in RULE_SUFFIXES and p.is_file()))
+            for path in sorted(p for p in root.iterdir() if p.suffix in RULE_SUFFIXES and p.is_file()):
+                targets.append((path, _name(path, root, shipped=shipped, as_typed=as_typed)))
         elif root.is_file():
-            targets.append(root)
+            targets.append((root, _name(root, None, shipped=shipped, as_typed=as_typed)))
         else:
             problems.append(Problem(_display(root), 1, "no such rule file or folder"))
     files, seen = [], set()
-    for path in targets:
+    for path, source in targets:
         key = path.resolve()
         if key in seen:
             continue
         seen.add(key)
-        source = _display(path)
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            problems.append(Problem(source, 1, f"cannot read rule file: {exc}"))
+            problems.append(Problem(source, 1, f"cannot read rule file: {getattr(exc, 'strerror', None) or exc}"))
             continue
         file = _parse_text(text, source, ())
         if report_empty and not (file.problems or file.rules or file.labels or file.areas or file.disable):
             file.problems.append(Problem(source, 1, "the file has no rules, labels, areas or disable list"))
         files.append(file)
     return files, problems
+
+
+def _name(path: Path, folder: Path | None, *, shipped: bool, as_typed: bool) -> str:
+    """How a rule file is named wherever its rules are shown (``FILE:LINE`` in ``/prguide
+    why``, the guide's data, problems): relative to the folder it was found in (the
+    shipped rules: to the rules directory), so no comment, page or log shows where the
+    server keeps its files. ``as_typed`` (``prguide rules check``, run by the person who
+    named the paths): their own files as they typed them."""
+    if as_typed and not shipped:
+        return _display(path)
+    return path.relative_to(folder).as_posix() if folder is not None else path.name
 
 
 def _parse_text(text: str, source: str, extra_keys: Collection[str]) -> RuleFile:

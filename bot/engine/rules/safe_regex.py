@@ -8,8 +8,12 @@ bodies, diffs of any size), so three guards apply:
   classic shape of catastrophic backtracking. A repeated group that holds at
   least one plain literal character (``(\\[[^\\]]*\\]\\s*)+``) is accepted,
   because the literal anchors each repetition;
-* every match call passes the ``regex`` module's ``timeout=``; a timed-out call
-  counts as "no match" and the caller reports it;
+* every condition has a budget of CPU time, counted on the calling thread's clock
+  (:data:`CLOCK`), and every match call passes what is left as the ``regex``
+  module's ``timeout=``; a call that runs out counts as "no match" and the caller
+  reports it. Wall-clock time is never counted: a busy machine (other processes,
+  other threads of this one) slows a match down but does not make it run out, so a
+  pull request gets the same labels however loaded the server is;
 * callers cap the text they scan (see :mod:`bot.engine.rules.corpus`).
 
 Rule regexes are case-insensitive and multi-line (``^``/``$`` match at line
@@ -26,10 +30,18 @@ import regex
 #: Flags every rule regex is compiled with.
 RULE_FLAGS = regex.IGNORECASE | regex.MULTILINE | regex.VERSION0
 
-#: Seconds one condition may spend matching, over all the text it scans.
+#: Seconds of CPU time one condition may spend matching, over all the text it scans.
 DEFAULT_TIMEOUT = 0.1
+#: The clock budgets count: CPU seconds of the calling thread. Time the thread spends
+#: waiting (for a core, for the GIL) does not advance it. ``regex``'s own ``timeout=``
+#: counts the process's CPU time, never less than this thread's: it ends a runaway
+#: match, and a call it ends while this thread still has budget (other threads of the
+#: process used the CPU meanwhile) is made again with what is left (:data:`_MAX_TRIES`).
+CLOCK = time.thread_time
 
 _MIN_CALL_TIMEOUT = 0.001
+#: Calls one search may take when ``regex``'s timeout ends it before this thread's budget is spent.
+_MAX_TRIES = 4
 _QUANT_CHARS = "*+?{"
 
 
@@ -63,43 +75,51 @@ def compile_rule_regex(pattern: str) -> regex.Pattern:
 
 @dataclass
 class Budget:
-    """Time left for one condition's match calls, in seconds (``timed_out`` once it ran out)."""
+    """CPU time left for one condition's match calls, in seconds (``timed_out`` once it ran out)."""
 
     seconds: float = DEFAULT_TIMEOUT
     timed_out: bool = False
 
     def search(self, pattern: regex.Pattern, text: str, pos: int = 0, endpos: int | None = None) -> regex.Match | None:
-        """``pattern.search`` with the remaining budget as its timeout; ``None`` on timeout."""
+        """``pattern.search`` within the remaining budget; ``None`` when it ran out first."""
         if self.timed_out:
             return None
-        start = time.perf_counter()
-        try:
-            if endpos is None:
-                return pattern.search(text, pos, timeout=max(self.seconds, _MIN_CALL_TIMEOUT))
-            return pattern.search(text, pos, endpos, timeout=max(self.seconds, _MIN_CALL_TIMEOUT))
-        except TimeoutError:
+        match, used, ran_out = _search(pattern, text, pos, endpos, self.seconds)
+        self.seconds -= used
+        if ran_out or self.seconds <= 0:
+            # A call that finished keeps its answer, but nothing is left for the next one.
             self.timed_out = True
-            self.seconds = 0.0
-            return None
-        finally:
-            self.seconds -= time.perf_counter() - start
-            if self.seconds <= 0:
-                # This call finished, but nothing is left for the next one.
-                self.timed_out = True
+        return None if ran_out else match
 
 
 def search_once(pattern: regex.Pattern, text: str, seconds: float) -> tuple[regex.Match | None, bool]:
-    """``(match, timed_out)`` of one ``pattern.search(text)`` on a fresh budget of ``seconds``.
+    """``(match, timed_out)`` of one ``pattern.search(text)`` on a fresh budget of ``seconds`` of CPU time.
 
-    The same as ``Budget(seconds).search(pattern, text)`` followed by reading
-    ``timed_out``, without making a budget (title and body conditions search once per pattern).
+    ``timed_out`` is true only when the search ran out of its budget before it had an
+    answer (then ``match`` is ``None``); a search that finished gives its answer.
     """
-    start = time.perf_counter()
-    try:
-        m = pattern.search(text, 0, timeout=max(seconds, _MIN_CALL_TIMEOUT))
-    except TimeoutError:
-        return None, True
-    return m, seconds - (time.perf_counter() - start) <= 0
+    match, _, ran_out = _search(pattern, text, 0, None, seconds)
+    return match, ran_out
+
+
+def _search(pattern: regex.Pattern, text: str, pos: int, endpos: int | None, seconds: float) -> tuple[regex.Match | None, float, bool]:
+    """``(match, cpu_seconds_used, ran_out)`` of ``pattern.search`` within ``seconds`` of this thread's CPU time."""
+    used = 0.0
+    for _ in range(_MAX_TRIES):
+        start = CLOCK()
+        try:
+            timeout = max(seconds - used, _MIN_CALL_TIMEOUT)
+            if endpos is None:
+                match = pattern.search(text, pos, timeout=timeout)
+            else:
+                match = pattern.search(text, pos, endpos, timeout=timeout)
+        except TimeoutError:
+            used += CLOCK() - start
+            if used >= seconds - _MIN_CALL_TIMEOUT:
+                return None, used, True
+            continue  # the process's CPU clock ran ahead of this thread's
+        return match, used + (CLOCK() - start), False
+    return None, used, True
 
 
 # --- nested repetition detection -------------------------------------------------

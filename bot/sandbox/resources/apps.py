@@ -6,12 +6,13 @@ core (``repo``, ``now``, ``_new_id``, ``user_json``) and the stores it sets up.
 
 from __future__ import annotations
 
-import base64
 import secrets
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from bot import github_objects as objects
 from bot.sandbox.errors import ApiError, not_found
+from bot.payloads import APP_EVENTS
 from bot.sandbox.records import (
     NOT_ACCESSIBLE,
     Installation,
@@ -33,7 +34,7 @@ class AppsMixin:
         return {
             "id": self.app_id,
             "slug": self.app_slug,
-            "node_id": base64.b64encode(f"03:Integration{self.app_id}".encode()).decode(),
+            "node_id": objects.node_id("Integration", self.app_id),
             "client_id": f"Iv1.{self.app_id:016x}",
             "owner": self.user_json("prguide-sandbox", "Organization"),
             "name": self.app_name,
@@ -43,7 +44,7 @@ class AppsMixin:
             "created_at": iso(self.created_at),
             "updated_at": iso(self.created_at),
             "permissions": self._permissions(),
-            "events": ["issue_comment", "pull_request"],
+            "events": list(APP_EVENTS),
             "installations_count": len(self.installations),
         }
 
@@ -169,27 +170,17 @@ class AppsMixin:
         if login is None:
             held = self.installation_repos(installation.id)
             login = held[0].owner if held else "prguide-sandbox"
-        account_json = self.user_json(login, installation.account_type)
-        iid = installation.id
-        return {
-            "id": iid,
-            "account": account_json,
-            "repository_selection": installation.selection,
-            "access_tokens_url": f"{self.api_url}/app/installations/{iid}/access_tokens",
-            "repositories_url": f"{self.api_url}/installation/repositories",
-            "html_url": f"{self.html_url}/settings/installations/{iid}",
-            "app_id": self.app_id,
-            "app_slug": self.app_slug,
-            "target_id": account_json["id"],
-            "target_type": installation.account_type,
-            "permissions": self._permissions(),
-            "events": ["issue_comment", "pull_request"],
-            "created_at": iso(self.created_at),
-            "updated_at": iso(self.created_at),
-            "single_file_name": None,
-            "suspended_at": None,
-            "suspended_by": None,
-        }
+        return objects.installation(
+            installation.id,
+            self.user_json(login, installation.account_type),
+            app_id=self.app_id,
+            app_slug=self.app_slug,
+            permissions=self._permissions(),
+            events=APP_EVENTS,
+            repository_selection=installation.selection,
+            created_at=iso(self.created_at),
+            site=self.site,
+        )
 
     # ----- installation access tokens ----------------------------------------------
 

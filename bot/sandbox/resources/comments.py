@@ -6,9 +6,9 @@ core (``repo``, ``now``, ``_new_id``, ``user_json``) and the stores it sets up.
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
+from bot import github_objects as objects
 from bot.sandbox.errors import not_found, validation_failed
 from bot.sandbox.records import (
     Comment,
@@ -98,19 +98,28 @@ class CommentsMixin:
         return [c for c in self.comments.values() if c.repo == record.full_name and c.number == number]
 
     def comment_json(self, comment: Comment) -> dict[str, Any]:
-        """An issue comment object as GitHub returns it."""
-        api = f"{self.api_url}/repos/{comment.repo}"
-        return {
-            "id": comment.id,
-            "node_id": base64.b64encode(f"012:IssueComment{comment.id}".encode()).decode(),
-            "url": f"{api}/issues/comments/{comment.id}",
-            "html_url": f"{self.html_url}/{comment.repo}/pull/{comment.number}#issuecomment-{comment.id}",
-            "issue_url": f"{api}/issues/{comment.number}",
-            "body": comment.body,
-            "user": self.user_json(comment.user, comment.user_type),
-            "created_at": iso(comment.created_at),
-            "updated_at": iso(comment.updated_at),
-            "author_association": "NONE",
-            "performed_via_github_app": None,
-            "reactions": self._reaction_summary(comment.id, f"{api}/issues/comments/{comment.id}/reactions"),
-        }
+        """An issue comment object as GitHub returns it (the ``issue-comment`` schema).
+
+        A comment the app's bot user wrote names the app in ``performed_via_github_app``, as GitHub does.
+        """
+        by_app = comment.user_type == "Bot" and comment.user.lower() == self.bot_login.lower()
+        counts: dict[str, int] = {}
+        for reaction in self.reactions.get(comment.id, []):
+            counts[reaction.content] = counts.get(reaction.content, 0) + 1
+        return objects.issue_comment(
+            comment.id,
+            comment.repo,
+            comment.number,
+            self.user_json(comment.user, comment.user_type),
+            comment.body,
+            created_at=iso(comment.created_at),
+            updated_at=iso(comment.updated_at),
+            reaction_counts=counts,
+            app=self.app_json() if by_app else None,
+            site=self.site,
+        )
+
+    def issue_json(self, record: Repository, number: int) -> dict[str, Any]:
+        """The issue of a served pull request ("Get an issue", the ``issue`` schema) with its comment count."""
+        comments = sum(1 for c in self.comments.values() if c.repo == record.full_name and c.number == number)
+        return objects.issue_of_pull(self.pull_json(record, number), comments=comments, site=self.site)

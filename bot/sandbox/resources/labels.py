@@ -6,11 +6,10 @@ core (``repo``, ``now``, ``_new_id``, ``user_json``) and the stores it sets up.
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import quote
 
+from bot import github_objects as objects
 from bot.sandbox.errors import ApiError, not_found, validation_failed
 from bot.sandbox.records import (
     ISSUE_LABELS_MAX,
@@ -255,10 +254,15 @@ class LabelsMixin:
         return [e for e in self.label_events if e.repo == record.full_name and e.number == number]
 
     def event_json(self, event: LabelEvent) -> dict[str, Any]:
-        """An issue event object as "List issue events" returns it (``labeled-issue-event`` shape)."""
+        """An issue event object as "List issue events" returns it (``labeled-issue-event`` shape).
+
+        A change the app's bot user made names the app in ``performed_via_github_app``, as GitHub does.
+        """
+        by_app = event.actor_type == "Bot" and event.actor.lower() == self.bot_login.lower()
+        kind = "LabeledEvent" if event.event == "labeled" else "UnlabeledEvent"
         return {
             "id": event.id,
-            "node_id": base64.b64encode(f"014:LabeledEvent{event.id}".encode()).decode(),
+            "node_id": objects.node_id(kind, event.id),
             "url": f"{self.api_url}/repos/{event.repo}/issues/events/{event.id}",
             "actor": self.user_json(event.actor, event.actor_type),
             "event": event.event,
@@ -266,17 +270,9 @@ class LabelsMixin:
             "commit_url": None,
             "created_at": iso(event.created_at),
             "label": {"name": event.label_name, "color": event.label_color},
-            "performed_via_github_app": None,
+            "performed_via_github_app": self.app_json() if by_app else None,
         }
 
     def label_json(self, record: Repository, label: Label) -> dict[str, Any]:
-        """A label object as GitHub returns it."""
-        return {
-            "id": label.id,
-            "node_id": base64.b64encode(f"05:Label{label.id}".encode()).decode(),
-            "url": f"{self.api_url}/repos/{record.full_name}/labels/{quote(label.name)}",
-            "name": label.name,
-            "color": label.color,
-            "default": False,
-            "description": label.description,
-        }
+        """A label object as GitHub returns it (the ``label`` schema)."""
+        return objects.label(label.id, label.name, label.color, label.description, record.full_name, site=self.site)

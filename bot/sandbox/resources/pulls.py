@@ -8,25 +8,25 @@ from __future__ import annotations
 
 import base64
 import copy
-from datetime import datetime, timezone
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from bot import github_objects as objects
 from bot.sandbox.errors import BundleError, not_found
 from bot.sandbox.records import (
     CONTENTS_INLINE_MAX_BYTES,
+    Repository,
     bundle_in_repo,
     git_blob_sha,
+    iso,
     repo_of_bundle,
-    Repository,
 )
 from bot.engine.snapshot import GITHUB_FILE_LIST_CAP
 
 
-def _iso(epoch: float) -> str:
-    """Unix seconds as GitHub's ISO 8601 UTC timestamp (``2024-05-01T10:00:00Z``)."""
-    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+#: Repository fields the sandbox derives itself; a bundle's ``base.repo`` does not override them.
+_DERIVED_REPO_FIELDS = frozenset({"id", "node_id", "name", "full_name", "private", "visibility", "owner", "default_branch"})
 
 
 def _names_repo(bundle: Mapping[str, Any]) -> bool:
@@ -99,8 +99,8 @@ class PullsMixin:
         numbers = []
         for offset in range(count):
             number = start + offset
-            at = _iso(first + 60 * offset)
-            merged = _iso(first + 60 * offset + 30)
+            at = iso(first + 60 * offset)
+            merged = iso(first + 60 * offset + 30)
             pull = {
                 "url": f"{self.api_url}/repos/{repo}/pulls/{number}",
                 "html_url": f"{self.html_url}/{repo}/pull/{number}",
@@ -144,7 +144,7 @@ class PullsMixin:
         owner = base_repo.get("owner") or (pull.get("base") or {}).get("user") or {}
         record = Repository(
             full_name=full_name,
-            id=int(base_repo.get("id") or 100_000 + len(self.repos)),
+            id=int(base_repo.get("id") or objects.stable_id("repository", full_name)),
             private=bool(base_repo.get("private", False)),
             default_branch=str(base_repo.get("default_branch") or (pull.get("base") or {}).get("ref") or "main"),
             owner_type=str(owner.get("type") or "User"),
@@ -183,36 +183,54 @@ class PullsMixin:
         return record, bundle
 
     def repo_json(self, record: Repository) -> dict[str, Any]:
-        """A repository object ("Get a repository"), from the bundle's ``base.repo`` plus defaults."""
-        data = dict(record.extra)
-        data.update(
-            {
-                "id": record.id,
-                "node_id": base64.b64encode(f"010:Repository{record.id}".encode()).decode(),
-                "name": record.name,
-                "full_name": record.full_name,
-                "private": record.private,
-                "visibility": "private" if record.private else "public",
-                "owner": self.user_json(record.owner, record.owner_type),
-                "html_url": f"{self.html_url}/{record.full_name}",
-                "url": f"{self.api_url}/repos/{record.full_name}",
-                "default_branch": record.default_branch,
-                "fork": bool(record.extra.get("fork", False)),
-                "archived": False,
-                "disabled": False,
-            }
+        """A repository object ("Get a repository", the ``full-repository`` schema): the bundle's
+        ``base.repo`` facts (description, dates, counts...) over :func:`objects.repository`'s defaults."""
+        data = objects.repository(
+            record.full_name,
+            id=record.id,
+            private=record.private,
+            owner_type=record.owner_type,
+            default_branch=record.default_branch,
+            created_at=iso(self.created_at),
+            site=self.site,
         )
+        data.update({k: v for k, v in record.extra.items() if k not in _DERIVED_REPO_FIELDS and not k.endswith("url")})
         return data
 
     def pull_json(self, record: Repository, number: int) -> dict[str, Any]:
-        """The stored pull request ("Get a pull request") with ``labels`` as they are now."""
-        pull = dict(record.pulls[number]["pull"])
+        """The stored pull request, complete ("Get a pull request", the ``pull-request`` schema), with
+        ``labels`` as they are now and ``additions``/``deletions``/``changed_files`` from its files
+        when the bundle does not say."""
+        bundle = record.pulls[number]
+        pull = objects.pull_request(
+            bundle["pull"],
+            self.repo_json(record),
+            files=bundle["files"],
+            review_comments=len(bundle["review_comments"]),
+            now=iso(self.created_at),
+            site=self.site,
+        )
         pull["labels"] = [self.label_json(record, label) for label in self._issue_labels(record, number)]
         return pull
 
     def files_of(self, record: Repository, number: int) -> list[dict[str, Any]]:
-        """The pull request's files, cut at GitHub's 3000 ("List pull requests files")."""
-        return record.pulls[number]["files"][:GITHUB_FILE_LIST_CAP]
+        """The pull request's files, complete (``diff-entry``), cut at GitHub's 3000 ("List pull requests files")."""
+        bundle = record.pulls[number]
+        head = bundle["pull"].get("head") if isinstance(bundle["pull"].get("head"), Mapping) else {}
+        ref = str(head.get("sha") or "0" * 40)
+        return [
+            objects.fill_file(item, record.full_name, ref, site=self.site) for item in bundle["files"][:GITHUB_FILE_LIST_CAP]
+        ]
+
+    def reviews_of(self, record: Repository, number: int) -> list[dict[str, Any]]:
+        """The pull request's reviews, complete ("List reviews for a pull request")."""
+        pull = self.pull_json(record, number)
+        return [objects.fill_review(item, pull, site=self.site) for item in record.pulls[number]["reviews"]]
+
+    def review_comments_of(self, record: Repository, number: int) -> list[dict[str, Any]]:
+        """The pull request's review comments, complete ("List review comments on a pull request")."""
+        pull = self.pull_json(record, number)
+        return [objects.fill_review_comment(item, pull, site=self.site) for item in record.pulls[number]["review_comments"]]
 
     def set_file(self, repo: str, path: str, content: str | bytes, ref: str | None = None) -> None:
         """Serve ``content`` at ``path`` of ``repo`` (``owner/name``); ``ref=None`` serves it at every ref.

@@ -6,9 +6,9 @@ core (``repo``, ``now``, ``_new_id``, ``user_json``) and the stores it sets up.
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
+from bot import github_objects as objects
 from bot.sandbox.errors import validation_failed
 from bot.sandbox.records import (
     DOC_REACTION,
@@ -53,14 +53,8 @@ class ReactionsMixin:
         """A reaction object as GitHub returns it."""
         return {
             "id": reaction.id,
-            "node_id": base64.b64encode(f"08:Reaction{reaction.id}".encode()).decode(),
+            "node_id": objects.node_id("Reaction", reaction.id),
             "user": self.user_json(reaction.user, reaction.user_type),
             "content": reaction.content,
             "created_at": iso(reaction.created_at),
         }
-
-    def _reaction_summary(self, comment_id: int, url: str) -> dict[str, Any]:
-        counts = {content: 0 for content in REACTION_CONTENTS}
-        for reaction in self.reactions.get(comment_id, []):
-            counts[reaction.content] += 1
-        return {"url": url, "total_count": sum(counts.values()), **counts}

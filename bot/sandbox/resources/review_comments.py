@@ -1,4 +1,6 @@
-"""Review comments on pull requests and their reactions ("Pull request review comments").
+"""Reviews and review comments on pull requests, and the comments' reactions.
+
+("Pull request reviews", "Pull request review comments".)
 
 A mixin of :class:`bot.sandbox.state.SandboxState`: its methods use the state's
 core (``repo``, ``now``, ``_new_id``, ``user_json``), the stores it sets up, and
@@ -7,12 +9,13 @@ core (``repo``, ``now``, ``_new_id``, ``user_json``), the stores it sets up, and
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping
 from typing import Any
 
-from bot.sandbox.errors import not_found
+from bot import github_objects as objects
+from bot.sandbox.errors import not_found, validation_failed
 from bot.sandbox.records import (
+    DOC_CREATE_REVIEW,
     DOC_REPLY_REVIEW_COMMENT,
     DOC_REVIEW_REACTION,
     iso,
@@ -64,7 +67,7 @@ class ReviewCommentsMixin:
         now = iso(self.now())
         comment: dict[str, Any] = {
             "id": comment_id,
-            "node_id": base64.b64encode(f"024:PullRequestReviewComment{comment_id}".encode()).decode(),
+            "node_id": objects.node_id("PullRequestReviewComment", comment_id),
             "url": api,
             "pull_request_review_id": comment_id + 1,
             "path": (root or {}).get("path") or path or (bundle["files"][0]["filename"] if bundle["files"] else "README.md"),
@@ -83,6 +86,34 @@ class ReviewCommentsMixin:
         bundle["review_comments"].append(comment)
         return comment
 
+    def create_review(
+        self, owner: str, name: str, number: int, body: Any, *, user: str, user_type: str = "User", state: str = "COMMENTED"
+    ) -> dict[str, Any]:
+        """Add a submitted review ("Create a review for a pull request"), as a person writes one on
+        GitHub; it is then listed by "List reviews for a pull request". ``state`` is ``COMMENTED``,
+        ``APPROVED`` or ``CHANGES_REQUESTED``. 404 unknown pull request, 422 missing or too long body.
+        """
+        record, bundle = self.pull(owner, name, number)
+        text = self._check_body(body, DOC_CREATE_REVIEW)
+        if state not in ("COMMENTED", "APPROVED", "CHANGES_REQUESTED"):
+            raise validation_failed("PullRequestReview", "event", "invalid", DOC_CREATE_REVIEW)
+        review = {
+            "id": self._new_id() + 2 * 10**9,  # apart from comment ids, as on GitHub
+            "user": self.user_json(user, user_type),
+            "body": text,
+            "state": state,
+            "submitted_at": iso(self.now()),
+        }
+        bundle["reviews"].append(review)
+        return review
+
+    def review_json(self, record: Repository, number: int, review_id: int) -> dict[str, Any]:
+        """One review of a served pull request, complete; 404 when it has no review ``review_id``."""
+        for review in self.reviews_of(record, number):
+            if review.get("id") == review_id:
+                return review
+        raise not_found("https://docs.github.com/rest/pulls/reviews#get-a-review-for-a-pull-request")
+
     def delete_review_comment(self, owner: str, name: str, comment_id: int) -> None:
         """Remove a review comment and its reactions ("Delete a review comment"); 404 when unknown."""
         record, number, comment = self.review_comment(owner, name, comment_id)
@@ -96,3 +127,12 @@ class ReviewCommentsMixin:
         ``(reaction, created)`` as for :meth:`add_reaction`. 404 unknown comment, 422 unknown content."""
         self.review_comment(owner, name, comment_id)
         return self._react(self.review_reactions, comment_id, content, user, user_type, DOC_REVIEW_REACTION)
+
+    def review_comment_json(self, record: Repository, number: int, comment: Mapping[str, Any]) -> dict[str, Any]:
+        """A review comment as "Get a review comment for a pull request" returns it, with its reactions counted."""
+        counts: dict[str, int] = {}
+        for reaction in self.review_reactions.get(comment.get("id"), []):
+            counts[reaction.content] = counts.get(reaction.content, 0) + 1
+        filled = objects.fill_review_comment(comment, self.pull_json(record, number), site=self.site)
+        filled["reactions"] = objects.reactions(filled["reactions"]["url"], counts)
+        return filled

@@ -1,0 +1,114 @@
+"""A small change said by quoting it: the lines a file's change removed and added, verbatim.
+
+Pure. When a file's whole change is a line or two (``seq_len_effective =
+seq_len_effective.long()`` added before a call; one ``env_vars`` entry replaced by
+another), the exactest statement of it is the lines themselves, with where they are.
+:func:`small_change` gives that as an :class:`~bot.engine.analysis.model.Edit` of kind
+``lines`` (``old``/``new`` hold the lines, one per ``\\n``), or None for any bigger or
+less certain change; the syntax-level edits of :mod:`bot.engine.analysis.edits` are
+preferred where they exist.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Sequence
+
+from bot.engine.analysis.edits import enclosing
+from bot.engine.analysis.model import Edit
+from bot.engine.analysis.patch import ADDED, REMOVED, DiffLine, Hunk
+
+#: At most this many meaningful lines on each side: beyond that a quote is not a summary.
+MAX_LINES = 2
+#: A line longer than this is not quoted (a reader cannot take it in at a glance). A line
+#: of prose (docs) may be longer: its start says what it is, and the guide shows that start.
+MAX_LINE_CHARS = 120
+MAX_DOCS_LINE_CHARS = 400
+#: Files of these kinds are quoted (generated files say nothing; a test's lines are read by
+#: the tests section).
+QUOTED_KINDS = frozenset({"source", "example", "build", "config", "ci", "docs"})
+_KEY = re.compile(r"[=:(]")
+_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\s]*\)")
+_URL = re.compile(r"\b(?:https?|ftp)://|\bwww\.")
+#: Comment openers by language family: a comment-only line is not the change.
+_COMMENT = ("#", "//", "/*", "*", "--", "<!--", ";")
+
+
+def _meaningful(line: DiffLine, docs: bool) -> bool:
+    text = line.text.strip()
+    if not text:
+        return False
+    return docs or not text.startswith(_COMMENT)
+
+
+def _clean(text: str, docs: bool = False) -> str:
+    """A line as quoted: without indentation and a shell line continuation; in docs, a
+    Markdown link as its text (a summary is never a link)."""
+    text = text.strip().removesuffix("\\").rstrip()
+    return _LINK.sub(r"\1", text) if docs else text
+
+
+def _key(line: str) -> str:
+    """What a line sets or calls (the text before its first ``=``, ``:`` or ``(``), to pair
+    a removed line with the added line that replaced it; one line alone always pairs."""
+    return _KEY.split(line, maxsplit=1)[0].strip() if line else ""
+
+
+def _statement(text: str) -> bool:
+    """Whether ``text`` is a whole Python statement (or a block's opening line)."""
+    if text.endswith(":"):
+        text += " pass"
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    # A lone string or name is a docstring line or a fragment, not a statement of the change.
+    return not (text[:1] in "\"'" or text.isidentifier())
+
+
+def small_change(hunks: Sequence[Hunk], path: str, kind: str, language: str | None) -> Edit | None:
+    """The change of one file as a quote, when it is at most :data:`MAX_LINES` meaningful
+    lines removed and added (blank and comment-only lines do not count, except in docs),
+    none longer than :data:`MAX_LINE_CHARS`, and a line present on both sides (moved or
+    re-indented) is not a change. Returns an ``Edit(kind="lines")`` whose ``old``/``new``
+    are the removed/added lines (stripped, ``\\n``-joined), ``line``/``old_line`` the
+    first added/removed line's number, ``symbol`` the enclosing Python definition when the
+    hunk shows it; None otherwise. Never raises."""
+    if kind not in QUOTED_KINDS or not hunks or path.endswith(".ipynb"):
+        return None  # a notebook's lines are JSON strings, not its code
+    docs = kind == "docs"
+    removed: list[tuple[int, DiffLine]] = []
+    added: list[tuple[int, DiffLine]] = []
+    where: tuple[Hunk, int] | None = None
+    for hunk in hunks:
+        for i, line in enumerate(hunk.lines):
+            if line.kind not in (ADDED, REMOVED) or not _meaningful(line, docs):
+                continue
+            (added if line.kind == ADDED else removed).append((i, line))
+            if where is None:
+                where = (hunk, i)
+            if len(added) > MAX_LINES or len(removed) > MAX_LINES:
+                return None
+    if where is None:
+        return None
+    old = list(dict.fromkeys(_clean(line.text, docs) for _i, line in removed))
+    new = list(dict.fromkeys(_clean(line.text, docs) for _i, line in added))
+    if docs and any(_URL.search(x) for x in old + new):
+        return None  # a bare address left: quoting it would make the summary a link
+    if old and new and (len(old) != len(new) or len(old) > 1 and not all(_key(a) == _key(b) for a, b in zip(old, new))):
+        return None  # lines that do not pair up: "A becomes B" would guess which became which
+    limit = MAX_DOCS_LINE_CHARS if docs else MAX_LINE_CHARS
+    if set(old) & set(new) or any(len(x) > limit for x in old + new):
+        return None
+    if language == "python" and not all(_statement(x) for x in old + new):
+        return None  # a docstring's prose or part of a wrapped statement says nothing alone
+    symbol = ""
+    hunk, index = where
+    if language == "python":
+        first = hunk.lines[index]
+        indent = len(first.text) - len(first.text.lstrip())
+        symbol, _body = enclosing(hunk.lines, index, first.kind, indent, hunk.section)
+    line_no = added[0][1].new_line if added else 0
+    old_no = removed[0][1].old_line if removed else 0
+    return Edit("lines", path, symbol, "\n".join(old), "\n".join(new), line=line_no, old_line=old_no)
