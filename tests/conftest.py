@@ -21,6 +21,13 @@ def _need(path: Path, what: str) -> Path:
     return path
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``corpus`` every test that reads the corpus (``corpus_dir``, directly or through a fixture)."""
+    for item in items:
+        if "corpus_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.corpus)
+
+
 @pytest.fixture
 def corpus_dir() -> Path:
     """The folder of real merged verl PR bundles; skips the test when absent."""

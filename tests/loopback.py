@@ -10,6 +10,8 @@ Import the fixtures into a test module to use them::
 - :func:`start_loopback`: the same as an ``async with`` block, with any sandbox,
   settings and :func:`bot.app.server.create_app` options (the shipped rules are
   loaded once and shared, unless ``rules`` is given).
+- ``small_pr``: ``{SMALL_PR: bundle}`` for :func:`start_loopback`, from the corpus and
+  made up (the test runs once with each).
 - :func:`pr_delivery`: the ``pull_request.closed`` payload GitHub sends for a corpus bundle.
 - :func:`raw_post`: send bytes no HTTP client library would (non-ASCII headers).
 """
@@ -27,7 +29,7 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
-from sandbox_helpers import APP_ID, app_private_key, start_sandbox  # noqa: F401
+from sandbox_helpers import APP_ID, app_private_key, made_up_fix, start_sandbox  # noqa: F401
 
 from bot.app.server import STATE, create_app, wait_idle
 from bot.app.settings import Settings
@@ -201,6 +203,15 @@ async def start_loopback(
         app_settings = settings_for(sandbox, private_key, tmp_path, **dict(settings or {}))
         async with running_app(app_settings, sandbox=sandbox, client_options=client_options, **app_options) as client:
             yield Loopback(client, sandbox, bundles, sleeps)
+
+
+@pytest.fixture(params=[pytest.param("verl", marks=pytest.mark.corpus), "made-up"])
+def small_pr(request) -> dict[int, dict]:
+    """``{SMALL_PR: bundle}`` for :func:`start_loopback`, twice: corpus PR ``SMALL_PR``
+    (skipped where absent), and a made-up bug fix under the same number."""
+    if request.param == "verl":
+        return {SMALL_PR: request.getfixturevalue("load_bundle_json")(SMALL_PR)}
+    return {SMALL_PR: made_up_fix(SMALL_PR, repo=REPO, author="contributor-79")}
 
 
 @pytest.fixture

@@ -184,3 +184,20 @@ async def factory(sandbox, app_private_key):
         auth = AppAuth(str(APP_ID), app_private_key.decode(), api_url=sandbox.base_url, session=session)
         await auth.installation_token(1)
         yield ClientFactory(auth, session=session, sleep=_no_sleep)
+
+
+def made_up_fix(number: int, *, repo: str, author: str) -> dict[str, Any]:
+    """A merged bug fix of ``author`` in ``repo``: 35 changed lines of source and a 12-line test,
+    so the shipped rules label it ``type/fix``, ``tests`` and ``size/M``."""
+    bundle = synthetic_bundle(number, repo=repo)
+    bundle["pull"].update(title="fix: retry uploads when storage answers 503", user={"login": author, "type": "User"},
+                          body="Uploads failed for good on a transient 503; they are retried now.")  # fmt: skip
+    removed = [f"-    attempt_{i} = upload(chunk)" for i in range(10)]
+    added = [f"+    attempt_{i} = upload_with_retry(chunk, tries=RETRIES)" for i in range(25)]
+    source = "@@ -1,12 +1,27 @@\n def send(chunk):\n" + "\n".join(removed + added) + "\n     return chunk\n"
+    test = "@@ -0,0 +1,12 @@\n" + "\n".join(f"+def test_retry_{i}():\n+    assert send(b'x') == b'x'" for i in range(6))
+    bundle["files"] = [
+        {"filename": "verl/utils/upload.py", "status": "modified", "additions": 25, "deletions": 10, "changes": 35, "patch": source},
+        {"filename": "tests/test_upload.py", "status": "added", "additions": 12, "deletions": 0, "changes": 12, "patch": test},
+    ]
+    return bundle

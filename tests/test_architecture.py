@@ -8,6 +8,7 @@ imports under ``if TYPE_CHECKING:`` do not (they never run).
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -71,12 +72,18 @@ def imports_of(path: Path) -> set[str]:
     return found
 
 
+@functools.cache
+def _package_imports() -> dict[str, set[str]]:
+    """``imports_of`` every module of the package, read once per test run (the tests only read it)."""
+    return {module_name(p): imports_of(p) for p in PACKAGE.rglob("*.py")}
+
+
 def import_graph() -> dict[str, set[str]]:
     """``module -> modules of bot it imports`` for every module of the ``bot`` package."""
-    modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    modules = _package_imports()
     graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        imported = {m for m in imports_of(path) if m in modules}
+    for name, imports in modules.items():
+        imported = {m for m in imports if m in modules}
         # Importing ``bot.a.b`` runs ``bot/a/__init__.py`` first: an edge like any other.
         imported |= {parent for m in imported for parent in _parents(m) if parent in modules}
         graph[name] = {m for m in imported if m != name and m not in _parents(name)}
@@ -90,7 +97,7 @@ def _parents(module: str) -> list[str]:
 
 def external_imports() -> dict[str, set[str]]:
     """``module -> every module name it imports`` (including third-party ones)."""
-    return {module_name(p): imports_of(p) for p in PACKAGE.rglob("*.py")}
+    return {name: set(imports) for name, imports in _package_imports().items()}
 
 
 def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -3,6 +3,10 @@ worker pool, with the real engine and shipped rules, against the GitHub sandbox.
 
 Everything talks HTTP over loopback. Jobs are awaited with the pool's ``wait_idle()``;
 assertions read the sandbox's comments, labels, reactions and request log.
+
+Each test runs twice: on a real merged verl pull request (skipped where the corpus is
+absent), and on a made-up bug fix with the same traits (its author, ``type/fix``,
+``tests``, ``size/M``).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
-from sandbox_helpers import APP_ID, app_private_key, start_sandbox, synthetic_bundle  # noqa: F401
+from sandbox_helpers import APP_ID, app_private_key, made_up_fix, start_sandbox, synthetic_bundle  # noqa: F401
 
 from bot.app.routing import default_router
 from bot.app.server import STATE, create_app, wait_idle
@@ -103,11 +107,15 @@ class Harness:
         return [r for r in self.sandbox.requests if r["method"] != "GET"]
 
 
-@pytest.fixture
-async def harness(app_private_key, load_bundle_json, tmp_path):  # noqa: F811
+@pytest.fixture(params=[pytest.param("verl", marks=pytest.mark.corpus), "made-up"])
+async def harness(request, app_private_key, tmp_path):  # noqa: F811
     open_bundle = synthetic_bundle(OPEN_PR, repo=REPO, files=2)
     open_bundle["pull"].update(state="open", merged=False, merged_at=None)
-    bundles = {PR: load_bundle_json(PR), OPEN_PR: open_bundle}
+    if request.param == "verl":
+        merged = request.getfixturevalue("load_bundle_json")(PR)
+    else:
+        merged = made_up_fix(PR, repo=REPO, author=AUTHOR)
+    bundles = {PR: merged, OPEN_PR: open_bundle}
     async with start_sandbox(
         app_private_key, bundles=list(bundles.values()), collaborators={MAINTAINER: "maintain", "rita": "read"}
     ) as sandbox:
@@ -125,9 +133,6 @@ async def harness(app_private_key, load_bundle_json, tmp_path):  # noqa: F811
             yield Harness(client, sandbox, bundles)
         finally:
             await client.close()
-
-
-pytestmark = pytest.mark.corpus
 
 
 async def test_maintainer_refresh_edits_the_one_comment(harness):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import weakref
 
 import pytest
 
@@ -110,8 +111,10 @@ def test_cycles_made_during_chained_builds_are_collected_when_each_ends():
     a = threading.Thread(target=build_a)
     a.start()
     assert a_inside.wait(timeout=30)
-    for _ in range(20_000):
-        Node()  # garbage cycles made by other code while the collector is paused
+    # Garbage cycles made by other code while the collector is paused; watched through weak
+    # references (scanning gc.get_objects() for them took seconds late in a long test run).
+    made = [weakref.ref(Node()) for _ in range(20_000)]
+    assert sum(ref() is not None for ref in made) == 20_000  # kept alive by their cycles alone
     b = threading.Thread(target=build_b)
     b.start()
     assert b_inside.wait(timeout=30)
@@ -119,7 +122,7 @@ def test_cycles_made_during_chained_builds_are_collected_when_each_ends():
     a.join()  # A ends while B still builds
     try:
         assert gc.isenabled()
-        assert sum(isinstance(o, Node) for o in gc.get_objects()) == 0
+        assert sum(ref() is not None for ref in made) == 0
     finally:
         b_may_end.set()
         b.join()

@@ -24,6 +24,7 @@ from loopback import (  # noqa: F401
     pr_delivery,
     running_app,
     settings_for,
+    small_pr,
     start_loopback,
 )
 from sandbox_helpers import start_sandbox
@@ -34,8 +35,6 @@ from bot.app.workers import rate_limit_spread
 from bot.engine.build import build_guide
 from bot.engine.rules import load_rules
 from bot.engine.snapshot import PullRequestSnapshot
-
-pytestmark = pytest.mark.corpus
 
 FILES = rf"^/repos/{REPO}/pulls/{SMALL_PR}/files"
 
@@ -259,8 +258,8 @@ async def test_200_deliveries_for_50_pull_requests_at_once(app_private_key, corp
         assert not [r for r in lb.sandbox.requests if r["method"] == "PATCH" and "/issues/comments/" in r["path"]]
 
 
-async def test_a_job_that_keeps_failing_is_parked_shown_and_retried(app_private_key, load_bundle_json, tmp_path):  # noqa: F811
-    bundles = {SMALL_PR: load_bundle_json(SMALL_PR)}
+async def test_a_job_that_keeps_failing_is_parked_shown_and_retried(app_private_key, small_pr, tmp_path):  # noqa: F811
+    bundles = small_pr
     pool = {"max_attempts": 3, "backoff": lambda attempt: 0.0}
     async with start_loopback(app_private_key, tmp_path, bundles, pool_options=pool) as lb:
         lb.sandbox.add_faults([{"method": "GET", "path": FILES, "status": 502, "times": None}])
@@ -294,8 +293,8 @@ async def test_a_job_that_keeps_failing_is_parked_shown_and_retried(app_private_
         assert again.status == 404
 
 
-async def test_admin_routes_are_off_without_a_token(app_private_key, load_bundle_json, tmp_path):  # noqa: F811
-    bundles = {SMALL_PR: load_bundle_json(SMALL_PR)}
+async def test_admin_routes_are_off_without_a_token(app_private_key, small_pr, tmp_path):  # noqa: F811
+    bundles = small_pr
     async with start_loopback(app_private_key, tmp_path, bundles, settings={"admin_token": None}) as lb:
         for method, path in (("GET", "/admin/jobs/parked"), ("POST", "/admin/jobs/retry")):
             resp = await lb.client.request(method, path, headers={"Authorization": "Bearer anything"})
@@ -355,11 +354,12 @@ def test_admin_token_setting_is_read_checked_and_hidden(app_private_key):  # noq
 
 
 @pytest.mark.parametrize("body", [b"{", b"[1]", b'{"id": "1"}', b'{"id": 1, "all": true}', b'{"id": true}'])
-async def test_admin_retry_refuses_a_malformed_request(loopback, body):
-    headers = {"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "application/json"}
-    resp = await loopback.client.post("/admin/jobs/retry", data=body, headers=headers)
-    assert resp.status == 400
-    assert "id" in (await resp.json())["error"]
+async def test_admin_retry_refuses_a_malformed_request(app_private_key, tmp_path, body):  # noqa: F811
+    async with start_loopback(app_private_key, tmp_path, {}) as lb:
+        headers = {"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "application/json"}
+        resp = await lb.client.post("/admin/jobs/retry", data=body, headers=headers)
+        assert resp.status == 400
+        assert "id" in (await resp.json())["error"]
 
 
 async def test_a_burst_of_deliveries_for_one_pr_builds_its_guide_once_or_twice_not_per_delivery(loopback):

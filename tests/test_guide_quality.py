@@ -96,7 +96,11 @@ def test_no_generated_file_is_a_numbered_point_and_claims_are_rare():
 
 
 @needs_corpus
-def test_the_command_line_prints_the_report(capsys):
+def test_the_command_line_prints_the_report(capsys, monkeypatch):
+    # The numbers are measured once for this module (see test_every_target_holds); here the
+    # command line prints them, in both forms, from the folder it is given.
+    asked = []
+    monkeypatch.setattr(quality, "measure", lambda shared, eval_path: asked.append((shared, eval_path)) or report())
     code = quality.main(["--shared", str(SHARED)])
     out = capsys.readouterr().out
     assert "must-name recall" in out
@@ -104,3 +108,4 @@ def test_the_command_line_prints_the_report(capsys):
     assert (code == 0) == ("targets: all met" in out) and (code == 1) == ("MISSED" in out)
     assert quality.main(["--shared", str(SHARED), "--json"]) == code
     assert '"must_name_recall"' in capsys.readouterr().out
+    assert asked == [(SHARED, quality.EVAL_FILE)] * 2

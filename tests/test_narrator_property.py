@@ -13,7 +13,23 @@ from bot.narrator.render import narrate_markdown, narration_from
 from bot.narrator.validate import SchemaError, check_answer, parse_answer
 from tests.narrator_helpers import engine_markdown
 
-_ident = st.from_regex(r"[a-z]{1,6}(_[a-z]{1,6}){0,2}|[A-Z][a-z]{1,5}[A-Z][a-z]{1,4}|[a-z]{1,5}/[a-z]{1,5}\.py|\d{1,4}|\d\.\d{1,2}\.\d", fullmatch=True)
+# The identifiers of r"[a-z]{1,6}(_[a-z]{1,6}){0,2}|[A-Z][a-z]{1,5}[A-Z][a-z]{1,4}|[a-z]{1,5}/[a-z]{1,5}\.py|\d{1,4}|\d\.\d{1,2}\.\d",
+# built from text strategies: each piece is one choice where st.from_regex makes one per character,
+# so the same strings take half the draws.
+_LOWER, _UPPER, _DIGITS = "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "0123456789"
+
+
+def _letters(alphabet: str, most: int) -> st.SearchStrategy[str]:
+    return st.text(alphabet, min_size=1, max_size=most)
+
+
+_ident = st.one_of(
+    st.lists(_letters(_LOWER, 6), min_size=1, max_size=3).map("_".join),
+    st.tuples(_letters(_UPPER, 1), _letters(_LOWER, 5), _letters(_UPPER, 1), _letters(_LOWER, 4)).map("".join),
+    st.tuples(_letters(_LOWER, 5), _letters(_LOWER, 5)).map(lambda t: f"{t[0]}/{t[1]}.py"),
+    _letters(_DIGITS, 4),
+    st.tuples(_letters(_DIGITS, 1), _letters(_DIGITS, 2), _letters(_DIGITS, 1)).map(".".join),
+)
 _words = st.sampled_from(["the", "change", "keeps", "callers", "safe", "because", "it", "retries", "上传", "更稳定", "，", "。", "e.g.", "and"])
 
 data_strategy = st.fixed_dictionaries({
@@ -27,7 +43,7 @@ data_strategy = st.fixed_dictionaries({
 
 @st.composite
 def outputs(draw):
-    piece = st.one_of(_words, _ident, st.from_regex(r"\{[SF]\d{1,2}\}", fullmatch=True), st.sampled_from(["`x_y`", "<b>", "@dev", "[a](http://x)", "2.0", "{", "}"]))
+    piece = st.one_of(_words, _ident, st.tuples(st.sampled_from("SF"), _letters(_DIGITS, 2)).map(lambda t: "{" + t[0] + t[1] + "}"), st.sampled_from(["`x_y`", "<b>", "@dev", "[a](http://x)", "2.0", "{", "}"]))
     sentence = st.lists(piece, min_size=1, max_size=10).map(" ".join)
     return {"summary": draw(sentence), "why_it_matters": draw(st.lists(sentence, max_size=3)),
             "focus_reasons": draw(st.dictionaries(st.sampled_from(["P1", "P2", "P3", "P7"]), sentence, max_size=3))}  # fmt: skip

@@ -10,11 +10,13 @@ the client; it is never logged or put in an error message.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import logging
 import sys
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from bot.narrator.facts import FactSheet
 from bot.narrator.prompt import ANSWER_TOKENS, Prompt
@@ -88,6 +90,20 @@ def _completion(text: str) -> tuple[str, tuple[int, int] | None]:
     return content, counts
 
 
+async def _openai() -> Any:
+    """The ``openai`` module, imported on first use in a worker thread.
+
+    The client costs about 20 MiB and 1.5 s of CPU to import, and every command imports
+    this module for :class:`LLMConfig`: a process without a narrator never pays it, and a
+    server with one keeps answering deliveries meanwhile. The import is done before a
+    call's deadline starts.
+    """
+    module = sys.modules.get("openai")
+    if module is None:
+        module = await asyncio.to_thread(importlib.import_module, "openai")
+    return module
+
+
 async def narrate(sheet: FactSheet, prompt: Prompt, config: LLMConfig) -> Outcome:
     """Ask the model for a narration of ``sheet`` and keep only its grounded sentences.
 
@@ -103,10 +119,7 @@ async def narrate(sheet: FactSheet, prompt: Prompt, config: LLMConfig) -> Outcom
     prompt's estimate for every call the server took (an answer came, or the deadline
     passed while it was answering); nothing for a call it refused or never got.
     """
-    # Imported here, not at the top: the client costs ~20 MiB and a second of start-up, and
-    # every command imports this module for LLMConfig whether or not a narrator is configured.
-    import openai
-
+    openai = await _openai()
     client = openai.AsyncOpenAI(base_url=config.url, api_key=config.api_key or "unused", timeout=config.timeout, max_retries=0)
     started = time.perf_counter()
     calls = 0
