@@ -33,7 +33,7 @@ USER_AGENT = "GitHub-Hookshot/prguide"
 #: What prguide's manifest (``app.yml``) asks for: the permissions an installation grants it.
 APP_PERMISSIONS = {"contents": "read", "issues": "write", "metadata": "read", "pull_requests": "write"}
 #: The events prguide's manifest subscribes to.
-APP_EVENTS = ("issue_comment", "pull_request", "pull_request_review", "pull_request_review_comment")
+APP_EVENTS = ("issue_comment", "pull_request", "pull_request_review", "pull_request_review_comment", "repository")
 
 #: The ``event.action`` pairs prguide acts on: the routes of :mod:`bot.features` and the
 #: installation events the server itself handles (a cached token is dropped), plus ``ping``.
@@ -50,6 +50,9 @@ EVENTS: Mapping[str, str] = {
     "installation.new_permissions_accepted": "new permissions accepted: a new token",
     "installation_repositories.added": "repositories added: backfill of them",
     "installation_repositories.removed": "repositories removed: a new token",
+    "repository.privatized": "a repository made private: its guides hidden in the tag view",
+    "repository.publicized": "a repository made public: its guides shown in the tag view",
+    "repository.deleted": "a repository deleted: its guides hidden in the tag view",
 }
 
 
@@ -181,6 +184,20 @@ def pull_request_review_comment(
     without the full-only fields."""
     payload = {"action": action, "comment": dict(comment), "pull_request": objects.simple_pull_request(pull)}
     return _about_repository(payload, repository, installation_id, sender, installation_first=True, site=site)
+
+
+def repository(
+    action: str,
+    repository: Mapping[str, Any],
+    *,
+    installation_id: int,
+    sender: Mapping[str, Any],
+    site: Site = GITHUB,
+) -> dict[str, Any]:
+    """A ``repository`` payload (``privatized``, ``publicized``, ``deleted``...): ``action``,
+    ``repository`` (complete, as after the change), [``organization``], ``sender``, ``installation``
+    ("Webhook events and payloads": repository)."""
+    return _about_repository({"action": action}, repository, installation_id, sender, site=site)
 
 
 def _repository_refs(repositories: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

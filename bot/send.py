@@ -217,6 +217,8 @@ def build_payload(args: argparse.Namespace, *, prepared: Mapping[str, Any] | Non
         return payloads.ping(1, args.app_id, created_at=payloads.iso(), url=args.url, sender=_user(sender))
     if event in ("installation", "installation_repositories"):
         return _installation_payload(args, event, str(action), installation_id, sender)
+    if event == "repository":
+        return _repository_payload(args, str(action), installation_id, sender)
     if event == "pull_request":
         bundle = _merged_bundle(args)
         repo = _webhook_repo(_one_repo(args, bundle), bundle, prepared)
@@ -289,6 +291,19 @@ def _installation_payload(
     return payloads.installation_repositories(action, installed, added=added, removed=removed, sender=who)
 
 
+def _repository_payload(
+    args: argparse.Namespace, action: str, installation_id: int, sender: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """A ``repository`` payload about ``--repo``, owned by an account of ``--account-type``: private
+    after ``privatized``, public after ``publicized`` (``deleted``: public, as a deleted repository
+    GitHub still names; the job asks GitHub either way). ``sender`` defaults to a user owner, else octocat."""
+    full_name = _one_repo(args, None)
+    repo = objects.repository(full_name, private=action == "privatized", owner_type=args.account_type)
+    owner = repo["owner"]
+    who = _user(sender) or (owner if owner["type"] == "User" else objects.user("octocat"))
+    return payloads.repository(action, repo, installation_id=installation_id, sender=who)
+
+
 # --- talking to the servers ----------------------------------------------------------------------
 
 
@@ -300,12 +315,12 @@ async def prepare_sandbox(http: Any, sandbox: str, args: argparse.Namespace) -> 
     comment is created as ``--user`` (``POST /_sandbox/comments``, asking the sandbox
     not to send a delivery of its own, or ``POST /_sandbox/review-comments``). Returns ``{"pull",
     "repository", "installation"}`` as the sandbox serves them (``GET
-    /_sandbox/pulls/...``), plus ``"comment"``. Installation events and ``ping``
+    /_sandbox/pulls/...``), plus ``"comment"``. Installation and repository events and ``ping``
     need nothing. Raises :class:`RuntimeError` when the sandbox refuses.
     """
     event, _ = _split_event(args.event)
     base = sandbox.rstrip("/")
-    if event in ("ping", "installation", "installation_repositories"):
+    if event in ("ping", "installation", "installation_repositories", "repository"):
         return {}
     bundle = _merged_bundle(args) if event == "pull_request" else _bundle(args)
     if event == "pull_request":
@@ -556,7 +571,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     what.add_argument(
         "--account-type", choices=("User", "Organization"), default="Organization",
-        help="installation events: the account's type (default Organization)",
+        help="installation events: the account's type; repository events: the owner's (default Organization)",
     )  # fmt: skip
     what.add_argument(
         "--sender", metavar="LOGIN", help="who triggered the delivery (default as GitHub would: the merger, the commenter...)"

@@ -246,6 +246,9 @@ def send_payloads(tmp_path: Path, state: SandboxState) -> list[tuple[str, dict]]
         (["installation.new_permissions_accepted", "--account", "octo"], None),
         (["installation_repositories.added", "--repo", "octo-org/c", "--sender", "mo"], None),
         (["installation_repositories.removed", "--repo", "octo-org/c"], None),
+        (["repository.privatized", "--repo", "octo-org/a", "--installation", "3"], None),
+        (["repository.publicized", "--repo", "octo/a", "--account-type", "User"], None),
+        (["repository.deleted", "--repo", "octo-org/a", "--sender", "mo"], None),
     ]
     out = []
     for argv, given in runs:

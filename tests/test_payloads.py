@@ -176,6 +176,26 @@ def test_installations_and_their_repositories(webhook_payload):
     full_users(added)
 
 
+def test_repository_visibility_changes():
+    made_private = build_payload(args("repository.privatized", "--repo", "octo-org/a", "--installation", "4"))
+    assert list(made_private) == ["action", "repository", "organization", "sender", "installation"]
+    assert made_private["action"] == "privatized" and made_private["repository"]["private"] is True
+    assert set(objects.repository("octo-org/a")) - {"permissions"} <= set(made_private["repository"])
+    assert made_private["organization"]["login"] == "octo-org" and made_private["installation"]["id"] == 4
+    full_users(made_private)
+    delivery = parsed("repository", made_private)
+    assert (delivery.installation_id, delivery.action) == (4, "privatized")
+    assert default_router().decide(delivery)[0] is not None
+
+    # A user's repository: no organization, the owner made the change.
+    made_public = build_payload(args("repository.publicized", "--repo", "octo/a", "--account-type", "User"))
+    assert list(made_public) == ["action", "repository", "sender", "installation"]
+    assert made_public["repository"]["private"] is False and made_public["sender"]["login"] == "octo"
+    deleted = build_payload(args("repository.deleted", "--repo", "octo-org/a", "--sender", "mo"))
+    assert deleted["action"] == "deleted" and deleted["sender"]["login"] == "mo"
+    assert default_router().decide(parsed("repository", deleted))[0] is not None
+
+
 def test_ping(webhook_payload):
     real = webhook_payload("ping", "with-app_id.payload.json")
     payload = build_payload(args("ping", "--app-id", "42", "--url", "http://127.0.0.1:9/webhook"))
@@ -194,6 +214,8 @@ def test_ping(webhook_payload):
         (["issue_comment.created", "--repo", "o", "--pr", "3", "--body", "x"], "OWNER/NAME"),
         (["issue_comment.edited", "--repo", "o/r", "--pr", "3", "--body", "x"], "--previous-body"),
         (["installation_repositories.added"], "--repo"),
+        (["repository.privatized"], "--repo"),
+        (["repository.deleted", "--repo", "o/r", "--repo", "o/s"], "give --repo once"),
         (["issue_comment.created", "--repo", "o/r", "--repo", "o/s", "--pr", "3", "--body", "x"], "give --repo once"),
     ],
 )

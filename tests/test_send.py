@@ -336,3 +336,17 @@ def test_a_status_tells_the_last_line_of_an_error_and_when_the_next_attempt_is_d
     assert (parked["state"], parked["reason"], parked["due_in_s"]) == ("parked", "RuntimeError: boom", None)
     waiting = describe({**base, "state": "queued", "attempts": 1, "error": "RetryLater: 502 from GitHub"}, now=100.0)
     assert (waiting["reason"], waiting["due_in_s"]) == ("RetryLater: 502 from GitHub", 30.0)
+
+
+async def test_a_repository_visibility_change_stores_what_github_shows_now(trial):
+    trial.sandbox.add_bundle(synthetic_bundle(7, repo=REPO))
+    guides = trial.app[STATE].services.guides
+    code, out, _ = await trial.send("repository.publicized", "--installation", "1", "--repo", REPO)
+    line = trial.parsed(out)
+    assert code == 0 and (line["event"], line["status"]) == ("repository.publicized", "done"), out
+    assert line["detail"].startswith("public, after ") and guides.visibility(REPO) == "public"
+
+    # Deleted: GitHub no longer shows it (404), so its guides are hidden.
+    code, out, _ = await trial.send("repository.deleted", "--installation", "1", "--repo", "octo-org/gone")
+    assert code == 0 and trial.parsed(out)["detail"].startswith("private, after "), out
+    assert guides.visibility("octo-org/gone") == "private"

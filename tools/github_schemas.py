@@ -103,6 +103,7 @@ ERROR_SCHEMAS = ("basic-error", "validation-error")
 
 #: The webhook events prguide acts on (its routes in bot/features and bot/commands, and the installation
 #: changes after which bot/app/server.py forgets a token), ``event.action`` as X-GitHub-Event and ``action`` name them.
+#: The ``repository`` actions are the visibility changes bot/features/visibility.py follows.
 WEBHOOKS = (
     "ping",
     "installation.created",
@@ -118,6 +119,9 @@ WEBHOOKS = (
     "issue_comment.edited",
     "pull_request_review.submitted",
     "pull_request_review_comment.created",
+    "repository.privatized",
+    "repository.publicized",
+    "repository.deleted",
 )
 
 #: Keywords that only document; dropped from every schema object.
