@@ -15,6 +15,18 @@ ahead ran jobs and took over none of the live ones, every installation's token w
 only to its own repository, and each installation's writes stayed within GitHub's
 budget for it (80 in any minute, 500 in the hour), counted once for all replicas.
 
+Meanwhile two things go wrong on purpose. The replicas narrate guides with a model
+server that sends its headers and then a byte every half second, never the whole
+answer (:mod:`bot.sandbox.llm`, ``trickle``), under a short ``PRGUIDE_LLM_TIMEOUT``:
+every narration runs into its deadline, the engine's guide stays, and no guide waited
+for the model. And before the merges come, installation 101 adds a repository whose
+history it backfills (``installation_repositories.added``): a few pull requests into
+the backfill, the sandbox says the installation's primary rate limit is spent until a
+reset ``RESET_IN`` seconds later (an hour's window on GitHub), so its backfill and its
+first merges meet the limit. The backfill jobs that meet it wait for the reset without
+spending an attempt, every backfilled pull request's guide is stored once (no
+comment), and the only refusals are that installation's, within that window.
+
 The write budget is per installation and paces the run by design: a burst of 8,
 then 72 writes a minute, and 100 then 400 an hour. One installation's 25 pull
 requests need about 65 writes, so the run takes about a minute. The same 100 pull
@@ -43,11 +55,13 @@ from loopback import pr_delivery
 from sandbox_helpers import APP_ID, app_private_key, start_sandbox  # noqa: F401
 
 from bot.app import pg
+from bot.feature_support import BACKFILL_EVENT, NARRATE_EVENT, NARRATED_LEVELS
 from bot.app.pgjobs import PgJobStore
 from bot.app.webhook import sign
 from bot.engine.build import build_guide
 from bot.engine.marker import parse_marker
 from bot.sandbox import bundle_in_repo
+from bot.sandbox.llm import NAMED_REPLIES, ScriptedModel
 from bot.github_objects import fill_label
 from bot.engine.rules import load_rules
 from bot.engine.snapshot import PullRequestSnapshot
@@ -74,11 +88,26 @@ runpy.run_module("bot", run_name="__main__", alter_sys=True)
 INSTALLATIONS = ((101, "lab-a"), (102, "lab-b"), (103, "lab-c"), (104, "lab-d"))
 #: The second corpus, beside ``corpus_dir``.
 SECOND_CORPUS = "verl-2026h1"
-#: Whole test, seconds: replicas start in a few seconds; each installation's write budget
-#: (about three writes per pull request at 72 a minute, after a burst of 8) and the killed
-#: replica's lease pace the rest.
-DEADLINE = 90.0 + 3.0 * math.ceil(PRS / len(INSTALLATIONS))
 _REPO_PATH = re.compile(r"^/repos/([^/]+)/([^/]+)/")
+_COMMENT_POST = re.compile(r"^/repos/([^/]+/[^/]+)/issues/(\d+)/comments")
+#: The repository installation 101 adds during the run, and how many merged pull requests it backfills.
+HISTORY, BACKFILLED = "lab-a/history", 16
+#: Backfilled pull requests whose files are read before the installation's rate limit runs out.
+LIMIT_AFTER = 5
+#: Backfill jobs held back by the spent limit before the merges are delivered.
+HELD_FIRST = 3
+#: Seconds from the limit running out to its reset (``x-ratelimit-reset``).
+RESET_IN = 10
+#: Each installation's primary limit an hour: GitHub Enterprise Cloud's, so that the backfill's
+#: slots (3 requests per pull request at 80 % of the limit) are 0.9 s apart.
+RATE_LIMIT = 15_000
+#: ``PRGUIDE_LLM_TIMEOUT``: seconds a narration may take; the trickling model never finishes one.
+LLM_DEADLINE = 2
+_HISTORY_FILES = re.compile(rf"^/repos/{HISTORY}/pulls/\d+/files")
+#: Whole test, seconds: replicas start in a few seconds; each installation's write budget
+#: (about three writes per pull request at 72 a minute, after a burst of 8), the killed
+#: replica's lease and the backfill's wait for the reset pace the rest.
+DEADLINE = 90.0 + RESET_IN + 3.0 * math.ceil(PRS / len(INSTALLATIONS))
 
 
 def free_port() -> int:
@@ -159,6 +188,23 @@ def busiest_minute(times: list[float]) -> int:
     return max((sum(1 for t in times if s <= t < s + 60) for s in times), default=0)
 
 
+def _narrated_pull(key: str) -> tuple[str, int]:
+    """``(repository, number)`` of a narration job's key, ``owner/repo#N:narration``."""
+    match = re.fullmatch(r"([^#]+)#(\d+):narration", key)
+    assert match, key
+    return match.group(1), int(match.group(2))
+
+
+def history_added(installation: int, account: str) -> dict:
+    """The ``installation_repositories.added`` payload of ``HISTORY`` (GitHub's "Webhook events and payloads")."""
+    return {
+        "action": "added", "repository_selection": "selected",
+        "installation": {"id": installation, "account": {"login": account, "type": "Organization"}},
+        "repositories_added": [{"id": 9001, "name": HISTORY.split("/")[1], "full_name": HISTORY, "private": False}],
+        "repositories_removed": [], "sender": {"login": "maintainer", "type": "User"},
+    }  # fmt: skip
+
+
 async def test_three_replicas_lose_nothing_and_double_nothing(pg_schema, app_private_key, corpus_dir, tmp_path):  # noqa: F811
     url, schema = pg_schema
     started_at = time.monotonic()
@@ -171,16 +217,41 @@ async def test_three_replicas_lose_nothing_and_double_nothing(pg_schema, app_pri
     rnd = random.Random(14)
     installations = [{"id": number, "account": account} for number, account in INSTALLATIONS]
     installation_of = {account: number for number, account in INSTALLATIONS}
+    limited_installation, limited_account = INSTALLATIONS[0]
+    assert HISTORY.startswith(f"{limited_account}/")
 
-    async with start_sandbox(app_private_key, bundles=[b for _, _, b in pulls], installations=installations) as sandbox:
+    async with (
+        start_sandbox(
+            app_private_key, bundles=[b for _, _, b in pulls], installations=installations, rate_limit=RATE_LIMIT
+        ) as sandbox,
+        ScriptedModel([], repeat=NAMED_REPLIES["trickle"]) as model,
+    ):
+        sandbox.state.add_merged_pulls(HISTORY, BACKFILLED)
+        sandbox.set_file(HISTORY, ".github/prguide.yml", f"backfill: {BACKFILLED}\n")
         # Content writes (not GET, under /repos/) by installation; token requests are the app's own.
         write_times: dict[int, list[float]] = {number: [] for number, _ in INSTALLATIONS}
+        posted: dict[tuple[str, int], float] = {}  # first guide comment posted on each pull request (Unix s)
+        refusals: list[tuple[float, str, int]] = []  # (Unix s, path, status) of every 401 and 403
+        history_reads: list[str] = []
+        limit: dict[str, float] = {}  # when the installation's limit ran out ("at") and its reset (Unix s)
         record = sandbox.state.record
 
         def timed_record(method: str, path: str, status: int) -> None:
             match = _REPO_PATH.match(path)
             if method != "GET" and match:
                 write_times[installation_of[match.group(1)]].append(time.monotonic())
+            comment = _COMMENT_POST.match(path)
+            if method == "POST" and status == 201 and comment:
+                posted.setdefault((comment.group(1), int(comment.group(2))), time.time())
+            if status in (401, 403):
+                refusals.append((time.time(), path, status))
+            if method == "GET" and status == 200 and _HISTORY_FILES.match(path):
+                history_reads.append(path)
+                if len(history_reads) == LIMIT_AFTER:
+                    # The installation's primary limit is spent, mid-backfill, until a reset soon.
+                    bucket = sandbox.state.bucket(f"installation:{limited_installation}")
+                    bucket.remaining, bucket.reset = 0, int(sandbox.state.now()) + RESET_IN
+                    limit.update(at=time.time(), reset=float(bucket.reset))
             record(method, path, status)
 
         sandbox.state.record = timed_record
@@ -198,6 +269,9 @@ async def test_three_replicas_lose_nothing_and_double_nothing(pg_schema, app_pri
             "PRGUIDE_LOG_LEVEL": "WARNING",
             # A reconcile pass at an hour's turn would queue jobs no delivery asked for.
             "PRGUIDE_RECONCILE_INTERVAL": "0",
+            "PRGUIDE_LLM_URL": model.base_url,
+            "PRGUIDE_LLM_MODEL": model.model,
+            "PRGUIDE_LLM_TIMEOUT": str(LLM_DEADLINE),
         }
         replicas = [Replica(f"r{i}", env, tmp_path, ahead=AHEAD if i == 2 else 0.0) for i in range(3)]
         ahead = replicas[2]
@@ -226,6 +300,9 @@ async def test_three_replicas_lose_nothing_and_double_nothing(pg_schema, app_pri
                     sends.append((f"again-{b['pull']['number']}", "pull_request", again))
                 for delivery in rnd.sample(sends, len(sends) // 5):
                     sends.insert(rnd.randrange(len(sends) // 2, len(sends) + 1), delivery)
+                # First of all, installation 101 adds the repository it will backfill.
+                added = ("history-added", "installation_repositories", history_added(limited_installation, limited_account))
+                sends.insert(0, added)
 
                 statuses: dict[str, list[int]] = {}
                 killed_at = len(sends) // 2
@@ -259,19 +336,31 @@ async def test_three_replicas_lose_nothing_and_double_nothing(pg_schema, app_pri
                 db = pg.connect(url, schema=schema, migrate_components=())
                 interrupted: list[int] = []
                 ran_ahead: set[int] = set()  # jobs seen running on the replica whose clock is ahead
+                held: dict[int, int] = {}  # backfill jobs seen held back by the rate limit: most attempts seen then
 
-                def look_at_the_replica_ahead() -> None:
+                def look() -> None:
                     with db.pool.connection() as conn:
                         ran_ahead.update(r[0] for r in conn.execute(
                             "SELECT id FROM jobs WHERE state = 'running' AND owner LIKE %s", (f"%:{ahead.proc.pid}:%",)
                         ))
+                        for job_id, attempts in conn.execute(
+                            "SELECT id, attempts FROM jobs WHERE event = %s AND state = 'queued' AND error LIKE 'RateLimited%%'",
+                            (BACKFILL_EVENT,),
+                        ):
+                            held[job_id] = max(held.get(job_id, 0), attempts)
 
-                for start in range(0, len(sends), 10):
+                # The backfill is under way, and its installation's limit spent, before the merges come.
+                await send(0, *sends[0])
+                while len(history_reads) < LIMIT_AFTER or len(held) < HELD_FIRST:
+                    assert time.monotonic() < deadline, f"the backfill read {len(history_reads)}, {len(held)} held back"
+                    look()
+                    await asyncio.sleep(0.05)
+                for start in range(1, len(sends), 10):
                     if start <= killed_at < start + 10:
                         victim = replicas[1]
                         # Kill it while it runs jobs (the write budget keeps jobs running for a while).
                         while not interrupted and time.monotonic() < deadline - 60:
-                            look_at_the_replica_ahead()
+                            look()
                             with db.pool.connection() as conn:
                                 interrupted = [r[0] for r in conn.execute(
                                     "SELECT id FROM jobs WHERE state = 'running' AND owner LIKE %s",
@@ -288,48 +377,64 @@ async def test_three_replicas_lose_nothing_and_double_nothing(pg_schema, app_pri
                             )]
                         victim.start()
                     await asyncio.gather(*(send(start + j, *s) for j, s in enumerate(sends[start : start + 10])))
+                    look()
                 await replicas[1].ready(session, deadline)
 
                 store = PgJobStore(db)
                 try:
                     while True:
-                        look_at_the_replica_ahead()
+                        look()
                         counts = store.counts()
-                        if counts["queued"] == counts["running"] == 0:
+                        if counts["queued"] == counts["running"] == 0 and len(history_reads) >= BACKFILLED:
                             break
-                        assert time.monotonic() < deadline, f"jobs still open: {counts}"
+                        if time.monotonic() >= deadline:
+                            with db.pool.connection() as conn:
+                                open_jobs = conn.execute(
+                                    "SELECT delivery_id, state, attempts, not_before - extract(epoch FROM now()), error"
+                                    " FROM jobs WHERE state IN ('queued', 'running')"
+                                ).fetchall()
+                            raise AssertionError(f"jobs still open: {counts}, {len(history_reads)} history reads: {open_jobs[:10]}")
                         await asyncio.sleep(0.2)
                     with db.pool.connection() as conn:
-                        rows = conn.execute("SELECT delivery_id, state, outcome FROM jobs").fetchall()
-                        taken_over = conn.execute(
-                            "SELECT id, state, attempts FROM jobs WHERE id = ANY(%s)", (interrupted,)
+                        jobs = conn.execute(
+                            "SELECT id, event, action, key, delivery_id, state, outcome, attempts, created_at, updated_at"
+                            " FROM jobs"
                         ).fetchall()
                         # Jobs run more than once although their replica lived: taken over from it.
                         rerun = [r[0] for r in conn.execute(
                             "SELECT delivery_id FROM jobs WHERE attempts > 1 AND NOT id = ANY(%s)", (interrupted,)
                         )]
                         budgets = {r[0] for r in conn.execute("SELECT installation_id FROM write_budget")}
+                        stored = [r[0] for r in conn.execute(
+                            "SELECT number FROM tagview_guides WHERE repository = %s", (HISTORY,)
+                        )]
                 finally:
                     store.close()
         finally:
             for r in replicas:
                 r.stop()
 
-        # Nothing lost: every merge and redelivery became exactly one job, all done.
+        by_id = {j[0]: j for j in jobs}
+        merges_run = [j for j in jobs if j[1] == "pull_request"]
+        narrations = [j for j in jobs if j[1] == NARRATE_EVENT]
+        backfill = [j for j in jobs if j[1] == BACKFILL_EVENT]
+        # Nothing lost: every merge and redelivery became exactly one job; every job is done.
         merges = {d for d, _, _ in sends if d.startswith(("merge-", "again-"))}
-        assert {d for d, _, _ in rows} == merges
-        assert all(state == "done" for _, state, _ in rows), rows
+        assert sorted(j[4] for j in merges_run) == sorted(merges)
+        assert [j for j in jobs if j[5] != "done"] == [], [j[:8] for j in jobs if j[5] != "done"][:10]
         assert all(s < 500 or s == 503 for codes in statuses.values() for s in codes)
         # The jobs the killed replica was running were taken over after their lease and finished.
         assert interrupted, "the victim never ran a job"
-        assert all(state == "done" and attempts >= 2 for _, state, attempts in taken_over), taken_over
+        taken_over = [by_id[i] for i in interrupted]
+        assert all(j[5] == "done" and j[7] >= 2 for j in taken_over), [j[:8] for j in taken_over]
         # The replica a minute ahead took its share of the work, and no live replica's job:
-        # only the killed replica's jobs ran twice.
+        # only the killed replica's jobs ran twice (a wait for the rate limit spends no attempt).
         if AHEAD:
             assert ran_ahead, "the replica whose clock is ahead ran no job"
         assert rerun == [], f"{len(rerun)} job(s) of live replicas were taken over: {rerun[:10]}"
         # Nothing doubled: one guide comment per pull request, in its own repository, with its labels.
         bot = sandbox.state.bot_login
+        narrated: set[tuple[str, int]] = set()  # pull requests whose guide the narrator is asked for
         for _, repo, b in pulls:
             n = b["pull"]["number"]
             guides = [c for c in sandbox.comments(repo, n) if c.user == bot and parse_marker(c.body) is not None]
@@ -337,9 +442,40 @@ async def test_three_replicas_lose_nothing_and_double_nothing(pg_schema, app_pri
             snapshot = PullRequestSnapshot.from_github(b["pull"], b["files"], b["reviews"], b["review_comments"])
             expected = build_guide(snapshot, rules)
             assert sorted(sandbox.labels(repo, n)) == sorted(expected.labels), (repo, n)
-        # Each installation's token was used on its own repository only: nothing refused.
-        refused = [r for r in sandbox.requests if r["status"] in (401, 403)]
-        assert not refused, refused[:5]
+            # The model never finished a narration: the engine's guide stayed as it was posted.
+            assert not parse_marker(guides[0].body).extra.get("narrated"), (repo, n)
+            if expected.data.get("reading_level") in NARRATED_LEVELS:
+                narrated.add((repo, n))
+
+        # Narration never held a guide back: each was queued after its guide comment was up,
+        # under a key of its own; every one ran into the model's deadline and edited nothing.
+        assert narrated, "no guide was for narrating"
+        narrating = {j[0]: _narrated_pull(j[3]) for j in narrations}  # job id: (repository, number)
+        assert set(narrating.values()) == narrated
+        early = [(j[3], round(posted[narrating[j[0]]] - j[8], 3)) for j in narrations if j[8] < posted[narrating[j[0]]]]
+        assert early == [], early
+        assert all(j[9] - j[8] >= LLM_DEADLINE - 0.1 for j in narrations)  # only the deadline ends a trickle
+        assert len(model.requests) >= len(narrated)  # each reached the trickling server
+        edits = [r for r in sandbox.requests if r["method"] == "PATCH" and "/issues/comments/" in r["path"]]
+        assert edits == [], edits[:5]
+        # Every merged pull request of the added repository has its guide stored once, without a comment.
+        assert sorted(stored) == list(range(1, BACKFILLED + 1))
+        assert all(sandbox.comments(HISTORY, n) == [] for n in range(1, BACKFILLED + 1))
+        pull_jobs = [j for j in backfill if j[2] == "pull"]
+        assert sorted(j[4].rsplit(":", 1)[1] for j in pull_jobs) == sorted(str(n) for n in range(1, BACKFILLED + 1))
+        # The installation's limit ran out mid-backfill. The backfill jobs that met it were held
+        # back with no attempt spent, and finished (at their first attempt) after the reset.
+        assert limit, "the backfill never read enough pull requests for the limit to run out"
+        assert len(held) >= HELD_FIRST, held
+        assert all(attempts == 0 or i in interrupted for i, attempts in held.items()), held
+        assert all(by_id[i][7] == 1 or i in interrupted for i in held), [by_id[i][:8] for i in held]
+        assert all(by_id[i][9] >= limit["reset"] for i in held), [(by_id[i][4], by_id[i][9] - limit["reset"]) for i in held]
+        # Each installation's token was used on its own repository only, and refused only while
+        # the limited installation's window was spent: nothing else refused, no 401.
+        outside = [r for r in refusals if not (
+            r[2] == 403 and r[1].startswith(f"/repos/{limited_account}/") and limit["at"] <= r[0] <= limit["reset"] + 1
+        )]  # fmt: skip
+        assert outside == [], outside[:5]
         used = {installation for installation, _, _ in pulls}
         assert {t.installation_id for t in sandbox.state.tokens.values()} == used
         # The replicas kept one shared write budget per installation.
@@ -351,5 +487,7 @@ async def test_three_replicas_lose_nothing_and_double_nothing(pg_schema, app_pri
             f"\n{len(sends)} deliveries for {PRS} PRs in {len(INSTALLATIONS)} installations,"
             f" {len(interrupted)} job(s) taken over from the killed replica, {len(ran_ahead)} run by the one {AHEAD:.0f} s ahead,"
             f" writes per installation (busiest minute, total) {budget},"
+            f" {len(narrations)} narrations for {len(narrated)} guides, {len(model.requests)} model calls, all timed out;"
+            f" {len(held)} backfill job(s) of {len(backfill)} held back by the rate limit, {len(refusals)} refusal(s);"
             f" {time.monotonic() - started_at:.1f} s"
         )

@@ -182,3 +182,21 @@ def test_a_budget_says_how_long_to_wait_and_what_an_answer_tells():
     spent = read_budget({**headers, "x-ratelimit-remaining": "0"}, now=1000.0, refused=601.0)
     assert spent.wait(1000.0) == 601.0 and spent.blocked_until == 1601.0
     assert merge(budget, spent).remaining == 0
+
+
+def test_a_replica_whose_clock_is_off_shares_waits_and_slots_on_the_databases_clock(pg_database):
+    import time
+
+    from bot.app.ratelimit import Budget
+    from bot.app.shared_state import PgRateLimits
+
+    ahead = PgRateLimits(pg_database, clock=lambda: time.time() + 60)  # its clock a minute fast
+    right = PgRateLimits(pg_database)
+    # GitHub refused the replica ahead: nothing for 10 s, by its clock. The others wait 10 s, not 70.
+    ahead.record(5, Budget(blocked_until=ahead.clock() + 10))
+    assert right.get(5).blocked_until - time.time() == pytest.approx(10, abs=1)
+    assert ahead.get(5).blocked_until - ahead.clock() == pytest.approx(10, abs=1)
+    # Its backfill books 10 slots 2.7 s apart from its now; another replica's next slot follows them.
+    assert ahead.book(6, 10, 2.7, not_before=0.0, now=ahead.clock()) == pytest.approx(ahead.clock(), abs=1)
+    assert right.book(6, 1, 2.7, not_before=0.0, now=time.time()) - time.time() == pytest.approx(27, abs=1)
+    assert ahead.get(6).paced_until - ahead.clock() == pytest.approx(29.7, abs=1)

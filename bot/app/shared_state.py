@@ -30,6 +30,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -178,6 +179,24 @@ def _budget(row: Sequence[Any] | None) -> Budget | None:
     return Budget(*row) if row is not None else None
 
 
+#: The database's clock (Unix seconds), read in the statement that reads a budget.
+_DB_EPOCH = "extract(epoch FROM clock_timestamp())::double precision"
+
+
+def _shifted(budget: Budget, by: float) -> Budget:
+    """``budget`` with its own times (``blocked_until``, ``paced_until``; 0 stays 0) moved by ``by`` seconds.
+
+    ``reset`` is GitHub's time, which no replica's clock changes.
+    """
+    if not by:
+        return budget
+    return replace(
+        budget,
+        blocked_until=budget.blocked_until + by if budget.blocked_until else 0.0,
+        paced_until=budget.paced_until + by if budget.paced_until else 0.0,
+    )
+
+
 def _values(budget: Budget) -> tuple[Any, ...]:
     return (budget.limit, budget.remaining, budget.reset, budget.blocked_until, budget.paced_until)
 
@@ -256,6 +275,12 @@ class PgRateLimits:
     Each call is one transaction; a change reads the installation's row ``FOR UPDATE``
     (inserting it first if new), so two replicas never both book the same slot.
     Methods block on the network (:attr:`blocking`); errors are ``psycopg.Error``.
+
+    The times a replica sets (``blocked_until``, ``paced_until``) are stored on the
+    database's clock and read back on the replica's (``clock``; the difference in whole
+    seconds, so clocks within half a second of the database's store them as they are):
+    a replica whose clock is a minute fast would otherwise hold the others back a
+    minute longer than GitHub asked, and book their backfill slots a minute late.
     """
 
     blocking = True
@@ -271,23 +296,31 @@ class PgRateLimits:
                 (installation_id, self.clock()),
             )
             row = conn.execute(
-                f"SELECT {_BUDGET_COLUMNS} FROM rate_limits WHERE installation_id = %s FOR UPDATE", (installation_id,)
+                f"SELECT {_BUDGET_COLUMNS}, {_DB_EPOCH} FROM rate_limits WHERE installation_id = %s FOR UPDATE",
+                (installation_id,),
             ).fetchone()
-            result, budget = change(_budget(row))
+            ahead = self._ahead(row[-1])
+            result, budget = change(_shifted(Budget(*row[:-1]), ahead))
+            stored = _shifted(budget, -ahead)
             conn.execute(
                 "UPDATE rate_limits SET ratelimit_limit = %s, ratelimit_remaining = %s, ratelimit_reset = %s,"
                 " blocked_until = %s, paced_until = %s, updated_at = %s WHERE installation_id = %s",
-                (*_values(budget), self.clock(), installation_id),
+                (*_values(stored), self.clock(), installation_id),
             )
         return result
+
+    def _ahead(self, database_now: float) -> float:
+        """Whole seconds this process's clock is ahead of the database's (negative: behind)."""
+        return float(round(self.clock() - database_now))
 
     def get(self, installation_id: int) -> Budget | None:
         """See :class:`bot.app.ratelimit.RateLimitStorage`."""
         with self.db.connection() as conn:
             row = conn.execute(
-                f"SELECT {_BUDGET_COLUMNS} FROM rate_limits WHERE installation_id = %s", (int(installation_id),)
+                f"SELECT {_BUDGET_COLUMNS}, {_DB_EPOCH} FROM rate_limits WHERE installation_id = %s",
+                (int(installation_id),),
             ).fetchone()
-        return _budget(row)
+        return _shifted(Budget(*row[:-1]), self._ahead(row[-1])) if row is not None else None
 
     def record(self, installation_id: int, budget: Budget) -> Budget:
         """See :class:`bot.app.ratelimit.RateLimitStorage`."""
