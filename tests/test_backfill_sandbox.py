@@ -36,7 +36,12 @@ def templates(request):
     shared/fixtures is absent), or one with only the fields prguide reads."""
     if request.param == "example":
         return request.getfixturevalue("webhook_payload")
-    return lambda event, name: minimal_payload(event)
+    return minimal_templates
+
+
+def minimal_templates(event: str, _name: str) -> dict:
+    """A delivery of ``event`` with only the fields prguide reads (see ``templates``)."""
+    return minimal_payload(event)
 
 
 def installation_created(templates, repo: str = HISTORY) -> dict:
@@ -91,7 +96,9 @@ def app_options(**more: Any) -> dict:
     return {"rules": shipped_rules(), "client_options": {"sleep": Sleeps()}, **more}
 
 
-async def test_installation_backfills_the_last_100_merged_pulls_without_comments(app_private_key, templates, tmp_path):
+async def test_installation_backfills_the_last_100_merged_pulls_without_comments(app_private_key, tmp_path):
+    # A hundred guides each: built once, from a minimal delivery (the example is read by the tests below).
+    templates = minimal_templates
     async with start_sandbox(app_private_key) as sandbox:
         sandbox.state.add_merged_pulls(HISTORY, 150)
         settings = settings_for(sandbox, app_private_key, tmp_path)
@@ -128,7 +135,9 @@ async def test_installation_backfills_the_last_100_merged_pulls_without_comments
             assert len(sandbox.requests) == before
 
 
-async def test_a_backfill_resumes_after_a_stop_without_building_twice(app_private_key, templates, tmp_path):
+async def test_a_backfill_resumes_after_a_stop_without_building_twice(app_private_key, tmp_path):
+    # A hundred guides each: built once, from a minimal delivery (the example is read by the tests below).
+    templates = minimal_templates
     async with start_sandbox(app_private_key) as sandbox:
         sandbox.state.add_merged_pulls(HISTORY, 150)
         settings = settings_for(sandbox, app_private_key, tmp_path, workers=1)
