@@ -141,6 +141,14 @@ async def test_a_web_and_a_worker_replica_on_postgresql_post_one_guide(pg_url, a
             comments = sandbox.state.snapshot()["comments"]["octo-org/demo#7"]
             assert f"Reading guide for #{bundle['pull']['number']}" in comments[0]["body"]
             async with aiohttp.ClientSession() as http:
+                # The comment lands before the worker stores the guide for the tag view and
+                # records the job as done: wait (bounded) for that, as the shared queue shows it.
+                async with asyncio.timeout(60):
+                    while True:
+                        async with http.get(f"http://{addresses['web']}/healthz") as answer:
+                            if (await answer.json())["queue"]["done"] == 1:
+                                break
+                        await asyncio.sleep(0.05)  # polling a condition, bounded by the timeout
                 for address in addresses.values():
                     async with http.get(f"http://{address}/healthz") as answer:
                         assert answer.status == 200

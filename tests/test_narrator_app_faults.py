@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
+import openai  # noqa: F401 - a narrator's first call imports it (about 1.5 s of CPU): here, so no bound below pays for it
 import pytest
 from loopback import pr_delivery
 from sandbox_helpers import APP_ID, app_private_key, start_sandbox  # noqa: F401

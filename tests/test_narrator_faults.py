@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 
+import openai  # noqa: F401 - a narrator's first call imports it (about 1.5 s of CPU): here, so no bound below pays for it
 import pytest
 
 from bot.narrator.client import LLMConfig
