@@ -264,7 +264,7 @@ async def test_three_replicas_lose_nothing_and_double_nothing(pg_schema, app_pri
             "HOST": "127.0.0.1",
             "PRGUIDE_DATABASE_URL": url,
             "PRGUIDE_DATABASE_SCHEMA": schema,
-            "PRGUIDE_JOB_LEASE": "3",
+            "PRGUIDE_JOB_LEASE": "6",  # heartbeats every 2 s: a loaded CI machine may stall one
             "PRGUIDE_WORKERS": "4",
             "PRGUIDE_LOG_LEVEL": "WARNING",
             # A reconcile pass at an hour's turn would queue jobs no delivery asked for.
