@@ -28,27 +28,38 @@ NARRATION = {"summary": "A small change that keeps the default fields of the out
              "focus_reasons": {}}  # fmt: skip
 
 
-@pytest.fixture
-async def narrated(app_private_key, load_bundle_json, tmp_path):  # noqa: F811
-    async def make(script, number: int = PR):
-        bundle = load_bundle_json(number)
-        model = ScriptedModel(script)
-        await model.__aenter__()
-        sandbox_cm = start_sandbox(app_private_key, bundles=[bundle])
-        sandbox = await sandbox_cm.__aenter__()
-        settings = Settings(app_id=APP_ID, private_key=app_private_key.decode(), webhook_secret=SECRET, api_url=sandbox.base_url,
-                            db_path=tmp_path / "prguide.db", workers=2, llm_url=model.base_url, llm_model="qwen2.5-coder:7b",
-                            llm_api_key=KEY, llm_timeout=5)  # fmt: skip
-        client = await start_app(settings, sandbox)
-        made.append((client, sandbox_cm, model))
-        return Harness(client, sandbox, {number: bundle}), model
+async def open_narrated(app_private_key: bytes, tmp_path, bundle: dict, script, made: list):
+    """Start a scripted model, the sandbox serving ``bundle`` and the app narrating with that model;
+    ``(Harness, model)``. What was started goes on ``made`` for :func:`close_narrated`."""
+    model = ScriptedModel(script)
+    await model.__aenter__()
+    sandbox_cm = start_sandbox(app_private_key, bundles=[bundle])
+    sandbox = await sandbox_cm.__aenter__()
+    settings = Settings(app_id=APP_ID, private_key=app_private_key.decode(), webhook_secret=SECRET, api_url=sandbox.base_url,
+                        db_path=tmp_path / "prguide.db", workers=2, llm_url=model.base_url, llm_model="qwen2.5-coder:7b",
+                        llm_api_key=KEY, llm_timeout=5)  # fmt: skip
+    client = await start_app(settings, sandbox)
+    made.append((client, sandbox_cm, model))
+    return Harness(client, sandbox, {bundle["pull"]["number"]: bundle}), model
 
-    made: list = []
-    yield make
+
+async def close_narrated(made: list) -> None:
+    """Stop what :func:`open_narrated` started."""
     for client, sandbox_cm, model in made:
         await client.close()
         await sandbox_cm.__aexit__(None, None, None)
         await model.__aexit__(None, None, None)
+
+
+@pytest.fixture
+async def narrated(app_private_key, load_bundle_json, tmp_path):  # noqa: F811
+    made: list = []
+
+    async def make(script, number: int = PR):
+        return await open_narrated(app_private_key, tmp_path, load_bundle_json(number), script, made)
+
+    yield make
+    await close_narrated(made)
 
 
 def comment_writes(harness):
@@ -82,23 +93,6 @@ async def test_engine_guide_first_then_one_narrated_edit_and_no_second_call(narr
     assert 'prguide_narrator_sentences_total{verdict="rejected"} 1.0' in metrics
     assert 'prguide_narrator_tokens_total{kind="prompt"} 120.0' in metrics
     assert KEY not in caplog.text
-
-
-@pytest.mark.parametrize("reply", [Reply.error(500), Reply.error(429), Reply(content="{broken")])
-async def test_a_failing_model_leaves_the_engine_guide(narrated, reply):
-    harness, model = await narrated([reply])
-    await harness.merged(PR, delivery="f-1")
-    assert [m for m, _ in comment_writes(harness)] == ["POST"]
-    assert "narrated by" not in harness.sandbox.comments(REPO, PR)[0].body
-    metrics = await (await harness.client.get("/metrics")).text()
-    assert "prguide_narrator_fallbacks_total{reason=" in metrics
-
-
-async def test_narrator_off_in_the_repository_config(narrated):
-    harness, model = await narrated([Reply.json(NARRATION)])
-    harness.sandbox.set_file(REPO, ".github/prguide.yml", "narrator: off\n")
-    await harness.merged(PR, delivery="o-1")
-    assert not model.requests and [m for m, _ in comment_writes(harness)] == ["POST"]
 
 
 async def test_a_guide_that_is_safe_to_skip_is_not_narrated(narrated):

@@ -7,13 +7,11 @@ sentence cites; a failing model leaving the engine's guide.
 from __future__ import annotations
 
 import pytest
-from sandbox_helpers import APP_ID, app_private_key, made_up_fix, start_sandbox  # noqa: F401
-from test_end_to_end import SECRET, Harness, start_app
-from test_narrator_app import KEY, PR, REPO, command, comment_writes
+from sandbox_helpers import app_private_key, made_up_fix  # noqa: F401
+from test_narrator_app import KEY, PR, REPO, close_narrated, command, comment_writes, open_narrated
 
-from bot.app.settings import Settings
 from bot.engine.marker import parse_marker
-from bot.sandbox.llm import Reply, ScriptedModel
+from bot.sandbox.llm import Reply
 
 # On the made-up fix, F3 is the focus point on verl/utils/upload.py and F7 the factor
 # "6 tests added"; start_trainer_v2 is in no fact, so its sentence is dropped.
@@ -24,26 +22,13 @@ NARRATION = {"summary": "Uploads are retried by send now {F3}.",
 
 @pytest.fixture
 async def narrated(app_private_key, tmp_path):  # noqa: F811
-    bundle = made_up_fix(PR, repo=REPO, author="contributor-79")
     made: list = []
 
     async def make(script):
-        model = ScriptedModel(script)
-        await model.__aenter__()
-        sandbox_cm = start_sandbox(app_private_key, bundles=[bundle])
-        sandbox = await sandbox_cm.__aenter__()
-        settings = Settings(app_id=APP_ID, private_key=app_private_key.decode(), webhook_secret=SECRET, api_url=sandbox.base_url,
-                            db_path=tmp_path / "prguide.db", workers=2, llm_url=model.base_url, llm_model="qwen2.5-coder:7b",
-                            llm_api_key=KEY, llm_timeout=5)  # fmt: skip
-        client = await start_app(settings, sandbox)
-        made.append((client, sandbox_cm, model))
-        return Harness(client, sandbox, {PR: bundle}), model
+        return await open_narrated(app_private_key, tmp_path, made_up_fix(PR, repo=REPO, author="contributor-79"), script, made)
 
     yield make
-    for client, sandbox_cm, model in made:
-        await client.close()
-        await sandbox_cm.__aexit__(None, None, None)
-        await model.__aexit__(None, None, None)
+    await close_narrated(made)
 
 
 async def test_engine_guide_first_then_one_narrated_edit_kept_on_a_redelivery_and_cited_by_why(narrated):
