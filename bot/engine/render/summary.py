@@ -165,20 +165,25 @@ def _choose(facts: GuideFacts, lang: str) -> Summary:
     return count_summary(facts, lang)
 
 
-def one_quote(analysis: DiffAnalysis):
-    """The pull request's whole change as one quote (:attr:`FileAnalysis.quote`), or None:
-    when the only file that is not a test, generated or binary changed a line or two."""
+def _only_file(analysis: DiffAnalysis):
+    """The only changed file that is not a test, generated or binary, or None."""
     files = [f for f in analysis.files if f.kind not in ("test", "generated", "binary")]
-    if len(files) != 1 or files[0].quote is None or files[0].edits:
-        return None
-    return files[0].quote
+    return files[0] if len(files) == 1 else None
+
+
+def one_quote(analysis: DiffAnalysis):
+    """The pull request's whole change as one quote (:attr:`FileAnalysis.quote`, set only on a
+    file without exact edits), or None: when the only file that is not a test, generated or
+    binary changed a line or two."""
+    only = _only_file(analysis)
+    return only.quote if only is not None else None
 
 
 def new_file(analysis: DiffAnalysis):
     """The only file that is not a test, generated or binary, when the pull request adds it
     whole (a new script, workflow or module), or None."""
-    files = [f for f in analysis.files if f.kind not in ("test", "generated", "binary")]
-    return files[0] if len(files) == 1 and files[0].status == "added" and files[0].additions else None
+    only = _only_file(analysis)
+    return only if only is not None and only.status == "added" and only.additions else None
 
 
 def tests_only(analysis: DiffAnalysis):
