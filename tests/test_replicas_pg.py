@@ -368,7 +368,21 @@ async def test_three_replicas_lose_nothing_and_double_nothing(pg_schema, app_pri
                                 )]
                             await asyncio.sleep(0.05)
                         pid = victim.proc.pid
+                        with db.pool.connection() as conn:
+                            assert conn.execute(
+                                "SELECT 1 FROM pg_stat_activity WHERE application_name = %s", (f"prguide:{pid}",),
+                            ).fetchone(), "the replica's connections do not carry its process id"
                         victim.kill()
+                        # A commit it sent just before it died may still wait in its socket:
+                        # its backends run what they got before they see the socket closed.
+                        while True:
+                            with db.pool.connection() as conn:
+                                if not conn.execute(
+                                    "SELECT 1 FROM pg_stat_activity WHERE application_name = %s", (f"prguide:{pid}",),
+                                ).fetchone():
+                                    break
+                            assert time.monotonic() < deadline, "the killed replica's database sessions never ended"
+                            await asyncio.sleep(0.05)
                         # What it ran when it died: a job seen running above may have finished
                         # in between, so only the rows still held by the dead process count.
                         with db.pool.connection() as conn:

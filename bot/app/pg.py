@@ -22,6 +22,7 @@ what callers catch to answer 503.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import zlib
 from collections.abc import Iterable, Sequence
@@ -285,7 +286,11 @@ def drop_schema(url: str, schema: str) -> None:
 
 
 def from_settings(settings: Any, *, migrate_components: Iterable[str] | None = None) -> Database:
-    """:func:`connect` with a :class:`bot.app.settings.Settings`'s URL, schema and pool bounds."""
+    """:func:`connect` with a :class:`bot.app.settings.Settings`'s URL, schema and pool bounds.
+
+    The connections' ``application_name`` is ``prguide:PID``, so ``pg_stat_activity``
+    tells which replica holds a backend (and when a dead one's last commands are done).
+    """
     return connect(
         settings.database_url,
         schema=settings.database_schema,
@@ -293,6 +298,7 @@ def from_settings(settings: Any, *, migrate_components: Iterable[str] | None = N
         max_size=settings.db_pool_max,
         timeout=settings.db_pool_timeout,
         migrate_components=migrate_components,
+        name=f"prguide:{os.getpid()}",
     )
 
 
