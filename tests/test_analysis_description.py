@@ -206,3 +206,62 @@ def test_fast_flag_search_equals_the_look_behind_pattern(text):
 )
 def test_purpose_is_the_first_informative_sentence(body, purpose):
     assert parse_description(body).purpose == purpose
+
+
+WHAT = "### What does this PR do?\n\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "purpose"),
+    [
+        # "+" between words is no inline list.
+        ("Fixes CP correctness bug in Megatron + Verl interaction.", "Fixes CP correctness bug in Megatron + Verl interaction."),
+        # A short sentence that names code in spans says what it changes.
+        ("Convert `routed_experts` to `numpy.ndarray`.", "Convert `routed_experts` to `numpy.ndarray`."),
+        # The sentence after its label.
+        ("Models with odd buffers deadlock.\n\nFix: sort buffers by name before broadcasting them.",
+         "Sort buffers by name before broadcasting them."),
+        # Verbs of change beyond the common ones, and prefixed ones.
+        ("This PR persists `meta.json` for actor checkpoints when LoRA is enabled.",
+         "This PR persists `meta.json` for actor checkpoints when LoRA is enabled."),
+        ("Auto-convert `old_key` to its replacement `new_key` when vllm is new.",
+         "Auto-convert `old_key` to its replacement `new_key` when vllm is new."),
+        # "by:" before a list of means ends the sentence.
+        ("This PR makes the vectorized path match canonical GRPO by:\n\n- one\n- two",
+         "This PR makes the vectorized path match canonical GRPO."),
+        # An aside pointing elsewhere goes, the sentence stays.
+        ("Adds pipeline-parallel support to the delta export (follow-up to #7060; PP was guarded).",
+         "Adds pipeline-parallel support to the delta export."),
+        # A dunder name is not bold text.
+        ("Removes a guard in `Server.__init__` that overrode the load format.",
+         "Removes a guard in `Server.__init__` that overrode the load format."),
+        ("Removes a guard in Server.__init__ that overrode the __load__ format.",
+         "Removes a guard in Server.__init__ that overrode the load format."),
+        # "all" before a noun is no back-reference.
+        ("This change passes all outputs to `_compute_score` so managers can score turns.",
+         "This change passes all outputs to `_compute_score` so managers can score turns."),
+    ],
+)
+def test_the_authors_purpose_sentence_is_found(body, purpose):
+    assert parse_description(WHAT + body).purpose == purpose
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "This PR fixes all of them in the trainer loop.",
+        "Released `megatron-core` 0.18.0 and 0.18.2 do not carry the fix either.",
+        "Fixes #12 in the rollout worker for good.",
+    ],
+)
+def test_sentences_that_do_not_say_what_the_change_does_are_not_the_purpose(body):
+    assert parse_description(WHAT + body).purpose == ""
+
+
+def test_a_long_sentence_is_cut_at_its_main_clause_or_skipped():
+    long_list = ", ".join(f"item number {i}" for i in range(30))
+    body = f"Makes the reward path deterministic across two identical runs, closing the gaps: {long_list}."
+    assert parse_description(WHAT + body).purpose == "Makes the reward path deterministic across two identical runs, closing the gaps."
+    unbroken = "Adds " + " and ".join(f"the option number {i}" for i in range(30)) + "."
+    follow = "Adds a `timeout` to the rollout client."
+    assert parse_description(WHAT + unbroken + " " + follow).purpose == follow

@@ -165,3 +165,34 @@ def test_a_removed_helper_whose_caller_in_the_same_file_changed_is_not_called_br
     api = "@@ -10,3 +10,0 @@ import os\n-def load_checkpoint(path):\n-    return torch.load(path)\n-\n"
     snap = _snapshot(_file("pkg/ckpt.py", api), title="remove load_checkpoint")
     assert "breaking.symbol_removed" in [c.key for c in classify(snap, analyse(snap), ()).breaking_reasons]
+
+
+DICT_ENTRY = """@@ -265,7 +265,7 @@ class Server:
+             "tensor_parallel_size": self.config.tp,
+-            "seed": self.rank + self.config.get("seed", 0),
++            "seed": self.rank + (self.config.get("seed") or 0),
+             "quantization": quantization,
+"""
+
+KEYWORD = """@@ -10,4 +10,4 @@ def build(cfg):
+     engine = Engine(
+-        timeout=30,
++        timeout=cfg.timeout,
+     )
+"""
+
+POSITIONAL = """@@ -10,4 +10,4 @@ def build(cfg):
+     engine = Engine(
+-        cfg.a,
++        cfg.b,
+     )
+"""
+
+
+def test_one_entry_of_a_wrapped_dict_or_call_is_quoted_but_a_positional_fragment_is_not():
+    edit = small_change(parse_patch(DICT_ENTRY), "pkg/server.py", "source", "python")
+    assert edit is not None and edit.old == '"seed": self.rank + self.config.get("seed", 0),'
+    assert edit.symbol == "Server" and edit.line == 266
+    edit = small_change(parse_patch(KEYWORD), "pkg/build.py", "source", "python")
+    assert edit is not None and edit.new == "timeout=cfg.timeout,"
+    assert small_change(parse_patch(POSITIONAL), "pkg/build.py", "source", "python") is None

@@ -235,3 +235,12 @@ def test_a_pull_request_with_exact_changes_but_no_usable_sentence_leads_with_one
     assert en.evidence == (edit.evidence,)
     zh = S.choose(f, "zh")
     assert zh.text.startswith("改动之一：")
+
+
+def test_names_a_sentence_must_show_in_the_diff():
+    from bot.engine.render.summary import sentence_names
+
+    # "()" is dropped from a span; literals, the words of an error message and acronyms are no names.
+    assert sentence_names("Removes forwarding from `get_env()` when `flag=False`.") == ["get_env", "flag"]
+    assert sentence_names("Stops raising `ValueError: substring not found` on FSDP and AMD runs.") == ["ValueError"]
+    assert sentence_names("Fixes `RLHFDataset._build_messages()` for images.") == ["RLHFDataset._build_messages"]

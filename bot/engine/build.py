@@ -15,7 +15,7 @@ from typing import Any
 
 from bot import ENGINE_VERSION
 from bot.engine.analysis import analyse
-from bot.engine.analysis.description import check_against_diff, parse_description, promised_missing
+from bot.engine.analysis.description import MAX_PURPOSE_CHARS, check_against_diff, parse_description, promised_missing
 from bot.engine.classify import Classification, classify, source_lines
 from bot.engine.focus.housekeeping import housekeeping
 from bot.engine.focus.points import focus_points, rename_map
@@ -262,7 +262,7 @@ def _revert_target(revert_of: str, repository: str) -> int | None:
 
 
 #: A purpose sentence is used as the summary only within these lengths (characters).
-_PURPOSE_CHARS = (24, 240)
+_PURPOSE_CHARS = (24, MAX_PURPOSE_CHARS)
 
 
 def _trusted_purpose(purpose: str, absent: tuple[str, ...]) -> str | None:

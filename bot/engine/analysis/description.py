@@ -165,21 +165,54 @@ def _first_sentence(text: str) -> str:
         if lines and _BULLET.match(lines[0]) and not _UNTICKED.match(lines[0]):
             # A list: its first item, read to its end over hard-wrapped lines.
             lines = [_bullets("\n".join(lines))[0]]
-        para = _LINK.sub(_link_text, " ".join(lines)).replace("**", "").replace("__", "")
+        para = _BOLD_UNDERSCORE.sub(r"\1", _LINK.sub(_link_text, " ".join(lines)).replace("**", ""))
+        # An aside pointing elsewhere ("(follow-up to #7060; …)") is dropped, the sentence kept.
+        para = _REFERRING_ASIDE.sub("", para)
         if not para or para.startswith(("|", "```", "!", "<", ">")) or _BULLET.match(para):
             continue
         # "e.g. `x`" is no sentence end.
         para = _ABBREVIATION.sub(lambda m: m.group(0).replace(".", "\0"), para)
         for sentence in _SENTENCE_END.split(para):
             sentence = sentence.replace("\0", ".").strip()
+            # "Fix: sort buffers by name …" says it after its label.
+            labelled = _LABEL.match(sentence)
+            if labelled is not None and len(sentence) > labelled.end():
+                rest = sentence[labelled.end() :]
+                sentence = rest[:1].upper() + rest[1:]
+            if sentence.endswith(" by:"):
+                # "… match canonical GRPO by:" before its list of means says what it does.
+                sentence = sentence[: -len(" by:")] + "."
             if sentence.endswith(":") and not _dangling(sentence.lower()) and sentence.split()[-1].lower() not in _INTRODUCING:
                 # "Fix two crashes … during prefill:" before its list is a whole sentence.
                 sentence = sentence[:-1].rstrip() + "."
+            if len(sentence) > MAX_PURPOSE_CHARS:
+                sentence = _main_clause(sentence)
+                if len(sentence) > MAX_PURPOSE_CHARS:
+                    continue  # too long to quote whole; a later sentence may do
             if _informative(sentence):
                 return sentence[:300]
     return ""
 
 
+#: Characters of an author's sentence a summary quotes whole.
+MAX_PURPOSE_CHARS = 240
+#: Where a long sentence may be cut, keeping a whole main clause: before the list a
+#: colon opens, a dash or semicolon aside, or a purpose clause ("so that …").
+_CLAUSE_CUT = re.compile(r": | — | -- |; |,? so that |,? so ")
+
+
+def _main_clause(sentence: str) -> str:
+    """``sentence`` cut at its first clause boundary (:data:`_CLAUSE_CUT`) after eight
+    words, ended with a full stop; unchanged when there is none."""
+    for m in _CLAUSE_CUT.finditer(sentence):
+        head = sentence[: m.start()].rstrip(" ,")
+        if len(head.split()) >= 8 and head.count("(") == head.count(")") and head.count("`") % 2 == 0:
+            return head + "."
+    return sentence
+
+
+#: A label before the sentence that says what the change does ("Fix: sort …").
+_LABEL = re.compile(r"(?:fix|the fix|solution|change|changes|summary|tl;dr|in short)\s*:\s+(?=[a-z])", re.I)
 #: Last words of a sentence that only introduces what follows ("… are as follows:").
 _INTRODUCING = frozenset({"follows:", "following:", "below:", "are:", "is:", "include:", "includes:", "here:", "as:", "like:"})
 
@@ -189,6 +222,10 @@ def _link_text(m: re.Match[str]) -> str:
     return "" if m.group(0).startswith("!") else m.group(1)
 
 
+#: ``__bold__`` (not a dunder name such as ``Class.__init__``).
+_BOLD_UNDERSCORE = re.compile(r"(?<![\w.])__(?=\S)([^_\n]+?)(?<=\S)__(?![\w])")
+#: A parenthesised aside holding a reference, link or "follow-up to".
+_REFERRING_ASIDE = re.compile(r"\s?\((?=[^()]*(?:#\d|https?://|follow-?up|see ))[^()]*\)")
 _ABBREVIATION = re.compile(r"\b(?:e\.g\.|i\.e\.|etc\.|vs\.|approx\.|cf\.)", re.I)
 #: Openings of sentences that point elsewhere instead of saying what the change does.
 _POINTERS = ("see ", "please see", "please refer", "refer to", "for details", "for more details", "related:", "cc ", "ref:")
@@ -203,7 +240,8 @@ _TEMPLATE_WORDS = ("if possible", "specific changes", "what does this pr do", "c
                    "the following", "as follows", " below")  # fmt: skip
 #: Last words that leave a sentence unfinished (its link or code block was on the next line).
 _DANGLING = frozenset("a an the at to in of from by with on for and or as via see here below following: e.g. i.e.".split())
-_REFERENCE = re.compile(r"https?://|www\.|@\w|(?<![\w&])#\d+|:\s*\d[.)]\s|(?:^|\s)[-*+]\s|\s\d{1,2}[.)]$")
+#: ("a + b" is arithmetic or a pair, not a joined list; "- " and "* " mid-sentence are items.)
+_REFERENCE = re.compile(r"https?://|www\.|@\w|(?<![\w&])#\d+|:\s*\d[.)]\s|(?:^|\s)[-*]\s|^\+\s|\s\d{1,2}[.)]$")
 #: What a sentence may start with before its verb ("This PR adds", "We now", "According to #1, …").
 _LEAD_IN = re.compile(
     r"^(?:(?:this|the|our|my)\s+(?:pr|pull request|change|commit|patch)\s+|in this pr,?\s+|here,?\s+|"
@@ -218,12 +256,24 @@ _CHANGE_VERBS = frozenset(
     revert restore deprecate document clarify clean simplify speed align adapt guard raise validate check register
     load save convert cast patch tweak limit cap wrap reuse respect honor honour let keep apply return log solve
     resolve separate decouple integrate provide stop start default defer cache sync fall gate lower bound
-    pin unpin install configure modify rewrite adjust""".split()
+    pin unpin install configure modify rewrite adjust persist emit warn wire attach construct compute normalize
+    normalise preserve retain store write read expand fuse shard free release reset clear offload broadcast gather
+    reorder sort filter mask pad truncate clamp clip scale retry detect report print show display record track count
+    require accept reject forbid restrict relax route dispatch schedule launch spawn initialize initialise create
+    build generate produce parse serialize serialise deserialize encode decode tokenize rebuild reload override
+    overwrite replicate share lend trim repair fill leverage shrink grow extract inline isolate defer await""".split()
 )
 #: Subjects that say nothing without an earlier sentence ("What's added is that it now …").
 _VAGUE_SUBJECTS = ("it ", "it's", "what", "this is", "that ", "which ", "they ", "there ")
 #: Objects that refer back to an earlier sentence.
-_BACK_REFERENCES = frozenset({"it", "this", "that", "them", "these", "those", "both", "all", "by"})
+_BACK_REFERENCES = frozenset({"it", "this", "that", "them", "these", "those", "by"})
+#: Words that refer back only when nothing follows them but "of" ("fixes both of them",
+#: "fixes all", not "passes all outputs").
+_BACK_QUANTIFIERS = frozenset({"both", "all"})
+#: Where a sentence's main clause ends: a comma or a subordinating word.
+_SUBORDINATE = re.compile(r",|\b(?:when|if|so|because|that|which|where|while|since|after|before|unless|until)\b", re.I)
+#: A finite verb after the subject ("… do not carry …").
+_FINITE = re.compile(r"\b(?:do|does|did|is|are|was|were|has|have|had|can|could|will|would)\b", re.I)
 _IRREGULAR = frozenset({"made", "kept", "let", "set", "split", "fell"})
 
 
@@ -234,7 +284,8 @@ def _informative(sentence: str) -> bool:
     or pointer; and a verb of change (:data:`_CHANGE_VERBS`) opens it after an optional
     lead-in (:data:`_LEAD_IN`), or it says what "now" or "no longer" happens."""
     lowered = sentence.lower()
-    if len(sentence.split()) < 5 or lowered.startswith(("fixes #", "closes #", "resolves #", "this reverts commit")):
+    # "Convert `x` to `y`." names what it changes in four words.
+    if len(sentence.split()) < (3 if "`" in sentence else 5) or lowered.startswith(("fixes #", "closes #", "resolves #", "this reverts commit")):
         return False
     if lowered.startswith(_POINTERS + _STORIES) or _dangling(lowered) or sentence.rstrip().endswith((":", ",", ";")):
         return False
@@ -245,12 +296,22 @@ def _informative(sentence: str) -> bool:
     if (" now " in f" {lowered} " or " no longer " in lowered or " should be " in lowered) and not lowered.startswith(_VAGUE_SUBJECTS):
         return True
     first = _LEAD_IN.sub("", sentence, count=1).split(maxsplit=2)
+    quantified = len(first) > 1 and first[1].lower() in _BACK_QUANTIFIERS
+    if quantified and (len(first) < 3 or re.match(r"of\b", first[2].lower())):
+        return False
     if len(first) > 1 and first[1].lower() in _BACK_REFERENCES:
         return False  # "This PR fixes it by …": "it" is in a sentence not quoted
-    return bool(first) and _change_verb(first[0].lower().strip("`*_\"'"))
+    if not first or not _change_verb(first[0].lower().strip("`*_\"'")):
+        return False
+    # "Released `megatron-core` 0.18.0 and 0.18.2 do not carry the fix": the opening word
+    # qualifies the subject of a later verb; it says nothing this change does.
+    main = _SUBORDINATE.split(_LEAD_IN.sub("", sentence, count=1), maxsplit=1)[0]
+    return not (first[0].lower().endswith("ed") and _FINITE.search(main))
 
 
 def _change_verb(word: str) -> bool:
+    # "Auto-convert", "Re-support": the verb is after the prefix.
+    word = word.removeprefix("auto-").removeprefix("re-")
     if word in _CHANGE_VERBS or word in _IRREGULAR:
         return True
     # No "-ing": "Using X with Y causes Z" opens a story, not a change.

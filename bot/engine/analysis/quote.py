@@ -57,14 +57,34 @@ def _key(line: str) -> str:
 
 def _statement(text: str) -> bool:
     """Whether ``text`` is a whole Python statement (or a block's opening line)."""
+    if text.endswith(","):
+        return _entry(text)  # "cfg.a," parses as a tuple, but is one argument of a wrapped call
     if text.endswith(":"):
         text += " pass"
     try:
         ast.parse(text)
     except (SyntaxError, ValueError):
-        return False
+        return _entry(text)
     # A lone string or name is a docstring line or a fragment, not a statement of the change.
     return not (text[:1] in "\"'" or text.isidentifier())
+
+
+def _entry(text: str) -> bool:
+    """Whether ``text`` is one whole entry of a call or a dict literal that names what it
+    sets: ``seed=cfg.seed,`` or ``"seed": cfg.seed,`` (a line of a wrapped call or dict
+    says that much alone; a positional argument or a list item does not)."""
+    body = text.removesuffix(",")
+    try:
+        call = ast.parse(f"f({body})", mode="eval").body
+    except (SyntaxError, ValueError):
+        call = None
+    if isinstance(call, ast.Call) and not call.args and len(call.keywords) == 1 and call.keywords[0].arg:
+        return True
+    try:
+        mapping = ast.parse(f"{{{body}}}", mode="eval").body
+    except (SyntaxError, ValueError):
+        return False
+    return isinstance(mapping, ast.Dict) and len(mapping.keys) == 1 and isinstance(mapping.keys[0], ast.Constant)
 
 
 def small_change(hunks: Sequence[Hunk], path: str, kind: str, language: str | None) -> Edit | None:

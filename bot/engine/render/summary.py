@@ -240,6 +240,9 @@ _NAMEISH = re.compile(r"_|\w\.\w|\(\)|[a-z][A-Z]|[A-Z]{2}|[A-Za-z]\d|\d[A-Za-z]|
 _COMMON = frozenset({"pr", "prs", "ci", "ut", "api", "apis", "todo", "ok", "id", "ids", "url", "readme", "docs", "e.g", "i.e",
                      "gpu", "gpus", "cpu", "cpus", "npu", "npus", "cuda", "oom", "ooms", "cli", "json", "yaml", "io", "llm",
                      "llms", "rl", "sft", "ai"})
+_LITERALS = frozenset({"True", "False", "None", "true", "false", "null"})
+#: An acronym in prose ("FSDP", "AMD", "BF16") names a technology, not a changed identifier.
+_ACRONYM = re.compile(r"[A-Z]{2,5}\d{0,2}")
 _TITLE_NOISE = re.compile(r"^\s*(?:\[[^\]]*\]\s*)+:?\s*|^\s*[A-Za-z-]+(?:\([^)]*\))?!?:\s*|\s*\(#\d+\)\s*$")
 _STOP = frozenset("a an the to of in on for and or with by from as is are be this that it its pr we our".split())
 #: Share of a sentence's words that come from the title for it to be the title restated.
@@ -276,14 +279,21 @@ def sentence_names(sentence: str) -> list[str]:
     parts of code spans included, without repeats."""
     names: dict[str, None] = {}
     for span in _SPAN.findall(sentence):
-        for word in _WORD.findall(span):
-            if len(word) >= 2 and not word.isdigit():
+        words = _WORD.findall(span)
+        for word in words:
+            word = word.removesuffix("()")
+            # A span of several words (an error message, an expression) names only its
+            # identifier-like words; ``True``/``None`` are no name of this change.
+            if " " in span.strip() and not _NAMEISH.search(word):
+                continue
+            if len(word) >= 2 and not word.isdigit() and word not in _LITERALS:
                 names[word] = None
     for word in _WORD.findall(_SPAN.sub(" ", sentence)):
         word = word.rstrip(".-/")
         # "CPU/GPU" is two words; "verl/utils/fs.py" one path.
         for part in re.split(r"[-/]", word) if "." not in word.rpartition("/")[2] else (word,):
-            if len(part) >= 2 and _NAMEISH.search(part) and part.lower() not in _COMMON and not _version(part):
+            if len(part) >= 2 and _NAMEISH.search(part) and part.lower() not in _COMMON and not _version(part) \
+                    and not _ACRONYM.fullmatch(part):
                 names[part.removesuffix("()")] = None  # "eval()" is called as "eval(text)"
     return list(names)
 
