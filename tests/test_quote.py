@@ -196,3 +196,49 @@ def test_one_entry_of_a_wrapped_dict_or_call_is_quoted_but_a_positional_fragment
     edit = small_change(parse_patch(KEYWORD), "pkg/build.py", "source", "python")
     assert edit is not None and edit.new == "timeout=cfg.timeout,"
     assert small_change(parse_patch(POSITIONAL), "pkg/build.py", "source", "python") is None
+
+
+KEYED = """@@ -7,9 +7,9 @@ python3 -m verl.trainer.main_ppo \\
+     data.train_files=$TRAIN \\
+-    data.train_batch_size=32 \\
+-    actor_rollout_ref.actor.ppo_mini_batch_size=32 \\
+-    actor_rollout_ref.rollout.calculate_log_probs=True \\
++    data.train_batch_size=64 \\
++    actor_rollout_ref.actor.ppo_mini_batch_size=64 \\
++    actor_rollout_ref.rollout.calculate_log_probs=False \\
+     trainer.n_gpus_per_node=8
+"""
+
+UNKEYED_THREE = """@@ -1,4 +1,4 @@
+ set -x
+-echo one
+-echo two
+-echo three
++run one
++run two
++run three
+"""
+
+EOF_NEWLINE = """@@ -1,3 +1,3 @@
+ export A=1
+-export NGPUS_PER_NODE=16
+-python3 train.py
+\\ No newline at end of file
++export NGPUS_PER_NODE=8
++python3 train.py
+"""
+
+
+def test_settings_changed_line_by_line_are_quoted_as_pairs():
+    edit = small_change(parse_patch(KEYED), "examples/run.sh", "example", "shell")
+    assert edit is not None
+    assert edit.old.split("\n") == ["data.train_batch_size=32", "actor_rollout_ref.actor.ppo_mini_batch_size=32",
+                                    "actor_rollout_ref.rollout.calculate_log_probs=True"]
+    assert edit.new.split("\n")[2] == "actor_rollout_ref.rollout.calculate_log_probs=False"
+    # Three lines that do not pair by what they set are more than a quote says plainly.
+    assert small_change(parse_patch(UNKEYED_THREE), "run.sh", "example", "shell") is None
+
+
+def test_a_line_changed_only_by_the_final_newline_is_not_quoted():
+    edit = small_change(parse_patch(EOF_NEWLINE), "run.sh", "example", "shell")
+    assert edit is not None and edit.old == "export NGPUS_PER_NODE=16" and edit.new == "export NGPUS_PER_NODE=8"

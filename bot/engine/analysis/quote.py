@@ -21,6 +21,9 @@ from bot.engine.analysis.patch import ADDED, REMOVED, DiffLine, Hunk
 
 #: At most this many meaningful lines on each side: beyond that a quote is not a summary.
 MAX_LINES = 2
+#: More lines are quoted when each removed line pairs with the added line that sets the
+#: same key (``NGPUS_PER_NODE=16`` → ``NGPUS_PER_NODE=8``): a list of settings changed.
+MAX_KEYED_LINES = 4
 #: A line longer than this is not quoted (a reader cannot take it in at a glance). A line
 #: of prose (docs) may be longer: its start says what it is, and the guide shows that start.
 MAX_LINE_CHARS = 120
@@ -87,9 +90,25 @@ def _entry(text: str) -> bool:
     return isinstance(mapping, ast.Dict) and len(mapping.keys) == 1 and isinstance(mapping.keys[0], ast.Constant)
 
 
+def _eof_newline(hunk: Hunk) -> set[int]:
+    """Indexes of the removed and added line that differ only by the newline at the end of
+    the file (``\\ No newline at end of file``): the same text, so no change to quote."""
+    if not (hunk.old_missing_newline or hunk.new_missing_newline):
+        return set()
+    last_removed = max((i for i, x in enumerate(hunk.lines) if x.kind == REMOVED), default=None)
+    last_added = max((i for i, x in enumerate(hunk.lines) if x.kind == ADDED), default=None)
+    if last_removed is None or last_added is None:
+        return set()
+    if hunk.lines[last_removed].text.rstrip() != hunk.lines[last_added].text.rstrip():
+        return set()
+    return {last_removed, last_added}
+
+
 def small_change(hunks: Sequence[Hunk], path: str, kind: str, language: str | None) -> Edit | None:
     """The change of one file as a quote, when it is at most :data:`MAX_LINES` meaningful
-    lines removed and added (blank and comment-only lines do not count, except in docs),
+    lines removed and added, or :data:`MAX_KEYED_LINES` that pair up by what they set
+    (blank and comment-only lines, and a line changed only by the newline at the end of
+    the file, do not count, except blank lines in docs),
     none longer than :data:`MAX_LINE_CHARS`, and a line present on both sides (moved or
     re-indented) is not a change. Returns an ``Edit(kind="lines")`` whose ``old``/``new``
     are the removed/added lines (stripped, ``\\n``-joined), ``line``/``old_line`` the
@@ -102,13 +121,14 @@ def small_change(hunks: Sequence[Hunk], path: str, kind: str, language: str | No
     added: list[tuple[int, DiffLine]] = []
     where: tuple[Hunk, int] | None = None
     for hunk in hunks:
+        eof = _eof_newline(hunk)
         for i, line in enumerate(hunk.lines):
-            if line.kind not in (ADDED, REMOVED) or not _meaningful(line, docs):
+            if line.kind not in (ADDED, REMOVED) or not _meaningful(line, docs) or i in eof:
                 continue
             (added if line.kind == ADDED else removed).append((i, line))
             if where is None:
                 where = (hunk, i)
-            if len(added) > MAX_LINES or len(removed) > MAX_LINES:
+            if len(added) > MAX_KEYED_LINES or len(removed) > MAX_KEYED_LINES:
                 return None
     if where is None:
         return None
@@ -116,7 +136,10 @@ def small_change(hunks: Sequence[Hunk], path: str, kind: str, language: str | No
     new = list(dict.fromkeys(_clean(line.text, docs) for _i, line in added))
     if docs and any(_URL.search(x) for x in old + new):
         return None  # a bare address left: quoting it would make the summary a link
-    if old and new and (len(old) != len(new) or len(old) > 1 and not all(_key(a) == _key(b) for a, b in zip(old, new))):
+    keyed = len(old) == len(new) and all(_key(a) and _key(a) == _key(b) for a, b in zip(old, new))
+    if max(len(old), len(new)) > MAX_LINES and not keyed:
+        return None
+    if old and new and (len(old) != len(new) or len(old) > 1 and not keyed):
         return None  # lines that do not pair up: "A becomes B" would guess which became which
     limit = MAX_DOCS_LINE_CHARS if docs else MAX_LINE_CHARS
     if set(old) & set(new) or any(len(x) > limit for x in old + new):
