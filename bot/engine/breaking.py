@@ -14,7 +14,9 @@ consequence cannot be known from the diff, the fact is not claimed breaking
 * a default that becomes an interpolation (``${model_engine}_actor``) or a
   ``_target_`` class path has a value the diff does not show;
 * keys removed from a composed config (Hydra ``defaults:`` changed in the same file)
-  may still come from the composition.
+  may still come from the composition;
+* keys of a tool's own settings (a file under a dot directory such as ``.gemini/`` or
+  ``.github/``) are read by that tool, not set by users' configs.
 """
 
 from __future__ import annotations
@@ -120,10 +122,18 @@ def consequence_known(fact: Any, f: FileAnalysis) -> bool:
         "${" in fact.new or "${" in fact.old or fact.symbol.endswith("_target_")
     ):
         return False
+    if fact.kind in ("key_removed", "default_changed") and tool_settings(f.path):
+        return False
     composed = fact.kind in ("key_removed", "default_changed") and f.kind == "config"
     return not (
         composed and (fact.symbol.startswith("defaults") or f.composed or _composition_changed(f))
     )
+
+
+def tool_settings(path: str) -> bool:
+    """True for a file in a dot directory or a dotfile (``.gemini/config.yaml``,
+    ``.github/dependabot.yml``, ``.pre-commit-config.yaml``): a tool's settings."""
+    return any(part.startswith(".") for part in path.split("/"))
 
 
 def local_helper(name: str, f: FileAnalysis) -> bool:

@@ -234,7 +234,9 @@ def _relocate(files: list[FileAnalysis], sites: list[tuple[DefSite, ...]]) -> li
         return files
     relocated = {(s.path, s.definition.name) for r in relocations for s in (r.old, r.new)}
     extra: dict[str, list[BehaviourFact]] = {}
-    for fact in relocation_facts(relocations):
+    # A definition removed from a renamed file was importable under the file's old name.
+    old_names = {f.path: f.previous_path for f in files if f.status == "renamed" and f.previous_path}
+    for fact in relocation_facts(relocations, old_names):
         extra.setdefault(fact.path, []).append(fact)
     touched = {path for path, _name in relocated}
     out = []

@@ -43,6 +43,9 @@ from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, DiffLine, Hunk
 SIMILARITY = 0.8
 #: Fewer body lines say too little to call two definitions the same.
 MIN_BODY_LINES = 2
+#: A definition of the same name in another file is the moved one when half its body is
+#: (code moved into a new module is often edited on the way).
+SAME_NAME_SIMILARITY = 0.5
 #: Body comparisons a pull request may cost (beyond it only identical bodies match).
 MAX_COMPARISONS = 4000
 _MAX_HEADER_LINES = 40
@@ -487,7 +490,8 @@ def header_key(text: str) -> str:
 
 
 def match_definitions(sites: Iterable[DefSite]) -> list[Relocation]:
-    """Pair removed with added definitions whose bodies are the same or nearly (ratio >= 0.8).
+    """Pair removed with added definitions whose bodies are the same or nearly (ratio >= 0.8;
+    0.5 for a definition of the same name in another file).
 
     Only outermost definitions are paired (a class's methods go with it), only those
     whose first lines end alike (:func:`header_key`: same parameters or bases) and whose
@@ -549,7 +553,7 @@ def match_definitions(sites: Iterable[DefSite]) -> list[Relocation]:
                     continue
                 budget -= 1
                 score = _similar(old_body, new_body)
-                if score >= SIMILARITY and (best is None or score > best[0]):
+                if score >= (SAME_NAME_SIMILARITY if tier == 1 else SIMILARITY) and (best is None or score > best[0]):
                     best = (score, new)
             if best is not None:
                 taken_old.add(id(old))
@@ -562,19 +566,32 @@ def _tier(old: DefSite, new: DefSite) -> int:
     """0: same file, other name; 1: other file, same name; 2: other file, other name; 3: no pair."""
     same_file = old.path == new.path
     same_name = old.definition.name == new.definition.name
+    if not same_name and _private(new.definition.name) and not _private(old.definition.name):
+        return 3  # a public name's body behind a private one: callers were given something else
     if same_file:
         return 3 if same_name else 0
     return 1 if same_name else 2
 
 
-def relocation_facts(relocations: Iterable[Relocation]) -> list[BehaviourFact]:
-    """``symbol_renamed`` / ``symbol_moved`` facts, on the new file, for :func:`match_definitions`'s pairs."""
+def _private(name: str) -> bool:
+    return name.rpartition(".")[2].startswith("_")
+
+
+def relocation_facts(relocations: Iterable[Relocation], old_names: Mapping[str, str] | None = None) -> list[BehaviourFact]:
+    """``symbol_renamed`` / ``symbol_moved`` facts, on the new file, for :func:`match_definitions`'s pairs.
+
+    ``old_names`` maps a renamed file's path to its name before the pull request: a
+    definition moved out of it was imported from the old name (GitHub's
+    ``previous_filename``, https://docs.github.com/en/rest/pulls/pulls#list-pull-requests-files).
+    """
     out = []
+    old_names = old_names or {}
     for r in relocations:
         old, new = r.old.definition, r.new.definition
         user_facing = r.old.kind == "source" and old.public
         if r.moved:
-            out.append(BehaviourFact("symbol_moved", r.new.path, new.name, old.name, new.name, f"from {r.old.path}", new.line, user_facing))
+            source = old_names.get(r.old.path, r.old.path)
+            out.append(BehaviourFact("symbol_moved", r.new.path, new.name, old.name, new.name, f"from {source}", new.line, user_facing))
         else:
             out.append(BehaviourFact("symbol_renamed", r.new.path, new.name, old.name, new.name, "", new.line, user_facing))
     return out

@@ -143,6 +143,14 @@ def bump_of(old_spec: str, new_spec: str) -> str:
     return version_bump(old_floor, new_floor)
 
 
+def install_script(path: str) -> bool:
+    """True when ``path`` installs packages rather than declaring them (a Dockerfile, a shell
+    script): a line it drops stops one install, and the package may still come from a base
+    image or a requirements file."""
+    name = posixpath.basename(path).lower()
+    return name.startswith("dockerfile") or name.endswith((".dockerfile", ".sh"))
+
+
 def package_file(path: str) -> bool:
     """True when ``path`` declares the dependencies of the package itself (not CI, Docker, docs or locks)."""
     name = posixpath.basename(path).lower()

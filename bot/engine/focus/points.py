@@ -22,6 +22,7 @@ from bot.engine.focus.housekeeping import (
     public_keys,
     removed_trees,
 )
+from bot.engine.analysis.versions import install_script
 from bot.engine.breaking import consequence_known
 from bot.engine.focus.model import (
     API_WEIGHT,
@@ -367,6 +368,8 @@ def _fact_points(
             # file may come from another: say that it went, not that configs setting it fail.
             if not config or (f is not None and kind in ("key_removed", "default_changed") and not consequence_known(fact, f)):
                 key += ".plain"
+        elif kind in ("dep_added", "dep_removed") and install_script(path):
+            key += ".install"  # "no longer installs transformers==5.3.0", not "drops dependency"
         elif kind == "dep_pin_changed" and not fact.old:
             key = "focus.fact.dep_pinned"
         elif kind == "dep_pin_changed":

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.engine.analysis.model import DiffAnalysis, Evidence
+from bot.engine.analysis.versions import install_script
 from bot.engine.focus.housekeeping import api_names, is_lock_file
 from bot.engine.focus.model import FocusPoint, Housekeeping, ReviewSummary
 from bot.engine.render import sanitize
@@ -277,7 +278,9 @@ def _audience(facts: Any, lang: str) -> list[GuideClaim]:
 def _changed(facts: Any, lang: str, counts: Evidence) -> list[GuideClaim]:
     a = facts.analysis
     out = []
-    removed = [(f.path, n) for f in a.of_kind("source") for n in api_names(f.definitions_removed)]
+    # A definition renamed or moved in this pull request is not a removed code path.
+    relocated = {old.rpartition(":")[2] for f in a.files for old, _new in f.renamed}
+    removed = [(f.path, n) for f in a.of_kind("source") for n in api_names(f.definitions_removed) if n not in relocated]
     if removed:
         names = tuple(n for _, n in removed)
         evidence = tuple(Evidence(path=p, old=n, source="diff") for p, n in removed[:8])
@@ -318,6 +321,8 @@ def _deps(a: Any, lang: str) -> list[GuideClaim]:
         for d in f.dependency_changes:
             key = f"deps.{d.action}" if d.action in ("added", "removed", "changed") else "deps.changed"
             path = d.file or f.path
+            if d.action in ("added", "removed") and install_script(path):
+                key += ".install"
             text = t(key, lang, {"name": d.name, "old": d.old_spec, "new": d.new_spec, "file": path})
             evidence = (Evidence(path=path, old=_quote(f"{d.name}{d.old_spec}" if d.old_spec or d.action == "removed" else ""),
                                  new=_quote(f"{d.name}{d.new_spec}" if d.action != "removed" else ""), source="diff"),)  # fmt: skip

@@ -1,0 +1,94 @@
+"""Statements that misled blind raters: moved code called removed, installs called dependencies,
+tool settings called configs, a refactor's intent asserted. Each test builds a small pull request."""
+
+from __future__ import annotations
+
+from bot.engine.build import build_guide
+from bot.engine.rules import load_rules
+from bot.engine.snapshot import ChangedFile, PullRequestSnapshot
+
+BODY = [f"    value = compute_{i}(value, config)" for i in range(8)]
+
+
+def _patch(sign: str, lines: list[str], start: int = 1) -> str:
+    header = f"@@ -{start},{len(lines) if sign == '-' else 0} +{start},{len(lines) if sign == '+' else 0} @@\n"
+    return header + "".join(f"{sign}{line}\n" for line in lines)
+
+
+def _file(name: str, patch: str, status: str = "modified", previous: str | None = None) -> ChangedFile:
+    adds = sum(1 for line in patch.splitlines() if line.startswith("+"))
+    dels = sum(1 for line in patch.splitlines() if line.startswith("-"))
+    return ChangedFile(filename=name, status=status, additions=adds, deletions=dels, patch=patch, previous_filename=previous)
+
+
+def _guide(*files: ChangedFile, title: str = "[trainer] refactor: split the trainer"):
+    snapshot = PullRequestSnapshot(repository="o/r", number=7, title=title, body="", files=tuple(files))
+    return build_guide(snapshot, load_rules(["config/rules"]), lang="en")
+
+
+def _claims(guide, prefix: str) -> list[str]:
+    return [c["text"] for c in guide.data["claims"] if c["kind"].startswith(prefix)]
+
+
+def test_a_class_moved_out_of_a_renamed_file_names_the_files_old_name():
+    old = ["class ReplayBuffer:", "    def sample(self, value, config):", *BODY, "        return value"]
+    new = ["class ReplayBuffer:", "    def sample(self, value, config):", *BODY[:5], "        return value"]
+    guide = _guide(
+        _file("pkg/trainer_base.py", _patch("-", old, 10), status="renamed", previous="pkg/main_sync.py"),
+        _file("pkg/replay_buffer.py", _patch("+", new), status="added"),
+    )
+    moved = _claims(guide, "breaking.symbol_moved") + _claims(guide, "focus.fact.symbol_moved")
+    assert moved and all("pkg/main_sync.py" in text and "trainer_base" not in text for text in moved), moved
+    # Moved, with changes on the way (5 of 8 lines kept): not a removed code path.
+    assert not any("ReplayBuffer" in text for text in _claims(guide, "changed.removed_paths"))
+    assert not any("ReplayBuffer" in text for text in _claims(guide, "breaking.symbol_removed"))
+
+
+def test_a_public_method_whose_body_went_to_a_private_one_is_not_called_renamed():
+    body = ["        " + line.strip() for line in BODY]
+    old = ["    def init_workers(self, value, config):", *body, "        return value"]
+    new = ["    def _setup(self, value, config):", *body, "        return value"]
+    patch = (f"@@ -10,{len(old) + 1} +10,{len(new) + 1} @@ class Trainer:\n     x = 1\n"
+             + "".join(f"-{line}\n" for line in old) + "".join(f"+{line}\n" for line in new))
+    guide = _guide(_file("pkg/trainer.py", patch))
+    assert not any("renamed to" in text for text in _claims(guide, "")), _claims(guide, "")
+
+
+DOCKER = """@@ -10,4 +10,3 @@ FROM lmsysorg/sglang:v0.5.2
+ RUN pip install --no-cache-dir "sglang[all]==0.5.2"
+-RUN pip install transformers==5.3.0
+ RUN pip install -e .
+"""
+
+
+def test_a_dockerfile_install_line_dropped_is_no_dependency_dropped():
+    guide = _guide(_file("docker/Dockerfile.stable.sglang", DOCKER), title="[docker] chore: unpin transformers")
+    texts = _claims(guide, "")
+    assert not any("drops dependency" in text for text in texts), texts
+    assert any("no longer installs transformers ==5.3.0" in text or "no longer installed" in text for text in texts), texts
+
+
+GEMINI = """@@ -1,6 +0,0 @@
+-have_fun: false
+-code_review:
+-  disable: false
+-  comment_severity_threshold: MEDIUM
+-  max_review_comments: -1
+-ignore_patterns: []
+"""
+
+
+def test_keys_of_a_tools_deleted_settings_file_are_not_said_to_break_configs():
+    guide = _guide(_file(".gemini/config.yaml", GEMINI, status="removed"), title="[ci] chore: remove gemini config")
+    texts = _claims(guide, "")
+    assert not any("will fail" in text for text in texts), texts
+    assert not guide.data["breaking"]
+
+
+def test_a_refactor_is_not_said_to_intend_the_same_behaviour():
+    old = ["def run(value, config):", *BODY, "    return value"]
+    new = ["def run(value, config):", *BODY[:3], "    value = value.to(config.dtype)", "    return value"]
+    patch = _patch("-", old, 10) + "".join(f"+{line}\n" for line in new)
+    patch = patch.replace(f"@@ -10,{len(old)} +10,0 @@", f"@@ -10,{len(old)} +10,{len(new)} @@")
+    guide = _guide(_file("pkg/run.py", patch))
+    assert not any("intended" in text for text in _claims(guide, "")), _claims(guide, "factor")
