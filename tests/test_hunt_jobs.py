@@ -51,10 +51,10 @@ async def test_a_retry_after_that_is_no_number_of_seconds_does_not_hold_the_inst
     assert await limits.wait(INSTALLATION) <= policy.secondary_limit_wait
 
 
-@pytest.mark.xfail(strict=True, reason="severity: low. A bogus x-ratelimit-reset far ahead (milliseconds, a proxy) "
-                   "is kept for ever in the shared budget: merge() only takes a later window, so GitHub's real "
-                   "windows are ignored and the installation waits until the year 57000")
 async def test_a_reset_far_beyond_any_window_does_not_stick_in_the_shared_budget():
+    """Severity: low (fixed). A bogus x-ratelimit-reset far ahead (milliseconds, a proxy) was
+    kept for ever in the shared budget: merge() only takes a later window, so GitHub's real
+    windows were ignored and the installation waited until the year 57000."""
     limits = RateLimits(MemoryRateLimits(), clock=lambda: NOW)
     await limits.observe(INSTALLATION, {"x-ratelimit-limit": "5000", "x-ratelimit-remaining": "0",
                                         "x-ratelimit-reset": str(int(NOW * 1000))})  # fmt: skip

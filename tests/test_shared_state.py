@@ -184,6 +184,33 @@ def test_a_budget_says_how_long_to_wait_and_what_an_answer_tells():
     assert merge(budget, spent).remaining == 0
 
 
+def test_no_answer_holds_an_installation_longer_than_githubs_longest_window():
+    from bot.app.github import RetryPolicy
+    from bot.app.ratelimit import MAX_WINDOW_S, RESET_SLACK, rate_limit_delay, read_budget
+
+    longest = MAX_WINDOW_S + RESET_SLACK
+    spent = {"x-ratelimit-limit": "5000", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "1000000000000"}
+    assert rate_limit_delay(403, spent, b"{}", now=1000.0, policy=RetryPolicy()) == longest  # a reset in milliseconds
+    asked = {"retry-after": "100000000"}  # a finite but absurd retry-after
+    assert rate_limit_delay(429, asked, b"{}", now=1000.0, policy=RetryPolicy()) == longest
+    budget = read_budget(spent, now=1000.0, refused=1e9)
+    assert budget.reset == 1000.0 + MAX_WINDOW_S and budget.blocked_until == 1000.0 + longest
+
+
+def test_a_bogus_window_stored_by_an_older_prguide_is_forgotten(make_limits):
+    import time
+
+    from bot.app.ratelimit import Budget
+
+    store = make_limits()
+    now = time.time()
+    # Kept before answers were bounded: a reset in milliseconds, a wait of years.
+    store.record(5, Budget(5000, 0, now * 1000, blocked_until=now + 1e9))
+    assert store.get(5) == Budget()
+    store.record(5, Budget(5000, 4999, now + 600))  # GitHub's real window is taken in again
+    assert store.get(5) == Budget(5000, 4999, now + 600)
+
+
 def test_a_replica_whose_clock_is_off_shares_waits_and_slots_on_the_databases_clock(pg_database):
     import time
 

@@ -37,6 +37,15 @@ from bot.app.offload import run_store
 
 #: Seconds of slack after ``x-ratelimit-reset``: GitHub rounds the reset down to the second.
 RESET_SLACK = 1.0
+#: GitHub's rate-limit windows last an hour at most ("Rate limits for the REST API"): a
+#: reset, or a wait asked for, further ahead is no window of GitHub's (a reset in
+#: milliseconds, a proxy's header) and is bounded by it, so one odd answer cannot hold an
+#: installation for longer than GitHub itself ever would.
+MAX_WINDOW_S = 3600.0
+#: Seconds by which the clocks of GitHub and of the replicas may disagree: a stored reset or
+#: wait further than :data:`MAX_WINDOW_S` plus this ahead was never bounded (an older
+#: prguide kept it) and is dropped.
+CLOCK_TOLERANCE_S = 60.0
 #: Seconds a process trusts its own view of a budget before reading the shared one again,
 #: and at most between two writes of it (sooner when it is low or GitHub refused).
 SYNC_S = 5.0
@@ -92,7 +101,13 @@ def rate_limit_delay(status: int, headers: Mapping[str, str], body: bytes, *, no
     (epoch seconds; ``now`` is the wall clock); else a 429, or a 403 whose message names
     a secondary rate limit, means ``policy.secondary_limit_wait`` (seconds; ``policy`` is
     a :class:`bot.app.github.RetryPolicy`). Any other 403 is a permission problem (``None``).
+    No wait is longer than GitHub's longest window (:data:`MAX_WINDOW_S`, plus the slack).
     """
+    wait = _asked_wait(status, headers, body, now=now, policy=policy)
+    return min(wait, MAX_WINDOW_S + RESET_SLACK) if wait is not None else None
+
+
+def _asked_wait(status: int, headers: Mapping[str, str], body: bytes, *, now: float, policy: Any) -> float | None:
     if status not in (403, 429):
         return None
     retry_after = headers.get("retry-after")
@@ -194,16 +209,42 @@ def read_budget(headers: Mapping[str, str], *, now: float, refused: float | None
     Only the ``core`` resource counts (``x-ratelimit-resource``; search and GraphQL have
     limits of their own). ``refused``: the seconds GitHub asked to wait when it refused
     the request (:func:`rate_limit_delay`), which block the installation until then.
+    A reset (or a refusal's wait) beyond GitHub's longest window, :data:`MAX_WINDOW_S`
+    from ``now``, is cut back to it: kept as it came, a later window (:func:`merge`)
+    could never replace it.
     """
     resource = headers.get("x-ratelimit-resource")
     counted = resource in (None, "core")
     remaining = rate_remaining(headers) if counted else None
-    blocked = now + refused if refused else 0.0
+    blocked = now + min(refused, MAX_WINDOW_S + RESET_SLACK) if refused else 0.0
     if remaining is None and not blocked:
         return None
     limit = _number(headers.get("x-ratelimit-limit"), int) if counted else None
     reset = _number(headers.get("x-ratelimit-reset"), float) if counted else None
+    if reset is not None:
+        reset = min(reset, now + MAX_WINDOW_S)
     return Budget(limit, remaining if reset is not None else None, reset, blocked)
+
+
+def bounded(budget: Budget | None, now: float) -> Budget | None:
+    """``budget`` without a window or a block further ahead of ``now`` than GitHub ever asks.
+
+    :func:`read_budget` bounds what it reads; a stored budget may still hold a reset
+    or a ``blocked_until`` from before it did (a reset in milliseconds: the year
+    57,000), which :func:`merge` would keep for ever. Beyond :data:`MAX_WINDOW_S` plus
+    :data:`CLOCK_TOLERANCE_S` from ``now`` (Unix s, the clock the budget's times are
+    on), the window is forgotten (``limit``, ``remaining``, ``reset`` None) and the
+    block lifted: the next answer tells the truth. ``paced_until`` is prguide's own
+    schedule and may lie hours ahead.
+    """
+    if budget is None:
+        return None
+    far = now + MAX_WINDOW_S + RESET_SLACK + CLOCK_TOLERANCE_S
+    if budget.reset is not None and budget.reset > far:
+        budget = replace(budget, limit=None, remaining=None, reset=None)
+    if budget.blocked_until > far:
+        budget = replace(budget, blocked_until=0.0)
+    return budget
 
 
 def booked(old: Budget | None, count: int, spacing: float, *, not_before: float, now: float) -> tuple[float, Budget]:
@@ -239,22 +280,26 @@ class RateLimitStorage(Protocol):
 
 
 class MemoryRateLimits:
-    """:class:`RateLimitStorage` in this process's memory (tests, or no database)."""
+    """:class:`RateLimitStorage` in this process's memory (tests, or no database).
+
+    ``clock``: Unix seconds now, by which stored times too far ahead are dropped (:func:`bounded`).
+    """
 
     blocking = False
 
-    def __init__(self) -> None:
+    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock
         self._budgets: dict[int, Budget] = {}
         self._lock = threading.Lock()
 
     def get(self, installation_id: int) -> Budget | None:
         """See :class:`RateLimitStorage`."""
-        return self._budgets.get(int(installation_id))
+        return bounded(self._budgets.get(int(installation_id)), self.clock())
 
     def record(self, installation_id: int, budget: Budget) -> Budget:
         """See :class:`RateLimitStorage`."""
         with self._lock:
-            merged = merge(self._budgets.get(int(installation_id)), budget)
+            merged = merge(bounded(self._budgets.get(int(installation_id)), self.clock()), budget)
             self._budgets[int(installation_id)] = merged
         return merged
 
@@ -262,7 +307,8 @@ class MemoryRateLimits:
         """See :class:`RateLimitStorage`."""
         with self._lock:
             start, self._budgets[int(installation_id)] = booked(
-                self._budgets.get(int(installation_id)), count, spacing, not_before=not_before, now=now
+                bounded(self._budgets.get(int(installation_id)), self.clock()), count, spacing,
+                not_before=not_before, now=now,
             )
         return start
 
@@ -288,7 +334,7 @@ class RateLimits:
 
     def __init__(self, store: RateLimitStorage | None = None, *, clock: Callable[[], float] = time.time,
                  sync_every: float = SYNC_S, max_installations: int = 4096):  # fmt: skip
-        self.store: RateLimitStorage = store if store is not None else MemoryRateLimits()
+        self.store: RateLimitStorage = store if store is not None else MemoryRateLimits(clock=clock)
         self.clock = clock
         self.sync_every = sync_every
         self._seen: cachetools.LRUCache = cachetools.LRUCache(maxsize=max_installations)
@@ -301,7 +347,7 @@ class RateLimits:
         now = self.clock()
         seen = self._seen.get(installation_id)
         if fresh or seen is None or now - seen.read_at >= self.sync_every:
-            shared = await run_store(self.store, self.store.get, installation_id)
+            shared = bounded(await run_store(self.store, self.store.get, installation_id), now)
             seen = self._seen.get(installation_id)  # another task may have observed meanwhile
             local = seen.budget if seen is not None else None
             budget = merge(local, shared) if shared is not None else local

@@ -36,7 +36,7 @@ from typing import Any, Protocol
 
 from bot.app import pg
 from bot.app.db import migrate, open_database
-from bot.app.ratelimit import Budget, booked, merge
+from bot.app.ratelimit import Budget, booked, bounded, merge
 
 #: ``(rate per second, capacity)`` of each write bucket: 8 + 72 a minute, 100 + 400 an hour.
 WRITE_BUCKETS: tuple[tuple[float, float], ...] = ((72 / 60, 8.0), (400 / 3600, 100.0))
@@ -234,7 +234,7 @@ class SqliteRateLimits:
                 row = self.conn.execute(
                     f"SELECT {_BUDGET_COLUMNS} FROM rate_limits WHERE installation_id = ?", (installation_id,)
                 ).fetchone()
-                result, budget = change(_budget(tuple(row) if row is not None else None))
+                result, budget = change(bounded(_budget(tuple(row) if row is not None else None), self.clock()))
                 self.conn.execute(
                     f"INSERT OR REPLACE INTO rate_limits (installation_id, {_BUDGET_COLUMNS}, updated_at)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -252,7 +252,7 @@ class SqliteRateLimits:
             row = self.conn.execute(
                 f"SELECT {_BUDGET_COLUMNS} FROM rate_limits WHERE installation_id = ?", (int(installation_id),)
             ).fetchone()
-        return _budget(tuple(row) if row is not None else None)
+        return bounded(_budget(tuple(row) if row is not None else None), self.clock())
 
     def record(self, installation_id: int, budget: Budget) -> Budget:
         """See :class:`bot.app.ratelimit.RateLimitStorage`."""
@@ -300,7 +300,7 @@ class PgRateLimits:
                 (installation_id,),
             ).fetchone()
             ahead = self._ahead(row[-1])
-            result, budget = change(_shifted(Budget(*row[:-1]), ahead))
+            result, budget = change(bounded(_shifted(Budget(*row[:-1]), ahead), self.clock()))
             stored = _shifted(budget, -ahead)
             conn.execute(
                 "UPDATE rate_limits SET ratelimit_limit = %s, ratelimit_remaining = %s, ratelimit_reset = %s,"
@@ -320,7 +320,7 @@ class PgRateLimits:
                 f"SELECT {_BUDGET_COLUMNS}, {_DB_EPOCH} FROM rate_limits WHERE installation_id = %s",
                 (int(installation_id),),
             ).fetchone()
-        return _shifted(Budget(*row[:-1]), self._ahead(row[-1])) if row is not None else None
+        return bounded(_shifted(Budget(*row[:-1]), self._ahead(row[-1])), self.clock()) if row is not None else None
 
     def record(self, installation_id: int, budget: Budget) -> Budget:
         """See :class:`bot.app.ratelimit.RateLimitStorage`."""
