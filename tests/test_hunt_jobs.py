@@ -65,11 +65,11 @@ async def test_a_reset_far_beyond_any_window_does_not_stick_in_the_shared_budget
     assert await later.wait(INSTALLATION) == 0.0
 
 
-@pytest.mark.xfail(strict=True, reason="severity: medium. Backfill slots are booked on each replica's own clock "
-                   "(RateLimits.book(now=time.time())), not the database's: one replica whose clock is 30 minutes "
-                   "fast books paced_until half an hour ahead, and every other replica's lane then holds the "
-                   "installation's backfill (HORIZON_S) for ~20 minutes with nothing really booked")
 async def test_a_replica_with_a_fast_clock_does_not_hold_the_other_replicas_backfill():
+    """Severity: medium (fixed). Backfill slots were booked on each replica's own clock
+    (RateLimits.book(now=time.time())), not the store's: one replica whose clock is 30 minutes
+    fast booked paced_until half an hour ahead, and every other replica's lane then held the
+    installation's backfill (HORIZON_S) for ~20 minutes with nothing really booked."""
     shared = MemoryRateLimits()
     fast = RateLimits(shared, clock=lambda: NOW + 1800)  # its clock is half an hour ahead
     right = RateLimits(shared, clock=lambda: NOW)

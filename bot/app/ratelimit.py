@@ -258,18 +258,41 @@ def booked(old: Budget | None, count: int, spacing: float, *, not_before: float,
     return start, replace(old, paced_until=start + max(0, count) * max(0.0, spacing))
 
 
+def shifted(budget: Budget, by: float) -> Budget:
+    """``budget`` with prguide's own times (``blocked_until``, ``paced_until``; 0 stays 0) moved by ``by`` seconds.
+
+    ``reset`` is GitHub's time, which no replica's clock changes.
+    """
+    if not by:
+        return budget
+    return replace(
+        budget,
+        blocked_until=budget.blocked_until + by if budget.blocked_until else 0.0,
+        paced_until=budget.paced_until + by if budget.paced_until else 0.0,
+    )
+
+
 class RateLimitStorage(Protocol):
     """Every installation's :class:`Budget`, shared by the replicas (see :mod:`bot.app.shared_state`).
 
     Each method is one short transaction; a store whose calls wait on a database server
-    says ``blocking = True``. Times are Unix seconds.
+    says ``blocking = True``. Times are Unix seconds on the caller's clock (``now``: its
+    reading, None for the store's own). Replicas' clocks disagree, so a shared store keeps
+    the times a caller sets (``blocked_until``, ``paced_until``; ``reset`` is GitHub's)
+    on one clock of its own, converted in whole seconds: otherwise a replica whose clock
+    is half an hour fast would book the installation's backfill slots, and hold every
+    other replica's, half an hour late. :class:`bot.app.shared_state.PgRateLimits` is one
+    per replica and converts between that replica's clock (its ``clock``) and the
+    database's; :class:`MemoryRateLimits`, which several :class:`RateLimits` may share,
+    between each call's ``now`` and its ``clock``; :class:`bot.app.shared_state.SqliteRateLimits`
+    serves one process, whose clock is its own.
     """
 
-    def get(self, installation_id: int) -> Budget | None:
+    def get(self, installation_id: int, *, now: float | None = None) -> Budget | None:
         """The installation's budget, or None when nothing is known."""
         ...
 
-    def record(self, installation_id: int, budget: Budget) -> Budget:
+    def record(self, installation_id: int, budget: Budget, *, now: float | None = None) -> Budget:
         """:func:`merge` ``budget`` into the stored one and return the result."""
         ...
 
@@ -282,7 +305,9 @@ class RateLimitStorage(Protocol):
 class MemoryRateLimits:
     """:class:`RateLimitStorage` in this process's memory (tests, or no database).
 
-    ``clock``: Unix seconds now, by which stored times too far ahead are dropped (:func:`bounded`).
+    ``clock``: Unix seconds now, the clock the budgets are kept on; a call whose ``now``
+    differs from it by a second or more has its times converted (see
+    :class:`RateLimitStorage`), as the database does for replicas.
     """
 
     blocking = False
@@ -292,24 +317,33 @@ class MemoryRateLimits:
         self._budgets: dict[int, Budget] = {}
         self._lock = threading.Lock()
 
-    def get(self, installation_id: int) -> Budget | None:
-        """See :class:`RateLimitStorage`."""
-        return bounded(self._budgets.get(int(installation_id)), self.clock())
+    def _ahead(self, now: float | None) -> float:
+        """Whole seconds the caller's clock (``now``) is ahead of this store's (negative: behind)."""
+        return 0.0 if now is None else float(round(now - self.clock()))
 
-    def record(self, installation_id: int, budget: Budget) -> Budget:
+    def _seen(self, installation_id: int, ahead: float) -> Budget | None:
+        """The stored budget on the caller's clock, times too far ahead dropped (:func:`bounded`)."""
+        stored = self._budgets.get(int(installation_id))
+        return bounded(shifted(stored, ahead), self.clock() + ahead) if stored is not None else None
+
+    def get(self, installation_id: int, *, now: float | None = None) -> Budget | None:
+        """See :class:`RateLimitStorage`."""
+        return self._seen(installation_id, self._ahead(now))
+
+    def record(self, installation_id: int, budget: Budget, *, now: float | None = None) -> Budget:
         """See :class:`RateLimitStorage`."""
         with self._lock:
-            merged = merge(bounded(self._budgets.get(int(installation_id)), self.clock()), budget)
-            self._budgets[int(installation_id)] = merged
+            ahead = self._ahead(now)
+            merged = merge(self._seen(installation_id, ahead), budget)
+            self._budgets[int(installation_id)] = shifted(merged, -ahead)
         return merged
 
     def book(self, installation_id: int, count: int, spacing: float, *, not_before: float, now: float) -> float:
         """See :class:`RateLimitStorage`."""
         with self._lock:
-            start, self._budgets[int(installation_id)] = booked(
-                bounded(self._budgets.get(int(installation_id)), self.clock()), count, spacing,
-                not_before=not_before, now=now,
-            )
+            ahead = self._ahead(now)
+            start, budget = booked(self._seen(installation_id, ahead), count, spacing, not_before=not_before, now=now)
+            self._budgets[int(installation_id)] = shifted(budget, -ahead)
         return start
 
 
@@ -347,7 +381,7 @@ class RateLimits:
         now = self.clock()
         seen = self._seen.get(installation_id)
         if fresh or seen is None or now - seen.read_at >= self.sync_every:
-            shared = bounded(await run_store(self.store, self.store.get, installation_id), now)
+            shared = bounded(await run_store(self.store, self.store.get, installation_id, now=now), now)
             seen = self._seen.get(installation_id)  # another task may have observed meanwhile
             local = seen.budget if seen is not None else None
             budget = merge(local, shared) if shared is not None else local
@@ -377,7 +411,7 @@ class RateLimits:
             or now - seen.written_at >= self.sync_every
         )
         if due:
-            budget = merge(budget, await run_store(self.store, self.store.record, installation_id, budget))
+            budget = merge(budget, await run_store(self.store, self.store.record, installation_id, budget, now=now))
             self._seen[installation_id] = _Seen(budget, now, now, budget.reset)
         else:
             self._seen[installation_id] = _Seen(budget, seen.read_at, seen.written_at, seen.written_reset)

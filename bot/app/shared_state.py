@@ -36,7 +36,7 @@ from typing import Any, Protocol
 
 from bot.app import pg
 from bot.app.db import migrate, open_database
-from bot.app.ratelimit import Budget, booked, bounded, merge
+from bot.app.ratelimit import Budget, booked, bounded, merge, shifted
 
 #: ``(rate per second, capacity)`` of each write bucket: 8 + 72 a minute, 100 + 400 an hour.
 WRITE_BUCKETS: tuple[tuple[float, float], ...] = ((72 / 60, 8.0), (400 / 3600, 100.0))
@@ -183,20 +183,6 @@ def _budget(row: Sequence[Any] | None) -> Budget | None:
 _DB_EPOCH = "extract(epoch FROM clock_timestamp())::double precision"
 
 
-def _shifted(budget: Budget, by: float) -> Budget:
-    """``budget`` with its own times (``blocked_until``, ``paced_until``; 0 stays 0) moved by ``by`` seconds.
-
-    ``reset`` is GitHub's time, which no replica's clock changes.
-    """
-    if not by:
-        return budget
-    return replace(
-        budget,
-        blocked_until=budget.blocked_until + by if budget.blocked_until else 0.0,
-        paced_until=budget.paced_until + by if budget.paced_until else 0.0,
-    )
-
-
 def _values(budget: Budget) -> tuple[Any, ...]:
     return (budget.limit, budget.remaining, budget.reset, budget.blocked_until, budget.paced_until)
 
@@ -246,15 +232,15 @@ class SqliteRateLimits:
                 raise
         return result
 
-    def get(self, installation_id: int) -> Budget | None:
-        """See :class:`bot.app.ratelimit.RateLimitStorage`."""
+    def get(self, installation_id: int, *, now: float | None = None) -> Budget | None:
+        """See :class:`bot.app.ratelimit.RateLimitStorage` (one process: ``now`` is on this store's clock)."""
         with self._lock:
             row = self.conn.execute(
                 f"SELECT {_BUDGET_COLUMNS} FROM rate_limits WHERE installation_id = ?", (int(installation_id),)
             ).fetchone()
         return bounded(_budget(tuple(row) if row is not None else None), self.clock())
 
-    def record(self, installation_id: int, budget: Budget) -> Budget:
+    def record(self, installation_id: int, budget: Budget, *, now: float | None = None) -> Budget:
         """See :class:`bot.app.ratelimit.RateLimitStorage`."""
 
         def change(old: Budget | None) -> tuple[Budget, Budget]:
@@ -300,8 +286,8 @@ class PgRateLimits:
                 (installation_id,),
             ).fetchone()
             ahead = self._ahead(row[-1])
-            result, budget = change(bounded(_shifted(Budget(*row[:-1]), ahead), self.clock()))
-            stored = _shifted(budget, -ahead)
+            result, budget = change(bounded(shifted(Budget(*row[:-1]), ahead), self.clock()))
+            stored = shifted(budget, -ahead)
             conn.execute(
                 "UPDATE rate_limits SET ratelimit_limit = %s, ratelimit_remaining = %s, ratelimit_reset = %s,"
                 " blocked_until = %s, paced_until = %s, updated_at = %s WHERE installation_id = %s",
@@ -313,16 +299,16 @@ class PgRateLimits:
         """Whole seconds this process's clock is ahead of the database's (negative: behind)."""
         return float(round(self.clock() - database_now))
 
-    def get(self, installation_id: int) -> Budget | None:
-        """See :class:`bot.app.ratelimit.RateLimitStorage`."""
+    def get(self, installation_id: int, *, now: float | None = None) -> Budget | None:
+        """See :class:`bot.app.ratelimit.RateLimitStorage` (``now`` is a reading of this replica's ``clock``)."""
         with self.db.connection() as conn:
             row = conn.execute(
                 f"SELECT {_BUDGET_COLUMNS}, {_DB_EPOCH} FROM rate_limits WHERE installation_id = %s",
                 (int(installation_id),),
             ).fetchone()
-        return bounded(_shifted(Budget(*row[:-1]), self._ahead(row[-1])), self.clock()) if row is not None else None
+        return bounded(shifted(Budget(*row[:-1]), self._ahead(row[-1])), self.clock()) if row is not None else None
 
-    def record(self, installation_id: int, budget: Budget) -> Budget:
+    def record(self, installation_id: int, budget: Budget, *, now: float | None = None) -> Budget:
         """See :class:`bot.app.ratelimit.RateLimitStorage`."""
 
         def change(old: Budget | None) -> tuple[Budget, Budget]:
