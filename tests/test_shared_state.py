@@ -99,6 +99,35 @@ def test_replicas_share_one_budget_and_one_memory(pg_schema):
             db.close()
 
 
+#: A replica on a machine whose clock is half an hour fast (``time.time`` shifted before prguide is
+#: imported, as ``tests/test_replicas_pg.py`` runs one), taking one write token of installation 7.
+FAST_REPLICA = """
+import sys, time
+wall = time.time
+time.time = lambda: wall() + 1800
+from bot.app import pg
+from bot.app.shared_state import PgSharedState
+db = pg.connect(sys.argv[1], schema=sys.argv[2], min_size=1, max_size=1)
+print(PgSharedState(db).reserve_write(7))
+db.close()
+"""
+
+
+def test_a_replica_whose_clock_is_fast_takes_write_tokens_on_the_databases_clock(pg_schema, pg_database):
+    import subprocess
+    import sys
+
+    right = PgSharedState(pg_database)
+    waits = [right.reserve_write(7) for _ in range(108)]  # the minute's 8 and the hour's 100, and more
+    assert waits[-1] > 60
+    url, schema = pg_schema
+    fast = subprocess.run([sys.executable, "-c", FAST_REPLICA, url, schema], capture_output=True, text=True,
+                          timeout=60, check=True)  # fmt: skip
+    # Its clock says half an hour went by: that refills no bucket, for it or for the others.
+    assert float(fast.stdout) > 0, "the fast replica wrote at once, past the installation's budget"
+    assert right.reserve_write(7) > waits[-1]
+
+
 # ----- rate-limit budgets (both backends keep them in the database) ----------------
 
 

@@ -18,7 +18,8 @@ outlive a restart and hold every run and replica: :class:`SqliteRateLimits` in t
 app's SQLite file, :class:`PgRateLimits` in PostgreSQL (a row per installation,
 read, merged and written under its row lock).
 
-Times are Unix seconds (``time.time()``): the replicas share no monotonic clock.
+Times are Unix seconds: the replicas share no monotonic clock, and their wall clocks
+may disagree, so what PostgreSQL keeps is on the database server's clock.
 Per-process caches that are safe per replica (tokens, permissions, ETags) stay in
 :mod:`bot.app.github` and :mod:`bot.app.auth`.
 """
@@ -85,6 +86,11 @@ SQLITE_MIGRATIONS = [
     """,
 ]
 
+#: The database's clock (Unix seconds), read in the statement that needs it.
+_DB_EPOCH = "extract(epoch FROM clock_timestamp())::double precision"
+#: Now in a statement: the parameter when a test gives a clock, else the database's clock.
+_NOW = f"coalesce(%s::double precision, {_DB_EPOCH})"
+
 _BUDGET_COLUMNS = "ratelimit_limit, ratelimit_remaining, ratelimit_reset, blocked_until, paced_until"
 
 
@@ -132,24 +138,34 @@ class LocalState:
 class PgSharedState:
     """:class:`SharedState` in PostgreSQL tables (component ``"state"``), one statement per call.
 
-    Methods block on the network (:attr:`blocking`); errors are ``psycopg.Error``.
+    Times are the database server's, read in each statement, never a replica's: a replica
+    whose clock is half an hour fast would otherwise find every bucket refilled (and
+    write past GitHub's limit) and leave the others' unfilled for half an hour. A
+    ``clock`` given stands in for the database's (tests only), as it does for
+    :class:`bot.app.pgjobs.PgJobStore`. Methods block on the network (:attr:`blocking`);
+    errors are ``psycopg.Error``.
     """
 
     blocking = True
 
-    def __init__(self, db: pg.Database, buckets: Sequence[tuple[float, float]] = WRITE_BUCKETS, *, clock: Callable[[], float] = time.time):
+    def __init__(self, db: pg.Database, buckets: Sequence[tuple[float, float]] = WRITE_BUCKETS, *,
+                 clock: Callable[[], float] | None = None):  # fmt: skip
         self.db = db
         self.buckets = tuple(buckets)
         self.clock = clock
 
+    def _now(self) -> float | None:
+        """The stand-in clock's time, or None: the database's clock (:data:`_NOW`)."""
+        return self.clock() if self.clock is not None else None
+
     def reserve_write(self, installation_id: int) -> float:
         """See :class:`SharedState`: each bucket refills, loses one token, and says how long to wait."""
-        now = self.clock()
+        now = self._now()
         waits = [0.0]
         with self.db.connection() as conn:
             for index, (rate, capacity) in enumerate(self.buckets):
                 tokens = conn.execute(
-                    "INSERT INTO write_budget (installation_id, bucket, tokens, updated_at) VALUES (%s, %s, %s, %s)"
+                    f"INSERT INTO write_budget (installation_id, bucket, tokens, updated_at) VALUES (%s, %s, %s, {_NOW})"
                     " ON CONFLICT (installation_id, bucket) DO UPDATE SET"
                     " tokens = least(%s, write_budget.tokens"
                     "   + greatest(excluded.updated_at - write_budget.updated_at, 0) * %s) - 1,"
@@ -163,24 +179,20 @@ class PgSharedState:
 
     def remember_once(self, key: str, ttl: float) -> bool:
         """See :class:`SharedState`: one upsert that only succeeds when the key is new or expired."""
-        now = self.clock()
+        now = self._now()
         with self.db.connection() as conn:
             row = conn.execute(
-                "INSERT INTO reply_memory (key, until) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE"
-                " SET until = excluded.until WHERE reply_memory.until <= %s RETURNING 1",
-                (key, now + ttl, now),
+                f"INSERT INTO reply_memory (key, until) VALUES (%s, {_NOW} + %s) ON CONFLICT (key) DO UPDATE"
+                f" SET until = excluded.until WHERE reply_memory.until <= {_NOW} RETURNING 1",
+                (key, now, float(ttl), now),
             ).fetchone()
             if row is not None and hash(key) % 64 == 0:  # now and then, forget what expired
-                conn.execute("DELETE FROM reply_memory WHERE until <= %s", (now,))
+                conn.execute(f"DELETE FROM reply_memory WHERE until <= {_NOW}", (now,))
         return row is not None
 
 
 def _budget(row: Sequence[Any] | None) -> Budget | None:
     return Budget(*row) if row is not None else None
-
-
-#: The database's clock (Unix seconds), read in the statement that reads a budget.
-_DB_EPOCH = "extract(epoch FROM clock_timestamp())::double precision"
 
 
 def _values(budget: Budget) -> tuple[Any, ...]:
