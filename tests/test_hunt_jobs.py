@@ -147,10 +147,10 @@ def jobs(tmp_path):
     store.close()
 
 
-@pytest.mark.xfail(strict=True, reason="severity: medium. After a long outage a busy repository has more closed "
-                   "pull requests in the window than MAX_PAGES pages; the pass stops there yet still moves the "
-                   "checkpoint, so the older merges of the window are never reconciled by any later pass")
 async def test_merges_beyond_the_pages_one_pass_reads_are_reconciled_by_a_later_pass(jobs, monkeypatch):
+    """Severity: medium (fixed). After a long outage a busy repository has more closed pull
+    requests in the window than MAX_PAGES pages; the pass stopped there yet still moved the
+    checkpoint, so the older merges of the window were never reconciled by any later pass."""
     github = PagedGitHub({"o/r": (1, [])}, created_at=NOW - 30 * DAY)
     assert await reconcile_pass(jobs, github, NOW - 3 * DAY, monkeypatch) == []
     # Down for the weekend: 600 pull requests merged meanwhile, none got its webhook handled.
@@ -162,10 +162,10 @@ async def test_merges_beyond_the_pages_one_pass_reads_are_reconciled_by_a_later_
     assert sorted(first + second) == sorted(f"o/r#{n}" for n in range(1, 601))
 
 
-@pytest.mark.xfail(strict=True, reason="severity: low. The checkpoint keys repositories by name: a repository "
-                   "renamed during an outage counts as new to the installation, so its merges between the last "
-                   "pass and the rename are never reconciled")
 async def test_a_repository_renamed_during_an_outage_keeps_its_window(jobs, monkeypatch):
+    """Severity: low (fixed). The checkpoint keyed repositories by name: a repository renamed
+    during an outage counted as new to the installation, so its merges between the last pass
+    and the rename were never reconciled."""
     github = PagedGitHub({"o/old": (42, [])}, created_at=NOW - 30 * DAY)
     assert await reconcile_pass(jobs, github, NOW - 2 * DAY, monkeypatch) == []
     # Merged during the outage, then the repository was renamed (same id).
