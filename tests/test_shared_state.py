@@ -256,3 +256,16 @@ def test_a_replica_whose_clock_is_off_shares_waits_and_slots_on_the_databases_cl
     assert ahead.book(6, 10, 2.7, not_before=0.0, now=ahead.clock()) == pytest.approx(ahead.clock(), abs=1)
     assert right.book(6, 1, 2.7, not_before=0.0, now=time.time()) - time.time() == pytest.approx(27, abs=1)
     assert ahead.get(6).paced_until - ahead.clock() == pytest.approx(29.7, abs=1)
+
+
+async def test_cancelled_work_frees_the_installations_booked_slots_on_every_replica(make_limits):
+    import time
+
+    from bot.app.ratelimit import RateLimits
+
+    one, two = RateLimits(make_limits()), RateLimits(make_limits())
+    await one.book(5, 100, 2.7)  # a backfill's 100 pull requests
+    assert (await two.budget(5, fresh=True)).paced_until - time.time() == pytest.approx(270, abs=2)
+    await one.unbook(5)  # the installation was suspended: its backfill cancelled
+    assert (await two.budget(5, fresh=True)).paced_until == 0.0
+    assert await two.book(5, 1, 2.7) - time.time() == pytest.approx(0, abs=2)  # the next backfill starts at once

@@ -301,6 +301,10 @@ class RateLimitStorage(Protocol):
         returns when the first may go (Unix s)."""
         ...
 
+    def unbook(self, installation_id: int) -> None:
+        """Forget the installation's booked slots (``paced_until`` 0): the work they were for was cancelled."""
+        ...
+
 
 class MemoryRateLimits:
     """:class:`RateLimitStorage` in this process's memory (tests, or no database).
@@ -346,6 +350,12 @@ class MemoryRateLimits:
             self._budgets[int(installation_id)] = shifted(budget, -ahead)
         return start
 
+    def unbook(self, installation_id: int) -> None:
+        """See :class:`RateLimitStorage`."""
+        with self._lock:
+            if int(installation_id) in self._budgets:
+                self._budgets[int(installation_id)] = replace(self._budgets[int(installation_id)], paced_until=0.0)
+
 
 @dataclass(slots=True)
 class _Seen:
@@ -385,6 +395,10 @@ class RateLimits:
             seen = self._seen.get(installation_id)  # another task may have observed meanwhile
             local = seen.budget if seen is not None else None
             budget = merge(local, shared) if shared is not None else local
+            if shared is not None and budget is not None:
+                # Every booking is written through: the shared schedule is the whole of it, and
+                # it only goes back when the installation's work was cancelled (:meth:`unbook`).
+                budget = replace(budget, paced_until=shared.paced_until)
             if seen is not None:
                 written = (seen.written_at, seen.written_reset)
             else:  # what the shared store holds needs no writing back
@@ -426,3 +440,11 @@ class RateLimits:
         if seen is not None and seen.budget is not None:
             seen.budget = replace(seen.budget, paced_until=max(seen.budget.paced_until, start + count * spacing))
         return start
+
+    async def unbook(self, installation_id: int) -> None:
+        """Forget the installation's booked background slots, on every replica (:meth:`RateLimitStorage.unbook`):
+        its backfill was cancelled, and one started later must not wait for slots nobody will use."""
+        await run_store(self.store, self.store.unbook, installation_id)
+        seen = self._seen.get(installation_id)
+        if seen is not None and seen.budget is not None:
+            seen.budget = replace(seen.budget, paced_until=0.0)

@@ -195,6 +195,11 @@ def _budget(row: Sequence[Any] | None) -> Budget | None:
     return Budget(*row) if row is not None else None
 
 
+def _unbooked(old: Budget | None) -> tuple[None, Budget]:
+    """:meth:`RateLimitStorage.unbook` as a change of the stored budget: no slot booked."""
+    return None, replace(old or Budget(), paced_until=0.0)
+
+
 def _values(budget: Budget) -> tuple[Any, ...]:
     return (budget.limit, budget.remaining, budget.reset, budget.blocked_until, budget.paced_until)
 
@@ -266,6 +271,10 @@ class SqliteRateLimits:
         change = functools.partial(booked, count=count, spacing=spacing, not_before=not_before, now=now)
         return self._update(int(installation_id), change)
 
+    def unbook(self, installation_id: int) -> None:
+        """See :class:`bot.app.ratelimit.RateLimitStorage`."""
+        self._update(int(installation_id), _unbooked)
+
 
 class PgRateLimits:
     """:class:`bot.app.ratelimit.RateLimitStorage` in PostgreSQL (component ``"state"``), shared by replicas.
@@ -333,3 +342,7 @@ class PgRateLimits:
         """See :class:`bot.app.ratelimit.RateLimitStorage`."""
         change = functools.partial(booked, count=count, spacing=spacing, not_before=not_before, now=now)
         return self._update(int(installation_id), change)
+
+    def unbook(self, installation_id: int) -> None:
+        """See :class:`bot.app.ratelimit.RateLimitStorage`."""
+        self._update(int(installation_id), _unbooked)
