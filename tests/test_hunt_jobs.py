@@ -176,10 +176,10 @@ async def test_a_repository_renamed_during_an_outage_keeps_its_window(jobs, monk
 # --- suspension mid-backfill ------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="severity: medium. installation.suspend only drops the cached token: a "
-                   "backfill's queued jobs (up to 1,000 per repository) keep running, each fails to get a token "
-                   "(403), is retried and parked; nothing holds or cancels them as uninstalling does")
 async def test_suspending_the_installation_stops_its_queued_backfill(jobs):
+    """Severity: medium (fixed). installation.suspend only dropped the cached token: a backfill's
+    queued jobs (up to 1,000 per repository) kept running, each failed to get a token (403),
+    was retried and parked; nothing held or cancelled them as uninstalling does."""
     pull = {"repository": "o/r", "private": False, "run": "backfill:d1:o/r", "index": 1, "limit": 100,
             "pull": {"number": 3, "merged_at": iso(NOW)}}  # fmt: skip
     jobs.enqueue_many([QueuedDelivery("backfill:d1:o/r:3", backfill.EVENT, "o/r#3", json.dumps(pull).encode(),
