@@ -425,7 +425,10 @@ class RateLimits:
             or now - seen.written_at >= self.sync_every
         )
         if due:
-            budget = merge(budget, await run_store(self.store, self.store.record, installation_id, budget, now=now))
+            # The schedule travels by book() and unbook() alone: a stale one here would bring back
+            # slots another replica unbooked.
+            told = replace(budget, paced_until=0.0)
+            budget = merge(told, await run_store(self.store, self.store.record, installation_id, told, now=now))
             self._seen[installation_id] = _Seen(budget, now, now, budget.reset)
         else:
             self._seen[installation_id] = _Seen(budget, seen.read_at, seen.written_at, seen.written_reset)
