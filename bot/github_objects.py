@@ -603,10 +603,12 @@ def installation(
     events: Sequence[str],
     repository_selection: str,
     created_at: str,
+    suspended_at: str | None = None,
     site: Site = GITHUB,
 ) -> dict[str, Any]:
     """An installation of an app ("Get an installation for the authenticated app", the ``installation``
-    webhook's ``installation``); ``account`` is the complete user or organization it is installed on."""
+    webhook's ``installation``); ``account`` is the complete user or organization it is installed on,
+    ``suspended_at`` when it was suspended (None: it is not)."""
     return {
         "id": id,
         "node_id": node_id("IntegrationInstallation", id),
@@ -627,6 +629,6 @@ def installation(
         "single_file_name": None,
         "has_multiple_single_files": False,
         "single_file_paths": [],
-        "suspended_at": None,
+        "suspended_at": suspended_at,
         "suspended_by": None,
     }

@@ -45,8 +45,9 @@ EVENTS: Mapping[str, str] = {
     "pull_request_review.submitted": "a review's body: /prguide commands",
     "pull_request_review_comment.created": "an inline review comment: /prguide commands",
     "installation.created": "the app installed: backfill of its repositories",
-    "installation.deleted": "the app uninstalled: its token is dropped",
-    "installation.suspend": "the installation suspended: its token is dropped",
+    "installation.deleted": "the app uninstalled: its queued work cancelled, its token dropped",
+    "installation.suspend": "the installation suspended: its queued work cancelled, its token dropped",
+    "installation.unsuspend": "the installation unsuspended: backfill of its repositories again",
     "installation.new_permissions_accepted": "new permissions accepted: a new token",
     "installation_repositories.added": "repositories added: backfill of them",
     "installation_repositories.removed": "repositories removed: a new token",
@@ -212,7 +213,7 @@ def installation(
     repositories: Iterable[Mapping[str, Any]] | None,
     sender: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """An ``installation`` payload (``created``, ``deleted``, ``suspend``, ``new_permissions_accepted``).
+    """An ``installation`` payload (``created``, ``deleted``, ``suspend``, ``unsuspend``, ``new_permissions_accepted``).
 
     ``installation_object`` is complete (:func:`bot.github_objects.installation`); ``repositories``
     (complete repositories, or ``None`` to leave the key out, as GitHub may for an installation on

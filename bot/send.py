@@ -281,6 +281,7 @@ def _installation_payload(
     installed = objects.installation(
         installation_id, account_obj, app_id=args.app_id, app_slug="prguide", permissions=payloads.APP_PERMISSIONS,
         events=payloads.APP_EVENTS, repository_selection="selected" if names else "all", created_at=payloads.iso(),
+        suspended_at=payloads.iso() if action == "suspend" else None,
     )  # fmt: skip
     who = _user(sender) or account_obj
     if event == "installation":

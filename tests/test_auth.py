@@ -165,3 +165,16 @@ def test_only_githubs_clock_refusals_with_a_date_move_the_jwt_clock(auth, caplog
     claims = jwt.decode(auth.app_jwt(), options={"verify_signature": False})
     after = time.time()
     assert before + auth.clock_offset - 60 - 1 <= claims["iat"] <= after + auth.clock_offset - 60 + 1
+
+
+async def test_a_suspended_installation_gets_no_token_and_no_periodic_work(sandbox, auth):
+    sandbox.state.add_installation(2, "other-org")
+    assert sorted(await auth.installations()) == [1, 2]
+    sandbox.state.suspend_installation(2)
+    assert await auth.installations() == [1]  # the scheduler queues nothing for it
+    assert (await auth.installation(2))["suspended_at"] is not None
+    with pytest.raises(GiveUp):
+        await auth.installation_token(2)
+    sandbox.state.suspend_installation(2, suspended=False)
+    assert sorted(await auth.installations()) == [1, 2]
+    assert (await auth.installation_token(2)).startswith("ghs_")

@@ -301,6 +301,39 @@ async def test_uninstalling_mid_backfill_cancels_the_rest_and_asks_for_no_token(
             assert sandbox.requests[before:] == []
 
 
+async def test_a_suspension_mid_backfill_cancels_the_rest_and_the_unsuspension_backfills_what_is_left(
+    app_private_key, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(backfill, "pull_spacing", lambda budget, now: 3600.0)  # the first pull request now, the others hours apart
+    async with start_sandbox(app_private_key) as sandbox:
+        sandbox.state.add_merged_pulls(HISTORY, 5)
+        settings = settings_for(sandbox, app_private_key, tmp_path)
+        async with running_app(settings, sandbox=sandbox, **app_options()) as client:
+            state = client.app[STATE]
+            await deliver(client, installation_created(sandbox), event="installation", delivery="inst-1")
+            await wait_idle(client.app)
+            assert len(pending_keys(state.store)) == 4  # #5 built, #4 to #1 booked hours apart
+
+            sandbox.state.suspend_installation(INSTALLATION)
+            suspended = sandbox.state.installation_event(INSTALLATION, "suspend")
+            await deliver(client, suspended, event="installation", delivery="suspend-1")
+            await wait_idle(client.app)
+            assert pending_keys(state.store) == []  # no job left to fail for want of a token, nor to be parked
+            reasons = [r[0] for r in state.store.conn.execute("SELECT error FROM jobs WHERE outcome = 'cancelled'")]
+            assert len(reasons) == 4 and all(r.startswith("installation suspended") for r in reasons)
+
+            monkeypatch.setattr(backfill, "pull_spacing", lambda budget, now: 0.0)
+            sandbox.state.suspend_installation(INSTALLATION, suspended=False)
+            unsuspended = sandbox.state.installation_event(INSTALLATION, "unsuspend")
+            await deliver(client, unsuspended, event="installation", delivery="unsuspend-1")
+            await wait_idle(client.app)
+            guides = state.services.guides
+            assert [n for n in range(1, 6) if guides.get(HISTORY, n) is None] == []
+            assert built_numbers(sandbox.requests) == Counter({n: 1 for n in range(1, 6)})  # #5 was not built again
+            assert comment_writes(sandbox.requests) == []
+            assert state.store.counts()["parked"] == 0
+
+
 async def test_a_repository_removed_from_the_installation_loses_its_queued_work_only(
     app_private_key, webhook_payload, tmp_path, monkeypatch
 ):

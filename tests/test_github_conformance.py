@@ -243,6 +243,7 @@ def send_payloads(tmp_path: Path, state: SandboxState) -> list[tuple[str, dict]]
         (["installation.created", "--account", "octo-org"], None),
         (["installation.deleted", "--repo", "octo/a"], None),
         (["installation.suspend", "--repo", "octo/a"], None),
+        (["installation.unsuspend", "--repo", "octo/a"], None),
         (["installation.new_permissions_accepted", "--account", "octo"], None),
         (["installation_repositories.added", "--repo", "octo-org/c", "--sender", "mo"], None),
         (["installation_repositories.removed", "--repo", "octo-org/c"], None),
@@ -300,7 +301,7 @@ def built_payloads(tmp_path: Path) -> list[tuple[str, str, dict]]:
     reply = state.create_review_comment(owner, name, MERGED, "/prguide why", user=MAINTAINER, in_reply_to=first["id"])
     for made in (first, reply):
         add("state.review_comment_event", "pull_request_review_comment", state.review_comment_event(owner, name, made["id"]))
-    for action in ("created", "deleted", "suspend", "new_permissions_accepted"):
+    for action in ("created", "deleted", "suspend", "unsuspend", "new_permissions_accepted"):
         add("state.installation_event", "installation", state.installation_event(1, action))
     add("state.installation_event", "installation", state.installation_event(2))
     add("state.installation_repositories_event", "installation_repositories", state.installation_repositories_event(2, added=[HISTORY]))

@@ -51,10 +51,10 @@ async def test_a_retry_after_that_is_no_number_of_seconds_does_not_hold_the_inst
     assert await limits.wait(INSTALLATION) <= policy.secondary_limit_wait
 
 
-@pytest.mark.xfail(strict=True, reason="severity: low. A bogus x-ratelimit-reset far ahead (milliseconds, a proxy) "
-                   "is kept for ever in the shared budget: merge() only takes a later window, so GitHub's real "
-                   "windows are ignored and the installation waits until the year 57000")
 async def test_a_reset_far_beyond_any_window_does_not_stick_in_the_shared_budget():
+    """Severity: low (fixed). A bogus x-ratelimit-reset far ahead (milliseconds, a proxy) was
+    kept for ever in the shared budget: merge() only takes a later window, so GitHub's real
+    windows were ignored and the installation waited until the year 57000."""
     limits = RateLimits(MemoryRateLimits(), clock=lambda: NOW)
     await limits.observe(INSTALLATION, {"x-ratelimit-limit": "5000", "x-ratelimit-remaining": "0",
                                         "x-ratelimit-reset": str(int(NOW * 1000))})  # fmt: skip
@@ -65,11 +65,11 @@ async def test_a_reset_far_beyond_any_window_does_not_stick_in_the_shared_budget
     assert await later.wait(INSTALLATION) == 0.0
 
 
-@pytest.mark.xfail(strict=True, reason="severity: medium. Backfill slots are booked on each replica's own clock "
-                   "(RateLimits.book(now=time.time())), not the database's: one replica whose clock is 30 minutes "
-                   "fast books paced_until half an hour ahead, and every other replica's lane then holds the "
-                   "installation's backfill (HORIZON_S) for ~20 minutes with nothing really booked")
 async def test_a_replica_with_a_fast_clock_does_not_hold_the_other_replicas_backfill():
+    """Severity: medium (fixed). Backfill slots were booked on each replica's own clock
+    (RateLimits.book(now=time.time())), not the store's: one replica whose clock is 30 minutes
+    fast booked paced_until half an hour ahead, and every other replica's lane then held the
+    installation's backfill (HORIZON_S) for ~20 minutes with nothing really booked."""
     shared = MemoryRateLimits()
     fast = RateLimits(shared, clock=lambda: NOW + 1800)  # its clock is half an hour ahead
     right = RateLimits(shared, clock=lambda: NOW)
@@ -147,10 +147,10 @@ def jobs(tmp_path):
     store.close()
 
 
-@pytest.mark.xfail(strict=True, reason="severity: medium. After a long outage a busy repository has more closed "
-                   "pull requests in the window than MAX_PAGES pages; the pass stops there yet still moves the "
-                   "checkpoint, so the older merges of the window are never reconciled by any later pass")
 async def test_merges_beyond_the_pages_one_pass_reads_are_reconciled_by_a_later_pass(jobs, monkeypatch):
+    """Severity: medium (fixed). After a long outage a busy repository has more closed pull
+    requests in the window than MAX_PAGES pages; the pass stopped there yet still moved the
+    checkpoint, so the older merges of the window were never reconciled by any later pass."""
     github = PagedGitHub({"o/r": (1, [])}, created_at=NOW - 30 * DAY)
     assert await reconcile_pass(jobs, github, NOW - 3 * DAY, monkeypatch) == []
     # Down for the weekend: 600 pull requests merged meanwhile, none got its webhook handled.
@@ -162,10 +162,10 @@ async def test_merges_beyond_the_pages_one_pass_reads_are_reconciled_by_a_later_
     assert sorted(first + second) == sorted(f"o/r#{n}" for n in range(1, 601))
 
 
-@pytest.mark.xfail(strict=True, reason="severity: low. The checkpoint keys repositories by name: a repository "
-                   "renamed during an outage counts as new to the installation, so its merges between the last "
-                   "pass and the rename are never reconciled")
 async def test_a_repository_renamed_during_an_outage_keeps_its_window(jobs, monkeypatch):
+    """Severity: low (fixed). The checkpoint keyed repositories by name: a repository renamed
+    during an outage counted as new to the installation, so its merges between the last pass
+    and the rename were never reconciled."""
     github = PagedGitHub({"o/old": (42, [])}, created_at=NOW - 30 * DAY)
     assert await reconcile_pass(jobs, github, NOW - 2 * DAY, monkeypatch) == []
     # Merged during the outage, then the repository was renamed (same id).
@@ -176,10 +176,10 @@ async def test_a_repository_renamed_during_an_outage_keeps_its_window(jobs, monk
 # --- suspension mid-backfill ------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="severity: medium. installation.suspend only drops the cached token: a "
-                   "backfill's queued jobs (up to 1,000 per repository) keep running, each fails to get a token "
-                   "(403), is retried and parked; nothing holds or cancels them as uninstalling does")
 async def test_suspending_the_installation_stops_its_queued_backfill(jobs):
+    """Severity: medium (fixed). installation.suspend only dropped the cached token: a backfill's
+    queued jobs (up to 1,000 per repository) kept running, each failed to get a token (403),
+    was retried and parked; nothing held or cancelled them as uninstalling does."""
     pull = {"repository": "o/r", "private": False, "run": "backfill:d1:o/r", "index": 1, "limit": 100,
             "pull": {"number": 3, "merged_at": iso(NOW)}}  # fmt: skip
     jobs.enqueue_many([QueuedDelivery("backfill:d1:o/r:3", backfill.EVENT, "o/r#3", json.dumps(pull).encode(),

@@ -37,23 +37,30 @@ def merged(number: int, at: float) -> dict:
 class GitHub:
     """The installation's repositories and each one's closed pull requests, newest update first."""
 
-    def __init__(self, pulls: dict[str, list[dict]], *, created_at: float | None = None):
+    def __init__(self, pulls: dict[str, list[dict]], *, created_at: float | None = None, ids: dict[str, int] | None = None):
         self.pulls = pulls
         self.created_at = created_at
+        self.ids = ids or {}  # repository ids, for listings that give them
         self.down = False
         self.calls = 0
+        self.pages = 0
 
     async def getlist(self, url: str, url_vars: Any = None, **kwargs: Any) -> list:
         self.calls += 1
         if self.down:
             raise RetryLater("GitHub answered 502")
-        return [{"full_name": name, "private": False} for name in self.pulls]
+        return [{"full_name": name, "private": False, **({"id": self.ids[name]} if name in self.ids else {})}
+                for name in self.pulls]  # fmt: skip
 
     async def get_page(self, url: str) -> Page:
+        """100 a page; the next page's URL (``Link: rel="next"``) is ``...&page=N``."""
         self.calls += 1
+        self.pages += 1
         repo = url.split("/repos/", 1)[1].split("/pulls", 1)[0]
+        page = int(url.rsplit("&page=", 1)[1]) if "&page=" in url else 1
         items = sorted(self.pulls[repo], key=lambda p: p["updated_at"], reverse=True)
-        return Page(items, None)
+        more = len(items) > page * 100
+        return Page(items[(page - 1) * 100:page * 100], f"{url.split('&page=')[0]}&page={page + 1}" if more else None)
 
     async def installation(self, installation_id: int) -> dict:
         """The app's view of the installation (``AppAuth.installation``)."""
@@ -163,3 +170,45 @@ async def test_a_pass_for_an_installation_github_no_longer_knows_gives_up(store,
     with pytest.raises(GiveUp, match="installation 7 is gone"):
         await run_pass(store, github, NOW, monkeypatch)
     assert store.read_checkpoint(reconcile.checkpoint_name(INSTALLATION)) is None
+
+
+async def test_a_window_longer_than_a_pass_reads_is_covered_by_the_passes_after_it(store, monkeypatch):
+    github = GitHub({"o/r": []}, created_at=NOW - 30 * DAY, ids={"o/r": 1})
+    assert await run_pass(store, github, NOW - 3 * DAY, monkeypatch) == []
+    # Down for the weekend: 1,200 merges meanwhile, none handled.
+    github.pulls["o/r"] = [merged(n, NOW - 2.5 * DAY + n * 60) for n in range(1, 1201)]
+    queued = [await run_pass(store, github, NOW, monkeypatch)]
+    name = reconcile.checkpoint_name(INSTALLATION)
+    assert store.read_checkpoint(name)["repository_ids"]["1"]["backlog"]["from"] == NOW - 3 * DAY - HOUR
+    # Merges go on meanwhile: each pass reads them first, then the backlog with the pages left.
+    for n, at in ((1201, NOW + HOUR), (1202, NOW + 2 * HOUR)):
+        github.pulls["o/r"].append(merged(n, at - 60))
+        github.pages = 0
+        queued.append(await run_pass(store, github, at, monkeypatch))
+        assert github.pages <= reconcile.MAX_PAGES
+    # Each later pass: the newest merge (page 1), then four pages of the backlog, which the new
+    # merges shifted down by one: the first of them was queued already.
+    assert [len(q) for q in queued] == [500, 1 + 399, 1 + 301]
+    assert sorted(sum(queued, [])) == sorted(f"o/r#{n}" for n in range(1, 1203))
+    assert "backlog" not in store.read_checkpoint(name)["repository_ids"]["1"]
+    github.pages = 0
+    assert await run_pass(store, github, NOW + 3 * HOUR, monkeypatch) == []
+    assert github.pages == 1  # nothing left behind: one page, as before the outage
+
+
+async def test_a_checkpoint_keyed_by_name_is_read_by_name_and_kept_by_repository_id(store, monkeypatch):
+    # An older prguide's checkpoint: repositories by name, o/late added a day ago.
+    name = reconcile.checkpoint_name(INSTALLATION)
+    store.write_checkpoint(name, {"covered_from": NOW - 2 * DAY, "installed_at": NOW - 30 * DAY,
+                                  "repositories": {"o/r": None, "o/late": NOW - DAY}})  # fmt: skip
+    github = GitHub({"o/r": [merged(1, NOW - 1.5 * DAY)], "o/late": [merged(2, NOW - 1.5 * DAY), merged(3, NOW - 60)]},
+                    created_at=NOW - 30 * DAY, ids={"o/r": 10, "o/late": 11})  # fmt: skip
+    assert sorted(await run_pass(store, github, NOW, monkeypatch)) == ["o/late#3", "o/r#1"]
+    value = store.read_checkpoint(name)
+    assert "repositories" not in value
+    assert value["repository_ids"] == {"10": {"name": "o/r", "since": None}, "11": {"name": "o/late", "since": NOW - DAY}}
+    # Renamed since: the same ids, the same windows.
+    github.pulls = {"o/r2": [merged(4, NOW + 30 * 60)], "o/late2": [merged(5, NOW + 40 * 60)]}
+    github.ids = {"o/r2": 10, "o/late2": 11}
+    assert sorted(await run_pass(store, github, NOW + HOUR, monkeypatch)) == ["o/late2#5", "o/r2#4"]
+    assert store.read_checkpoint(name)["repository_ids"]["11"] == {"name": "o/late2", "since": NOW - DAY}

@@ -99,6 +99,35 @@ def test_replicas_share_one_budget_and_one_memory(pg_schema):
             db.close()
 
 
+#: A replica on a machine whose clock is half an hour fast (``time.time`` shifted before prguide is
+#: imported, as ``tests/test_replicas_pg.py`` runs one), taking one write token of installation 7.
+FAST_REPLICA = """
+import sys, time
+wall = time.time
+time.time = lambda: wall() + 1800
+from bot.app import pg
+from bot.app.shared_state import PgSharedState
+db = pg.connect(sys.argv[1], schema=sys.argv[2], min_size=1, max_size=1)
+print(PgSharedState(db).reserve_write(7))
+db.close()
+"""
+
+
+def test_a_replica_whose_clock_is_fast_takes_write_tokens_on_the_databases_clock(pg_schema, pg_database):
+    import subprocess
+    import sys
+
+    right = PgSharedState(pg_database)
+    waits = [right.reserve_write(7) for _ in range(108)]  # the minute's 8 and the hour's 100, and more
+    assert waits[-1] > 60
+    url, schema = pg_schema
+    fast = subprocess.run([sys.executable, "-c", FAST_REPLICA, url, schema], capture_output=True, text=True,
+                          timeout=60, check=True)  # fmt: skip
+    # Its clock says half an hour went by: that refills no bucket, for it or for the others.
+    assert float(fast.stdout) > 0, "the fast replica wrote at once, past the installation's budget"
+    assert right.reserve_write(7) > waits[-1]
+
+
 # ----- rate-limit budgets (both backends keep them in the database) ----------------
 
 
@@ -184,6 +213,33 @@ def test_a_budget_says_how_long_to_wait_and_what_an_answer_tells():
     assert merge(budget, spent).remaining == 0
 
 
+def test_no_answer_holds_an_installation_longer_than_githubs_longest_window():
+    from bot.app.github import RetryPolicy
+    from bot.app.ratelimit import MAX_WINDOW_S, RESET_SLACK, rate_limit_delay, read_budget
+
+    longest = MAX_WINDOW_S + RESET_SLACK
+    spent = {"x-ratelimit-limit": "5000", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "1000000000000"}
+    assert rate_limit_delay(403, spent, b"{}", now=1000.0, policy=RetryPolicy()) == longest  # a reset in milliseconds
+    asked = {"retry-after": "100000000"}  # a finite but absurd retry-after
+    assert rate_limit_delay(429, asked, b"{}", now=1000.0, policy=RetryPolicy()) == longest
+    budget = read_budget(spent, now=1000.0, refused=1e9)
+    assert budget.reset == 1000.0 + MAX_WINDOW_S and budget.blocked_until == 1000.0 + longest
+
+
+def test_a_bogus_window_stored_by_an_older_prguide_is_forgotten(make_limits):
+    import time
+
+    from bot.app.ratelimit import Budget
+
+    store = make_limits()
+    now = time.time()
+    # Kept before answers were bounded: a reset in milliseconds, a wait of years.
+    store.record(5, Budget(5000, 0, now * 1000, blocked_until=now + 1e9))
+    assert store.get(5) == Budget()
+    store.record(5, Budget(5000, 4999, now + 600))  # GitHub's real window is taken in again
+    assert store.get(5) == Budget(5000, 4999, now + 600)
+
+
 def test_a_replica_whose_clock_is_off_shares_waits_and_slots_on_the_databases_clock(pg_database):
     import time
 
@@ -200,3 +256,18 @@ def test_a_replica_whose_clock_is_off_shares_waits_and_slots_on_the_databases_cl
     assert ahead.book(6, 10, 2.7, not_before=0.0, now=ahead.clock()) == pytest.approx(ahead.clock(), abs=1)
     assert right.book(6, 1, 2.7, not_before=0.0, now=time.time()) - time.time() == pytest.approx(27, abs=1)
     assert ahead.get(6).paced_until - ahead.clock() == pytest.approx(29.7, abs=1)
+
+
+async def test_cancelled_work_frees_the_installations_booked_slots_on_every_replica(make_limits):
+    import time
+
+    from bot.app.ratelimit import RateLimits
+
+    one, two = RateLimits(make_limits()), RateLimits(make_limits())
+    await one.book(5, 100, 2.7)  # a backfill's 100 pull requests
+    assert (await two.budget(5, fresh=True)).paced_until - time.time() == pytest.approx(270, abs=2)
+    await one.unbook(5)  # the installation was suspended: its backfill cancelled
+    # An answer the other replica takes in writes its view back, but not the slots it remembers.
+    await two.observe(5, {"x-ratelimit-limit": "5000", "x-ratelimit-remaining": "100", "x-ratelimit-reset": "9999999999"})
+    assert (await two.budget(5, fresh=True)).paced_until == 0.0
+    assert await two.book(5, 1, 2.7) - time.time() == pytest.approx(0, abs=2)  # the next backfill starts at once

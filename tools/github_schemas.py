@@ -109,6 +109,7 @@ WEBHOOKS = (
     "installation.created",
     "installation.deleted",
     "installation.suspend",
+    "installation.unsuspend",
     "installation.new_permissions_accepted",
     "installation_repositories.added",
     "installation_repositories.removed",

@@ -293,10 +293,16 @@ class AppAuth:
 
     async def installations(self) -> list[int]:
         """The ids of the app's installations ("List installations for the authenticated app",
-        ``GET /app/installations``, every page). Raises ``RetryLater`` when GitHub cannot answer.
+        ``GET /app/installations``, every page), suspended ones left out: GitHub gives an
+        installation whose ``suspended_at`` is set no token ("Suspending a GitHub App
+        installation"), so periodic work for it could only fail and be parked. Raises
+        ``RetryLater`` when GitHub cannot answer.
         """
         items = await self._as_app(self._client.getlist("/app/installations?per_page=100"))
-        return [int(item["id"]) for item in items if isinstance(item, dict) and isinstance(item.get("id"), int)]
+        return [
+            int(item["id"]) for item in items
+            if isinstance(item, dict) and isinstance(item.get("id"), int) and not item.get("suspended_at")
+        ]
 
     async def installation(self, installation_id: int) -> dict[str, Any]:
         """One installation of the app as GitHub describes it (``id``, ``account``,

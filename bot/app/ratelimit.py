@@ -37,6 +37,15 @@ from bot.app.offload import run_store
 
 #: Seconds of slack after ``x-ratelimit-reset``: GitHub rounds the reset down to the second.
 RESET_SLACK = 1.0
+#: GitHub's rate-limit windows last an hour at most ("Rate limits for the REST API"): a
+#: reset, or a wait asked for, further ahead is no window of GitHub's (a reset in
+#: milliseconds, a proxy's header) and is bounded by it, so one odd answer cannot hold an
+#: installation for longer than GitHub itself ever would.
+MAX_WINDOW_S = 3600.0
+#: Seconds by which the clocks of GitHub and of the replicas may disagree: a stored reset or
+#: wait further than :data:`MAX_WINDOW_S` plus this ahead was never bounded (an older
+#: prguide kept it) and is dropped.
+CLOCK_TOLERANCE_S = 60.0
 #: Seconds a process trusts its own view of a budget before reading the shared one again,
 #: and at most between two writes of it (sooner when it is low or GitHub refused).
 SYNC_S = 5.0
@@ -92,7 +101,13 @@ def rate_limit_delay(status: int, headers: Mapping[str, str], body: bytes, *, no
     (epoch seconds; ``now`` is the wall clock); else a 429, or a 403 whose message names
     a secondary rate limit, means ``policy.secondary_limit_wait`` (seconds; ``policy`` is
     a :class:`bot.app.github.RetryPolicy`). Any other 403 is a permission problem (``None``).
+    No wait is longer than GitHub's longest window (:data:`MAX_WINDOW_S`, plus the slack).
     """
+    wait = _asked_wait(status, headers, body, now=now, policy=policy)
+    return min(wait, MAX_WINDOW_S + RESET_SLACK) if wait is not None else None
+
+
+def _asked_wait(status: int, headers: Mapping[str, str], body: bytes, *, now: float, policy: Any) -> float | None:
     if status not in (403, 429):
         return None
     retry_after = headers.get("retry-after")
@@ -194,16 +209,42 @@ def read_budget(headers: Mapping[str, str], *, now: float, refused: float | None
     Only the ``core`` resource counts (``x-ratelimit-resource``; search and GraphQL have
     limits of their own). ``refused``: the seconds GitHub asked to wait when it refused
     the request (:func:`rate_limit_delay`), which block the installation until then.
+    A reset (or a refusal's wait) beyond GitHub's longest window, :data:`MAX_WINDOW_S`
+    from ``now``, is cut back to it: kept as it came, a later window (:func:`merge`)
+    could never replace it.
     """
     resource = headers.get("x-ratelimit-resource")
     counted = resource in (None, "core")
     remaining = rate_remaining(headers) if counted else None
-    blocked = now + refused if refused else 0.0
+    blocked = now + min(refused, MAX_WINDOW_S + RESET_SLACK) if refused else 0.0
     if remaining is None and not blocked:
         return None
     limit = _number(headers.get("x-ratelimit-limit"), int) if counted else None
     reset = _number(headers.get("x-ratelimit-reset"), float) if counted else None
+    if reset is not None:
+        reset = min(reset, now + MAX_WINDOW_S)
     return Budget(limit, remaining if reset is not None else None, reset, blocked)
+
+
+def bounded(budget: Budget | None, now: float) -> Budget | None:
+    """``budget`` without a window or a block further ahead of ``now`` than GitHub ever asks.
+
+    :func:`read_budget` bounds what it reads; a stored budget may still hold a reset
+    or a ``blocked_until`` from before it did (a reset in milliseconds: the year
+    57,000), which :func:`merge` would keep for ever. Beyond :data:`MAX_WINDOW_S` plus
+    :data:`CLOCK_TOLERANCE_S` from ``now`` (Unix s, the clock the budget's times are
+    on), the window is forgotten (``limit``, ``remaining``, ``reset`` None) and the
+    block lifted: the next answer tells the truth. ``paced_until`` is prguide's own
+    schedule and may lie hours ahead.
+    """
+    if budget is None:
+        return None
+    far = now + MAX_WINDOW_S + RESET_SLACK + CLOCK_TOLERANCE_S
+    if budget.reset is not None and budget.reset > far:
+        budget = replace(budget, limit=None, remaining=None, reset=None)
+    if budget.blocked_until > far:
+        budget = replace(budget, blocked_until=0.0)
+    return budget
 
 
 def booked(old: Budget | None, count: int, spacing: float, *, not_before: float, now: float) -> tuple[float, Budget]:
@@ -217,18 +258,41 @@ def booked(old: Budget | None, count: int, spacing: float, *, not_before: float,
     return start, replace(old, paced_until=start + max(0, count) * max(0.0, spacing))
 
 
+def shifted(budget: Budget, by: float) -> Budget:
+    """``budget`` with prguide's own times (``blocked_until``, ``paced_until``; 0 stays 0) moved by ``by`` seconds.
+
+    ``reset`` is GitHub's time, which no replica's clock changes.
+    """
+    if not by:
+        return budget
+    return replace(
+        budget,
+        blocked_until=budget.blocked_until + by if budget.blocked_until else 0.0,
+        paced_until=budget.paced_until + by if budget.paced_until else 0.0,
+    )
+
+
 class RateLimitStorage(Protocol):
     """Every installation's :class:`Budget`, shared by the replicas (see :mod:`bot.app.shared_state`).
 
     Each method is one short transaction; a store whose calls wait on a database server
-    says ``blocking = True``. Times are Unix seconds.
+    says ``blocking = True``. Times are Unix seconds on the caller's clock (``now``: its
+    reading, None for the store's own). Replicas' clocks disagree, so a shared store keeps
+    the times a caller sets (``blocked_until``, ``paced_until``; ``reset`` is GitHub's)
+    on one clock of its own, converted in whole seconds: otherwise a replica whose clock
+    is half an hour fast would book the installation's backfill slots, and hold every
+    other replica's, half an hour late. :class:`bot.app.shared_state.PgRateLimits` is one
+    per replica and converts between that replica's clock (its ``clock``) and the
+    database's; :class:`MemoryRateLimits`, which several :class:`RateLimits` may share,
+    between each call's ``now`` and its ``clock``; :class:`bot.app.shared_state.SqliteRateLimits`
+    serves one process, whose clock is its own.
     """
 
-    def get(self, installation_id: int) -> Budget | None:
+    def get(self, installation_id: int, *, now: float | None = None) -> Budget | None:
         """The installation's budget, or None when nothing is known."""
         ...
 
-    def record(self, installation_id: int, budget: Budget) -> Budget:
+    def record(self, installation_id: int, budget: Budget, *, now: float | None = None) -> Budget:
         """:func:`merge` ``budget`` into the stored one and return the result."""
         ...
 
@@ -237,34 +301,60 @@ class RateLimitStorage(Protocol):
         returns when the first may go (Unix s)."""
         ...
 
+    def unbook(self, installation_id: int) -> None:
+        """Forget the installation's booked slots (``paced_until`` 0): the work they were for was cancelled."""
+        ...
+
 
 class MemoryRateLimits:
-    """:class:`RateLimitStorage` in this process's memory (tests, or no database)."""
+    """:class:`RateLimitStorage` in this process's memory (tests, or no database).
+
+    ``clock``: Unix seconds now, the clock the budgets are kept on; a call whose ``now``
+    differs from it by a second or more has its times converted (see
+    :class:`RateLimitStorage`), as the database does for replicas.
+    """
 
     blocking = False
 
-    def __init__(self) -> None:
+    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock
         self._budgets: dict[int, Budget] = {}
         self._lock = threading.Lock()
 
-    def get(self, installation_id: int) -> Budget | None:
-        """See :class:`RateLimitStorage`."""
-        return self._budgets.get(int(installation_id))
+    def _ahead(self, now: float | None) -> float:
+        """Whole seconds the caller's clock (``now``) is ahead of this store's (negative: behind)."""
+        return 0.0 if now is None else float(round(now - self.clock()))
 
-    def record(self, installation_id: int, budget: Budget) -> Budget:
+    def _seen(self, installation_id: int, ahead: float) -> Budget | None:
+        """The stored budget on the caller's clock, times too far ahead dropped (:func:`bounded`)."""
+        stored = self._budgets.get(int(installation_id))
+        return bounded(shifted(stored, ahead), self.clock() + ahead) if stored is not None else None
+
+    def get(self, installation_id: int, *, now: float | None = None) -> Budget | None:
+        """See :class:`RateLimitStorage`."""
+        return self._seen(installation_id, self._ahead(now))
+
+    def record(self, installation_id: int, budget: Budget, *, now: float | None = None) -> Budget:
         """See :class:`RateLimitStorage`."""
         with self._lock:
-            merged = merge(self._budgets.get(int(installation_id)), budget)
-            self._budgets[int(installation_id)] = merged
+            ahead = self._ahead(now)
+            merged = merge(self._seen(installation_id, ahead), budget)
+            self._budgets[int(installation_id)] = shifted(merged, -ahead)
         return merged
 
     def book(self, installation_id: int, count: int, spacing: float, *, not_before: float, now: float) -> float:
         """See :class:`RateLimitStorage`."""
         with self._lock:
-            start, self._budgets[int(installation_id)] = booked(
-                self._budgets.get(int(installation_id)), count, spacing, not_before=not_before, now=now
-            )
+            ahead = self._ahead(now)
+            start, budget = booked(self._seen(installation_id, ahead), count, spacing, not_before=not_before, now=now)
+            self._budgets[int(installation_id)] = shifted(budget, -ahead)
         return start
+
+    def unbook(self, installation_id: int) -> None:
+        """See :class:`RateLimitStorage`."""
+        with self._lock:
+            if int(installation_id) in self._budgets:
+                self._budgets[int(installation_id)] = replace(self._budgets[int(installation_id)], paced_until=0.0)
 
 
 @dataclass(slots=True)
@@ -288,7 +378,7 @@ class RateLimits:
 
     def __init__(self, store: RateLimitStorage | None = None, *, clock: Callable[[], float] = time.time,
                  sync_every: float = SYNC_S, max_installations: int = 4096):  # fmt: skip
-        self.store: RateLimitStorage = store if store is not None else MemoryRateLimits()
+        self.store: RateLimitStorage = store if store is not None else MemoryRateLimits(clock=clock)
         self.clock = clock
         self.sync_every = sync_every
         self._seen: cachetools.LRUCache = cachetools.LRUCache(maxsize=max_installations)
@@ -301,10 +391,14 @@ class RateLimits:
         now = self.clock()
         seen = self._seen.get(installation_id)
         if fresh or seen is None or now - seen.read_at >= self.sync_every:
-            shared = await run_store(self.store, self.store.get, installation_id)
+            shared = bounded(await run_store(self.store, self.store.get, installation_id, now=now), now)
             seen = self._seen.get(installation_id)  # another task may have observed meanwhile
             local = seen.budget if seen is not None else None
             budget = merge(local, shared) if shared is not None else local
+            if shared is not None and budget is not None:
+                # Every booking is written through: the shared schedule is the whole of it, and
+                # it only goes back when the installation's work was cancelled (:meth:`unbook`).
+                budget = replace(budget, paced_until=shared.paced_until)
             if seen is not None:
                 written = (seen.written_at, seen.written_reset)
             else:  # what the shared store holds needs no writing back
@@ -331,7 +425,10 @@ class RateLimits:
             or now - seen.written_at >= self.sync_every
         )
         if due:
-            budget = merge(budget, await run_store(self.store, self.store.record, installation_id, budget))
+            # The schedule travels by book() and unbook() alone: a stale one here would bring back
+            # slots another replica unbooked.
+            told = replace(budget, paced_until=0.0)
+            budget = merge(told, await run_store(self.store, self.store.record, installation_id, told, now=now))
             self._seen[installation_id] = _Seen(budget, now, now, budget.reset)
         else:
             self._seen[installation_id] = _Seen(budget, seen.read_at, seen.written_at, seen.written_reset)
@@ -346,3 +443,11 @@ class RateLimits:
         if seen is not None and seen.budget is not None:
             seen.budget = replace(seen.budget, paced_until=max(seen.budget.paced_until, start + count * spacing))
         return start
+
+    async def unbook(self, installation_id: int) -> None:
+        """Forget the installation's booked background slots, on every replica (:meth:`RateLimitStorage.unbook`):
+        its backfill was cancelled, and one started later must not wait for slots nobody will use."""
+        await run_store(self.store, self.store.unbook, installation_id)
+        seen = self._seen.get(installation_id)
+        if seen is not None and seen.budget is not None:
+            seen.budget = replace(seen.budget, paced_until=0.0)

@@ -18,7 +18,8 @@ outlive a restart and hold every run and replica: :class:`SqliteRateLimits` in t
 app's SQLite file, :class:`PgRateLimits` in PostgreSQL (a row per installation,
 read, merged and written under its row lock).
 
-Times are Unix seconds (``time.time()``): the replicas share no monotonic clock.
+Times are Unix seconds: the replicas share no monotonic clock, and their wall clocks
+may disagree, so what PostgreSQL keeps is on the database server's clock.
 Per-process caches that are safe per replica (tokens, permissions, ETags) stay in
 :mod:`bot.app.github` and :mod:`bot.app.auth`.
 """
@@ -36,7 +37,7 @@ from typing import Any, Protocol
 
 from bot.app import pg
 from bot.app.db import migrate, open_database
-from bot.app.ratelimit import Budget, booked, merge
+from bot.app.ratelimit import Budget, booked, bounded, merge, shifted
 
 #: ``(rate per second, capacity)`` of each write bucket: 8 + 72 a minute, 100 + 400 an hour.
 WRITE_BUCKETS: tuple[tuple[float, float], ...] = ((72 / 60, 8.0), (400 / 3600, 100.0))
@@ -85,6 +86,11 @@ SQLITE_MIGRATIONS = [
     """,
 ]
 
+#: The database's clock (Unix seconds), read in the statement that needs it.
+_DB_EPOCH = "extract(epoch FROM clock_timestamp())::double precision"
+#: Now in a statement: the parameter when a test gives a clock, else the database's clock.
+_NOW = f"coalesce(%s::double precision, {_DB_EPOCH})"
+
 _BUDGET_COLUMNS = "ratelimit_limit, ratelimit_remaining, ratelimit_reset, blocked_until, paced_until"
 
 
@@ -132,24 +138,34 @@ class LocalState:
 class PgSharedState:
     """:class:`SharedState` in PostgreSQL tables (component ``"state"``), one statement per call.
 
-    Methods block on the network (:attr:`blocking`); errors are ``psycopg.Error``.
+    Times are the database server's, read in each statement, never a replica's: a replica
+    whose clock is half an hour fast would otherwise find every bucket refilled (and
+    write past GitHub's limit) and leave the others' unfilled for half an hour. A
+    ``clock`` given stands in for the database's (tests only), as it does for
+    :class:`bot.app.pgjobs.PgJobStore`. Methods block on the network (:attr:`blocking`);
+    errors are ``psycopg.Error``.
     """
 
     blocking = True
 
-    def __init__(self, db: pg.Database, buckets: Sequence[tuple[float, float]] = WRITE_BUCKETS, *, clock: Callable[[], float] = time.time):
+    def __init__(self, db: pg.Database, buckets: Sequence[tuple[float, float]] = WRITE_BUCKETS, *,
+                 clock: Callable[[], float] | None = None):  # fmt: skip
         self.db = db
         self.buckets = tuple(buckets)
         self.clock = clock
 
+    def _now(self) -> float | None:
+        """The stand-in clock's time, or None: the database's clock (:data:`_NOW`)."""
+        return self.clock() if self.clock is not None else None
+
     def reserve_write(self, installation_id: int) -> float:
         """See :class:`SharedState`: each bucket refills, loses one token, and says how long to wait."""
-        now = self.clock()
+        now = self._now()
         waits = [0.0]
         with self.db.connection() as conn:
             for index, (rate, capacity) in enumerate(self.buckets):
                 tokens = conn.execute(
-                    "INSERT INTO write_budget (installation_id, bucket, tokens, updated_at) VALUES (%s, %s, %s, %s)"
+                    f"INSERT INTO write_budget (installation_id, bucket, tokens, updated_at) VALUES (%s, %s, %s, {_NOW})"
                     " ON CONFLICT (installation_id, bucket) DO UPDATE SET"
                     " tokens = least(%s, write_budget.tokens"
                     "   + greatest(excluded.updated_at - write_budget.updated_at, 0) * %s) - 1,"
@@ -163,15 +179,15 @@ class PgSharedState:
 
     def remember_once(self, key: str, ttl: float) -> bool:
         """See :class:`SharedState`: one upsert that only succeeds when the key is new or expired."""
-        now = self.clock()
+        now = self._now()
         with self.db.connection() as conn:
             row = conn.execute(
-                "INSERT INTO reply_memory (key, until) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE"
-                " SET until = excluded.until WHERE reply_memory.until <= %s RETURNING 1",
-                (key, now + ttl, now),
+                f"INSERT INTO reply_memory (key, until) VALUES (%s, {_NOW} + %s) ON CONFLICT (key) DO UPDATE"
+                f" SET until = excluded.until WHERE reply_memory.until <= {_NOW} RETURNING 1",
+                (key, now, float(ttl), now),
             ).fetchone()
             if row is not None and hash(key) % 64 == 0:  # now and then, forget what expired
-                conn.execute("DELETE FROM reply_memory WHERE until <= %s", (now,))
+                conn.execute(f"DELETE FROM reply_memory WHERE until <= {_NOW}", (now,))
         return row is not None
 
 
@@ -179,22 +195,9 @@ def _budget(row: Sequence[Any] | None) -> Budget | None:
     return Budget(*row) if row is not None else None
 
 
-#: The database's clock (Unix seconds), read in the statement that reads a budget.
-_DB_EPOCH = "extract(epoch FROM clock_timestamp())::double precision"
-
-
-def _shifted(budget: Budget, by: float) -> Budget:
-    """``budget`` with its own times (``blocked_until``, ``paced_until``; 0 stays 0) moved by ``by`` seconds.
-
-    ``reset`` is GitHub's time, which no replica's clock changes.
-    """
-    if not by:
-        return budget
-    return replace(
-        budget,
-        blocked_until=budget.blocked_until + by if budget.blocked_until else 0.0,
-        paced_until=budget.paced_until + by if budget.paced_until else 0.0,
-    )
+def _unbooked(old: Budget | None) -> tuple[None, Budget]:
+    """:meth:`RateLimitStorage.unbook` as a change of the stored budget: no slot booked."""
+    return None, replace(old or Budget(), paced_until=0.0)
 
 
 def _values(budget: Budget) -> tuple[Any, ...]:
@@ -234,7 +237,7 @@ class SqliteRateLimits:
                 row = self.conn.execute(
                     f"SELECT {_BUDGET_COLUMNS} FROM rate_limits WHERE installation_id = ?", (installation_id,)
                 ).fetchone()
-                result, budget = change(_budget(tuple(row) if row is not None else None))
+                result, budget = change(bounded(_budget(tuple(row) if row is not None else None), self.clock()))
                 self.conn.execute(
                     f"INSERT OR REPLACE INTO rate_limits (installation_id, {_BUDGET_COLUMNS}, updated_at)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -246,15 +249,15 @@ class SqliteRateLimits:
                 raise
         return result
 
-    def get(self, installation_id: int) -> Budget | None:
-        """See :class:`bot.app.ratelimit.RateLimitStorage`."""
+    def get(self, installation_id: int, *, now: float | None = None) -> Budget | None:
+        """See :class:`bot.app.ratelimit.RateLimitStorage` (one process: ``now`` is on this store's clock)."""
         with self._lock:
             row = self.conn.execute(
                 f"SELECT {_BUDGET_COLUMNS} FROM rate_limits WHERE installation_id = ?", (int(installation_id),)
             ).fetchone()
-        return _budget(tuple(row) if row is not None else None)
+        return bounded(_budget(tuple(row) if row is not None else None), self.clock())
 
-    def record(self, installation_id: int, budget: Budget) -> Budget:
+    def record(self, installation_id: int, budget: Budget, *, now: float | None = None) -> Budget:
         """See :class:`bot.app.ratelimit.RateLimitStorage`."""
 
         def change(old: Budget | None) -> tuple[Budget, Budget]:
@@ -267,6 +270,10 @@ class SqliteRateLimits:
         """See :class:`bot.app.ratelimit.RateLimitStorage`."""
         change = functools.partial(booked, count=count, spacing=spacing, not_before=not_before, now=now)
         return self._update(int(installation_id), change)
+
+    def unbook(self, installation_id: int) -> None:
+        """See :class:`bot.app.ratelimit.RateLimitStorage`."""
+        self._update(int(installation_id), _unbooked)
 
 
 class PgRateLimits:
@@ -300,8 +307,8 @@ class PgRateLimits:
                 (installation_id,),
             ).fetchone()
             ahead = self._ahead(row[-1])
-            result, budget = change(_shifted(Budget(*row[:-1]), ahead))
-            stored = _shifted(budget, -ahead)
+            result, budget = change(bounded(shifted(Budget(*row[:-1]), ahead), self.clock()))
+            stored = shifted(budget, -ahead)
             conn.execute(
                 "UPDATE rate_limits SET ratelimit_limit = %s, ratelimit_remaining = %s, ratelimit_reset = %s,"
                 " blocked_until = %s, paced_until = %s, updated_at = %s WHERE installation_id = %s",
@@ -313,16 +320,16 @@ class PgRateLimits:
         """Whole seconds this process's clock is ahead of the database's (negative: behind)."""
         return float(round(self.clock() - database_now))
 
-    def get(self, installation_id: int) -> Budget | None:
-        """See :class:`bot.app.ratelimit.RateLimitStorage`."""
+    def get(self, installation_id: int, *, now: float | None = None) -> Budget | None:
+        """See :class:`bot.app.ratelimit.RateLimitStorage` (``now`` is a reading of this replica's ``clock``)."""
         with self.db.connection() as conn:
             row = conn.execute(
                 f"SELECT {_BUDGET_COLUMNS}, {_DB_EPOCH} FROM rate_limits WHERE installation_id = %s",
                 (int(installation_id),),
             ).fetchone()
-        return _shifted(Budget(*row[:-1]), self._ahead(row[-1])) if row is not None else None
+        return bounded(shifted(Budget(*row[:-1]), self._ahead(row[-1])), self.clock()) if row is not None else None
 
-    def record(self, installation_id: int, budget: Budget) -> Budget:
+    def record(self, installation_id: int, budget: Budget, *, now: float | None = None) -> Budget:
         """See :class:`bot.app.ratelimit.RateLimitStorage`."""
 
         def change(old: Budget | None) -> tuple[Budget, Budget]:
@@ -335,3 +342,7 @@ class PgRateLimits:
         """See :class:`bot.app.ratelimit.RateLimitStorage`."""
         change = functools.partial(booked, count=count, spacing=spacing, not_before=not_before, now=now)
         return self._update(int(installation_id), change)
+
+    def unbook(self, installation_id: int) -> None:
+        """See :class:`bot.app.ratelimit.RateLimitStorage`."""
+        self._update(int(installation_id), _unbooked)

@@ -44,7 +44,13 @@ was in flight, and re-queuing what it queued before is a no-op.
 When the app is uninstalled (``installation.deleted``) or repositories are taken away
 from it (``installation_repositories.removed``), the work queued for them, a backfill's
 remaining jobs above all, is cancelled (:func:`handle_uninstalled`): none of it would
-get a token any more.
+get a token any more. So is the installation's work when it is suspended
+(``installation.suspend``): GitHub gives a suspended installation no token and sends
+none of its webhooks ("Suspending a GitHub App installation"), so the work could only
+fail and be parked. When it is unsuspended (``installation.unsuspend``) its
+repositories are backfilled again, as on installation (:func:`handle_installed`): the
+pull requests whose guides were stored before take no slot, so a backfill the
+suspension cut short goes on where it stopped.
 """
 
 from __future__ import annotations
@@ -153,7 +159,7 @@ def _spent(ctx: JobContext, progress: dict[str, Any]) -> None:
 
 
 async def handle_installed(job: Job, ctx: JobContext) -> None:
-    """``installation.created`` / ``installation_repositories.added``: queue a backfill per repository.
+    """``installation.created`` / ``.unsuspend`` / ``installation_repositories.added``: queue a backfill per repository.
 
     Reads ``repositories`` (or ``repositories_added``) of the payload: ``full_name``
     and ``private`` ("Webhook events and payloads", installation). GitHub may leave
@@ -415,16 +421,19 @@ async def _build(job: Job, ctx: JobContext, data: Mapping[str, Any], repository:
 
 
 async def handle_uninstalled(job: Job, ctx: JobContext) -> None:
-    """``installation.deleted`` / ``installation_repositories.removed``: cancel the work queued for what is gone.
+    """``installation.deleted`` / ``.suspend`` / ``installation_repositories.removed``: cancel the work
+    queued for what is gone.
 
-    Uninstalled: every unfinished job of the installation (queued, running, parked;
-    this one excepted). Repositories removed (``repositories_removed[].full_name``,
+    Uninstalled or suspended: every unfinished job of the installation (queued, running,
+    parked; this one excepted). Repositories removed (``repositories_removed[].full_name``,
     "Webhook events and payloads", installation_repositories): the jobs of their pull
     requests (keys ``owner/repo#...``) and of their backfill runs (on the installation's
     lane, shared with other repositories: their delivery ids name the repository,
     ``backfill:{delivery}:{owner/repo}...``). A running job so
-    cancelled writes nothing more (:mod:`bot.app.fencing`). Sets the outcome to how many
-    jobs were cancelled. No API call.
+    cancelled writes nothing more (:mod:`bot.app.fencing`). A whole installation's booked
+    backfill slots are forgotten as well (:meth:`bot.app.ratelimit.RateLimits.unbook`), so
+    the backfill after an unsuspension starts at once. Sets the outcome to how many jobs
+    were cancelled. No API call.
     """
     payload = job.data if isinstance(job.data, Mapping) else {}
     store = ctx.services.store
@@ -437,13 +446,18 @@ async def handle_uninstalled(job: Job, ctx: JobContext) -> None:
     if removed and not names:
         ctx.outcome = "cancelled_0"
         return
-    what = "repository removed from the installation" if removed else "app uninstalled"
+    what = (
+        "repository removed from the installation" if removed
+        else "installation suspended" if job.action == "suspend" else "app uninstalled"
+    )
     cancelled = await run_store(
         store, store.cancel, job.installation_id,
         key_prefixes=[f"{n}#" for n in names] if removed else (),
         delivery_parts=names if removed else (),
         keep=job.id, reason=f"{what} (delivery {job.delivery_id})",
     )
+    if not removed:  # its backfill's booked slots go too: one started later does not wait for them
+        await ctx.services.rate_limits.unbook(job.installation_id)
     board = ctx.services.progress.get("backfill", {})
     for name in names:
         board.pop(name, None)  # its counters would show work that will never be done
@@ -451,11 +465,12 @@ async def handle_uninstalled(job: Job, ctx: JobContext) -> None:
     ctx.outcome = f"cancelled_{cancelled}"
 
 
-#: ``installation.created`` and ``installation_repositories.added``: about a whole installation.
-INSTALLED = Route("installation", ("created",), handle_installed, pull_request_only=False)
+#: ``installation.created``, ``.unsuspend`` and ``installation_repositories.added``: about a whole installation.
+INSTALLED = Route("installation", ("created", "unsuspend"), handle_installed, pull_request_only=False)
 REPOSITORIES_ADDED = Route("installation_repositories", ("added",), handle_installed, pull_request_only=False)
-#: ``installation.deleted`` and ``installation_repositories.removed``: what is gone gets no more work.
-UNINSTALLED = Route("installation", ("deleted",), handle_uninstalled, pull_request_only=False)
+#: ``installation.deleted``, ``.suspend`` and ``installation_repositories.removed``: what is gone (or
+#: out of reach) gets no more work.
+UNINSTALLED = Route("installation", ("deleted", "suspend"), handle_uninstalled, pull_request_only=False)
 REPOSITORIES_REMOVED = Route("installation_repositories", ("removed",), handle_uninstalled, pull_request_only=False)
 #: The backfill's own jobs.
 BACKFILL = Route(EVENT, (), handle_backfill, internal=True)

@@ -21,7 +21,19 @@ authenticated app": ``created_at``, asked once and kept in the checkpoint): merg
 before are backfill's, which stores their guides without commenting (``backfill: 0``
 asks for none). Likewise a repository the last completed pass did not list (added to
 the installation since) is looked at only from this pass on. Without a checkpoint
-(the first pass) the window starts at the installation.
+(the first pass) the window starts at the installation. Repositories are known by
+their id, which GitHub keeps when a repository is renamed or transferred: a repository
+renamed between two passes keeps its window.
+
+A pass reads at most :data:`MAX_PAGES` pages of a repository. When its window holds
+more (a long outage of a busy repository), the repository's checkpoint entry keeps a
+*backlog*: the start of the window not yet covered and the page ("List pull
+requests"' ``Link: rel="next"``) to go on from. Later passes read the newest pages
+first, as always, then go on with the backlog with the pages left, until it is
+covered: no merge of the window is left behind, however long the outage was (within
+``PRGUIDE_RECONCILE_MAX_LOOKBACK``). The list only ever gains pull requests at its
+head (one updated or closed since moves there), so the page to go on from shows the
+rest of the backlog, behind some pull requests read already.
 
 The job's delivery id is ``reconcile:{repo}#{number}``: a pull request is queued by
 reconcile once, however many passes see it.
@@ -30,6 +42,7 @@ reconcile once, however many passes see it.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -63,12 +76,41 @@ def checkpoint_name(installation_id: int | None) -> str:
     """The job store checkpoint of an installation's reconcile passes.
 
     Its value: ``{"covered_from": Unix s, "installed_at": Unix s or None,
-    "repositories": {lower-case "owner/name": Unix s or None}}``: where the last completed
-    pass's window could end (when it started), when the installation was created, and
-    the repositories it looked at, each with the earliest merge time a pass may look at
-    (when a pass first saw it; None: since the installation).
+    "repository_ids": {key: {"name": "owner/name", "since": Unix s or None,
+    "backlog"?: {"from": Unix s, "next": URL}}}}``: where the last completed pass's
+    window could end (when it started), when the installation was created, and the
+    repositories it looked at, keyed by repository id (:func:`repository_key`), each
+    with its lower-case name, the earliest merge time a pass may look at (when a pass
+    first saw it; None: since the installation) and, when its window did not fit in
+    the pages a pass reads, what is left of it (see the module).
+
+    A checkpoint of an older prguide keys repositories by name instead (``"repositories":
+    {lower-case "owner/name": Unix s or None}``); a pass reads it by the names its
+    repositories have now and writes it in this shape.
     """
     return f"reconcile:{installation_id}"
+
+
+def repository_key(repo: Mapping[str, Any]) -> str:
+    """A repository's key in the checkpoint: its ``id`` (GitHub keeps it across renames and
+    transfers), or its lower-case ``full_name`` when the listing gave no id."""
+    rid = repo.get("id")
+    if isinstance(rid, int) and not isinstance(rid, bool):
+        return str(rid)
+    return str(repo.get("full_name", "")).lower()
+
+
+def _previous(record: Mapping[str, Any], repo: Mapping[str, Any], started: float) -> dict[str, Any] | None:
+    """The last completed pass's entry for ``repo`` (see :func:`checkpoint_name`): a new
+    repository's starts at ``started``; None when there was no pass before."""
+    entries = record.get("repository_ids")
+    if isinstance(entries, Mapping):
+        entry = entries.get(repository_key(repo))
+        return dict(entry) if isinstance(entry, Mapping) else {"since": started}
+    legacy = record.get("repositories")  # an older prguide's, keyed by name
+    if isinstance(legacy, Mapping):
+        return {"since": legacy.get(repo["full_name"].lower(), started)}
+    return None
 
 
 def _epoch(stamp: Any) -> float | None:
@@ -123,24 +165,31 @@ async def handle_reconcile(job: Job, ctx: JobContext) -> None:
         start = max(start, started - lookback)
     if installed is not None:
         start = max(start, float(installed))
-    known = record.get("repositories")
-    known = known if isinstance(known, Mapping) else None
+    bound = max(started - lookback if lookback > 0 else -math.inf, float(installed) if installed is not None else -math.inf)
     repos = await ctx.client.getlist("/installation/repositories?per_page=100", iterable_key="repositories")
     queued = 0
-    floors: dict[str, float | None] = {}
+    entries: dict[str, dict[str, Any]] = {}
     for repo in repos[:MAX_REPOSITORIES]:
         if not isinstance(repo, Mapping) or not isinstance(repo.get("full_name"), str) or repo.get("archived"):
             continue
-        key = repo["full_name"].lower()
         # A repository new to the installation since the last completed pass: its earlier
         # merges happened before the app could see it, in this pass and every later one.
-        floor = known.get(key, started) if known is not None else None
-        floors[key] = floor if isinstance(floor, (int, float)) else None
-        queued += await _reconcile_repository(job, ctx, repo, max(start, floors[key] or start))
+        entry = _previous(record, repo, started) or {}
+        floor = entry.get("since") if isinstance(entry.get("since"), (int, float)) else None
+        done, entry = await _reconcile_repository(job, ctx, repo, max(start, floor or start), entry, max(bound, floor or bound))
+        queued += done
+        entries[repository_key(repo)] = {**entry, "name": repo["full_name"].lower(), "since": floor}
     if store is not None:
-        value = {"covered_from": started, "installed_at": installed, "repositories": floors}
+        value = {"covered_from": started, "installed_at": installed, "repository_ids": entries}
         await run_store(store, store.write_checkpoint, name, value)
-    ctx.fields.update(repositories=len(floors), since=start, installed_at=installed)
+    behind = sorted(e["name"] for e in entries.values() if "backlog" in e)
+    if behind:
+        log.info(
+            "installation %s: %d repositories had more merges than one pass reads; later passes go on: %s",
+            job.installation_id, len(behind), ", ".join(behind[:20]),
+            extra={"installation": job.installation_id, "behind": len(behind)},
+        )
+    ctx.fields.update(repositories=len(entries), since=start, installed_at=installed, behind=len(behind))
     services.metrics.reconciled.inc(queued)
     ctx.outcome = f"queued_{queued}"
 
@@ -157,18 +206,48 @@ async def _installed_at(job: Job, ctx: JobContext) -> float | None:
     return _epoch(data.get("created_at")) if isinstance(data, Mapping) else None
 
 
-async def _reconcile_repository(job: Job, ctx: JobContext, repo: Mapping[str, Any], start: float) -> int:
-    repository = repo["full_name"]
-    owner, name = split_repository(repository)
-    guides = ctx.services.guides
-    queued = 0
-    url: str | None = f"/repos/{owner}/{name}/pulls?" + urlencode(
+async def _reconcile_repository(
+    job: Job, ctx: JobContext, repo: Mapping[str, Any], start: float, entry: Mapping[str, Any], bound: float
+) -> tuple[int, dict[str, Any]]:
+    """Reconcile one repository: its window from ``start``, then its backlog (see the module).
+
+    ``entry``: the repository's checkpoint entry from the last completed pass; ``bound``:
+    the earliest merge time any window may reach (look-back, installation, the
+    repository's joining). Returns how many pull requests were queued and the entry's
+    backlog for the next pass (``{"backlog": ...}`` or ``{}``), at most :data:`MAX_PAGES`
+    pages read in all.
+    """
+    owner, name = split_repository(repo["full_name"])
+    first = f"/repos/{owner}/{name}/pulls?" + urlencode(
         {"state": "closed", "sort": "updated", "direction": "desc", "per_page": 100}
     )
-    for _ in range(MAX_PAGES):
-        if url is None:
-            break
+    queued, pages, rest = await _read_pages(job, ctx, repo, first, start, MAX_PAGES)
+    backlog = entry.get("backlog") if isinstance(entry.get("backlog"), Mapping) else None
+    earlier = backlog.get("from") if backlog is not None else None
+    earlier = max(float(earlier), bound) if isinstance(earlier, (int, float)) else None
+    if rest is not None:  # this window did not fit: go on from here, down to the earliest start left
+        return queued, {"backlog": {"from": min(start, earlier) if earlier is not None else start, "next": rest}}
+    if earlier is None or not isinstance(backlog.get("next"), str) or earlier >= start:
+        return queued, {}
+    more, _, rest = await _read_pages(job, ctx, repo, backlog["next"], earlier, MAX_PAGES - pages)
+    return queued + more, {"backlog": {"from": earlier, "next": rest}} if rest is not None else {}
+
+
+async def _read_pages(
+    job: Job, ctx: JobContext, repo: Mapping[str, Any], url: str | None, start: float, pages: int
+) -> tuple[int, int, str | None]:
+    """Queue the merged pull requests without a guide on at most ``pages`` pages from ``url``,
+    down to the first one updated before ``start`` (Unix s).
+
+    Returns how many were queued, how many pages were read, and the next page's URL when
+    the pages ran out before the window did (None: the window is covered).
+    """
+    repository = repo["full_name"]
+    guides = ctx.services.guides
+    queued = read = 0
+    while url is not None and read < pages:
         page = await ctx.client.get_page(url)
+        read += 1
         url = page.next_url
         merged_pulls = []
         for pull in page.items:
@@ -206,7 +285,7 @@ async def _reconcile_repository(job: Job, ctx: JobContext, repo: Mapping[str, An
                     "%s#%s merged without a guide: queued", repository, number,
                     extra={"repository": repository, "number": number, "delivery": job.delivery_id},
                 )
-    return queued
+    return queued, read, url
 
 
 #: The reconcile pass's jobs.

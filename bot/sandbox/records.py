@@ -272,13 +272,15 @@ class Installation:
     "selected"``); ``None`` means every repository of the account (``"all"``).
     An installation without an ``account`` is the sandbox's catch-all: it holds every
     repository no other installation holds, so a sandbox with just that one serves
-    every bundle, whatever its owner.
+    every bundle, whatever its owner. ``suspended_at`` (Unix s, None: not suspended):
+    when it was suspended ("Suspending a GitHub App installation").
     """
 
     id: int
     account: str | None = None
     account_type: str = "Organization"
     repositories: frozenset[str] | None = None
+    suspended_at: float | None = None
 
     @property
     def selection(self) -> str:

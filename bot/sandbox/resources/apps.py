@@ -179,14 +179,25 @@ class AppsMixin:
             events=APP_EVENTS,
             repository_selection=installation.selection,
             created_at=iso(self.created_at),
+            suspended_at=iso(installation.suspended_at) if installation.suspended_at is not None else None,
             site=self.site,
         )
+
+    def suspend_installation(self, installation_id: int, suspended: bool = True) -> Installation:
+        """Suspend the installation (or lift its suspension): GitHub then mints it no token
+        (403) and lists it with ``suspended_at``; 404 for an unknown installation."""
+        installation = self.installation(installation_id)
+        installation.suspended_at = self.now() if suspended else None
+        return installation
 
     # ----- installation access tokens ----------------------------------------------
 
     def issue_token(self, installation_id: int) -> Token:
-        """Mint an installation access token lasting ``token_lifetime`` seconds; 404 for an unknown installation."""
+        """Mint an installation access token lasting ``token_lifetime`` seconds; 404 for an unknown
+        installation, 403 for a suspended one."""
         installation = self.installation(installation_id, DOC_CREATE_TOKEN)
+        if installation.suspended_at is not None:
+            raise ApiError(403, "This installation has been suspended", documentation_url=DOC_CREATE_TOKEN)
         token = Token("ghs_" + secrets.token_hex(18), installation.id, self.now() + self.token_lifetime)
         self.tokens[token.token] = token
         return token
