@@ -404,7 +404,7 @@ def _store(args: argparse.Namespace, store, guides) -> None:
         return
     for g in guides:
         store.save(
-            g.data,
+            g.record(),
             # Offline sources cannot tell whether a repository is private: assume it is unless told.
             visibility="public" if args.public else None,
             label_descriptions={name: spec.description for name, spec in g.label_specs.items()},

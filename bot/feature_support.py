@@ -206,7 +206,7 @@ def _store_guide(store: Any, guide: Any, private: bool) -> None:
     # repository was made private, so it never opens a repository the store holds as private.
     public = not private and store.visibility(guide.repository) != "private"
     store.save(
-        dict(guide.data, markdown=guide.markdown),
+        guide.record(),
         visibility="public" if public else "private",
         label_descriptions={name: spec.description for name, spec in guide.label_specs.items()},
     )
