@@ -305,7 +305,7 @@ class TagView:
                 )
         else:
             sections = self.store.sections(repository, flt, per_label=self.settings.rows_per_label)
-        datas = self.store.get_many(repository, [row.number for section in sections for row in section.rows])
+        datas = self.store.cards(repository, [row.number for section in sections for row in section.rows], lang)
         feed_params = {k: request.query.get(k) for k in FILTER_PARAMS}
         html = render_tags_page(
             repository=repository, sections=sections, lang=lang, links=links,
@@ -344,7 +344,7 @@ class TagView:
             repository, label=flt.label, area=flt.area, level=flt.level, min_importance=flt.min_importance,
             since=flt.since, until=flt.until, search=flt.search, limit=FEED_ENTRIES,
         )
-        datas = self.store.get_many(repository, [row.number for row in found.items])
+        datas = self.store.cards(repository, [row.number for row in found.items], lang)
         messages = Messages(lang)
         entries = [make_entry(row, datas.get(row.number), lang, messages) for row in found.items]
         params = _filter_params(flt)
