@@ -271,3 +271,16 @@ def _insert_old_row(conn, data: dict) -> None:
         "RETURNING id", (data["repository"], data["number"], data["title"], data["lang"], data["summary"]),
     ).fetchone()[0]
     conn.execute("INSERT INTO tagview_guide_data (guide_id, data) VALUES (?, ?)", (guide_id, json.dumps(data)))
+
+
+async def test_an_entry_shows_three_breaking_changes_and_how_many_more(sqlite_store):  # noqa: F811
+    reasons = [{"reason": f"config key `k{i}` removed", "file": "c.yaml", "key": "breaking.key_removed"} for i in range(40)]
+    sqlite_store.save(make_guide(5, breaking=True, reading_level="deep", breaking_reasons=reasons), visibility="public")
+    (size,) = sqlite_store.connection.execute("SELECT length(card) FROM tagview_guide_cards").fetchone()
+    assert size < 2000  # the card keeps a few, and the count
+    async with await client_for(sqlite_store) as client:
+        html = await (await client.get("/repos/acme/rocket/tags")).text()
+        feed = feedparser.parse(await (await client.get("/repos/acme/rocket/tags.atom?lang=zh")).read())
+    assert html.count('<p class="breaking">') == 3 and "config key `k2` removed" in html and "`k3`" not in html
+    assert "…and 37 more breaking changes: see the full guide" in html
+    assert "……另有 37 处破坏性变更，见完整导读" in feed.entries[0].content[0].value

@@ -33,6 +33,8 @@ DEFAULT_DAYS = 7
 MAX_DAYS = 366
 #: Focus points shown per entry.
 FOCUS_POINTS = 3
+#: Breaking changes shown per entry before "and N more".
+BREAKING_SHOWN = 3
 #: Readers named in an entry's verdict before "and N more".
 AUDIENCES = 2
 #: Read-first entries shown per area before "and N more".
@@ -80,6 +82,8 @@ class Entry:
     area: str
     area_name: str
     readers_html: Markup = Markup("")
+    #: Breaking changes of the guide not in ``breaking`` (the full guide lists them).
+    breaking_more: int = 0
     #: The page's language (what :attr:`foreign` compares with).
     page_lang: str = ""
 
@@ -233,10 +237,12 @@ def make_entry(row: GuideRow, data: Mapping[str, Any] | None, lang: str, message
         if isinstance(point, Mapping) and point.get("reason"):
             focus.append(FocusLine(str(point.get("file") or ""), str(point.get("symbol") or ""), Markup(render_inline(str(point["reason"])))))
     # The engine writes each breaking change as {reason, file, key}; plain text is kept as it is.
-    breaking = tuple(
+    breaking = [
         str(b.get("reason") if isinstance(b, Mapping) else b) for b in data.get("breaking_reasons") or ()
         if (isinstance(b, str) and b) or (isinstance(b, Mapping) and isinstance(b.get("reason"), str) and b["reason"])
-    )
+    ]
+    count = data.get("breaking_count")
+    total = count if isinstance(count, int) and not isinstance(count, bool) and count > len(breaking) else len(breaking)
     area = row.areas[0] if row.areas else ""
     return Entry(
         row=row,
@@ -248,7 +254,8 @@ def make_entry(row: GuideRow, data: Mapping[str, Any] | None, lang: str, message
         rating=rating,
         readers=readers,
         focus=tuple(focus),
-        breaking=breaking,
+        breaking=tuple(breaking[:BREAKING_SHOWN]),
+        breaking_more=total - min(len(breaking), BREAKING_SHOWN),
         reviews=review_line(data.get("review"), messages),
         area=area,
         area_name=area_display(data, area, lang)[0] if area else "",

@@ -85,6 +85,8 @@ def entry_html(entry: Entry) -> str:
         parts.append(Markup("<ul{}>{}</ul>").format(marked, items))
     for fact in entry.breaking:
         parts.append(Markup("<p><strong>⚠</strong> <span{}>{}</span></p>").format(marked, fact))
+    if entry.breaking_more:
+        parts.append(Markup("<p>{}</p>").format(Messages(entry.page_lang or "en")("digest.breaking_more", count=entry.breaking_more)))
     github = safe_url(entry.row.url)
     if github:
         parts.append(Markup('<p><a href="{}">#{}</a></p>').format(github, entry.row.number))

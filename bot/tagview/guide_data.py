@@ -31,6 +31,8 @@ _LANG_RE = re.compile(r"^[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})?$")
 CARD_TEXTS = ("summary", "audience", "focus", "breaking_reasons")
 #: Keys of a card that are the same in every language (reviews, area names in every language).
 CARD_FACTS = ("review", "area_info", "label_areas")
+#: Focus points and breaking changes a card keeps (an entry shows fewer); ``breaking_count`` counts them all.
+CARD_ITEMS = 5
 
 
 def prepare_save(
@@ -155,17 +157,30 @@ def normalise(data: Mapping[str, Any]) -> dict[str, Any]:
 def guide_cards(data: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """``{lang: card}`` for every language ``data`` (a guide's record) holds its sentences in.
 
-    A card is ``{"lang": lang, **CARD_TEXTS in lang, **CARD_FACTS}``: what a listed
-    entry shows. The guide's own language comes first (``""`` when ``data`` names none).
+    A card is ``{"lang": lang, **CARD_TEXTS in lang, "breaking_count": n, **CARD_FACTS}``:
+    what a listed entry shows (at most :data:`CARD_ITEMS` focus points and breaking changes;
+    ``breaking_count`` counts them all). The guide's own language comes first (``""`` when
+    ``data`` names none).
     """
     own = data.get("lang") if isinstance(data.get("lang"), str) else ""
     facts = {key: data[key] for key in CARD_FACTS if key in data}
-    cards = {own: {"lang": own, **{key: data[key] for key in CARD_TEXTS if key in data}, **facts}}
+    cards = {own: {"lang": own, **_card_texts(data), **facts}}
     languages = data.get("languages")
     for lang, texts in (languages.items() if isinstance(languages, Mapping) else ()):
         if lang != own and isinstance(texts, Mapping):
-            cards[lang] = {"lang": lang, **{key: texts[key] for key in CARD_TEXTS if key in texts}, **facts}
+            cards[lang] = {"lang": lang, **_card_texts(texts), **facts}
     return cards
+
+
+def _card_texts(texts: Mapping[str, Any]) -> dict[str, Any]:
+    """:data:`CARD_TEXTS` of one language, lists cut to :data:`CARD_ITEMS` (a pull request may break 100 things)."""
+    out = {key: texts[key] for key in CARD_TEXTS if key in texts}
+    for key in ("focus", "breaking_reasons"):
+        if isinstance(out.get(key), list):
+            if key == "breaking_reasons":
+                out["breaking_count"] = len(out[key])
+            out[key] = out[key][:CARD_ITEMS]
+    return out
 
 
 def pick_card(data: Mapping[str, Any], lang: str) -> dict[str, Any]:
