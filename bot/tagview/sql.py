@@ -8,8 +8,8 @@ a search word is matched; everything else is written once here.
 from __future__ import annotations
 
 import dataclasses
-import re
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -143,7 +143,6 @@ def guide_row(
         change_type=r[6], breaking=bool(r[7]), importance=r[8], reading_level=r[9],
         reading_minutes=r[10], labels=tuple(names(r[11])), areas=tuple(names(r[12])), summary=r[13],
     )
-
 
 
 def chosen_cards(
