@@ -198,6 +198,7 @@ STAGES = {
     "render_claims": "rendering (guide_claims, render_claims, JSON data)",
     "_guide_data": "rendering (guide_claims, render_claims, JSON data)",
     "_area_data": "rendering (guide_claims, render_claims, JSON data)",
+    "_language_data": "rendering (guide_claims, render_claims, JSON data)",
     "_collect_owed": "the collection the collector pause held back (_collect_owed)",
 }
 SNAPSHOT_STAGE = "snapshot from REST shapes"

@@ -354,13 +354,16 @@ def _narrator_config(args: argparse.Namespace):
 def _narrated(args: argparse.Namespace, guides: list) -> list:
     """``guides`` narrated when a narrator is configured (``--narrator`` or ``PRGUIDE_LLM_URL``), else as they are.
 
+    As in the app, only quick and deep reads are narrated (:func:`bot.narrator.run.worth_narrating`):
+    a skim or "safe to skip" guide is left as the engine wrote it, with no model call.
+
     The JSON data of each gains ``narration: {model, kept, rejected, fallback_reason}``.
     Narrations are cached in ``--db`` when given.
     """
     import asyncio
     import dataclasses
 
-    from bot.narrator.run import narrate_guide
+    from bot.narrator.run import narrate_guide, worth_narrating
     from bot.narrator.store import SQLiteNarrations
 
     config = _narrator_config(args)
@@ -371,7 +374,7 @@ def _narrated(args: argparse.Namespace, guides: list) -> list:
     async def run() -> list:
         out = []
         for g in guides:
-            if g.skipped:
+            if g.skipped or not worth_narrating(g.data):  # as the app: quick and deep reads only
                 out.append(g)
                 continue
             result = await narrate_guide(g.data, g.markdown, config, head_sha=str(g.data.get("head_sha") or ""), store=store)
@@ -404,7 +407,7 @@ def _store(args: argparse.Namespace, store, guides) -> None:
         return
     for g in guides:
         store.save(
-            g.data,
+            g.record(),
             # Offline sources cannot tell whether a repository is private: assume it is unless told.
             visibility="public" if args.public else None,
             label_descriptions={name: spec.description for name, spec in g.label_specs.items()},

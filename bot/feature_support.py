@@ -23,6 +23,7 @@ from bot.engine.render.messages import t
 from bot.engine.repo_config import CONFIG_PATHS, DEFAULT_SOURCE, RepoConfig, load_repo_config
 from bot.engine.rules.model import Problem
 from bot.engine.snapshot import PullRequestSnapshot
+from bot.narrator.run import NARRATED_LEVELS, worth_narrating  # noqa: F401 (NARRATED_LEVELS: the levels narrated)
 
 log = logging.getLogger("prguide.jobs")
 
@@ -206,7 +207,7 @@ def _store_guide(store: Any, guide: Any, private: bool) -> None:
     # repository was made private, so it never opens a repository the store holds as private.
     public = not private and store.visibility(guide.repository) != "private"
     store.save(
-        dict(guide.data, markdown=guide.markdown),
+        guide.record(),
         visibility="public" if public else "private",
         label_descriptions={name: spec.description for name, spec in guide.label_specs.items()},
     )
@@ -296,17 +297,13 @@ def narration_store(services: Any) -> Any:
     return _narration_stores[path]
 
 
-#: Reading levels a narration is for. A skim or skip guide ("safe to skip") is a few lines
-#: the engine already words plainly: narrating it would cost a model call, and send the
-#: pull request's text to the model, for nothing.
-NARRATED_LEVELS = frozenset(("deep", "quick"))
-
-
 def narration_wanted(settings: Any, config: RepoConfig, guide: Any) -> bool:
     """True when the server has a model, the repository did not say ``narrator: off`` and
-    ``guide`` (a :class:`bot.engine.build.Guide`) is a quick or deep read (:data:`NARRATED_LEVELS`)."""
-    level = str((getattr(guide, "data", None) or {}).get("reading_level") or "")
-    return bool(getattr(settings, "llm_url", None)) and getattr(config, "narrator", True) and level in NARRATED_LEVELS
+    ``guide`` (a :class:`bot.engine.build.Guide`) is worth narrating: a quick or deep read
+    (:func:`bot.narrator.run.worth_narrating`, as the CLI decides)."""
+    return bool(getattr(settings, "llm_url", None)) and getattr(config, "narrator", True) and worth_narrating(
+        getattr(guide, "data", None) or {}
+    )
 
 
 async def with_cached_narration(services: Any, guide: Any, head_sha: str) -> Any:

@@ -171,3 +171,23 @@ def test_db_migrate_creates_the_narrator_tables_too(pg_schema):
     with psycopg.connect(url) as conn:
         tables = {r[0] for r in conn.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (schema,))}
     assert {"narrations", "narrator_tokens", "jobs", "tagview_guides"} <= tables
+
+
+def test_a_second_copy_of_real_guides_in_both_languages_copies_nothing(corpus_dir, tmp_path, pg_url, capsys):  # noqa: F811
+    """Guides as the engine stores them (both languages, claims, evidence) compare equal once copied."""
+    from bot.engine.build import build_guide
+    from bot.engine.rules import load_rules
+    from bot.sources.bundle import load_bundle
+    from bot.tagview.pgstore import PgGuideStore
+
+    path, rules = tmp_path / "real.db", load_rules(["config/examples/verl.yml"])
+    with GuideStore(path) as guides:
+        for number in (7408, 7406, 7327):
+            guides.save(build_guide(load_bundle(corpus_dir / f"{number}.json"), rules).record(), visibility="public")
+    assert main(["db", "copy", "--from", f"sqlite:{path}", "--to", pg_url]) == 0
+    assert capsys.readouterr().out.startswith("copied 3 guides, 1 repository and 0 jobs from ")
+    assert main(["db", "copy", "--from", f"sqlite:{path}", "--to", pg_url]) == 0
+    again = capsys.readouterr().out
+    assert again.startswith("copied 0 guides, 0 repositories and 0 jobs from ") and again.endswith("; already there: 3 guides, 0 jobs\n")
+    with PgGuideStore.open(pg_url) as post:
+        assert post.cards("verl-project/verl", [7408], "zh")[7408]["lang"] == "zh"

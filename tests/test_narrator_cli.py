@@ -12,22 +12,23 @@ from bot.sandbox.llm import Reply, ScriptedModel
 
 
 def bundle_file(tmp_path):
+    """A pull request of 20 changed files: a quick read, which is narrated (a skim is not)."""
     path = tmp_path / "7.json"
-    path.write_text(json.dumps(synthetic_bundle(7)), encoding="utf-8")
+    path.write_text(json.dumps(synthetic_bundle(7, files=20)), encoding="utf-8")
     return path
 
 
 async def test_guide_json_carries_the_narration_report(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("PRGUIDE_LLM_MODEL", "llama3.1:8b")
     monkeypatch.setenv("PRGUIDE_LLM_API_KEY", "sk-cli-secret-key-000")
-    answer = {"summary": "Three modules change together {F1}.", "why_it_matters": ["It touches module_0009 {F1}."], "focus_reasons": {}}
+    answer = {"summary": "Twenty modules change together {F1}.", "why_it_matters": ["It touches module_0099 {F1}."], "focus_reasons": {}}
     async with ScriptedModel([Reply.json(answer)]) as model:
         code = await asyncio.to_thread(main, ["guide", str(bundle_file(tmp_path)), "--format", "json", "--narrator", model.base_url])
     out, err = capsys.readouterr()
     assert code == 0, err
     data = json.loads(out)
     assert data["narration"] == {"model": "llama3.1:8b", "kept": 1, "rejected": 1, "fallback_reason": None}
-    assert "**Three modules change together.**" in data["markdown"] and "module_0009" not in data["markdown"]
+    assert "**Twenty modules change together.**" in data["markdown"] and "module_0099" not in data["markdown"]  # made up: rejected
     assert "sk-cli-secret-key-000" not in out + err
 
 
@@ -76,3 +77,17 @@ def test_without_a_narrator_nothing_changes(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("PRGUIDE_LLM_URL", raising=False)
     assert main(["guide", str(bundle_file(tmp_path)), "--format", "json"]) == 0
     assert "narration" not in json.loads(capsys.readouterr().out)
+
+
+async def test_a_guide_that_is_safe_to_skip_is_not_narrated_offline_either(corpus_dir, tmp_path, monkeypatch, capsys):
+    """The CLI narrates what the app narrates: quick and deep reads; a skim or "Safe to skip" guide sends nothing."""
+    monkeypatch.setenv("PRGUIDE_LLM_MODEL", "m")
+    answer = {"summary": "Docs change {F1}.", "why_it_matters": [], "focus_reasons": {}}
+    async with ScriptedModel([Reply.json(answer)]) as model:
+        argv = ["guide", str(corpus_dir / "7406.json"), "--format", "json", "--narrator", model.base_url]  # a docs line
+        code = await asyncio.to_thread(main, argv)
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["reading_level"] == "skip" and model.requests == []
+    assert "narration" not in data and "narrated by" not in data["markdown"]

@@ -185,7 +185,8 @@ async def test_digest_page_for_one_label_and_in_chinese(client):
     page = Page(html)
     assert page.title == "acme/rocket · 读什么：Megatron 后端"
     assert [r["number"] for s in page.sections for r in s["rows"]] == [2, 1]
-    assert "优先阅读" in html and "适合maintainers" in html
+    # The guides were stored in English only: their readers are shown as stored, marked as English.
+    assert "优先阅读" in html and '适合<span lang="en">maintainers</span>' in html and "仅存有English原文" in html
     # The language switch keeps the window and the label.
     assert "/repos/acme/rocket/digest?since=2026-03-02&amp;until=2026-03-08&amp;label=area/megatron&amp;lang=en" in html
 

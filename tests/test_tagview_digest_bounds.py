@@ -50,7 +50,7 @@ def store(tmp_path):
 
 
 class Watched:
-    """A store that records the thread of every call and the numbers whose full guides were read."""
+    """A store that records the thread of every call and the numbers whose guides (or their cards) were read."""
 
     def __init__(self, inner):
         self.inner = inner
@@ -64,7 +64,7 @@ class Watched:
 
         def call(*args, **kwargs):
             self.threads.add(threading.get_ident())
-            if name in ("get", "get_many"):
+            if name in ("get", "get_many", "cards"):
                 self.read.extend([args[1]] if name == "get" else list(args[1]))
             return value(*args, **kwargs)
 

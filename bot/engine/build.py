@@ -80,6 +80,21 @@ class Guide:
     classification: Classification | None = field(default=None, compare=False, repr=False)
     #: The guide's focus points in the order it numbers them; ``/prguide why N`` shows point N's evidence.
     focus: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+    #: The guide written in every other language the engine speaks, from the same facts and
+    #: claims: ``{lang: {key: value}}`` with the keys of :data:`LANGUAGE_KEYS` (``data`` holds
+    #: those of ``lang``). The tag view stores them (:meth:`record`) to show the guide in its
+    #: reader's language.
+    languages: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, repr=False)
+
+    def record(self) -> dict[str, Any]:
+        """What the tag view stores of the guide: ``data`` with the published ``markdown``
+        (narrated, when it was) and ``languages`` (``{lang: {key: value}}``, see :attr:`languages`)."""
+        return {**self.data, "markdown": self.markdown, "languages": {lang: dict(texts) for lang, texts in self.languages.items()}}
+
+
+#: The keys of a guide's JSON form whose values are written in the guide's language; everything
+#: else (numbers, names, paths, evidence, review counts) is the same in every language.
+LANGUAGE_KEYS = ("summary", "audience", "focus", "breaking_reasons", "importance_factors", "follow_ups", "claims", "markdown")
 
 
 def build_guide(
@@ -218,6 +233,12 @@ def _build_guide(
     data["review_highlights"] = [{"path": th.path, "line": th.line, "comments": th.comments, "opening": th.opening[:300]}
                                  for th in review.threads[:5]]  # fmt: skip
     data.update(_area_data(rules, classification, labels))
+    # The same facts and claims in the other languages, so a stored guide can be read in either.
+    languages = {}
+    for other in LANGUAGES:
+        if other != lang:
+            other_claims = guide_claims(facts, other)
+            languages[other] = _language_data(facts, other, render_claims(facts, other_claims, other), other_claims)
     return Guide(
         repository=snapshot.repository,
         number=snapshot.number,
@@ -233,6 +254,7 @@ def _build_guide(
         # ledger's rule), each with the evidence it is shown with, so `/prguide why N` and
         # the comment agree on N.
         focus=tuple(p._replace(evidence=ev) for p in points for ev in [point_evidence(p)] if ev),
+        languages=languages,
     )
 
 
@@ -288,8 +310,10 @@ def _reverted_number(hits: tuple[RuleHit, ...], own: int = 0) -> int | None:
 
 def _guide_data(facts: GuideFacts, lang: str, markdown: str, claims: tuple[ledger.GuideClaim, ...] = ()) -> dict[str, Any]:
     """The JSON form of a guide; ``claims`` are the shown claims of the ledger
-    (``[{kind, section, text, evidence: [{path, start, end, old, new, source}]}]``)."""
+    (``[{kind, section, text, evidence: [{path, start, end, old, new, source}]}]``).
+    The keys of :data:`LANGUAGE_KEYS` come from :func:`_language_data`."""
     s, c = facts.snapshot, facts.classification
+    texts = _language_data(facts, lang, markdown, claims)
     return {
         "repository": s.repository,
         "number": s.number,
@@ -303,19 +327,19 @@ def _guide_data(facts: GuideFacts, lang: str, markdown: str, claims: tuple[ledge
         "areas": list(c.areas),
         "change_type": c.change_type,
         "breaking": c.breaking,
-        "breaking_reasons": describe_claims(c.breaking_reasons, lang),
+        "breaking_reasons": texts["breaking_reasons"],
         "behaviour": [_fact_data(b) for b in facts.analysis.behaviour],
         "areas_more": c.areas_more,
         "reverted": facts.reverted,
         "importance": c.importance,
-        "importance_factors": describe_factors(c.factors, lang),
+        "importance_factors": texts["importance_factors"],
         "reading_level": c.reading_level,
         "reading_minutes": c.reading_minutes,
-        "audience": list(c.audience.get(lang, ())),
-        "summary": summary_line(facts, lang, plain=True),
-        "focus": describe_focus(facts.focus, lang),
+        "audience": texts["audience"],
+        "summary": texts["summary"],
+        "focus": texts["focus"],
         "review": _review_data(facts.review),
-        "follow_ups": [t(f.key, lang, {**f.params, **({"file": f.file} if f.file else {})}) for f in facts.follow_ups],
+        "follow_ups": texts["follow_ups"],
         "housekeeping": {group: list(paths) for group, paths in facts.housekeeping.groups()},
         "dependencies": [
             {"name": d.name, "action": d.action, "old": d.old_spec, "new": d.new_spec, "file": d.file or f.path, "bump": d.bump}
@@ -330,6 +354,22 @@ def _guide_data(facts: GuideFacts, lang: str, markdown: str, claims: tuple[ledge
         "rules": [h.rule_id for h in c.hits],
         "lang": lang,
         "engine_version": ENGINE_VERSION,
+        "claims": texts["claims"],
+        "markdown": texts["markdown"],
+    }
+
+
+def _language_data(facts: GuideFacts, lang: str, markdown: str, claims: tuple[ledger.GuideClaim, ...]) -> dict[str, Any]:
+    """The values of :data:`LANGUAGE_KEYS` in ``lang``: ``markdown`` and ``claims`` (the shown
+    claims of the ledger) as rendered in ``lang``, the rest written here from ``facts``."""
+    c = facts.classification
+    return {
+        "summary": summary_line(facts, lang, plain=True),
+        "audience": list(c.audience.get(lang, ())),
+        "focus": describe_focus(facts.focus, lang),
+        "breaking_reasons": describe_claims(c.breaking_reasons, lang),
+        "importance_factors": describe_factors(c.factors, lang),
+        "follow_ups": [t(f.key, lang, {**f.params, **({"file": f.file} if f.file else {})}) for f in facts.follow_ups],
         "claims": ledger.describe(claims),
         "markdown": markdown,
     }

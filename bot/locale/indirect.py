@@ -334,6 +334,7 @@ IDS = (
     N_("digest.reviewer"),
     NP_("digest.more_readers", "digest.more_readers"),
     NP_("digest.more_area", "digest.more_area"),
+    NP_("digest.breaking_more", "digest.breaking_more"),
     NP_("digest.more_window", "digest.more_window"),
     NP_("digest.threads", "digest.threads"),
     N_("digest.title"),

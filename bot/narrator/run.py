@@ -31,6 +31,18 @@ class Narrated:
     outcome: Outcome | None = None
 
 
+#: Reading levels a narration is for. A skim or skip guide ("safe to skip") is a few lines
+#: the engine already words plainly: narrating it would cost a model call, and send the
+#: pull request's text to the model, for nothing.
+NARRATED_LEVELS = frozenset(("deep", "quick"))
+
+
+def worth_narrating(data: Mapping[str, Any]) -> bool:
+    """Whether a guide (its JSON form, ``Guide.data``) is narrated at all: a quick or deep read
+    (:data:`NARRATED_LEVELS`) that no skip rule matched. The app and the CLI both ask."""
+    return str(data.get("reading_level") or "") in NARRATED_LEVELS and not data.get("skipped")
+
+
 def guide_key(data: Mapping[str, Any], head_sha: str, model: str) -> str:
     """The cache key of a guide's narration (see :func:`bot.narrator.store.cache_key`)."""
     return cache_key(str(data.get("repository") or ""), int(data.get("number") or 0), head_sha,

@@ -33,6 +33,8 @@ DEFAULT_DAYS = 7
 MAX_DAYS = 366
 #: Focus points shown per entry.
 FOCUS_POINTS = 3
+#: Breaking changes shown per entry before "and N more".
+BREAKING_SHOWN = 3
 #: Readers named in an entry's verdict before "and N more".
 AUDIENCES = 2
 #: Read-first entries shown per area before "and N more".
@@ -58,10 +60,13 @@ class FocusLine:
 class Entry:
     """One pull request as a digest entry; texts are plain (escaped by the templates) unless typed ``Markup``.
 
-    ``summary_lang`` is the language the summary is written in (the guide's);
+    ``summary_lang`` is the language the guide's own texts of the entry (summary, readers,
+    focus points, breaking changes) are in: the page's language when the guide was stored
+    in it, else the one it was stored in (the page marks them, see :attr:`foreign`);
     ``verdict`` is the whole verdict line in the page's language (level, minutes, for
     whom, importance), ``rating`` the same without the readers and ``readers`` just
-    "for ..." (at most :data:`AUDIENCES` named); ``area``/``area_name``
+    "for ..." (at most :data:`AUDIENCES` named), ``readers_html`` the same with the names
+    marked with their language when it is not the page's; ``area``/``area_name``
     the first area's id and display name ("" when the guide has none).
     """
 
@@ -76,6 +81,22 @@ class Entry:
     reviews: str
     area: str
     area_name: str
+    readers_html: Markup = Markup("")
+    #: Breaking changes of the guide not in ``breaking`` (the full guide lists them).
+    breaking_more: int = 0
+    #: The page's language (what :attr:`foreign` compares with).
+    page_lang: str = ""
+
+    @property
+    def foreign(self) -> str:
+        """The HTML ``lang`` of the guide's texts when they are not in the page's language
+        (a guide stored before it was kept in every language), else ""."""
+        return html_lang(self.summary_lang) if self.summary_lang and self.summary_lang != self.page_lang else ""
+
+
+def html_lang(lang: str) -> str:
+    """The HTML ``lang`` value of a guide language code (``zh`` is written in simplified characters)."""
+    return "zh-Hans" if lang == "zh" else lang
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +211,8 @@ def label_display(datas: Sequence[Mapping[str, Any]], label: str, lang: str, mes
 
 
 def make_entry(row: GuideRow, data: Mapping[str, Any] | None, lang: str, messages: Messages) -> Entry:
-    """The digest entry of ``row`` in page language ``lang``; ``data`` is its stored guide (``None``: row only)."""
+    """The digest entry of ``row`` in page language ``lang``; ``data`` is its card in ``lang``
+    (:meth:`GuideStore.cards`) or its stored guide (``None``: row only)."""
     data = _mapping(data)
     guide_lang = str(data.get("lang") or "")
     summary = str(data.get("summary") or row.summary or "")
@@ -200,18 +222,27 @@ def make_entry(row: GuideRow, data: Mapping[str, Any] | None, lang: str, message
     if row.importance is not None:
         parts.append(messages("digest.importance", importance=row.importance))
     audience = [str(a) for a in data.get("audience") or () if isinstance(a, str) and a]
-    readers = ""
+    readers, readers_html = "", Markup("")
     if audience:
         named = messages("digest.list_sep").join(audience[:AUDIENCES])
-        if len(audience) > AUDIENCES:
-            named = messages("digest.more_readers", count=len(audience) - AUDIENCES, readers=named)
-        readers = messages("digest.for", audience=named)
+        more = len(audience) - AUDIENCES
+        readers = messages("digest.for", audience=messages("digest.more_readers", count=more, readers=named) if more > 0 else named)
+        marked = Markup('<span lang="{}">{}</span>').format(html_lang(guide_lang), named) if guide_lang and guide_lang != lang else named
+        if more > 0:
+            marked = Markup.escape(messages.template("digest.more_readers", more)).format(count=more, readers=marked)
+        readers_html = Markup.escape(messages.template("digest.for")).format(audience=marked)
     rating = " · ".join(p for p in parts if p)
     focus = []
     for point in list(data.get("focus") or ())[:FOCUS_POINTS]:
         if isinstance(point, Mapping) and point.get("reason"):
             focus.append(FocusLine(str(point.get("file") or ""), str(point.get("symbol") or ""), Markup(render_inline(str(point["reason"])))))
-    breaking = tuple(str(b) for b in data.get("breaking_reasons") or () if isinstance(b, str) and b)
+    # The engine writes each breaking change as {reason, file, key}; plain text is kept as it is.
+    breaking = [
+        str(b.get("reason") if isinstance(b, Mapping) else b) for b in data.get("breaking_reasons") or ()
+        if (isinstance(b, str) and b) or (isinstance(b, Mapping) and isinstance(b.get("reason"), str) and b["reason"])
+    ]
+    count = data.get("breaking_count")
+    total = count if isinstance(count, int) and not isinstance(count, bool) and count > len(breaking) else len(breaking)
     area = row.areas[0] if row.areas else ""
     return Entry(
         row=row,
@@ -223,10 +254,13 @@ def make_entry(row: GuideRow, data: Mapping[str, Any] | None, lang: str, message
         rating=rating,
         readers=readers,
         focus=tuple(focus),
-        breaking=breaking,
+        breaking=tuple(breaking[:BREAKING_SHOWN]),
+        breaking_more=total - min(len(breaking), BREAKING_SHOWN),
         reviews=review_line(data.get("review"), messages),
         area=area,
         area_name=area_display(data, area, lang)[0] if area else "",
+        readers_html=readers_html,
+        page_lang=lang,
     )
 
 
@@ -343,14 +377,14 @@ def load_digest(
 ) -> tuple[Digest, dict[int, dict[str, Any]]]:
     """The digest of ``repository`` for the inclusive days ``since``-``until`` (UTC), optionally one label's.
 
-    ``store`` is a guide store (``briefs``, ``rows``, ``get_many``, ``query``). Returns the
-    digest and the stored guide data of the entries shown, by number (for label display
-    names). The window is chosen from its briefs; only what is shown is read in full.
+    ``store`` is a guide store (``briefs``, ``rows``, ``cards``, ``query``). Returns the
+    digest and the cards of the entries shown in ``lang``, by number (for label display
+    names). The window is chosen from its briefs; only the cards of what is shown are read.
     Raises :class:`ValueError` from the store for a bad filter.
     """
     chosen = select(store.briefs(repository, label=label, since=since, until=until), per_group=per_group, also_rows=also_rows)
     rows = store.rows(repository, [*chosen.entries, *chosen.also])
-    datas = store.get_many(repository, chosen.entries)
+    datas = store.cards(repository, chosen.entries, lang)
     latest = latest_week(store, repository, label) if not chosen.merged else None
     return build_digest(chosen, rows, datas, since, until, lang, latest), datas
 
@@ -362,6 +396,6 @@ def load_read_first(
     briefs = read_first_order(b for b in store.briefs(repository, label=label, since=since, until=until) if is_read_first(b))
     numbers = [b.number for b in briefs[:limit]]
     rows = store.rows(repository, numbers)
-    datas = store.get_many(repository, numbers)
+    datas = store.cards(repository, numbers, lang)
     messages = Messages(lang)
     return [make_entry(rows[n], datas.get(n), lang, messages) for n in numbers if n in rows]

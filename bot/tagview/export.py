@@ -103,7 +103,7 @@ def export_site(
         weeks = sorted({_week_name(date.fromisoformat(r.merged_date)) for r in rows if r.merged_date}, reverse=True)
         newest_week = weeks[0] if weeks else None
         sections = store.sections(repo.name, per_label=per_label)
-        datas = store.get_many(repo.name, [row.number for section in sections for row in section.rows])
+        shown = [row.number for section in sections for row in section.rows]
         labels = store.labels(repo.name)
         full_sections = [
             LabelSection(item.name, item.count, item.description, tuple(_all_rows(store, repo.name, item.name)))
@@ -114,7 +114,7 @@ def export_site(
             tags_feed = (feed_title(lang, repo.name, None), top.feed("tags"))
             digest_feed = (feed_title(lang, repo.name, None, digest=True), top.feed("digest"))
             write(folder / f"index{_suffix(lang)}", render_tags_page(
-                repository=repo.name, sections=sections, lang=lang, datas=datas, links=top,
+                repository=repo.name, sections=sections, lang=lang, datas=store.cards(repo.name, shown, lang), links=top,
                 feeds=[tags_feed, digest_feed] if newest_week else [tags_feed],
             ))
             feed = _FeedWriter(repo.name, lang, public_url, folder, write_feed, rows[0].merged_at if rows else None)
@@ -124,7 +124,7 @@ def export_site(
                 links = StaticLinks(repo.name, lang, depth=1, here=slug, digest_week=newest_week)
                 write(folder / "labels" / f"{slug}{_suffix(lang)}", render_tags_page(
                     repository=repo.name, sections=[section], lang=lang, single_label=True,
-                    datas=store.get_many(repo.name, [row.number for row in section.rows]), links=links,
+                    datas=store.cards(repo.name, [row.number for row in section.rows], lang), links=links,
                     feeds=[(feed_title(lang, repo.name, section.name), links.feed(label=section.name))],
                 ))
                 feed.write(
@@ -186,7 +186,7 @@ class _FeedWriter:
     def write(self, name: str, params: dict[str, str], rows: Sequence[GuideRow], store: GuideStorage, title: str,
               page: str, *, depth: int) -> None:
         """The feed ``name`` (``tags``, ``labels/SLUG``) of ``rows``, newest first."""
-        datas = store.get_many(self.repository, [row.number for row in rows])
+        datas = store.cards(self.repository, [row.number for row in rows], self.lang)
         messages = Messages(self.lang)
         entries = [make_entry(row, datas.get(row.number), self.lang, messages) for row in rows]
         self.write_entries(name, params, entries, title, page, depth=depth)

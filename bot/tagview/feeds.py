@@ -74,15 +74,19 @@ def feed_title(lang: str, repository: str, label: str | None, *, digest: bool = 
 
 def entry_html(entry: Entry) -> str:
     """The entry's ``content``: summary, verdict, focus points and breaking facts as escaped HTML."""
-    parts = [Markup("<p>{}</p>").format(entry.summary), Markup("<p><em>{}</em></p>").format(entry.verdict)]
+    # The guide's own texts carry their language when it is not the feed's (a guide stored before it was kept in every language).
+    marked = Markup(' lang="{}"').format(entry.foreign) if entry.foreign else Markup("")
+    parts = [Markup("<p{}>{}</p>").format(marked, entry.summary), Markup("<p><em>{}</em></p>").format(entry.verdict)]
     if entry.focus:
         items = Markup("").join(
             Markup("<li>{}{}</li>").format(Markup("<code>{}</code>: ").format(p.file) if p.file else "", p.reason)
             for p in entry.focus
         )
-        parts.append(Markup("<ul>{}</ul>").format(items))
+        parts.append(Markup("<ul{}>{}</ul>").format(marked, items))
     for fact in entry.breaking:
-        parts.append(Markup("<p><strong>⚠</strong> {}</p>").format(fact))
+        parts.append(Markup("<p><strong>⚠</strong> <span{}>{}</span></p>").format(marked, fact))
+    if entry.breaking_more:
+        parts.append(Markup("<p>{}</p>").format(Messages(entry.page_lang or "en")("digest.breaking_more", count=entry.breaking_more)))
     github = safe_url(entry.row.url)
     if github:
         parts.append(Markup('<p><a href="{}">#{}</a></p>').format(github, entry.row.number))

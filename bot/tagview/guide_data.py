@@ -1,7 +1,15 @@
-"""Checking guide data before it is stored, and the UTC times the stores keep.
+"""Checking guide data before it is stored, the cards entries are shown from, and the UTC times the stores keep.
 
-:func:`prepare_save` turns a guide's data (``Guide.data``) into the columns both stores
+:func:`prepare_save` turns a guide's data (``Guide.record()``) into the columns both stores
 write, refusing unusable data with a :class:`GuideDataError` that names the key.
+
+A guide is stored once, with its sentences in every language the engine wrote it in:
+the top-level keys in the guide's own ``lang``, the others under ``languages``
+(``{"zh": {"summary": ..., "focus": [...], "markdown": ...}}``, see
+:data:`bot.engine.build.LANGUAGE_KEYS`). :func:`guide_cards` cuts from it, per language,
+the small *card* a listed entry shows (:data:`CARD_TEXTS` in that language plus
+:data:`CARD_FACTS`), so list pages never read a guide's Markdown; :func:`pick_card`
+makes the same card from stored data (guides stored before cards existed).
 """
 
 from __future__ import annotations
@@ -16,6 +24,15 @@ from bot.tagview.model import READING_LEVELS, VISIBILITIES, GuideDataError
 
 # GitHub owner and repository names: letters, digits, "-", "_" and "." ("Creating a new repository").
 _REPO_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
+# A language code: "en", "zh", "pt-BR" (BCP 47's common shapes).
+_LANG_RE = re.compile(r"^[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})?$")
+
+#: Keys of a card written in the card's language (a guide's sentences an entry shows).
+CARD_TEXTS = ("summary", "audience", "focus", "breaking_reasons")
+#: Keys of a card that are the same in every language (reviews, area names in every language).
+CARD_FACTS = ("review", "area_info", "label_areas")
+#: Focus points and breaking changes a card keeps (an entry shows fewer); ``breaking_count`` counts them all.
+CARD_ITEMS = 5
 
 
 def prepare_save(
@@ -79,12 +96,21 @@ def normalise(data: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(item.get("description"), str) and item["description"]:
             descriptions[item["name"]] = item["description"]
 
+    languages = data.get("languages")
+    if languages is not None and (
+        not isinstance(languages, Mapping)
+        or not all(isinstance(k, str) and _LANG_RE.match(k) and isinstance(v, Mapping) for k, v in languages.items())
+    ):
+        raise GuideDataError(f"guide data 'languages' must map language codes to guide texts, got {_short(languages)}")
+
+    # Search finds a guide by its focus points in any language it was stored in.
     focus_lines = []
-    for point in data.get("focus") or ():
-        if isinstance(point, Mapping):
-            focus_lines.append(" ".join(str(point.get(key) or "") for key in ("file", "symbol", "reason")).strip())
-        elif isinstance(point, str):
-            focus_lines.append(point)
+    for texts in (data, *(languages or {}).values()):
+        for point in texts.get("focus") or ():
+            if isinstance(point, Mapping):
+                focus_lines.append(" ".join(str(point.get(key) or "") for key in ("file", "symbol", "reason")).strip())
+            elif isinstance(point, str):
+                focus_lines.append(point)
 
     merged_at = data.get("merged_at")
     if merged_at is not None:
@@ -119,12 +145,64 @@ def normalise(data: Mapping[str, Any]) -> dict[str, Any]:
         "summary": text("summary") or "",
         "labels": labels,
         "areas": areas,
-        "focus_text": "\n".join(line for line in focus_lines if line),
+        "focus_text": "\n".join(dict.fromkeys(line for line in focus_lines if line)),
         "data": blob,
+        "cards": {lang: json.dumps(card, ensure_ascii=False) for lang, card in guide_cards(data).items()},
         "stored_at": iso(datetime.now(UTC)),
         "details": details,
         "descriptions": descriptions,
     }
+
+
+def guide_cards(data: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """``{lang: card}`` for every language ``data`` (a guide's record) holds its sentences in.
+
+    A card is ``{"lang": lang, **CARD_TEXTS in lang, "breaking_count": n, **CARD_FACTS}``:
+    what a listed entry shows (at most :data:`CARD_ITEMS` focus points and breaking changes;
+    ``breaking_count`` counts them all). The guide's own language comes first (``""`` when
+    ``data`` names none).
+    """
+    own = data.get("lang") if isinstance(data.get("lang"), str) else ""
+    facts = {key: data[key] for key in CARD_FACTS if key in data}
+    cards = {own: {"lang": own, **_card_texts(data), **facts}}
+    languages = data.get("languages")
+    for lang, texts in (languages.items() if isinstance(languages, Mapping) else ()):
+        if lang != own and isinstance(texts, Mapping):
+            cards[lang] = {"lang": lang, **_card_texts(texts), **facts}
+    return cards
+
+
+def _card_texts(texts: Mapping[str, Any]) -> dict[str, Any]:
+    """:data:`CARD_TEXTS` of one language, lists cut to :data:`CARD_ITEMS` (a pull request may break 100 things)."""
+    out = {key: texts[key] for key in CARD_TEXTS if key in texts}
+    for key in ("focus", "breaking_reasons"):
+        if isinstance(out.get(key), list):
+            if key == "breaking_reasons":
+                out["breaking_count"] = len(out[key])
+            out[key] = out[key][:CARD_ITEMS]
+    return out
+
+
+def pick_card(data: Mapping[str, Any], lang: str) -> dict[str, Any]:
+    """The card of stored guide ``data`` in ``lang``, else in the guide's own language (``card["lang"]`` says which)."""
+    cards = guide_cards(data)
+    return cards.get(lang) or next(iter(cards.values()))
+
+
+def localized(data: Mapping[str, Any], lang: str) -> tuple[str, str]:
+    """``(markdown, its language)`` of stored guide ``data`` for a reader of ``lang``: the guide
+    written in ``lang`` when it was stored in it, else as stored (in its own language, ``""`` if unknown)."""
+    own = str(data.get("lang") or "")
+    languages = data.get("languages")
+    texts = languages.get(lang) if isinstance(languages, Mapping) and lang != own else None
+    if isinstance(texts, Mapping) and isinstance(texts.get("markdown"), str):
+        return texts["markdown"], lang
+    return str(data.get("markdown") or ""), own
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _strings(value: Any, key: str) -> list[str]:

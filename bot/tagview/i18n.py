@@ -1,7 +1,8 @@
 """The tag view's page chrome in English and Chinese, from the message catalogue (:mod:`bot.locale`).
 
-Only the chrome is translated here; a guide's own text stays in the language it
-was written in.
+Only the chrome is translated here; a guide's own sentences come from the guide as
+stored, in the reader's language when it was stored in it (see
+:mod:`bot.tagview.guide_data`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ class Messages:
     def __call__(self, key: str, **values: object) -> str:
         text = catalogue.text(key, self.lang, values.get("count"))
         return text.format(**values) if values else text
+
+    def template(self, key: str, count: int | None = None) -> str:
+        """The message ``key`` unformatted (its plural form for ``count``), to be filled with ``Markup.format``."""
+        return catalogue.text(key, self.lang, count)
 
     def count(self, count: int, key: str = "section_count") -> str:
         """"N pull requests" (or another plural ``key``'s text) in the form the language uses for ``count``."""

@@ -18,7 +18,8 @@ from urllib.parse import quote, urlencode, urlsplit
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from bot.tagview.digest import Digest, label_display, make_entry
+from bot.tagview.digest import Digest, html_lang, label_display, make_entry
+from bot.tagview.guide_data import localized
 from bot.tagview.i18n import LANGUAGE_NAMES, LANGUAGES, Messages
 from bot.tagview.markdown import render_markdown
 from bot.tagview.model import READING_LEVELS, GuideRow, LabelCount, LabelSection, RepositoryInfo
@@ -302,9 +303,14 @@ def render_tags_page(
 
 
 def render_guide_page(*, data: Mapping[str, Any], lang: str, links: Links, feeds: Sequence[tuple[str, str]] = ()) -> str:
-    """One stored guide (``Guide.data``) with its Markdown rendered safely; ``feeds`` as for :func:`render_tags_page`."""
+    """One stored guide (``Guide.record()``) with its Markdown rendered safely; ``feeds`` as for :func:`render_tags_page`.
+
+    The guide is shown as written in ``lang`` when it was stored in it; otherwise as
+    stored, marked with its language (``lang`` attribute and a note).
+    """
     merged_at = data.get("merged_at") if isinstance(data.get("merged_at"), str) else None
     labels = [x for x in data.get("labels") or () if isinstance(x, str)]
+    markdown, guide_lang = localized(data, lang)
     return _render(
         "guide.html",
         lang,
@@ -317,8 +323,9 @@ def render_guide_page(*, data: Mapping[str, Any], lang: str, links: Links, feeds
         reading_level=data.get("reading_level") if data.get("reading_level") in READING_LEVELS else None,
         reading_minutes=data.get("reading_minutes"),
         merged_date=merged_at[:10] if merged_at else None,
-        guide_lang=str(data.get("lang") or ""),
-        body=Markup(render_markdown(str(data.get("markdown") or ""))),
+        guide_lang=guide_lang,
+        html_lang=html_lang(guide_lang) if guide_lang else "",
+        body=Markup(render_markdown(markdown)),
         links=links,
         feeds=feeds,
     )

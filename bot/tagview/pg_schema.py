@@ -92,5 +92,16 @@ END
 $$;
 """
 
+# Version 3: each guide's entry card per language it was stored in (see
+# bot.tagview.guide_data.guide_cards); guides stored earlier have none and are shown as stored.
+_CARDS = """
+CREATE TABLE tagview_guide_cards (
+    guide_id bigint NOT NULL REFERENCES tagview_guides (id) ON DELETE CASCADE,
+    lang text NOT NULL,
+    card json NOT NULL,
+    PRIMARY KEY (guide_id, lang)
+);
+"""
+
 #: The tag view's PostgreSQL migrations, in order; each runs in one transaction.
-MIGRATIONS: list[str] = [_TABLES, _SEARCH]
+MIGRATIONS: list[str] = [_TABLES, _SEARCH, _CARDS]

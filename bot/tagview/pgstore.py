@@ -35,7 +35,9 @@ from bot.tagview.model import (
     LabelSection,
     RepositoryInfo,
 )
-from bot.tagview.sql import ROW_COLUMNS, check_page, filter_sql, guide_row, label_sections, like_pattern, split_label
+from bot.tagview.sql import (
+    ROW_COLUMNS, check_page, chosen_cards, filter_sql, guide_row, label_sections, like_pattern, split_label,
+)
 
 pg.register_migrations(pg_schema.COMPONENT, pg_schema.MIGRATIONS)
 
@@ -170,6 +172,11 @@ class PgGuideStore:
                 "ON CONFLICT (guide_id) DO UPDATE SET data = excluded.data",
                 (guide_id, row["data"]),
             )
+            cur.execute("DELETE FROM tagview_guide_cards WHERE guide_id = %s", (guide_id,))
+            cur.executemany(
+                "INSERT INTO tagview_guide_cards (guide_id, lang, card) VALUES (%s, %s, %s::json)",
+                [(guide_id, lang, card) for lang, card in row["cards"].items()],
+            )
             cur.execute("DELETE FROM tagview_labels WHERE guide_id = %s", (guide_id,))
             self._insert_labels(cur, guide_id, row, labels, merged_at)
             cur.execute("DELETE FROM tagview_areas WHERE guide_id = %s", (guide_id,))
@@ -235,6 +242,22 @@ class PgGuideStore:
                 (repository, wanted),
             ).fetchall()
         return {number: json.loads(blob) for number, blob in rows}
+
+    def cards(self, repository: str, numbers: Iterable[int], lang: str) -> dict[int, dict[str, Any]]:
+        """What a listed entry shows of several guides, in ``lang`` (see :meth:`bot.tagview.store.GuideStore.cards`).
+
+        One statement (the numbers as one array parameter), plus one for guides stored before cards existed.
+        """
+        wanted = sorted({int(n) for n in numbers})
+        if not wanted:
+            return {}
+        with self._connection() as conn:
+            found = conn.execute(
+                "SELECT g.number, c.lang, c.card FROM tagview_guides g JOIN tagview_guide_cards c ON c.guide_id = g.id "
+                "WHERE g.repository = %s AND g.number = ANY(%s) AND (c.lang = %s OR c.lang = COALESCE(g.lang, ''))",
+                (repository, wanted, lang),
+            ).fetchall()
+        return chosen_cards(found, wanted, lang, lambda missing: self.get_many(repository, missing))
 
     def rows(self, repository: str, numbers: Iterable[int]) -> dict[int, GuideRow]:
         """The listed rows of several pull requests at once (see :meth:`bot.tagview.store.GuideStore.rows`)."""

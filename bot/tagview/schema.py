@@ -77,6 +77,18 @@ INSERT INTO tagview_search (rowid, title, focus) SELECT id, title, focus_text FR
 # Python builds without FTS5 still record version 2, and search falls back to LIKE.
 _SEARCH_NONE = "SELECT 1;"
 
+# Version 3: what a listed entry shows of a guide, per language it was stored in (see
+# bot.tagview.guide_data.guide_cards), so list pages read a card per row, never the guide's
+# Markdown. Guides stored earlier have none: they are shown from their data, as stored.
+_CARDS = """
+CREATE TABLE tagview_guide_cards (
+    guide_id INTEGER NOT NULL REFERENCES tagview_guides (id) ON DELETE CASCADE,
+    lang TEXT NOT NULL,
+    card TEXT NOT NULL,
+    PRIMARY KEY (guide_id, lang)
+);
+"""
+
 
 def fts5_trigram_available() -> bool:
     """Whether this Python's SQLite has FTS5 with the trigram tokenizer (SQLite >= 3.34)."""
@@ -92,7 +104,7 @@ def fts5_trigram_available() -> bool:
 
 def migrations() -> list[str]:
     """The tag view's migration scripts, in order (see :func:`bot.app.db.migrate`)."""
-    return [_TABLES, _SEARCH_FTS if fts5_trigram_available() else _SEARCH_NONE]
+    return [_TABLES, _SEARCH_FTS if fts5_trigram_available() else _SEARCH_NONE, _CARDS]
 
 
 def open_connection(path: str | os.PathLike[str]) -> sqlite3.Connection:

@@ -8,12 +8,13 @@ a search word is matched; everything else is written once here.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from bot.tagview.guide_data import day_start, utc
+from bot.tagview.guide_data import day_start, pick_card, utc
 from bot.tagview.model import MAX_LIMIT, READING_LEVELS, GuideFilter, GuideRow, LabelSection
 
 
@@ -143,3 +144,23 @@ def guide_row(
         reading_minutes=r[10], labels=tuple(names(r[11])), areas=tuple(names(r[12])), summary=r[13],
     )
 
+
+def chosen_cards(
+    found: Iterable[Sequence[Any]], wanted: Sequence[int], lang: str,
+    stored: Callable[[list[int]], Mapping[int, Mapping[str, Any]]],
+) -> dict[int, dict[str, Any]]:
+    """The cards of :meth:`GuideStore.cards`: for each of ``wanted``, its card in ``lang``, else its own.
+
+    ``found``: ``(number, card language, card)`` records (the card as JSON
+    text or already decoded); ``stored(numbers)`` reads the stored data of guides that have
+    no card (stored before cards existed), which are then cut from it (:func:`pick_card`).
+    """
+    cards: dict[int, dict[str, Any]] = {}
+    for number, card_lang, card in found:
+        if number not in cards or card_lang == lang:
+            cards[number] = json.loads(card) if isinstance(card, str) else dict(card)
+    missing = [number for number in wanted if number not in cards]
+    if missing:
+        for number, data in stored(missing).items():
+            cards[number] = pick_card(data, lang)
+    return cards

@@ -35,7 +35,9 @@ from bot.tagview.model import (
     RepositoryInfo,
 )
 from bot.tagview.schema import migrate_tagview, open_connection
-from bot.tagview.sql import ROW_COLUMNS, check_page, filter_sql, guide_row, label_sections, like_pattern, split_label
+from bot.tagview.sql import (
+    ROW_COLUMNS, check_page, chosen_cards, filter_sql, guide_row, label_sections, like_pattern, split_label,
+)
 
 __all__ = [
     "MAX_LIMIT", "READING_LEVELS", "VISIBILITIES", "Brief", "GuideDataError", "GuideFilter", "GuidePage", "GuideRow",
@@ -148,6 +150,11 @@ class GuideStore:
                 "ON CONFLICT (guide_id) DO UPDATE SET data = excluded.data",
                 (guide_id, row["data"]),
             )
+            conn.execute("DELETE FROM tagview_guide_cards WHERE guide_id = ?", (guide_id,))
+            conn.executemany(
+                "INSERT INTO tagview_guide_cards (guide_id, lang, card) VALUES (?, ?, ?)",
+                [(guide_id, lang, card) for lang, card in row["cards"].items()],
+            )
             conn.execute("DELETE FROM tagview_labels WHERE guide_id = ?", (guide_id,))
             conn.executemany(
                 "INSERT OR IGNORE INTO tagview_labels (guide_id, repository, label, source, rule, merged_at, number) "
@@ -198,7 +205,7 @@ class GuideStore:
             ).fetchone()
             if found is None:
                 return False
-            for table in ("tagview_labels", "tagview_areas", "tagview_guide_data"):
+            for table in ("tagview_labels", "tagview_areas", "tagview_guide_cards", "tagview_guide_data"):
                 conn.execute(f"DELETE FROM {table} WHERE guide_id = ?", (found[0],))
             if self._fts:
                 conn.execute("DELETE FROM tagview_search WHERE rowid = ?", (found[0],))
@@ -235,6 +242,29 @@ class GuideStore:
             ):
                 found[number] = json.loads(blob)
         return found
+
+    @_locked
+    def cards(self, repository: str, numbers: Iterable[int], lang: str) -> dict[int, dict[str, Any]]:
+        """What a listed entry shows of several guides, in ``lang``: ``{number: card}``; unknown numbers are left out.
+
+        A card (:func:`bot.tagview.guide_data.guide_cards`) holds a guide's summary, readers,
+        focus points and breaking changes in ``lang`` when the guide was stored in it, else
+        in the guide's own language (``card["lang"]`` says which), and its reviews and area
+        names. One small row per guide is read, never its Markdown; a guide stored before
+        cards existed is read in full and shown as stored.
+        """
+        wanted = sorted({int(n) for n in numbers})
+        found: list[tuple[int, str, str]] = []
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start:start + 500]
+            marks = ", ".join("?" * len(chunk))
+            found += self._conn.execute(
+                "SELECT g.number, c.lang, c.card FROM tagview_guides g "
+                "JOIN tagview_guide_cards c ON c.guide_id = g.id "
+                f"WHERE g.repository = ? AND g.number IN ({marks}) AND (c.lang = ? OR c.lang = COALESCE(g.lang, ''))",
+                (repository, *chunk, lang),
+            ).fetchall()
+        return chosen_cards(found, wanted, lang, lambda missing: self.get_many(repository, missing))
 
     @_locked
     def rows(self, repository: str, numbers: Iterable[int]) -> dict[int, GuideRow]:

@@ -5,7 +5,8 @@ Routes (all ``GET``; ``HEAD`` too):
 - ``/repos``: the repositories this request may see.
 - ``/repos/{owner}/{repo}/tags``: one section per label, newest pull requests first, with
   a filter form (``label``, ``area``, ``level``, ``min_importance``, ``from``, ``to``, ``q``)
-  and ``lang=zh`` for Chinese chrome; with ``label`` set, that label's pull requests page
+  and ``lang=zh`` for Chinese pages, guides included (every page, digest and feed takes
+  ``lang``: a guide stored once is shown in either language); with ``label`` set, that label's pull requests page
   by ``page``.
 - ``/repos/{owner}/{repo}/tags.json``: the same filters, ``per_page`` (1-100, default 30)
   and ``page``; a ``Link`` header and a ``next`` field point at the next page.
@@ -305,7 +306,7 @@ class TagView:
                 )
         else:
             sections = self.store.sections(repository, flt, per_label=self.settings.rows_per_label)
-        datas = self.store.get_many(repository, [row.number for section in sections for row in section.rows])
+        datas = self.store.cards(repository, [row.number for section in sections for row in section.rows], lang)
         feed_params = {k: request.query.get(k) for k in FILTER_PARAMS}
         html = render_tags_page(
             repository=repository, sections=sections, lang=lang, links=links,
@@ -344,7 +345,7 @@ class TagView:
             repository, label=flt.label, area=flt.area, level=flt.level, min_importance=flt.min_importance,
             since=flt.since, until=flt.until, search=flt.search, limit=FEED_ENTRIES,
         )
-        datas = self.store.get_many(repository, [row.number for row in found.items])
+        datas = self.store.cards(repository, [row.number for row in found.items], lang)
         messages = Messages(lang)
         entries = [make_entry(row, datas.get(row.number), lang, messages) for row in found.items]
         params = _filter_params(flt)
@@ -430,7 +431,7 @@ class TagView:
         if data is None:
             lang = pick_language(query_lang)
             return _error(404, "not_found", lang, text_key="not_found_text")
-        # Without ?lang the chrome follows the guide's own language.
+        # Without ?lang the page follows the guide's own language.
         lang = pick_language(query_lang, default=pick_language(str(data.get("lang") or "")))
         links = self._links(repository, {}, lang, here=self.prefix + request.path)
         feeds = [(feed_title(lang, repository, None), links.feed("tags"))]
