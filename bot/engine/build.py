@@ -6,9 +6,10 @@ benchmarks) goes through :func:`build_guide`.
 
 from __future__ import annotations
 
+import functools
 import gc
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -80,11 +81,16 @@ class Guide:
     classification: Classification | None = field(default=None, compare=False, repr=False)
     #: The guide's focus points in the order it numbers them; ``/prguide why N`` shows point N's evidence.
     focus: tuple[Any, ...] = field(default=(), compare=False, repr=False)
-    #: The guide written in every other language the engine speaks, from the same facts and
-    #: claims: ``{lang: {key: value}}`` with the keys of :data:`LANGUAGE_KEYS` (``data`` holds
-    #: those of ``lang``). The tag view stores them (:meth:`record`) to show the guide in its
-    #: reader's language.
-    languages: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, repr=False)
+    #: Writes :attr:`languages`; called only when asked for (the tag view stores them, see
+    #: :meth:`record`, to show the guide in its reader's language): most builds never need it.
+    other_languages: Callable[[], Mapping[str, Mapping[str, Any]]] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def languages(self) -> Mapping[str, Mapping[str, Any]]:
+        """The guide written in every other language the engine speaks, from the same facts and
+        claims: ``{lang: {key: value}}`` with the keys of :data:`LANGUAGE_KEYS` (``data`` holds
+        those of ``lang``)."""
+        return self.other_languages() if self.other_languages is not None else {}
 
     def record(self) -> dict[str, Any]:
         """What the tag view stores of the guide: ``data`` with the published ``markdown``
@@ -233,12 +239,18 @@ def _build_guide(
     data["review_highlights"] = [{"path": th.path, "line": th.line, "comments": th.comments, "opening": th.opening[:300]}
                                  for th in review.threads[:5]]  # fmt: skip
     data.update(_area_data(rules, classification, labels))
-    # The same facts and claims in the other languages, so a stored guide can be read in either.
-    languages = {}
-    for other in LANGUAGES:
-        if other != lang:
-            other_claims = guide_claims(facts, other)
-            languages[other] = _language_data(facts, other, render_claims(facts, other_claims, other), other_claims)
+
+    # The same facts and claims in the other languages, so a stored guide can be read in
+    # either; written once, when first asked for.
+    @functools.cache
+    def languages() -> dict[str, dict[str, Any]]:
+        out = {}
+        for other in LANGUAGES:
+            if other != lang:
+                other_claims = guide_claims(facts, other)
+                out[other] = _language_data(facts, other, render_claims(facts, other_claims, other), other_claims)
+        return out
+
     return Guide(
         repository=snapshot.repository,
         number=snapshot.number,
@@ -254,7 +266,7 @@ def _build_guide(
         # ledger's rule), each with the evidence it is shown with, so `/prguide why N` and
         # the comment agree on N.
         focus=tuple(p._replace(evidence=ev) for p in points for ev in [point_evidence(p)] if ev),
-        languages=languages,
+        other_languages=languages,
     )
 
 
