@@ -15,11 +15,14 @@ from typing import Any
 
 from bot import ENGINE_VERSION
 from bot.engine.analysis import analyse
+from bot.engine.analysis.model import Evidence
 from bot.engine.analysis.description import check_against_diff, parse_description, promised_missing
 from bot.engine.classify import Classification, classify, source_lines
 from bot.engine.focus.housekeeping import housekeeping
 from bot.engine.focus.points import focus_points, rename_map
+from bot.engine.focus.model import FollowUp
 from bot.engine.focus.review import follow_ups, review_summary
+from bot.engine.history.coupling import History, earlier, merged_change, usual_partners
 from bot.engine.marker import MarkerState
 from bot.engine.render import ledger
 from bot.engine.render.guide import (
@@ -90,6 +93,7 @@ def build_guide(
     overrides: Overrides | None = None,
     notices: Mapping[str, tuple[str, ...]] | None = None,
     page_url: str | None = None,
+    history: History | None = None,
 ) -> Guide:
     """Analyse, classify and render one pull request.
 
@@ -97,11 +101,16 @@ def build_guide(
     (``overrides.lang`` wins). ``notices`` are extra lines by language shown near the
     top (for instance an invalid repository config file). ``page_url`` is the guide's
     own page in the tag view, linked from the comment (when the server knows its
-    public address). Never raises on odd PR content; raises ``ValueError`` for an
-    unknown language.
+    public address). ``history`` is the repository's merged history with the thresholds
+    its replay chose (:func:`bot.engine.history.coupling.calibrate`): files that usually
+    change with this pull request's but were not touched become follow-ups (at most two;
+    only entries merged before this pull request count). Without it, or without
+    thresholds, the guide is exactly what it is without a history. Never raises on odd
+    PR content; raises ``ValueError`` for an unknown language.
     """
     with collector_paused():
-        return _build_guide(snapshot, rules, lang=lang, overrides=overrides, notices=notices, page_url=page_url)
+        return _build_guide(snapshot, rules, lang=lang, overrides=overrides, notices=notices, page_url=page_url,
+                            history=history)  # fmt: skip
 
 
 _pause_lock = threading.Lock()
@@ -157,6 +166,7 @@ def _build_guide(
     overrides: Overrides | None,
     notices: Mapping[str, tuple[str, ...]] | None,
     page_url: str | None = None,
+    history: History | None = None,
 ) -> Guide:
     overrides = overrides or Overrides()
     lang = overrides.lang or lang
@@ -182,6 +192,8 @@ def _build_guide(
     house = housekeeping(analysis)
     points = focus_points(analysis, hits, review, snapshot=snapshot, is_config=is_config, description=description, house_files=house, renames=renames)
     follow = follow_ups(snapshot, analysis, review, classification.change_type, promised=promised_missing(description, absent))
+    if history is not None and history.thresholds is not None:
+        follow += partner_follow_ups(snapshot, history)
     state = MarkerState(
         rules=tuple(h.rule_id for h in hits),
         labels=tuple(d.name for d in classification.labels if d.source == "rule"),
@@ -238,6 +250,24 @@ def _build_guide(
 
 #: Description sections the JSON output carries (the narrator's facts).
 _NARRATED_SECTIONS = ("what", "why", "design", "breaking", "api")
+
+
+def partner_follow_ups(snapshot: PullRequestSnapshot, history: History) -> tuple[FollowUp, ...]:
+    """"``a`` usually changes with ``b``; this PR did not touch it" for the usual partners
+    (:func:`bot.engine.history.coupling.usual_partners`) of ``snapshot``'s files in the
+    part of ``history`` merged before it, each resting on the pull requests that changed
+    both (at most five named)."""
+    if history.thresholds is None:
+        return ()
+    own = merged_change(snapshot.number, snapshot.files)
+    prior = earlier(history.changes, snapshot.number, snapshot.merged_at)
+    focal = [p for p in own.paths if p not in own.gone]
+    partners = usual_partners((*own.paths, *own.gone), prior, focal=focal, thresholds=history.thresholds, own=snapshot.number)
+    return tuple(
+        FollowUp("follow.usual_partner", {"file": p.file, "name": p.partner, "together": p.together, "total": p.changes},
+                 file=p.file, evidence=(Evidence(p.partner, new=", ".join(f"#{n}" for n in p.numbers[:5]), source="metadata"),))
+        for p in partners
+    )  # fmt: skip
 
 
 def _area_namer(rules: Any):

@@ -219,6 +219,7 @@ IDS = (
     N_("follow.suggestion"),
     N_("follow.todo"),
     N_("follow.truncated"),
+    N_("follow.usual_partner"),  # bot/engine/build.py: change coupling
     # bot/engine/focus/, bot/engine/render/guide.py
     N_("focus.added"),
     N_("focus.added_called"),
