@@ -338,14 +338,17 @@ class History:
     score: Score | None = None
 
 
-def calibrate(history: Sequence[MergedChange], *, target: float = TARGET_PRECISION, min_lines: int = MIN_LINES) -> History:
+def calibrate(history: Sequence[MergedChange], *, target: float | None = None, min_lines: int | None = None) -> History:
     """Replay ``history`` (oldest first) and choose the thresholds the guide uses for it.
 
     Of :data:`GRID`, the thresholds whose lines were right at least ``target`` of the time
-    over at least ``min_lines`` lines; of those, the one naming the most lines (the most
+    (default :data:`TARGET_PRECISION`) over at least ``min_lines`` lines (default
+    :data:`MIN_LINES`); of those, the one naming the most lines (the most
     help at that precision), then the more precise. Takes about a second per thousand
     merged pull requests of history on one core.
     """
+    target = TARGET_PRECISION if target is None else target
+    min_lines = MIN_LINES if min_lines is None else min_lines
     changes = tuple(history)
     scores = replay(changes, GRID)
     good = [s for s in scores if s.named >= min_lines and s.precision >= target - 1e-9]
