@@ -429,6 +429,7 @@ def _store(args: argparse.Namespace, store, guides) -> None:
             # Offline sources cannot tell whether a repository is private: assume it is unless told.
             visibility="public" if args.public else None,
             label_descriptions={name: spec.description for name, spec in g.label_specs.items()},
+            change=g.change,
         )
     print(f"stored {len(guides)} guides in {args.db}", file=sys.stderr)
 

@@ -209,6 +209,7 @@ def _store_guide(store: Any, guide: Any, private: bool) -> None:
         dict(guide.data, markdown=guide.markdown),
         visibility="public" if public else "private",
         label_descriptions={name: spec.description for name, spec in guide.label_specs.items()},
+        change=getattr(guide, "change", None),
     )
 
 

@@ -22,7 +22,7 @@ from bot.engine.focus.housekeeping import housekeeping
 from bot.engine.focus.points import focus_points, rename_map
 from bot.engine.focus.model import FollowUp
 from bot.engine.focus.review import follow_ups, review_summary
-from bot.engine.history.coupling import History, earlier, merged_change, usual_partners
+from bot.engine.history.coupling import History, MergedChange, earlier, merged_change, usual_partners
 from bot.engine.marker import MarkerState
 from bot.engine.render import ledger
 from bot.engine.render.guide import (
@@ -83,6 +83,8 @@ class Guide:
     classification: Classification | None = field(default=None, compare=False, repr=False)
     #: The guide's focus points in the order it numbers them; ``/prguide why N`` shows point N's evidence.
     focus: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+    #: The pull request's changed paths as a history entry (stored for change coupling).
+    change: MergedChange | None = field(default=None, compare=False, repr=False)
 
 
 def build_guide(
@@ -245,6 +247,7 @@ def _build_guide(
         # ledger's rule), each with the evidence it is shown with, so `/prguide why N` and
         # the comment agree on N.
         focus=tuple(p._replace(evidence=ev) for p in points for ev in [point_evidence(p)] if ev),
+        change=merged_change(snapshot.number, snapshot.files, merged_at=snapshot.merged_at, author=snapshot.author),
     )
 
 

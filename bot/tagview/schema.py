@@ -77,6 +77,15 @@ INSERT INTO tagview_search (rowid, title, focus) SELECT id, title, focus_text FR
 # Python builds without FTS5 still record version 2, and search falls back to LIKE.
 _SEARCH_NONE = "SELECT 1;"
 
+# Each guide's changed paths (JSON lists), the history change coupling counts from.
+_FILES = """
+CREATE TABLE tagview_guide_files (
+    guide_id INTEGER PRIMARY KEY REFERENCES tagview_guides (id) ON DELETE CASCADE,
+    paths TEXT NOT NULL DEFAULT '[]',
+    gone TEXT NOT NULL DEFAULT '[]'
+);
+"""
+
 
 def fts5_trigram_available() -> bool:
     """Whether this Python's SQLite has FTS5 with the trigram tokenizer (SQLite >= 3.34)."""
@@ -92,7 +101,7 @@ def fts5_trigram_available() -> bool:
 
 def migrations() -> list[str]:
     """The tag view's migration scripts, in order (see :func:`bot.app.db.migrate`)."""
-    return [_TABLES, _SEARCH_FTS if fts5_trigram_available() else _SEARCH_NONE]
+    return [_TABLES, _SEARCH_FTS if fts5_trigram_available() else _SEARCH_NONE, _FILES]
 
 
 def open_connection(path: str | os.PathLike[str]) -> sqlite3.Connection:
