@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -387,3 +388,43 @@ async def explain_narration(services: Any, existing: Mapping[str, Any] | None, g
         return ""
     lines = explain(Narration.from_json(hit), build_fact_sheet(guide.data), guide.lang)
     return "\n".join([f"**{lines[0]}**", ""] + [f"- {line}" for line in lines[1:]])
+
+
+# ----- change coupling ----------------------------------------------------------------
+
+#: Merged pull requests read back from the tag view for change coupling: each file's last
+#: changes and the replay of the newest 200 fit in them.
+COUPLING_HISTORY = 1000
+#: A repository's coupling thresholds are chosen again once this many pull requests were
+#: merged since (the replay takes about half a second; the choice moves slowly).
+RECALIBRATE_EVERY = 50
+# Per guide store (so two apps in one process never share a choice): repository -> the
+# newest pull request the calibration saw and what it chose.
+_calibrations: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, Any]]] = weakref.WeakKeyDictionary()
+
+
+async def coupling_history(services: Any, repository: str, merged_at: str | None) -> Any:
+    """The repository's merged history before ``merged_at`` from the tag view's stored guides,
+    with the thresholds its own replay chose (:class:`bot.engine.history.coupling.History`),
+    for the guide's "usually changes with" follow-ups; ``None`` without a guide store or a
+    history. An optional read: a store that fails costs the guide nothing (logged).
+    """
+    from bot.engine.history.coupling import History, calibrate
+
+    store = getattr(services, "guides", None)
+    if store is None:
+        return None
+    try:
+        changes = await run_store(store, store.merged_changes, repository, before=merged_at or None, limit=COUPLING_HISTORY)
+    except Exception as exc:  # noqa: BLE001 -- optional read: the guide is built without it
+        log.warning("%s: the merged history could not be read: %s", repository, exc)
+        return None
+    if not changes:
+        return None
+    chosen = _calibrations.setdefault(store, {})
+    key = repository.casefold()
+    known = chosen.get(key)
+    if known is None or known[0] not in {c.number for c in changes[-RECALIBRATE_EVERY:]}:
+        calibrated = await asyncio.to_thread(calibrate, changes)
+        known = chosen[key] = (changes[-1].number, calibrated)
+    return History(tuple(changes), known[1].thresholds, known[1].score)
