@@ -24,7 +24,7 @@ from bot.engine.focus.model import FollowUp
 from bot.engine.focus.review import follow_ups, review_summary
 from bot.engine.history.coupling import History, MergedChange, earlier, merged_change, usual_partners
 from bot.engine.marker import MarkerState
-from bot.engine.render import ledger
+from bot.engine.render import ledger, revert_note
 from bot.engine.render.guide import (
     GuideFacts,
     describe_claims,
@@ -45,19 +45,23 @@ class Overrides:
     """Decisions a human made with commands, which the engine must honour.
 
     ``lang`` replaces the configured language; ``labels_added``/``labels_removed`` are
-    applied after the rules, so a refresh never undoes them.
+    applied after the rules, so a refresh never undoes them; ``reverted_by`` puts the
+    "reverted by" note under the title (:mod:`bot.engine.render.revert_note`).
     """
 
     lang: str | None = None
     labels_added: tuple[str, ...] = ()
     labels_removed: tuple[str, ...] = ()
+    #: ``(number, days)``: a later pull request reverted this one, ``days`` after its merge.
+    reverted_by: tuple[int, int] | None = None
 
     @classmethod
     def from_marker(cls, state: MarkerState | None) -> Overrides:
         """The overrides remembered in an earlier comment's marker (none when ``state`` is None)."""
         if state is None:
             return cls()
-        return cls(lang=state.human_lang, labels_added=state.human_added, labels_removed=state.human_removed)
+        return cls(lang=state.human_lang, labels_added=state.human_added, labels_removed=state.human_removed,
+                   reverted_by=revert_note.reverted_by(state))  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +208,7 @@ def _build_guide(
         human_removed=overrides.labels_removed,
         human_lang=overrides.lang,
         engine=ENGINE_VERSION,
+        extra=revert_note.marker_extra(*overrides.reverted_by) if overrides.reverted_by else {},
     )
     facts = GuideFacts(
         snapshot=snapshot,
@@ -219,6 +224,7 @@ def _build_guide(
         housekeeping=house,
         notices=notices or {},
         page_url=page_url,
+        reverted_by=overrides.reverted_by,
     )
     # One ledger: the comment and the JSON "claims" are written from the same claims.
     claims = guide_claims(facts, lang)
@@ -232,6 +238,8 @@ def _build_guide(
     data["review_highlights"] = [{"path": th.path, "line": th.line, "comments": th.comments, "opening": th.opening[:300]}
                                  for th in review.threads[:5]]  # fmt: skip
     data.update(_area_data(rules, classification, labels))
+    if overrides.reverted_by:
+        data["reverted_by"] = {"number": overrides.reverted_by[0], "days": overrides.reverted_by[1]}
     return Guide(
         repository=snapshot.repository,
         number=snapshot.number,
