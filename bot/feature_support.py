@@ -428,3 +428,27 @@ async def coupling_history(services: Any, repository: str, merged_at: str | None
         calibrated = await asyncio.to_thread(calibrate, changes)
         known = chosen[key] = (changes[-1].number, calibrated)
     return History(tuple(changes), known[1].thresholds, known[1].score)
+
+
+# ----- reverts ------------------------------------------------------------------------
+
+#: The internal event of a revert note (:mod:`bot.features.reverts`): a merged revert's
+#: job queues it on the reverted pull request's key.
+REVERT_EVENT = "prguide.revert"
+
+
+async def queue_revert_note(ctx: Any, job: Any, guide: Any) -> bool:
+    """Queue the note on the pull request ``guide`` (a just-built guide) reverts, if any:
+    its guide comment and stored guide then say "Reverted by #M N days after it was merged".
+
+    The job runs on the reverted pull request's own key (``owner/repo#N``), so it never runs
+    beside that pull request's guide jobs; its delivery id names both pull requests, so a
+    redelivered merge queues nothing twice. Returns True when queued.
+    """
+    reverted = guide.data.get("reverted") if isinstance(guide.data, Mapping) else None
+    if not isinstance(reverted, int) or isinstance(reverted, bool) or reverted < 1 or reverted == guide.number:
+        return False
+    payload = {"repository": guide.repository, "reverted": reverted, "by": guide.number, "merged_at": guide.data.get("merged_at")}
+    return await ctx.enqueue(REVERT_EVENT, None, payload, key=f"{guide.repository}#{reverted}",
+                             delivery_id=f"revert:{guide.repository}#{reverted}:{guide.number}",
+                             installation_id=job.installation_id)  # fmt: skip

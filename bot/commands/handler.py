@@ -491,7 +491,9 @@ class _Runner:
     async def _rebuild(self, action: Rebuild) -> None:
         facts = self.facts
         await self._load()
-        self.overrides = Overrides(lang=action.lang, labels_added=action.labels_added, labels_removed=action.labels_removed)
+        # What the command decided, and what the marker remembers beyond it (a later revert).
+        self.overrides = Overrides(lang=action.lang, labels_added=action.labels_added, labels_removed=action.labels_removed,
+                                   reverted_by=self.overrides.reverted_by)  # fmt: skip
         notices = {lang: list(lines) for lang, lines in (config_notices(self.config.source, self.problems) or {}).items()}
         if action.preview:
             for lang in ("en", "zh"):

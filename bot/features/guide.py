@@ -35,6 +35,7 @@ from bot.feature_support import (
     save_guide,
     narration_wanted,
     queue_narration,
+    queue_revert_note,
     with_cached_narration,
 )
 from bot.engine.marker import parse_marker
@@ -139,6 +140,9 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
         page_url=guide_page_url(services, repository, number, private=is_private(repo)), history=history,
     )
     guide = await asyncio.to_thread(build, notices=notices)
+    if services.store is not None:
+        # A revert: the reverted pull request's guide says so (a job on its own key).
+        ctx.fields["revert_note_queued"] = await queue_revert_note(ctx, job, guide)
     if guide.skipped:
         ctx.outcome = "skipped"
         return
