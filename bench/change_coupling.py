@@ -105,12 +105,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if chosen.thresholds is None:
         best = chosen.score
         said = f"best {best.precision:.2f} over {best.named} lines" if best else "no line named"
-        print(f"\nchosen: none reaches precision >= {TARGET_PRECISION} over >= {MIN_LINES} lines ({said}): "
-              "the guide names no partner for this repository")  # fmt: skip
+        print(f"\nchosen by the guide's own replay (the last 200): none reaches precision >= {TARGET_PRECISION} "
+              f"over >= {MIN_LINES} lines ({said}): the guide names no partner for this repository")  # fmt: skip
     else:
         t, s = chosen.thresholds, chosen.score
-        print(f"\nchosen: support {t.min_changes}, confidence {t.min_share:.1f}: precision {s.precision:.2f} "
-              f"over {s.named} lines")  # fmt: skip
+        print(f"\nchosen by the guide's own replay (the last 200): support {t.min_changes}, confidence "
+              f"{t.min_share:.1f}: precision {s.precision:.2f} over {s.named} lines")  # fmt: skip
     print("\nthe loosest thresholds' lines judged by other ideas of 'soon after':\n")
     print("| right when the partner changed in | precision | base rate |\n|:---|---:|---:|")
     for what, score in _other_horizons(history, args.last, args.next, args.days):
