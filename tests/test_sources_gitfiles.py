@@ -102,7 +102,7 @@ def test_the_bench_prints_the_table_from_a_clone(tmp_path, capsys):
     five_sixty = next(r for r in rows if r.startswith("| 5 | 0.6 | left out |"))
     cells = [c.strip() for c in five_sixty.strip("|").split("|")]
     assert int(cells[3]) > 0 and cells[6] == "1.00"  # every forgotten gen.yaml came next
-    assert "chosen:" in out
+    assert "chosen by the guide's own replay" in out
     assert change_coupling.main([str(tmp_path / "nothing")]) == 1
     assert "change_coupling:" in capsys.readouterr().err
 
