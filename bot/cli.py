@@ -79,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
     guide = sub.add_parser("guide", help="write the reading guide for a PR bundle file (or every bundle in a folder)")
     guide.add_argument("bundle", nargs="?", type=Path, help='a bundle JSON file: {"pull", "files", "reviews", "review_comments"}')
     guide.add_argument("--all", type=Path, metavar="DIR", help="one summary line per bundle in DIR")
+    guide.add_argument(
+        "--repo", type=Path, metavar="CLONE",
+        help="a local clone of the bundles' repository: its merged history tells which files usually change together",
+    )  # fmt: skip
     _engine_options(guide)
     guide.add_argument("--db", type=Path, help="also store the guides in this tag-view database")
     guide.add_argument("--public", action="store_true", help="with --db: mark the repository public in the tag view")
@@ -173,6 +177,7 @@ def _cmd_guide(args: argparse.Namespace) -> int:
     from bot.engine.build import build_guide
     from bot.engine.rules import RuleError
     from bot.sources.bundle import BundleError, load_bundle
+    from bot.sources.gitrun import GitRepositoryError
 
     try:
         rules = _load_rules(args)
@@ -192,6 +197,11 @@ def _cmd_guide(args: argparse.Namespace) -> int:
         what = "is a folder (use --all DIR for every bundle in it)" if args.bundle.is_dir() else "no such file"
         print(f"prguide guide: {args.bundle}: {what}", file=sys.stderr)
         return 1
+    try:
+        history = _coupling(args.repo) if args.repo is not None else None
+    except (GitRepositoryError, ValueError) as exc:
+        print(f"prguide guide: {exc}", file=sys.stderr)
+        return 1
     store = _open_store(args)  # before the work, so a bad --db costs nothing
     try:
         if args.all:
@@ -204,7 +214,7 @@ def _cmd_guide(args: argparse.Namespace) -> int:
                     print(f"prguide guide: {exc}", file=sys.stderr)
                     failed += 1
             for snapshot in sorted(snapshots, key=lambda s: s.number):
-                guide = build_guide(snapshot, rules, lang=args.lang)
+                guide = build_guide(snapshot, rules, lang=args.lang, history=history)
                 results.append(guide)
                 if args.format == "json":
                     continue
@@ -216,7 +226,7 @@ def _cmd_guide(args: argparse.Namespace) -> int:
                 print(json.dumps([g.data for g in results], ensure_ascii=False, indent=2))
             _store(args, store, results)
             return 1 if failed else 0
-        (guide,) = _narrated(args, [build_guide(load_bundle(args.bundle), rules, lang=args.lang)])
+        (guide,) = _narrated(args, [build_guide(load_bundle(args.bundle), rules, lang=args.lang, history=history)])
         _emit(guide, args.format)
         _store(args, store, [guide])
         return 0
@@ -268,12 +278,13 @@ def _cmd_history(args: argparse.Namespace) -> int:
                     why = why_no_pull_requests(args.repo, repository=args.repository)
                     print(f"prguide history: {args.repo}: {why}", file=sys.stderr)
                     return 1
+                history = _coupling(args.repo)
             except GitRepositoryError as exc:
                 print(f"prguide history: {exc}", file=sys.stderr)
                 return 1
             guides = []
             for snapshot in snapshots:
-                guides.append(build_guide(snapshot, rules, lang=args.lang))
+                guides.append(build_guide(snapshot, rules, lang=args.lang, history=history))
                 progress("guides", len(guides), len(snapshots))
         guides = _narrated(args, guides)
         if args.out:
@@ -291,6 +302,16 @@ def _cmd_history(args: argparse.Namespace) -> int:
     finally:
         if store is not None:
             store.close()
+
+
+def _coupling(repo: Path):
+    """The merged history of the clone ``repo`` for change coupling, calibrated on itself
+    (:func:`bot.engine.history.coupling.calibrate`; about two seconds for 3,000 pull
+    requests). Raises :class:`bot.sources.gitrun.GitRepositoryError` as reading it does."""
+    from bot.engine.history.coupling import calibrate
+    from bot.sources.gitfiles import merged_changes
+
+    return calibrate(merged_changes(repo))
 
 
 class _PhaseProgress:
@@ -411,6 +432,7 @@ def _store(args: argparse.Namespace, store, guides) -> None:
             # Offline sources cannot tell whether a repository is private: assume it is unless told.
             visibility="public" if args.public else None,
             label_descriptions={name: spec.description for name, spec in g.label_specs.items()},
+            change=g.change,
         )
     print(f"stored {len(guides)} guides in {args.db}", file=sys.stderr)
 

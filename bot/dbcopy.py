@@ -122,23 +122,33 @@ def _copy_guides(source: sqlite3.Connection, store, damaged: list[str]) -> _Guid
 
     import psycopg
 
+    from bot.engine.history.coupling import MergedChange
+
     out = _Guides()
     visibility = dict(source.execute("SELECT name, visibility FROM tagview_repositories"))
     before = {name: store.visibility(name) for name in visibility}
     descriptions: dict[str, dict[str, str]] = {}
     for repository, label, text in source.execute("SELECT repository, label, description FROM tagview_label_info"):
         descriptions.setdefault(repository.casefold(), {})[label] = text
-    for row_id, repository, number, data in source.execute(
-        "SELECT g.id, g.repository, g.number, d.data FROM tagview_guides g JOIN tagview_guide_data d ON d.guide_id = g.id "
-        "ORDER BY g.id"
+    # Each guide's changed paths (change coupling's history), from databases that have them.
+    has_files = source.execute("SELECT 1 FROM sqlite_master WHERE name = 'tagview_guide_files'").fetchone() is not None
+    files = "f.paths, f.gone" if has_files else "NULL, NULL"
+    join = "LEFT JOIN tagview_guide_files f ON f.guide_id = g.id " if has_files else ""
+    for row_id, repository, number, data, paths, gone in source.execute(
+        f"SELECT g.id, g.repository, g.number, d.data, {files} FROM tagview_guides g "
+        f"JOIN tagview_guide_data d ON d.guide_id = g.id {join}ORDER BY g.id"
     ):
         out.found += 1
         try:
             guide = json.loads(data)
             if not isinstance(guide, dict):
                 raise ValueError(f"the data is {type(guide).__name__}, not a guide")
+            change = None
+            if paths is not None:
+                change = MergedChange(number, tuple(json.loads(paths)), tuple(json.loads(gone or "[]")))
             unchanged = store.get(repository, number) == guide
-            store.save(guide, visibility=visibility.get(repository, "private"), label_descriptions=descriptions.get(repository.casefold()))
+            store.save(guide, visibility=visibility.get(repository, "private"), label_descriptions=descriptions.get(repository.casefold()),
+                       change=change)  # fmt: skip
         except (ValueError, TypeError, KeyError, AttributeError, psycopg.DataError) as exc:
             damaged.append(f"tagview_guides row {row_id} ({repository}#{number}): {' '.join(str(exc).split())}")
             continue

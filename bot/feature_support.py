@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -210,6 +211,7 @@ def _store_guide(store: Any, guide: Any, private: bool) -> None:
         guide.record(),
         visibility="public" if public else "private",
         label_descriptions={name: spec.description for name, spec in guide.label_specs.items()},
+        change=getattr(guide, "change", None),
     )
 
 
@@ -383,3 +385,67 @@ async def explain_narration(services: Any, existing: Mapping[str, Any] | None, g
         return ""
     lines = explain(Narration.from_json(hit), build_fact_sheet(guide.data), guide.lang)
     return "\n".join([f"**{lines[0]}**", ""] + [f"- {line}" for line in lines[1:]])
+
+
+# ----- change coupling ----------------------------------------------------------------
+
+#: Merged pull requests read back from the tag view for change coupling: each file's last
+#: changes and the replay of the newest 200 fit in them.
+COUPLING_HISTORY = 1000
+#: A repository's coupling thresholds are chosen again once this many pull requests were
+#: merged since (the replay takes about half a second; the choice moves slowly).
+RECALIBRATE_EVERY = 50
+# Per guide store (so two apps in one process never share a choice): repository -> the
+# newest pull request the calibration saw and what it chose.
+_calibrations: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, Any]]] = weakref.WeakKeyDictionary()
+
+
+async def coupling_history(services: Any, repository: str, merged_at: str | None) -> Any:
+    """The repository's merged history before ``merged_at`` from the tag view's stored guides,
+    with the thresholds its own replay chose (:class:`bot.engine.history.coupling.History`),
+    for the guide's "usually changes with" follow-ups; ``None`` without a guide store or a
+    history. An optional read: a store that fails costs the guide nothing (logged).
+    """
+    from bot.engine.history.coupling import History, calibrate
+
+    store = getattr(services, "guides", None)
+    if store is None:
+        return None
+    try:
+        changes = await run_store(store, store.merged_changes, repository, before=merged_at or None, limit=COUPLING_HISTORY)
+    except Exception as exc:  # noqa: BLE001 -- optional read: the guide is built without it
+        log.warning("%s: the merged history could not be read: %s", repository, exc)
+        return None
+    if not changes:
+        return None
+    chosen = _calibrations.setdefault(store, {})
+    key = repository.casefold()
+    known = chosen.get(key)
+    if known is None or known[0] not in {c.number for c in changes[-RECALIBRATE_EVERY:]}:
+        calibrated = await asyncio.to_thread(calibrate, changes)
+        known = chosen[key] = (changes[-1].number, calibrated)
+    return History(tuple(changes), known[1].thresholds, known[1].score)
+
+
+# ----- reverts ------------------------------------------------------------------------
+
+#: The internal event of a revert note (:mod:`bot.features.reverts`): a merged revert's
+#: job queues it on the reverted pull request's key.
+REVERT_EVENT = "prguide.revert"
+
+
+async def queue_revert_note(ctx: Any, job: Any, guide: Any) -> bool:
+    """Queue the note on the pull request ``guide`` (a just-built guide) reverts, if any:
+    its guide comment and stored guide then say "Reverted by #M N days after it was merged".
+
+    The job runs on the reverted pull request's own key (``owner/repo#N``), so it never runs
+    beside that pull request's guide jobs; its delivery id names both pull requests, so a
+    redelivered merge queues nothing twice. Returns True when queued.
+    """
+    reverted = guide.data.get("reverted") if isinstance(guide.data, Mapping) else None
+    if not isinstance(reverted, int) or isinstance(reverted, bool) or reverted < 1 or reverted == guide.number:
+        return False
+    payload = {"repository": guide.repository, "reverted": reverted, "by": guide.number, "merged_at": guide.data.get("merged_at")}
+    return await ctx.enqueue(REVERT_EVENT, None, payload, key=f"{guide.repository}#{reverted}",
+                             delivery_id=f"revert:{guide.repository}#{reverted}:{guide.number}",
+                             installation_id=job.installation_id)  # fmt: skip

@@ -8,6 +8,7 @@ from test_tagview_store import make_guide
 from bot.app import pg
 from bot.app.jobstore import JobStore
 from bot.cli import main
+from bot.engine.history.coupling import MergedChange
 from bot.tagview.store import GuideStore
 from pg_helpers import pg_url  # noqa: F401 - fixture
 
@@ -22,7 +23,8 @@ def installation(tmp_path):
         guides.save(make_guide(1, labels=["bug", "needs-docs"], label_details=[
             {"name": "bug", "source": "rule", "rule": "fix-title"},
             {"name": "needs-docs", "source": "human", "rule": None},
-        ]), visibility="public", label_descriptions={"needs-docs": "Docs must follow"})
+        ]), visibility="public", label_descriptions={"needs-docs": "Docs must follow"},
+            change=MergedChange(1, ("rocket/core.py", "docs/new.md"), ("docs/old.md",)))
         guides.save(make_guide(2, title="数据 rollout", extra={"kept": [1, 2]}), visibility="public")
         guides.save(make_guide(3, repository="acme/Secret", title="hidden"), visibility="private")
         guides.set_visibility("acme/empty", "public")
@@ -68,6 +70,8 @@ def test_copy_moves_guides_and_jobs_and_is_idempotent(installation, pg_url, caps
             assert post.sections(repo) == lite.sections(repo)
             for row in lite.query(repo).items:
                 assert post.get(repo, row.number) == lite.get(repo, row.number)
+            assert post.merged_changes(repo) == lite.merged_changes(repo)  # change coupling's history
+        assert [c.paths for c in post.merged_changes("acme/rocket")] == [("rocket/core.py", "docs/new.md")]
         assert post.visibility("acme/secret") == "private" and post.visibility("acme/empty") == "public"
         with post.database.pool.connection() as conn:
             provenance = conn.execute("SELECT label, source, rule FROM tagview_labels WHERE number = 1 ORDER BY label").fetchall()

@@ -86,6 +86,7 @@ from bot.commands.reply import compose_reply, help_text, refusal_text
 from bot.engine.build import Overrides, build_guide
 from bot.feature_support import (
     config_notices,
+    coupling_history,
     explain_narration,
     guide_page_url,
     narration_wanted,
@@ -490,7 +491,9 @@ class _Runner:
     async def _rebuild(self, action: Rebuild) -> None:
         facts = self.facts
         await self._load()
-        self.overrides = Overrides(lang=action.lang, labels_added=action.labels_added, labels_removed=action.labels_removed)
+        # What the command decided, and what the marker remembers beyond it (a later revert).
+        self.overrides = Overrides(lang=action.lang, labels_added=action.labels_added, labels_removed=action.labels_removed,
+                                   reverted_by=self.overrides.reverted_by)  # fmt: skip
         notices = {lang: list(lines) for lang, lines in (config_notices(self.config.source, self.problems) or {}).items()}
         if action.preview:
             for lang in ("en", "zh"):
@@ -498,9 +501,11 @@ class _Runner:
         base_notices = {lang: tuple(lines) for lang, lines in notices.items()}
         # A merged pull request's guide links its tag-view page, as the merge's own guide does.
         page_url = guide_page_url(self.services, facts.repository, facts.number, private=facts.private) if facts.pull.merged else None
+        # The merge's guide named the files that usually change with these; a refresh keeps them.
+        history = await coupling_history(self.services, facts.repository, self.snapshot.merged_at) if facts.pull.merged else None
         build = functools.partial(
             build_guide, self.snapshot, self.rules, lang=self.config.lang or self.services.settings.lang,
-            overrides=self.overrides, page_url=page_url,
+            overrides=self.overrides, page_url=page_url, history=history,
         )
         guide = await asyncio.to_thread(build, notices=base_notices)
         # `comment:` holds for commands too: a refresh (or a label or language command) on a

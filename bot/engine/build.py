@@ -16,13 +16,16 @@ from typing import Any
 
 from bot import ENGINE_VERSION
 from bot.engine.analysis import analyse
+from bot.engine.analysis.model import Evidence
 from bot.engine.analysis.description import MAX_PURPOSE_CHARS, check_against_diff, parse_description, promised_missing
 from bot.engine.classify import Classification, classify, source_lines
 from bot.engine.focus.housekeeping import housekeeping
 from bot.engine.focus.points import focus_points, rename_map
+from bot.engine.focus.model import FollowUp
 from bot.engine.focus.review import follow_ups, review_summary
+from bot.engine.history.coupling import History, MergedChange, earlier, merged_change, usual_partners
 from bot.engine.marker import MarkerState
-from bot.engine.render import ledger
+from bot.engine.render import ledger, revert_note
 from bot.engine.render.guide import (
     GuideFacts,
     describe_claims,
@@ -43,19 +46,23 @@ class Overrides:
     """Decisions a human made with commands, which the engine must honour.
 
     ``lang`` replaces the configured language; ``labels_added``/``labels_removed`` are
-    applied after the rules, so a refresh never undoes them.
+    applied after the rules, so a refresh never undoes them; ``reverted_by`` puts the
+    "reverted by" note under the title (:mod:`bot.engine.render.revert_note`).
     """
 
     lang: str | None = None
     labels_added: tuple[str, ...] = ()
     labels_removed: tuple[str, ...] = ()
+    #: ``(number, days)``: a later pull request reverted this one, ``days`` after its merge.
+    reverted_by: tuple[int, int] | None = None
 
     @classmethod
     def from_marker(cls, state: MarkerState | None) -> Overrides:
         """The overrides remembered in an earlier comment's marker (none when ``state`` is None)."""
         if state is None:
             return cls()
-        return cls(lang=state.human_lang, labels_added=state.human_added, labels_removed=state.human_removed)
+        return cls(lang=state.human_lang, labels_added=state.human_added, labels_removed=state.human_removed,
+                   reverted_by=revert_note.reverted_by(state))  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +88,8 @@ class Guide:
     classification: Classification | None = field(default=None, compare=False, repr=False)
     #: The guide's focus points in the order it numbers them; ``/prguide why N`` shows point N's evidence.
     focus: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+    #: The pull request's changed paths as a history entry (stored for change coupling).
+    change: MergedChange | None = field(default=None, compare=False, repr=False)
     #: Writes :attr:`languages`; called only when asked for (the tag view stores them, see
     #: :meth:`record`, to show the guide in its reader's language): most builds never need it.
     other_languages: Callable[[], Mapping[str, Mapping[str, Any]]] | None = field(default=None, compare=False, repr=False)
@@ -111,6 +120,7 @@ def build_guide(
     overrides: Overrides | None = None,
     notices: Mapping[str, tuple[str, ...]] | None = None,
     page_url: str | None = None,
+    history: History | None = None,
 ) -> Guide:
     """Analyse, classify and render one pull request.
 
@@ -118,11 +128,16 @@ def build_guide(
     (``overrides.lang`` wins). ``notices`` are extra lines by language shown near the
     top (for instance an invalid repository config file). ``page_url`` is the guide's
     own page in the tag view, linked from the comment (when the server knows its
-    public address). Never raises on odd PR content; raises ``ValueError`` for an
-    unknown language.
+    public address). ``history`` is the repository's merged history with the thresholds
+    its replay chose (:func:`bot.engine.history.coupling.calibrate`): files that usually
+    change with this pull request's but were not touched become follow-ups (at most two;
+    only entries merged before this pull request count). Without it, or without
+    thresholds, the guide is exactly what it is without a history. Never raises on odd
+    PR content; raises ``ValueError`` for an unknown language.
     """
     with collector_paused():
-        return _build_guide(snapshot, rules, lang=lang, overrides=overrides, notices=notices, page_url=page_url)
+        return _build_guide(snapshot, rules, lang=lang, overrides=overrides, notices=notices, page_url=page_url,
+                            history=history)  # fmt: skip
 
 
 _pause_lock = threading.Lock()
@@ -178,6 +193,7 @@ def _build_guide(
     overrides: Overrides | None,
     notices: Mapping[str, tuple[str, ...]] | None,
     page_url: str | None = None,
+    history: History | None = None,
 ) -> Guide:
     overrides = overrides or Overrides()
     lang = overrides.lang or lang
@@ -203,6 +219,8 @@ def _build_guide(
     house = housekeeping(analysis)
     points = focus_points(analysis, hits, review, snapshot=snapshot, is_config=is_config, description=description, house_files=house, renames=renames)
     follow = follow_ups(snapshot, analysis, review, classification.change_type, promised=promised_missing(description, absent))
+    if history is not None and history.thresholds is not None:
+        follow += partner_follow_ups(snapshot, history)
     state = MarkerState(
         rules=tuple(h.rule_id for h in hits),
         labels=tuple(d.name for d in classification.labels if d.source == "rule"),
@@ -211,6 +229,7 @@ def _build_guide(
         human_removed=overrides.labels_removed,
         human_lang=overrides.lang,
         engine=ENGINE_VERSION,
+        extra=revert_note.marker_extra(*overrides.reverted_by) if overrides.reverted_by else {},
     )
     facts = GuideFacts(
         snapshot=snapshot,
@@ -226,6 +245,7 @@ def _build_guide(
         housekeeping=house,
         notices=notices or {},
         page_url=page_url,
+        reverted_by=overrides.reverted_by,
     )
     # One ledger: the comment and the JSON "claims" are written from the same claims.
     claims = guide_claims(facts, lang)
@@ -239,6 +259,8 @@ def _build_guide(
     data["review_highlights"] = [{"path": th.path, "line": th.line, "comments": th.comments, "opening": th.opening[:300]}
                                  for th in review.threads[:5]]  # fmt: skip
     data.update(_area_data(rules, classification, labels))
+    if overrides.reverted_by:
+        data["reverted_by"] = {"number": overrides.reverted_by[0], "days": overrides.reverted_by[1]}
 
     # The same facts and claims in the other languages, so a stored guide can be read in
     # either; written once, when first asked for.
@@ -267,11 +289,30 @@ def _build_guide(
         # the comment agree on N.
         focus=tuple(p._replace(evidence=ev) for p in points for ev in [point_evidence(p)] if ev),
         other_languages=languages,
+        change=merged_change(snapshot.number, snapshot.files, merged_at=snapshot.merged_at, author=snapshot.author),
     )
 
 
 #: Description sections the JSON output carries (the narrator's facts).
 _NARRATED_SECTIONS = ("what", "why", "design", "breaking", "api")
+
+
+def partner_follow_ups(snapshot: PullRequestSnapshot, history: History) -> tuple[FollowUp, ...]:
+    """"``a`` usually changes with ``b``; this PR did not touch it" for the usual partners
+    (:func:`bot.engine.history.coupling.usual_partners`) of ``snapshot``'s files in the
+    part of ``history`` merged before it, each resting on the pull requests that changed
+    both (at most five named)."""
+    if history.thresholds is None:
+        return ()
+    own = merged_change(snapshot.number, snapshot.files)
+    prior = earlier(history.changes, snapshot.number, snapshot.merged_at)
+    focal = [p for p in own.paths if p not in own.gone]
+    partners = usual_partners((*own.paths, *own.gone), prior, focal=focal, thresholds=history.thresholds, own=snapshot.number)
+    return tuple(
+        FollowUp("follow.usual_partner", {"file": p.file, "name": p.partner, "together": p.together, "total": p.changes},
+                 file=p.file, evidence=(Evidence(p.partner, new=", ".join(f"#{n}" for n in p.numbers[:5]), source="metadata"),))
+        for p in partners
+    )  # fmt: skip
 
 
 def _area_namer(rules: Any):

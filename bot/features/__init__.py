@@ -14,10 +14,10 @@ line here.
 from __future__ import annotations
 
 from bot.commands import handler as commands
-from bot.features import backfill, guide, narrator, reconcile, visibility
+from bot.features import backfill, guide, narrator, reconcile, reverts, visibility
 
 #: Every feature's routes; two features may not claim the same event and action.
-FEATURES = (guide.ROUTES, commands.ROUTES, backfill.ROUTES, reconcile.ROUTES, narrator.ROUTES, visibility.ROUTES)
+FEATURES = (guide.ROUTES, commands.ROUTES, backfill.ROUTES, reconcile.ROUTES, narrator.ROUTES, visibility.ROUTES, reverts.ROUTES)
 
 #: Every feature's periodic work.
 SCHEDULES = (reconcile.SCHEDULES,)

@@ -26,6 +26,7 @@ from bot.feature_support import (
     REMEMBERED_MISSING,
     UNREAD,
     config_notices,
+    coupling_history,
     guide_page_url,
     is_private,
     merge_notices,
@@ -34,6 +35,7 @@ from bot.feature_support import (
     save_guide,
     narration_wanted,
     queue_narration,
+    queue_revert_note,
     with_cached_narration,
 )
 from bot.engine.marker import parse_marker
@@ -130,13 +132,17 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     # The engine is pure but CPU-bound (a 3,000-file PR takes a while): keep it off the
     # event loop so deliveries are still answered at once.
     notices = config_notices(config.source, problems)
+    history = await coupling_history(services, repository, snapshot.merged_at)
     if checked:
         notices = config_check_notices(merged_config) if merged_config is config else merge_notices(config_check_notices(merged_config), notices)
     build = functools.partial(
         build_guide, snapshot, rules, lang=config.lang or services.settings.lang, overrides=Overrides.from_marker(previous),
-        page_url=guide_page_url(services, repository, number, private=is_private(repo)),
+        page_url=guide_page_url(services, repository, number, private=is_private(repo)), history=history,
     )
     guide = await asyncio.to_thread(build, notices=notices)
+    if services.store is not None:
+        # A revert: the reverted pull request's guide says so (a job on its own key).
+        ctx.fields["revert_note_queued"] = await queue_revert_note(ctx, job, guide)
     if guide.skipped:
         ctx.outcome = "skipped"
         return

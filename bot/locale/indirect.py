@@ -223,6 +223,8 @@ IDS = (
     N_("follow.suggestion"),
     N_("follow.todo"),
     N_("follow.truncated"),
+    N_("follow.usual_partner"),  # bot/engine/build.py: change coupling
+    NP_("note.reverted_by", "note.reverted_by"),  # bot/engine/render/revert_note.py
     # bot/engine/focus/, bot/engine/render/guide.py
     N_("focus.added"),
     N_("focus.added_called"),

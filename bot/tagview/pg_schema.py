@@ -103,5 +103,14 @@ CREATE TABLE tagview_guide_cards (
 );
 """
 
+# Version 4: each guide's changed paths, the history change coupling counts from.
+_FILES = """
+CREATE TABLE tagview_guide_files (
+    guide_id bigint PRIMARY KEY REFERENCES tagview_guides (id) ON DELETE CASCADE,
+    paths json NOT NULL DEFAULT '[]',
+    gone json NOT NULL DEFAULT '[]'
+);
+"""
+
 #: The tag view's PostgreSQL migrations, in order; each runs in one transaction.
-MIGRATIONS: list[str] = [_TABLES, _SEARCH, _CARDS]
+MIGRATIONS: list[str] = [_TABLES, _SEARCH, _CARDS, _FILES]

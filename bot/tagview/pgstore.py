@@ -23,8 +23,9 @@ from datetime import date, datetime
 from typing import Any
 
 from bot.app import pg
+from bot.engine.history.coupling import MergedChange
 from bot.tagview import pg_schema
-from bot.tagview.guide_data import as_bound, iso, prepare_save, utc
+from bot.tagview.guide_data import as_bound, change_columns, iso, prepare_save, utc
 from bot.tagview.model import (
     VISIBILITIES,
     Brief,
@@ -130,12 +131,14 @@ class PgGuideStore:
         *,
         visibility: str | None = None,
         label_descriptions: Mapping[str, str] | None = None,
+        change: Any = None,
     ) -> None:
         """Store one guide, replacing any earlier one for the same PR, in one transaction.
 
         Same arguments, defaults and errors as :meth:`bot.tagview.store.GuideStore.save`.
         """
         row, labels, descriptions = prepare_save(guide_data, visibility, label_descriptions)
+        files = change_columns(row, change)
         merged_at = _moment(row["merged_at"])
         with self._connection() as conn, conn.cursor() as cur:
             cur.execute(
@@ -177,6 +180,12 @@ class PgGuideStore:
                 "INSERT INTO tagview_guide_cards (guide_id, lang, card) VALUES (%s, %s, %s::json)",
                 [(guide_id, lang, card) for lang, card in row["cards"].items()],
             )
+            if files is not None:
+                cur.execute(
+                    "INSERT INTO tagview_guide_files (guide_id, paths, gone) VALUES (%s, %s::json, %s::json) "
+                    "ON CONFLICT (guide_id) DO UPDATE SET paths = excluded.paths, gone = excluded.gone",
+                    (guide_id, *files),
+                )
             cur.execute("DELETE FROM tagview_labels WHERE guide_id = %s", (guide_id,))
             self._insert_labels(cur, guide_id, row, labels, merged_at)
             cur.execute("DELETE FROM tagview_areas WHERE guide_id = %s", (guide_id,))
@@ -271,6 +280,23 @@ class PgGuideStore:
             ).fetchall()
         rows = [_row(r) for r in found]
         return {row.number: row for row in rows}
+
+    def merged_changes(self, repository: str, *, before: str | None = None, limit: int = 1000) -> list[MergedChange]:
+        """The changed paths of the repository's newest stored guides merged before ``before``,
+        oldest first (see :meth:`bot.tagview.store.GuideStore.merged_changes`)."""
+        where, params = "g.repository = %s", [repository]
+        if before is not None:
+            where += " AND g.merged_at < %s"
+            params.append(utc(datetime.fromisoformat(before.replace("Z", "+00:00"))))
+        with self._connection() as conn:
+            found = conn.execute(
+                "SELECT g.number, g.merged_at, g.author, f.paths, f.gone FROM tagview_guides g "
+                f"JOIN tagview_guide_files f ON f.guide_id = g.id WHERE {where} "
+                "ORDER BY g.merged_at DESC NULLS LAST, g.number DESC LIMIT %s",
+                (*params, max(0, int(limit))),
+            ).fetchall()
+        return [MergedChange(number, tuple(paths), tuple(gone), iso(utc(merged)) if merged else "", author or "")
+                for number, merged, author, paths, gone in reversed(found)]  # fmt: skip
 
     def briefs(
         self, repository: str, *, label: str | None = None, since: date | datetime | str | None = None,

@@ -89,6 +89,15 @@ CREATE TABLE tagview_guide_cards (
 );
 """
 
+# Version 4: each guide's changed paths (JSON lists), the history change coupling counts from.
+_FILES = """
+CREATE TABLE tagview_guide_files (
+    guide_id INTEGER PRIMARY KEY REFERENCES tagview_guides (id) ON DELETE CASCADE,
+    paths TEXT NOT NULL DEFAULT '[]',
+    gone TEXT NOT NULL DEFAULT '[]'
+);
+"""
+
 
 def fts5_trigram_available() -> bool:
     """Whether this Python's SQLite has FTS5 with the trigram tokenizer (SQLite >= 3.34)."""
@@ -104,7 +113,7 @@ def fts5_trigram_available() -> bool:
 
 def migrations() -> list[str]:
     """The tag view's migration scripts, in order (see :func:`bot.app.db.migrate`)."""
-    return [_TABLES, _SEARCH_FTS if fts5_trigram_available() else _SEARCH_NONE, _CARDS]
+    return [_TABLES, _SEARCH_FTS if fts5_trigram_available() else _SEARCH_NONE, _CARDS, _FILES]
 
 
 def open_connection(path: str | os.PathLike[str]) -> sqlite3.Connection:

@@ -19,7 +19,8 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from bot.tagview.guide_data import as_bound, iso, prepare_save
+from bot.engine.history.coupling import MergedChange
+from bot.tagview.guide_data import as_bound, change_columns, iso, prepare_save, utc
 from bot.tagview.model import (
     MAX_LIMIT,
     READING_LEVELS,
@@ -105,6 +106,7 @@ class GuideStore:
         *,
         visibility: str | None = None,
         label_descriptions: Mapping[str, str] | None = None,
+        change: Any = None,
     ) -> None:
         """Store one guide (``Guide.data``), replacing any earlier guide for the same PR.
 
@@ -112,10 +114,14 @@ class GuideStore:
         keeps what is stored, and a repository seen for the first time is private.
         ``label_descriptions`` maps label names to their descriptions (from the rules'
         label specs); ``label_details[].description`` in the data is used too.
-        Raises :class:`GuideDataError` for missing ``repository``/``number``/``title`` or
-        wrongly typed known keys; nothing is written then.
+        ``change`` (a :class:`bot.engine.history.coupling.MergedChange`, ``Guide.change``)
+        stores the pull request's changed paths for :meth:`merged_changes`; ``None`` keeps
+        those stored before.
+        Raises :class:`GuideDataError` for missing ``repository``/``number``/``title``,
+        wrongly typed known keys or a ``change`` of another pull request; nothing is written then.
         """
         row, labels, descriptions = prepare_save(guide_data, visibility, label_descriptions)
+        files = change_columns(row, change)
         areas = row["areas"]
         with _savepoint(self._conn, "tagview_save") as conn:
             conn.execute(
@@ -174,6 +180,12 @@ class GuideStore:
                 "ON CONFLICT (repository, label) DO UPDATE SET description = excluded.description",
                 [(row["repository"], name, text) for name, text in descriptions.items()],
             )
+            if files is not None:
+                conn.execute(
+                    "INSERT INTO tagview_guide_files (guide_id, paths, gone) VALUES (?, ?, ?) "
+                    "ON CONFLICT (guide_id) DO UPDATE SET paths = excluded.paths, gone = excluded.gone",
+                    (guide_id, *files),
+                )
             if self._fts:
                 conn.execute("DELETE FROM tagview_search WHERE rowid = ?", (guide_id,))
                 conn.execute(
@@ -205,7 +217,7 @@ class GuideStore:
             ).fetchone()
             if found is None:
                 return False
-            for table in ("tagview_labels", "tagview_areas", "tagview_guide_cards", "tagview_guide_data"):
+            for table in ("tagview_labels", "tagview_areas", "tagview_guide_cards", "tagview_guide_data", "tagview_guide_files"):
                 conn.execute(f"DELETE FROM {table} WHERE guide_id = ?", (found[0],))
             if self._fts:
                 conn.execute("DELETE FROM tagview_search WHERE rowid = ?", (found[0],))
@@ -281,6 +293,27 @@ class GuideStore:
                 row = _row(record)
                 found[row.number] = row
         return found
+
+    @_locked
+    def merged_changes(self, repository: str, *, before: str | None = None, limit: int = 1000) -> list[MergedChange]:
+        """The changed paths of the repository's newest ``limit`` stored guides merged before
+        ``before`` (ISO-8601; ``None``: all), oldest first, as
+        :class:`bot.engine.history.coupling.MergedChange` (``merged_at`` and ``author`` the
+        guide's). Guides stored without their paths are left out. One statement on the
+        merge-time index. Raises :class:`ValueError` for a bad ``before``.
+        """
+        where, params = "g.repository = ?", [repository]
+        if before is not None:
+            where += " AND g.merged_at < ?"
+            params.append(iso(utc(datetime.fromisoformat(before.replace("Z", "+00:00")))))
+        found = self._conn.execute(
+            "SELECT g.number, g.merged_at, g.author, f.paths, f.gone FROM tagview_guides g "
+            f"JOIN tagview_guide_files f ON f.guide_id = g.id WHERE {where} "
+            "ORDER BY g.merged_at DESC, g.number DESC LIMIT ?",
+            (*params, max(0, int(limit))),
+        ).fetchall()
+        return [MergedChange(number, tuple(json.loads(paths)), tuple(json.loads(gone)), merged or "", author or "")
+                for number, merged, author, paths, gone in reversed(found)]  # fmt: skip
 
     @_locked
     def briefs(

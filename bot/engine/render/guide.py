@@ -26,7 +26,7 @@ from bot.engine.analysis.model import KINDS, DiffAnalysis
 from bot.engine.classify import Claim, Classification
 from bot.engine.focus.model import FocusPoint, FollowUp, Housekeeping, ReviewSummary
 from bot.engine.marker import MarkerState, render_marker
-from bot.engine.render import ledger, sanitize
+from bot.engine.render import ledger, revert_note, sanitize
 from bot.engine.render.ledger import _claim_params, _elsewhere, _plain, _word
 from bot.engine.render.messages import t
 from bot.engine.render.summary import choose as choose_summary, summary_line  # noqa: F401 (summary_line re-exported)
@@ -62,6 +62,8 @@ class GuideFacts:
     purpose: str | None = None
     #: The guide's own page in the tag view (an absolute http(s) URL), when the server knows its public address.
     page_url: str | None = None
+    #: ``(number, days)`` when a later pull request reverted this one (a note under the title).
+    reverted_by: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +202,7 @@ def _context(facts: GuideFacts, claims: Sequence[Any], lang: str, caps: _Caps) -
     context = {
         "marker": render_marker(facts.state),
         "title": t("title", lang, {"number": s.number}, raw=True),
+        "reverted_note": revert_note.note_text(*facts.reverted_by, lang) if facts.reverted_by else "",
         "summary": summary[0].text if summary else "",
         "summary_extra": extra,
         "breaking": breaking_line,
