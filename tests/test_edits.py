@@ -408,3 +408,21 @@ def test_new_code_names_skip_docstring_prose_whose_quotes_are_on_unchanged_lines
     names = new_code_names(f, set(), lambda: "", limit=8)
     assert "AsyncGenerator" not in names
     assert {"use_fast_path", "legacy_mode"} <= set(names)
+
+
+RAISE_REWRITTEN = """@@ -470,6 +470,9 @@ class LLMServerManager:
+     def start(self):
+         config = self.rollout_config
+-        if config.disable_log_stats:
+-            raise ValueError("log stats are needed")
++        if not insight_enabled():
++            pass
++        elif config.disable_log_stats or not config.prometheus:
++            raise ValueError("insight needs log stats and prometheus")
+         return self.launch()
+"""
+
+
+def test_a_raise_kept_on_a_rewritten_condition_is_not_no_longer_raises():
+    kinds = [(e.kind, e.old) for e in _edits(RAISE_REWRITTEN)]
+    assert not any(kind == "raise_removed" for kind, _old in kinds), kinds

@@ -509,7 +509,7 @@ def file_edits(hunks: Sequence[Hunk], path: str, kind: str, budget: Budget) -> t
             _block(lines, i, j, k, hunk.section, path, budget, out)
             i = max(k, i + 1)
     if out:
-        out = drop_named_conditions(drop_moved_checks(out), hunks)
+        out = _drop_reraised(drop_named_conditions(drop_moved_checks(out), hunks), hunks)
     return tuple(out[:_MAX_FILE_EDITS])
 
 
@@ -581,6 +581,25 @@ def _block(lines: Sequence[DiffLine], i: int, j: int, k: int, section: str, path
                 out.append(Edit(f"{what}_added", path, symbol, "", _short(cond), exc, s.line, 0, ""))
             else:
                 out.append(Edit(f"{what}_removed", path, symbol, _short(cond), "", exc, 0, s.line))
+
+
+def _drop_reraised(edits: list[Edit], hunks: Sequence[Hunk]) -> list[Edit]:
+    """``edits`` without a removed ``raise E`` when an added line of the file still raises
+    ``E`` in the same function: the check was rewritten (its condition moved or widened),
+    and "no longer raises E when …" would be false."""
+    gone = {(e.symbol, e.detail) for e in edits if e.kind == "raise_removed" and e.detail}
+    if not gone:
+        return edits
+    kept = set()
+    for hunk in hunks:
+        for i, line in enumerate(hunk.lines):
+            if line.kind == ADDED and "raise" in line.text:
+                for symbol, exc in gone:
+                    if re.search(rf"\braise\s+{re.escape(exc)}\b", line.text):
+                        indent = len(line.text) - len(line.text.lstrip())
+                        if enclosing(hunk.lines, i, ADDED, indent, hunk.section)[0] == symbol:
+                            kept.add((symbol, exc))
+    return [e for e in edits if not (e.kind == "raise_removed" and (e.symbol, e.detail) in kept)]
 
 
 def edits_from_facts(facts: Iterable[BehaviourFact]) -> list[Edit]:
