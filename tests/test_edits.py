@@ -426,3 +426,23 @@ RAISE_REWRITTEN = """@@ -470,6 +470,9 @@ class LLMServerManager:
 def test_a_raise_kept_on_a_rewritten_condition_is_not_no_longer_raises():
     kinds = [(e.kind, e.old) for e in _edits(RAISE_REWRITTEN)]
     assert not any(kind == "raise_removed" for kind, _old in kinds), kinds
+
+
+GATE_SPLIT = """@@ -190,10 +190,12 @@ class DistProfiler:
+         def wrapper(self, *args, **kwargs):
+             profiler = getattr(self, "profiler", None)
+-            if not profiler or not profiler.check_enable() or (not profiler.check_this_step()):
++            if profiler is None:
+                 return func(self, *args, **kwargs)
+-            profiler.start()
+-            return func(self, *args, **kwargs)
++            with trace_state(func.__name__):
++                if not profiler.check_enable() or not profiler.check_this_step():
++                    return func(self, *args, **kwargs)
++                profiler.start()
++                return func(self, *args, **kwargs)
+"""
+
+
+def test_a_condition_whose_tests_moved_into_the_block_is_not_narrowed():
+    assert not any(e.kind == "condition_changed" for e in _edits(GATE_SPLIT)), _edits(GATE_SPLIT)

@@ -43,7 +43,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from bot.engine.analysis.edit_filters import drop_moved_checks, drop_named_conditions
+from bot.engine.analysis.edit_filters import drop_moved_checks, drop_named_conditions, drop_split_conditions
 from bot.engine.analysis.model import BehaviourFact, Edit
 from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, DiffLine, Hunk
 from bot.engine.analysis.pybehaviour import block_opener, code_only
@@ -509,7 +509,7 @@ def file_edits(hunks: Sequence[Hunk], path: str, kind: str, budget: Budget) -> t
             _block(lines, i, j, k, hunk.section, path, budget, out)
             i = max(k, i + 1)
     if out:
-        out = _drop_reraised(drop_named_conditions(drop_moved_checks(out), hunks), hunks)
+        out = _drop_reraised(drop_split_conditions(drop_named_conditions(drop_moved_checks(out), hunks), hunks), hunks)
     return tuple(out[:_MAX_FILE_EDITS])
 
 
