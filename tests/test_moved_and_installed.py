@@ -92,3 +92,16 @@ def test_a_refactor_is_not_said_to_intend_the_same_behaviour():
     patch = patch.replace(f"@@ -10,{len(old)} +10,0 @@", f"@@ -10,{len(old)} +10,{len(new)} @@")
     guide = _guide(_file("pkg/run.py", patch))
     assert not any("intended" in text for text in _claims(guide, "")), _claims(guide, "factor")
+
+
+def test_a_task_moved_to_another_module_is_no_concurrency_added():
+    body = ["class Worker:", "    async def run(self, value, config):",
+            "        task = asyncio.create_task(self.step(value))", *["    " + line for line in BODY], "        return await task"]
+    guide = _guide(
+        _file("pkg/main_sync.py", _patch("-", body, 40)),
+        _file("pkg/worker.py", _patch("+", body), status="added"),
+        title="[trainer] feat: split the worker",
+    )
+    risky = [text for text in _claims(guide, "factor.concurrency")]
+    assert risky == [], risky
+    assert guide.data["claims"]  # the guide was built

@@ -119,6 +119,7 @@ def risk_tokens(
     """The first changed risk token of each kind (:data:`KINDS` order) over ``files``
     (Python files only), with the diff line it is on."""
     found: dict[str, tuple[FileAnalysis, str, bool]] = {}
+    totals: dict[str, tuple[Counter[str], Counter[str]]] = {}
     for f in files[:MAX_FILES]:
         if f.language != "python" or len(found) == len(KINDS):
             continue
@@ -137,6 +138,11 @@ def risk_tokens(
             new, old = _counts(added, kind), _counts(removed or "", kind)
             for token in list(new) + list(old):
                 if new[token] != old[token]:
+                    if kind not in totals:
+                        totals[kind] = _pr_counts(files, kind)
+                    pr_new, pr_old = totals[kind]
+                    if pr_new[token] == pr_old[token]:
+                        continue  # moved between files: as many removed elsewhere as added here
                     found[kind] = (f, token, new[token] > old[token])
                     break
     by_name = {c.filename: c for c in snapshot.files} if found else {}
@@ -146,6 +152,18 @@ def risk_tokens(
         )
         for kind, (f, token, up) in found.items()
     ]
+
+
+def _pr_counts(files: Sequence[FileAnalysis], kind: str) -> tuple[Counter[str], Counter[str]]:
+    """How often each ``kind`` token is on the added and on the removed code lines of all
+    the pull request's Python files (code moved to another file counts on both sides)."""
+    new: Counter[str] = Counter()
+    old: Counter[str] = Counter()
+    for f in files[:MAX_FILES]:
+        if f.language == "python":
+            new.update(_counts(code_text(f.added_lines[:MAX_LINES]), kind))
+            old.update(_counts(code_text(f.removed_lines[:MAX_LINES]), kind))
+    return new, old
 
 
 def _evidence(changed: object, path: str, token: str, added: bool) -> Evidence:
