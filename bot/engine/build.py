@@ -20,6 +20,10 @@ from bot.engine.classify import Classification, classify, source_lines
 from bot.engine.focus.housekeeping import housekeeping
 from bot.engine.focus.points import focus_points, rename_map
 from bot.engine.focus.review import follow_ups, review_summary
+from bot.engine.history.lines import trace_plan
+from bot.engine.history.links import describe as describe_history
+from bot.engine.history.links import find_link
+from bot.engine.history.model import HistoryFacts
 from bot.engine.marker import MarkerState
 from bot.engine.render import ledger
 from bot.engine.render.guide import (
@@ -90,6 +94,7 @@ def build_guide(
     overrides: Overrides | None = None,
     notices: Mapping[str, tuple[str, ...]] | None = None,
     page_url: str | None = None,
+    history: HistoryFacts | None = None,
 ) -> Guide:
     """Analyse, classify and render one pull request.
 
@@ -97,11 +102,17 @@ def build_guide(
     (``overrides.lang`` wins). ``notices`` are extra lines by language shown near the
     top (for instance an invalid repository config file). ``page_url`` is the guide's
     own page in the tag view, linked from the comment (when the server knows its
-    public address). Never raises on odd PR content; raises ``ValueError`` for an
+    public address). ``history`` is what a source found about who wrote the lines the
+    pull request changes (:class:`bot.engine.history.model.HistoryFacts`; ``None`` when
+    not looked up: the guide is then exactly what it is without it); the guide names the
+    pull request that clearly wrote them ("fixes code from #N") and checks a culprit the
+    description names. Never raises on odd PR content; raises ``ValueError`` for an
     unknown language.
     """
     with collector_paused():
-        return _build_guide(snapshot, rules, lang=lang, overrides=overrides, notices=notices, page_url=page_url)
+        return _build_guide(
+            snapshot, rules, lang=lang, overrides=overrides, notices=notices, page_url=page_url, history=history
+        )
 
 
 _pause_lock = threading.Lock()
@@ -157,6 +168,7 @@ def _build_guide(
     overrides: Overrides | None,
     notices: Mapping[str, tuple[str, ...]] | None,
     page_url: str | None = None,
+    history: HistoryFacts | None = None,
 ) -> Guide:
     overrides = overrides or Overrides()
     lang = overrides.lang or lang
@@ -191,6 +203,9 @@ def _build_guide(
         human_lang=overrides.lang,
         engine=ENGINE_VERSION,
     )
+    link = None
+    if history is not None:
+        link = find_link(snapshot, trace_plan(snapshot.files).traced, history, fix=classification.change_type == "fix")
     facts = GuideFacts(
         snapshot=snapshot,
         analysis=analysis,
@@ -205,6 +220,7 @@ def _build_guide(
         housekeeping=house,
         notices=notices or {},
         page_url=page_url,
+        history=link,
     )
     # One ledger: the comment and the JSON "claims" are written from the same claims.
     claims = guide_claims(facts, lang)
@@ -218,6 +234,9 @@ def _build_guide(
     data["review_highlights"] = [{"path": th.path, "line": th.line, "comments": th.comments, "opening": th.opening[:300]}
                                  for th in review.threads[:5]]  # fmt: skip
     data.update(_area_data(rules, classification, labels))
+    if history is not None and link is not None:
+        # Only when history was looked up, so the JSON of a guide without it is unchanged.
+        data["history"] = {"status": history.status, "detail": history.detail, **describe_history(link)}
     return Guide(
         repository=snapshot.repository,
         number=snapshot.number,

@@ -127,27 +127,36 @@ def find_link(
     total = candidates[0].total if candidates else sum(1 for _ in _blamed(lines, facts))
     top = dominant(candidates, min_share=min_share, min_lines=min_lines, min_lead=min_lead)
     by_number = {c.number: c for c in candidates}
-    named = tuple(
-        NamedCulprit(n, phrase, by_number[n].lines if n in by_number else 0, total)
-        for n, phrase in named_culprits(snapshot.body, snapshot.repository, snapshot.number)
-    )
+    where = {(o.path, o.line): o for o in facts.origins}
+
+    def written_by(number: int) -> list[tuple[str, int, str, str]]:
+        mine = [(ln, where[(ln.path, ln.line)]) for ln in lines if (ln.path, ln.line) in where and where[(ln.path, ln.line)].pull == number]
+        return [(ln.path, ln.line, ln.text.strip(), o.commit) for ln, o in mine]
+
+    named = []
+    for n, phrase in named_culprits(snapshot.body, snapshot.repository, snapshot.number):
+        mine = written_by(n) if n in by_number else []
+        named.append(NamedCulprit(n, phrase, len(mine), total, mine[0] if mine else None))
     origin = facts.pulls.get(top.number) if top else None
     evidence: tuple[tuple[str, int, str, str], ...] = ()
     if top is not None:
-        where = {(o.path, o.line): o for o in facts.origins}
-        mine = [(ln, where[(ln.path, ln.line)]) for ln in lines if where.get((ln.path, ln.line)) and where[(ln.path, ln.line)].pull == top.number]
-        first = [pair for pair in mine if pair[0].file == top.paths[0]] + [pair for pair in mine if pair[0].file != top.paths[0]]
-        evidence = tuple((ln.path, ln.line, ln.text.strip(), o.commit) for ln, o in first[:MAX_EVIDENCE])
+        mine = written_by(top.number)
+        main = top.paths[0]
+        evidence = tuple(([e for e in mine if _file_of(lines, e) == main] + [e for e in mine if _file_of(lines, e) != main])[:MAX_EVIDENCE])
     return HistoryLink(
         top=top,
         origin=origin,
         evidence=evidence,
         candidates=candidates,
-        named=named,
+        named=tuple(named),
         days=_days_between(origin.merged_at if origin else None, snapshot.merged_at),
         fix=fix,
         traced=total,
     )
+
+
+def _file_of(lines: Sequence[ChangedLine], evidence: tuple[str, int, str, str]) -> str:
+    return next((ln.file for ln in lines if (ln.path, ln.line) == evidence[:2]), evidence[0])
 
 
 def _blamed(lines: Sequence[ChangedLine], facts: HistoryFacts):

@@ -88,12 +88,14 @@ class Candidate:
 class NamedCulprit:
     """A pull request the description blames (``"introduced in #N"``): ``number``, the
     ``phrase`` that names it, and how many of the traced lines it wrote (``lines`` of
-    ``total``; 0 when none, or when the history was not available)."""
+    ``total``; 0 when none, or when the history was not available), ``first`` one of them."""
 
     number: int
     phrase: str
     lines: int
     total: int
+    #: One of its lines ``(path, line, text, commit)``, when it wrote any.
+    first: tuple[str, int, str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
