@@ -79,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
     guide = sub.add_parser("guide", help="write the reading guide for a PR bundle file (or every bundle in a folder)")
     guide.add_argument("bundle", nargs="?", type=Path, help='a bundle JSON file: {"pull", "files", "reviews", "review_comments"}')
     guide.add_argument("--all", type=Path, metavar="DIR", help="one summary line per bundle in DIR")
+    guide.add_argument(
+        "--repo", type=Path, metavar="CLONE",
+        help="a local clone of the repository: name the pull request each fix's changed lines came from",
+    )  # fmt: skip
     _engine_options(guide)
     guide.add_argument("--db", type=Path, help="also store the guides in this tag-view database")
     guide.add_argument("--public", action="store_true", help="with --db: mark the repository public in the tag view")
@@ -94,6 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--out", type=Path, metavar="DIR", help="write one file per PR into DIR instead of stdout")
     history.add_argument("--db", type=Path, help="also store the guides in this tag-view database")
     history.add_argument("--public", action="store_true", help="with --db: mark the repository public in the tag view")
+    history.add_argument(
+        "--no-history", action="store_true",
+        help="do not blame the changed lines (no \"fixes code from #N\" lines)",
+    )  # fmt: skip
     _engine_options(history)
     history.set_defaults(func=_cmd_history, command="history")
 
@@ -172,7 +180,7 @@ def _load_rules(args: argparse.Namespace):
 def _cmd_guide(args: argparse.Namespace) -> int:
     from bot.engine.build import build_guide
     from bot.engine.rules import RuleError
-    from bot.sources.bundle import BundleError, load_bundle
+    from bot.sources.bundle import BundleError
 
     try:
         rules = _load_rules(args)
@@ -192,19 +200,24 @@ def _cmd_guide(args: argparse.Namespace) -> int:
         what = "is a folder (use --all DIR for every bundle in it)" if args.bundle.is_dir() else "no such file"
         print(f"prguide guide: {args.bundle}: {what}", file=sys.stderr)
         return 1
+    clone = _open_clone(args)  # before the work too
+    if clone is _FAILED:
+        return 1
     store = _open_store(args)  # before the work, so a bad --db costs nothing
     try:
         if args.all:
             results, failed = [], 0
-            snapshots = []
+            bundles = []
             for path in sorted(args.all.glob("*.json")):
                 try:
-                    snapshots.append(load_bundle(path))
+                    bundles.append(_read_bundle(path))
                 except BundleError as exc:  # one bad file must not hide the good ones
                     print(f"prguide guide: {exc}", file=sys.stderr)
                     failed += 1
-            for snapshot in sorted(snapshots, key=lambda s: s.number):
-                guide = build_guide(snapshot, rules, lang=args.lang)
+            bundles.sort(key=lambda b: b[0].number)
+            history = _history_of(clone, bundles)
+            for snapshot, _base in bundles:
+                guide = build_guide(snapshot, rules, lang=args.lang, history=history.get(snapshot.number))
                 results.append(guide)
                 if args.format == "json":
                     continue
@@ -216,7 +229,9 @@ def _cmd_guide(args: argparse.Namespace) -> int:
                 print(json.dumps([g.data for g in results], ensure_ascii=False, indent=2))
             _store(args, store, results)
             return 1 if failed else 0
-        (guide,) = _narrated(args, [build_guide(load_bundle(args.bundle), rules, lang=args.lang)])
+        snapshot, base = _read_bundle(args.bundle)
+        history = _history_of(clone, [(snapshot, base)])
+        (guide,) = _narrated(args, [build_guide(snapshot, rules, lang=args.lang, history=history.get(snapshot.number))])
         _emit(guide, args.format)
         _store(args, store, [guide])
         return 0
@@ -228,9 +243,10 @@ def _cmd_guide(args: argparse.Namespace) -> int:
 def _cmd_history(args: argparse.Namespace) -> int:
     from bot.engine.build import build_guide
     from bot.engine.rules import RuleError
+    from bot.sources.bundle import snapshot_from_bundle
     from bot.sources.gitrepo import (
         GitRepositoryError,
-        load_merged_pull_requests,
+        merged_pull_requests,
         repository_name,
         why_no_pull_requests,
     )
@@ -261,19 +277,25 @@ def _cmd_history(args: argparse.Namespace) -> int:
     try:
         with _PhaseProgress() as progress:
             try:
-                snapshots = load_merged_pull_requests(
-                    args.repo, last=args.last, repository=args.repository, progress=progress
-                )
-                if not snapshots:
+                bundles = merged_pull_requests(args.repo, last=args.last, repository=args.repository, progress=progress)
+                if not bundles:
                     why = why_no_pull_requests(args.repo, repository=args.repository)
                     print(f"prguide history: {args.repo}: {why}", file=sys.stderr)
                     return 1
+                snapshots = [snapshot_from_bundle(b, f"{args.repo}@{b['_meta']['commit']}") for b in bundles]
+                history = {}
+                if not args.no_history:
+                    from bot.sources.githistory import history_facts
+
+                    progress("links", 0, len(bundles))
+                    history = history_facts(args.repo, [(s, b["pull"]["base"]["sha"]) for s, b in zip(snapshots, bundles)])
+                    progress("links", len(bundles), len(bundles))
             except GitRepositoryError as exc:
                 print(f"prguide history: {exc}", file=sys.stderr)
                 return 1
             guides = []
             for snapshot in snapshots:
-                guides.append(build_guide(snapshot, rules, lang=args.lang))
+                guides.append(build_guide(snapshot, rules, lang=args.lang, history=history.get(snapshot.number)))
                 progress("guides", len(guides), len(snapshots))
         guides = _narrated(args, guides)
         if args.out:
@@ -293,14 +315,52 @@ def _cmd_history(args: argparse.Namespace) -> int:
             store.close()
 
 
+_FAILED = object()
+
+
+def _open_clone(args: argparse.Namespace):
+    """``--repo``'s repository (``None`` without one); prints why and returns ``_FAILED`` when it is not one."""
+    if getattr(args, "repo", None) is None:
+        return None
+    from bot.sources.gitrun import GitRepositoryError, open_repository
+
+    try:
+        return open_repository(args.repo)
+    except GitRepositoryError as exc:
+        print(f"prguide {args.command}: --repo {exc}", file=sys.stderr)
+        return _FAILED
+
+
+def _read_bundle(path: Path):
+    """``(snapshot, base)``: a bundle file's snapshot and, for one rebuilt from git
+    (``_meta.source == "git"``), the commit before it (else ``None``: found from
+    ``merge_commit_sha`` when a clone is given). Raises ``BundleError``."""
+    from bot.sources.bundle import read_bundle, snapshot_from_bundle
+
+    data = read_bundle(path)
+    meta = data.get("_meta") if isinstance(data.get("_meta"), dict) else {}
+    base = ((data["pull"].get("base") or {}).get("sha") if meta.get("source") == "git" else None) or None
+    return snapshot_from_bundle(data, str(path)), base
+
+
+def _history_of(clone, pulls) -> dict:
+    """``{number: HistoryFacts}`` for ``(snapshot, base)`` pairs when a clone was given, else ``{}``."""
+    if clone is None:
+        return {}
+    from bot.sources.githistory import history_facts
+
+    return history_facts(clone, pulls)
+
+
 class _PhaseProgress:
     """Progress bars on a terminal (stderr), one per phase; nothing when stderr is not a terminal.
 
     Called as ``progress(phase, done, total)`` (:data:`bot.sources.gitrepo.Progress`).
     """
 
-    _DESCRIPTIONS = {"history": "reading history", "diffs": "reading diffs", "guides": "building guides"}
-    _UNITS = {"history": " PRs", "diffs": " PRs", "guides": " guides"}
+    _DESCRIPTIONS = {"history": "reading history", "diffs": "reading diffs", "links": "blaming changed lines",
+                     "guides": "building guides"}  # fmt: skip
+    _UNITS = {"history": " PRs", "diffs": " PRs", "links": " PRs", "guides": " guides"}
 
     def __init__(self) -> None:
         self.bars: dict[str, object] = {}

@@ -26,13 +26,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-from bot.engine.history.lines import ChangedLine, line_ranges
+from bot.engine.history.lines import ChangedLine, line_ranges, trace_plan
 from bot.engine.history.model import HistoryFacts, LineOrigin, PullOrigin
+from bot.engine.snapshot import PullRequestSnapshot
 from bot.sources.gitblame import BlamedCommit, blame_ranges, ignored_revisions
 from bot.sources.gitreplay import BranchCommit as _Commit
 from bot.sources.gitreplay import replay_origins
-from bot.sources.gitrun import GitRepo, GitRepositoryError, run_git, text
+from bot.sources.gitrun import GitRepo, GitRepositoryError, open_repository, run_git, text
 
 #: How far back (days before the pull request's base) lines are traced.
 WINDOW_DAYS = 120
@@ -58,6 +60,30 @@ class TraceRequest:
     lines: tuple[ChangedLine, ...]
 
 
+def history_facts(
+    repo: str | Path | GitRepo,
+    pulls: Sequence[tuple[PullRequestSnapshot, str | None]],
+    *,
+    method: str = "replay",
+) -> dict[int, HistoryFacts]:
+    """``{number: HistoryFacts}`` for merged pull requests ``(snapshot, base)`` of a local clone.
+
+    ``base`` is the commit on the branch right before the pull request (a git-sourced
+    bundle's ``pull.base.sha``); ``None`` finds it from the snapshot's
+    ``merge_commit_sha`` (:meth:`HistoryReader.base_of`). The lines blamed are those
+    :func:`bot.engine.history.lines.trace_plan` picks; ``method`` as in
+    :meth:`HistoryReader.facts`. Raises :class:`GitRepositoryError` when ``repo`` is
+    not a git repository.
+    """
+    reader = HistoryReader(repo if isinstance(repo, GitRepo) else open_repository(repo))
+    requests = []
+    for snapshot, base in pulls:
+        if base is None and snapshot.merge_commit_sha:
+            base = reader.base_of(snapshot.merge_commit_sha, snapshot.number)
+        requests.append(TraceRequest(snapshot.number, base, trace_plan(snapshot.files).traced))
+    return reader.facts(requests, method=method)
+
+
 class HistoryReader:
     """Reads history facts from one clone; remembers commits and blames for its lifetime
     (one run of ``prguide``), so a line range blamed twice costs one ``git blame``.
@@ -76,6 +102,7 @@ class HistoryReader:
         self._commits: dict[str, _Commit | None] = {}
         self._blames: dict[tuple[str, str, tuple[tuple[int, int], ...], int], dict[int, BlamedCommit]] = {}
         self._ignored: dict[str, list[str]] = {}
+        self._partial: set[str] = set()  # commits known from blame only: no parents
 
     # --- the facade ------------------------------------------------------------------
 
@@ -115,6 +142,19 @@ class HistoryReader:
             out[r.number] = self._facts(origins, self._since(r.base))
         return out
 
+    def base_of(self, merge_commit: str, number: int) -> str | None:
+        """The commit before pull request ``number`` on the branch, from the commit GitHub
+        merged it as (``merge_commit_sha``): a merge commit's or squash commit's first
+        parent; for a rebase merge, the first parent of the first of the consecutive
+        commits carrying ``(#number)``. ``None`` when the clone lacks the commit or it is a root."""
+        commit = self._commit(merge_commit, full=True)
+        while commit is not None and commit.parents:
+            parent = self._commit(commit.parents[0], full=True)
+            if parent is None or _MERGE.match(commit.subject) or pull_number(parent.subject) != number:
+                return commit.parents[0]
+            commit = parent
+        return None
+
     # --- blame -----------------------------------------------------------------------
 
     def _blame_request(self, r: TraceRequest) -> dict[tuple[str, int], str]:
@@ -144,6 +184,7 @@ class HistoryReader:
     def _remember_blamed(self, c: BlamedCommit) -> None:
         if c.sha not in self._commits:
             self._commits[c.sha] = _Commit(c.sha, (), c.committed, c.author, c.subject)
+            self._partial.add(c.sha)
 
     # --- facts -----------------------------------------------------------------------
 
@@ -166,9 +207,7 @@ class HistoryReader:
         """Who wrote the pull request: for a merge commit, the author of the merged branch's
         tip (the merge commit's author is whoever pressed the button); else the commit's."""
         if _MERGE.match(commit.subject):
-            if not commit.parents:
-                self._commits.pop(commit.sha, None)
-                commit = self._commit(commit.sha) or commit
+            commit = self._commit(commit.sha, full=True) or commit
             if len(commit.parents) > 1:
                 tip = self._commit(commit.parents[1])
                 if tip is not None:
@@ -199,9 +238,13 @@ class HistoryReader:
             elif full != s:
                 self._commits[s] = self._commits.get(full)
 
-    def _commit(self, sha: str | None) -> _Commit | None:
+    def _commit(self, sha: str | None, *, full: bool = False) -> _Commit | None:
+        """The commit ``sha`` (``None`` when absent); ``full`` reads it again if only blame named it."""
         if not sha:
             return None
+        if full and sha in self._partial:
+            self._partial.discard(sha)
+            self._commits.pop(sha, None)
         if sha not in self._commits:
             self._load([sha])
         return self._commits.get(sha)
