@@ -106,3 +106,10 @@ def test_the_description_s_culprit_is_checked_against_the_blame(rules):
 def test_a_change_that_is_not_a_fix_is_worded_as_a_change(rules):
     guide = build_guide(snapshot(title="refactor: simplify scale"), rules, history=facts())
     assert "The lines this pull request changes in `shapes/app.py` were written in #12" in guide.markdown
+
+
+def test_a_revert_of_the_pull_request_that_wrote_the_lines_does_not_say_it_twice(rules):
+    guide = build_guide(snapshot("Reverts acme/shapes#12", title="Revert \"Add an offset to scale\""), rules, history=facts())
+    assert "Reverts #12." in guide.markdown
+    assert "were written in #12" not in guide.markdown
+    assert guide.data["history"]["fixes_code_from"] == 12

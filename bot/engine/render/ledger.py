@@ -232,7 +232,7 @@ def build_claims(facts: Any, lang: str, *, headline: str, headline_evidence: tup
 
     level = t(f"level.{c.reading_level}", lang)
     add(GuideClaim("verdict", "verdict", t("verdict", lang, {"level": level, "minutes": c.reading_minutes, "importance": c.importance}, raw=True), (counts,)))
-    out.extend(_history(getattr(facts, "history", None), lang))
+    out.extend(_history(getattr(facts, "history", None), lang, facts.reverted))
     out.extend(_audience(facts, lang))
     ranked = sorted((f for f in c.factors if f.source != "base" and f.points > 0), key=lambda f: -f.points)[:3]
     for f in ranked:
@@ -267,14 +267,15 @@ def _history_evidence(number: int, line: tuple[str, int, str, str]) -> Evidence:
     return Evidence(path=path, start=n, end=n, old=_quote(text), new=f"#{number} {commit[:12]}", source="history")
 
 
-def _history(link: HistoryLink | None, lang: str) -> list[GuideClaim]:
+def _history(link: HistoryLink | None, lang: str, reverted: int | None = None) -> list[GuideClaim]:
     """Where the changed code came from ("fixes code from #N") and whether the blame bears
-    out the culprit the description names; each rests on blamed lines (``source="history"``)."""
+    out the culprit the description names; each rests on blamed lines (``source="history"``).
+    A revert of the pull request that wrote the lines already says so ("Reverts #N")."""
     if link is None:
         return []
     out = []
     top, origin = link.top, link.origin
-    if top is not None and origin is not None and link.evidence:
+    if top is not None and origin is not None and link.evidence and top.number != reverted:
         if link.days is None:
             when = t("history.earlier", lang)
         elif link.days == 0:
