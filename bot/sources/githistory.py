@@ -269,7 +269,7 @@ class HistoryReader:
         commit = self._commit(base)
         if commit is None or not self.window_days:
             return 0
-        return max(0, commit.committed - self.window_days * 86400)
+        return max(0, int(commit.committed - self.window_days * 86400))
 
     def _ignore_list(self, base: str | None) -> list[str]:
         """The revisions to see through: ``.git-blame-ignore-revs`` as the clone's ``HEAD``

@@ -93,9 +93,11 @@ def replay_origins(
     window = commits[newest:]  # newest first, down to the window's start
     ranges = {r.number: line_ranges(r.lines) for r in here}
     tracked = {path for rs in ranges.values() for path in rs}
-    names = _with_old_names(repo, window[0].sha, len(window), tracked)
+    # The range of the window: from the newest base down to (not into) the window's start.
+    span = [window[0].sha, *(f"^{p}" for p in window[-1].parents[:1])]
+    names = _with_old_names(repo, span, tracked)
     ignored = set(ignore_revs)
-    steps = _diffs(repo, window[0].sha, len(window), names, ignored)
+    steps = _diffs(repo, span, names, ignored)
     by_position: dict[int, list[TraceRequest]] = {}
     for r in here:
         by_position.setdefault(position[r.base], []).append(r)  # type: ignore[index]
@@ -141,11 +143,11 @@ def _first_parent(repo: GitRepo, bases: list[str], since: int) -> list[BranchCom
     return commits
 
 
-def _with_old_names(repo: GitRepo, tip: str, count: int, paths: set[str]) -> list[str]:
-    """``paths`` and the names they had before renames among the ``count`` first-parent
-    commits from ``tip`` (so the replay follows a file through a rename, as blame does)."""
+def _with_old_names(repo: GitRepo, span: list[str], paths: set[str]) -> list[str]:
+    """``paths`` and the names they had before renames among the first-parent commits of
+    ``span`` (``[tip, ^boundary]``), so the replay follows a file through a rename, as blame does."""
     out = run_git(repo.path, ["log", "--first-parent", "--diff-merges=first-parent", "-M", "--name-status", "-z",
-                              "--no-color", "--format=%x01%H", "-n", str(count), tip, "--"])  # fmt: skip
+                              "--no-color", "--format=%x01%H", *span, "--"])  # fmt: skip
     names = set(paths)
     for chunk in out.split(b"\x01")[1:]:
         _, _, rest = chunk.partition(b"\0")
@@ -163,13 +165,13 @@ def _with_old_names(repo: GitRepo, tip: str, count: int, paths: set[str]) -> lis
     return sorted(names)
 
 
-def _diffs(repo: GitRepo, tip: str, count: int, paths: list[str], ignored: set[str]) -> dict[str, list[_FileChange]]:
-    """The ``-U0`` first-parent diffs of the ``count`` commits from ``tip`` on ``paths``, by
-    commit; the changed lines' text is kept only for ``ignored`` commits (they need it)."""
+def _diffs(repo: GitRepo, span: list[str], paths: list[str], ignored: set[str]) -> dict[str, list[_FileChange]]:
+    """The ``-U0`` first-parent diffs of the commits of ``span`` on ``paths``, by commit; the
+    changed lines' text is kept only for ``ignored`` commits (they need it)."""
     if not paths:
         return {}
     args = ["log", "--first-parent", "--diff-merges=first-parent", "-M", "-p", "-U0", "--no-color", "--no-ext-diff",
-            "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", "--format=%x01%H", "-n", str(count), tip, "--", *paths]  # fmt: skip
+            "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", "--format=%x01%H", *span, "--", *paths]  # fmt: skip
     out = run_git(repo.path, args)
     steps: dict[str, list[_FileChange]] = {}
     for chunk in out.split(b"\x01")[1:]:
