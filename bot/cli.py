@@ -285,10 +285,8 @@ def _cmd_history(args: argparse.Namespace) -> int:
                 snapshots = [snapshot_from_bundle(b, f"{args.repo}@{b['_meta']['commit']}") for b in bundles]
                 history = {}
                 if not args.no_history:
-                    from bot.sources.githistory import history_facts
-
                     progress("links", 0, len(bundles))
-                    history = history_facts(args.repo, [(s, b["pull"]["base"]["sha"]) for s, b in zip(snapshots, bundles)])
+                    history = _history_or_warn("history", args.repo, [(s, b["pull"]["base"]["sha"]) for s, b in zip(snapshots, bundles)])
                     progress("links", len(bundles), len(bundles))
             except GitRepositoryError as exc:
                 print(f"prguide history: {exc}", file=sys.stderr)
@@ -347,9 +345,19 @@ def _history_of(clone, pulls) -> dict:
     """``{number: HistoryFacts}`` for ``(snapshot, base)`` pairs when a clone was given, else ``{}``."""
     if clone is None:
         return {}
-    from bot.sources.githistory import history_facts
+    return _history_or_warn("guide", clone, pulls)
 
-    return history_facts(clone, pulls)
+
+def _history_or_warn(command: str, repo, pulls) -> dict:
+    """History facts for ``pulls``; when git fails, a one-line warning and none: the links
+    are an extra, the guides are still worth having."""
+    from bot.sources import githistory
+
+    try:
+        return githistory.history_facts(repo, pulls)
+    except githistory.GitRepositoryError as exc:
+        print(f"prguide {command}: warning: no history links ({one_line(exc)})", file=sys.stderr)
+        return {}
 
 
 class _PhaseProgress:

@@ -78,3 +78,17 @@ def test_guide_repo_that_is_not_a_repository_is_one_line(repo, tmp_path, capsys)
     assert main(["guide", str(path), "--repo", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert err.startswith("prguide guide: ") and "not a git repository" in err and err.count("\n") == 1
+
+
+def test_a_git_failure_while_blaming_costs_the_links_not_the_guides(repo, capsys, monkeypatch):
+    import bot.sources.githistory as githistory
+    from bot.sources.gitrun import GitRepositoryError
+
+    def broken(*args, **kwargs):
+        raise GitRepositoryError("git log failed: out of memory")
+
+    monkeypatch.setattr(githistory, "history_facts", broken)
+    assert main(["history", "--repo", str(repo.path), "--repository", "acme/svc", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert len(json.loads(captured.out)) == 4 and all("history" not in g for g in json.loads(captured.out))
+    assert "prguide history: warning: no history links (git log failed: out of memory)" in captured.err
