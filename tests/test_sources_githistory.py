@@ -117,9 +117,7 @@ def test_lines_older_than_the_window_have_no_origin(history):
     repo = history["repo"]
     _, reqs = requests(repo.path, [10])
     # The fixture's commits are an hour apart: a window under an hour reaches none of them.
-    reader = HistoryReader(open_repository(repo.path), window_days=0)
-    reader.window_days = 1 / 48
-    facts = reader.facts(reqs)[10]
+    facts = HistoryReader(open_repository(repo.path), window_days=1 / 48).facts(reqs)[10]
     assert facts.since > 0 and all(o.pull is None and o.commit == "" for o in facts.origins)
 
 

@@ -54,14 +54,12 @@ def blame_ranges(
     *,
     since: int = 0,
     ignore_revs: Iterable[str] = (),
-    ignore_whitespace: bool = False,
 ) -> list[BlamedLine]:
     """Blame lines ``ranges`` (1-based, inclusive) of ``path`` at ``rev``.
 
     ``since`` (Unix seconds, 0 for none) stops the search at commits older than that:
     their lines come back with a ``boundary`` commit. ``ignore_revs`` are skipped
-    (``--ignore-rev``); ``ignore_whitespace`` sees through whitespace-only changes
-    (``-w``). Raises :class:`GitRepositoryError` when git fails (the path is
+    (``--ignore-rev``). Raises :class:`GitRepositoryError` when git fails (the path is
     not in ``rev``, a range is past its end, the revision is missing).
     """
     if not ranges:
@@ -71,8 +69,6 @@ def blame_ranges(
     args = ["blame", "--porcelain", "--first-parent", "--root", "--no-progress"]
     if since:
         args.append(f"--since={since}")
-    if ignore_whitespace:
-        args.append("-w")
     for rev_ in ignore_revs:
         args += ["--ignore-rev", rev_]
     for first, last in ranges:

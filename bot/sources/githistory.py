@@ -92,13 +92,10 @@ class HistoryReader:
     the repository's ``.git-blame-ignore-revs``.
     """
 
-    def __init__(
-        self, repo: GitRepo, *, window_days: int = WINDOW_DAYS, ignore_revs: bool = True, ignore_whitespace: bool = False
-    ) -> None:
+    def __init__(self, repo: GitRepo, *, window_days: float = WINDOW_DAYS, ignore_revs: bool = True) -> None:
         self.repo = repo
         self.window_days = window_days
         self.follow_ignore_file = ignore_revs
-        self.ignore_whitespace = ignore_whitespace
         self._commits: dict[str, _Commit | None] = {}
         self._blames: dict[tuple[str, str, tuple[tuple[int, int], ...], int], dict[int, BlamedCommit]] = {}
         self._ignored: dict[str, list[str]] = {}
@@ -167,9 +164,7 @@ class HistoryReader:
             key = (r.base, path, tuple(ranges), since)
             blamed = self._blames.get(key)
             if blamed is None:
-                lines = blame_ranges(
-                    self.repo, r.base, path, ranges, since=since, ignore_revs=ignore, ignore_whitespace=self.ignore_whitespace
-                )
+                lines = blame_ranges(self.repo, r.base, path, ranges, since=since, ignore_revs=ignore)
                 blamed = {b.line: b.commit for b in lines}
                 self._blames[key] = blamed
                 for commit in blamed.values():
