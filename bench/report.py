@@ -38,6 +38,7 @@ BENCHES = {
     "backlog": "throughput under a backlog",
     "pg_loop": "PostgreSQL mode: event-loop stall, next_due",
     "narrator": "narrator: tokens and validator cost",
+    "history_links": "history links: \"fixes code from #N\"",
 }
 _SECTION = re.compile(r"<!-- bench: (\w+) -->\n(.*?)<!-- /bench: \1 -->\n", re.DOTALL)
 

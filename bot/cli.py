@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     guide.add_argument("--all", type=Path, metavar="DIR", help="one summary line per bundle in DIR")
     guide.add_argument(
         "--repo", type=Path, metavar="CLONE",
-        help="a local clone of the bundles' repository: its merged history tells which files usually change together",
+        help="a local clone of the repository: its merged history names the pull request each fix's changed lines came from, and the files that usually change together",
     )  # fmt: skip
     _engine_options(guide)
     guide.add_argument("--db", type=Path, help="also store the guides in this tag-view database")
@@ -98,6 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--out", type=Path, metavar="DIR", help="write one file per PR into DIR instead of stdout")
     history.add_argument("--db", type=Path, help="also store the guides in this tag-view database")
     history.add_argument("--public", action="store_true", help="with --db: mark the repository public in the tag view")
+    history.add_argument(
+        "--no-history", action="store_true",
+        help="do not blame the changed lines (no \"fixes code from #N\" lines)",
+    )  # fmt: skip
     _engine_options(history)
     history.set_defaults(func=_cmd_history, command="history")
 
@@ -176,7 +180,7 @@ def _load_rules(args: argparse.Namespace):
 def _cmd_guide(args: argparse.Namespace) -> int:
     from bot.engine.build import build_guide
     from bot.engine.rules import RuleError
-    from bot.sources.bundle import BundleError, load_bundle
+    from bot.sources.bundle import BundleError
     from bot.sources.gitrun import GitRepositoryError
 
     try:
@@ -197,8 +201,11 @@ def _cmd_guide(args: argparse.Namespace) -> int:
         what = "is a folder (use --all DIR for every bundle in it)" if args.bundle.is_dir() else "no such file"
         print(f"prguide guide: {args.bundle}: {what}", file=sys.stderr)
         return 1
+    clone = _open_clone(args)  # before the work too
+    if clone is _FAILED:
+        return 1
     try:
-        history = _coupling(args.repo) if args.repo is not None else None
+        coupling = _coupling(args.repo) if clone is not None else None
     except (GitRepositoryError, ValueError) as exc:
         print(f"prguide guide: {exc}", file=sys.stderr)
         return 1
@@ -206,15 +213,17 @@ def _cmd_guide(args: argparse.Namespace) -> int:
     try:
         if args.all:
             results, failed = [], 0
-            snapshots = []
+            bundles = []
             for path in sorted(args.all.glob("*.json")):
                 try:
-                    snapshots.append(load_bundle(path))
+                    bundles.append(_read_bundle(path))
                 except BundleError as exc:  # one bad file must not hide the good ones
                     print(f"prguide guide: {exc}", file=sys.stderr)
                     failed += 1
-            for snapshot in sorted(snapshots, key=lambda s: s.number):
-                guide = build_guide(snapshot, rules, lang=args.lang, history=history)
+            bundles.sort(key=lambda b: b[0].number)
+            blames = _history_of(clone, bundles)
+            for snapshot, _base in bundles:
+                guide = build_guide(snapshot, rules, lang=args.lang, history=coupling, blame=blames.get(snapshot.number))
                 results.append(guide)
                 if args.format == "json":
                     continue
@@ -226,7 +235,9 @@ def _cmd_guide(args: argparse.Namespace) -> int:
                 print(json.dumps([g.data for g in results], ensure_ascii=False, indent=2))
             _store(args, store, results)
             return 1 if failed else 0
-        (guide,) = _narrated(args, [build_guide(load_bundle(args.bundle), rules, lang=args.lang, history=history)])
+        snapshot, base = _read_bundle(args.bundle)
+        blames = _history_of(clone, [(snapshot, base)])
+        (guide,) = _narrated(args, [build_guide(snapshot, rules, lang=args.lang, history=coupling, blame=blames.get(snapshot.number))])
         _emit(guide, args.format)
         _store(args, store, [guide])
         return 0
@@ -238,9 +249,10 @@ def _cmd_guide(args: argparse.Namespace) -> int:
 def _cmd_history(args: argparse.Namespace) -> int:
     from bot.engine.build import build_guide
     from bot.engine.rules import RuleError
+    from bot.sources.bundle import snapshot_from_bundle
     from bot.sources.gitrepo import (
         GitRepositoryError,
-        load_merged_pull_requests,
+        merged_pull_requests,
         repository_name,
         why_no_pull_requests,
     )
@@ -271,20 +283,24 @@ def _cmd_history(args: argparse.Namespace) -> int:
     try:
         with _PhaseProgress() as progress:
             try:
-                snapshots = load_merged_pull_requests(
-                    args.repo, last=args.last, repository=args.repository, progress=progress
-                )
-                if not snapshots:
+                bundles = merged_pull_requests(args.repo, last=args.last, repository=args.repository, progress=progress)
+                if not bundles:
                     why = why_no_pull_requests(args.repo, repository=args.repository)
                     print(f"prguide history: {args.repo}: {why}", file=sys.stderr)
                     return 1
-                history = _coupling(args.repo)
+                snapshots = [snapshot_from_bundle(b, f"{args.repo}@{b['_meta']['commit']}") for b in bundles]
+                coupling = _coupling(args.repo)
+                blames = {}
+                if not args.no_history:
+                    progress("links", 0, len(bundles))
+                    blames = _history_or_warn("history", args.repo, [(s, b["pull"]["base"]["sha"]) for s, b in zip(snapshots, bundles)])
+                    progress("links", len(bundles), len(bundles))
             except GitRepositoryError as exc:
                 print(f"prguide history: {exc}", file=sys.stderr)
                 return 1
             guides = []
             for snapshot in snapshots:
-                guides.append(build_guide(snapshot, rules, lang=args.lang, history=history))
+                guides.append(build_guide(snapshot, rules, lang=args.lang, history=coupling, blame=blames.get(snapshot.number)))
                 progress("guides", len(guides), len(snapshots))
         guides = _narrated(args, guides)
         if args.out:
@@ -314,14 +330,62 @@ def _coupling(repo: Path):
     return calibrate(merged_changes(repo))
 
 
+_FAILED = object()
+
+
+def _open_clone(args: argparse.Namespace):
+    """``--repo``'s repository (``None`` without one); prints why and returns ``_FAILED`` when it is not one."""
+    if getattr(args, "repo", None) is None:
+        return None
+    from bot.sources.gitrun import GitRepositoryError, open_repository
+
+    try:
+        return open_repository(args.repo)
+    except GitRepositoryError as exc:
+        print(f"prguide {args.command}: --repo {exc}", file=sys.stderr)
+        return _FAILED
+
+
+def _read_bundle(path: Path):
+    """``(snapshot, base)``: a bundle file's snapshot and, for one rebuilt from git
+    (``_meta.source == "git"``), the commit before it (else ``None``: found from
+    ``merge_commit_sha`` when a clone is given). Raises ``BundleError``."""
+    from bot.sources.bundle import read_bundle, snapshot_from_bundle
+
+    data = read_bundle(path)
+    meta = data.get("_meta") if isinstance(data.get("_meta"), dict) else {}
+    base = ((data["pull"].get("base") or {}).get("sha") if meta.get("source") == "git" else None) or None
+    return snapshot_from_bundle(data, str(path)), base
+
+
+def _history_of(clone, pulls) -> dict:
+    """``{number: HistoryFacts}`` for ``(snapshot, base)`` pairs when a clone was given, else ``{}``."""
+    if clone is None:
+        return {}
+    return _history_or_warn("guide", clone, pulls)
+
+
+def _history_or_warn(command: str, repo, pulls) -> dict:
+    """History facts for ``pulls``; when git fails, a one-line warning and none: the links
+    are an extra, the guides are still worth having."""
+    from bot.sources import githistory
+
+    try:
+        return githistory.history_facts(repo, pulls)
+    except githistory.GitRepositoryError as exc:
+        print(f"prguide {command}: warning: no history links ({one_line(exc)})", file=sys.stderr)
+        return {}
+
+
 class _PhaseProgress:
     """Progress bars on a terminal (stderr), one per phase; nothing when stderr is not a terminal.
 
     Called as ``progress(phase, done, total)`` (:data:`bot.sources.gitrepo.Progress`).
     """
 
-    _DESCRIPTIONS = {"history": "reading history", "diffs": "reading diffs", "guides": "building guides"}
-    _UNITS = {"history": " PRs", "diffs": " PRs", "guides": " guides"}
+    _DESCRIPTIONS = {"history": "reading history", "diffs": "reading diffs", "links": "blaming changed lines",
+                     "guides": "building guides"}  # fmt: skip
+    _UNITS = {"history": " PRs", "diffs": " PRs", "links": " PRs", "guides": " guides"}
 
     def __init__(self) -> None:
         self.bars: dict[str, object] = {}

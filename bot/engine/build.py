@@ -24,6 +24,10 @@ from bot.engine.focus.points import focus_points, rename_map
 from bot.engine.focus.model import FollowUp
 from bot.engine.focus.review import follow_ups, review_summary
 from bot.engine.history.coupling import History, MergedChange, earlier, merged_change, usual_partners
+from bot.engine.history.lines import trace_plan
+from bot.engine.history.links import describe as describe_history
+from bot.engine.history.links import find_link
+from bot.engine.history.model import HistoryFacts
 from bot.engine.marker import MarkerState
 from bot.engine.render import ledger, revert_note
 from bot.engine.render.guide import (
@@ -121,6 +125,7 @@ def build_guide(
     notices: Mapping[str, tuple[str, ...]] | None = None,
     page_url: str | None = None,
     history: History | None = None,
+    blame: HistoryFacts | None = None,
 ) -> Guide:
     """Analyse, classify and render one pull request.
 
@@ -131,13 +136,16 @@ def build_guide(
     public address). ``history`` is the repository's merged history with the thresholds
     its replay chose (:func:`bot.engine.history.coupling.calibrate`): files that usually
     change with this pull request's but were not touched become follow-ups (at most two;
-    only entries merged before this pull request count). Without it, or without
-    thresholds, the guide is exactly what it is without a history. Never raises on odd
-    PR content; raises ``ValueError`` for an unknown language.
+    only entries merged before this pull request count). ``blame`` is what a source found
+    about who wrote the lines the pull request changes
+    (:class:`bot.engine.history.model.HistoryFacts`): the guide names the pull request that
+    clearly wrote them ("fixes code from #N") and checks a culprit the description names.
+    Without either (``None``), the guide is exactly what it is without it. Never raises on
+    odd PR content; raises ``ValueError`` for an unknown language.
     """
     with collector_paused():
         return _build_guide(snapshot, rules, lang=lang, overrides=overrides, notices=notices, page_url=page_url,
-                            history=history)  # fmt: skip
+                            history=history, blame=blame)  # fmt: skip
 
 
 _pause_lock = threading.Lock()
@@ -194,6 +202,7 @@ def _build_guide(
     notices: Mapping[str, tuple[str, ...]] | None,
     page_url: str | None = None,
     history: History | None = None,
+    blame: HistoryFacts | None = None,
 ) -> Guide:
     overrides = overrides or Overrides()
     lang = overrides.lang or lang
@@ -231,6 +240,9 @@ def _build_guide(
         engine=ENGINE_VERSION,
         extra=revert_note.marker_extra(*overrides.reverted_by) if overrides.reverted_by else {},
     )
+    link = None
+    if blame is not None:
+        link = find_link(snapshot, trace_plan(snapshot.files).traced, blame, fix=classification.change_type == "fix")
     facts = GuideFacts(
         snapshot=snapshot,
         analysis=analysis,
@@ -246,6 +258,7 @@ def _build_guide(
         notices=notices or {},
         page_url=page_url,
         reverted_by=overrides.reverted_by,
+        history=link,
     )
     # One ledger: the comment and the JSON "claims" are written from the same claims.
     claims = guide_claims(facts, lang)
@@ -261,6 +274,10 @@ def _build_guide(
     data.update(_area_data(rules, classification, labels))
     if overrides.reverted_by:
         data["reverted_by"] = {"number": overrides.reverted_by[0], "days": overrides.reverted_by[1]}
+
+    if blame is not None and link is not None:
+        # Only when history was looked up, so the JSON of a guide without it is unchanged.
+        data["history"] = {"status": blame.status, "detail": blame.detail, **describe_history(link)}
 
     # The same facts and claims in the other languages, so a stored guide can be read in
     # either; written once, when first asked for.

@@ -359,4 +359,10 @@ IDS = (
     NP_("factor.size_other", "factor.size_other"),
     NP_("factor.size_docs", "factor.size_docs"),
     NP_("factor.size_mixed", "factor.size_mixed"),
+    # bot/engine/render/ledger.py (history)
+    N_("history.fixes_code_from"),
+    N_("history.changes_code_from"),
+    NP_("history.days_earlier", "history.days_earlier"),
+    NP_("history.named_agrees", "history.named_agrees"),
+    NP_("history.named_unconfirmed", "history.named_unconfirmed"),
 )

@@ -72,12 +72,14 @@ def merged_pull_requests(
     repository: str | None = None,
     ref: str = "HEAD",
     progress: Progress | None = None,
+    numbers: set[int] | None = None,
 ) -> list[dict[str, Any]]:
     """Return a bundle dict for each pull request merged into ``ref``, newest first.
 
     ``repo`` is the top folder of a working tree, its ``.git`` folder, or a bare
     repository (folders inside a working tree are refused, so a stray path never reads
-    an enclosing repository). ``last`` keeps only the newest ``last`` pull requests.
+    an enclosing repository). ``last`` keeps only the newest ``last`` pull requests;
+    ``numbers``, when given, only those pull requests (the walk stops once all are found).
     ``repository`` (``"owner/name"``) defaults to the one in ``remote.origin.url``
     (https or ssh forms), else ``"local/<folder name>"``; ``html_url`` is
     ``https://github.com/{repository}/pull/{N}`` when the repository is on GitHub
@@ -145,10 +147,17 @@ def merged_pull_requests(
     repository, on_github = _repository_name(where, repository)
 
     merged: list[MergedPull] = []
+    wanted = set(numbers) if numbers is not None else None
     for found in find_merged(where, tip, HistoryWalk(base_ref), last):
+        if wanted is not None:
+            if found.number not in wanted:
+                continue
+            wanted.discard(found.number)
         merged.append(found)
         if progress is not None:
             progress("history", len(merged), last)
+        if wanted is not None and not wanted:
+            break
     if not merged:
         return []
     branch_tips = [m.head_sha for m in merged if m.kind == "merge" and len(m.commit.parents) > 1]
@@ -228,9 +237,10 @@ def load_merged_pull_requests(
     repository: str | None = None,
     ref: str = "HEAD",
     progress: Progress | None = None,
+    numbers: set[int] | None = None,
 ) -> list[PullRequestSnapshot]:
     """Like :func:`merged_pull_requests`, as :class:`~bot.engine.snapshot.PullRequestSnapshot` objects, newest first."""
-    bundles = merged_pull_requests(repo, last=last, repository=repository, ref=ref, progress=progress)
+    bundles = merged_pull_requests(repo, last=last, repository=repository, ref=ref, progress=progress, numbers=numbers)
     return [snapshot_from_bundle(b, f"{repo}@{b['_meta']['commit']}") for b in bundles]
 
 

@@ -25,6 +25,7 @@ from bot import __version__
 from bot.engine.analysis.model import KINDS, DiffAnalysis
 from bot.engine.classify import Claim, Classification
 from bot.engine.focus.model import FocusPoint, FollowUp, Housekeeping, ReviewSummary
+from bot.engine.history.model import HistoryLink
 from bot.engine.marker import MarkerState, render_marker
 from bot.engine.render import ledger, revert_note, sanitize
 from bot.engine.render.ledger import _claim_params, _elsewhere, _plain, _word
@@ -64,6 +65,8 @@ class GuideFacts:
     page_url: str | None = None
     #: ``(number, days)`` when a later pull request reverted this one (a note under the title).
     reverted_by: tuple[int, int] | None = None
+    #: Where the changed code came from (``None`` when the history was not looked up).
+    history: HistoryLink | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +169,7 @@ def _context(facts: GuideFacts, claims: Sequence[Any], lang: str, caps: _Caps) -
     if page and verdict:
         verdict += " · " + t("guide.page", lang, {"url": page}, raw=True)
     notices = list(facts.notices.get(lang, ()))
+    history = _texts(sec["history"])
 
     focus = _texts(sec["focus"])
     top = TOP_FOCUS
@@ -173,7 +177,7 @@ def _context(facts: GuideFacts, claims: Sequence[Any], lang: str, caps: _Caps) -
         # A light PR's comment stays within LIGHT_VISIBLE_LINES: title, headline, verdict,
         # breaking, notices and the collapsed block's summary come first; focus points
         # (with their heading) fill what is left.
-        fixed = 4 + bool(breaking_line) + (len(notices) + 1 if notices else 0)
+        fixed = 4 + bool(breaking_line) + (len(notices) + 1 if notices else 0) + len(history)
         top = max(0, min(TOP_FOCUS, LIGHT_VISIBLE_LINES - fixed - 1))
     top_focus, more_focus = focus[:top], focus[top:]
 
@@ -211,6 +215,7 @@ def _context(facts: GuideFacts, claims: Sequence[Any], lang: str, caps: _Caps) -
         "audience": audience[0] if audience else "",
         "top_factors": t("verdict.top", lang, {"factors": t("list.sep", lang).join(reasons)}, raw=True) if reasons else "",
         "notices": notices,
+        "history": history,
         "top_focus": top_focus,
         "more_focus": more_focus,
         "h": headings,

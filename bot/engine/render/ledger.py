@@ -30,6 +30,7 @@ from bot.engine.analysis.model import DiffAnalysis, Evidence
 from bot.engine.analysis.versions import install_script
 from bot.engine.focus.housekeeping import api_names, is_lock_file
 from bot.engine.focus.model import FocusPoint, Housekeeping, ReviewSummary
+from bot.engine.history.model import HistoryLink
 from bot.engine.render import sanitize
 from bot.engine.render.messages import MESSAGES, t
 
@@ -38,6 +39,7 @@ SECTIONS = (
     "summary",
     "breaking",
     "verdict",
+    "history",
     "audience",
     "reasons",
     "focus",
@@ -231,6 +233,7 @@ def build_claims(facts: Any, lang: str, *, headline: str, headline_evidence: tup
 
     level = t(f"level.{c.reading_level}", lang)
     add(GuideClaim("verdict", "verdict", t("verdict", lang, {"level": level, "minutes": c.reading_minutes, "importance": c.importance}, raw=True), (counts,)))
+    out.extend(_history(getattr(facts, "history", None), lang, facts.reverted))
     out.extend(_audience(facts, lang))
     ranked = sorted((f for f in c.factors if f.source != "base" and f.points > 0), key=lambda f: -f.points)[:3]
     for f in ranked:
@@ -258,6 +261,45 @@ def build_claims(facts: Any, lang: str, *, headline: str, headline_evidence: tup
     # The scoring model itself ("importance is 1 + reach + ...") is no claim about this pull
     # request: raters could not check its arithmetic from the diff; `/prguide why` shows it.
     return tuple(out)
+
+
+def _history_evidence(number: int, line: tuple[str, int, str, str]) -> Evidence:
+    path, n, text, commit = line
+    return Evidence(path=path, start=n, end=n, old=_quote(text), new=f"#{number} {commit[:12]}", source="history")
+
+
+def _history(link: HistoryLink | None, lang: str, reverted: int | None = None) -> list[GuideClaim]:
+    """Where the changed code came from ("fixes code from #N") and whether the blame bears
+    out the culprit the description names; each rests on blamed lines (``source="history"``).
+    A revert of the pull request that wrote the lines already says so ("Reverts #N")."""
+    if link is None:
+        return []
+    out = []
+    top, origin = link.top, link.origin
+    if top is not None and origin is not None and link.evidence and top.number != reverted:
+        if link.days is None:
+            when = t("history.earlier", lang)
+        elif link.days == 0:
+            when = t("history.same_day", lang)
+        else:
+            when = t("history.days_earlier", lang, {"count": link.days})
+        key = "history.fixes_code_from" if link.fix else "history.changes_code_from"
+        params = {"file": sanitize.code(top.paths[0]), "number": top.number, "when": when, "people": sanitize.login(origin.author)}
+        evidence = tuple(_history_evidence(top.number, e) for e in link.evidence)
+        out.append(GuideClaim(key, "history", t(key, lang, params, raw=True), evidence))
+    for named in link.named:
+        if not named.total:
+            continue  # nothing was blamed: no verdict either way
+        said = Evidence(new=_quote(named.phrase), source="description")
+        params = {"number": named.number, "lines": named.lines, "count": named.total}
+        if named.first is not None:
+            text = t("history.named_agrees", lang, params, raw=True)
+            out.append(GuideClaim("history.named_agrees", "history", text, (said, _history_evidence(named.number, named.first))))
+        else:
+            text = t("history.named_unconfirmed", lang, params, raw=True)
+            blamed = (Evidence(new=f"{named.total} lines blamed, none from #{named.number}", source="history"),)
+            out.append(GuideClaim("history.named_unconfirmed", "history", text, (said, *blamed)))
+    return out
 
 
 def _audience(facts: Any, lang: str) -> list[GuideClaim]:

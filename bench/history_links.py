@@ -1,0 +1,255 @@
+"""How often prguide's "fixes code from #N" is right, next to plain SZZ, on developer-informed links.
+
+The oracle (``tests/data/history_oracle.json``) holds pairs (fix, introducing pull
+request) from verl-project/verl: merged fixes whose message names the pull request
+that introduced the bug ("introduced in #N", "regression from #N", "broken by #N"...),
+each checked by reading both diffs; a fix may have several true origins. A pair's
+``kind`` is ``modifies`` when the fix deletes or changes a line the other's diff added
+(same text), ``adds`` when it only adds what the other left out: blame cannot find
+those, so recall is also given on the fixes with a ``modifies`` pair.
+
+On a local clone of that repository (``--repo CLONE``, or ``$PRGUIDE_VERL_CLONE``), every
+oracle fix is rebuilt from git as ``prguide history`` does, and in the same run:
+
+* **prguide**: :func:`bot.engine.history.links.find_link` on the meaningful deleted
+  lines (:func:`bot.engine.history.lines.trace_plan`), blamed by
+  :class:`bot.sources.githistory.HistoryReader` (replay, window, ``.git-blame-ignore-revs``):
+  it answers only when one pull request clearly dominates;
+* **plain SZZ**: every deleted line blamed (``git blame``, no filters, no window, no
+  ignored revisions), answering the pull request of the most recently merged commit
+  blamed.
+
+Precision is right answers over answers; recall is fixes answered rightly over oracle
+fixes. Target: precision >= 0.85 at recall >= 0.6, above plain SZZ on both. Also
+printed: ablations (one part of prguide off at a time); the dominance thresholds chosen
+on one half of the oracle (by fix number) and scored on the other, both ways; the
+description check ("introduced in #N" against the blame) on the oracle's true and
+rejected claims; and speed: the blame step of ``prguide history`` on the newest
+``--speed N`` pull requests, with the replay and with one ``git blame`` per file, and
+whether the two agree line for line.
+
+    python bench/history_links.py --repo CLONE [--speed 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from common import ROOT, header, verdict_line
+
+from bot.engine.history import lines as history_lines  # noqa: E402
+from bot.engine.history.links import MIN_LEAD, MIN_SHARE, find_link, named_culprits  # noqa: E402
+from bot.engine.history.model import HistoryFacts  # noqa: E402
+from bot.engine.snapshot import PullRequestSnapshot  # noqa: E402
+from bot.sources.bundle import snapshot_from_bundle  # noqa: E402
+from bot.sources.githistory import WINDOW_DAYS, HistoryReader, TraceRequest  # noqa: E402
+from bot.sources.gitrepo import merged_pull_requests  # noqa: E402
+from bot.sources.gitrun import open_repository  # noqa: E402
+
+ORACLE = ROOT / "tests" / "data" / "history_oracle.json"
+
+
+@dataclass
+class Case:
+    number: int
+    truth: set[int]
+    modifies: bool
+    snapshot: PullRequestSnapshot
+    base: str | None
+
+
+def load_cases(repo: str, oracle: dict) -> list[Case]:
+    """The oracle's fixes rebuilt from the clone (bundles as ``prguide history`` makes them)."""
+    truth: dict[int, set[int]] = {}
+    modifies: set[int] = set()
+    for pair in oracle["pairs"]:
+        truth.setdefault(pair["fix"], set()).add(pair["introduced_by"])
+        if pair.get("kind") == "modifies":
+            modifies.add(pair["fix"])
+    bundles = merged_pull_requests(repo, numbers=set(truth), repository=oracle["repository"])
+    cases = []
+    for b in bundles:
+        n = b["pull"]["number"]
+        cases.append(Case(n, truth[n], n in modifies, snapshot_from_bundle(b), b["pull"]["base"]["sha"]))
+    missing = sorted(set(truth) - {c.number for c in cases})
+    if missing:
+        print(f"warning: {len(missing)} oracle fixes not found in the clone: {missing[:10]}", file=sys.stderr)
+    return sorted(cases, key=lambda c: c.number)
+
+
+def score(answers: dict[int, int | None], cases: Sequence[Case]) -> tuple[float, float, int, int]:
+    """``(precision, recall, answered, right)`` of ``answers`` on ``cases``."""
+    answered = [c for c in cases if answers.get(c.number) is not None]
+    right = sum(1 for c in answered if answers[c.number] in c.truth)
+    return (right / len(answered) if answered else 0.0), (right / len(cases) if cases else 0.0), len(answered), right
+
+
+def blame_all(reader: HistoryReader, cases: Sequence[Case], lines: dict[int, tuple], method: str) -> dict[int, HistoryFacts]:
+    return reader.facts([TraceRequest(c.number, c.base, tuple(lines[c.number])) for c in cases], method=method)
+
+
+def plain_szz(cases: Sequence[Case], facts: dict[int, HistoryFacts]) -> dict[int, int | None]:
+    """The pull request of the most recently merged commit blamed for any deleted line."""
+    out: dict[int, int | None] = {}
+    for c in cases:
+        f = facts[c.number]
+        best = max(((f.pulls[o.pull].merged_at, o.pull) for o in f.origins if o.pull not in (None, c.number)), default=None)
+        out[c.number] = best[1] if best else None
+    return out
+
+
+def prguide_answers(cases, lines, facts, **thresholds) -> dict[int, int | None]:
+    out = {}
+    for c in cases:
+        link = find_link(c.snapshot, lines[c.number], facts[c.number], fix=True, **thresholds)
+        out[c.number] = link.top.number if link.top else None
+    return out
+
+
+def row(name: str, answers: dict[int, int | None], cases: Sequence[Case]) -> str:
+    p, r, n, right = score(answers, cases)
+    _, rm, _, _ = score(answers, [c for c in cases if c.modifies])
+    return f"| {name} | {p:.2f} | {r:.2f} | {rm:.2f} | {n} | {right} |"
+
+
+def split_check(cases, lines, facts) -> list[str]:
+    """Thresholds picked on one half (most right answers at precision >= 0.85, else the most
+    precise), scored on the other half."""
+    grid = list(itertools.product((0.34, 0.5, 0.67, 0.8), (1.0, 1.5, 2.0, 3.0), (1, 2)))
+    ordered = sorted(cases, key=lambda c: c.number)
+    half = len(ordered) // 2
+    out = []
+    for name, train, test in (("older -> newer", ordered[:half], ordered[half:]), ("newer -> older", ordered[half:], ordered[:half])):
+        scored = [(score(prguide_answers(train, lines, facts, min_share=s, min_lead=ld, min_lines=m), train), (s, ld, m)) for s, ld, m in grid]
+        good = [x for x in scored if x[0][0] >= 0.85]
+        (tp, tr, _, _), (s, ld, m) = max(good, key=lambda x: (x[0][3], x[0][0])) if good else max(scored, key=lambda x: x[0][0])
+        p, r, n, right = score(prguide_answers(test, lines, facts, min_share=s, min_lead=ld, min_lines=m), test)
+        out.append(f"| {name} | share {s}, lead {ld}, lines {m} | {tp:.2f} / {tr:.2f} | {p:.2f} / {r:.2f} ({right}/{len(test)}) |")
+    return out
+
+
+def named_check(cases, lines, facts, oracle, repository) -> list[str]:
+    """How often the blame bears out the culprit a description names, for true and rejected claims."""
+    true_pairs = {(p["fix"], p["introduced_by"]) for p in oracle["pairs"]}
+    rejected = {(p["fix"], p["introduced_by"]) for p in oracle["rejected"]}
+    counts = {"true": [0, 0, 0], "rejected": [0, 0, 0]}  # parsed, agrees, blamed at all
+    by_number = {c.number: c for c in cases}
+    for pairs, key in ((true_pairs, "true"), (rejected, "rejected")):
+        for fix, culprit in pairs:
+            c = by_number.get(fix)
+            if c is None or culprit not in {n for n, _ in named_culprits(c.snapshot.body, repository, fix)}:
+                continue
+            counts[key][0] += 1
+            link = find_link(c.snapshot, lines[fix], facts[fix], fix=True)
+            named = next(n for n in link.named if n.number == culprit)
+            counts[key][1] += named.lines > 0
+            counts[key][2] += named.total > 0
+    return [f"| {k} claims | {len([p for p in (true_pairs if k == 'true' else rejected)])} | {v[0]} | {v[2]} | {v[1]} |" for k, v in counts.items()]
+
+
+def speed(repo_path: str, n: int) -> tuple[list[str], float]:
+    """The blame step of ``prguide history --last n``: replay against git blame, and agreement;
+    returns the table rows and the replay's pull requests per second."""
+    started = time.perf_counter()
+    bundles = merged_pull_requests(repo_path, last=n)
+    read = time.perf_counter() - started
+    reqs = []
+    for b in bundles:
+        s = snapshot_from_bundle(b)
+        reqs.append(TraceRequest(s.number, b["pull"]["base"]["sha"], history_lines.trace_plan(s.files).traced))
+    repo = open_repository(repo_path)
+    rows, results, rates = [], {}, {}
+    for method in ("replay", "blame"):
+        started = time.perf_counter()
+        results[method] = HistoryReader(repo).facts(reqs, method=method)
+        took = time.perf_counter() - started
+        rates[method] = len(reqs) / took
+        rows.append(f"| {method} | {len(reqs)} | {sum(len(r.lines) for r in reqs)} | {took:.2f} s | {len(reqs) / took:.0f} |")
+    same = sum(
+        1 for r in reqs for a, b in zip(results["replay"][r.number].origins, results["blame"][r.number].origins) if a == b
+    )
+    total = sum(len(results["blame"][r.number].origins) for r in reqs)
+    rows.append(f"\nreplay and blame agree on {same} of {total} lines; reading the {len(bundles)} pull requests from git took {read:.2f} s")
+    return rows, rates["replay"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--repo", default=os.environ.get("PRGUIDE_VERL_CLONE"),
+        help="a clone of verl-project/verl (default: $PRGUIDE_VERL_CLONE)",
+    )  # fmt: skip
+    parser.add_argument("--oracle", type=Path, default=ORACLE)
+    parser.add_argument("--speed", type=int, default=300, help="pull requests for the speed run (0: none)")
+    args = parser.parse_args(argv)
+    if not args.repo:
+        parser.error("give a clone of verl-project/verl with --repo CLONE (or $PRGUIDE_VERL_CLONE)")
+    oracle = json.loads(args.oracle.read_text(encoding="utf-8"))
+    print(header("History links: \"fixes code from #N\" against developer-informed links"))
+    print(f"settings: window {WINDOW_DAYS} days, share >= {MIN_SHARE}, lead >= {MIN_LEAD}x\n")
+    started = time.perf_counter()
+    cases = load_cases(args.repo, oracle)
+    mod = sum(c.modifies for c in cases)
+    print(f"oracle: {len(oracle['pairs'])} true pairs over {len(cases)} fixes ({mod} change lines their origin wrote); "
+          f"{len(oracle['rejected'])} claims rejected; rebuilt in {time.perf_counter() - started:.1f} s\n")  # fmt: skip
+    repo = open_repository(args.repo)
+    meaningful = {c.number: history_lines.trace_plan(c.snapshot.files).traced for c in cases}
+    every = {c.number: history_lines.deleted_lines(c.snapshot.files) for c in cases}
+    facts = blame_all(HistoryReader(repo), cases, meaningful, "replay")
+    plain = blame_all(HistoryReader(repo, window_days=0, ignore_revs=False), cases, every, "blame")
+
+    print("| method | precision | recall (all fixes) | recall (fixes that change their origin's lines) | answered | right |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    ours, baseline = prguide_answers(cases, meaningful, facts), plain_szz(cases, plain)
+    print(row("**prguide**", ours, cases))
+    print(row("plain SZZ (most recent blamed commit, no filters)", baseline, cases))
+    # Ablations: prguide with one part off.
+    unfiltered = {c.number: history_lines.trace_plan(c.snapshot.files, keep=history_lines.DROP_REASONS).traced for c in cases}
+    print(row("prguide, no line filters", prguide_answers(cases, unfiltered, blame_all(HistoryReader(repo), cases, unfiltered, "replay")), cases))
+    print(row("prguide, no window", prguide_answers(cases, meaningful, blame_all(HistoryReader(repo, window_days=0), cases, meaningful, "replay")), cases))
+    print(row("prguide, no .git-blame-ignore-revs", prguide_answers(cases, meaningful, blame_all(HistoryReader(repo, ignore_revs=False), cases, meaningful, "replay")), cases))
+    print(row("prguide lines, plain SZZ answer (most recent)", plain_szz(cases, facts), cases))
+    print(row("prguide, any top candidate (no dominance)", prguide_answers(cases, meaningful, facts, min_share=0, min_lead=0), cases))
+
+    print("\nThresholds chosen on one half, scored on the other (precision / recall):\n")
+    print("| split | chosen | on its own half | on the other half |")
+    print("| --- | --- | --- | --- |")
+    print("\n".join(split_check(cases, meaningful, facts)))
+
+    print("\nThe description's named culprit against the blame:\n")
+    print("| claims | pairs | phrase found | lines blamed | blame agrees |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    print("\n".join(named_check(cases, meaningful, facts, oracle, oracle["repository"])))
+
+    per_second = None
+    if args.speed:
+        print(f"\nSpeed: blaming the traced lines of the newest {args.speed} pull requests:\n")
+        print("| method | PRs | lines | time | PRs/s |")
+        print("| --- | ---: | ---: | ---: | ---: |")
+        rows, per_second = speed(args.repo, args.speed)
+        print("\n".join(rows))
+
+    p, r, _, _ = score(ours, cases)
+    _, rm, _, _ = score(ours, [c for c in cases if c.modifies])
+    bp, br, _, _ = score(baseline, cases)
+    _, brm, _, _ = score(baseline, [c for c in cases if c.modifies])
+    print()
+    print(verdict_line("precision >= 0.85", f"{p:.2f}", p >= 0.85))
+    print(verdict_line("recall >= 0.6, all oracle fixes", f"{r:.2f}", r >= 0.6))
+    print(verdict_line("recall >= 0.6, fixes that change their origin's lines", f"{rm:.2f}", rm >= 0.6))
+    print(verdict_line("above plain SZZ on precision and recall", f"precision {p:.2f} vs {bp:.2f}, recall {r:.2f} vs {br:.2f} ({rm:.2f} vs {brm:.2f})", p > bp and r > br))
+    if per_second is not None:
+        print(verdict_line("blame step of prguide history >= 100 PRs/s", f"{per_second:.0f} PRs/s", per_second >= 100))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,361 @@
+"""Which lines of a pull request are worth tracing back to the pull request that wrote them.
+
+Pure. The SZZ algorithm (Śliwerski, Zimmermann and Zeller, "When do changes induce
+fixes?", MSR 2005) blames the lines a fix deletes or modifies, at the commit before
+the fix, and calls the changes that wrote them "fix-inducing". Rosa et al. ("Evaluating
+SZZ implementations", ICSE 2021) measured that most of its false links come from lines
+that carry no behaviour. So a deleted line is only traced when it is *meaningful*:
+
+* not blank, not a comment (``#``, ``//``, ``/* */``, docstrings...), not only an import
+  (``import``/``from``/``use``/``#include``/``require``/``source``...), for the languages
+  :data:`COMMENT_PREFIXES` lists;
+* not only punctuation or a bare keyword (``)``, ``},``, ``else:``, ``fi``);
+* not changed only in whitespace: its twin without whitespace is added in the same
+  change block (in Python and YAML, where indentation is meaning, a line moved to
+  another indentation level still counts);
+* not moved: the same line is added to another file of the pull request (re-added in
+  its own file, a line only changed place among its neighbours: that order is behaviour);
+* in a file that is code: documentation, generated files, lock files, binaries, CI
+  files, example and build scripts are skipped (see :data:`_SKIPPED_KINDS`), as are
+  files whose patch GitHub omitted.
+
+Deleted lines are numbered as in the file before the pull request, under the file's
+old name for a rename (``previous_filename``), since that is where blame finds them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from bot.engine.analysis.kinds import kind_of, language_of
+from bot.engine.analysis.patch import ADDED, REMOVED, Hunk, parse_patch
+from bot.engine.snapshot import ChangedFile
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedLine:
+    """One deleted (or modified) line of a pull request.
+
+    ``path`` is the file before the pull request (its old name when renamed) and
+    ``line`` the 1-based line number there; ``file`` is the file's name in the pull
+    request; ``text`` the line as it was written.
+    """
+
+    path: str
+    line: int
+    text: str
+    file: str
+
+
+#: Why a deleted line is not traced (the keys of :func:`trace_plan`'s ``dropped``).
+DROP_REASONS = ("blank", "comment", "import", "trivial", "formatting", "moved", "file")
+
+#: Line comment and block comment markers of each language (as :func:`bot.engine.analysis.kinds.language_of` names them).
+COMMENT_PREFIXES: dict[str, tuple[str, ...]] = {
+    "python": ("#",),
+    "cython": ("#",),
+    "shell": ("#",),
+    "yaml": ("#",),
+    "toml": ("#",),
+    "ini": ("#", ";"),
+    "dockerfile": ("#",),
+    "make": ("#",),
+    "cmake": ("#",),
+    "pip-requirements": ("#",),
+    "ruby": ("#",),
+    "r": ("#",),
+    "julia": ("#",),
+    "sql": ("--",),
+    "lua": ("--",),
+    **{
+        lang: ("//", "/*", "*", "*/")
+        for lang in ("c", "cpp", "cuda", "go", "rust", "java", "kotlin", "scala", "swift",
+                     "javascript", "typescript", "csharp", "php", "protobuf", "css")
+    },  # fmt: skip
+}
+
+#: Languages where a line's indentation is part of its meaning.
+INDENT_SENSITIVE = frozenset({"python", "cython", "yaml"})
+
+#: A whole line that only imports, per language.
+_IMPORT = {
+    "python": re.compile(r"(?:import\s+[\w.]|from\s+\.*[\w.]*\s+import\b)"),
+    "go": re.compile(r"import\s*(?:\(|[\w.]*\s*\")"),
+    "rust": re.compile(r"(?:pub(?:\([\w:]+\))?\s+)?(?:use\s+[\w:{]|extern\s+crate\s|mod\s+\w+\s*;)"),
+    "java": re.compile(r"(?:import|package)\s+[\w.*]+\s*;"),
+    "kotlin": re.compile(r"(?:import|package)\s+[\w.*`]+"),
+    "scala": re.compile(r"(?:import|package)\s+[\w.{}*, ]+$"),
+    "javascript": re.compile(
+        r"(?:import\s+(?:[\w*{}\s,$]+\s+from\s+)?['\"]|import\s*\{|export\s+(?:\*|\{[^}]*\})\s+from\s|"
+        r"(?:const|let|var)\s+[\w{}\s,$]+=\s*require\(\s*['\"][^'\"]+['\"]\s*\)\s*;?$)"
+    ),
+    "c": re.compile(r"#\s*include\b"),
+    "shell": re.compile(r"(?:source|\.)\s+\S+$"),
+}
+_IMPORT["typescript"] = _IMPORT["javascript"]
+_IMPORT["cython"] = _IMPORT["python"]
+_IMPORT["cpp"] = _IMPORT["cuda"] = _IMPORT["c"]
+
+#: Openers of a multi-line import whose following lines, up to the closer, only name imports.
+_IMPORT_BLOCK = {
+    "python": (re.compile(r"from\s+\.*[\w.]*\s+import\s*\((?!.*\))"), ")"),
+    "go": (re.compile(r"import\s*\($"), ")"),
+    "rust": (re.compile(r"(?:pub\s+)?use\s+[\w:]*\{(?!.*\})"), "}"),
+    "javascript": (re.compile(r"(?:import|export)\s*(?:type\s+)?\{(?!.*\})"), "}"),
+}
+_IMPORT_BLOCK["typescript"] = _IMPORT_BLOCK["javascript"]
+_IMPORT_BLOCK["cython"] = _IMPORT_BLOCK["python"]
+
+#: Lines that say nothing on their own: bare keywords that only close or open a block.
+_KEYWORDS = frozenset({
+    "else", "else:", "try:", "finally:", "except:", "pass", "return", "break", "continue", "fi", "done",
+    "esac", "then", "do", "end", "else {", "} else {", "default:", "return;", "break;", "continue;",
+})  # fmt: skip
+_ALNUM = re.compile(r"\w")
+_SPACE = re.compile(r"\s+")
+_TRIPLE = re.compile(r"\"\"\"|'''")
+_DOCSTRING = re.compile(r"^[rRbBuU]{0,2}(?:\"\"\"|''')")
+
+#: File kinds whose lines are not traced (:data:`bot.engine.analysis.model.KINDS`): documents,
+#: generated files and binaries are not code; CI files, example and build scripts are
+#: mostly edited to follow code changed elsewhere, so who wrote their lines says little
+#: about where a bug came from (on the oracle of ``bench/history_links.py``, tracing them
+#: cost more right answers than it gave).
+_SKIPPED_KINDS = frozenset({"docs", "generated", "binary", "ci", "example", "build"})
+
+
+@dataclass(frozen=True, slots=True)
+class TracePlan:
+    """The deleted lines of a pull request: ``traced`` (meaningful, in file order) and
+    ``dropped`` (how many were left out, by reason of :data:`DROP_REASONS`)."""
+
+    traced: tuple[ChangedLine, ...]
+    dropped: dict[str, int]
+
+    def ranges(self) -> dict[str, list[tuple[int, int]]]:
+        """``{old path: [(first, last), ...]}``: the traced lines as sorted, merged 1-based ranges."""
+        return line_ranges(self.traced)
+
+
+def line_ranges(lines: Iterable[ChangedLine]) -> dict[str, list[tuple[int, int]]]:
+    """``{path: [(first, last), ...]}`` of ``lines``: sorted, adjacent lines merged into one range."""
+    by_path: dict[str, list[int]] = {}
+    for line in lines:
+        by_path.setdefault(line.path, []).append(line.line)
+    out: dict[str, list[tuple[int, int]]] = {}
+    for path, numbers in by_path.items():
+        ranges: list[tuple[int, int]] = []
+        for n in sorted(set(numbers)):
+            if ranges and n == ranges[-1][1] + 1:
+                ranges[-1] = (ranges[-1][0], n)
+            else:
+                ranges.append((n, n))
+        out[path] = ranges
+    return out
+
+
+def deleted_lines(files: Sequence[ChangedFile]) -> tuple[ChangedLine, ...]:
+    """Every deleted line of ``files``, unfiltered (what plain SZZ blames)."""
+    out = []
+    for f in files:
+        old = f.previous_filename or f.filename
+        for hunk in parse_patch(f.patch):
+            for d in hunk.lines:
+                if d.kind == REMOVED:
+                    out.append(ChangedLine(old, d.old_line, d.text, f.filename))
+    return tuple(out)
+
+
+def trace_plan(files: Sequence[ChangedFile], *, keep: Iterable[str] = ()) -> TracePlan:
+    """The meaningful deleted lines of ``files`` (GitHub's "List pull requests files"
+    entries) and what was left out; see the module docstring for the rules. Reasons in
+    ``keep`` (of :data:`DROP_REASONS`) do not drop a line (to measure each rule)."""
+    kept = frozenset(keep)
+    dropped: Counter[str] = Counter()
+    parsed: list[tuple[ChangedFile, str | None, tuple[Hunk, ...]]] = []
+    added: Counter[str] = Counter()
+    added_in: dict[str, Counter[str]] = {}
+    for f in files:
+        hunks = parse_patch(f.patch)
+        if not hunks:
+            continue
+        kind = kind_of(f.filename, status=f.status, patch=f.patch, changes=f.changes)
+        if (kind in _SKIPPED_KINDS or _is_lock(f.filename)) and "file" not in kept:
+            dropped["file"] += sum(1 for h in hunks for d in h.lines if d.kind == REMOVED)
+            continue
+        parsed.append((f, language_of(f.filename), hunks))
+        mine = added_in.setdefault(f.filename, Counter())
+        for hunk in hunks:
+            for d in hunk.lines:
+                if d.kind == ADDED:
+                    added[_key(d.text)] += 1
+                    mine[_key(d.text)] += 1
+    traced: list[ChangedLine] = []
+    for f, language, hunks in parsed:
+        old = f.previous_filename or f.filename
+        for hunk in hunks:
+            for d, reason in _classified(hunk, language, added):
+                if reason == "moved" and added_in[f.filename][_key(d.text)] > 0:
+                    # Re-added in the same file: the order of statements changed, which is
+                    # behaviour (a call moved before another), not a move of code elsewhere.
+                    reason = ""
+                if reason and reason not in kept:
+                    dropped[reason] += 1
+                else:
+                    traced.append(ChangedLine(old, d.old_line, d.text, f.filename))
+    return TracePlan(tuple(traced), {r: dropped[r] for r in DROP_REASONS if dropped[r]})
+
+
+def _is_lock(path: str) -> bool:
+    name = path.rpartition("/")[2].lower()
+    return name.endswith((".lock", "-lock.json", "-lock.yaml")) or name in {"go.sum", "uv.lock", "poetry.lock"}
+
+
+def _key(text: str) -> str:
+    """A line's text for comparison: trimmed, inner runs of whitespace made one space."""
+    return _SPACE.sub(" ", text.strip())
+
+
+def _classified(hunk: Hunk, language: str | None, added: Counter[str]):
+    """Yield ``(removed line, reason or "")`` for the removed lines of ``hunk``."""
+    comment = COMMENT_PREFIXES.get(language or "", ())
+    import_line = _IMPORT.get(language or "")
+    block = _IMPORT_BLOCK.get(language or "")
+    python = language in ("python", "cython")
+    in_import = False
+    blocks = _change_blocks(hunk)
+    twins, reindented = _whitespace_twins(blocks, language in INDENT_SENSITIVE)
+    docstrings = _docstring_lines(hunk) if python else set()
+    for d in hunk.lines:
+        if d.kind == ADDED:
+            continue
+        text = d.text.strip()
+        # The old file's state (import block, docstring) follows its own lines: context and removed.
+        reason = ""
+        if in_import:
+            reason = "import"
+            if block and block[1] in text:
+                in_import = False
+        elif id(d) in docstrings:
+            reason = "comment"
+        elif not text:
+            reason = "blank"
+        elif comment and text.startswith(comment):
+            reason = "comment"
+        elif import_line and import_line.match(text):
+            reason = "import"
+            if block and block[0].match(text):
+                in_import = True
+        elif not _ALNUM.search(text) or text in _KEYWORDS:
+            reason = "trivial"
+        if d.kind != REMOVED:
+            continue
+        if not reason:
+            if id(d) in twins:
+                reason = "formatting"
+            elif id(d) not in reindented and added[_key(d.text)] > 0:
+                reason = "moved"
+        yield d, reason
+
+
+def _docstring_lines(hunk: Hunk) -> set[int]:
+    """``id()`` of the hunk's old-side lines inside a Python docstring (or other triple-quoted
+    text standing alone as a statement).
+
+    A line that starts with triple quotes opens one (and closes it when it has an even
+    number of them); a hunk may start inside one, which shows when a line *ends* one
+    before any line opened one: the lines above it in the hunk were inside too.
+    """
+    inside = False
+    seen = False
+    above: list[int] = []
+    marks: set[int] = set()
+    previous = ""
+    for d in hunk.lines:
+        if d.kind == ADDED:
+            continue
+        text = d.text.strip()
+        quotes = len(_TRIPLE.findall(text))
+        if inside:
+            marks.add(id(d))
+            inside = quotes % 2 == 0
+        elif quotes % 2 == 1 and not seen and text.endswith(('"""', "'''")) and (
+            text in ('"""', "'''") and not previous.endswith(":") or not _DOCSTRING.match(text)
+        ):
+            # Ends a docstring opened above the hunk: the lines above were inside it.
+            marks.update(above)
+            marks.add(id(d))
+        elif quotes and _DOCSTRING.match(text):
+            marks.add(id(d))
+            inside = quotes % 2 == 1
+        seen = seen or bool(quotes)
+        above.append(id(d))
+        previous = text or previous
+    return marks
+
+
+def _change_blocks(hunk: Hunk) -> list[tuple[list, list]]:
+    """The hunk's runs of removed lines and the added lines right after them."""
+    blocks: list[tuple[list, list]] = []
+    removed: list = []
+    added: list = []
+    for d in hunk.lines:
+        if d.kind == REMOVED:
+            if added:
+                blocks.append((removed, added))
+                removed, added = [], []
+            removed.append(d)
+        elif d.kind == ADDED:
+            added.append(d)
+        elif removed or added:
+            blocks.append((removed, added))
+            removed, added = [], []
+    if removed or added:
+        blocks.append((removed, added))
+    return blocks
+
+
+def _whitespace_twins(blocks: list[tuple[list, list]], indent_matters: bool) -> tuple[set[int], set[int]]:
+    """``id()`` of removed lines that only changed in whitespace within their change block,
+    and (where indentation is meaning) of those that only moved to another indentation level.
+
+    A block whose removed text equals its added text once all whitespace is gone was
+    only re-wrapped or re-spaced (a formatter's work), unless, where indentation is
+    meaning, its first line moved to another level.
+    """
+    same: set[int] = set()
+    reindented: set[int] = set()
+    for removed, added in blocks:
+        if not removed or not added:
+            continue
+        if _bare("".join(d.text for d in removed)) == _bare("".join(d.text for d in added)) and (
+            not indent_matters or _indent(removed[0].text) == _indent(added[0].text)
+        ):
+            same.update(id(d) for d in removed)
+            continue
+        pool = Counter(_twin_key(d.text, indent_matters) for d in added)
+        bare_pool = Counter(_bare(d.text) for d in added) if indent_matters else Counter()
+        for d in removed:
+            key = _twin_key(d.text, indent_matters)
+            if pool[key] > 0:
+                pool[key] -= 1
+                same.add(id(d))
+            elif bare_pool[key[0]] > 0:
+                bare_pool[key[0]] -= 1
+                reindented.add(id(d))
+    return same, reindented
+
+
+def _twin_key(text: str, indent_matters: bool) -> tuple[str, str]:
+    return _bare(text), _indent(text) if indent_matters else ""
+
+
+def _bare(text: str) -> str:
+    return _SPACE.sub("", text)
+
+
+def _indent(text: str) -> str:
+    return text[: len(text) - len(text.lstrip())].expandtabs(4)

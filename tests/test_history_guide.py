@@ -1,0 +1,115 @@
+"""The guide's "fixes code from #N" line, written from history facts (bot.engine.build with ``history=``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bot.engine.build import build_guide
+from bot.engine.history.model import HistoryFacts, LineOrigin, PullOrigin
+from bot.engine.rules import load_rules
+from bot.engine.snapshot import ChangedFile, PullRequestSnapshot
+
+DAY = 86400
+MERGED_TS = 1710072000  # 2024-03-10T12:00:00Z
+
+PATCH = (
+    "@@ -10,4 +10,4 @@ def scale(x, k):\n"
+    "     # keep in step with area()\n"
+    "-    offset = compute_offset(k)\n"
+    "-    return x * k + offset\n"
+    "+    return x * k\n"
+    "     \n"
+)
+
+
+@pytest.fixture(scope="module")
+def rules():
+    return load_rules([], defaults=True)
+
+
+def snapshot(body: str = "", title: str = "fix: scale ignores the offset") -> PullRequestSnapshot:
+    return PullRequestSnapshot(
+        repository="acme/shapes", number=50, title=title, body=body, author="hal", merged=True,
+        merged_at="2024-03-10T12:00:00Z", html_url="https://github.com/acme/shapes/pull/50",
+        files=(ChangedFile("shapes/app.py", additions=1, deletions=2, patch=PATCH),), changed_files=1, additions=1, deletions=2,
+    )  # fmt: skip
+
+
+def facts(pull_11: int = 12, pull_12: int = 12) -> HistoryFacts:
+    pulls = {
+        12: PullOrigin(12, "c" * 40, MERGED_TS - 9 * DAY, "bob", "Add an offset to scale"),
+        30: PullOrigin(30, "d" * 40, MERGED_TS - 40 * DAY, "cid", "Older change"),
+    }
+    origins = (
+        LineOrigin("shapes/app.py", 11, pulls[pull_11].commit, pull_11),
+        LineOrigin("shapes/app.py", 12, pulls[pull_12].commit, pull_12),
+    )
+    return HistoryFacts("ok", origins, {n: pulls[n] for n in {pull_11, pull_12}})
+
+
+def test_without_history_facts_the_guide_is_exactly_what_it_was(rules):
+    plain = build_guide(snapshot(), rules)
+    assert build_guide(snapshot(), rules, history=None) == plain
+    assert "history" not in plain.data
+    assert "were written in" not in plain.markdown
+
+
+def test_the_fix_names_the_pull_request_that_wrote_its_lines_with_evidence(rules):
+    guide = build_guide(snapshot(), rules, blame=facts())
+    assert (
+        "The lines this fix changes in `shapes/app.py` were written in #12 (merged 9 days earlier, by **bob**)."
+        in guide.markdown
+    )
+    # Near the top: before the focus points and the collapsed details.
+    assert guide.markdown.index("were written in #12") < guide.markdown.index("<details>")
+    (claim,) = [c for c in guide.data["claims"] if c["kind"] == "history.fixes_code_from"]
+    assert claim["section"] == "history"
+    assert claim["evidence"][0] == {
+        "path": "shapes/app.py", "start": 11, "end": 11, "old": "offset = compute_offset(k)", "new": "#12 cccccccccccc",
+        "source": "history",
+    }  # fmt: skip
+    assert guide.data["history"]["fixes_code_from"] == 12 and guide.data["history"]["status"] == "ok"
+    json.dumps(guide.data)  # stays JSON
+
+
+def test_chinese_guide(rules):
+    guide = build_guide(snapshot(), rules, lang="zh", blame=facts())
+    assert "#12" in guide.markdown and "9 天前" in guide.markdown and "`shapes/app.py`" in guide.markdown
+
+
+def test_nothing_is_said_when_no_pull_request_clearly_wrote_the_lines(rules):
+    guide = build_guide(snapshot(), rules, blame=facts(12, 30))
+    assert "were written in" not in guide.markdown
+    assert guide.data["history"]["fixes_code_from"] is None
+    assert [c["number"] for c in guide.data["history"]["candidates"]] == [12, 30]
+
+
+def test_nothing_is_said_when_the_history_is_not_available(rules):
+    guide = build_guide(snapshot("Fixes a regression from #12."), rules, blame=HistoryFacts("shallow", detail="shallow clone"))
+    assert "#12" not in guide.markdown.split("<details>")[0].replace("Fixes a regression from #12", "")
+    assert guide.data["history"]["status"] == "shallow"
+    assert not [c for c in guide.data["claims"] if c["section"] == "history"]
+
+
+def test_the_description_s_culprit_is_checked_against_the_blame(rules):
+    agrees = build_guide(snapshot("This fixes a regression from #12."), rules, blame=facts())
+    assert "The description blames #12, and the blame agrees: #12 wrote 2 of the 2 lines this fix changes." in agrees.markdown
+    doubts = build_guide(snapshot("This fixes a bug introduced in #7."), rules, blame=facts())
+    assert "The description blames #7, but none of the 2 lines this fix changes were written there" in doubts.markdown
+    assert [c["kind"] for c in doubts.data["claims"] if c["section"] == "history"] == [
+        "history.fixes_code_from", "history.named_unconfirmed",
+    ]  # fmt: skip
+
+
+def test_a_change_that_is_not_a_fix_is_worded_as_a_change(rules):
+    guide = build_guide(snapshot(title="refactor: simplify scale"), rules, blame=facts())
+    assert "The lines this pull request changes in `shapes/app.py` were written in #12" in guide.markdown
+
+
+def test_a_revert_of_the_pull_request_that_wrote_the_lines_does_not_say_it_twice(rules):
+    guide = build_guide(snapshot("Reverts acme/shapes#12", title="Revert \"Add an offset to scale\""), rules, blame=facts())
+    assert "Reverts #12." in guide.markdown
+    assert "were written in #12" not in guide.markdown
+    assert guide.data["history"]["fixes_code_from"] == 12

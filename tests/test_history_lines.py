@@ -1,0 +1,135 @@
+"""Which deleted lines a fix's history search traces (bot.engine.history.lines)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.engine.history.lines import deleted_lines, line_ranges, trace_plan
+from bot.engine.snapshot import ChangedFile
+
+
+def patch(*lines: str, old_start: int = 1) -> str:
+    """A one-hunk GitHub patch of ``lines`` (each starting with ' ', '-' or '+')."""
+    old = sum(1 for line in lines if line[0] in " -")
+    new = sum(1 for line in lines if line[0] in " +")
+    return f"@@ -{old_start},{old} +{old_start},{new} @@\n" + "\n".join(lines)
+
+
+def traced(name: str, *lines: str, **kw) -> list[str]:
+    plan = trace_plan([ChangedFile(name, patch=patch(*lines), **kw)])
+    return [line.text.strip() for line in plan.traced]
+
+
+def dropped(name: str, *lines: str) -> dict[str, int]:
+    return trace_plan([ChangedFile(name, patch=patch(*lines))]).dropped
+
+
+def test_python_comments_imports_blank_and_trivial_lines_are_not_traced():
+    lines = (" def f(x):", "-    # old note", "-    import os", "-", "-    pass", "-    y = g(x)", "+    y = h(x)")
+    assert traced("a.py", *lines) == ["y = g(x)"]
+    assert dropped("a.py", *lines) == {"blank": 1, "comment": 1, "import": 1, "trivial": 1}
+
+
+def test_python_parenthesised_import_lines_are_imports_to_the_closing_paren():
+    lines = ("-from pkg.mod import (", "-    alpha,", "-    beta,", "-)", "-value = alpha()", "+value = beta()")
+    assert traced("m.py", *lines) == ["value = alpha()"]
+    assert dropped("m.py", *lines) == {"import": 4}
+
+
+def test_python_docstrings_are_comments_even_when_the_hunk_starts_inside_one():
+    lines = (
+        "     inside an earlier docstring",
+        '-    """',
+        "-    if ready:",
+        "-        return tensor",
+        "+    return tensor if ready else None",
+        " def g():",
+        '-    """Old doc.',
+        '-    more"""',
+        '+    """New doc."""',
+    )
+    assert traced("d.py", *lines) == ["if ready:", "return tensor"]
+
+
+@pytest.mark.parametrize(
+    ("name", "comment", "imports", "code"),
+    [
+        ("x.c", "// note", ("#include <stdio.h>",), "int n = count(items);"),
+        ("x.cc", "/* block */", ('#include "util.h"',), "return total / n;"),
+        ("x.rs", "/// docs", ("use std::io::Read;", "extern crate serde;", "mod parser;"), "let n = read(buf)?;"),
+        ("x.go", "// note", ('import "fmt"',), "n := len(items)"),
+        ("X.java", "* javadoc line", ("import java.util.List;", "package org.demo;"), "int n = items.size();"),
+        ("x.js", "// note", ("import { a } from './a';", "const fs = require('fs');"), "const n = items.length;"),
+        ("x.ts", "/* note */", ("import type { T } from './t';", "export * from './b';"), "let n: number = items.length;"),
+        ("sync.sh", "# note", ("source ./env.sh", ". ./lib.sh"), 'rsync -a "$SRC" "$DST"'),
+        ("conf.yaml", "# note", (), "learning_rate: 0.001"),
+        ("settings.toml", "# note", (), 'timeout = 30'),
+    ],
+)
+def test_comment_and_import_syntax_of_each_language(name, comment, imports, code):
+    lines = [f"-{comment}", *(f"-{i}" for i in imports), f"-{code}", "+changed = True"]
+    assert traced(name, *lines) == [code]
+    assert dropped(name, *lines) == {"comment": 1, **({"import": len(imports)} if imports else {})}
+
+
+def test_go_import_blocks_and_rust_use_groups_are_imports():
+    go = ("-import (", '-\t"fmt"', '-\t"os"', "-)", "-n := run()", "+n := run2()")
+    assert traced("main.go", *go) == ["n := run()"]
+    rust = ("-use std::{", "-    io,", "-    fs,", "-};", "-let n = run();", "+let n = run2();")
+    assert traced("lib.rs", *rust) == ["let n = run();"]
+
+
+def test_whitespace_only_changes_are_formatting_but_python_reindentation_counts():
+    js = ("-const n = f( a,b );", "+const n = f(a, b);")
+    assert traced("x.js", *js) == []
+    assert dropped("x.js", *js) == {"formatting": 1}
+    # A call re-wrapped over three lines is the same code.
+    wrap = ("-    total = compute(alpha, beta, gamma)", "+    total = compute(", "+        alpha, beta, gamma", "+    )")
+    assert traced("w.py", *wrap) == []
+    # Moving a Python line into a new block changes what it does.
+    block = ("-    y = g(x)", "+    if x:", "+        y = g(x)")
+    assert traced("b.py", *block) == ["y = g(x)"]
+    # In YAML too, indentation is structure.
+    assert traced("c.yaml", "-  key: 1", "+    key: 1") == ["key: 1"]
+
+
+def test_lines_moved_to_another_file_are_not_traced_but_reordered_lines_are():
+    moved_out = ChangedFile("old.py", patch=patch("-def helper(value):", "-    return value * 2", " x = 1"))
+    moved_in = ChangedFile("new.py", patch=patch("+def helper(value):", "+    return value * 2"))
+    plan = trace_plan([moved_out, moved_in])
+    assert plan.traced == ()
+    assert plan.dropped == {"moved": 2}
+    # The same line deleted and added back in its own file changed the order of statements.
+    reorder = ("-    cache.clear()", "     load()", "+    cache.clear()")
+    assert traced("r.py", *reorder) == ["cache.clear()"]
+
+
+def test_documents_generated_ci_example_and_lock_files_are_skipped():
+    files = [
+        ChangedFile("docs/guide.md", patch=patch("-Old sentence.", "+New sentence.")),
+        ChangedFile(".github/workflows/ci.yml", patch=patch("-  runs-on: x", "+  runs-on: y")),
+        ChangedFile("uv.lock", patch=patch('-version = "1"', '+version = "2"')),
+        ChangedFile("src/app.py", patch=patch("-x = 1", "+x = 2")),
+    ]
+    plan = trace_plan(files)
+    assert [line.path for line in plan.traced] == ["src/app.py"]
+    assert plan.dropped == {"file": 3}
+
+
+def test_a_renamed_file_is_traced_under_its_old_name_and_numbered_as_before():
+    f = ChangedFile(
+        "pkg/new.py", status="renamed", previous_filename="pkg/old.py",
+        patch=patch(" a = 1", "-b = 2", "+b = 3", old_start=10),
+    )  # fmt: skip
+    (line,) = trace_plan([f]).traced
+    assert (line.path, line.line, line.file) == ("pkg/old.py", 11, "pkg/new.py")
+
+
+def test_files_without_a_patch_and_added_lines_give_nothing():
+    assert trace_plan([ChangedFile("big.py", patch=None, additions=5000), ChangedFile("n.py", patch=patch("+x = 1"))]).traced == ()
+
+
+def test_plain_deletions_keep_everything_and_ranges_merge_adjacent_lines():
+    f = ChangedFile("a.py", patch=patch("-# c", "-import os", "-x = 1", " y", "-z = 2"))
+    assert [line.line for line in deleted_lines([f])] == [1, 2, 3, 5]
+    assert line_ranges(deleted_lines([f])) == {"a.py": [(1, 3), (5, 5)]}
