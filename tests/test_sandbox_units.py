@@ -153,6 +153,27 @@ async def test_run_serves_until_cancelled(tmp_path, app_private_key, capsys):
         await task
 
 
+async def test_run_names_the_repositories_it_serves(tmp_path, app_private_key, capsys):
+    # A reader sends deliveries with --repo OWNER/NAME: the start line tells which names exist.
+    key = tmp_path / "app.pem"
+    key.write_bytes(app_private_key)
+    bundles = tmp_path / "bundles"
+    bundles.mkdir()
+    for number in (1, 2):
+        (bundles / f"{number}.json").write_text(json.dumps(synthetic_bundle(number)))
+    task = asyncio.create_task(run(parse("--app-id", "1", "--app-key", str(key), "--bundles", f"{bundles}=acme/rocket")))
+    out = ""
+    for _ in range(1000):
+        out += capsys.readouterr().out
+        if "serving" in out:
+            break
+        await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert "serving 2 pull requests of acme/rocket at http://127.0.0.1:" in out
+
+
 # ----- local git repositories -------------------------------------------------------
 
 

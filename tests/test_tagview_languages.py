@@ -158,6 +158,9 @@ async def test_feeds_follow_lang(store, guide, feed):
         en = feedparser.parse(await (await client.get(f"/repos/{REPO}/{feed}")).read())
     (zh_entry,), (en_entry,) = zh.entries, en.entries
     assert zh_entry.id == en_entry.id  # one entry, whatever the language
+    # A reader of the Chinese feed opens the guide in Chinese, as from the Chinese pages.
+    assert zh_entry.link.endswith(f"/repos/{REPO}/pulls/{NUMBER}/guide?lang=zh")
+    assert en_entry.link.endswith(f"/repos/{REPO}/pulls/{NUMBER}/guide")
     assert zh_entry.summary.startswith(guide.languages["zh"]["summary"])
     content = Text(zh_entry.content[0].value, lambda tag, a: tag in ("p", "ul"))
     assert leaked(content, guide) - {"GitHub"} == set()

@@ -145,9 +145,13 @@ async def run(args: argparse.Namespace) -> int:
         return 2
     base_url = await sandbox.start(args.host, args.port)
     pulls = sum(len(r.pulls) for r in sandbox.state.repos.values())
+    # The names deliveries must use (`prguide send --repo`): a clone's is not obvious (local/FOLDER without a GitHub origin).
+    names = sorted(r.full_name for r in sandbox.state.repos.values() if r.pulls)
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    of = f" of {shown}" if names else ""
     hook = sandbox.state.webhook
     delivers = f"; comments are delivered to {hook.url}" if hook is not None else ""
-    print(f"prguide sandbox: serving {pulls} pull requests at {base_url}{delivers}", flush=True)
+    print(f"prguide sandbox: serving {pulls} pull requests{of} at {base_url}{delivers}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -380,7 +380,8 @@ class TagView:
         body = render_feed(
             feed_id=feed_id(repository, kind, {**params, "lang": lang}), title=title,
             self_url=self._absolute(request, links.feed(kind, **params)), page_url=self._absolute(request, page),
-            entries=entries, guide_url=lambda number: self._absolute(request, links.guide(number).split("?")[0]),
+            # With the feed's lang, as the pages link it: a Chinese feed's entry opens the Chinese guide.
+            entries=entries, guide_url=lambda number: self._absolute(request, links.guide(number)),
             lang=lang, updated=newest.merged_at if newest else None,
         )
         return web.Response(body=body, content_type=ATOM_TYPE, charset="utf-8")
