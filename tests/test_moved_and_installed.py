@@ -105,3 +105,11 @@ def test_a_task_moved_to_another_module_is_no_concurrency_added():
     risky = [text for text in _claims(guide, "factor.concurrency")]
     assert risky == [], risky
     assert guide.data["claims"]  # the guide was built
+
+
+def test_the_why_reply_names_no_path_of_prguides_own_repository():
+    from bot.engine.render.messages import t
+
+    for lang in ("en", "zh"):
+        text = t("why.model", lang, {"minutes": 5, "level": "quick"}, raw=True)
+        assert "docs/" not in text and "5" in text  # a path there would mean nothing on a user's PR
