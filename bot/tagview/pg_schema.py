@@ -108,7 +108,7 @@ INSERT INTO tagview_counts (repository, kind, name, guides)
     SELECT repository, 'area', area, COUNT(*) FROM tagview_areas GROUP BY repository, area;
 ALTER TABLE tagview_repositories ADD COLUMN guides integer NOT NULL DEFAULT 0;
 UPDATE tagview_repositories r SET guides = (SELECT COUNT(*) FROM tagview_guides g WHERE g.repository = r.name);
-ANALYZE tagview_guides, tagview_labels, tagview_areas, tagview_counts;
+ANALYZE tagview_counts;
 """
 
 #: The tag view's PostgreSQL migrations, in order; each runs in one transaction.

@@ -215,6 +215,10 @@ class GuideStore:
             conn.execute("DELETE FROM tagview_guides WHERE id = ?", (found[0],))
             return True
 
+    def analyze(self) -> None:
+        """Nothing on SQLite: its planner follows the indexes and query shapes this store uses,
+        without statistics (see :meth:`bot.tagview.pgstore.PgGuideStore.analyze`)."""
+
     # -- reading ---------------------------------------------------------------------
 
     @_locked
