@@ -219,8 +219,9 @@ async def measure_store(
 ) -> list[dict[str, Any]]:
     """Start a server on the store with the code in ``code``, measure every page, stop it."""
     port = free_port()
-    argv = [sys.executable, str(HERE), "--serve", backend, "--where", where, "--port", str(port)] + (["--schema", schema] if schema else [])
-    child = ChildProcess(argv, env={"PYTHONPATH": str(code)})
+    argv = [sys.executable, str(HERE), "--serve", backend, "--where", where, "--port", str(port), "--code", str(code)]
+    argv += ["--schema", schema] if schema else []
+    child = ChildProcess(argv)
     meter = None
     try:
         await wait_http(f"http://127.0.0.1:{port}/repos", child=child)
@@ -235,9 +236,9 @@ async def measure_store(
 
 def fill_in_child(backend: str, where: str, schema: str | None, start: int, end: int, code: Path) -> dict[str, Any]:
     """Run :func:`fill_child` with the code in ``code``; its JSON answer."""
-    argv = [sys.executable, str(HERE), "--fill", backend, "--where", where, "--start", str(start), "--end", str(end)]
+    argv = [sys.executable, str(HERE), "--fill", backend, "--where", where, "--start", str(start), "--end", str(end), "--code", str(code)]
     argv += ["--schema", schema] if schema else []
-    done = subprocess.run(argv, env={**os.environ, "PYTHONPATH": str(code)}, capture_output=True, text=True, check=False)
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"filling {backend} failed: {done.stderr.strip()[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -374,11 +375,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fill", choices=("sqlite", "postgresql"), help=argparse.SUPPRESS)
     parser.add_argument("--start", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--end", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--code", help=argparse.SUPPRESS)
     parser.add_argument("--serve", choices=("sqlite", "postgresql"), help=argparse.SUPPRESS)
     parser.add_argument("--where", help=argparse.SUPPRESS)
     parser.add_argument("--schema", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.code:
+        # A child measuring some revision's code: its tree comes before this checkout (common.py puts that first).
+        sys.path.insert(0, args.code)
+        import bot
+
+        if Path(bot.__file__).resolve().parents[1] != Path(args.code).resolve():
+            raise SystemExit(f"--code {args.code}: imported bot from {bot.__file__}")
     if args.serve:
         serve(args.serve, args.where, args.schema, args.port)
         return 0
