@@ -1,8 +1,9 @@
 """Files changed between two commits, in the shape of GitHub's "List pull requests files".
 
 :func:`read_diffs` asks ONE ``git diff-tree`` process for every range and parses its
-``--raw``, ``--numstat`` and patch output, with the options that would otherwise follow
-the user's diff configuration spelled out.
+``--raw`` and patch output, with the options that would otherwise follow the user's diff
+configuration spelled out. Line counts are the patch's ``+`` and ``-`` lines, which is
+what ``--numstat`` prints: asking for it too made git diff every file a second time.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def read_diffs(
     # it were its single parent: a merge with its first parent, a run with the commit before it.
     lines = [f"{sha} {base}" if base else sha for sha, base in ranges]
     args = [
-        "diff-tree", "--stdin", "-z", "-r", "--root", "--always", "-M", "--raw", "--numstat", "-p",
+        "diff-tree", "--stdin", "-z", "-r", "--root", "--always", "-M", "--raw", "-p",
         "-U3", "--no-color", "--no-ext-diff", "--no-textconv", "--ignore-submodules=none",
         "--src-prefix=a/", "--dst-prefix=b/",
     ]  # fmt: skip
@@ -145,49 +146,38 @@ def _split_by_commit(out: bytes, shas: list[str]) -> Iterator[tuple[str, bytes]]
 
 
 def _parse_commit_diff(chunk: bytes) -> list[FileDiff]:
-    """Parse ``--raw`` and ``--numstat`` records (NUL-separated) then the patch of one commit."""
+    """Parse the ``--raw`` records (NUL-separated) then the patch of one commit."""
     if not chunk:
         return []
     raws: list[tuple[str, list[str]]] = []
-    counts: list[tuple[int, int]] = []
     pos = 0
     while chunk[pos : pos + 1] != b"\0":  # a lone NUL ends the records
         end = chunk.index(b"\0", pos)
         record = chunk[pos:end]
         pos = end + 1
-        if record.startswith(b":"):
-            status = _text(record.split(b" ")[4])[:1]
-            paths = []
-            for _ in range(2 if status in "RC" else 1):
-                end = chunk.index(b"\0", pos)
-                paths.append(_text(chunk[pos:end]))
-                pos = end + 1
-            raws.append((status, paths))
-        else:
-            added, deleted, path = record.split(b"\t", 2)
-            if not path:  # a rename: old and new path follow
-                pos = chunk.index(b"\0", chunk.index(b"\0", pos) + 1) + 1
-            counts.append((_count(added), _count(deleted)))
+        if not record.startswith(b":"):
+            raise ValueError(f"unexpected record {record[:40]!r}")
+        status = _text(record.split(b" ")[4])[:1]
+        paths = []
+        for _ in range(2 if status in "RC" else 1):
+            end = chunk.index(b"\0", pos)
+            paths.append(_text(chunk[pos:end]))
+            pos = end + 1
+        raws.append((status, paths))
     sections = [s for s in _SECTION_START.split(chunk[pos + 1 :]) if s]
-    if len(raws) != len(counts):
-        raise ValueError(f"{len(raws)} raw records but {len(counts)} numstat records")
     files = []
-    for (status, paths), (additions, deletions) in zip(raws, counts, strict=True):
+    for status, paths in raws:
         # A type change (file <-> symlink) prints as a deletion then a creation.
         taken, sections = sections[: 2 if status == "T" else 1], sections[2 if status == "T" else 1 :]
         if not taken:
             raise ValueError(f"no patch section for {paths[-1]}")
-        files.append(_file_diff(status, paths, additions, deletions, taken))
+        files.append(_file_diff(status, paths, taken))
     if sections:
         raise ValueError(f"{len(sections)} patch sections left over")
     return files
 
 
-def _count(value: bytes) -> int:
-    return 0 if value == b"-" else int(value)  # "-" marks a binary file
-
-
-def _file_diff(status: str, paths: list[str], additions: int, deletions: int, sections: list[bytes]) -> FileDiff:
+def _file_diff(status: str, paths: list[str], sections: list[bytes]) -> FileDiff:
     hunks = []
     binary = False
     for section in sections:
@@ -197,6 +187,9 @@ def _file_diff(status: str, paths: list[str], additions: int, deletions: int, se
         elif b"\nBinary files " in section or section.startswith(b"Binary files "):
             binary = True
     raw_patch = b"\n".join(hunks)
+    # From the first "@@" on, every line is a hunk header ("@@"), context (" "), an added
+    # ("+") or removed ("-") line, or "\ No newline at end of file": numstat's counts.
+    additions, deletions = raw_patch.count(b"\n+"), raw_patch.count(b"\n-")
     patch: str | None = None
     omitted: str | None = None
     if binary:
