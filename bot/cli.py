@@ -117,6 +117,7 @@ def build_parser(only: str | None = "") -> argparse.ArgumentParser:
     history.add_argument("--out", type=Path, metavar="DIR", help="write one file per PR into DIR instead of stdout")
     history.add_argument("--db", type=Path, help="also store the guides in this tag-view database")
     history.add_argument("--public", action="store_true", help="with --db: mark the repository public in the tag view")
+    history.add_argument("--jobs", type=_at_least_one, metavar="N", help="processes building guides (default: one per core)")
     _engine_options(history)
     history.set_defaults(func=_cmd_history, command="history")
 
@@ -249,8 +250,8 @@ def _cmd_guide(args: argparse.Namespace) -> int:
 
 
 def _cmd_history(args: argparse.Namespace) -> int:
-    from bot.engine.build import build_guide
     from bot.engine.rules import RuleError
+    from bot.guide_pool import build_guides
     from bot.sources.gitrepo import (
         GitRepositoryError,
         load_merged_pull_requests,
@@ -294,10 +295,9 @@ def _cmd_history(args: argparse.Namespace) -> int:
             except GitRepositoryError as exc:
                 print(f"prguide history: {exc}", file=sys.stderr)
                 return 1
-            guides = []
-            for snapshot in snapshots:
-                guides.append(build_guide(snapshot, rules, lang=args.lang))
-                progress("guides", len(guides), len(snapshots))
+            guides = build_guides(
+                snapshots, rules, lang=args.lang, jobs=args.jobs, progress=lambda done, total: progress("guides", done, total)
+            )
         guides = _narrated(args, guides)
         if args.out:
             suffix = "json" if args.format == "json" else "md"
