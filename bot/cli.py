@@ -252,12 +252,7 @@ def _cmd_guide(args: argparse.Namespace) -> int:
 def _cmd_history(args: argparse.Namespace) -> int:
     from bot.engine.rules import RuleError
     from bot.guide_pool import build_guides
-    from bot.sources.gitrepo import (
-        GitRepositoryError,
-        load_merged_pull_requests,
-        repository_name,
-        why_no_pull_requests,
-    )
+    from bot.sources.gitrepo import GitRepositoryError, find_history, repository_name, why_no_pull_requests
 
     try:
         rules = _load_rules(args)
@@ -285,19 +280,19 @@ def _cmd_history(args: argparse.Namespace) -> int:
     try:
         with _PhaseProgress() as progress:
             try:
-                snapshots = load_merged_pull_requests(
-                    args.repo, last=args.last, repository=args.repository, progress=progress
-                )
-                if not snapshots:
+                history = find_history(args.repo, last=args.last, repository=args.repository, progress=progress)
+                if not len(history):
                     why = why_no_pull_requests(args.repo, repository=args.repository)
                     print(f"prguide history: {args.repo}: {why}", file=sys.stderr)
                     return 1
+                # The diffs stream in while the guides are built (on every core).
+                guides = build_guides(
+                    history.snapshots(args.repo, progress, first_apart=True), rules, lang=args.lang, jobs=args.jobs,
+                    total=len(history), progress=lambda done, total: progress("guides", done, total),
+                )
             except GitRepositoryError as exc:
                 print(f"prguide history: {exc}", file=sys.stderr)
                 return 1
-            guides = build_guides(
-                snapshots, rules, lang=args.lang, jobs=args.jobs, progress=lambda done, total: progress("guides", done, total)
-            )
         guides = _narrated(args, guides)
         if args.out:
             suffix = "json" if args.format == "json" else "md"

@@ -3,9 +3,10 @@
 The engine is pure and CPU-bound, one guide after another in one process: a long history
 waited on one core while the others idled. :func:`build_guides` builds the first guide in
 this process (it loads the message catalogues and compiles the rules' patterns, which the
-workers then inherit), forks worker processes that inherit the snapshots and the rules
-too (only indices travel to them), and gathers the guides back in order. A guide is the
-same whichever process builds it: the engine reads nothing but its arguments.
+workers then inherit), forks worker processes that inherit the rules, sends them the other
+snapshots as they come (from git's diffs streaming in: the workers build while git diffs
+the next pull requests) and gathers the guides back in order. A guide is the same
+whichever process builds it: the engine reads nothing but its arguments.
 
 Where ``fork`` is not available (Windows, macOS' default), or with one core or a handful
 of pull requests, the guides are built here, one after another.
@@ -14,9 +15,10 @@ of pull requests, the guides are built here, one after another.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import multiprocessing
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from bot.engine.build import Guide, build_guide
@@ -27,8 +29,8 @@ MIN_PARALLEL = 8
 #: Guides a worker builds per round trip (fewer pickles), at most.
 CHUNK = 8
 
-# What the forked workers read: set just before they start, inherited by fork.
-_WORK: tuple[Sequence[PullRequestSnapshot], Any, str] | None = None
+# What the forked workers read: the rules and the language, set just before they start, inherited by fork.
+_WORK: tuple[Any, str] | None = None
 
 
 def available_cores() -> int:
@@ -40,24 +42,30 @@ def available_cores() -> int:
 
 
 def build_guides(
-    snapshots: Sequence[PullRequestSnapshot],
+    snapshots: Iterable[PullRequestSnapshot],
     rules: Any,
     *,
     lang: str = "en",
     jobs: int | None = None,
+    total: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[Guide]:
     """``build_guide(snapshot, rules, lang=lang)`` of every snapshot, in order, on up to ``jobs`` processes.
 
-    ``jobs``: processes building guides (default :func:`available_cores`). ``progress(done,
-    total)`` is called as guides are done. The guides built by workers come back without
-    ``classification`` and ``focus`` (what ``/prguide why`` reads, and the rules' objects
-    it holds, which are not worth copying back); their ``data``, ``markdown``, labels and
-    label specs are the engine's. Raises what :func:`build_guide` raises (``ValueError``
-    for an unknown language).
+    ``snapshots``: a sequence, or an iterator of ``total`` snapshots (read as the workers
+    go; one that starts processes of its own must start them after the first snapshot, see
+    :meth:`bot.sources.gitrepo.History.bundles`). ``jobs``: processes building guides
+    (default :func:`available_cores`). ``progress(done, total)`` is called as guides are
+    done. The guides built by workers come back without ``classification`` and ``focus``
+    (what ``/prguide why`` reads, and the rules' objects it holds, which are not worth
+    copying back); their ``data``, ``markdown``, labels and label specs are the engine's.
+    Raises what :func:`build_guide` raises (``ValueError`` for an unknown language) and
+    what reading ``snapshots`` raises.
     """
     global _WORK
-    total = len(snapshots)
+    if total is None:
+        snapshots = list(snapshots)
+        total = len(snapshots)
     jobs = available_cores() if jobs is None else max(1, jobs)
     guides: list[Guide] = []
 
@@ -66,26 +74,29 @@ def build_guides(
         if progress is not None:
             progress(len(guides), total)
 
+    feed = iter(snapshots)
     parallel = jobs > 1 and total >= MIN_PARALLEL and "fork" in multiprocessing.get_all_start_methods()
-    for snapshot in snapshots[: 1 if parallel else total]:
-        done(build_guide(snapshot, rules, lang=lang))
     if not parallel:
+        for snapshot in feed:
+            done(build_guide(snapshot, rules, lang=lang))
         return guides
-    _WORK = (snapshots, rules, lang)
+    for snapshot in itertools.islice(feed, 1):
+        done(build_guide(snapshot, rules, lang=lang))
+    _WORK = (rules, lang)
     try:
         context = multiprocessing.get_context("fork")
         chunk = max(1, min(CHUNK, (total - 1) // (jobs * 4)))
         with context.Pool(min(jobs, total - 1)) as pool:
-            for guide in pool.imap(_build_one, range(1, total), chunksize=chunk):
+            for guide in pool.imap(_build_one, feed, chunksize=chunk):
                 done(guide)
     finally:
         _WORK = None
     return guides
 
 
-def _build_one(index: int) -> Guide:
-    """In a worker: the guide of snapshot ``index`` of the inherited work, light to send back."""
+def _build_one(snapshot: PullRequestSnapshot) -> Guide:
+    """In a worker: the guide of ``snapshot`` with the inherited rules, light to send back."""
     assert _WORK is not None, "build_guides sets the work before forking"
-    snapshots, rules, lang = _WORK
-    guide = build_guide(snapshots[index], rules, lang=lang)
+    rules, lang = _WORK
+    guide = build_guide(snapshot, rules, lang=lang)
     return dataclasses.replace(guide, classification=None, focus=())

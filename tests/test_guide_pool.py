@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 
 import pytest
 
@@ -11,6 +12,7 @@ from bot import guide_pool
 from bot.engine.build import build_guide
 from bot.engine.rules import load_rules
 from bot.sources.bundle import iter_bundles
+from bot.sources.gitrun import GitRepositoryError
 
 
 @pytest.fixture
@@ -57,3 +59,28 @@ def test_one_job_or_a_handful_of_pull_requests_build_here(snapshots, rules, monk
 def test_an_unknown_language_is_refused_before_any_worker_starts(snapshots, rules):
     with pytest.raises(ValueError, match="unknown language"):
         guide_pool.build_guides(snapshots, rules, lang="fr", jobs=2)
+
+
+def test_workers_build_while_the_snapshots_still_come_in(snapshots, rules):
+    """The snapshots of a history come from git as it diffs: the workers must not wait for the last."""
+    done: list[int] = []
+
+    def feed():
+        yield from snapshots[:-1]
+        deadline = time.monotonic() + 120
+        while len(done) < 3 and time.monotonic() < deadline:  # the first here, then workers' guides
+            time.sleep(0.01)
+        assert len(done) >= 3, "no guide was built before the last snapshot was read"
+        yield snapshots[-1]
+
+    built = guide_pool.build_guides(feed(), rules, jobs=2, total=len(snapshots), progress=lambda n, total: done.append(n))
+    assert [g.number for g in built] == [s.number for s in snapshots]
+
+
+def test_an_error_reading_the_snapshots_is_raised_and_the_workers_stop(snapshots, rules):
+    def feed():
+        yield from snapshots[:10]
+        raise GitRepositoryError("git diff-tree failed: boom")
+
+    with pytest.raises(GitRepositoryError, match="boom"):
+        guide_pool.build_guides(feed(), rules, jobs=2, total=len(snapshots))
