@@ -15,7 +15,7 @@ Markdown files each). ``--baseline REV`` also times the code of git revision ``R
 this checkout (its ``bot`` and ``config`` folders exported to a temporary folder), in
 the same run, for a before/after. Target: ``prguide history`` within 4x of ``git log -p``.
 
-    python bench/history_speed.py [--repo PATH] [--last N,...] [--rounds R] [--baseline REV] [--synthetic-prs N]
+    python bench/history_speed.py [--quick] [--repo PATH] [--last N,...] [--rounds R] [--baseline REV] [--synthetic-prs N]
 """
 
 from __future__ import annotations
@@ -60,21 +60,21 @@ def export_revision(revision: str, into: Path) -> Path:
 
 
 def synthetic_repository(where: Path, prs: int, seed: int = 7) -> Path:
-    """A git repository of ``prs`` squash-merged pull requests (``subject (#N)``), each changing 1-6 files."""
+    """A git repository of ``prs`` squash-merged pull requests (``subject (#N)``), each editing 1-10 places in 1-12 files."""
     rnd = random.Random(seed)
     where.mkdir(parents=True)
     env = {**os.environ, "GIT_AUTHOR_NAME": "dev", "GIT_AUTHOR_EMAIL": "dev@example.com",
            "GIT_COMMITTER_NAME": "dev", "GIT_COMMITTER_EMAIL": "dev@example.com"}  # fmt: skip
     subprocess.run(["git", "init", "-q", "-b", "main", str(where)], check=True, env=env)
     modules = [f"pkg/{area}/{name}.py" for area in ("rollout", "trainer", "workers", "utils") for name in ("core", "io", "config", "step")]
-    files: dict[str, list[str]] = {m: [f"def {Path(m).stem}_{i}(x):\n    return x + {i}\n" for i in range(30)] for m in modules}
-    files["docs/guide.md"] = [f"## Section {i}\n\nSome text about part {i}.\n" for i in range(30)]
+    files: dict[str, list[str]] = {m: [f"def {Path(m).stem}_{i}(x):\n    return x + {i}\n" for i in range(300)] for m in modules}
+    files["docs/guide.md"] = [f"## Section {i}\n\nSome text about part {i}.\n" for i in range(300)]
     stream = []
     for number in range(1, prs + 1):
-        touched = rnd.sample(sorted(files), rnd.randint(1, 6))
+        touched = rnd.sample(sorted(files), rnd.randint(1, 12))
         for path in touched:
             blocks = files[path]
-            for _ in range(rnd.randint(1, 4)):
+            for _ in range(rnd.randint(1, 10)):
                 at = rnd.randrange(len(blocks))
                 if path.endswith(".py"):
                     stem = Path(path).stem
@@ -117,7 +117,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="runs of each command; the best counts (default 3)")
     parser.add_argument("--baseline", metavar="REV", help="also time git revision REV's code, for a before/after")
     parser.add_argument("--synthetic-prs", type=int, default=400, help="pull requests of the synthetic repository (default 400)")
+    parser.add_argument("--quick", action="store_true", help="10 and 100 pull requests, 2 rounds")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.last, args.rounds = "10,100", 2
     lasts = [int(x) for x in args.last.split(",")]
     print(header("prguide history next to git log -p"))
     with tempfile.TemporaryDirectory(prefix="prguide-history-") as tmp_name:
