@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.app.config_memory import MISSING_CONFIG_TTL, MissingConfigs
+from bot.app.config_memory import MISSING_CONFIG_TTL, MissingConfigs  # noqa: F401 - MISSING_CONFIG_TTL: re-exported
 from bot.app.errors import GiveUp, RateLimited, RetryLater
 from bot.app.fencing import before_write
 from bot.app.jobstore import PRIORITY_LIVE, Job, QueuedDelivery
