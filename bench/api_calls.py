@@ -14,12 +14,12 @@ sandbox's request log says what each job cost. Then:
   conditional-request cache, the issue's labels and comments listed before writing.
 
 Merges rarely arrive seconds apart, and prguide remembers some answers only for a while
-(a repository without ``.github/prguide.yml``: five minutes; an installation token: about
-an hour), so the first deliveries are also sent with the app's clock moved forward by
-``--spacing`` seconds before each one (default 0, 60, 240, 360, 3,600 and 86,400: back to
-back, a minute, around the missing-config memory, an hour and a day apart), without and
-with a config file. (That memory starts when a 404 is stored, and a hit does not extend
-it: at 4 minutes apart every other merge reads the file again.) The sandbox keeps real time; only what the app remembers ages.
+(a repository without ``.github/prguide.yml``: ``MISSING_CONFIG_TTL``, a week; an
+installation token: about an hour), so the first deliveries are also sent with the app's
+clock moved forward by ``--spacing`` seconds before each one (default 0, 60, 240, 360,
+600, 3,600 and 86,400: back to back, a minute, four, six and ten minutes, an hour and a
+day apart), without and with a config file. (That memory starts when a 404 is stored,
+and a hit does not extend it.) The sandbox keeps real time; only what the app remembers ages.
 
 Target (issue 7): <= 6 calls for a merged PR with <= 100 files (files, reviews, review
 comments, find our comment, write comment, write labels), +1 per extra 100 files, at any
@@ -70,9 +70,10 @@ CONFIG_TEXT = "lang: en\n"
 #: No pacing of writes: counts do not depend on it, and the run stays short.
 UNPACED = {"write_rate": 1000.0, "write_burst": 1000.0, "hourly_rate": None}
 TARGET_REDELIVERY = 1
-#: Seconds between merges simulated by default: back to back, a minute, four and six
-#: minutes (around the five-minute missing-config memory), an hour (a token's life), a day.
-SPACINGS = (0.0, 60.0, 240.0, 360.0, 3600.0, 86400.0)
+#: Seconds between merges simulated by default: back to back, a minute, four, six and ten
+#: minutes (around what was once a five-minute missing-config memory), an hour (a token's
+#: life), a day.
+SPACINGS = (0.0, 60.0, 240.0, 360.0, 600.0, 3600.0, 86400.0)
 
 
 def budget(files: int) -> int:

@@ -546,13 +546,11 @@ class Stack:
         self.started = time.perf_counter()
         await self.runner.setup()
         if self.clock is not None:
-            from cachetools import TTLCache
-
+            from bot.app.config_memory import MissingConfigs
             from bot.app.server import STATE
 
             services = self.app[STATE].services
-            old = services.missing_configs
-            services.missing_configs = TTLCache(maxsize=old.maxsize, ttl=old.ttl, timer=self.clock)
+            services.missing_configs = MissingConfigs(ttl=services.missing_configs.ttl, clock=self.clock)
         site = web.TCPSite(self.runner, "127.0.0.1", 0)
         await site.start()
         host, port = self.runner.addresses[0][:2]

@@ -33,6 +33,7 @@ BENCHES = {
     "memory": "memory of prguide serve",
     "replicas": "replicas: SQLite and PostgreSQL",
     "tagview_speed": "tag view pages by store size",
+    "history_speed": "prguide history next to git log -p",
     "merge_latency": "merge-to-comment latency",
     "webhook_ack": "webhook acknowledgement",
     "backlog": "throughput under a backlog",

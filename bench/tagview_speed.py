@@ -16,18 +16,32 @@ keep-alive connection:
   connections (as SQLite does that work inside the server).
 
 The growth table divides the larger store's figures by the smaller's: a page whose cost
-follows the number of stored guides shows ~10x, one that reads a page of rows ~1x.
+follows the number of stored guides shows ~10x, one that reads a page of rows ~1x. Some
+pages show more at the larger size (the unfiltered tags page: rare labels have fewer
+than ten pull requests among 1,000 guides), so the table gives the page's growth in
+bytes too. The digest pages are asked for one fixed week inside the smaller store, so
+they show the same pull requests at both sizes.
+
+After filling a PostgreSQL store the bench runs the store's ``analyze()`` when it has
+one, as ``db copy`` and a long backfill do (autovacuum would take a minute or more).
+``--baseline REV`` measures the code of git revision ``REV`` the same way first (its
+``bot`` and ``config`` folders, exported into a temporary folder; its own stores) and
+prints the growth before and after side by side. Target: the unfiltered tags page and
+the digest at the larger size cost at most 1.5x their CPU at the smaller, on each
+backend (the server's CPU, plus on PostgreSQL its backends').
 
     python bench/tagview_speed.py [--quick] [--sizes 1000,10000] [--requests N] [--page-seconds S] [--backend sqlite|postgresql]...
-                                  [--database-url URL]
+                                  [--database-url URL] [--baseline REV]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import time
@@ -36,7 +50,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from common import ChildProcess, cpu_seconds, free_port, header, median, percentile, table, wait_http
+from common import ChildProcess, cpu_seconds, free_port, header, median, percentile, table, verdict_line, wait_http
 from pgmeter import BackendMeter
 
 REPOSITORY = "bench/rocket"
@@ -48,6 +62,9 @@ DEFAULT_URL = "postgresql://127.0.0.1:5432/test"
 WARM_UP = 3
 #: Timed requests of a page are at least this many, even past its time budget.
 MIN_REQUESTS = 5
+#: Most a target page may cost at the larger size, as a multiple of its cost at the smaller.
+TARGET_GROWTH = 1.5
+HERE = Path(__file__).resolve()
 
 
 def synthetic_guide(number: int) -> dict[str, Any]:
@@ -104,6 +121,31 @@ def fill(store: Any, numbers: range) -> float:
     return time.perf_counter() - started
 
 
+def fill_child(backend: str, where: str, schema: str | None, start: int, end: int) -> None:
+    """Child process (the code under test on its path): fill, analyse as a bulk write does, print what happened as JSON."""
+    store = open_store(backend, where, schema)
+    try:
+        seconds = fill(store, range(start, end + 1))
+        analysed = hasattr(store, "analyze") and backend == "postgresql"
+        if analysed:
+            store.analyze()
+        biggest = max(store.labels(REPOSITORY), key=lambda item: item.count).name
+    finally:
+        store.close()
+    print(json.dumps({"seconds": seconds, "analysed": analysed, "biggest": biggest}))
+
+
+def export_revision(revision: str, into: Path) -> Path:
+    """The ``bot`` and ``config`` folders of git revision ``revision`` of this checkout, written under ``into``."""
+    root = HERE.parents[1]
+    archive = subprocess.run(["git", "-C", str(root), "archive", revision, "bot", "config"], capture_output=True, check=False)
+    if archive.returncode != 0:
+        raise SystemExit(f"--baseline {revision}: {archive.stderr.decode(errors='replace').strip()}")
+    into.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into
+
+
 def serve(backend: str, where: str, schema: str | None, port: int) -> None:
     """Child process: serve the tag view of the store on 127.0.0.1:``port``."""
     from aiohttp import web
@@ -113,8 +155,8 @@ def serve(backend: str, where: str, schema: str | None, port: int) -> None:
     web.run_app(create_app(open_store(backend, where, schema)), host="127.0.0.1", port=port, print=None)
 
 
-def paths(biggest: str, number: int) -> list[str]:
-    """The pages measured: every list page, both feeds, the digest, the guide page of PR ``number``."""
+def paths(biggest: str, number: int, since: str, until: str) -> list[str]:
+    """The pages measured: every list page, both feeds, the digest of ``since``-``until``, the guide page of PR ``number``."""
     repo = f"/repos/{REPOSITORY}"
     return [
         "/repos",
@@ -127,8 +169,8 @@ def paths(biggest: str, number: int) -> list[str]:
         f"{repo}/tags.json?per_page=100",
         f"{repo}/tags.json?q=ckpt%20loop&per_page=100&page=3",
         f"{repo}/tags.atom",
-        f"{repo}/digest",
-        f"{repo}/digest.atom",
+        f"{repo}/digest?since={since}&until={until}",
+        f"{repo}/digest.atom?since={since}&until={until}",
         f"{repo}/pulls/{number}/guide",
     ]
 
@@ -173,89 +215,149 @@ async def measure(base: str, pages: list[str], requests: int, budget: float, ser
 
 
 async def measure_store(
-    backend: str, where: str, schema: str | None, requests: int, budget: float, url: str, number: int
-) -> tuple[list[dict[str, Any]], str]:
-    """Start a server on the store, measure every page, stop it; also the largest label's name."""
-    store = open_store(backend, where, schema)
-    try:
-        biggest = max(store.labels(REPOSITORY), key=lambda item: item.count).name
-    finally:
-        store.close()
+    backend: str, where: str, schema: str | None, requests: int, budget: float, url: str, pages: list[str], code: Path
+) -> list[dict[str, Any]]:
+    """Start a server on the store with the code in ``code``, measure every page, stop it."""
     port = free_port()
-    here = Path(__file__).resolve()
-    argv = [sys.executable, str(here), "--serve", backend, "--where", where, "--port", str(port)] + (["--schema", schema] if schema else [])
-    child = ChildProcess(argv, env={"PYTHONPATH": str(here.parents[1])})
+    argv = [sys.executable, str(HERE), "--serve", backend, "--where", where, "--port", str(port), "--code", str(code)]
+    argv += ["--schema", schema] if schema else []
+    child = ChildProcess(argv)
     meter = None
     try:
         await wait_http(f"http://127.0.0.1:{port}/repos", child=child)
         if backend == "postgresql":
             meter = BackendMeter(url, [child.pid])
-        return await measure(f"http://127.0.0.1:{port}", paths(biggest, number), requests, budget, child.pid, meter), biggest
+        return await measure(f"http://127.0.0.1:{port}", pages, requests, budget, child.pid, meter)
     finally:
         if meter is not None:
             meter.close()
         child.stop()
 
 
+def fill_in_child(backend: str, where: str, schema: str | None, start: int, end: int, code: Path) -> dict[str, Any]:
+    """Run :func:`fill_child` with the code in ``code``; its JSON answer."""
+    argv = [sys.executable, str(HERE), "--fill", backend, "--where", where, "--start", str(start), "--end", str(end), "--code", str(code)]
+    argv += ["--schema", schema] if schema else []
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"filling {backend} failed: {done.stderr.strip()[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def week_of(number: int) -> tuple[str, str]:
+    """A window of seven days around guide ``number``'s merge: ``(since, until)``."""
+    merged = datetime.fromisoformat(synthetic_guide(number)["merged_at"].replace("Z", "+00:00")).date()
+    return (merged - timedelta(days=3)).isoformat(), (merged + timedelta(days=3)).isoformat()
+
+
+def short(path: str) -> str:
+    return path.removeprefix(f"/repos/{REPOSITORY}") or path
+
+
+#: The pages the target is on: the unfiltered tags page and the digest.
+TARGET_PAGES = ("/tags", "/digest")
+
+
+async def measure_code(args: argparse.Namespace, code: Path, label: str, tmp: Path) -> tuple[dict, list]:
+    """Fill and measure each backend at each size with the code in ``code``; results by (backend, size) and the fill rows."""
+    results: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    fills: list[list[Any]] = []
+    for backend in args.backend:
+        schema = f"bench_{uuid.uuid4().hex[:8]}" if backend == "postgresql" else None
+        where = args.database_url if backend == "postgresql" else str(tmp / f"tagview-{label}.db")
+        try:
+            stored, pages = 0, None
+            for size in args.sizes:
+                filled = fill_in_child(backend, where, schema, stored + 1, size, code)
+                fills.append([label, backend, f"{stored + 1:,}-{size:,}", filled["seconds"], (size - stored) / filled["seconds"],
+                              "yes" if filled["analysed"] else "no"])  # fmt: skip
+                stored = size
+                if pages is None:  # the same pages at every size: the smaller store's largest label
+                    pages = paths(filled["biggest"], min(args.sizes) // 2, *week_of(min(args.sizes) // 2))
+                results[(backend, size)] = await measure_store(
+                    backend, where, schema, args.requests, args.page_seconds, args.database_url, pages, code
+                )
+                print(f"{label}: {backend} at {size:,} guides measured (largest label {filled['biggest']!r})", file=sys.stderr)
+        finally:
+            if schema:
+                from bot.app import pg
+
+                pg.drop_schema(args.database_url, schema)
+    return results, fills
+
+
+def growth(results: dict, backend: str, small: int, large: int) -> list[tuple[str, float, float, float]]:
+    """``(page, x latency, x total CPU, x bytes)`` from ``small`` to ``large`` guides, page by page."""
+    out = []
+    for a, b in zip(results[(backend, small)], results[(backend, large)], strict=True):
+        cpu_a, cpu_b = a["cpu_ms"] + a["db_ms"], b["cpu_ms"] + b["db_ms"]
+        # CPU is read in clock ticks: a page cheaper than one tick per request reads 0.
+        cpu = cpu_b / cpu_a if cpu_a > 0 else float("nan")
+        out.append((short(a["path"]), b["total"] / a["total"], cpu, b["kb"] / a["kb"] if a["kb"] else float("nan")))
+    return out
+
+
 async def run(args: argparse.Namespace) -> int:
-    """Fill and measure each backend at each size; print the tables."""
+    """Fill and measure each backend at each size (and first with ``--baseline``'s code); print the tables."""
     print(header("prguide tag view: pages at several store sizes, SQLite and PostgreSQL"))
     import sqlite3
 
-    results: dict[tuple[str, int], list[dict[str, Any]]] = {}
-    fills: list[list[Any]] = []
-    with tempfile.TemporaryDirectory(prefix="prguide-tagview-") as tmp:
-        for backend in args.backend:
-            schema = f"bench_{uuid.uuid4().hex[:8]}" if backend == "postgresql" else None
-            where = args.database_url if backend == "postgresql" else str(Path(tmp) / "tagview.db")
-            try:
-                stored = 0
-                for size in args.sizes:
-                    store = open_store(backend, where, schema)
-                    try:
-                        seconds = fill(store, range(stored + 1, size + 1))
-                    finally:
-                        store.close()
-                    fills.append([backend, f"{stored + 1:,}-{size:,}", seconds, (size - stored) / seconds])
-                    stored = size
-                    results[(backend, size)], biggest = await measure_store(
-                        backend, where, schema, args.requests, args.page_seconds, args.database_url, min(args.sizes) // 2
-                    )
-                    print(f"{backend} at {size:,} guides measured (largest label {biggest!r})", file=sys.stderr)
-            finally:
-                if schema:
-                    from bot.app import pg
-
-                    pg.drop_schema(args.database_url, schema)
+    codes: list[tuple[str, Path]] = []
+    with tempfile.TemporaryDirectory(prefix="prguide-tagview-") as tmp_name:
+        tmp = Path(tmp_name)
+        if args.baseline:
+            codes.append((f"before ({args.baseline})", export_revision(args.baseline, tmp / "baseline")))
+        codes.append(("after" if args.baseline else "this tree", HERE.parents[1]))
+        measured = {label: await measure_code(args, code, label.split()[0], tmp) for label, code in codes}
 
     print(f"SQLite {sqlite3.sqlite_version}; up to {args.requests} requests per page after {WARM_UP} untimed (at least "
           f"{MIN_REQUESTS}, fewer past {args.page_seconds:g} s of requests), one keep-alive connection; "
           f"CPU: the server process, and on PostgreSQL its backends, per request\n")  # fmt: skip
-    print(table(["backend", "guides stored", "seconds", "guides/s"], fills) + "\n")
+    print(table(["code", "backend", "guides stored", "seconds", "guides/s", "analysed after"],
+                [row for _, fills in measured.values() for row in fills]) + "\n")  # fmt: skip
     rows = []
-    for (backend, size), found in results.items():
-        for r in found:
-            rows.append([backend, f"{size:,}", f"`{r['path'].removeprefix(f'/repos/{REPOSITORY}')}`", r["first"], r["total"], r["p95"],
-                         r["cpu_ms"], r["db_ms"] if backend == "postgresql" else "-", r["cpu_ms"] + r["db_ms"], r["kb"], r["requests"]])  # fmt: skip
-    print(table(["backend", "guides", "page", "first byte median ms", "whole median ms", "whole p95 ms", "server CPU ms/request",
+    for label, (results, _) in measured.items():
+        for (backend, size), found in results.items():
+            for r in found:
+                rows.append([label, backend, f"{size:,}", f"`{short(r['path'])}`", r["first"], r["total"], r["p95"], r["cpu_ms"],
+                             r["db_ms"] if backend == "postgresql" else "-", r["cpu_ms"] + r["db_ms"], r["kb"], r["requests"]])  # fmt: skip
+    print(table(["code", "backend", "guides", "page", "first byte median ms", "whole median ms", "whole p95 ms", "server CPU ms/request",
                  "backends' CPU ms/request", "total CPU ms/request", "KB", "requests"], rows) + "\n")  # fmt: skip
     small, large = min(args.sizes), max(args.sizes)
-    if small != large:
-        growth_rows = []
-        grew: dict[str, list[str]] = {}
+    if small == large:
+        return 0
+    print(f"Growth from {small:,} to {large:,} stored guides ({large / small:g}x the guides); 'x KB': how much more the page shows:\n")
+    labels = list(measured)
+    head = ["backend", "page"]
+    for label in labels:
+        head += [f"{label}: x latency", f"{label}: x total CPU"]
+    head.append("x KB")
+    by_label = {label: {backend: growth(results, backend, small, large) for backend in args.backend}
+                for label, (results, _) in measured.items()}  # fmt: skip
+    grow_rows = []
+    for backend in args.backend:
+        for i, (page, *_rest) in enumerate(by_label[labels[-1]][backend]):
+            row: list[Any] = [backend, f"`{page}`"]
+            for label in labels:
+                _, latency, cpu, _kb = by_label[label][backend][i]
+                row += [latency, cpu]
+            row.append(by_label[labels[-1]][backend][i][3])
+            grow_rows.append(row)
+    print(table(head, grow_rows) + "\n")
+    for label in labels:
         for backend in args.backend:
-            for a, b in zip(results[(backend, small)], results[(backend, large)], strict=True):
-                cpu = (b["cpu_ms"] + b["db_ms"]) / (a["cpu_ms"] + a["db_ms"])
-                latency = b["total"] / a["total"]
-                growth_rows.append([backend, f"`{a['path'].removeprefix(f'/repos/{REPOSITORY}')}`", latency, cpu])
-                if cpu >= 2:
-                    grew.setdefault(backend, []).append(a["path"].removeprefix(f"/repos/{REPOSITORY}") or a["path"])
-        print(f"Growth from {small:,} to {large:,} stored guides ({large / small:g}x the guides):\n")
-        print(table(["backend", "page", "x whole median latency", "x total CPU per request"], growth_rows) + "\n")
-        for backend in args.backend:
-            pages = grew.get(backend, [])
-            print(f"{backend}: {len(pages)} of {len(results[(backend, small)])} pages cost 2x or more CPU per request at "
+            pages = [page for page, _lat, cpu, _kb in by_label[label][backend] if cpu >= 2]
+            print(f"{label}, {backend}: {len(pages)} of {len(by_label[label][backend])} pages cost 2x or more CPU per request at "
                   f"{large:,} guides than at {small:,}" + (f": {', '.join(pages)}" if pages else ""))  # fmt: skip
+    print()
+    final = by_label[labels[-1]]
+    for backend in args.backend:
+        for page, _lat, cpu, kb in final[backend]:
+            if page.split("?")[0] in TARGET_PAGES and not page.startswith("/tags?"):
+                print(verdict_line(
+                    f"tag view {page} on {backend}: CPU at {large:,} guides <= {TARGET_GROWTH:g}x at {small:,}",
+                    f"{cpu:.2f}x (the page shows {kb:.2f}x the bytes)", cpu <= TARGET_GROWTH,
+                ))  # fmt: skip
     return 0
 
 
@@ -269,13 +371,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", action="append", choices=("sqlite", "postgresql"), help="backend to measure (repeatable; default both)")
     parser.add_argument("--database-url", default=os.environ.get("PRGUIDE_TEST_DATABASE_URL", DEFAULT_URL))
     parser.add_argument("--quick", action="store_true", help="200 and 2,000 guides, 10 requests per page")
+    parser.add_argument("--baseline", metavar="REV", help="also measure git revision REV's code first, for a before/after")
+    parser.add_argument("--fill", choices=("sqlite", "postgresql"), help=argparse.SUPPRESS)
+    parser.add_argument("--start", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--end", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--code", help=argparse.SUPPRESS)
     parser.add_argument("--serve", choices=("sqlite", "postgresql"), help=argparse.SUPPRESS)
     parser.add_argument("--where", help=argparse.SUPPRESS)
     parser.add_argument("--schema", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.code:
+        # A child measuring some revision's code: its tree comes before this checkout (common.py puts that first).
+        sys.path.insert(0, args.code)
+        import bot
+
+        if Path(bot.__file__).resolve().parents[1] != Path(args.code).resolve():
+            raise SystemExit(f"--code {args.code}: imported bot from {bot.__file__}")
     if args.serve:
         serve(args.serve, args.where, args.schema, args.port)
+        return 0
+    if args.fill:
+        fill_child(args.fill, args.where, args.schema, args.start, args.end)
         return 0
     args.backend = args.backend or ["sqlite", "postgresql"]
     if args.quick:

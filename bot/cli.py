@@ -28,7 +28,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Every error is one line on stderr (``prguide COMMAND: message``), never a traceback
     (unless ``PRGUIDE_TRACEBACK`` is set and the error is a bug, not a bad input).
     """
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(only=_command_named(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
@@ -70,8 +71,30 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argparse tree of every ``prguide`` command."""
+#: Commands whose modules bring their own arguments (and heavy imports: aiohttp, jwt...).
+OPTIONAL_COMMANDS = (
+    ("sandbox", "run a local GitHub API emulator", "bot.sandbox.cli"),
+    ("view", "serve or export the tag view of a guide database", "bot.tagview.cli"),
+    ("demo", "run the sandbox and the app end to end on a real merged PR", "bot.demo"),
+    ("send", "send a signed webhook delivery to a prguide server and show how it ended", "bot.send"),
+    ("db", "manage the PostgreSQL database (PRGUIDE_DATABASE_URL)", "bot.dbcli"),
+)
+
+
+def _command_named(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` runs (its first word that is not an option), or ``None``."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
+def build_parser(only: str | None = "") -> argparse.ArgumentParser:
+    """The argparse tree of every ``prguide`` command.
+
+    ``only``: the command about to run. The modules of the other optional commands
+    (:data:`OPTIONAL_COMMANDS`) are then not imported: their commands are listed by
+    ``--help`` but have no arguments (importing the sandbox's alone took a fifth of a
+    second of CPU on every ``prguide history``). ``None`` imports none of them; the
+    default ``""`` imports them all.
+    """
     parser = _Parser(prog="prguide", description="Reading guides and labels for merged pull requests.")
     parser.add_argument("--version", action="version", version=f"prguide {__version__}")
     sub = parser.add_subparsers(metavar="COMMAND")
@@ -102,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-history", action="store_true",
         help="do not blame the changed lines (no \"fixes code from #N\" lines)",
     )  # fmt: skip
+    history.add_argument("--jobs", type=_at_least_one, metavar="N", help="processes building guides (default: one per core)")
     _engine_options(history)
     history.set_defaults(func=_cmd_history, command="history")
 
@@ -118,11 +142,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.set_defaults(func=_cmd_serve, command="serve")
 
-    _optional_subcommand(sub, "sandbox", "run a local GitHub API emulator", "bot.sandbox.cli")
-    _optional_subcommand(sub, "view", "serve or export the tag view of a guide database", "bot.tagview.cli")
-    _optional_subcommand(sub, "demo", "run the sandbox and the app end to end on a real merged PR", "bot.demo")
-    _optional_subcommand(sub, "send", "send a signed webhook delivery to a prguide server and show how it ended", "bot.send")
-    _optional_subcommand(sub, "db", "manage the PostgreSQL database (PRGUIDE_DATABASE_URL)", "bot.dbcli")
+    for name, help_text, module in OPTIONAL_COMMANDS:
+        if only == "" or only == name:
+            _optional_subcommand(sub, name, help_text, module)
+        else:
+            sub.add_parser(name, help=help_text).set_defaults(command=name)
     return parser
 
 
@@ -247,15 +271,10 @@ def _cmd_guide(args: argparse.Namespace) -> int:
 
 
 def _cmd_history(args: argparse.Namespace) -> int:
-    from bot.engine.build import build_guide
     from bot.engine.rules import RuleError
+    from bot.guide_pool import build_guides
     from bot.sources.bundle import snapshot_from_bundle
-    from bot.sources.gitrepo import (
-        GitRepositoryError,
-        merged_pull_requests,
-        repository_name,
-        why_no_pull_requests,
-    )
+    from bot.sources.gitrepo import GitRepositoryError, find_history, repository_name, why_no_pull_requests
 
     try:
         rules = _load_rules(args)
@@ -283,25 +302,31 @@ def _cmd_history(args: argparse.Namespace) -> int:
     try:
         with _PhaseProgress() as progress:
             try:
-                bundles = merged_pull_requests(args.repo, last=args.last, repository=args.repository, progress=progress)
-                if not bundles:
+                found = find_history(args.repo, last=args.last, repository=args.repository, progress=progress)
+                if not len(found):
                     why = why_no_pull_requests(args.repo, repository=args.repository)
                     print(f"prguide history: {args.repo}: {why}", file=sys.stderr)
                     return 1
-                snapshots = [snapshot_from_bundle(b, f"{args.repo}@{b['_meta']['commit']}") for b in bundles]
                 coupling = _coupling(args.repo)
-                blames = {}
-                if not args.no_history:
+                blames: dict = {}
+                if args.no_history:
+                    # The diffs stream in while the guides are built (on every core).
+                    snapshots = found.snapshots(args.repo, progress, first_apart=True)
+                else:
+                    # Blame needs every pull request's base first: the diffs are read, then blamed.
+                    bundles = list(found.bundles(progress))
+                    snapshots = [snapshot_from_bundle(b, f"{args.repo}@{b['_meta']['commit']}") for b in bundles]
                     progress("links", 0, len(bundles))
                     blames = _history_or_warn("history", args.repo, [(s, b["pull"]["base"]["sha"]) for s, b in zip(snapshots, bundles)])
                     progress("links", len(bundles), len(bundles))
+                guides = build_guides(
+                    snapshots, rules, lang=args.lang, jobs=args.jobs, total=len(found), history=coupling, blames=blames,
+                    languages=args.db is not None,
+                    progress=lambda done, total: progress("guides", done, total),
+                )
             except GitRepositoryError as exc:
                 print(f"prguide history: {exc}", file=sys.stderr)
                 return 1
-            guides = []
-            for snapshot in snapshots:
-                guides.append(build_guide(snapshot, rules, lang=args.lang, history=coupling, blame=blames.get(snapshot.number)))
-                progress("guides", len(guides), len(snapshots))
         guides = _narrated(args, guides)
         if args.out:
             suffix = "json" if args.format == "json" else "md"

@@ -13,9 +13,8 @@ import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from cachetools import TTLCache
-
 import bot.locale as catalogue
+from bot.app.config_memory import MissingConfigs
 from bot.app.fetch import fetch_file
 from bot.app.github import Forbidden
 from bot.app.jobstore import PRIORITY_BACKGROUND
@@ -45,7 +44,7 @@ REMEMBERED_MISSING = RepoConfig.default()
 
 
 async def read_repo_config(
-    client: Any, repository: str, ref: str | None, *, missing: TTLCache | None = None, fresh: bool = False
+    client: Any, repository: str, ref: str | None, *, missing: MissingConfigs | None = None, fresh: bool = False
 ) -> RepoConfig:
     """The repository's ``.github/prguide.yml`` (else ``.github/prguide.yaml``) at ``ref`` (its default branch).
 
@@ -56,13 +55,13 @@ async def read_repo_config(
     optional, so it never costs the guide, and what it may switch off stays off. The
     ``.yaml`` name is asked for only when there is no ``.yml``. The YAML is
     parsed in a worker thread, so a large file never holds up the event loop (and the
-    webhook's answers). ``missing`` remembers repositories without either file: no call
-    while remembered (the answer is then :data:`REMEMBERED_MISSING`), unless ``fresh``
-    (a refresh, or a PR that changed the file), which asks GitHub and updates the memory. GitHub errors other than 404 propagate
-    (``RetryLater``...).
+    webhook's answers). ``missing`` remembers repositories without either file
+    (:mod:`bot.app.config_memory`): no call while remembered (the answer is then
+    :data:`REMEMBERED_MISSING`), unless ``fresh`` (a command, or a PR that changed the
+    file), which asks GitHub and updates the memory. GitHub errors other than 404 propagate
+    (``RetryLater``...); so do the shared memory's database errors.
     """
-    key = (repository, ref or "")
-    if missing is not None and not fresh and key in missing:
+    if missing is not None and not fresh and await missing.known(repository, ref):
         return REMEMBERED_MISSING
     text, path = None, REPO_CONFIG_PATH
     for path in CONFIG_PATHS:
@@ -70,7 +69,7 @@ async def read_repo_config(
             text = await fetch_file(client, repository, path, ref or None, max_bytes=MAX_CONFIG_BYTES)
         except ValueError as exc:
             if missing is not None:
-                missing.pop(key, None)  # the file exists, even if it cannot be used
+                await missing.forget(repository, ref)  # the file exists, even if it cannot be used
             return RepoConfig.unreadable((Problem(path, 1, str(exc)),), source=path)
         except Forbidden as exc:
             log.warning(
@@ -82,9 +81,9 @@ async def read_repo_config(
             break
     if missing is not None:
         if text is None:
-            missing[key] = True
-        else:
-            missing.pop(key, None)
+            await missing.remember(repository, ref)
+        elif fresh:  # (not fresh, it was not remembered: nothing to forget)
+            await missing.forget(repository, ref)
     if text is None:
         return RepoConfig.default()
     try:

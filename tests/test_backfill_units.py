@@ -91,6 +91,10 @@ class FakeClient:
 class FakeGuides:
     def __init__(self, known=()):
         self.known = set(known)
+        self.analyzed = 0
+
+    def analyze(self):
+        self.analyzed += 1
 
     def get(self, repository, number):
         return {} if (repository, number) in self.known else None
@@ -366,3 +370,27 @@ async def test_a_pull_request_whose_guide_is_stored_takes_no_slot(store):
     progress = ctx.services.progress["backfill"]["o/r"]
     assert (progress["queued"], progress["skipped"], progress["pending"]) == (3, 1, 2)
     assert [j.data["index"] for j in queued(store)] == [1, 3]
+
+
+async def test_a_long_backfill_refreshes_the_databases_statistics_every_so_many_guides(store, monkeypatch):
+    """Hundreds of guides arriving faster than autovacuum looks leave PostgreSQL planning the tag
+    view's filtered pages for the store it had; a backfill runs ANALYZE every so many guides it built."""
+
+    async def built(job, ctx, data, repository, number, pull):
+        ctx.outcome = "stored"
+
+    monkeypatch.setattr(backfill, "_build", built)
+    guides = FakeGuides()
+    every = backfill.ANALYZE_EVERY
+    progress = None
+    for number in range(1, every * 2 + 2):
+        data = {"repository": "o/r", "pull": {"number": number}, "limit": 1000, "index": number}
+        ctx = job_context(store, "prguide.backfill", "pull", data, client=FakeClient(), guides=guides)
+        if progress is not None:
+            ctx.services.progress.update(progress)
+        await backfill.handle_backfill(ctx.job, ctx)
+        store.complete(ctx.job.id)
+        progress = ctx.services.progress
+        if number in (every - 1, every):
+            assert guides.analyzed == (number == every)
+    assert guides.analyzed == 2

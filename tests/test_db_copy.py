@@ -100,6 +100,21 @@ def test_copy_moves_guides_and_jobs_and_is_idempotent(installation, pg_url, caps
         assert [(r.name, r.guides) for r in post.repositories()] == [("acme/empty", 0), ("acme/rocket", 2), ("acme/Secret", 1)]
 
 
+def test_copy_refreshes_the_planners_statistics_of_what_it_filled(installation, pg_url, capsys):  # noqa: F811
+    """A filled schema whose statistics still say "empty" plans a filtered page as a scan of
+    every label row per guide; the copy runs ANALYZE on what it wrote (autovacuum may take minutes)."""
+    assert main(["db", "copy", "--from", f"sqlite:{installation}", "--to", pg_url]) == 0
+    db = pg.connect(pg_url, max_size=1)
+    try:
+        with db.pool.connection() as conn:
+            analysed = {r[0] for r in conn.execute(
+                "SELECT relname FROM pg_stat_user_tables WHERE schemaname = current_schema() AND last_analyze IS NOT NULL"
+            )}
+    finally:
+        db.close()
+    assert {"tagview_guides", "tagview_labels", "tagview_areas", "tagview_counts", "jobs"} <= analysed
+
+
 @pytest.mark.parametrize(
     "argv, expected",
     [

@@ -174,7 +174,7 @@ async def test_second_run_after_new_rules_edits_the_same_comment(harness):
         ".github/prguide.yml",
         "rules:\n  - id: rollout-area\n    files: verl/**\n    labels: [area/e2e-rollout]\n    importance: 3\n",
     )
-    # prguide remembers for five minutes that the repository had no config file; let them pass.
+    # prguide remembers that the repository had no config file (pushed directly, it waits for that to lapse).
     harness.app[STATE].services.missing_configs.clear()
     await harness.merged(SMALL_PR, delivery="second")
 

@@ -64,6 +64,27 @@ def test_history_without_a_narrator_does_not_load_openai(tmp_path):
     assert _loaded(done.stdout) == []
 
 
+def test_engine_commands_do_not_load_the_server_sandbox_or_http_libraries(tmp_path):
+    """``prguide history`` (and ``--version``) build the argument parser without importing the
+    other commands' modules: the sandbox's alone (aiohttp, jwt, cryptography) cost a fifth of
+    a second of CPU on every run."""
+    server_side = ("aiohttp", "jwt", "cryptography", "bot.sandbox", "bot.send", "bot.demo", "bot.dbcli")
+    report = (
+        "import atexit, json, sys\n"
+        f"atexit.register(lambda: print(json.dumps([m for m in {server_side!r} if m in sys.modules]), flush=True))\n"
+    )
+    for argv in (["--version"], ["history", "--repo", str(tmp_path), "--last", "1"], ["rules", "check", str(ROOT / "config")]):
+        code = report + f"from bot.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass"
+        done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
+        assert _loaded(done.stdout) == [], (argv, done.stderr)
+
+
+def test_a_chosen_optional_command_still_gets_its_arguments():
+    code = "from bot.cli import main\nmain(['view', '--help'])"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
+    assert "--export" in done.stdout and "--per-label" in done.stdout
+
+
 async def test_serve_on_sqlite_does_not_load_openai_or_psycopg(tmp_path, app_private_key):  # noqa: F811
     env = _env(
         GITHUB_APP_ID="4242",

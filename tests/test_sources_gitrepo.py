@@ -478,3 +478,36 @@ def test_git_runs_a_fixed_number_of_times_whatever_the_history_length(tmp_path, 
     assert len(calls) <= 7
     assert sum("diff-tree" in cmd for cmd in calls) == 1
     assert sum("log" in cmd for cmd in calls) == 1
+
+
+def test_line_counts_are_gits_own_numstat_read_from_the_patch_alone(history, monkeypatch):
+    """Additions and deletions come from counting the patch's lines, not from a second diff
+    (``--numstat`` made git diff every file twice: half of its time); they equal git's numstat
+    for every kind of change: edits, renames, removals, binary files, long diffs, submodules,
+    a file turned symlink, a merge, the root commit."""
+    asked: list[list[str]] = []
+    real_popen = subprocess.Popen
+
+    def popen(cmd, *args, **kwargs):
+        asked.append(list(cmd))
+        return real_popen(cmd, *args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    bundles = merged_pull_requests(history["path"])
+    monkeypatch.undo()
+    assert not [cmd for cmd in asked if "diff-tree" in cmd and "--numstat" in cmd]
+    assert bundles == history["bundles"]  # the same files, counts and patches as read before
+    for bundle in bundles:
+        base, commit = bundle["pull"]["base"]["sha"], bundle["pull"]["merge_commit_sha"]
+        argv = ["git", "-C", str(history["path"]), "diff", "--numstat", "-z", "-M", "--no-ext-diff", "--no-textconv",
+                "--ignore-submodules=none", base or "4b825dc642cb6eb9a060e54bf8d69288fbee4904", commit]  # fmt: skip
+        out = subprocess.run(argv, capture_output=True, check=True).stdout.split(b"\0")
+        counts, i = {}, 0
+        while i < len(out) - 1:
+            added, deleted, path = out[i].split(b"\t", 2)
+            if not path:  # a rename: old then new path
+                path, i = out[i + 2], i + 2
+            counts[path.decode()] = (0 if added == b"-" else int(added), 0 if deleted == b"-" else int(deleted))
+            i += 1
+        for f in bundle["files"]:
+            assert (f["additions"], f["deletions"]) == counts[f["filename"]], (bundle["pull"]["number"], f["filename"])

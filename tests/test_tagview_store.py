@@ -185,14 +185,14 @@ def test_migrations_run_on_an_empty_database_and_reopening_is_idempotent(tmp_pat
     with GuideStore(path) as first:
         first.save(make_guide(1))
     conn = open_database(path)
-    assert schema_version(conn, COMPONENT) == len(migrations()) == 4
+    assert schema_version(conn, COMPONENT) == len(migrations()) == 5
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
     assert {"tagview_guides", "tagview_labels", "tagview_labels_by_label", "tagview_guide_data", "tagview_guide_cards", "tagview_guide_files"} <= tables
     conn.close()
     with GuideStore(path) as again:
         assert again.query("acme/rocket").total == 1
     conn = open_database(path)
-    assert schema_version(conn, COMPONENT) == 4
+    assert schema_version(conn, COMPONENT) == 5
     conn.close()
 
 
@@ -484,3 +484,150 @@ def test_both_backends_find_the_same_guides(titles, query):
                 [(s.name, s.count) for s in post.sections("acme/rocket", GuideFilter(search=query))]
     finally:
         pg.drop_schema(base, schema)
+
+
+# -- kept counts --------------------------------------------------------------------------
+
+
+def recounted(store, repository: str = "acme/rocket") -> tuple[list, list, int]:
+    """Labels, areas (``(name casefolded, guides)``, sorted) and the guide count, counted from the rows themselves."""
+    labels = sql_rows(store, f"SELECT label, COUNT(*) FROM tagview_labels WHERE repository = '{repository}' GROUP BY label")
+    areas = sql_rows(store, f"SELECT area, COUNT(*) FROM tagview_areas WHERE repository = '{repository}' GROUP BY area")
+    guides = sql_rows(store, f"SELECT COUNT(*) FROM tagview_guides WHERE repository = '{repository}'")[0][0]
+    return sorted((n.casefold(), c) for n, c in labels), sorted((n.casefold(), c) for n, c in areas), guides
+
+
+def kept(store, repository: str = "acme/rocket") -> tuple[list, list, int]:
+    """The same, as the store answers it."""
+    guides = {r.name: r.guides for r in store.repositories()}.get(repository, 0)
+    return (
+        sorted((i.name.casefold(), i.count) for i in store.labels(repository)),
+        sorted((name.casefold(), count) for name, count in store.areas(repository)),
+        guides,
+    )
+
+
+def test_kept_counts_follow_saves_refreshes_and_deletes(store):
+    store.save(make_guide(1, labels=["bug", "ci"], areas=["core", "docs"]))
+    store.save(make_guide(2, labels=["BUG"], areas=["Core"]))
+    store.save(make_guide(3, labels=[], areas=[]))
+    store.save(make_guide(1, labels=["docs", "Bug"], areas=["docs"]))  # a refresh: ci and core leave, docs arrives
+    store.save({**make_guide(4), "repository": "acme/other"})
+    assert kept(store) == recounted(store) == ([("bug", 2), ("docs", 1)], [("core", 1), ("docs", 1)], 3)
+    assert store.delete("acme/rocket", 2) and not store.delete("acme/rocket", 2)
+    assert kept(store) == recounted(store) == ([("bug", 1), ("docs", 1)], [("docs", 1)], 2)
+    assert store.query("acme/rocket").total == 2 and store.query("acme/rocket", label="BUG").total == 1
+    assert store.query("acme/rocket", label="ci").total == 0 and store.query("acme/rocket", label="nope").total == 0
+    assert [(s.name.casefold(), s.count) for s in store.sections("acme/rocket")] == [("bug", 1), ("docs", 1)]
+    assert kept(store, "acme/other") == ([("bug", 1)], [("core", 1)], 1)
+    rows = sql_rows(store, "SELECT kind, name, guides FROM tagview_counts WHERE repository = 'acme/rocket' AND guides > 0")
+    assert sorted((k, n.casefold(), g) for k, n, g in rows) == [("area", "docs", 1), ("label", "bug", 1), ("label", "docs", 1)]
+
+
+def test_a_failed_save_leaves_the_counts_as_they_were(sqlite_store, monkeypatch):
+    sqlite_store.save(make_guide(1, labels=["bug"], areas=["core"]))
+    real = sqlite_store.connection
+
+    class Failing:
+        def execute(self, sql, *args):
+            if "tagview_label_info" in sql:
+                raise RuntimeError("boom")
+            return real.execute(sql, *args)
+
+        def executemany(self, sql, *args):
+            if "tagview_label_info" in sql:
+                raise RuntimeError("boom")
+            return real.executemany(sql, *args)
+
+    monkeypatch.setattr(sqlite_store, "_conn", Failing())
+    with pytest.raises(RuntimeError):
+        sqlite_store.save(make_guide(2, labels=["bug", "ci"], areas=["docs"]))
+    monkeypatch.setattr(sqlite_store, "_conn", real)
+    assert kept(sqlite_store) == recounted(sqlite_store) == ([("bug", 1)], [("core", 1)], 1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(
+    st.tuples(
+        st.sampled_from(["save", "save", "save", "delete"]), st.integers(1, 6),
+        st.lists(st.sampled_from(["bug", "Bug", "ci", "docs", "数据"]), max_size=3),
+        st.lists(st.sampled_from(["core", "CORE", "docs"]), max_size=2),
+    ),
+    max_size=25,
+))
+def test_kept_counts_equal_a_recount_after_any_saves_and_deletes(operations):
+    with GuideStore(sqlite3.connect(":memory:", isolation_level=None)) as store:
+        for action, number, labels, areas in operations:
+            if action == "save":
+                store.save(make_guide(number, labels=labels, label_details=[], areas=areas))
+            else:
+                store.delete("acme/rocket", number)
+            assert kept(store) == recounted(store)
+
+
+def test_lists_and_unfiltered_pages_read_the_kept_counts_not_every_row(sqlite_store):
+    """The label and area lists, the repository list, the unfiltered sections and the unfiltered or
+    one-label totals count nothing per request: their cost does not grow with the stored guides."""
+    for number in range(1, 21):
+        sqlite_store.save(make_guide(number, labels=["bug", "ci"] if number % 2 else ["bug"]))
+    statements = []
+    sqlite_store.connection.set_trace_callback(statements.append)
+    try:
+        sqlite_store.labels("acme/rocket")
+        sqlite_store.areas("acme/rocket")
+        sqlite_store.repositories()
+        sqlite_store.sections("acme/rocket")
+        sqlite_store.query("acme/rocket", limit=5)
+        sqlite_store.query("acme/rocket", label="ci", limit=5)
+    finally:
+        sqlite_store.connection.set_trace_callback(None)
+    assert statements and not [s for s in statements if "COUNT(" in s.upper() or "GROUP BY" in s.upper()]
+
+
+def _store_at_version_two(store_kind: str, where):
+    """Guides written by the version-2 tables (no kept counts), as a database from before them holds."""
+    rows = [
+        ("INSERT INTO tagview_repositories (name, visibility) VALUES ('acme/rocket', 'public')", ()),
+    ]
+    for number, labels, areas in ((1, ["bug", "ci"], ["core"]), (2, ["BUG"], ["core", "docs"]), (3, [], [])):
+        rows.append((
+            "INSERT INTO tagview_guides (id, repository, number, title, stored_at) "
+            f"VALUES ({number}, 'acme/rocket', {number}, 't', '2026-01-01T00:00:00Z')", ()))
+        rows += [(f"INSERT INTO tagview_labels (guide_id, repository, label, number) VALUES ({number}, 'acme/rocket', '{x}', {number})", ())
+                 for x in labels]
+        rows += [(f"INSERT INTO tagview_areas (guide_id, repository, area) VALUES ({number}, 'acme/rocket', '{x}')", ())
+                 for x in areas]
+    return rows
+
+
+def test_migration_counts_the_guides_already_stored(tmp_path):
+    from bot.app.db import migrate
+
+    path = tmp_path / "old.db"
+    conn = open_database(path)
+    migrate(conn, COMPONENT, migrations()[:2])
+    for sql, params in _store_at_version_two("sqlite", conn):
+        conn.execute(sql, params)
+    conn.close()
+    with GuideStore(path) as store:
+        assert kept(store) == recounted(store) == ([("bug", 2), ("ci", 1)], [("core", 2), ("docs", 1)], 3)
+
+
+def test_pg_migration_counts_the_guides_already_stored(pg_url, monkeypatch):  # noqa: F811
+    from bot.app import pg
+    from bot.tagview.pg_schema import COMPONENT as PG_COMPONENT
+    from bot.tagview.pg_schema import MIGRATIONS
+    from bot.tagview.pgstore import PgGuideStore
+
+    schema = pg_url.rsplit("search_path%3D", 1)[1]
+    base = pg_url.split("?", 1)[0]
+    monkeypatch.setitem(pg.MIGRATIONS, PG_COMPONENT, tuple(MIGRATIONS[:2]))
+    pg.migrate(base, schema, [PG_COMPONENT])
+    monkeypatch.undo()
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        for sql, params in _store_at_version_two("postgresql", conn):
+            conn.execute(sql.replace("'2026-01-01T00:00:00Z'", "now()"), params)
+    with PgGuideStore.open(pg_url) as store:
+        assert kept(store) == recounted(store) == ([("bug", 2), ("ci", 1)], [("core", 2), ("docs", 1)], 3)

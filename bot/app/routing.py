@@ -23,8 +23,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from cachetools import TTLCache
-
+from bot.app.config_memory import MISSING_CONFIG_TTL, MissingConfigs  # noqa: F401 - MISSING_CONFIG_TTL: re-exported
 from bot.app.errors import GiveUp, RateLimited, RetryLater
 from bot.app.fencing import before_write
 from bot.app.jobstore import PRIORITY_LIVE, Job, QueuedDelivery
@@ -38,10 +37,6 @@ from bot.engine.repo_config import RepoConfig
 from bot.engine.rules.model import Problem, RuleError
 
 log = logging.getLogger("prguide.jobs")
-
-#: Seconds a repository without ``.github/prguide.yml`` is believed to have none. A merged
-#: pull request that adds the file reads it at once; a direct push waits this long at most.
-MISSING_CONFIG_TTL = 300
 
 #: Webhook events GitHub sends to every GitHub App, without a subscription ("Webhook
 #: events and payloads": installation, installation_repositories).
@@ -74,9 +69,9 @@ class Services:
     store: Any = None
     #: A :class:`bot.app.shared_state.SharedState` counted once for all replicas (PostgreSQL mode), or None.
     shared: Any = None
-    #: Repositories known to have no config file, keyed ``(repository, ref)``: GitHub's 404
+    #: Repositories known to have no config file (:mod:`bot.app.config_memory`): GitHub's 404
     #: carries no ETag, so without this every guide would pay a call to learn it again.
-    missing_configs: TTLCache = field(default_factory=lambda: TTLCache(maxsize=4096, ttl=MISSING_CONFIG_TTL))
+    missing_configs: MissingConfigs = field(default_factory=MissingConfigs)
     #: Called after a job queues another (the worker pool's ``notify``), so it starts without a poll.
     notify: Callable[[], Any] | None = None
     #: Progress of long work, ``{task: {repository: {counter: n}}}``, shown by ``/healthz``

@@ -26,6 +26,7 @@ from aiohttp import web
 
 from bot import __version__
 from bot.app.admin import add_routes as add_admin_routes, has_admin_token
+from bot.app.config_memory import MissingConfigs
 from bot.app.delivery_status import add_routes as add_status_routes
 from bot.app.errors import database_errors
 from bot.app.routing import Router, Services, default_router, run_job
@@ -107,7 +108,8 @@ def create_app(
     :class:`bot.app.jobs.WorkerPool` and :class:`bot.app.github.ClientFactory` (tests pass
     fake clocks and sleeps). ``stop_timeout``: grace, in seconds, for running jobs on
     shutdown. ``clock``: the wall clock (Unix seconds) of the SQLite job store, the rate
-    limits, the GitHub clients, the app's tokens and the worker pool (tests pass a fake one).
+    limits, the GitHub clients, the app's tokens, the worker pool and the memory of repositories
+    without a config file (tests pass a fake one).
     """
     redact_value(settings.llm_api_key)  # the model server's key may look like anything
     # aiohttp answers 413 itself for a body over the cap, before it is all in memory.
@@ -226,7 +228,7 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
                 checkpointer.adopt(options["guides"].connection)
         state.services = Services(
             settings=settings, clients=clients, auth=auth, rules=rules, metrics=state.metrics, guides=options["guides"],
-            store=store, shared=shared, rate_limits=rate_limits,
+            store=store, shared=shared, rate_limits=rate_limits, missing_configs=MissingConfigs(shared=shared, **timed),
         )
         services, router = state.services, state.router
 

@@ -105,6 +105,18 @@ class SharedState(Protocol):
         """True the first time ``key`` is seen in ``ttl`` seconds (and remember it), else False."""
         ...
 
+    def recall(self, key: str) -> bool:
+        """Whether ``key`` is remembered (and not expired)."""
+        ...
+
+    def remember(self, key: str, ttl: float) -> None:
+        """Remember ``key`` for ``ttl`` seconds from now, whatever was remembered before."""
+        ...
+
+    def forget(self, key: str) -> None:
+        """Forget ``key``."""
+        ...
+
 
 class LocalState:
     """:class:`SharedState` in this process's memory (one process: SQLite mode)."""
@@ -133,6 +145,18 @@ class LocalState:
             self._memory = {k: v for k, v in self._memory.items() if v > now}
         self._memory[key] = now + ttl
         return True
+
+    def recall(self, key: str) -> bool:
+        """See :class:`SharedState`."""
+        return self._memory.get(key, -1.0) > self._clock()
+
+    def remember(self, key: str, ttl: float) -> None:
+        """See :class:`SharedState`."""
+        self._memory[key] = self._clock() + ttl
+
+    def forget(self, key: str) -> None:
+        """See :class:`SharedState`."""
+        self._memory.pop(key, None)
 
 
 class PgSharedState:
@@ -189,6 +213,25 @@ class PgSharedState:
             if row is not None and hash(key) % 64 == 0:  # now and then, forget what expired
                 conn.execute(f"DELETE FROM reply_memory WHERE until <= {_NOW}", (now,))
         return row is not None
+
+    def recall(self, key: str) -> bool:
+        """See :class:`SharedState`: one indexed read, on the database's clock."""
+        with self.db.connection() as conn:
+            row = conn.execute(f"SELECT until > {_NOW} FROM reply_memory WHERE key = %s", (self._now(), key)).fetchone()
+        return row is not None and bool(row[0])
+
+    def remember(self, key: str, ttl: float) -> None:
+        """See :class:`SharedState`: one upsert, on the database's clock."""
+        with self.db.connection() as conn:
+            conn.execute(
+                f"INSERT INTO reply_memory (key, until) VALUES (%s, {_NOW} + %s) ON CONFLICT (key) DO UPDATE SET until = excluded.until",
+                (key, self._now(), float(ttl)),
+            )
+
+    def forget(self, key: str) -> None:
+        """See :class:`SharedState`: one delete."""
+        with self.db.connection() as conn:
+            conn.execute("DELETE FROM reply_memory WHERE key = %s", (key,))
 
 
 def _budget(row: Sequence[Any] | None) -> Budget | None:

@@ -137,6 +137,11 @@ def _hold(budget: Budget | None, now: float) -> float:
     return budget.wait(now, reserve=1 - SHARE) if budget is not None else 0.0
 
 
+#: Guides a backfill builds (in one process, per repository) between two refreshes of the
+#: guide store's statistics: PostgreSQL's autovacuum analyses a table after about a tenth of
+#: it changed, and minutes later; a filtered tag-view page planned on statistics from
+#: before a thousand new guides can cost seconds (see :meth:`PgGuideStore.analyze`).
+ANALYZE_EVERY = 500
 _COUNTERS = ("target", "queued", "built", "skipped", "pending", "api_calls", "pages")
 
 
@@ -370,9 +375,19 @@ async def _pull(job: Job, ctx: JobContext, data: Mapping[str, Any]) -> None:
             ctx.outcome = "rate_limited"
             raise await _rebook(job, ctx, exc) from exc
         _count(progress, "skipped" if ctx.outcome == "skipped" else "built")
+        if ctx.outcome != "skipped" and guides is not None and progress["built"] % ANALYZE_EVERY == 0:
+            await _analyze(guides, repository)
     finally:
         _spent(ctx, progress)
         services.metrics.backfill_pulls.labels(outcome=ctx.outcome).inc()
+
+
+async def _analyze(guides: Any, repository: str) -> None:
+    """Refresh the guide store's planner statistics (PostgreSQL's ``ANALYZE``); a failure is logged, never fatal."""
+    try:
+        await run_store(guides, guides.analyze)
+    except Exception:  # noqa: BLE001 -- the guides are stored; autovacuum analyses them in time anyway
+        log.exception("%s: cannot refresh the tag view's statistics after a backfill", repository)
 
 
 async def _rebook(job: Job, ctx: JobContext, held: RateLimited) -> RateLimited:

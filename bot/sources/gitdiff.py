@@ -1,8 +1,10 @@
 """Files changed between two commits, in the shape of GitHub's "List pull requests files".
 
-:func:`read_diffs` asks ONE ``git diff-tree`` process for every range and parses its
-``--raw``, ``--numstat`` and patch output, with the options that would otherwise follow
-the user's diff configuration spelled out.
+:func:`read_diffs` (or :func:`iter_diffs`, as the output streams in) asks ONE ``git diff-tree``
+process for every range and parses its
+``--raw`` and patch output, with the options that would otherwise follow the user's diff
+configuration spelled out. Line counts are the patch's ``+`` and ``-`` lines, which is
+what ``--numstat`` prints: asking for it too made git diff every file a second time.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from bot.sources.gitrun import GitRepo, GitRepositoryError, popen_git, run_git, text as _text
+from bot.sources.gitrun import GitRepo, GitRepositoryError, popen_git, text as _text
 
 #: GitHub leaves ``patch`` out of "List pull requests files" for a file whose diff is
 #: longer than this many lines ...
@@ -43,6 +45,13 @@ class FileDiff:
     omitted: str | None
 
 
+_DIFF_ARGS = (
+    "diff-tree", "--stdin", "-z", "-r", "--root", "--always", "-M", "--raw", "-p",
+    "-U3", "--no-color", "--no-ext-diff", "--no-textconv", "--ignore-submodules=none",
+    "--src-prefix=a/", "--dst-prefix=b/",
+)  # fmt: skip
+
+
 def read_diffs(
     repo: GitRepo, ranges: list[tuple[str, str | None]], progress: Progress | None = None
 ) -> dict[str, list[FileDiff]]:
@@ -53,29 +62,25 @@ def read_diffs(
     tree. ``progress("diffs", done, len(ranges))`` is called as the output streams in.
     Raises :class:`GitRepositoryError` when git fails or its output cannot be read.
     """
+    return dict(iter_diffs(repo, ranges, progress))
+
+
+def iter_diffs(
+    repo: GitRepo, ranges: list[tuple[str, str | None]], progress: Progress | None = None
+) -> Iterator[tuple[str, list[FileDiff]]]:
+    """:func:`read_diffs` as ``(commit, files)`` pairs in the order of ``ranges``, each as soon as git has diffed it.
+
+    One git process for every range; whoever reads the pairs works while git diffs the
+    next ones. Closing the iterator early stops git. Raises :class:`GitRepositoryError`
+    when git fails (after the pairs it had finished) or its output cannot be read.
+    """
+    if not ranges:
+        return
     # "<commit> <base>" makes diff-tree compare the commit with that one commit only, as if
     # it were its single parent: a merge with its first parent, a run with the commit before it.
-    lines = [f"{sha} {base}" if base else sha for sha, base in ranges]
-    args = [
-        "diff-tree", "--stdin", "-z", "-r", "--root", "--always", "-M", "--raw", "--numstat", "-p",
-        "-U3", "--no-color", "--no-ext-diff", "--no-textconv", "--ignore-submodules=none",
-        "--src-prefix=a/", "--dst-prefix=b/",
-    ]  # fmt: skip
+    stdin = "\n".join(f"{sha} {base}" if base else sha for sha, base in ranges).encode() + b"\n"
     shas = [sha for sha, _ in ranges]
-    stdin = "\n".join(lines).encode() + b"\n"
-    if progress is None:
-        out = run_git(repo.path, args, stdin=stdin)
-    else:
-        out = _git_counting(repo, args, stdin, shas, progress)
-    try:
-        return {sha: _parse_commit_diff(chunk) for sha, chunk in _split_by_commit(out, shas)}
-    except (ValueError, IndexError) as exc:
-        raise GitRepositoryError(f"{repo.path}: cannot read git diff-tree output ({exc})") from exc
-
-
-def _git_counting(repo: GitRepo, args: list[str], stdin: bytes, shas: list[str], progress: Progress) -> bytes:
-    """Run diff-tree like :func:`~bot.sources.gitrun.run_git`, telling ``progress`` as each diff completes."""
-    proc = popen_git(repo.path, args, stdin=True)
+    proc = popen_git(repo.path, _DIFF_ARGS, stdin=True)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     errors: list[bytes] = []
 
@@ -94,100 +99,101 @@ def _git_counting(repo: GitRepo, args: list[str], stdin: bytes, shas: list[str],
     for thread in threads:
         thread.start()
     out = bytearray()
-    seen = 0  # headers found so far; the diff before each one is complete
+    index = 0  # the commit whose diff is being read; out starts with its header
+    scan = 0  # where to look for the next header from
     try:
-        while chunk := proc.stdout.read1(1 << 16):
-            scan = max(0, len(out) - 128)  # a header (a SHA-1 or SHA-256 and NUL) may straddle two chunks
+        while True:
+            header = shas[index].encode() + b"\0"
+            if index + 1 < len(shas) and len(out) >= len(header):
+                if not out.startswith(header):
+                    raise ValueError(f"expected commit {shas[index]} at the start of its diff")
+                at = _next_header(out, shas[index + 1].encode() + b"\0", max(scan, len(header)), len(header))
+                if at >= 0:
+                    files = _parse(repo, bytes(out[len(header):at]))
+                    del out[:at]
+                    scan = 0
+                    yield shas[index], files
+                    index += 1
+                    if progress is not None:
+                        progress("diffs", index, len(shas))
+                    continue
+                scan = max(len(header), len(out) - 128)  # a header (SHA-1 or SHA-256 and NUL) may straddle two reads
+            chunk = proc.stdout.read1(1 << 16)
+            if not chunk:
+                break
             out += chunk
-            while seen < len(shas):
-                at = out.find(shas[seen].encode() + b"\0", scan)
-                if at < 0:
-                    break
-                if at == 0 or out[at - 1 : at] == b"\n":
-                    seen += 1
-                    if seen > 1:
-                        progress("diffs", seen - 1, len(shas))
-                scan = at + 1
         for thread in threads:
             thread.join()
         if proc.wait() != 0:
-            raise GitRepositoryError(f"{repo.path}: git {args[0]} failed: {_text(b''.join(errors)).strip()}")
+            raise GitRepositoryError(f"{repo.path}: git diff-tree failed: {_text(b''.join(errors)).strip()}")
+        header = shas[index].encode() + b"\0"
+        if index + 1 < len(shas) or not out.startswith(header):
+            raise ValueError(f"no diff for commit {shas[index]}")
+        yield shas[index], _parse(repo, bytes(out[len(header):]))
+        if progress is not None:
+            progress("diffs", len(shas), len(shas))
+    except (ValueError, IndexError) as exc:
+        raise GitRepositoryError(f"{repo.path}: cannot read git diff-tree output ({exc})") from exc
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
         proc.stdout.close()
         proc.stderr.close()
-    progress("diffs", len(shas), len(shas))
-    return bytes(out)
 
 
-def _split_by_commit(out: bytes, shas: list[str]) -> Iterator[tuple[str, bytes]]:
-    """Cut diff-tree output at each ``<sha>NUL`` header; shas come in the order they were asked."""
-    pos = 0
-    for i, sha in enumerate(shas):
-        header = sha.encode() + b"\0"
-        if not out.startswith(header, pos):
-            raise ValueError(f"expected commit {sha} at byte {pos}")
-        start = pos + len(header)
-        if i + 1 == len(shas):
-            end = len(out)
-        else:
-            following = shas[i + 1].encode() + b"\0"
-            end = out.find(following, start)
-            # A real header starts the output of an empty commit or follows a patch's newline.
-            while end > start and out[end - 1 : end] != b"\n":
-                end = out.find(following, end + 1)
-            if end < 0:
-                raise ValueError(f"no diff for commit {shas[i + 1]}")
-        yield sha, out[start:end]
-        pos = end
+def _next_header(out: bytearray, header: bytes, start: int, body: int) -> int:
+    """Where ``header`` starts the next commit's output in ``out`` (looking from ``start``), or -1.
+
+    A real header follows a patch's newline, or comes right after the previous header, at
+    ``body`` (a commit that changed nothing).
+    """
+    at = out.find(header, start)
+    while at >= 0 and at != body and out[at - 1] != 0x0A:
+        at = out.find(header, at + 1)
+    return at
+
+
+def _parse(repo: GitRepo, chunk: bytes) -> list[FileDiff]:
+    try:
+        return _parse_commit_diff(chunk)
+    except (ValueError, IndexError) as exc:
+        raise GitRepositoryError(f"{repo.path}: cannot read git diff-tree output ({exc})") from exc
 
 
 def _parse_commit_diff(chunk: bytes) -> list[FileDiff]:
-    """Parse ``--raw`` and ``--numstat`` records (NUL-separated) then the patch of one commit."""
+    """Parse the ``--raw`` records (NUL-separated) then the patch of one commit."""
     if not chunk:
         return []
     raws: list[tuple[str, list[str]]] = []
-    counts: list[tuple[int, int]] = []
     pos = 0
     while chunk[pos : pos + 1] != b"\0":  # a lone NUL ends the records
         end = chunk.index(b"\0", pos)
         record = chunk[pos:end]
         pos = end + 1
-        if record.startswith(b":"):
-            status = _text(record.split(b" ")[4])[:1]
-            paths = []
-            for _ in range(2 if status in "RC" else 1):
-                end = chunk.index(b"\0", pos)
-                paths.append(_text(chunk[pos:end]))
-                pos = end + 1
-            raws.append((status, paths))
-        else:
-            added, deleted, path = record.split(b"\t", 2)
-            if not path:  # a rename: old and new path follow
-                pos = chunk.index(b"\0", chunk.index(b"\0", pos) + 1) + 1
-            counts.append((_count(added), _count(deleted)))
+        if not record.startswith(b":"):
+            raise ValueError(f"unexpected record {record[:40]!r}")
+        status = _text(record.split(b" ")[4])[:1]
+        paths = []
+        for _ in range(2 if status in "RC" else 1):
+            end = chunk.index(b"\0", pos)
+            paths.append(_text(chunk[pos:end]))
+            pos = end + 1
+        raws.append((status, paths))
     sections = [s for s in _SECTION_START.split(chunk[pos + 1 :]) if s]
-    if len(raws) != len(counts):
-        raise ValueError(f"{len(raws)} raw records but {len(counts)} numstat records")
     files = []
-    for (status, paths), (additions, deletions) in zip(raws, counts, strict=True):
+    for status, paths in raws:
         # A type change (file <-> symlink) prints as a deletion then a creation.
         taken, sections = sections[: 2 if status == "T" else 1], sections[2 if status == "T" else 1 :]
         if not taken:
             raise ValueError(f"no patch section for {paths[-1]}")
-        files.append(_file_diff(status, paths, additions, deletions, taken))
+        files.append(_file_diff(status, paths, taken))
     if sections:
         raise ValueError(f"{len(sections)} patch sections left over")
     return files
 
 
-def _count(value: bytes) -> int:
-    return 0 if value == b"-" else int(value)  # "-" marks a binary file
-
-
-def _file_diff(status: str, paths: list[str], additions: int, deletions: int, sections: list[bytes]) -> FileDiff:
+def _file_diff(status: str, paths: list[str], sections: list[bytes]) -> FileDiff:
     hunks = []
     binary = False
     for section in sections:
@@ -197,6 +203,9 @@ def _file_diff(status: str, paths: list[str], additions: int, deletions: int, se
         elif b"\nBinary files " in section or section.startswith(b"Binary files "):
             binary = True
     raw_patch = b"\n".join(hunks)
+    # From the first "@@" on, every line is a hunk header ("@@"), context (" "), an added
+    # ("+") or removed ("-") line, or "\ No newline at end of file": numstat's counts.
+    additions, deletions = raw_patch.count(b"\n+"), raw_patch.count(b"\n-")
     patch: str | None = None
     omitted: str | None = None
     if binary:

@@ -16,6 +16,7 @@ and the options that would otherwise follow the user's diff configuration spelle
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -24,7 +25,7 @@ from urllib.parse import urlsplit
 
 from bot.engine.snapshot import GITHUB_FILE_LIST_CAP, PullRequestSnapshot
 from bot.sources.bundle import snapshot_from_bundle
-from bot.sources.gitdiff import MAX_PATCH_BYTES, MAX_PATCH_LINES, FileDiff, Progress, read_diffs
+from bot.sources.gitdiff import MAX_PATCH_BYTES, MAX_PATCH_LINES, FileDiff, Progress, iter_diffs, read_diffs
 from bot.sources.gitpulls import HistoryWalk, MergedPull, find_merged, walk_first_parent, why_none_found
 from bot.sources.gitrun import (
     GitRepo,
@@ -43,7 +44,9 @@ __all__ = [
     "GitRepositoryError",
     "Progress",
     "RepositoryName",
+    "History",
     "commit_as_pull_request",
+    "find_history",
     "load_merged_pull_requests",
     "merged_pull_requests",
     "repository_name",
@@ -135,17 +138,74 @@ def merged_pull_requests(
     repository, ``ref`` names no commit, or git fails; :class:`ValueError` for a
     negative ``last`` or a ``repository`` not shaped ``owner/name``.
     """
+    return list(find_history(repo, last=last, repository=repository, ref=ref, progress=progress, numbers=numbers).bundles(progress))
+
+
+@dataclass
+class History:
+    """The merged pull requests found on a branch, their diffs not read yet (see :func:`find_history`)."""
+
+    where: GitRepo
+    merged: list[MergedPull]
+    repository: str
+    on_github: bool
+    base_ref: str
+    branch_authors: dict[str, str]
+
+    def __len__(self) -> int:
+        return len(self.merged)
+
+    def bundles(self, progress: Progress | None = None, *, first_apart: bool = False) -> Iterator[dict[str, Any]]:
+        """The bundle of each pull request (see :func:`merged_pull_requests`), newest first, as git diffs it.
+
+        One git process diffs them all; with ``first_apart`` the first comes from a git
+        process of its own, ended before it is yielded, and the others from a second one
+        started only when the next is asked for: a caller may start worker processes in
+        between, which then inherit no pipe of a running git (git would wait for ever on
+        its input). Raises :class:`GitRepositoryError` as :func:`merged_pull_requests` does.
+        """
+        ranges = [(m.commit.sha, m.base_sha) for m in self.merged]
+        done = 0
+        for part in (ranges[:1], ranges[1:]) if first_apart else (ranges,):
+            for _sha, files in iter_diffs(self.where, part):
+                merged = self.merged[done]
+                done += 1
+                if progress is not None:
+                    progress("diffs", done, len(ranges))
+                yield _bundle(merged, files, self.repository, self.on_github, self.base_ref, self.branch_authors)
+
+    def snapshots(
+        self, repo: str | Path, progress: Progress | None = None, *, first_apart: bool = False
+    ) -> Iterator[PullRequestSnapshot]:
+        """:meth:`bundles` as :class:`~bot.engine.snapshot.PullRequestSnapshot` objects (``repo`` names their source)."""
+        for b in self.bundles(progress, first_apart=first_apart):
+            yield snapshot_from_bundle(b, f"{repo}@{b['_meta']['commit']}")
+
+
+def find_history(
+    repo: str | Path,
+    *,
+    last: int | None = None,
+    repository: str | None = None,
+    ref: str = "HEAD",
+    progress: Progress | None = None,
+    numbers: set[int] | None = None,
+) -> History:
+    """The pull requests :func:`merged_pull_requests` would give, found (the history walked,
+    merge authors read) but not diffed: :meth:`History.bundles` streams their bundles.
+
+    Same arguments and errors as :func:`merged_pull_requests`; ``progress`` hears of the walk.
+    """
     if last is not None and last < 0:
         raise ValueError(f"last must be 0 or more, not {last}")
     if repository is not None and not _is_owner_name(repository):
         raise ValueError(f'repository must look like "owner/name", not {repository!r}')
     where = open_repository(repo)
     if last == 0:
-        return []
+        return History(where, [], repository or "", False, "", {})
     tip = resolve_commit(where, ref)
     base_ref = branch_name(where, ref)
     repository, on_github = _repository_name(where, repository)
-
     merged: list[MergedPull] = []
     wanted = set(numbers) if numbers is not None else None
     for found in find_merged(where, tip, HistoryWalk(base_ref), last):
@@ -158,15 +218,8 @@ def merged_pull_requests(
             progress("history", len(merged), last)
         if wanted is not None and not wanted:
             break
-    if not merged:
-        return []
     branch_tips = [m.head_sha for m in merged if m.kind == "merge" and len(m.commit.parents) > 1]
-    branch_authors = _authors(where, branch_tips)
-    diffs = read_diffs(where, [(m.commit.sha, m.base_sha) for m in merged], progress)
-    return [
-        _bundle(m, diffs[m.commit.sha], repository, on_github, base_ref, branch_authors)
-        for m in merged
-    ]
+    return History(where, merged, repository, on_github, base_ref, _authors(where, branch_tips))
 
 
 def why_no_pull_requests(repo: str | Path, *, ref: str = "HEAD", repository: str | None = None) -> str:

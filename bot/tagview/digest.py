@@ -201,13 +201,31 @@ def area_display(data: Mapping[str, Any] | None, area: str, lang: str) -> tuple[
 
 def label_display(datas: Sequence[Mapping[str, Any]], label: str, lang: str, messages: Messages) -> tuple[str, str]:
     """``(display name, description)`` of an area label from any guide carrying it; ``(label, "")`` otherwise."""
-    folded = label.casefold()
+    return label_displays(datas, [label], lang, messages)[label]
+
+
+def label_displays(
+    datas: Iterable[Mapping[str, Any]], labels: Iterable[str], lang: str, messages: Messages
+) -> dict[str, tuple[str, str]]:
+    """:func:`label_display` of each of ``labels`` at once: ``{label: (display name, description)}``.
+
+    The first guide in ``datas`` naming a label (any case) in its ``label_areas`` gives its
+    name, as :func:`label_display` reads them; the guides are read once, however many labels.
+    """
+    first: dict[str, tuple[Mapping[str, Any], str]] = {}
     for data in datas:
         for name, area in _mapping(data.get("label_areas")).items():
-            if isinstance(name, str) and name.casefold() == folded and isinstance(area, str):
-                display, audience = area_display(data, area, lang)
-                return display, messages("digest.area_for", audience=audience) if audience else ""
-    return label, ""
+            if isinstance(name, str) and isinstance(area, str):
+                first.setdefault(name.casefold(), (data, area))
+    out = {}
+    for label in labels:
+        found = first.get(label.casefold())
+        if found is None:
+            out[label] = (label, "")
+            continue
+        display, audience = area_display(found[0], found[1], lang)
+        out[label] = (display, messages("digest.area_for", audience=audience) if audience else "")
+    return out
 
 
 def make_entry(row: GuideRow, data: Mapping[str, Any] | None, lang: str, messages: Messages) -> Entry:

@@ -16,6 +16,7 @@ import re
 from urllib.parse import urlsplit
 
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
 
 from bot.engine.marker import MARKER_PREFIX
 
@@ -103,4 +104,9 @@ def render_markdown(markdown: str) -> str:
 
 def render_inline(text: str) -> str:
     """One line of guide text (a focus point, a summary) as inline HTML: code spans and emphasis kept, raw HTML escaped."""
-    return _MD.renderInline(text or "")
+    text = text or ""
+    if _MD.inline.terminator_re.search(text) is None and "\r" not in text and "\0" not in text:
+        # No character any inline rule starts at: the parser would make the whole line one
+        # text token, rendered escaped. Most focus reasons are such plain text.
+        return escapeHtml(text)
+    return _MD.renderInline(text)

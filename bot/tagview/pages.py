@@ -18,7 +18,7 @@ from urllib.parse import quote, urlencode, urlsplit
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from bot.tagview.digest import Digest, html_lang, label_display, make_entry
+from bot.tagview.digest import Digest, html_lang, label_displays, make_entry
 from bot.tagview.guide_data import localized
 from bot.tagview.i18n import LANGUAGE_NAMES, LANGUAGES, Messages
 from bot.tagview.markdown import render_markdown
@@ -284,11 +284,12 @@ def render_tags_page(
     """
     messages = Messages(lang)
     datas = datas or {}
-    rows = [row for section in sections for row in section.rows]
+    # A pull request under several labels is shown in each section from one entry.
+    rows = {row.number: row for section in sections for row in section.rows}
     return _render(
         "tags.html",
         lang,
-        entries={row.number: make_entry(row, datas.get(row.number), lang, messages) for row in rows},
+        entries={number: make_entry(row, datas.get(number), lang, messages) for number, row in rows.items()},
         label_names=label_names([*(s.name for s in sections), *(o.name for o in label_options)], datas.values(), lang),
         feeds=feeds,
         repository=repository,
@@ -350,14 +351,8 @@ def render_error_page(*, title: str, text: str, lang: str) -> str:
 
 def label_names(labels: Sequence[str], datas: Any, lang: str) -> dict[str, tuple[str, str]]:
     """``{label: (display name, description)}`` for the area labels among ``labels`` that some guide in ``datas`` names."""
-    messages = Messages(lang)
-    known = list(datas)
-    out = {}
-    for name in dict.fromkeys(labels):
-        shown = label_display(known, name, lang, messages)
-        if shown != (name, ""):
-            out[name] = shown
-    return out
+    shown = label_displays(list(datas), dict.fromkeys(labels), lang, Messages(lang))
+    return {name: pair for name, pair in shown.items() if pair != (name, "")}
 
 
 def render_digest_page(

@@ -112,5 +112,24 @@ CREATE TABLE tagview_guide_files (
 );
 """
 
+# Version 5: kept counts, as in SQLite (bot.tagview.schema): every save and delete moves them in its own
+# transaction, after locking the repository's row, so the pages never count rows per request.
+_COUNTS = """
+CREATE TABLE tagview_counts (
+    repository text COLLATE tagview_nocase NOT NULL,
+    kind text NOT NULL CHECK (kind IN ('label', 'area')),
+    name text COLLATE tagview_nocase NOT NULL,
+    guides integer NOT NULL,
+    PRIMARY KEY (repository, kind, name)
+);
+INSERT INTO tagview_counts (repository, kind, name, guides)
+    SELECT repository, 'label', label, COUNT(*) FROM tagview_labels GROUP BY repository, label;
+INSERT INTO tagview_counts (repository, kind, name, guides)
+    SELECT repository, 'area', area, COUNT(*) FROM tagview_areas GROUP BY repository, area;
+ALTER TABLE tagview_repositories ADD COLUMN guides integer NOT NULL DEFAULT 0;
+UPDATE tagview_repositories r SET guides = (SELECT COUNT(*) FROM tagview_guides g WHERE g.repository = r.name);
+ANALYZE tagview_counts;
+"""
+
 #: The tag view's PostgreSQL migrations, in order; each runs in one transaction.
-MIGRATIONS: list[str] = [_TABLES, _SEARCH, _CARDS, _FILES]
+MIGRATIONS: list[str] = [_TABLES, _SEARCH, _CARDS, _FILES, _COUNTS]

@@ -98,6 +98,26 @@ CREATE TABLE tagview_guide_files (
 );
 """
 
+# Version 5: how many guides carry each label and area, and how many a repository has, kept by every
+# save and delete in the same transaction: the pages read them instead of counting the
+# repository's rows on each request. A name whose count falls to 0 keeps its row (read as
+# absent), so a save never deletes rows another count may be about to reuse.
+_COUNTS = """
+CREATE TABLE tagview_counts (
+    repository TEXT NOT NULL COLLATE NOCASE,
+    kind TEXT NOT NULL CHECK (kind IN ('label', 'area')),
+    name TEXT NOT NULL COLLATE NOCASE,
+    guides INTEGER NOT NULL,
+    PRIMARY KEY (repository, kind, name)
+) WITHOUT ROWID;
+INSERT INTO tagview_counts (repository, kind, name, guides)
+    SELECT repository, 'label', label, COUNT(*) FROM tagview_labels GROUP BY repository, label;
+INSERT INTO tagview_counts (repository, kind, name, guides)
+    SELECT repository, 'area', area, COUNT(*) FROM tagview_areas GROUP BY repository, area;
+ALTER TABLE tagview_repositories ADD COLUMN guides INTEGER NOT NULL DEFAULT 0;
+UPDATE tagview_repositories SET guides = (SELECT COUNT(*) FROM tagview_guides g WHERE g.repository = tagview_repositories.name);
+"""
+
 
 def fts5_trigram_available() -> bool:
     """Whether this Python's SQLite has FTS5 with the trigram tokenizer (SQLite >= 3.34)."""
@@ -113,7 +133,7 @@ def fts5_trigram_available() -> bool:
 
 def migrations() -> list[str]:
     """The tag view's migration scripts, in order (see :func:`bot.app.db.migrate`)."""
-    return [_TABLES, _SEARCH_FTS if fts5_trigram_available() else _SEARCH_NONE, _CARDS, _FILES]
+    return [_TABLES, _SEARCH_FTS if fts5_trigram_available() else _SEARCH_NONE, _CARDS, _FILES, _COUNTS]
 
 
 def open_connection(path: str | os.PathLike[str]) -> sqlite3.Connection:

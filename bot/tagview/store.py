@@ -10,6 +10,7 @@ are in :mod:`bot.tagview.model` (re-exported here), the data checks in
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import sqlite3
@@ -129,6 +130,9 @@ class GuideStore:
                 "ON CONFLICT (name) DO UPDATE SET visibility = COALESCE(?, visibility)",
                 (row["repository"], visibility or "private", visibility),
             )
+            known = conn.execute(
+                "SELECT 1 FROM tagview_guides WHERE repository = ? AND number = ?", (row["repository"], row["number"])
+            ).fetchone()
             guide_id = conn.execute(
                 """
                 INSERT INTO tagview_guides (
@@ -151,6 +155,8 @@ class GuideStore:
                 """,
                 {**row, "labels_json": json.dumps(row["labels"]), "areas_json": json.dumps(areas)},
             ).fetchone()[0]
+            if known is None:
+                conn.execute("UPDATE tagview_repositories SET guides = guides + 1 WHERE name = ?", (row["repository"],))
             conn.execute(
                 "INSERT INTO tagview_guide_data (guide_id, data) VALUES (?, ?) "
                 "ON CONFLICT (guide_id) DO UPDATE SET data = excluded.data",
@@ -161,7 +167,7 @@ class GuideStore:
                 "INSERT INTO tagview_guide_cards (guide_id, lang, card) VALUES (?, ?, ?)",
                 [(guide_id, lang, card) for lang, card in row["cards"].items()],
             )
-            conn.execute("DELETE FROM tagview_labels WHERE guide_id = ?", (guide_id,))
+            old_labels = [r[0] for r in conn.execute("DELETE FROM tagview_labels WHERE guide_id = ? RETURNING label", (guide_id,))]
             conn.executemany(
                 "INSERT OR IGNORE INTO tagview_labels (guide_id, repository, label, source, rule, merged_at, number) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -170,11 +176,12 @@ class GuideStore:
                     for name, source, rule in labels
                 ],
             )
-            conn.execute("DELETE FROM tagview_areas WHERE guide_id = ?", (guide_id,))
+            old_areas = [r[0] for r in conn.execute("DELETE FROM tagview_areas WHERE guide_id = ? RETURNING area", (guide_id,))]
             conn.executemany(
                 "INSERT OR IGNORE INTO tagview_areas (guide_id, repository, area) VALUES (?, ?, ?)",
                 [(guide_id, row["repository"], area) for area in areas],
             )
+            _count(conn, row["repository"], guide_id, old_labels, old_areas)
             conn.executemany(
                 "INSERT INTO tagview_label_info (repository, label, description) VALUES (?, ?, ?) "
                 "ON CONFLICT (repository, label) DO UPDATE SET description = excluded.description",
@@ -217,12 +224,20 @@ class GuideStore:
             ).fetchone()
             if found is None:
                 return False
-            for table in ("tagview_labels", "tagview_areas", "tagview_guide_cards", "tagview_guide_data", "tagview_guide_files"):
+            old_labels = [r[0] for r in conn.execute("DELETE FROM tagview_labels WHERE guide_id = ? RETURNING label", (found[0],))]
+            old_areas = [r[0] for r in conn.execute("DELETE FROM tagview_areas WHERE guide_id = ? RETURNING area", (found[0],))]
+            _count(conn, repository, found[0], old_labels, old_areas)
+            conn.execute("UPDATE tagview_repositories SET guides = guides - 1 WHERE name = ?", (repository,))
+            for table in ("tagview_guide_cards", "tagview_guide_data", "tagview_guide_files"):
                 conn.execute(f"DELETE FROM {table} WHERE guide_id = ?", (found[0],))
             if self._fts:
                 conn.execute("DELETE FROM tagview_search WHERE rowid = ?", (found[0],))
             conn.execute("DELETE FROM tagview_guides WHERE id = ?", (found[0],))
             return True
+
+    def analyze(self) -> None:
+        """Nothing on SQLite: its planner follows the indexes and query shapes this store uses,
+        without statistics (see :meth:`bot.tagview.pgstore.PgGuideStore.analyze`)."""
 
     # -- reading ---------------------------------------------------------------------
 
@@ -345,13 +360,7 @@ class GuideStore:
     @_locked
     def repositories(self) -> list[RepositoryInfo]:
         """Every repository with its visibility and number of stored guides, by name."""
-        rows = self._conn.execute(
-            """
-            SELECT r.name, r.visibility, COUNT(g.id)
-            FROM tagview_repositories r LEFT JOIN tagview_guides g ON g.repository = r.name
-            GROUP BY r.name ORDER BY r.name
-            """
-        ).fetchall()
+        rows = self._conn.execute("SELECT name, visibility, guides FROM tagview_repositories ORDER BY name").fetchall()
         return [RepositoryInfo(name, vis, count) for name, vis, count in map(tuple, rows)]
 
     @_locked
@@ -365,10 +374,10 @@ class GuideStore:
         """Labels on the repository's stored guides, with counts and descriptions, by name."""
         rows = self._conn.execute(
             """
-            SELECT l.label, COUNT(*), COALESCE(i.description, '')
-            FROM tagview_labels l
-            LEFT JOIN tagview_label_info i ON i.repository = l.repository AND i.label = l.label
-            WHERE l.repository = ? GROUP BY l.label
+            SELECT c.name, c.guides, COALESCE(i.description, '')
+            FROM tagview_counts c
+            LEFT JOIN tagview_label_info i ON i.repository = c.repository AND i.label = c.name
+            WHERE c.repository = ? AND c.kind = 'label' AND c.guides > 0
             """,
             (repository,),
         ).fetchall()
@@ -378,7 +387,7 @@ class GuideStore:
     def areas(self, repository: str) -> list[tuple[str, int]]:
         """Areas on the repository's stored guides as ``(area, count)``, by name."""
         rows = self._conn.execute(
-            "SELECT area, COUNT(*) FROM tagview_areas WHERE repository = ? GROUP BY area", (repository,)
+            "SELECT name, guides FROM tagview_counts WHERE repository = ? AND kind = 'area' AND guides > 0", (repository,)
         ).fetchall()
         return sorted((tuple(row) for row in rows), key=lambda item: item[0].casefold())
 
@@ -409,7 +418,9 @@ class GuideStore:
             since=as_bound(since, "since"), until=as_bound(until, "until"), search=search,
         )
         where, params = self._where(repository, flt)
-        total = self._conn.execute(f"SELECT COUNT(*) FROM tagview_guides g WHERE {where}", params).fetchone()[0]
+        total = self._counted(repository, flt)
+        if total is None:
+            total = self._conn.execute(f"SELECT COUNT(*) FROM tagview_guides g WHERE {where}", params).fetchone()[0]
         rows = self._conn.execute(
             f"SELECT {ROW_COLUMNS} FROM tagview_guides g WHERE {where} "
             "ORDER BY g.merged_at DESC, g.number DESC LIMIT ? OFFSET ?",
@@ -451,10 +462,11 @@ class GuideStore:
                 (repository, *label_params, *params, per_label),
             ).fetchall()
         else:
-            # Unfiltered: counts come from the label index alone, rows from one short
+            # Unfiltered: counts are the kept ones (tagview_counts), rows from one short
             # index walk per label (newest first, stopping after per_label).
             counts = self._conn.execute(
-                f"SELECT l.label, COUNT(*) FROM tagview_labels l WHERE l.repository = ?{label_sql} GROUP BY l.label",
+                "SELECT c.name, c.guides FROM tagview_counts c WHERE c.repository = ? AND c.kind = 'label' "
+                f"AND c.guides > 0{' AND c.name = ?' if label else ''}",
                 (repository, *label_params),
             ).fetchall()
             walk = (
@@ -468,6 +480,18 @@ class GuideStore:
             ]
         return label_sections(found, descriptions, _row)
 
+    def _counted(self, repository: str, flt: GuideFilter) -> int | None:
+        """How many guides match ``flt`` when the kept counts say it (no filter, or a label alone), else ``None``."""
+        if flt.label and not dataclasses.replace(flt, label=None).active:
+            found = self._conn.execute(
+                "SELECT guides FROM tagview_counts WHERE repository = ? AND kind = 'label' AND name = ?", (repository, flt.label)
+            ).fetchone()
+        elif not flt.active:
+            found = self._conn.execute("SELECT guides FROM tagview_repositories WHERE name = ?", (repository,)).fetchone()
+        else:
+            return None
+        return max(0, found[0]) if found else 0
+
     def _where(self, repository: str, flt: GuideFilter) -> tuple[str, list[Any]]:
         return filter_sql(repository, flt, mark="?", moment=iso, word=self._word)
 
@@ -478,6 +502,23 @@ class GuideStore:
         pattern = like_pattern(word)
         return "(g.title LIKE ? ESCAPE '\\' OR g.focus_text LIKE ? ESCAPE '\\')", [pattern, pattern]
 
+
+
+def _count(conn: sqlite3.Connection, repository: str, guide_id: int, old_labels: list[str], old_areas: list[str]) -> None:
+    """Move the kept counts from ``old_labels``/``old_areas`` (the guide's rows just deleted) to its rows now."""
+    for kind, table, column, old in (("label", "tagview_labels", "label", old_labels), ("area", "tagview_areas", "area", old_areas)):
+        # One statement per kind: each name's net change (a label kept by a refresh moves by 0).
+        conn.execute(
+            f"""
+            INSERT INTO tagview_counts (repository, kind, name, guides)
+            SELECT ?, ?, name, SUM(change) FROM (
+                SELECT {column} AS name, 1 AS change FROM {table} WHERE guide_id = ?
+                UNION ALL SELECT value, -1 FROM json_each(?)
+            ) WHERE true GROUP BY name COLLATE NOCASE HAVING SUM(change) <> 0
+            ON CONFLICT (repository, kind, name) DO UPDATE SET guides = guides + excluded.guides
+            """,
+            (repository, kind, guide_id, json.dumps(old)),
+        )
 
 
 def _row(found: Sequence[Any]) -> GuideRow:
