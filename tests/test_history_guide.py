@@ -113,3 +113,28 @@ def test_a_revert_of_the_pull_request_that_wrote_the_lines_does_not_say_it_twice
     assert "Reverts #12." in guide.markdown
     assert "were written in #12" not in guide.markdown
     assert guide.data["history"]["fixes_code_from"] == 12
+
+
+PATCH3 = (
+    "@@ -10,5 +10,4 @@ def scale(x, k):\n"
+    "     # keep in step with area()\n"
+    "-    offset = compute_offset(k)\n"
+    "-    shift = compute_shift(k)\n"
+    "-    return x * k + offset + shift\n"
+    "+    return x * k\n"
+    "     \n"
+)
+
+
+def test_a_share_of_the_lines_is_said_as_such_and_a_git_name_is_not_a_login(rules):
+    pulls = {12: PullOrigin(12, "c" * 40, MERGED_TS - 9 * DAY, "Hollow Man", "Add an offset"),
+             30: PullOrigin(30, "d" * 40, MERGED_TS - 40 * DAY, "cid", "Older change")}
+    origins = tuple(LineOrigin("shapes/app.py", line, pulls[n].commit, n) for line, n in ((11, 12), (12, 12), (13, 30)))
+    snap = snapshot()
+    snap = PullRequestSnapshot(**{**{f: getattr(snap, f) for f in snap.__dataclass_fields__},
+                                  "files": (ChangedFile("shapes/app.py", additions=1, deletions=3, patch=PATCH3),)})
+    guide = build_guide(snap, rules, blame=HistoryFacts("ok", origins, pulls))
+    assert "2 of the 3 lines this fix changes (most in `shapes/app.py`) were written in #12" in guide.markdown, guide.markdown
+    assert "by Hollow Man)" in guide.markdown and "ghost" not in guide.markdown
+    zh = build_guide(snap, rules, lang="zh", blame=HistoryFacts("ok", origins, pulls))
+    assert "3 行中有 2 行" in zh.markdown

@@ -113,3 +113,54 @@ def test_the_why_reply_names_no_path_of_prguides_own_repository():
     for lang in ("en", "zh"):
         text = t("why.model", lang, {"minutes": 5, "level": "quick"}, raw=True)
         assert "docs/" not in text and "5" in text  # a path there would mean nothing on a user's PR
+
+
+SOURCE_BUILD = """@@ -10,4 +10,6 @@ FROM ascend/cann:9.0.0
+ RUN pip install --no-cache-dir vllm-ascend==0.18.0
+-RUN pip install transformers==5.3.0
++RUN git clone https://github.com/huggingface/transformers.git && cd transformers && \\
++    git checkout cc7ab9be && pip install -e .
+ RUN pip install -e .
+"""
+
+INSTALL_SCRIPT = """@@ -8,5 +8,5 @@ set -e
+ pip install torch_npu==2.7.1
+-pip install vllm==0.18.0
++pip install vllm==0.23.0
+ pip install -e .
+"""
+
+
+def test_a_package_now_built_from_source_is_not_said_to_be_no_longer_installed():
+    guide = _guide(_file("docker/Dockerfile.ascend", SOURCE_BUILD), title="[docker] chore: build transformers from source")
+    texts = _claims(guide, "deps") + _claims(guide, "focus.fact.dep")
+    assert not any("transformers" in text for text in texts), texts
+
+
+def test_an_install_scripts_pin_bump_is_a_dependency_change_and_the_script_is_build():
+    guide = _guide(_file("scripts/install_vllm_mcore_npu.sh", INSTALL_SCRIPT), title="[ci] chore: bump vllm")
+    assert any("vllm" in text and "0.23.0" in text for text in _claims(guide, "deps")), _claims(guide, "")
+    assert not any("changes source code" in text for text in _claims(guide, "")), _claims(guide, "")
+
+
+RETURN_ANNOTATION = """@@ -10,5 +10,5 @@ class Block:
+-    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
++    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+         out = self.mlp(hidden_states)
+         return out, self.gate(hidden_states)
+"""
+
+
+def test_a_return_annotation_alone_is_no_signature_point():
+    guide = _guide(_file("pkg/block.py", RETURN_ANNOTATION), title="[model] fix: annotate forward")
+    assert not any("check every caller" in text or "signature of" in text for text in _claims(guide, "")), _claims(guide, "")
+
+
+def test_a_name_is_never_cut_out_of_a_commit_hash():
+    from bot.engine.analysis.model import FileAnalysis
+    from bot.engine.focus.names import introduced_names
+
+    f = FileAnalysis(".github/workflows/e2e.yml", "modified", "ci",
+                     removed_lines=("        pip3 install Megatron-Bridge --no-deps",),
+                     added_lines=("        pip3 install git+https://github.com/NVIDIA/Megatron-Bridge.git@0a21da4 --no-deps",))
+    assert "a21da4" not in introduced_names(f, limit=10)

@@ -362,6 +362,8 @@ IDS = (
     # bot/engine/render/ledger.py (history)
     N_("history.fixes_code_from"),
     N_("history.changes_code_from"),
+    N_("history.fixes_code_from.part"),
+    N_("history.changes_code_from.part"),
     NP_("history.days_earlier", "history.days_earlier"),
     NP_("history.named_agrees", "history.named_agrees"),
     NP_("history.named_unconfirmed", "history.named_unconfirmed"),

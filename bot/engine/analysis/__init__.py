@@ -62,7 +62,7 @@ from bot.engine.analysis.pybehaviour import DefSite, match_definitions, relocati
 from bot.engine.analysis.python import analyse_python
 from bot.engine.analysis.symbols import analyse_symbols, supports
 from bot.engine.analysis.todos import todos_added
-from bot.engine.analysis.versions import dependency_facts
+from bot.engine.analysis.versions import dependency_facts, install_script
 from bot.engine.snapshot import ChangedFile, PullRequestSnapshot
 
 __all__ = [
@@ -190,7 +190,7 @@ def _analyse_file(
     if hunks:
         submodule = is_submodule_patch(patch)
         deps = submodule_change(path, hunks) if submodule else dependency_changes(path, hunks)
-        if deps and file.status == "added" and "dockerfile" in path.rsplit("/", 1)[-1].lower():
+        if deps and file.status == "added" and install_script(path):
             # A new image's base and installs are what it is made of, not dependencies the
             # project added ("adds dependency `ubuntu` `22.04`"): the new file says it.
             deps = ()

@@ -487,6 +487,10 @@ def submodule_change(path: str, hunks: Sequence[Hunk]) -> tuple[DependencyChange
 # --- dispatch -----------------------------------------------------------------------------
 
 
+#: A shell script that installs the project's dependencies (``install_vllm_mcore.sh``).
+_INSTALL_SCRIPT = re.compile(r"(?:install|setup|build)[\w.-]*\.sh")
+
+
 def dependency_changes(path: str, hunks: Sequence[Hunk]) -> tuple[DependencyChange, ...]:
     """Dependency changes in one file's hunks, chosen by its file name.
 
@@ -511,8 +515,8 @@ def dependency_changes(path: str, hunks: Sequence[Hunk]) -> tuple[DependencyChan
         sides = _package_json(hunks)
     elif name == "go.mod":
         sides = _go_mod(hunks)
-    elif name.startswith("dockerfile") or name.endswith(".dockerfile"):
-        sides = _dockerfile(hunks)
+    elif name.startswith("dockerfile") or name.endswith(".dockerfile") or _INSTALL_SCRIPT.fullmatch(name):
+        sides = _dockerfile(hunks)  # an install script's `pip install` lines read as a Dockerfile's
     elif name in ("uv.lock", "poetry.lock", "pdm.lock", "cargo.lock", "pylock.toml") or (name.startswith("pylock.") and name.endswith(".toml")):
         sides = _lock_versions(hunks, _toml_lock_name, _toml_lock_version, python=name != "cargo.lock")
     elif name in ("package-lock.json", "npm-shrinkwrap.json"):

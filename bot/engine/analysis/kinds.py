@@ -153,6 +153,7 @@ _KIND_GLOBS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "**/meson.build",
         ".gitmodules",
         "**/{VERSION,version}{,.txt}",
+        "**/{install,setup,build}{,_*,-*}.sh",
     )),
     ("example", (
         "**/{examples,example,samples,sample,demo,demos}/**",

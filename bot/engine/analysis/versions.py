@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -149,6 +149,14 @@ def install_script(path: str) -> bool:
     image or a requirements file."""
     name = posixpath.basename(path).lower()
     return name.startswith("dockerfile") or name.endswith((".dockerfile", ".sh"))
+
+
+def named_on(name: str, lines: Sequence[str]) -> bool:
+    """True when package ``name`` is named on one of ``lines`` (``git clone …/transformers``,
+    ``cd vllm && pip install -e .``): an install script that dropped its registry install
+    may still build it from source, so "no longer installs" would be false."""
+    pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.I)
+    return any(pattern.search(line) for line in lines)
 
 
 def package_file(path: str) -> bool:

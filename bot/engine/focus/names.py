@@ -199,7 +199,8 @@ def tested_names(analysis: DiffAnalysis) -> set[str]:
     return out
 
 
-_TOKEN = re.compile(r"/?[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z0-9_]+)*|\d+(?:\.\d+)+(?:[.\-]?[A-Za-z]\w*)?")
+#: (Never from inside a word: ``a21da4`` is no name of ``@0a21da4``.)
+_TOKEN = re.compile(r"(?<!\w)(?:/?[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z0-9_]+)*|\d+(?:\.\d+)+(?:[.\-]?[A-Za-z]\w*)?)")
 _CAPS = re.compile(r"^[A-Z][A-Z0-9_]{4,}$")
 _STOP = frozenset(keyword.kwlist) | {
     "self", "None", "True", "False", "print", "range", "return", "isinstance", "getattr", "setattr", "hasattr",

@@ -22,8 +22,8 @@ from bot.engine.focus.housekeeping import (
     public_keys,
     removed_trees,
 )
-from bot.engine.analysis.versions import install_script
-from bot.engine.breaking import consequence_known
+from bot.engine.analysis.versions import install_script, named_on
+from bot.engine.breaking import consequence_known, signature_detail
 from bot.engine.focus.model import (
     API_WEIGHT,
     BREAKING_WEIGHT,
@@ -350,6 +350,10 @@ def _fact_points(
             continue
         if fact.kind.startswith("dep_") and _TEMPLATED.search(fact.symbol):
             continue  # `FROM ${BASE_IMAGE}`: a variable, not a dependency name
+        if fact.kind == "dep_removed" and f is not None and install_script(fact.path) and named_on(fact.symbol, f.added_lines):
+            continue  # the script still names it (built from source now): "no longer installs" would be false
+        if fact.kind == "signature_changed" and fact.detail and not signature_detail(fact.detail):
+            continue  # a return annotation is no contract: the code may have returned that shape before
         if fact.kind in ("check_added", "check_removed") and not _existing_function(fact.symbol, f):
             continue  # a check in a function this diff adds refuses nothing that used to pass
         if fact.kind in ("check_added", "check_removed") and (fact.path, fact.line) in stated:

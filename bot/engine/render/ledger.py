@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.engine.analysis.model import DiffAnalysis, Evidence
-from bot.engine.analysis.versions import install_script
+from bot.engine.analysis.versions import install_script, named_on
 from bot.engine.focus.housekeeping import api_names, is_lock_file
 from bot.engine.focus.model import FocusPoint, Housekeeping, ReviewSummary
 from bot.engine.history.model import HistoryLink
@@ -284,7 +284,12 @@ def _history(link: HistoryLink | None, lang: str, reverted: int | None = None) -
         else:
             when = t("history.days_earlier", lang, {"count": link.days})
         key = "history.fixes_code_from" if link.fix else "history.changes_code_from"
-        params = {"file": sanitize.code(top.paths[0]), "number": top.number, "when": when, "people": sanitize.login(origin.author)}
+        if top.lines < top.total or len(top.paths) > 1:
+            key += ".part"  # "3 of the 4 lines ... (most in `f`)": never "the lines" when some came from elsewhere
+        # A GitHub login is shown as one; a git author's name (offline history) as quoted text.
+        people = sanitize.login(origin.author) if _LOGIN.fullmatch(origin.author) else sanitize.quote(origin.author, 60)
+        params = {"file": sanitize.code(top.paths[0]), "number": top.number, "when": when, "people": people,
+                  "lines": top.lines, "count": top.total}
         evidence = tuple(_history_evidence(top.number, e) for e in link.evidence)
         out.append(GuideClaim(key, "history", t(key, lang, params, raw=True), evidence))
     for named in link.named:
@@ -300,6 +305,10 @@ def _history(link: HistoryLink | None, lang: str, reverted: int | None = None) -
             blamed = (Evidence(new=f"{named.total} lines blamed, none from #{named.number}", source="history"),)
             out.append(GuideClaim("history.named_unconfirmed", "history", text, (said, *blamed)))
     return out
+
+
+#: What GitHub accepts as a login (alphanumerics and single hyphens, at most 39).
+_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}")
 
 
 def _audience(facts: Any, lang: str) -> list[GuideClaim]:
@@ -364,6 +373,8 @@ def _deps(a: Any, lang: str) -> list[GuideClaim]:
             key = f"deps.{d.action}" if d.action in ("added", "removed", "changed") else "deps.changed"
             path = d.file or f.path
             if d.action in ("added", "removed") and install_script(path):
+                if d.action == "removed" and named_on(d.name, f.added_lines):
+                    continue  # still named by the script (built from source now): not "no longer installed"
                 key += ".install"
             text = t(key, lang, {"name": d.name, "old": d.old_spec, "new": d.new_spec, "file": path})
             evidence = (Evidence(path=path, old=_quote(f"{d.name}{d.old_spec}" if d.old_spec or d.action == "removed" else ""),
