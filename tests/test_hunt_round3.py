@@ -83,8 +83,13 @@ def test_a_revert_naming_itself_reverts_nothing(rules):
 # --- suspension ----------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def jobs(tmp_path):
+@pytest.fixture(params=["sqlite", "postgresql"])
+def jobs(request, tmp_path):
+    if request.param == "postgresql":
+        from bot.app.pgjobs import PgJobStore
+
+        yield PgJobStore(request.getfixturevalue("pg_database"), clock=lambda: NOW)
+        return
     store = JobStore.open(str(tmp_path / "jobs.db"))
     yield store
     store.close()
