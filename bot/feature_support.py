@@ -13,7 +13,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from cachetools import TTLCache
+from cachetools import LRUCache, TTLCache
 
 import bot.locale as catalogue
 from bot.app.fetch import fetch_file
@@ -395,9 +395,12 @@ COUPLING_HISTORY = 1000
 #: A repository's coupling thresholds are chosen again once this many pull requests were
 #: merged since (the replay takes about half a second; the choice moves slowly).
 RECALIBRATE_EVERY = 50
+#: Repositories whose calibration is remembered per guide store (the least recently used go).
+CALIBRATIONS_KEPT = 4096
 # Per guide store (so two apps in one process never share a choice): repository -> the
-# newest pull request the calibration saw and what it chose.
-_calibrations: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, Any]]] = weakref.WeakKeyDictionary()
+# newest pull request the calibration saw, the thresholds it chose and their score. Never
+# the history it replayed: a thousand merged pull requests with their paths per repository.
+_calibrations: weakref.WeakKeyDictionary[Any, LRUCache] = weakref.WeakKeyDictionary()
 
 
 async def coupling_history(services: Any, repository: str, merged_at: str | None) -> Any:
@@ -418,13 +421,13 @@ async def coupling_history(services: Any, repository: str, merged_at: str | None
         return None
     if not changes:
         return None
-    chosen = _calibrations.setdefault(store, {})
+    chosen = _calibrations.setdefault(store, LRUCache(maxsize=CALIBRATIONS_KEPT))
     key = repository.casefold()
     known = chosen.get(key)
     if known is None or known[0] not in {c.number for c in changes[-RECALIBRATE_EVERY:]}:
         calibrated = await asyncio.to_thread(calibrate, changes)
-        known = chosen[key] = (changes[-1].number, calibrated)
-    return History(tuple(changes), known[1].thresholds, known[1].score)
+        known = chosen[key] = (changes[-1].number, calibrated.thresholds, calibrated.score)
+    return History(tuple(changes), known[1], known[2])
 
 
 # ----- reverts ------------------------------------------------------------------------

@@ -159,3 +159,41 @@ async def test_a_repository_renamed_then_made_private_hides_its_old_guides(app_p
         assert (await lb.deliver(event, event="repository", delivery="private-1")).status == 202
         await wait_idle(lb.app)
         assert {(await lb.client.get(p)).status for p in pages} == {404}
+
+
+# --- change coupling from stored guides -------------------------------------------------------------
+
+
+async def test_the_calibration_cache_keeps_no_repositorys_history_in_memory(monkeypatch):
+    """Severity: high. The per-repository calibration cache kept the whole History it replayed
+    (up to 1,000 merged pull requests with every changed path) for every repository that ever
+    had a merge, for the life of the process: about 4 MB a repository measured with 1,000
+    stored guides each, so an installation on a few thousand repositories grew by gigabytes."""
+    import gc
+    import types
+
+    import bot.engine.history.coupling as coupling
+    from bot import feature_support
+    from bot.engine.history.coupling import MergedChange
+    from bot.tagview.store import GuideStore
+
+    with GuideStore(":memory:") as store:
+        for repository in ("acme/one", "acme/two", "acme/three"):
+            for n in range(1, 31):
+                merged = f"2026-01-{n:02d}T12:00:00Z" if n <= 28 else f"2026-02-{n - 28:02d}T12:00:00Z"
+                data = {"repository": repository, "number": n, "title": f"change {n}", "merged_at": merged}
+                store.save(data, visibility="public", change=MergedChange(n, (f"src/{n % 4}.py", "src/core.py"), (), merged, "a"))
+        services = types.SimpleNamespace(guides=store)
+        for repository in ("acme/one", "acme/two", "acme/three"):
+            history = await feature_support.coupling_history(services, repository, "2026-03-01T00:00:00Z")
+            assert history is not None and len(history.changes) == 30
+        del history
+        gc.collect()
+        # At most the last replay's history lingers (the worker thread's finished future), never one per repository.
+        assert sum(1 for o in gc.get_objects() if isinstance(o, MergedChange)) <= 30
+        # The choice is still remembered: the next guide of the repository is not calibrated again.
+        calls = []
+        original = coupling.calibrate
+        monkeypatch.setattr(coupling, "calibrate", lambda changes, **kw: calls.append(1) or original(changes, **kw))
+        again = await feature_support.coupling_history(services, "acme/one", "2026-03-01T00:00:00Z")
+        assert calls == [] and again is not None and len(again.changes) == 30
