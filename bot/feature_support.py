@@ -398,7 +398,7 @@ RECALIBRATE_EVERY = 50
 #: Repositories whose calibration is remembered per guide store (the least recently used go).
 CALIBRATIONS_KEPT = 4096
 # Per guide store (so two apps in one process never share a choice): repository -> the
-# newest pull request the calibration saw, the thresholds it chose and their score. Never
+# newest pull request the calibration saw, its merge time, the thresholds chosen and their score. Never
 # the history it replayed: a thousand merged pull requests with their paths per repository.
 _calibrations: weakref.WeakKeyDictionary[Any, LRUCache] = weakref.WeakKeyDictionary()
 
@@ -424,10 +424,14 @@ async def coupling_history(services: Any, repository: str, merged_at: str | None
     chosen = _calibrations.setdefault(store, LRUCache(maxsize=CALIBRATIONS_KEPT))
     key = repository.casefold()
     known = chosen.get(key)
-    if known is None or known[0] not in {c.number for c in changes[-RECALIBRATE_EVERY:]}:
+    newest = changes[-1]
+    # A choice made on a later history still holds for an older pull request (a refresh):
+    # the thresholds are the repository's, only the partners must come from before it.
+    if known is None or (known[0] not in {c.number for c in changes[-RECALIBRATE_EVERY:]}
+                         and not (known[1] and newest.merged_at and known[1] >= newest.merged_at)):  # fmt: skip
         calibrated = await asyncio.to_thread(calibrate, changes)
-        known = chosen[key] = (changes[-1].number, calibrated.thresholds, calibrated.score)
-    return History(tuple(changes), known[1], known[2])
+        known = chosen[key] = (newest.number, newest.merged_at, calibrated.thresholds, calibrated.score)
+    return History(tuple(changes), known[2], known[3])
 
 
 # ----- reverts ------------------------------------------------------------------------

@@ -197,3 +197,31 @@ async def test_the_calibration_cache_keeps_no_repositorys_history_in_memory(monk
         monkeypatch.setattr(coupling, "calibrate", lambda changes, **kw: calls.append(1) or original(changes, **kw))
         again = await feature_support.coupling_history(services, "acme/one", "2026-03-01T00:00:00Z")
         assert calls == [] and again is not None and len(again.changes) == 30
+
+
+async def test_a_refresh_of_an_old_pull_request_does_not_throw_the_repositorys_calibration_away(monkeypatch):
+    """Severity: low. A /prguide refresh of a pull request merged long ago reads the history
+    before it, whose newest entry is not among the newest 50 the cached choice saw: the
+    repository was calibrated again (about a second of CPU per thousand stored guides, more
+    with large pull requests) and the cache overwritten, so the next merge calibrated again."""
+    import types
+
+    import bot.engine.history.coupling as coupling
+    from bot import feature_support
+    from bot.engine.history.coupling import MergedChange
+    from bot.tagview.store import GuideStore
+
+    with GuideStore(":memory:") as store:
+        for n in range(1, 201):
+            merged = f"2026-{1 + n // 28:02d}-{1 + n % 28:02d}T12:00:00Z"
+            store.save({"repository": REPO, "number": n, "title": f"change {n}", "merged_at": merged}, visibility="public",
+                       change=MergedChange(n, (f"src/{n % 4}.py", "src/core.py"), (), merged, "a"))  # fmt: skip
+        services = types.SimpleNamespace(guides=store)
+        calls = []
+        original = coupling.calibrate
+        monkeypatch.setattr(coupling, "calibrate", lambda changes, **kw: calls.append(len(changes)) or original(changes, **kw))
+        await feature_support.coupling_history(services, REPO, "2027-01-01T00:00:00Z")  # a merge now
+        old = await feature_support.coupling_history(services, REPO, "2026-02-01T00:00:00Z")  # a refresh of an old one
+        assert old is not None and old.changes[-1].merged_at < "2026-02-01"
+        await feature_support.coupling_history(services, REPO, "2027-01-01T00:00:00Z")  # the next merge
+        assert calls == [200]
