@@ -225,3 +225,55 @@ async def test_a_refresh_of_an_old_pull_request_does_not_throw_the_repositorys_c
         assert old is not None and old.changes[-1].merged_at < "2026-02-01"
         await feature_support.coupling_history(services, REPO, "2027-01-01T00:00:00Z")  # the next merge
         assert calls == [200]
+
+
+# --- rate limits with a skewed clock -------------------------------------------------------------------
+
+
+async def test_a_server_clock_ahead_of_githubs_does_not_retry_a_spent_limit_every_second():
+    """Severity: medium. The wait for a spent primary limit was GitHub's x-ratelimit-reset minus
+    the server's own clock: on a server 15 minutes fast (its JWTs still accepted, signed on
+    GitHub's time once refused) the reset already looked past, so the wait was the 1 s of
+    slack and the installation asked again every second until GitHub's real reset, each
+    request refused (GitHub warns that an integration doing so may be banned). GitHub's own
+    Date header says its time."""
+    import email.utils
+
+    import aiohttp
+    from aiohttp import web
+    from aiohttp.test_utils import TestServer
+
+    from bot.app.errors import RetryLater
+    from bot.app.github import GitHubClient
+
+    github_now = 1_000_000
+    refused = []
+
+    async def limited(request: web.Request) -> web.Response:
+        refused.append(request.path)
+        headers = {"X-RateLimit-Remaining": "0", "X-RateLimit-Limit": "5000", "X-RateLimit-Reset": str(github_now + 600),
+                   "Date": email.utils.formatdate(github_now, usegmt=True)}  # fmt: skip
+        return web.json_response({"message": "API rate limit exceeded"}, status=403, headers=headers)
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", limited)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    async def authorization() -> str:
+        return "token t"
+
+    try:
+        async with aiohttp.ClientSession() as session:
+            client = GitHubClient(session, authorization=authorization, api_url=str(server.make_url("")).rstrip("/"),
+                                  sleep=sleep, rand=lambda: 0.5, wall_clock=lambda: github_now + 900.0)  # fmt: skip
+            with pytest.raises(RetryLater) as held:
+                await client.getitem("/x")
+    finally:
+        await server.close()
+    assert held.value.delay == pytest.approx(601.0, abs=2)
+    assert len(refused) == 1 and slept == []
