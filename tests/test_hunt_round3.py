@@ -277,3 +277,13 @@ async def test_a_server_clock_ahead_of_githubs_does_not_retry_a_spent_limit_ever
         await server.close()
     assert held.value.delay == pytest.approx(601.0, abs=2)
     assert len(refused) == 1 and slept == []
+
+
+def test_a_revert_of_a_number_no_database_holds_queues_no_note_that_can_only_fail(rules):
+    """Severity: low. "Reverts #99999999999999999999" was taken as the reverted pull request:
+    the note job's read of the stored guide raised OverflowError (SQLite) on every attempt
+    until it was parked, an operator's alert for a typo in a description."""
+    guide = build_guide(snapshot('Revert "fix: retry uploads"', "Reverts #99999999999999999999"), rules)
+    assert guide.data["reverted"] is None
+    guide = build_guide(snapshot('Revert "fix: retry uploads (#99999999999999999999)"', ""), rules)
+    assert guide.data["reverted"] is None

@@ -335,15 +335,16 @@ def _reverted(hits: tuple[RuleHit, ...], revert_of: str, snapshot: PullRequestSn
     A rule's capture first, unless the description's "Reverts owner/repo#N" names the same
     number in another repository (GitHub's revert button in a fork or a sibling repository);
     else the description's "Reverts #N", only for a pull request that is a revert (a feature
-    whose description says "we should not revert #12" reverts nothing). Never its own number.
+    whose description says "we should not revert #12" reverts nothing). Never its own number,
+    nor one above :data:`MAX_NUMBER`.
     """
     number = _reverted_number(hits, snapshot.number)
     if number is not None and not _other_repository(snapshot.body, number, snapshot.repository):
-        return number
+        return number if number <= MAX_NUMBER else None
     if change_type != "revert":
         return None
     target = _revert_target(revert_of, snapshot.repository)
-    return target if target != snapshot.number else None
+    return target if target != snapshot.number and target is not None and target <= MAX_NUMBER else None
 
 
 def _other_repository(body: str, number: int, repository: str) -> bool:
@@ -354,6 +355,8 @@ def _other_repository(body: str, number: int, repository: str) -> bool:
     return False
 
 
+#: The largest pull request number taken from a description: a typo's 20 digits fit no database.
+MAX_NUMBER = 2**31 - 1
 #: "Reverts owner/repo#N" or "Reverts #N" as GitHub's revert button writes it, at a line's start.
 _REVERTS_IN = re.compile(r"^Reverts\s+(?:([\w.-]+/[\w.-]+))?#(\d+)", re.MULTILINE)
 
