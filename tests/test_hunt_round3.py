@@ -287,3 +287,39 @@ def test_a_revert_of_a_number_no_database_holds_queues_no_note_that_can_only_fai
     assert guide.data["reverted"] is None
     guide = build_guide(snapshot('Revert "fix: retry uploads (#99999999999999999999)"', ""), rules)
     assert guide.data["reverted"] is None
+
+
+# --- reconcile -------------------------------------------------------------------------------------
+
+
+async def test_one_repository_github_refuses_to_list_does_not_stop_every_others_reconcile(tmp_path, monkeypatch):
+    """Severity: medium. A repository still in the installation whose pull requests GitHub will
+    not list (disabled or blocked by GitHub: 403; deleted during the pass: 404) ended the
+    whole pass with Forbidden/NotFound (a GiveUp): the installation's other repositories
+    queued nothing, and as the checkpoint was never written, every later pass died at the
+    same repository while merges without a guide went on piling up everywhere."""
+    from test_hunt_jobs import HOUR, NOW as JOBS_NOW, PagedGitHub, merged, reconcile_pass
+
+    from bot.app.github import Forbidden
+
+    class Blocked(PagedGitHub):
+        blocked = True
+
+        async def get_page(self, url: str):
+            if self.blocked and "/repos/o/blocked/" in url:
+                raise Forbidden("GET /repos/{owner}/{repo}/pulls: Repository access blocked")
+            return await super().get_page(url)
+
+    store = JobStore.open(str(tmp_path / "jobs.db"))
+    try:
+        github = Blocked({"o/blocked": (1, []), "o/r": (2, [])}, created_at=JOBS_NOW - 30 * 24 * HOUR)
+        github.repos["o/r"] = (2, [merged(7, JOBS_NOW - HOUR / 2)])
+        assert await reconcile_pass(store, github, JOBS_NOW, monkeypatch) == ["o/r#7"]
+        github.repos["o/r"] = (2, [merged(7, JOBS_NOW - HOUR / 2), merged(8, JOBS_NOW + HOUR / 2)])
+        assert await reconcile_pass(store, github, JOBS_NOW + HOUR, monkeypatch) == ["o/r#8"]
+        # GitHub lists it again: what was merged there while it could not be read is not left behind.
+        github.blocked = False
+        github.repos["o/blocked"] = (1, [merged(3, JOBS_NOW - HOUR / 2)])
+        assert await reconcile_pass(store, github, JOBS_NOW + 2 * HOUR, monkeypatch) == ["o/blocked#3"]
+    finally:
+        store.close()

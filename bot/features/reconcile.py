@@ -51,7 +51,7 @@ from urllib.parse import urlencode
 
 from bot.app.errors import GiveUp
 from bot.app.fetch import split_repository
-from bot.app.github import NotFound
+from bot.app.github import Forbidden, GitHubError, NotFound
 from bot.app.jobstore import Job
 from bot.app.offload import run_store
 from bot.app.routing import JobContext, Route, Schedule
@@ -176,7 +176,17 @@ async def handle_reconcile(job: Job, ctx: JobContext) -> None:
         # merges happened before the app could see it, in this pass and every later one.
         entry = _previous(record, repo, started) or {}
         floor = entry.get("since") if isinstance(entry.get("since"), (int, float)) else None
-        done, entry = await _reconcile_repository(job, ctx, repo, max(start, floor or start), entry, max(bound, floor or bound))
+        window = max(start, floor or start)
+        try:
+            done, entry = await _reconcile_repository(job, ctx, repo, window, entry, max(bound, floor or bound))
+        except (NotFound, Forbidden, GitHubError) as exc:
+            # One repository GitHub will not list (disabled, blocked, deleted meanwhile) must not
+            # stop the others' pass; its window waits as a backlog for a later pass.
+            log.warning(
+                "%s: its pull requests could not be listed (%s); later passes try again", repo["full_name"], exc,
+                extra={"installation": job.installation_id, "repository": repo["full_name"]},
+            )
+            done, entry = 0, _held_back(entry, window, repo)
         queued += done
         entries[repository_key(repo)] = {**entry, "name": repo["full_name"].lower(), "since": floor}
     if store is not None:
@@ -206,6 +216,21 @@ async def _installed_at(job: Job, ctx: JobContext) -> float | None:
     return _epoch(data.get("created_at")) if isinstance(data, Mapping) else None
 
 
+def _first_page(repo: Mapping[str, Any]) -> str:
+    """The first page of a repository's closed pull requests, most recently updated first."""
+    owner, name = split_repository(repo["full_name"])
+    return f"/repos/{owner}/{name}/pulls?" + urlencode({"state": "closed", "sort": "updated", "direction": "desc", "per_page": 100})
+
+
+def _held_back(entry: Mapping[str, Any], start: float, repo: Mapping[str, Any]) -> dict[str, Any]:
+    """The checkpoint entry of a repository whose pass failed: its window from ``start`` (and
+    an earlier backlog's) is a backlog read from the first page by a later pass."""
+    backlog = entry.get("backlog") if isinstance(entry.get("backlog"), Mapping) else {}
+    earlier = backlog.get("from")
+    since = min(start, float(earlier)) if isinstance(earlier, (int, float)) else start
+    return {"backlog": {"from": since, "next": _first_page(repo)}}
+
+
 async def _reconcile_repository(
     job: Job, ctx: JobContext, repo: Mapping[str, Any], start: float, entry: Mapping[str, Any], bound: float
 ) -> tuple[int, dict[str, Any]]:
@@ -217,11 +242,7 @@ async def _reconcile_repository(
     backlog for the next pass (``{"backlog": ...}`` or ``{}``), at most :data:`MAX_PAGES`
     pages read in all.
     """
-    owner, name = split_repository(repo["full_name"])
-    first = f"/repos/{owner}/{name}/pulls?" + urlencode(
-        {"state": "closed", "sort": "updated", "direction": "desc", "per_page": 100}
-    )
-    queued, pages, rest = await _read_pages(job, ctx, repo, first, start, MAX_PAGES)
+    queued, pages, rest = await _read_pages(job, ctx, repo, _first_page(repo), start, MAX_PAGES)
     backlog = entry.get("backlog") if isinstance(entry.get("backlog"), Mapping) else None
     earlier = backlog.get("from") if backlog is not None else None
     earlier = max(float(earlier), bound) if isinstance(earlier, (int, float)) else None
