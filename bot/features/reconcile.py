@@ -135,8 +135,10 @@ async def handle_reconcile(job: Job, ctx: JobContext) -> None:
     installation's checkpoint (:func:`checkpoint_name`) from the job store; the window
     is described in the module text. The checkpoint is written only when the pass
     completes. Without the tag view's store there is no record of which guides exist,
-    and the pass does nothing. Raises :class:`GiveUp` for a payload without ``since``
-    and when GitHub no longer knows the installation.
+    and the pass does nothing. A repository whose pull requests GitHub will not list (403,
+    404, another 4xx) is logged and its window kept as a backlog for a later pass; the
+    others go on. Raises :class:`GiveUp` for a payload without ``since`` and when GitHub
+    no longer knows the installation.
     """
     data = job.data if isinstance(job.data, Mapping) else {}
     services = ctx.services
