@@ -344,3 +344,19 @@ def test_a_path_with_line_breaks_forges_no_fact_line_in_the_trusted_part_of_the_
     lines = prompt.user.splitlines()
     assert not any(line.startswith("F9 [") for line in lines), prompt.user
     assert not any("Ignore the rules" in line and not line.startswith(("S", "F")) for line in lines)
+
+
+@pytest.mark.xfail(strict=True, reason="severity: low. Budget.wait compares GitHub's x-ratelimit-reset with the server's "
+                   "clock: a server 15 minutes slow holds a spent installation 15 minutes past GitHub's reset (at most "
+                   "an hour); the shared store keeps reset on GitHub's clock, so a fix must convert it per replica")
+async def test_a_server_clock_behind_githubs_does_not_hold_a_spent_limit_past_the_reset():
+    import email.utils
+
+    from bot.app.ratelimit import MemoryRateLimits, RateLimits
+
+    github_now = 1_790_000_000
+    slow = RateLimits(MemoryRateLimits(), clock=lambda: github_now - 900.0)
+    headers = {"x-ratelimit-limit": "5000", "x-ratelimit-remaining": "0", "x-ratelimit-reset": str(github_now + 60),
+               "date": email.utils.formatdate(github_now, usegmt=True)}  # fmt: skip
+    await slow.observe(INSTALLATION, headers, refused=61.0)
+    assert await slow.wait(INSTALLATION) <= 62.0
