@@ -343,7 +343,8 @@ def body_digest(body: str) -> str:
 
 
 async def queue_narration(ctx: Any, job: Any, guide: Any, head_sha: str, comment_id: int) -> bool:
-    """Queue the narration of a just-published guide (an internal job under :func:`narration_key`).
+    """Queue the narration of a just-published guide (an internal job under :func:`narration_key`,
+    background priority: live jobs due at the same time go first).
 
     The payload carries the guide's JSON data (without its Markdown, which the job reads
     from the comment itself) and :func:`body_digest` of the guide's Markdown: the job
@@ -361,8 +362,11 @@ async def queue_narration(ctx: Any, job: Any, guide: Any, head_sha: str, comment
     data = {k: v for k, v in guide.data.items() if k != "markdown"}
     payload = {"repository": guide.repository, "number": guide.number, "comment_id": int(comment_id),
                "head_sha": head_sha, "guide": data, "queued_at": time.time(), "body": body_digest(guide.markdown)}  # fmt: skip
+    # Background work: of the jobs due, the engine's guides of later merges go first, so a slow
+    # model server (a worker held up to the LLM timeout per call) never holds them back.
     return await ctx.enqueue(NARRATE_EVENT, None, payload, key=narration_key(guide.repository, guide.number),
-                       delivery_id=f"narrate:{job.delivery_id}", installation_id=job.installation_id)  # fmt: skip
+                             delivery_id=f"narrate:{job.delivery_id}", installation_id=job.installation_id,
+                             priority=PRIORITY_BACKGROUND)  # fmt: skip
 
 
 async def explain_narration(services: Any, existing: Mapping[str, Any] | None, guide: Any) -> str:

@@ -360,3 +360,31 @@ async def test_a_server_clock_behind_githubs_does_not_hold_a_spent_limit_past_th
                "date": email.utils.formatdate(github_now, usegmt=True)}  # fmt: skip
     await slow.observe(INSTALLATION, headers, refused=61.0)
     assert await slow.wait(INSTALLATION) <= 62.0
+
+
+async def test_a_narration_waits_for_the_guides_of_later_merges(tmp_path):
+    """Severity: medium. Narration jobs were queued as live work: of the jobs due, the older one
+    started first, so with a slow or hung model server (each call held a worker up to
+    PRGUIDE_LLM_TIMEOUT, 60 s) and merges coming in, the engine's guides of later merges queued
+    behind narrations of earlier ones, up to the 15 minutes after which a narration expires;
+    the narration is the optional part and the engine's guide the one promised at once."""
+    import types
+
+    from bot import feature_support
+
+    store = JobStore.open(str(tmp_path / "jobs.db"))
+    try:
+        services = Services(Settings(app_id=1, private_key="k", webhook_secret="s"), clients=None, auth=None, rules=None,
+                            metrics=create_metrics(), store=store, guides=None)  # fmt: skip
+        guide = types.SimpleNamespace(repository=REPO, number=5, markdown="<!-- prguide:v1 {} -->\n### Guide\n",
+                                      data={"number": 5, "title": "fix: x"})  # fmt: skip
+        merge = types.SimpleNamespace(delivery_id="m-5", installation_id=INSTALLATION)
+        assert await feature_support.queue_narration(JobContext(services, None), merge, guide, "0" * 40, 11)
+        later = {"action": "closed", "installation": {"id": INSTALLATION}, "repository": {"full_name": REPO},
+                 "pull_request": {"number": 6, "merged": True}}  # fmt: skip
+        store.enqueue("m-6", "pull_request", f"{REPO}#6", json.dumps(later).encode(), installation_id=INSTALLATION,
+                      action="closed")  # fmt: skip
+        first = store.claim()
+        assert first.delivery_id == "m-6"
+    finally:
+        store.close()
