@@ -388,3 +388,21 @@ async def test_a_narration_waits_for_the_guides_of_later_merges(tmp_path):
         assert first.delivery_id == "m-6"
     finally:
         store.close()
+
+
+async def test_reconcile_on_a_server_hours_fast_still_finds_the_last_hours_merges(tmp_path, monkeypatch):
+    """Severity: medium. A pass's window is compared with GitHub's updated_at/merged_at, but it
+    started on the server's clock: on a server two hours fast (the app still works: GitHub
+    refused its first JWT and prguide signs on GitHub's time since, auth.clock_offset) every
+    window began an hour after GitHub's now, so no pass ever found a merge left behind."""
+    from test_hunt_jobs import HOUR, NOW as JOBS_NOW, PagedGitHub, merged, reconcile_pass
+
+    store = JobStore.open(str(tmp_path / "jobs.db"))
+    try:
+        github = PagedGitHub({"o/r": (2, [])}, created_at=JOBS_NOW - 30 * 24 * HOUR)
+        github.clock_offset = -2 * HOUR  # what the app learnt from GitHub's refusal of its JWT
+        assert await reconcile_pass(store, github, JOBS_NOW + 2 * HOUR, monkeypatch) == []
+        github.repos["o/r"] = (2, [merged(7, JOBS_NOW + HOUR / 2)])  # GitHub's time
+        assert await reconcile_pass(store, github, JOBS_NOW + 3 * HOUR, monkeypatch) == ["o/r#7"]
+    finally:
+        store.close()

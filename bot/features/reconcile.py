@@ -67,7 +67,8 @@ MAX_REPOSITORIES = 1000
 #: The window reaches this many intervals before the last completed pass started, so
 #: merges during that pass, and clocks (GitHub's, this server's) that disagree, are covered.
 OVERLAP = 1
-#: Unix seconds now: when a pass starts (tests replace it). GitHub's timestamps are
+#: Unix seconds now: when a pass starts (tests replace it), plus the app's learnt offset to
+#: GitHub's clock (:attr:`bot.app.auth.AppAuth.clock_offset`). GitHub's timestamps are
 #: compared with it: :data:`OVERLAP` absorbs a clock that is off by less than an interval.
 clock: Callable[[], float] = time.time
 
@@ -147,7 +148,10 @@ async def handle_reconcile(job: Job, ctx: JobContext) -> None:
         return
     if not isinstance(data.get("since"), (int, float)):
         raise GiveUp(f"{job.delivery_id}: reconcile payload without 'since'")
-    started = clock()
+    # GitHub's time, to compare with its updated_at and merged_at: the server's clock plus what
+    # a refused JWT taught the app of the difference (0 while GitHub took its clock).
+    offset = getattr(services.auth, "clock_offset", 0)
+    started = clock() + (float(offset) if isinstance(offset, (int, float)) else 0.0)
     every = float(data.get("interval") or interval(services.settings))
     store, name = services.store, checkpoint_name(job.installation_id)
     record = await run_store(store, store.read_checkpoint, name) if store is not None else None
