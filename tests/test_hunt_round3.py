@@ -406,3 +406,19 @@ async def test_reconcile_on_a_server_hours_fast_still_finds_the_last_hours_merge
         assert await reconcile_pass(store, github, JOBS_NOW + 3 * HOUR, monkeypatch) == ["o/r#7"]
     finally:
         store.close()
+
+
+async def test_a_merged_revert_of_another_repositorys_pull_request_leaves_this_ones_guide_alone(app_private_key, tmp_path):  # noqa: F811
+    """The end-to-end effect of the first finding: #100's guide comment and stored guide said
+    "Reverted by #130" though #130 reverted other-org/other#100."""
+    from test_reverts_sandbox import FIX, REPO as SANDBOX_REPO, REVERT, bundles, guide_comment, merge
+    from loopback import start_loopback
+
+    made = bundles()
+    made[REVERT]["pull"]["body"] = "Reverts other-org/other#100\n\nThe retries hid a real outage."
+    async with start_loopback(app_private_key, tmp_path, made) as lb:
+        await merge(lb, FIX, "merge-fix")
+        await merge(lb, REVERT, "merge-revert")
+        assert "Reverted by" not in guide_comment(lb, FIX).body
+        assert "reverted_by" not in lb.state.services.guides.get(SANDBOX_REPO, FIX)
+        assert lb.jobs()["parked"] == 0
