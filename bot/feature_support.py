@@ -13,6 +13,8 @@ import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from cachetools import LRUCache
+
 import bot.locale as catalogue
 from bot.app.config_memory import MissingConfigs
 from bot.app.fetch import fetch_file
@@ -342,7 +344,8 @@ def body_digest(body: str) -> str:
 
 
 async def queue_narration(ctx: Any, job: Any, guide: Any, head_sha: str, comment_id: int) -> bool:
-    """Queue the narration of a just-published guide (an internal job under :func:`narration_key`).
+    """Queue the narration of a just-published guide (an internal job under :func:`narration_key`,
+    background priority: live jobs due at the same time go first).
 
     The payload carries the guide's JSON data (without its Markdown, which the job reads
     from the comment itself) and :func:`body_digest` of the guide's Markdown: the job
@@ -360,8 +363,11 @@ async def queue_narration(ctx: Any, job: Any, guide: Any, head_sha: str, comment
     data = {k: v for k, v in guide.data.items() if k != "markdown"}
     payload = {"repository": guide.repository, "number": guide.number, "comment_id": int(comment_id),
                "head_sha": head_sha, "guide": data, "queued_at": time.time(), "body": body_digest(guide.markdown)}  # fmt: skip
+    # Background work: of the jobs due, the engine's guides of later merges go first, so a slow
+    # model server (a worker held up to the LLM timeout per call) never holds them back.
     return await ctx.enqueue(NARRATE_EVENT, None, payload, key=narration_key(guide.repository, guide.number),
-                       delivery_id=f"narrate:{job.delivery_id}", installation_id=job.installation_id)  # fmt: skip
+                             delivery_id=f"narrate:{job.delivery_id}", installation_id=job.installation_id,
+                             priority=PRIORITY_BACKGROUND)  # fmt: skip
 
 
 async def explain_narration(services: Any, existing: Mapping[str, Any] | None, guide: Any) -> str:
@@ -394,9 +400,12 @@ COUPLING_HISTORY = 1000
 #: A repository's coupling thresholds are chosen again once this many pull requests were
 #: merged since (the replay takes about half a second; the choice moves slowly).
 RECALIBRATE_EVERY = 50
+#: Repositories whose calibration is remembered per guide store (the least recently used go).
+CALIBRATIONS_KEPT = 4096
 # Per guide store (so two apps in one process never share a choice): repository -> the
-# newest pull request the calibration saw and what it chose.
-_calibrations: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, Any]]] = weakref.WeakKeyDictionary()
+# newest pull request the calibration saw, its merge time, the thresholds chosen and their score. Never
+# the history it replayed: a thousand merged pull requests with their paths per repository.
+_calibrations: weakref.WeakKeyDictionary[Any, LRUCache] = weakref.WeakKeyDictionary()
 
 
 async def coupling_history(services: Any, repository: str, merged_at: str | None) -> Any:
@@ -417,13 +426,17 @@ async def coupling_history(services: Any, repository: str, merged_at: str | None
         return None
     if not changes:
         return None
-    chosen = _calibrations.setdefault(store, {})
+    chosen = _calibrations.setdefault(store, LRUCache(maxsize=CALIBRATIONS_KEPT))
     key = repository.casefold()
     known = chosen.get(key)
-    if known is None or known[0] not in {c.number for c in changes[-RECALIBRATE_EVERY:]}:
+    newest = changes[-1]
+    # A choice made on a later history still holds for an older pull request (a refresh):
+    # the thresholds are the repository's, only the partners must come from before it.
+    if known is None or (known[0] not in {c.number for c in changes[-RECALIBRATE_EVERY:]}
+                         and not (known[1] and newest.merged_at and known[1] >= newest.merged_at)):  # fmt: skip
         calibrated = await asyncio.to_thread(calibrate, changes)
-        known = chosen[key] = (changes[-1].number, calibrated)
-    return History(tuple(changes), known[1].thresholds, known[1].score)
+        known = chosen[key] = (newest.number, newest.merged_at, calibrated.thresholds, calibrated.score)
+    return History(tuple(changes), known[2], known[3])
 
 
 # ----- reverts ------------------------------------------------------------------------

@@ -57,6 +57,7 @@ from bot.app.ratelimit import (  # noqa: F401
     WRITE_BURST,
     WRITE_RATE,
     RateLimits,
+    answer_time,
     TokenBucket,
     rate_limit_delay,
     rate_remaining,
@@ -313,7 +314,9 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
                     continue
                 raise RetryLater(f"{what}: {type(exc).__name__} after {attempt} attempt(s)") from exc
             self._observe(method, route, status, resp_headers)
-            wait = rate_limit_delay(status, resp_headers, resp_body, now=self._wall_clock(), policy=policy)
+            # GitHub's reset is on its clock: the wait runs from its time of the answer.
+            github_now = answer_time(resp_headers, self._wall_clock())
+            wait = rate_limit_delay(status, resp_headers, resp_body, now=github_now, policy=policy)
             if self._limits is not None and status != 401:  # a refused token is counted as no one's
                 await self._limits.observe(self._installation_id, resp_headers, refused=wait)
             if status in REDIRECTS:

@@ -83,11 +83,13 @@ class JobStorage(Protocol):
         key_prefixes: Sequence[str] = (),
         delivery_parts: Sequence[str] = (),
         keep: int | None = None,
+        deliveries_after: int | None = None,
         reason: str,
         now: float | None = None,
     ) -> int:
         """End an installation's unfinished jobs (only those of some keys or naming some ``:``-separated
-        parts of their delivery ids, when given), except ``keep``; how many."""
+        parts of their delivery ids, when given), except ``keep`` and GitHub's deliveries queued after
+        job ``deliveries_after``; how many."""
         ...
 
     def requeue_running(self, *, max_attempts: int | None = None, now: float | None = None) -> int:

@@ -68,6 +68,9 @@ GIVEN_UP = "given_up"
 SUPERSEDED = "superseded"
 #: ``outcome`` of a job whose installation's work was cancelled (see :meth:`JobStore.cancel`).
 CANCELLED = "cancelled"
+#: Events of prguide's own jobs (backfill, reconcile, narration, revert notes) start with
+#: this; GitHub's events never do.
+INTERNAL_EVENT_PREFIX = "prguide."
 
 #: GitHub lets a user redeliver a webhook delivery from the past 3 days ("Redelivering
 #: webhooks"); delivery ids are kept longer than that so a redelivery is recognised.
@@ -244,6 +247,7 @@ def _cancel_filter(
     delivery_parts: Sequence[str],
     keep: int | None,
     mark: str,
+    deliveries_after: int | None = None,
 ) -> tuple[str, list[Any]]:
     """The ``WHERE`` clause of :meth:`JobStore.cancel` and its parameters (``mark``: ``?`` for
     SQLite or ``%s`` for PostgreSQL)."""
@@ -252,6 +256,9 @@ def _cancel_filter(
     if keep is not None:
         where += f" AND id <> {mark}"
         params.append(keep)
+    if deliveries_after is not None:
+        where += f" AND NOT (id > {mark} AND substr(event, 1, {mark}) <> {mark})"
+        params += [int(deliveries_after), len(INTERNAL_EVENT_PREFIX), INTERNAL_EVENT_PREFIX]
     if keys or key_prefixes or delivery_parts:
         # substr and instr/strpos, not LIKE: repository names are full of '_', which LIKE
         # reads as a wildcard.
@@ -488,6 +495,7 @@ class JobStore(StoreMethods):
         key_prefixes: Sequence[str] = (),
         delivery_parts: Sequence[str] = (),
         keep: int | None = None,
+        deliveries_after: int | None = None,
         reason: str,
         now: float | None = None,
     ) -> int:
@@ -499,11 +507,14 @@ class JobStore(StoreMethods):
         ``delivery_parts`` between its ``:`` (``backfill:D:owner/repo:page:2`` has
         ``owner/repo``): a repository's work, on its own keys or on a key it shares with
         other repositories' work. ``keep``: a job id left alone
-        (the job asking). A cancelled running job loses its claim (:meth:`holds` is
+        (the job asking). ``deliveries_after``: a job id; GitHub's deliveries queued after it
+        (events not starting with :data:`INTERNAL_EVENT_PREFIX`) are left alone, as they came
+        after what this cancellation is for (an ``installation.unsuspend``, merges after it).
+        A cancelled running job loses its claim (:meth:`holds` is
         False), so it writes nothing more; its run's own settling is then a no-op.
         """
         at = self._at(now)
-        where, params = _cancel_filter(installation_id, keys, key_prefixes, delivery_parts, keep, "?")
+        where, params = _cancel_filter(installation_id, keys, key_prefixes, delivery_parts, keep, "?", deliveries_after)
         with self._lock:
             return self.conn.execute(
                 f"UPDATE jobs SET state = 'done', outcome = ?, error = ?, updated_at = ? WHERE {where}",

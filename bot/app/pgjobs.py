@@ -341,6 +341,7 @@ class PgJobStore(StoreMethods):
         key_prefixes: Sequence[str] = (),
         delivery_parts: Sequence[str] = (),
         keep: int | None = None,
+        deliveries_after: int | None = None,
         reason: str,
         now: float | None = None,
     ) -> int:
@@ -349,7 +350,7 @@ class PgJobStore(StoreMethods):
         A cancelled running job loses owner and lease: whichever replica runs it finds
         its claim gone (:meth:`holds`) before its next write.
         """
-        where, params = _cancel_filter(installation_id, keys, key_prefixes, delivery_parts, keep, "%s")
+        where, params = _cancel_filter(installation_id, keys, key_prefixes, delivery_parts, keep, "%s", deliveries_after)
         with self._conn() as conn:
             return conn.execute(
                 f"UPDATE jobs SET state = 'done', outcome = %s, error = %s, updated_at = {_NOW_AT},"

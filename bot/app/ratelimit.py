@@ -130,6 +130,22 @@ def _asked_wait(status: int, headers: Mapping[str, str], body: bytes, *, now: fl
     return None
 
 
+def answer_time(headers: Mapping[str, str], now: float) -> float:
+    """GitHub's time when it answered (Unix s): the answer's ``Date`` header, else ``now``.
+
+    ``x-ratelimit-reset`` is on GitHub's clock, so a wait until it is measured from GitHub's
+    time: on a server whose clock is minutes fast the reset would look past, and a spent
+    limit would be asked again every second until it ends. A ``Date`` further than
+    :data:`MAX_WINDOW_S` from ``now`` (the server's clock) is not GitHub's time of the
+    answer (a proxy's, a replayed answer's) and is not used.
+    """
+    try:
+        when = email.utils.parsedate_to_datetime(headers.get("date") or "").timestamp()
+    except (TypeError, ValueError, OverflowError):
+        return now
+    return when if math.isfinite(when) and abs(when - now) <= MAX_WINDOW_S else now
+
+
 def _message_of(body: bytes) -> str:
     try:
         data = json.loads(body)

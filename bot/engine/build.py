@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -252,7 +253,7 @@ def _build_guide(
         follow_ups=follow,
         state=state,
         area_name=_area_namer(rules),
-        reverted=_reverted_number(hits, snapshot.number) or _revert_target(description.revert_of, snapshot.repository),
+        reverted=_reverted(hits, description.revert_of, snapshot, classification.change_type),
         purpose=_trusted_purpose(description.purpose, absent),
         housekeeping=house,
         notices=notices or {},
@@ -343,6 +344,38 @@ def _label_spec(rules: Any, name: str) -> LabelSpec:
     getter = getattr(rules, "label_spec", None)
     spec = getter(name) if getter else None
     return spec if isinstance(spec, LabelSpec) else LabelSpec(name)
+
+
+def _reverted(hits: tuple[RuleHit, ...], revert_of: str, snapshot: PullRequestSnapshot, change_type: str) -> int | None:
+    """The pull request of this repository that ``snapshot`` reverts, or ``None``.
+
+    A rule's capture first, unless the description's "Reverts owner/repo#N" names the same
+    number in another repository (GitHub's revert button in a fork or a sibling repository);
+    else the description's "Reverts #N", only for a pull request that is a revert (a feature
+    whose description says "we should not revert #12" reverts nothing). Never its own number,
+    nor one above :data:`MAX_NUMBER`.
+    """
+    number = _reverted_number(hits, snapshot.number)
+    if number is not None and not _other_repository(snapshot.body, number, snapshot.repository):
+        return number if number <= MAX_NUMBER else None
+    if change_type != "revert":
+        return None
+    target = _revert_target(revert_of, snapshot.repository)
+    return target if target != snapshot.number and target is not None and target <= MAX_NUMBER else None
+
+
+def _other_repository(body: str, number: int, repository: str) -> bool:
+    """True when ``body`` says "Reverts owner/repo#number" of a repository other than ``repository``."""
+    for m in _REVERTS_IN.finditer(body or ""):
+        if int(m.group(2)) == number:
+            return bool(m.group(1)) and m.group(1).lower() != repository.lower()
+    return False
+
+
+#: The largest pull request number taken from a description: a typo's 20 digits fit no database.
+MAX_NUMBER = 2**31 - 1
+#: "Reverts owner/repo#N" or "Reverts #N" as GitHub's revert button writes it, at a line's start.
+_REVERTS_IN = re.compile(r"^Reverts\s+(?:([\w.-]+/[\w.-]+))?#(\d+)", re.MULTILINE)
 
 
 def _revert_target(revert_of: str, repository: str) -> int | None:

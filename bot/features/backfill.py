@@ -440,7 +440,9 @@ async def handle_uninstalled(job: Job, ctx: JobContext) -> None:
     queued for what is gone.
 
     Uninstalled or suspended: every unfinished job of the installation (queued, running,
-    parked; this one excepted). Repositories removed (``repositories_removed[].full_name``,
+    parked; this one excepted). GitHub's deliveries queued after this one are kept: they came
+    after it (an ``installation.unsuspend`` and the merges after it, when this job ran late).
+    Repositories removed (``repositories_removed[].full_name``,
     "Webhook events and payloads", installation_repositories): the jobs of their pull
     requests (keys ``owner/repo#...``) and of their backfill runs (on the installation's
     lane, shared with other repositories: their delivery ids name the repository,
@@ -469,7 +471,7 @@ async def handle_uninstalled(job: Job, ctx: JobContext) -> None:
         store, store.cancel, job.installation_id,
         key_prefixes=[f"{n}#" for n in names] if removed else (),
         delivery_parts=names if removed else (),
-        keep=job.id, reason=f"{what} (delivery {job.delivery_id})",
+        keep=job.id, deliveries_after=job.id, reason=f"{what} (delivery {job.delivery_id})",
     )
     if not removed:  # its backfill's booked slots go too: one started later does not wait for them
         await ctx.services.rate_limits.unbook(job.installation_id)

@@ -51,7 +51,7 @@ from urllib.parse import urlencode
 
 from bot.app.errors import GiveUp
 from bot.app.fetch import split_repository
-from bot.app.github import NotFound
+from bot.app.github import Forbidden, GitHubError, NotFound
 from bot.app.jobstore import Job
 from bot.app.offload import run_store
 from bot.app.routing import JobContext, Route, Schedule
@@ -67,7 +67,8 @@ MAX_REPOSITORIES = 1000
 #: The window reaches this many intervals before the last completed pass started, so
 #: merges during that pass, and clocks (GitHub's, this server's) that disagree, are covered.
 OVERLAP = 1
-#: Unix seconds now: when a pass starts (tests replace it). GitHub's timestamps are
+#: Unix seconds now: when a pass starts (tests replace it), plus the app's learnt offset to
+#: GitHub's clock (:attr:`bot.app.auth.AppAuth.clock_offset`). GitHub's timestamps are
 #: compared with it: :data:`OVERLAP` absorbs a clock that is off by less than an interval.
 clock: Callable[[], float] = time.time
 
@@ -135,8 +136,10 @@ async def handle_reconcile(job: Job, ctx: JobContext) -> None:
     installation's checkpoint (:func:`checkpoint_name`) from the job store; the window
     is described in the module text. The checkpoint is written only when the pass
     completes. Without the tag view's store there is no record of which guides exist,
-    and the pass does nothing. Raises :class:`GiveUp` for a payload without ``since``
-    and when GitHub no longer knows the installation.
+    and the pass does nothing. A repository whose pull requests GitHub will not list (403,
+    404, another 4xx) is logged and its window kept as a backlog for a later pass; the
+    others go on. Raises :class:`GiveUp` for a payload without ``since`` and when GitHub
+    no longer knows the installation.
     """
     data = job.data if isinstance(job.data, Mapping) else {}
     services = ctx.services
@@ -145,7 +148,10 @@ async def handle_reconcile(job: Job, ctx: JobContext) -> None:
         return
     if not isinstance(data.get("since"), (int, float)):
         raise GiveUp(f"{job.delivery_id}: reconcile payload without 'since'")
-    started = clock()
+    # GitHub's time, to compare with its updated_at and merged_at: the server's clock plus what
+    # a refused JWT taught the app of the difference (0 while GitHub took its clock).
+    offset = getattr(services.auth, "clock_offset", 0)
+    started = clock() + (float(offset) if isinstance(offset, (int, float)) else 0.0)
     every = float(data.get("interval") or interval(services.settings))
     store, name = services.store, checkpoint_name(job.installation_id)
     record = await run_store(store, store.read_checkpoint, name) if store is not None else None
@@ -176,7 +182,17 @@ async def handle_reconcile(job: Job, ctx: JobContext) -> None:
         # merges happened before the app could see it, in this pass and every later one.
         entry = _previous(record, repo, started) or {}
         floor = entry.get("since") if isinstance(entry.get("since"), (int, float)) else None
-        done, entry = await _reconcile_repository(job, ctx, repo, max(start, floor or start), entry, max(bound, floor or bound))
+        window = max(start, floor or start)
+        try:
+            done, entry = await _reconcile_repository(job, ctx, repo, window, entry, max(bound, floor or bound))
+        except (NotFound, Forbidden, GitHubError) as exc:
+            # One repository GitHub will not list (disabled, blocked, deleted meanwhile) must not
+            # stop the others' pass; its window waits as a backlog for a later pass.
+            log.warning(
+                "%s: its pull requests could not be listed (%s); later passes try again", repo["full_name"], exc,
+                extra={"installation": job.installation_id, "repository": repo["full_name"]},
+            )
+            done, entry = 0, _held_back(entry, window, repo)
         queued += done
         entries[repository_key(repo)] = {**entry, "name": repo["full_name"].lower(), "since": floor}
     if store is not None:
@@ -206,6 +222,21 @@ async def _installed_at(job: Job, ctx: JobContext) -> float | None:
     return _epoch(data.get("created_at")) if isinstance(data, Mapping) else None
 
 
+def _first_page(repo: Mapping[str, Any]) -> str:
+    """The first page of a repository's closed pull requests, most recently updated first."""
+    owner, name = split_repository(repo["full_name"])
+    return f"/repos/{owner}/{name}/pulls?" + urlencode({"state": "closed", "sort": "updated", "direction": "desc", "per_page": 100})
+
+
+def _held_back(entry: Mapping[str, Any], start: float, repo: Mapping[str, Any]) -> dict[str, Any]:
+    """The checkpoint entry of a repository whose pass failed: its window from ``start`` (and
+    an earlier backlog's) is a backlog read from the first page by a later pass."""
+    backlog = entry.get("backlog") if isinstance(entry.get("backlog"), Mapping) else {}
+    earlier = backlog.get("from")
+    since = min(start, float(earlier)) if isinstance(earlier, (int, float)) else start
+    return {"backlog": {"from": since, "next": _first_page(repo)}}
+
+
 async def _reconcile_repository(
     job: Job, ctx: JobContext, repo: Mapping[str, Any], start: float, entry: Mapping[str, Any], bound: float
 ) -> tuple[int, dict[str, Any]]:
@@ -217,11 +248,7 @@ async def _reconcile_repository(
     backlog for the next pass (``{"backlog": ...}`` or ``{}``), at most :data:`MAX_PAGES`
     pages read in all.
     """
-    owner, name = split_repository(repo["full_name"])
-    first = f"/repos/{owner}/{name}/pulls?" + urlencode(
-        {"state": "closed", "sort": "updated", "direction": "desc", "per_page": 100}
-    )
-    queued, pages, rest = await _read_pages(job, ctx, repo, first, start, MAX_PAGES)
+    queued, pages, rest = await _read_pages(job, ctx, repo, _first_page(repo), start, MAX_PAGES)
     backlog = entry.get("backlog") if isinstance(entry.get("backlog"), Mapping) else None
     earlier = backlog.get("from") if backlog is not None else None
     earlier = max(float(earlier), bound) if isinstance(earlier, (int, float)) else None

@@ -41,6 +41,8 @@ TOKEN = re.compile(
     r"|[A-Z]{2,}\w*\d\w*"  # FP8, H100-like
     r"|\d+(?:[.,]\d+)?%?"  # numbers
 )
+#: Control characters (tabs aside): no symbol's exact text holds one.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +99,9 @@ class _Builder:
 
     def symbol(self, text: Any) -> str | None:
         value = str(text or "").strip().strip("`")
-        if not value or len(value) > 200:
+        # A name with a line break (git allows one in a path) would stand on lines of its own
+        # in the prompt, outside the fence for PR text: it gets no symbol, so it is never named.
+        if not value or len(value) > 200 or len(value.splitlines()) > 1 or _CONTROL.search(value):
             return None
         if value not in self.by_text:
             self.by_text[value] = f"S{len(self.by_text) + 1}"
