@@ -55,8 +55,6 @@ def test_a_revert_of_another_repositorys_pull_request_notes_nothing_here(rules):
         assert build_guide(snapshot('Revert "fix: retry uploads"', body), rules).data["reverted"] == 100
 
 
-@pytest.mark.xfail(strict=True, reason="severity: low. The revert's own guide still says 'This reverts #100' (the "
-                   "rule's focus note keeps the number, not the repository), which GitHub links to this repository's #100")
 def test_a_revert_of_another_repositorys_pull_request_is_not_said_to_revert_this_ones(rules):
     guide = build_guide(snapshot('Revert "fix: retry uploads"', "Reverts other-org/other#100"), rules)
     assert "reverts #100" not in guide.markdown

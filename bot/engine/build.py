@@ -6,6 +6,7 @@ benchmarks) goes through :func:`build_guide`.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import gc
 import re
@@ -210,7 +211,7 @@ def _build_guide(
     if lang not in LANGUAGES:
         raise ValueError(f"unknown language {lang!r}; expected one of {', '.join(LANGUAGES)}")
     analysis = analyse(snapshot)
-    hits = tuple(rules.evaluate(snapshot, analysis))
+    hits = _own_repository_notes(tuple(rules.evaluate(snapshot, analysis)), snapshot)
     is_config = getattr(rules, "is_config", None)
     renames = rename_map(analysis)
     classification = classify(
@@ -362,6 +363,19 @@ def _reverted(hits: tuple[RuleHit, ...], revert_of: str, snapshot: PullRequestSn
         return None
     target = _revert_target(revert_of, snapshot.repository)
     return target if target != snapshot.number and target is not None and target <= MAX_NUMBER else None
+
+
+def _own_repository_notes(hits: tuple[RuleHit, ...], snapshot: PullRequestSnapshot) -> tuple[RuleHit, ...]:
+    """``hits`` without the focus notes of a rule that captured a pull request number the
+    description places in another repository ("Reverts other/repo#100"): "This reverts
+    #100" would name, and GitHub would link, this repository's #100."""
+    out = []
+    for hit in hits:
+        numbers = [str((hit.captures or {}).get(k) or "").lstrip("#") for k in ("reverted", "revert", "pr")]
+        if hit.focus and any(n.isdigit() and _other_repository(snapshot.body, int(n), snapshot.repository) for n in numbers):
+            hit = dataclasses.replace(hit, focus=())
+        out.append(hit)
+    return tuple(out)
 
 
 def _other_repository(body: str, number: int, repository: str) -> bool:
