@@ -30,6 +30,11 @@ process (``GET /app``), once per installation and hour (the installation token: 
 tokens expire after an hour) or once per label and repository (giving a new label its
 colour) are also shown apart from the per-guide count, the tokens per pull request in
 a column of their own.
+The blame of the lines a pull request changes is one GraphQL request (``POST /graphql``,
+a rate limit of its own) per five traced files, ten at most: shown in columns of their
+own, not in the REST count, with a verdict of <= 3 for pull requests under 20 changed
+source files. (The sandbox serves bundles here, so the blames find no lines; the number
+of requests does not depend on what they find.)
 Counts do not depend on timing, so one round is exact; the run is repeated
 ``--rounds`` times only to report a median duration.
 
@@ -70,6 +75,9 @@ CONFIG_TEXT = "lang: en\n"
 #: No pacing of writes: counts do not depend on it, and the run stays short.
 UNPACED = {"write_rate": 1000.0, "write_burst": 1000.0, "hourly_rate": None}
 TARGET_REDELIVERY = 1
+#: GraphQL blame requests a merged pull request under BLAME_FILES changed source files may cost.
+TARGET_BLAME = 3
+BLAME_FILES = 20
 #: Seconds between merges simulated by default: back to back, a minute, four, six and ten
 #: minutes (around what was once a five-minute missing-config memory), an hour (a token's
 #: life), a day.
@@ -82,12 +90,15 @@ def budget(files: int) -> int:
 
 
 def classify(request: Mapping[str, Any]) -> str:
-    """What a sandbox request was for: ``token`` (installation token), ``app`` (``GET /app``), ``label look`` or ``guide``."""
+    """What a sandbox request was for: ``token`` (installation token), ``app`` (``GET /app``), ``label look``,
+    ``blame`` (``POST /graphql``, who wrote the lines the pull request changes; GraphQL's own rate limit) or ``guide``."""
     path = str(request.get("path", "")).split("?", 1)[0]
     if path.endswith("/access_tokens"):
         return "token"
     if path == "/app":
         return "app"
+    if path == "/graphql":
+        return "blame"
     if request.get("method") == "PATCH" and "/labels/" in path and "/issues/" not in path:
         return "label look"
     return "guide"
@@ -191,6 +202,7 @@ def summarise(jobs: Sequence[tuple[int, int, int, list[dict[str, Any]]]]) -> dic
             "limited": sum(1 for r in guide if r["status"] != 304), "not_modified": sum(1 for r in calls if r["status"] == 304),
             "token": sum(1 for r in calls if classify(r) == "token"), "app": sum(1 for r in calls if classify(r) == "app"),
             "look": sum(1 for r in calls if classify(r) == "label look"),
+            "blame": sum(1 for r in calls if classify(r) == "blame"),
         })  # fmt: skip
     return {"rows": rows}
 
@@ -211,6 +223,7 @@ def bucket_rows(label: str, summary: dict[str, Any], *, target: bool, spacing: s
             label, spacing, files, len(rows), median(r["guide"] for r in rows), max(r["guide"] for r in rows),
             typical, max(r["limited"] for r in rows), sum(r["not_modified"] for r in rows),
             sum(r["token"] for r in rows) / len(rows), sum(r["app"] for r in rows), sum(r["look"] for r in rows),
+            median(r["blame"] for r in rows), max(r["blame"] for r in rows),
             f"median <= {limit}" if target else "", verdict(typical <= limit) if target else "",
         ])  # fmt: skip
     return out
@@ -226,6 +239,25 @@ def worst(summaries: Sequence[tuple[str, str, dict[str, Any]]]) -> tuple[bool, s
                 worst_over, where = over, f"{row[6]:g} calls for {row[2]} files ({label}, merges {spacing} apart)"
             ok = ok and over <= 0
     return ok, where
+
+
+def blame_line(bundles: Sequence[Mapping[str, Any]], first: dict[str, Any]) -> str:
+    """The verdict on the GraphQL blame requests (``POST /graphql``) of pull requests under
+    :data:`BLAME_FILES` changed source files: at most :data:`TARGET_BLAME` each."""
+    from bot.engine.analysis.kinds import kind_of
+
+    sources = {int(b["pull"]["number"]): sum(1 for f in b["files"] if kind_of(f["filename"], status=f.get("status") or "modified", patch=f.get("patch")) == "source")
+               for b in bundles}  # fmt: skip
+    small = [r for r in first["rows"] if sources.get(r["number"], 0) < BLAME_FILES]
+    asked = [r for r in first["rows"] if r["blame"]]
+    worst_small = max((r["blame"] for r in small), default=0)
+    spread = Counter(r["blame"] for r in first["rows"])
+    return verdict_line(
+        f"blame (GraphQL) requests per merged PR under {BLAME_FILES} source files <= {TARGET_BLAME}",
+        f"at most {worst_small} over {len(small)} such PRs; {len(asked)} of {len(first['rows'])} PRs asked any "
+        f"(requests per PR: {dict(sorted(spread.items()))}); REST calls are counted without them",
+        worst_small <= TARGET_BLAME,
+    )
 
 
 def spacing_label(seconds: float) -> str:
@@ -260,7 +292,7 @@ async def run(args: argparse.Namespace) -> int:
 
     again, redelivery, plain = summarise(ours["again"]), summarise(ours["redelivery"]), summarise(naive)
     heads = ["flow", "merges apart", "files", "PRs", "guide calls median", "max", "rate-limited median", "max", "304s",
-             "tokens per PR", "GET /app", "label looks", "target", "verdict"]  # fmt: skip
+             "tokens per PR", "GET /app", "label looks", "blame queries median", "max", "target", "verdict"]  # fmt: skip
     rows = [row for label, spacing, summary in spaced for row in bucket_rows(label, summary, target=True, spacing=spacing)]
     rows += bucket_rows("prguide, new delivery of a guided PR", again, target=False) + bucket_rows("naive: fetch everything", plain, target=False)
     print(f"{len(bundles)} pull requests from {shown(args.corpus)}; a PR's calls are the sandbox requests made while its job ran; "
@@ -281,6 +313,7 @@ async def run(args: argparse.Namespace) -> int:
     total_naive = sum(r["all"] for r in plain["rows"])
     print(f"\nall requests for the {len(bundles)} first guides (back to back): prguide {total_ours}, naive {total_naive} "
           f"({total_naive / total_ours:.1f}x); comments posted by prguide: {ours['comments']}")  # fmt: skip
+    print(blame_line(bundles, first))
     print("\nprguide's per-guide calls by endpoint (first deliveries, back to back, no config file):\n")
     print(table(["endpoint", "calls", "per guide"], [[e, n, n / len(bundles)] for e, n in ours["endpoints"].most_common()]))
     return 0

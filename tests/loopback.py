@@ -126,8 +126,8 @@ class Loopback:
         await wait_idle(self.app)
 
     def writes(self) -> list[dict]:
-        """GitHub requests that change something (everything but GETs)."""
-        return [r for r in self.sandbox.requests if r["method"] != "GET"]
+        """GitHub requests that change something (everything but GETs and GraphQL queries)."""
+        return [r for r in self.sandbox.requests if r["method"] != "GET" and r["path"] != "/graphql"]
 
     def jobs(self) -> dict[str, int]:
         return self.state.store.counts()

@@ -66,7 +66,8 @@ class Harness:
         await wait_idle(self.app)
 
     def writes(self) -> list[dict]:
-        return [r for r in self.sandbox.requests if r["method"] != "GET"]
+        # A GraphQL query is a POST that only reads.
+        return [r for r in self.sandbox.requests if r["method"] != "GET" and r["path"] != "/graphql"]
 
     def jobs(self) -> dict[str, int]:
         return self.app[STATE].store.counts()
@@ -126,9 +127,11 @@ async def test_merged_pull_request_gets_one_comment_and_its_labels(harness, capl
     assert (record.delivery, record.repository, record.number, record.outcome) == ("m-1", REPO, SMALL_PR, "created")
     assert record.installation == 1
     # files, reviews, review comments, config file (.yml, then .yaml as there is none),
-    # comment list, add labels, create comment; plus, the first time a label appears in a
-    # repository, one call to give it its colour.
-    assert 8 <= record.api_calls <= 8 + len(expected.labels)
+    # comment list, add labels, create comment, the blame of the lines it changes (one
+    # GraphQL request; the sandbox serves no git repository here, so it blames nothing);
+    # plus, the first time a label appears in a repository, one call to give it its colour.
+    assert 9 <= record.api_calls <= 9 + len(expected.labels)
+    assert [r["method"] for r in harness.sandbox.requests if r["path"] == "/graphql"] == ["POST"]
     assert record.duration_ms > 0
     assert SECRET not in caplog.text
 

@@ -211,6 +211,11 @@ def test_a_budget_says_how_long_to_wait_and_what_an_answer_tells():
     spent = read_budget({**headers, "x-ratelimit-remaining": "0"}, now=1000.0, refused=601.0)
     assert spent.wait(1000.0) == 601.0 and spent.blocked_until == 1601.0
     assert merge(budget, spent).remaining == 0
+    # GraphQL's own limit ran out: the REST budget is not spent; a secondary limit is shared.
+    graphql = {**headers, "x-ratelimit-remaining": "0", "x-ratelimit-resource": "graphql"}
+    assert read_budget(graphql, now=1000.0, refused=601.0) is None
+    secondary = read_budget({"x-ratelimit-resource": "graphql", "retry-after": "60"}, now=1000.0, refused=60.0)
+    assert secondary.blocked_until == 1060.0
 
 
 def test_no_answer_holds_an_installation_longer_than_githubs_longest_window():

@@ -388,7 +388,9 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
         log.debug("%s %s -> %s", method, route, status or "no answer")
         if self._on_response is not None:
             try:
-                self._on_response(method, route, status, rate_remaining(headers))
+                # Only the REST (``core``) budget: GraphQL's is another count of another limit.
+                core = headers.get("x-ratelimit-resource") in (None, "core")
+                self._on_response(method, route, status, rate_remaining(headers) if core else None)
             except Exception:  # a metrics bug must not fail a job
                 log.exception("on_response hook failed")
 

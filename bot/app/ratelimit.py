@@ -224,13 +224,18 @@ def read_budget(headers: Mapping[str, str], *, now: float, refused: float | None
 
     Only the ``core`` resource counts (``x-ratelimit-resource``; search and GraphQL have
     limits of their own). ``refused``: the seconds GitHub asked to wait when it refused
-    the request (:func:`rate_limit_delay`), which block the installation until then.
+    the request (:func:`rate_limit_delay`), which block the installation until then,
+    unless it was another resource's primary limit that ran out.
     A reset (or a refusal's wait) beyond GitHub's longest window, :data:`MAX_WINDOW_S`
     from ``now``, is cut back to it: kept as it came, a later window (:func:`merge`)
     could never replace it.
     """
     resource = headers.get("x-ratelimit-resource")
     counted = resource in (None, "core")
+    if refused and not counted and headers.get("x-ratelimit-remaining") == "0":
+        # Another resource's primary limit (GraphQL's is counted apart): the REST budget is
+        # not spent, so the installation's REST calls go on. Secondary limits are shared.
+        refused = None
     remaining = rate_remaining(headers) if counted else None
     blocked = now + min(refused, MAX_WINDOW_S + RESET_SLACK) if refused else 0.0
     if remaining is None and not blocked:

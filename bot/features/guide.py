@@ -12,6 +12,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from bot.app.blame import fetch_blame
 from bot.app.errors import GiveUp
 from bot.app.fetch import fetch_snapshot
 from bot.app.jobstore import Job
@@ -61,8 +62,9 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     repository's ``.github/prguide.yml`` on its default branch (``repository.default_branch``
     in the payload; "Get repository content", a conditional request; when the pull
     request changed that file and was merged into another branch, the file at its merge
-    commit too, for the check), and prguide's
-    earlier comment, whose marker keeps what maintainers decided with commands.
+    commit too, for the check), prguide's
+    earlier comment, whose marker keeps what maintainers decided with commands, and the
+    blame of the lines it changes (GraphQL, :func:`bot.app.blame.fetch_blame`; optional).
     Then builds the guide with the repository's rules and publishes it
     (:func:`bot.app.publish.publish_guide`), and stores it for the tag view.
 
@@ -132,12 +134,17 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
     # The engine is pure but CPU-bound (a 3,000-file PR takes a while): keep it off the
     # event loop so deliveries are still answered at once.
     notices = config_notices(config.source, problems)
-    history = await coupling_history(services, repository, snapshot.merged_at)
+    # Who wrote the lines the pull request changes ("fixes code from #N"): an optional
+    # read, asked while the coupling history is read; without it the guide is as before.
+    history, blame = await asyncio.gather(
+        coupling_history(services, repository, snapshot.merged_at), fetch_blame(client, snapshot)
+    )
     if checked:
         notices = config_check_notices(merged_config) if merged_config is config else merge_notices(config_check_notices(merged_config), notices)
     build = functools.partial(
         build_guide, snapshot, rules, lang=config.lang or services.settings.lang, overrides=Overrides.from_marker(previous),
         page_url=guide_page_url(services, repository, number, private=is_private(repo)), history=history,
+        blame=blame,
     )
     guide = await asyncio.to_thread(build, notices=notices)
     if services.store is not None:

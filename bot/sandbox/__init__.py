@@ -30,6 +30,7 @@ In pytest (``tests/sandbox_helpers.py`` has the key fixture and ``start_sandbox`
 What it serves, and how it fails on purpose, is described in
 :mod:`bot.sandbox.server` (headers, conditional requests), :mod:`bot.sandbox.rest`
 (GitHub's endpoints), :mod:`bot.sandbox.control` (its own ``/_sandbox/`` control API),
+:mod:`bot.sandbox.graphql` (the GraphQL blame of a served git repository),
 :mod:`bot.sandbox.hooks` (the webhook deliveries it sends, ``webhook_url=``),
 :mod:`bot.sandbox.auth` (app JWTs and installation tokens) and
 :mod:`bot.sandbox.faults` (planned failures).

@@ -29,6 +29,7 @@ from aiohttp import web
 from bot.sandbox.auth import Authenticator, Caller, require
 from bot.sandbox.control import CONTROL_ROUTES
 from bot.sandbox.errors import ApiError, not_found
+from bot.sandbox.graphql import GRAPHQL_ROUTES
 from bot.sandbox.faults import DOC_PRIMARY_LIMIT, FaultBook, fault_error, parse_faults
 from bot.sandbox.handling import CALLER, FAULTS, STATE, json_response
 from bot.sandbox.rest import GITHUB_ROUTES
@@ -143,7 +144,7 @@ class Sandbox:
         app[STATE] = self.state
         app[FAULTS] = self.faults
         app[SANDBOX] = self
-        for method, path, handler in GITHUB_ROUTES + CONTROL_ROUTES:
+        for method, path, handler in GITHUB_ROUTES + GRAPHQL_ROUTES + CONTROL_ROUTES:
             app.router.add_route(method, path, handler)
             if path.startswith(_REPO_PREFIX + "/"):
                 # GitHub serves every repository route by id too (where redirects point).
@@ -302,7 +303,9 @@ class Sandbox:
             return response
         caller = self.auth.identify(request.headers.get("Authorization"))
         request[CALLER] = caller
-        bucket = self.state.bucket(caller.bucket)
+        # GraphQL has a rate limit of its own ("Rate limits and query limits for the GraphQL API").
+        resource = "graphql" if request.path == "/graphql" else "core"
+        bucket = self.state.bucket(caller.bucket if resource == "core" else f"{caller.bucket}:graphql")
         fault = self.faults.take(request.method, request.path_qs)
         delay = self.latency_ms + (fault.latency_ms if fault else 0.0)
         if delay > 0:
@@ -351,7 +354,7 @@ class Sandbox:
                 "x-ratelimit-remaining": "0" if primary_fault else str(bucket.remaining),
                 "x-ratelimit-reset": str(bucket.reset),
                 "x-ratelimit-used": str(bucket.limit if primary_fault else bucket.used),
-                "x-ratelimit-resource": "core",
+                "x-ratelimit-resource": resource,
                 "x-github-request-id": request_id,
                 "x-github-api-version-selected": request.headers.get("X-GitHub-Api-Version", DEFAULT_API_VERSION),
                 "x-github-media-type": "github.v3; format=json",

@@ -29,15 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.engine.history.lines import ChangedLine, line_ranges, trace_plan
-from bot.engine.history.model import HistoryFacts, LineOrigin, PullOrigin
+from bot.engine.history.model import WINDOW_DAYS, HistoryFacts, LineOrigin, PullOrigin
 from bot.engine.snapshot import PullRequestSnapshot
 from bot.sources.gitblame import BlamedCommit, blame_ranges, ignored_revisions
 from bot.sources.gitreplay import BranchCommit as _Commit
 from bot.sources.gitreplay import replay_origins
 from bot.sources.gitrun import GitRepo, GitRepositoryError, open_repository, run_git, text
 
-#: How far back (days before the pull request's base) lines are traced.
-WINDOW_DAYS = 120
 _SQUASH = re.compile(r"\(#(\d+)\)\s*$")
 _MERGE = re.compile(r"^Merge pull request #(\d+) from \S+")
 

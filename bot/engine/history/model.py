@@ -11,6 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+#: How far back (days before the pull request's base) lines are traced: older lines have
+#: no origin commit (they count, but name no pull request). Every source uses it.
+WINDOW_DAYS = 120
+
 #: :attr:`HistoryFacts.status` values: the history was read, or why it could not be.
 STATUSES = ("ok", "shallow", "missing", "no-base", "error")
 

@@ -1,0 +1,226 @@
+"""Who wrote the lines a merged pull request changes, read from GitHub's GraphQL blame.
+
+The in-app source of :class:`bot.engine.history.model.HistoryFacts` (the offline one is
+:mod:`bot.sources.githistory`, on a local clone). The lines are those
+:func:`bot.engine.history.lines.trace_plan` picks, numbered as in the file before the pull
+request; they are blamed at the commit the pull request was merged onto: the first parent
+of ``merge_commit_sha`` (for a squash or a merge commit, the base branch right before it).
+
+GitHub docs: "Objects" in the GraphQL reference, ``Blame``, ``BlameRange`` and ``Commit``
+(https://docs.github.com/en/graphql/reference/objects#blame,
+https://docs.github.com/en/graphql/reference/objects#commit); "Forming calls with
+GraphQL" (``POST /graphql``, answers ``{"data", "errors"}``). A blame answers the whole
+file in ranges of lines (``startingLine``..``endingLine``, 1-based) and the commit that
+last changed them; ``associatedPullRequests`` names the merged pull request that brought
+that commit to the repository.
+
+Cost: one ``POST /graphql`` per :data:`FILES_PER_QUERY` files (the parent commit is
+reached inside the same query), for at most :data:`MAX_FILES` files, most traced lines
+first; nothing for a pull request without traced lines. Each request goes through the
+installation's client, so it is counted in its calls and metrics and waits for its
+budget like a REST call. A blame is an extra: any failure (an error status, a time-out
+past :data:`DEADLINE_S`, a rate limit, GraphQL ``errors``) gives ``None`` and the guide is
+built without it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from bot.app.fetch import split_repository
+from bot.engine.history.lines import ChangedLine, trace_plan
+from bot.engine.history.model import WINDOW_DAYS, HistoryFacts, LineOrigin, PullOrigin
+from bot.engine.snapshot import PullRequestSnapshot
+
+log = logging.getLogger("prguide.jobs")
+
+#: Files blamed for one pull request, at most (those with the most traced lines).
+MAX_FILES = 10
+#: Files blamed in one GraphQL request: a blame is one of GitHub's costlier fields and a
+#: request must answer within GitHub's own time limit, so a big pull request's files are
+#: split over a few requests sent at once.
+FILES_PER_QUERY = 5
+#: Seconds all the blame requests of one pull request may take together.
+DEADLINE_S = 10.0
+#: GitHub's GraphQL endpoint, relative to the REST root (github.com: ``https://api.github.com/graphql``;
+#: GitHub Enterprise Server serves REST at ``/api/v3`` and GraphQL at ``/api/graphql``).
+GRAPHQL_PATH = "/graphql"
+
+_RANGE_FIELDS = (
+    "ranges { startingLine endingLine age commit { oid committedDate author { name user { login } } "
+    "associatedPullRequests(first: 1) { nodes { number title mergedAt author { login } } } } }"
+)
+
+
+def graphql_url(api_url: str) -> str:
+    """The GraphQL endpoint for a REST root ``api_url`` (``https://HOST/api/v3`` -> ``https://HOST/api/graphql``)."""
+    root = api_url.rstrip("/")
+    if root.endswith("/api/v3"):
+        return root[: -len("/v3")] + GRAPHQL_PATH
+    return root + GRAPHQL_PATH
+
+
+def blame_query(count: int) -> str:
+    """The GraphQL query blaming ``count`` files (variables ``$p0``..) at the first parent of
+    ``$oid`` in ``$owner/$name``; each file's blame is aliased ``f0``, ``f1``..."""
+    paths = ", ".join(f"$p{i}: String!" for i in range(count))
+    blames = " ".join(f"f{i}: blame(path: $p{i}) {{ {_RANGE_FIELDS} }}" for i in range(count))
+    return (
+        f"query($owner: String!, $name: String!, $oid: GitObjectID!, {paths}) {{ "
+        "repository(owner: $owner, name: $name) { object(oid: $oid) { ... on Commit { "
+        "parents(first: 1) { nodes { oid committedDate associatedPullRequests(first: 1) { nodes { number } } "
+        f"{blames} }} }} }} }} }} }}"
+    )
+
+
+def wanted_files(lines: Sequence[ChangedLine], limit: int = MAX_FILES) -> list[str]:
+    """The old paths of ``lines`` to blame: those with the most traced lines first, at most ``limit``."""
+    counts: dict[str, int] = {}
+    for line in lines:
+        counts[line.path] = counts.get(line.path, 0) + 1
+    return sorted(counts, key=lambda p: (-counts[p], p))[:limit]
+
+
+async def fetch_blame(client: Any, snapshot: PullRequestSnapshot, *, deadline: float = DEADLINE_S) -> HistoryFacts | None:
+    """History facts for the traced lines of the merged pull request ``snapshot``, or ``None``.
+
+    ``client`` is the job's :class:`bot.app.github.GitHubClient`. ``None`` when there is
+    nothing worth blaming (no traced line, no ``merge_commit_sha``) or when the blame could
+    not be read (logged); a :class:`HistoryFacts` with status ``"no-base"`` when the commit
+    before the merge belongs to the pull request itself (a rebase merge of several commits,
+    whose base this query cannot see). Never raises, except ``asyncio.CancelledError``.
+    """
+    traced = trace_plan(snapshot.files).traced
+    if not traced or not snapshot.merge_commit_sha:
+        return None
+    files = wanted_files(traced)
+    where = f"{snapshot.repository}#{snapshot.number}"
+    try:
+        owner, name = split_repository(snapshot.repository)
+        batches = [files[i : i + FILES_PER_QUERY] for i in range(0, len(files), FILES_PER_QUERY)]
+        answers = await asyncio.wait_for(
+            asyncio.gather(*(_ask(client, owner, name, snapshot.merge_commit_sha, batch) for batch in batches)), deadline
+        )
+        return facts_from_answers(answers, traced, own=snapshot.number)
+    except asyncio.TimeoutError:
+        log.warning("%s: GitHub's blame did not answer within %.0fs; the guide is built without it", where, deadline)
+    except Exception as exc:  # noqa: BLE001 -- an optional read: the guide is built without it
+        log.warning("%s: GitHub's blame could not be read (%s); the guide is built without it", where, exc)
+    return None
+
+
+async def _ask(client: Any, owner: str, name: str, oid: str, paths: Sequence[str]) -> tuple[Sequence[str], Mapping[str, Any]]:
+    """POST one blame query; returns ``(paths, the Commit object of the merge)``. Raises
+    ``ValueError`` for GraphQL ``errors`` or an answer without the commit."""
+    variables: dict[str, Any] = {"owner": owner, "name": name, "oid": oid}
+    variables.update({f"p{i}": p for i, p in enumerate(paths)})
+    url = graphql_url(getattr(client, "api_url", ""))
+    answer = await client.post(url, data={"query": blame_query(len(paths)), "variables": variables}, idempotent=True)
+    if not isinstance(answer, Mapping):
+        raise ValueError("the GraphQL answer is not an object")
+    errors = answer.get("errors")
+    if errors:
+        first = errors[0] if isinstance(errors, list) and errors and isinstance(errors[0], Mapping) else {}
+        raise ValueError(f"GraphQL errors: {first.get('message') or errors!r}"[:300])
+    commit = ((answer.get("data") or {}).get("repository") or {}).get("object")
+    if not isinstance(commit, Mapping):
+        raise ValueError(f"no commit {oid} in {owner}/{name}")
+    return paths, commit
+
+
+def facts_from_answers(
+    answers: Sequence[tuple[Sequence[str], Mapping[str, Any]]],
+    lines: Sequence[ChangedLine],
+    *,
+    own: int,
+    window_days: float = WINDOW_DAYS,
+) -> HistoryFacts | None:
+    """:class:`HistoryFacts` from the merge commits' objects of the blame queries
+    (``(paths, {"parents": {"nodes": [{... "f0": {"ranges": [...]}}]}})``) for ``lines``.
+
+    As :mod:`bot.sources.githistory` gives them: one :class:`LineOrigin` per traced line a
+    range covers; a commit older than ``window_days`` before the base commit is no origin
+    (``commit=""``); a commit with a merged pull request names it (``pull``), with its
+    ``merged_at`` (Unix seconds), author login (else the commit author's login, else
+    name) and title. ``None`` when no traced line was covered (nothing was blamed);
+    status ``"no-base"`` when the parent belongs to the pull request ``own`` itself.
+    Raises ``ValueError`` when the merge commit has no parent.
+    """
+    covered: dict[tuple[str, int], Mapping[str, Any]] = {}
+    since = 0
+    by_path: dict[str, set[int]] = {}
+    for line in lines:
+        by_path.setdefault(line.path, set()).add(line.line)
+    for paths, commit in answers:
+        parents = (commit.get("parents") or {}).get("nodes") or []
+        if not parents or not isinstance(parents[0], Mapping):
+            raise ValueError("the merge commit has no parent")
+        parent = parents[0]
+        if own in _numbers(parent):
+            return HistoryFacts("no-base", detail="the commit before the merge belongs to the pull request (a rebase merge)")
+        base_time = _unix(parent.get("committedDate"))
+        since = max(0, int(base_time - window_days * 86400)) if base_time and window_days else 0
+        for i, path in enumerate(paths):
+            wanted = by_path.get(path, set())
+            blame = parent.get(f"f{i}") or {}
+            for r in blame.get("ranges") or ():
+                if not isinstance(r, Mapping):
+                    continue
+                first, last = r.get("startingLine"), r.get("endingLine")
+                if not isinstance(first, int) or not isinstance(last, int):
+                    continue
+                for n in wanted:
+                    if first <= n <= last:
+                        covered[(path, n)] = r.get("commit") or {}
+    if not covered:
+        return None
+    origins: list[LineOrigin] = []
+    pulls: dict[int, PullOrigin] = {}
+    for (path, n), commit in sorted(covered.items()):
+        sha = str(commit.get("oid") or "")
+        committed = _unix(commit.get("committedDate"))
+        if since and committed and committed < since:
+            sha = ""  # older than the search reaches, as the offline source says it
+        number = None
+        if sha:
+            node = _merged_pull(commit)
+            if node is not None:
+                number = int(node["number"])
+                if number not in pulls:
+                    author = (node.get("author") or {}).get("login") or _commit_author(commit)
+                    merged = _unix(node.get("mergedAt")) or committed
+                    pulls[number] = PullOrigin(number, sha, merged, str(author), str(node.get("title") or ""))
+        origins.append(LineOrigin(path, n, sha, number))
+    return HistoryFacts("ok", tuple(origins), pulls, since)
+
+
+def _numbers(commit: Mapping[str, Any]) -> set[int]:
+    nodes = (commit.get("associatedPullRequests") or {}).get("nodes") or []
+    return {n["number"] for n in nodes if isinstance(n, Mapping) and isinstance(n.get("number"), int)}
+
+
+def _merged_pull(commit: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The merged pull request that brought ``commit`` to the branch (an open one it is also on is none)."""
+    for node in (commit.get("associatedPullRequests") or {}).get("nodes") or []:
+        if isinstance(node, Mapping) and isinstance(node.get("number"), int) and node.get("mergedAt"):
+            return node
+    return None
+
+
+def _commit_author(commit: Mapping[str, Any]) -> str:
+    author = commit.get("author") or {}
+    return str((author.get("user") or {}).get("login") or author.get("name") or "")
+
+
+def _unix(value: Any) -> int:
+    """Unix seconds of an ISO 8601 time (GitHub's ``DateTime``), 0 when absent or unreadable."""
+    if not isinstance(value, str) or not value:
+        return 0
+    try:
+        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp())
+    except ValueError:
+        return 0

@@ -1,0 +1,189 @@
+"""In the app, a merged fix's guide names the pull request that wrote the lines it changes,
+from GitHub's GraphQL blame, answered by the sandbox from a git repository built here."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from git_helpers import Repo
+from loopback import Loopback, Sleeps, pr_delivery, running_app, settings_for, shipped_rules
+from sandbox_helpers import app_private_key, start_sandbox  # noqa: F401
+
+from bot.app.blame import blame_query, facts_from_answers, graphql_url
+from bot.engine.history.lines import ChangedLine
+from bot.sandbox.graphql import run_query
+from bot.sources import merged_pull_requests
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+MODULE = (
+    "def limit(n):\n"
+    "    if n > 100:\n"
+    "        return 100\n"
+    "    return n + 1\n"
+    "\n"
+    "\n"
+    "def main():\n"
+    "    print(limit(3))\n"
+)
+WRITTEN_IN_ONE = "The lines this fix changes in `calc.py` were written in #1"
+
+
+def build_repo(path: Path) -> Repo:
+    """A start, PR #1 writing ``limit``, an unrelated PR #2, and the fix PR #3 changing ``limit``'s lines."""
+    r = Repo(path)
+    r.write("README.md", "# calc\n")
+    r.commit("Initial commit")
+    r.write("calc.py", MODULE)
+    r.commit("Add the limit (#1)", author="Ann")
+    r.write("NOTES.md", "notes\n")
+    r.commit("Add notes (#2)", author="Cid")
+    r.write("calc.py", MODULE.replace("if n > 100:\n        return 100\n    return n + 1", "if n >= 10:\n        return 10\n    return n * 2"))
+    r.commit("fix: cap the limit at ten (#3)\n\nThe limit grew without bound.", author="Bob")
+    return r
+
+
+@contextlib.asynccontextmanager
+async def app_on_repo(private_key: bytes, tmp_path: Path) -> AsyncIterator[tuple[Loopback, str, dict[int, dict]]]:
+    repo = build_repo(tmp_path / "calc")
+    async with start_sandbox(private_key) as sandbox:
+        (name,) = sandbox.add_git_repo(repo.path)
+        bundles = {b["pull"]["number"]: b for b in merged_pull_requests(repo.path)}
+        sleeps = Sleeps()
+        settings = settings_for(sandbox, private_key, tmp_path)
+        async with running_app(settings, sandbox=sandbox, rules=shipped_rules(), client_options={"sleep": sleeps}) as client:
+            yield Loopback(client, sandbox, bundles, sleeps), name, bundles
+
+
+def graphql_calls(sandbox: Any) -> list[dict]:
+    return [r for r in sandbox.requests if r["path"] == "/graphql"]
+
+
+async def test_the_fix_s_guide_says_where_its_lines_came_from(app_private_key, tmp_path, caplog):  # noqa: F811
+    caplog.set_level(logging.INFO, logger="prguide.jobs")
+    async with app_on_repo(app_private_key, tmp_path) as (lb, name, bundles):
+        resp = await lb.deliver(pr_delivery(bundles[3]), delivery="fix-1")
+        assert resp.status == 202
+        from bot.app.server import wait_idle
+
+        await wait_idle(lb.app)
+        (comment,) = lb.sandbox.comments(name, 3)
+        assert WRITTEN_IN_ONE in comment.body and "by **Ann**" in comment.body
+        # One GraphQL request for the one traced file, counted like the REST calls.
+        assert [(r["method"], r["status"]) for r in graphql_calls(lb.sandbox)] == [("POST", 200)]
+        (record,) = [r for r in caplog.records if getattr(r, "delivery", None) == "fix-1" and hasattr(r, "api_calls")]
+        assert record.api_calls == len([r for r in lb.sandbox.requests if "access_tokens" not in r["path"]])
+        # A pull request without traced lines (a new file only) asks nothing.
+        lb.sandbox.state.requests.clear()
+        assert (await lb.deliver(pr_delivery(bundles[2]), delivery="notes-1")).status == 202
+        await wait_idle(lb.app)
+        assert lb.sandbox.comments(name, 2) and graphql_calls(lb.sandbox) == []
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        {"method": "POST", "path": "^/graphql", "status": 403, "message": "Resource not accessible by integration"},
+        {"method": "POST", "path": "^/graphql", "status": 502, "times": None},
+        {"method": "POST", "path": "^/graphql", "status": 403, "rate_limit_remaining": 0},
+    ],
+    ids=["forbidden", "server-error", "rate-limited"],
+)
+async def test_a_blame_that_fails_still_posts_the_guide_without_the_line(app_private_key, tmp_path, fault):  # noqa: F811
+    async with app_on_repo(app_private_key, tmp_path) as (lb, name, bundles):
+        lb.sandbox.add_faults([fault])
+        assert (await lb.deliver(pr_delivery(bundles[3]), delivery="fix-1")).status == 202
+        from bot.app.server import wait_idle
+
+        await wait_idle(lb.app)
+        (comment,) = lb.sandbox.comments(name, 3)
+        assert "fix" in comment.body.lower() and "were written in" not in comment.body
+        assert graphql_calls(lb.sandbox)
+        assert lb.jobs().get("done") == 1
+
+
+async def test_graphql_errors_leave_the_guide_without_the_line(app_private_key, tmp_path):  # noqa: F811
+    async with app_on_repo(app_private_key, tmp_path) as (lb, name, bundles):
+        payload = pr_delivery(bundles[3])
+        payload["pull_request"]["merge_commit_sha"] = "f" * 40  # a commit GitHub does not have
+        assert (await lb.deliver(payload, delivery="fix-1")).status == 202
+        from bot.app.server import wait_idle
+
+        await wait_idle(lb.app)
+        (comment,) = lb.sandbox.comments(name, 3)
+        assert "were written in" not in comment.body
+        assert [r["status"] for r in graphql_calls(lb.sandbox)] == [200]
+
+
+def test_sandbox_answers_the_blame_query_in_github_s_shape(tmp_path):
+    repo = build_repo(tmp_path / "calc")
+    from bot.sandbox import Sandbox
+    from sandbox_helpers import generate_private_key_pem
+
+    sandbox = Sandbox(1, generate_private_key_pem())
+    (name,) = sandbox.add_git_repo(repo.path)
+    owner, short = name.split("/")
+    merge = repo.git("rev-parse", "HEAD")
+    answer = run_query(sandbox.state, blame_query(1), {"owner": owner, "name": short, "oid": merge, "p0": "calc.py"})
+    assert "errors" not in answer
+    (parent,) = answer["data"]["repository"]["object"]["parents"]["nodes"]
+    assert parent["oid"] == repo.git("rev-parse", "HEAD^")
+    assert parent["associatedPullRequests"]["nodes"] == [{"number": 2}]
+    ranges = parent["f0"]["ranges"]
+    assert [(r["startingLine"], r["endingLine"]) for r in ranges] == [(1, 8)]
+    (pull,) = ranges[0]["commit"]["associatedPullRequests"]["nodes"]
+    assert (pull["number"], pull["author"]["login"], pull["title"]) == (1, "Ann", "Add the limit")
+    assert 1 <= ranges[0]["age"] <= 10
+    missing = run_query(sandbox.state, blame_query(1), {"owner": owner, "name": short, "oid": "e" * 40, "p0": "calc.py"})
+    assert missing["data"]["repository"]["object"] is None and missing["errors"][0]["type"] == "NOT_FOUND"
+    no_file = run_query(sandbox.state, blame_query(1), {"owner": owner, "name": short, "oid": merge, "p0": "nope.py"})
+    assert no_file["data"]["repository"]["object"]["parents"]["nodes"][0]["f0"] is None and no_file["errors"]
+    assert "errors" in run_query(sandbox.state, "query { repository(owner: 1", {})
+
+
+def test_bundles_without_a_repository_blame_no_lines(load_bundle_json):
+    from bot.sandbox import Sandbox
+    from sandbox_helpers import generate_private_key_pem
+
+    bundle = load_bundle_json(7491)
+    sandbox = Sandbox(1, generate_private_key_pem(), bundles=[bundle])
+    owner, name = bundle["pull"]["base"]["repo"]["full_name"].split("/")
+    variables = {"owner": owner, "name": name, "oid": bundle["pull"]["merge_commit_sha"], "p0": "any.py"}
+    answer = run_query(sandbox.state, blame_query(1), variables)
+    assert answer["data"]["repository"]["object"]["parents"]["nodes"][0]["f0"] == {"ranges": []}
+
+
+def test_facts_from_ranges_keep_only_the_traced_lines_and_the_window():
+    def commit(oid: str, date: str, number: int | None) -> dict:
+        nodes = [{"number": number, "title": "t", "mergedAt": date, "author": {"login": "ann"}}] if number else []
+        return {"oid": oid, "committedDate": date, "author": {"name": "Ann", "user": None}, "associatedPullRequests": {"nodes": nodes}}
+
+    parent = {
+        "oid": "p", "committedDate": "2024-06-01T00:00:00Z", "associatedPullRequests": {"nodes": [{"number": 9}]},
+        "f0": {"ranges": [
+            {"startingLine": 1, "endingLine": 4, "commit": commit("a", "2024-05-01T00:00:00Z", 5)},
+            {"startingLine": 5, "endingLine": 9, "commit": commit("b", "2020-01-01T00:00:00Z", 2)},
+            {"startingLine": 10, "endingLine": 12, "commit": commit("c", "2024-05-20T00:00:00Z", None)},
+        ]},
+    }  # fmt: skip
+    lines = [ChangedLine("x.py", n, "code", "x.py") for n in (2, 6, 11, 40)]
+    facts = facts_from_answers([(["x.py"], {"parents": {"nodes": [parent]}})], lines, own=10)
+    assert facts is not None and facts.status == "ok"
+    assert [(o.line, o.commit, o.pull) for o in facts.origins] == [(2, "a", 5), (6, "", None), (11, "c", None)]
+    assert set(facts.pulls) == {5} and facts.pulls[5].author == "ann"
+    # The parent belongs to this pull request: a rebase merge, whose base the query cannot see.
+    assert facts_from_answers([(["x.py"], {"parents": {"nodes": [parent]}})], lines, own=9).status == "no-base"
+    # Nothing covered: nothing was blamed.
+    empty = {**parent, "f0": {"ranges": []}}
+    assert facts_from_answers([(["x.py"], {"parents": {"nodes": [empty]}})], lines, own=10) is None
+
+
+def test_graphql_url_of_github_and_enterprise_server():
+    assert graphql_url("https://api.github.com") == "https://api.github.com/graphql"
+    assert graphql_url("https://ghe.example.com/api/v3/") == "https://ghe.example.com/api/graphql"
