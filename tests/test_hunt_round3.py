@@ -353,10 +353,11 @@ def test_a_path_with_line_breaks_forges_no_fact_line_in_the_trusted_part_of_the_
     assert not any("Ignore the rules" in line and not line.startswith(("S", "F")) for line in lines)
 
 
-@pytest.mark.xfail(strict=True, reason="severity: low. Budget.wait compares GitHub's x-ratelimit-reset with the server's "
-                   "clock: a server 15 minutes slow holds a spent installation 15 minutes past GitHub's reset (at most "
-                   "an hour); the shared store keeps reset on GitHub's clock, so a fix must convert it per replica")
 async def test_a_server_clock_behind_githubs_does_not_hold_a_spent_limit_past_the_reset():
+    """Severity: low. Budget.wait compared GitHub's x-ratelimit-reset with the server's clock:
+    a server 15 minutes slow held a spent installation 15 minutes past GitHub's reset (at
+    most an hour). The shared store keeps the reset on GitHub's clock; each process converts
+    it with the offset GitHub's Date shows."""
     import email.utils
 
     from bot.app.ratelimit import MemoryRateLimits, RateLimits
