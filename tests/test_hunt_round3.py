@@ -134,11 +134,11 @@ async def test_a_suspension_handled_late_does_not_cancel_the_unsuspension_and_me
 # --- the tag view: a repository renamed, then made private ------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="severity: medium. repository.renamed is delivered (the app subscribes to "
-                   "'repository') but not handled: the guides stay under the old name, public, and a later "
-                   "repository.privatized names only the new one, so the now-private repository's guides stay on "
-                   "public pages under the old name for good")
 async def test_a_repository_renamed_then_made_private_hides_its_old_guides(app_private_key, load_bundle_json, tmp_path):  # noqa: F811
+    """Severity: medium. repository.renamed was delivered (the app subscribes to 'repository')
+    but not handled: the guides stayed under the old name, public, and a later
+    repository.privatized named only the new one, so the now-private repository's guides
+    stayed on public pages under the old name for good."""
     from loopback import REPO as CORPUS_REPO, SMALL_PR, start_loopback
 
     from bot.app.server import wait_idle
