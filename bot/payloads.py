@@ -54,6 +54,8 @@ EVENTS: Mapping[str, str] = {
     "repository.privatized": "a repository made private: its guides hidden in the tag view",
     "repository.publicized": "a repository made public: its guides shown in the tag view",
     "repository.deleted": "a repository deleted: its guides hidden in the tag view",
+    "repository.renamed": "a repository renamed: its guides moved to the new name in the tag view",
+    "repository.transferred": "a repository moved to another owner: its guides moved to the new name in the tag view",
 }
 
 
@@ -194,11 +196,21 @@ def repository(
     installation_id: int,
     sender: Mapping[str, Any],
     site: Site = GITHUB,
+    former: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A ``repository`` payload (``privatized``, ``publicized``, ``deleted``...): ``action``,
-    ``repository`` (complete, as after the change), [``organization``], ``sender``, ``installation``
-    ("Webhook events and payloads": repository)."""
-    return _about_repository({"action": action}, repository, installation_id, sender, site=site)
+    [``changes``], ``repository`` (complete, as after the change), [``organization``], ``sender``,
+    ``installation`` ("Webhook events and payloads": repository). ``former``: for ``renamed``,
+    the old name (``{"name": NAME}``: ``changes.repository.name.from``); for ``transferred``,
+    the old owner (``{"owner": ACCOUNT}``, a complete user or organization:
+    ``changes.owner.from.user``/``organization``)."""
+    payload: dict[str, Any] = {"action": action}
+    if former and "name" in former:
+        payload["changes"] = {"repository": {"name": {"from": former["name"]}}}
+    elif former and "owner" in former:
+        kind = "organization" if former["owner"].get("type") == "Organization" else "user"
+        payload["changes"] = {"owner": {"from": {kind: dict(former["owner"])}}}
+    return _about_repository(payload, repository, installation_id, sender, site=site)
 
 
 def _repository_refs(repositories: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

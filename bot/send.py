@@ -302,7 +302,14 @@ def _repository_payload(
     repo = objects.repository(full_name, private=action == "privatized", owner_type=args.account_type)
     owner = repo["owner"]
     who = _user(sender) or (owner if owner["type"] == "User" else objects.user("octocat"))
-    return payloads.repository(action, repo, installation_id=installation_id, sender=who)
+    former = None
+    if action in ("renamed", "transferred"):
+        was = getattr(args, "former", None)
+        if not was or "/" not in was:
+            raise SendError(f"{args.event} needs the repository's former name: --former OWNER/NAME")
+        was_owner, was_name = was.split("/", 1)
+        former = {"name": was_name} if action == "renamed" else {"owner": objects.user(was_owner, args.account_type)}
+    return payloads.repository(action, repo, installation_id=installation_id, sender=who, former=former)
 
 
 # --- talking to the servers ----------------------------------------------------------------------
@@ -574,6 +581,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--account-type", choices=("User", "Organization"), default="Organization",
         help="installation events: the account's type; repository events: the owner's (default Organization)",
     )  # fmt: skip
+    what.add_argument(
+        "--former", metavar="OWNER/NAME", help="repository.renamed, repository.transferred: the repository's former name"
+    )
     what.add_argument(
         "--sender", metavar="LOGIN", help="who triggered the delivery (default as GitHub would: the merger, the commenter...)"
     )

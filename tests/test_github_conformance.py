@@ -250,6 +250,8 @@ def send_payloads(tmp_path: Path, state: SandboxState) -> list[tuple[str, dict]]
         (["repository.privatized", "--repo", "octo-org/a", "--installation", "3"], None),
         (["repository.publicized", "--repo", "octo/a", "--account-type", "User"], None),
         (["repository.deleted", "--repo", "octo-org/a", "--sender", "mo"], None),
+        (["repository.renamed", "--repo", "octo-org/b", "--former", "octo-org/a"], None),
+        (["repository.transferred", "--repo", "octo-org/a", "--former", "octo/a", "--account-type", "User"], None),
     ]
     out = []
     for argv, given in runs:

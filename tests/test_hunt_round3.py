@@ -132,11 +132,11 @@ async def test_a_suspension_handled_late_does_not_cancel_the_unsuspension_and_me
 # --- the tag view: a repository renamed, then made private ------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="severity: medium. repository.renamed is delivered (the app subscribes to "
-                   "'repository') but not handled: the guides stay under the old name, public, and a later "
-                   "repository.privatized names only the new one, so the now-private repository's guides stay on "
-                   "public pages under the old name for good")
 async def test_a_repository_renamed_then_made_private_hides_its_old_guides(app_private_key, load_bundle_json, tmp_path):  # noqa: F811
+    """Severity: medium. repository.renamed was delivered (the app subscribes to 'repository')
+    but not handled: the guides stayed under the old name, public, and a later
+    repository.privatized named only the new one, so the now-private repository's guides
+    stayed on public pages under the old name for good."""
     from loopback import REPO as CORPUS_REPO, SMALL_PR, start_loopback
 
     from bot.app.server import wait_idle
@@ -351,10 +351,11 @@ def test_a_path_with_line_breaks_forges_no_fact_line_in_the_trusted_part_of_the_
     assert not any("Ignore the rules" in line and not line.startswith(("S", "F")) for line in lines)
 
 
-@pytest.mark.xfail(strict=True, reason="severity: low. Budget.wait compares GitHub's x-ratelimit-reset with the server's "
-                   "clock: a server 15 minutes slow holds a spent installation 15 minutes past GitHub's reset (at most "
-                   "an hour); the shared store keeps reset on GitHub's clock, so a fix must convert it per replica")
 async def test_a_server_clock_behind_githubs_does_not_hold_a_spent_limit_past_the_reset():
+    """Severity: low. Budget.wait compared GitHub's x-ratelimit-reset with the server's clock:
+    a server 15 minutes slow held a spent installation 15 minutes past GitHub's reset (at
+    most an hour). The shared store keeps the reset on GitHub's clock; each process converts
+    it with the offset GitHub's Date shows."""
     import email.utils
 
     from bot.app.ratelimit import MemoryRateLimits, RateLimits

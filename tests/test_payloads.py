@@ -216,6 +216,7 @@ def test_ping(webhook_payload):
         (["installation_repositories.added"], "--repo"),
         (["repository.privatized"], "--repo"),
         (["repository.deleted", "--repo", "o/r", "--repo", "o/s"], "give --repo once"),
+        (["repository.renamed", "--repo", "o/r"], "--former OWNER/NAME"),
         (["issue_comment.created", "--repo", "o/r", "--repo", "o/s", "--pr", "3", "--body", "x"], "give --repo once"),
     ],
 )
@@ -224,6 +225,17 @@ def test_options_that_make_no_delivery_say_what_is_missing(argv, message):
 
     with pytest.raises(SendError, match=message):
         build_payload(args(*argv))
+
+
+@pytest.mark.parametrize("event, former", [("repository.renamed", "octo-org/old"), ("repository.transferred", "someone/a")])
+def test_a_renamed_or_transferred_repository_says_its_former_name_as_github_does(event, former):
+    from bot.features.visibility import former_name
+
+    payload = build_payload(args(event, "--repo", "octo-org/a" if event.endswith("transferred") else "octo-org/new",
+                                 "--former", former, "--installation", "4"))  # fmt: skip
+    assert list(payload)[:3] == ["action", "changes", "repository"]
+    assert former_name(payload) == former
+    full_users(payload)
 
 
 def test_objects_given_keep_their_fields_and_gain_the_rest():

@@ -276,3 +276,42 @@ async def test_cancelled_work_frees_the_installations_booked_slots_on_every_repl
     await two.observe(5, {"x-ratelimit-limit": "5000", "x-ratelimit-remaining": "100", "x-ratelimit-reset": "9999999999"})
     assert (await two.budget(5, fresh=True)).paced_until == 0.0
     assert await two.book(5, 1, 2.7) - time.time() == pytest.approx(0, abs=2)  # the next backfill starts at once
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite", "postgresql"])
+async def test_a_replica_whose_clock_is_behind_githubs_waits_until_githubs_reset(backend, request, tmp_path):
+    """GitHub's reset is on GitHub's clock: a replica 15 minutes slow, whatever store the budget
+    lives in, waits until the reset as GitHub's ``Date`` places it on its own clock (not 15
+    minutes longer), including a replica that reads the spent window from the store."""
+    import email.utils
+    import time
+
+    from bot.app.ratelimit import MemoryRateLimits, RateLimits
+    from bot.app.shared_state import PgRateLimits, SqliteRateLimits
+
+    def slow() -> float:
+        return time.time() - 900.0
+
+    def make():
+        if backend == "sqlite":
+            return SqliteRateLimits.open(tmp_path / "prguide.db", clock=slow)
+        return PgRateLimits(request.getfixturevalue("pg_database"), clock=slow)
+
+    # Two processes on one store (one store object in memory, which several may share).
+    stores = [MemoryRateLimits(clock=slow)] * 2 if backend == "memory" else [make(), make()]
+    github_now = time.time()
+    date = email.utils.formatdate(github_now, usegmt=True)
+    spent = {"x-ratelimit-limit": "5000", "x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(github_now) + 60),
+             "date": date}  # fmt: skip
+    try:
+        first, second = RateLimits(stores[0], clock=slow), RateLimits(stores[1], clock=slow)
+        await first.observe(9, spent)
+        assert 55 <= await first.wait(9) <= 62
+        await second.observe(10, {"date": date})  # an answer about anything: GitHub's time
+        assert 55 <= await second.wait(9) <= 62
+        budget = await second.budget(9)
+        assert budget.reset - slow() == pytest.approx(60, abs=2)  # handed out on the replica's clock
+    finally:
+        for store in {id(s): s for s in stores}.values():
+            if hasattr(store, "close"):
+                store.close()

@@ -118,3 +118,38 @@ async def test_a_payload_saying_public_never_opens_a_private_repository(lb):
     opened["repository"].update(full_name=REPO, private=False)
     await lb.deliver(opened, delivery="o-2")
     assert await statuses(lb) == {404}
+
+
+def pages_of(repository: str) -> tuple[str, ...]:
+    return tuple(page.replace(REPO, repository) for page in PAGES)
+
+
+@pytest.mark.parametrize("action", ["renamed", "transferred"])
+async def test_a_renamed_or_transferred_repositorys_guides_follow_it(lb, action):
+    """``repository.renamed``/``transferred``: the guides are served under the new name only,
+    public as GitHub shows the repository there."""
+    owner, name = REPO.split("/")
+    new = f"{owner}/{name}-next" if action == "renamed" else f"new-home/{name}"
+    record = lb.sandbox.state.repos.pop(REPO.lower())
+    record.full_name = new
+    lb.sandbox.state.repos[new.lower()] = record
+    event = repository_event(lb, action, private=False)
+    event["repository"].update(full_name=new, name=new.split("/")[1])
+    if action == "renamed":
+        event["changes"] = {"repository": {"name": {"from": name}}}
+    else:
+        event["changes"] = {"owner": {"from": {"user": {"login": owner, "type": "User"}}}}
+    resp = await lb.deliver(event, event="repository", delivery=f"move-{action}")
+    assert resp.status == 202, await resp.text()
+    await wait_idle(lb.app)
+    assert {(await lb.client.get(path)).status for path in pages_of(new)} == {200}
+    assert await statuses(lb) == {404}
+    assert lb.state.services.guides.get(new, SMALL_PR)["repository"] == new
+    # Made private under its new name: hidden there too.
+    github_says_at = lb.sandbox.state.repos[new.lower()]
+    github_says_at.private = True
+    event = dict(repository_event(lb, "privatized", private=True))
+    event["repository"] = dict(event["repository"], full_name=new, name=new.split("/")[1])
+    assert (await lb.deliver(event, event="repository", delivery=f"private-{action}")).status == 202
+    await wait_idle(lb.app)
+    assert {(await lb.client.get(path)).status for path in pages_of(new)} == {404}

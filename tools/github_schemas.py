@@ -123,6 +123,8 @@ WEBHOOKS = (
     "repository.privatized",
     "repository.publicized",
     "repository.deleted",
+    "repository.renamed",
+    "repository.transferred",
 )
 
 #: Keywords that only document; dropped from every schema object.

@@ -46,6 +46,9 @@ MAX_WINDOW_S = 3600.0
 #: wait further than :data:`MAX_WINDOW_S` plus this ahead was never bounded (an older
 #: prguide kept it) and is dropped.
 CLOCK_TOLERANCE_S = 60.0
+#: Seconds under which the server's clock and GitHub's ``Date`` are taken to agree: ``Date``
+#: is cut down to the second and an answer takes its time to arrive.
+SKEW_FLOOR_S = 2.0
 #: Seconds a process trusts its own view of a budget before reading the shared one again,
 #: and at most between two writes of it (sooner when it is low or GitHub refused).
 SYNC_S = 5.0
@@ -130,6 +133,20 @@ def _asked_wait(status: int, headers: Mapping[str, str], body: bytes, *, now: fl
     return None
 
 
+def github_ahead(headers: Mapping[str, str], now: float) -> float | None:
+    """Whole seconds GitHub's clock is ahead of ``now`` (the server's; negative: behind), or ``None``.
+
+    From the answer's ``Date`` header (:func:`answer_time`); ``None`` when it has none that
+    is usable. ``Date`` is cut down to the second and the answer took its time to arrive, so
+    a difference under :data:`SKEW_FLOOR_S` is no skew and reads 0.
+    """
+    when = _date_of(headers)
+    if when is None or abs(when - now) > MAX_WINDOW_S:
+        return None
+    ahead = when - now
+    return float(round(ahead)) if abs(ahead) >= SKEW_FLOOR_S else 0.0
+
+
 def answer_time(headers: Mapping[str, str], now: float) -> float:
     """GitHub's time when it answered (Unix s): the answer's ``Date`` header, else ``now``.
 
@@ -139,11 +156,17 @@ def answer_time(headers: Mapping[str, str], now: float) -> float:
     :data:`MAX_WINDOW_S` from ``now`` (the server's clock) is not GitHub's time of the
     answer (a proxy's, a replayed answer's) and is not used.
     """
+    when = _date_of(headers)
+    return when if when is not None and abs(when - now) <= MAX_WINDOW_S else now
+
+
+def _date_of(headers: Mapping[str, str]) -> float | None:
+    """The answer's ``Date`` header in Unix seconds, or ``None`` when absent or unreadable."""
     try:
         when = email.utils.parsedate_to_datetime(headers.get("date") or "").timestamp()
     except (TypeError, ValueError, OverflowError):
-        return now
-    return when if math.isfinite(when) and abs(when - now) <= MAX_WINDOW_S else now
+        return None
+    return when if math.isfinite(when) else None
 
 
 def _message_of(body: bytes) -> str:
@@ -219,7 +242,9 @@ def merge(old: Budget | None, new: Budget) -> Budget:
     return Budget(limit, remaining, reset, blocked, paced)
 
 
-def read_budget(headers: Mapping[str, str], *, now: float, refused: float | None = None) -> Budget | None:
+def read_budget(
+    headers: Mapping[str, str], *, now: float, refused: float | None = None, github_now: float | None = None,
+) -> Budget | None:
     """The budget one answer's headers tell of, or None when they tell nothing.
 
     Only the ``core`` resource counts (``x-ratelimit-resource``; search and GraphQL have
@@ -227,8 +252,9 @@ def read_budget(headers: Mapping[str, str], *, now: float, refused: float | None
     the request (:func:`rate_limit_delay`), which block the installation until then,
     unless it was another resource's primary limit that ran out.
     A reset (or a refusal's wait) beyond GitHub's longest window, :data:`MAX_WINDOW_S`
-    from ``now``, is cut back to it: kept as it came, a later window (:func:`merge`)
-    could never replace it.
+    from ``github_now`` (GitHub's time, the reset's clock; ``now`` when unknown), or from
+    ``now`` for the wait, is cut back to it: kept as it came, a later window
+    (:func:`merge`) could never replace it.
     """
     resource = headers.get("x-ratelimit-resource")
     counted = resource in (None, "core")
@@ -243,11 +269,11 @@ def read_budget(headers: Mapping[str, str], *, now: float, refused: float | None
     limit = _number(headers.get("x-ratelimit-limit"), int) if counted else None
     reset = _number(headers.get("x-ratelimit-reset"), float) if counted else None
     if reset is not None:
-        reset = min(reset, now + MAX_WINDOW_S)
+        reset = min(reset, (now if github_now is None else github_now) + MAX_WINDOW_S)
     return Budget(limit, remaining if reset is not None else None, reset, blocked)
 
 
-def bounded(budget: Budget | None, now: float) -> Budget | None:
+def bounded(budget: Budget | None, now: float, *, github_now: float | None = None) -> Budget | None:
     """``budget`` without a window or a block further ahead of ``now`` than GitHub ever asks.
 
     :func:`read_budget` bounds what it reads; a stored budget may still hold a reset
@@ -256,12 +282,16 @@ def bounded(budget: Budget | None, now: float) -> Budget | None:
     :data:`CLOCK_TOLERANCE_S` from ``now`` (Unix s, the clock the budget's times are
     on), the window is forgotten (``limit``, ``remaining``, ``reset`` None) and the
     block lifted: the next answer tells the truth. ``paced_until`` is prguide's own
-    schedule and may lie hours ahead.
+    schedule and may lie hours ahead. The reset is on GitHub's clock: it is bounded from
+    ``github_now`` when the caller knows GitHub's time, else from ``now`` allowing for
+    the largest skew :func:`answer_time` believes (another :data:`MAX_WINDOW_S`), so a
+    store never drops a real window because its server's clock is behind GitHub's.
     """
     if budget is None:
         return None
     far = now + MAX_WINDOW_S + RESET_SLACK + CLOCK_TOLERANCE_S
-    if budget.reset is not None and budget.reset > far:
+    far_reset = far + MAX_WINDOW_S if github_now is None else github_now + MAX_WINDOW_S + RESET_SLACK + CLOCK_TOLERANCE_S
+    if budget.reset is not None and budget.reset > far_reset:
         budget = replace(budget, limit=None, remaining=None, reset=None)
     if budget.blocked_until > far:
         budget = replace(budget, blocked_until=0.0)
@@ -395,6 +425,13 @@ class RateLimits:
     window began or the budget is low (under :data:`LOW_SHARE` of the limit), so a
     refusal holds every replica back within a request or two. ``clock`` is the wall
     clock (Unix seconds). Store errors propagate (the job is retried).
+
+    ``reset`` is GitHub's time, kept so in the shared store (every replica reads the
+    same window); this process learns how far GitHub's clock is from its own from each
+    answer's ``Date`` (:func:`github_ahead`, :attr:`clock_offset`) and hands budgets out with ``reset`` on its
+    own clock (:meth:`budget`), so a server whose clock is slow does not hold a spent
+    installation past GitHub's reset, nor a fast one ask again before it. Until the
+    first answer with a ``Date``, the clocks are taken to agree.
     """
 
     def __init__(self, store: RateLimitStorage | None = None, *, clock: Callable[[], float] = time.time,
@@ -403,16 +440,33 @@ class RateLimits:
         self.clock = clock
         self.sync_every = sync_every
         self._seen: cachetools.LRUCache = cachetools.LRUCache(maxsize=max_installations)
+        #: Whole seconds GitHub's clock is ahead of ``clock`` (negative: behind), from the last ``Date``.
+        self.clock_offset = 0.0
 
     def __repr__(self) -> str:
         return f"<RateLimits {type(self.store).__name__}, {len(self._seen)} installation(s)>"
 
     async def budget(self, installation_id: int, *, fresh: bool = False) -> Budget | None:
-        """The installation's budget as this process knows it; ``fresh`` reads the shared store first."""
+        """The installation's budget as this process knows it; ``fresh`` reads the shared store first.
+
+        All its times are on this process's ``clock``: ``reset`` is GitHub's converted by
+        :attr:`clock_offset`.
+        """
+        return self._local(await self._budget(installation_id, fresh=fresh))
+
+    def _local(self, budget: Budget | None) -> Budget | None:
+        """``budget`` with GitHub's ``reset`` moved onto this process's clock."""
+        if budget is None or budget.reset is None or not self.clock_offset:
+            return budget
+        return replace(budget, reset=budget.reset - self.clock_offset)
+
+    async def _budget(self, installation_id: int, *, fresh: bool = False) -> Budget | None:
+        """The installation's budget as this process knows it, ``reset`` on GitHub's clock."""
         now = self.clock()
         seen = self._seen.get(installation_id)
         if fresh or seen is None or now - seen.read_at >= self.sync_every:
-            shared = bounded(await run_store(self.store, self.store.get, installation_id, now=now), now)
+            shared = await run_store(self.store, self.store.get, installation_id, now=now)
+            shared = bounded(shared, now, github_now=now + self.clock_offset)
             seen = self._seen.get(installation_id)  # another task may have observed meanwhile
             local = seen.budget if seen is not None else None
             budget = merge(local, shared) if shared is not None else local
@@ -435,7 +489,10 @@ class RateLimits:
     async def observe(self, installation_id: int, headers: Mapping[str, str], *, refused: float | None = None) -> None:
         """Take in one answer's rate-limit headers (``refused``: GitHub's wait when it refused the request)."""
         now = self.clock()
-        news = read_budget(headers, now=now, refused=refused)
+        ahead = github_ahead(headers, now)
+        if ahead is not None:
+            self.clock_offset = ahead
+        news = read_budget(headers, now=now, refused=refused, github_now=now + self.clock_offset)
         if news is None:
             return
         seen = self._seen.get(installation_id)

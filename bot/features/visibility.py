@@ -15,6 +15,9 @@ every delivery carries with its ``private`` flag. Hence two parts:
   as jobs that ask GitHub for the repository ("Get a repository") and store what it
   says now, so the job that runs last is right whatever order the events came in. A
   repository GitHub will not show the installation (404, 403) is private.
+- :data:`REPOSITORY_MOVED` queues ``repository.renamed``/``transferred``: the guides
+  stored under the old name move to the new one (a later ``privatized`` names only the
+  new one), which then takes the visibility GitHub shows, as above.
 """
 
 from __future__ import annotations
@@ -112,6 +115,11 @@ async def handle_visibility_changed(job: Job, ctx: JobContext) -> None:
     if store is None:
         ctx.outcome = "skipped"
         return
+    ctx.outcome = await _follow_github(ctx, store, repository)
+
+
+async def _follow_github(ctx: JobContext, store: Any, repository: str) -> str:
+    """Store the visibility "Get a repository" shows the installation now (404, 403: private); returns it."""
     owner, name = repository.split("/", 1)
     try:
         current = await ctx.client.getitem("/repos/{owner}/{repo}", {"owner": owner, "repo": name})
@@ -122,7 +130,59 @@ async def handle_visibility_changed(job: Job, ctx: JobContext) -> None:
     known = _known_private.get(store)
     if known is not None:
         known.pop(repository.casefold(), None)
-    ctx.outcome = visibility
+    return visibility
+
+
+def former_name(payload: Mapping[str, Any]) -> str | None:
+    """The ``owner/name`` a ``repository.renamed``/``transferred`` delivery's repository had, or ``None``.
+
+    "Webhook events and payloads" (repository): ``renamed`` carries
+    ``changes.repository.name.from`` (the name without the owner), ``transferred``
+    ``changes.owner.from.user.login`` or ``changes.owner.from.organization.login``.
+    ``None`` when the payload does not say, or the name is not ``owner/name``.
+    """
+    repo, changes = payload.get("repository"), payload.get("changes")
+    if not isinstance(repo, Mapping) or not isinstance(changes, Mapping) or not isinstance(repo.get("full_name"), str):
+        return None
+    owner, _, name = repo["full_name"].partition("/")
+    was = changes.get("repository")
+    if isinstance(was, Mapping) and isinstance(was.get("name"), Mapping) and isinstance(was["name"].get("from"), str):
+        name = was["name"]["from"]
+    was = changes.get("owner")
+    if isinstance(was, Mapping) and isinstance(was.get("from"), Mapping):
+        account = was["from"].get("user") or was["from"].get("organization")
+        if isinstance(account, Mapping) and isinstance(account.get("login"), str):
+            owner = account["login"]
+    old = f"{owner}/{name}"
+    return old if _FULL_NAME.match(old) and old != repo["full_name"] else None
+
+
+async def handle_repository_moved(job: Job, ctx: JobContext) -> None:
+    """``repository.renamed``/``transferred``: move the guides stored under the old name to the new one.
+
+    The guide store's :meth:`~bot.tagview.store.GuideStore.rename` moves every row kept
+    under the old name (merging into rows the new name has), then the new name takes
+    the visibility GitHub shows now, as :func:`handle_visibility_changed` does: a rename
+    job that runs after a ``privatized`` one does not open the repository again.
+    Sets the outcome to ``public``/``private`` (``skipped`` without a guide store).
+    Raises :class:`GiveUp` for a payload that names no old and new repository.
+    """
+    payload = job.data
+    repo = payload.get("repository") if isinstance(payload, Mapping) else None
+    old = former_name(payload) if isinstance(payload, Mapping) else None
+    if old is None or not isinstance(repo, Mapping) or not _FULL_NAME.match(str(repo.get("full_name"))):
+        raise GiveUp(f"delivery {job.delivery_id}: repository.{job.action} without the old and new name")
+    new = repo["full_name"]
+    ctx.fields.update(repository=new, former=old)
+    store = ctx.services.guides
+    if store is None:
+        ctx.outcome = "skipped"
+        return
+    moved = await run_store(store, store.rename, old, new)
+    ctx.fields["guides_moved"] = moved
+    if moved:
+        log.info("%s is now %s: %d guide(s) moved", old, new, moved, extra={"repository": new, "former": old})
+    ctx.outcome = await _follow_github(ctx, store, new)
 
 
 #: ``repository`` events that change who may see a repository ("Webhook events and payloads": repository).
@@ -130,6 +190,11 @@ VISIBILITY_CHANGED = Route(
     "repository", ("privatized", "publicized", "deleted"), handle_visibility_changed, bots=True, pull_request_only=False,
 )
 
+#: ``repository`` events that give a repository another name ("Webhook events and payloads": repository).
+REPOSITORY_MOVED = Route(
+    "repository", ("renamed", "transferred"), handle_repository_moved, bots=True, pull_request_only=False,
+)
+
 #: This feature's routes and observers, composed in :mod:`bot.features`.
-ROUTES = (VISIBILITY_CHANGED,)
+ROUTES = (VISIBILITY_CHANGED, REPOSITORY_MOVED)
 OBSERVERS = (observe_visibility,)

@@ -73,6 +73,13 @@ def change_columns(row: Mapping[str, Any], change: Any) -> tuple[str, str] | Non
     return json.dumps(list(paths), ensure_ascii=False), json.dumps(list(gone), ensure_ascii=False)
 
 
+def repository_name(value: Any) -> str:
+    """``value`` when it is a repository's ``owner/repo`` as GitHub allows it; :class:`GuideDataError` otherwise."""
+    if not isinstance(value, str) or not _REPO_RE.match(value) or value.split("/")[1] in (".", ".."):
+        raise GuideDataError(f"guide data 'repository' must be 'owner/repo', got {value!r}")
+    return value
+
+
 def normalise(data: Mapping[str, Any]) -> dict[str, Any]:
     """The columns of one guide from its data, plus ``details`` (label sources) and ``descriptions``.
 
@@ -80,9 +87,7 @@ def normalise(data: Mapping[str, Any]) -> dict[str, Any]:
     """
     if not isinstance(data, Mapping):
         raise GuideDataError(f"guide data must be a mapping, got {type(data).__name__}")
-    repository = data.get("repository")
-    if not isinstance(repository, str) or not _REPO_RE.match(repository) or repository.split("/")[1] in (".", ".."):
-        raise GuideDataError(f"guide data 'repository' must be 'owner/repo', got {repository!r}")
+    repository = repository_name(data.get("repository"))
     number = data.get("number")
     if isinstance(number, bool) or not isinstance(number, int) or number < 1:
         raise GuideDataError(f"guide data 'number' must be a positive whole number, got {number!r}")

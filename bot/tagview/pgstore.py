@@ -26,7 +26,7 @@ from typing import Any
 from bot.app import pg
 from bot.engine.history.coupling import MergedChange
 from bot.tagview import pg_schema
-from bot.tagview.guide_data import as_bound, change_columns, iso, prepare_save, utc
+from bot.tagview.guide_data import as_bound, change_columns, iso, prepare_save, repository_name, utc
 from bot.tagview.model import (
     VISIBILITIES,
     Brief,
@@ -42,6 +42,23 @@ from bot.tagview.sql import (
 )
 
 pg.register_migrations(pg_schema.COMPONENT, pg_schema.MIGRATIONS)
+
+# Of two guides of one pull request under the new name and the old (new, old), the one to drop:
+# the one stored first, the old name's when both were stored at the same time.
+_LOSERS = """
+SELECT CASE WHEN o.stored_at > n.stored_at THEN n.id ELSE o.id END
+FROM tagview_guides o JOIN tagview_guides n ON n.repository = %s AND n.number = o.number
+WHERE o.repository = %s
+"""
+# The kept counts of one repository (name) counted again from its rows.
+_RECOUNT = (
+    "INSERT INTO tagview_counts (repository, kind, name, guides) "
+    "SELECT %(name)s, 'label', label, COUNT(*) FROM tagview_labels WHERE repository = %(name)s GROUP BY label",
+    "INSERT INTO tagview_counts (repository, kind, name, guides) "
+    "SELECT %(name)s, 'area', area, COUNT(*) FROM tagview_areas WHERE repository = %(name)s GROUP BY area",
+    "UPDATE tagview_repositories SET guides = (SELECT COUNT(*) FROM tagview_guides WHERE repository = %(name)s) "
+    "WHERE name = %(name)s",
+)
 
 # The newest merge first, guides without a merge time last (as SQLite orders NULLs in DESC).
 _NEWEST = "g.merged_at DESC NULLS LAST, g.number DESC"
@@ -223,6 +240,63 @@ class PgGuideStore:
                 "ON CONFLICT (name) DO UPDATE SET visibility = excluded.visibility",
                 (repository, visibility),
             )
+
+    def rename(self, old: str, new: str) -> int:
+        """Move everything stored under repository ``old`` to ``new``, in one transaction; returns the guides moved.
+
+        Same merge rules and errors as :meth:`bot.tagview.store.GuideStore.rename`. The old
+        name's row is locked first, as every save of it locks it, so no save of the
+        repository's counts runs in between.
+        """
+        repository_name(old), repository_name(new)
+        with self._connection() as conn, conn.cursor() as cur:
+            cur.execute("SELECT visibility FROM tagview_repositories WHERE name = %s FOR UPDATE", (old,))
+            found = cur.fetchone()
+            if found is None:
+                return 0
+            same = old.casefold() == new.casefold()
+            if not same:
+                cur.execute(_LOSERS, (new, old))
+                losers = [r[0] for r in cur.fetchall()]
+                if losers:  # their labels, areas, data, cards and paths go with them (ON DELETE CASCADE)
+                    cur.execute("DELETE FROM tagview_guides WHERE id = ANY(%s)", (losers,))
+            cur.execute(
+                "SELECT d.guide_id, d.data FROM tagview_guide_data d JOIN tagview_guides g ON g.id = d.guide_id "
+                "WHERE g.repository = %s",
+                (old,),
+            )
+            # Rewritten here, not with jsonb_set: the guide is kept as it came, keys in its order.
+            data = [(json.dumps({**blob, "repository": new}, ensure_ascii=False), guide_id)
+                    for guide_id, blob in cur.fetchall() if isinstance(blob, dict)]  # fmt: skip
+            cur.executemany("UPDATE tagview_guide_data SET data = %s::json WHERE guide_id = %s", data)
+            cur.execute("SELECT visibility FROM tagview_repositories WHERE name = %s FOR UPDATE", (new,))
+            kept = cur.fetchone()
+            visibility = "private" if "private" in (found[0], kept[0] if kept else found[0]) else "public"
+            cur.execute(
+                "INSERT INTO tagview_repositories (name, visibility) VALUES (%s, %s) "
+                "ON CONFLICT (name) DO UPDATE SET name = excluded.name, visibility = excluded.visibility",
+                (new, visibility),
+            )
+            cur.execute("UPDATE tagview_guides SET repository = %s WHERE repository = %s", (new, old))
+            moved = cur.rowcount
+            if not same:
+                cur.execute("DELETE FROM tagview_repositories WHERE name = %s", (old,))
+            for table in ("tagview_labels", "tagview_areas"):
+                cur.execute(f"UPDATE {table} SET repository = %s WHERE repository = %s", (new, old))
+            if same:
+                cur.execute("UPDATE tagview_label_info SET repository = %s WHERE repository = %s", (new, old))
+            else:
+                cur.execute(
+                    "INSERT INTO tagview_label_info (repository, label, description) "
+                    "SELECT %s, label, description FROM tagview_label_info WHERE repository = %s "
+                    "ON CONFLICT (repository, label) DO NOTHING",
+                    (new, old),
+                )
+                cur.execute("DELETE FROM tagview_label_info WHERE repository = %s", (old,))
+            cur.execute("DELETE FROM tagview_counts WHERE repository = %s OR repository = %s", (old, new))
+            for statement in _RECOUNT:
+                cur.execute(statement, {"name": new})
+            return moved
 
     def delete(self, repository: str, number: int) -> bool:
         """Forget one guide (its labels, areas and data go with it); returns whether there was one."""

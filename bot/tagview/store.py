@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.engine.history.coupling import MergedChange
-from bot.tagview.guide_data import as_bound, change_columns, iso, prepare_save, utc
+from bot.tagview.guide_data import as_bound, change_columns, iso, prepare_save, repository_name, utc
 from bot.tagview.model import (
     MAX_LIMIT,
     READING_LEVELS,
@@ -214,6 +214,66 @@ class GuideStore:
                 "ON CONFLICT (name) DO UPDATE SET visibility = excluded.visibility",
                 (repository, visibility),
             )
+
+    @_locked
+    def rename(self, old: str, new: str) -> int:
+        """Move everything stored under repository ``old`` to ``new``, in one transaction; returns the guides moved.
+
+        For a repository renamed or transferred ("Webhook events and payloads":
+        ``repository`` ``renamed``, ``transferred``): guides with their data (its
+        ``repository`` set to ``new``), labels, areas, cards, changed paths, the kept
+        counts, label descriptions and visibility. Rows ``new`` already has are merged:
+        of two guides of one pull request the one stored last is kept (``new``'s when
+        stored at the same time), the label descriptions ``new`` has win, and the
+        repository is private when either name was. A change of case only renames in
+        place. Nothing happens (0) when ``old`` is not stored. Raises
+        :class:`GuideDataError` for a name that is not ``owner/repo``.
+        """
+        repository_name(old), repository_name(new)
+        with _savepoint(self._conn, "tagview_rename") as conn:
+            # Guides may point at a name whose row comes or goes later in this transaction.
+            conn.execute("PRAGMA defer_foreign_keys = ON")
+            found = conn.execute("SELECT visibility FROM tagview_repositories WHERE name = ?", (old,)).fetchone()
+            if found is None:
+                return 0
+            same = old.casefold() == new.casefold()
+            if not same:
+                self._drop(conn, [r[0] for r in conn.execute(_LOSERS, (new, old))])
+            moved = conn.execute("SELECT COUNT(*) FROM tagview_guides WHERE repository = ?", (old,)).fetchone()[0]
+            conn.execute(
+                "UPDATE tagview_guide_data SET data = json_set(data, '$.repository', ?) "
+                "WHERE guide_id IN (SELECT id FROM tagview_guides WHERE repository = ?)",
+                (new, old),
+            )
+            kept = conn.execute("SELECT visibility FROM tagview_repositories WHERE name = ?", (new,)).fetchone()
+            visibility = "private" if "private" in (found[0], kept[0] if kept else found[0]) else "public"
+            conn.execute("DELETE FROM tagview_repositories WHERE name IN (?, ?)", (old, new))
+            conn.execute("INSERT INTO tagview_repositories (name, visibility) VALUES (?, ?)", (new, visibility))
+            for table in ("tagview_guides", "tagview_labels", "tagview_areas"):
+                conn.execute(f"UPDATE {table} SET repository = ? WHERE repository = ?", (new, old))
+            if same:
+                conn.execute("UPDATE tagview_label_info SET repository = ? WHERE repository = ?", (new, old))
+            else:
+                conn.execute(
+                    "INSERT INTO tagview_label_info (repository, label, description) "
+                    "SELECT ?, label, description FROM tagview_label_info WHERE repository = ? "
+                    "ON CONFLICT (repository, label) DO NOTHING",
+                    (new, old),
+                )
+                conn.execute("DELETE FROM tagview_label_info WHERE repository = ?", (old,))
+            conn.execute("DELETE FROM tagview_counts WHERE repository IN (?, ?)", (old, new))
+            for statement in _RECOUNT:
+                conn.execute(statement, {"name": new})
+            return moved
+
+    def _drop(self, conn: sqlite3.Connection, ids: list[int]) -> None:
+        """Delete the guides ``ids`` and their rows, leaving the kept counts to the caller."""
+        for guide_id in ids:
+            for table in ("tagview_labels", "tagview_areas", "tagview_guide_cards", "tagview_guide_data", "tagview_guide_files"):
+                conn.execute(f"DELETE FROM {table} WHERE guide_id = ?", (guide_id,))
+            if self._fts:
+                conn.execute("DELETE FROM tagview_search WHERE rowid = ?", (guide_id,))
+            conn.execute("DELETE FROM tagview_guides WHERE id = ?", (guide_id,))
 
     @_locked
     def delete(self, repository: str, number: int) -> bool:
@@ -502,6 +562,23 @@ class GuideStore:
         pattern = like_pattern(word)
         return "(g.title LIKE ? ESCAPE '\\' OR g.focus_text LIKE ? ESCAPE '\\')", [pattern, pattern]
 
+
+
+# Of two guides of one pull request under the new name and the old (? = new, old), the one to
+# drop: the one stored first, the old name's when both were stored at the same time.
+_LOSERS = """
+SELECT CASE WHEN o.stored_at > n.stored_at THEN n.id ELSE o.id END
+FROM tagview_guides o JOIN tagview_guides n ON n.repository = ? AND n.number = o.number
+WHERE o.repository = ?
+"""
+# The kept counts of one repository (:name) counted again from its rows.
+_RECOUNT = (
+    "INSERT INTO tagview_counts (repository, kind, name, guides) "
+    "SELECT :name, 'label', label, COUNT(*) FROM tagview_labels WHERE repository = :name GROUP BY label",
+    "INSERT INTO tagview_counts (repository, kind, name, guides) "
+    "SELECT :name, 'area', area, COUNT(*) FROM tagview_areas WHERE repository = :name GROUP BY area",
+    "UPDATE tagview_repositories SET guides = (SELECT COUNT(*) FROM tagview_guides WHERE repository = :name) WHERE name = :name",
+)
 
 
 def _count(conn: sqlite3.Connection, repository: str, guide_id: int, old_labels: list[str], old_areas: list[str]) -> None:
