@@ -144,7 +144,7 @@ def test_signature_facts():
     got = {(b.kind, b.symbol): b for b in facts}
     assert got[("parameter_added", "Trainer.fit")].detail == "added `seed=None`"
     assert (got[("default_changed", "Trainer.fit(epochs)")].old, got[("default_changed", "Trainer.fit(epochs)")].new) == ("1", "3")
-    assert got[("signature_changed", "Trainer.save")].detail == "renamed parameter `path` to `target`"
+    assert got[("signature_changed", "Trainer.save")].detail == "parameter `path` is now `target`"
     load = got[("signature_changed", "Trainer.load")].detail
     assert "added required parameter `strict`" in load and "return annotation `dict` -> `State`" in load
     assert got[("signature_changed", "run")].detail == "reordered parameters"

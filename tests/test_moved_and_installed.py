@@ -164,3 +164,45 @@ def test_a_name_is_never_cut_out_of_a_commit_hash():
                      removed_lines=("        pip3 install Megatron-Bridge --no-deps",),
                      added_lines=("        pip3 install git+https://github.com/NVIDIA/Megatron-Bridge.git@0a21da4 --no-deps",))
     assert "a21da4" not in introduced_names(f, limit=10)
+
+
+LOCAL_IN_METHOD = """@@ -120,6 +120,7 @@ class VeOmniEngine(BaseEngine):
+         micro_batches = batch.split(self.mb_size)
+-        pad_size_per_mb: list[int] = []
++        pad_sizes: list[int] = []
++        cu_seqlens: list[int] = []
+         for mb in micro_batches:
+             pass
+"""
+
+
+def test_a_local_variable_of_a_method_is_no_class_field():
+    from bot.engine.analysis import analyse
+
+    snap = PullRequestSnapshot(repository="o/r", number=7, title="t", files=(_file("pkg/engine.py", LOCAL_IN_METHOD),))
+    (f,) = analyse(snap).files
+    assert not f.fields_removed and not f.fields_added, (f.fields_removed, f.fields_added)
+
+
+def test_a_helper_whose_callers_the_pull_request_rewrote_is_not_breaking():
+    helper = ["def get_device_uuid(device_id, config):", *BODY, "    return value"]
+    caller = "@@ -40,3 +40,3 @@ class Adapter:\n     def start(self):\n-        uuid = get_device_uuid(self.device, self.config)\n+        uuid = self.device.uuid\n"
+    guide = _guide(_file("pkg/utils.py", _patch("-", helper, 80)), _file("pkg/adapter.py", caller),
+                   title="[rollout] chore: remove unused helper")
+    assert not guide.data["breaking"], guide.data["breaking_reasons"]
+
+
+ARGS_DECLARED = """@@ -1,6 +1,9 @@
+ FROM lmsysorg/sglang:v0.5.2
++ARG CUDA_VERSION=13.0.2
++ARG TRL_VERSION=0.27.0
++ARG FLASH_ATTENTION_VERSION=2.8.3
+ RUN pip3 install --no-deps trl==0.27.0
+ RUN pip install flash_attn==2.8.3
+"""
+
+
+def test_version_args_declared_install_nothing():
+    guide = _guide(_file("docker/Dockerfile.stable.sglang", ARGS_DECLARED), title="[docker] chore: declare versions")
+    texts = _claims(guide, "deps") + _claims(guide, "focus.fact.dep")
+    assert texts == [], texts

@@ -130,6 +130,25 @@ def consequence_known(fact: Any, f: FileAnalysis) -> bool:
     )
 
 
+def callers_rewritten(name: str, analysis: DiffAnalysis) -> bool:
+    """True when the pull request rewrote calls of ``name``: ``name(`` or ``.name(`` is on
+    a removed line of some file that is not its ``def`` (the author changed the callers
+    the repository has). A definition whose callers moved with it is an internal helper
+    refactored, not an API removed under its users; an outside caller cannot be seen,
+    so this says less rather than guess a break."""
+    short = name.rpartition(".")[2]
+    if not short.isidentifier() or len(short) < 4:
+        return False  # "run(", "get(": too common to tell one function's callers
+    call = re.compile(rf"(?<![\w]){re.escape(short)}\(|\bimport\b.*(?<![\w.]){re.escape(short)}\b")
+    for f in analysis.files:
+        if f.kind in ("docs", "generated"):
+            continue
+        for line in f.removed_lines:
+            if call.search(line) and not line.lstrip().startswith(("def ", "async def ", "class ")):
+                return True
+    return False
+
+
 def tool_settings(path: str) -> bool:
     """True for a file in a dot directory or a dotfile (``.gemini/config.yaml``,
     ``.github/dependabot.yml``, ``.pre-commit-config.yaml``): a tool's settings."""

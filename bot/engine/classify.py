@@ -40,7 +40,7 @@ from typing import Any
 
 from bot.engine.analysis.envvars import ENV_KINDS, breaks_users
 from bot.engine.analysis.model import DiffAnalysis, Evidence, FileAnalysis
-from bot.engine.breaking import (breaking_check, consequence_known, fact_evidence, group_key_removals, introduced_names, local_helper,
+from bot.engine.breaking import (breaking_check, callers_rewritten, consequence_known, fact_evidence, group_key_removals, introduced_names, local_helper,
                                  signature_detail)
 from bot.engine.focus.housekeeping import api_names, dep_is_major, public_keys
 from bot.engine.focus.points import rename_map
@@ -407,6 +407,9 @@ def breaking_reasons(
             continue
         if fact.kind == "symbol_removed" and (fact.path, fact.symbol) not in renamed_to and local_helper(fact.symbol, f):
             continue  # a helper its own file called, caller rewritten too: not an API users import
+        if (fact.kind in ("symbol_removed", "symbol_moved", "signature_changed") and (fact.path, fact.symbol) not in renamed_to
+                and callers_rewritten(fact.old or fact.symbol, analysis)):  # a rename still breaks the old name's importers
+            continue  # the pull request rewrote the calls it has: a refactor of internals, not a break users meet
         params = {"name": fact.symbol, "old": fact.old, "new": fact.new, "detail": fact.detail}
         if fact.kind == "check_added":
             params["code"] = code

@@ -517,6 +517,11 @@ def dependency_changes(path: str, hunks: Sequence[Hunk]) -> tuple[DependencyChan
         sides = _go_mod(hunks)
     elif name.startswith("dockerfile") or name.endswith(".dockerfile") or _INSTALL_SCRIPT.fullmatch(name):
         sides = _dockerfile(hunks)  # an install script's `pip install` lines read as a Dockerfile's
+        # An `ARG X_VERSION=v` declared or dropped installs nothing by itself (the `RUN` that
+        # uses it may be unchanged or use another value): only a changed value is a change.
+        for one, other in ((sides[ADDED], sides[REMOVED]), (sides[REMOVED], sides[ADDED])):
+            for key in [k for k in one if k[0] == "version-arg" and k not in other]:
+                del one[key]
     elif name in ("uv.lock", "poetry.lock", "pdm.lock", "cargo.lock", "pylock.toml") or (name.startswith("pylock.") and name.endswith(".toml")):
         sides = _lock_versions(hunks, _toml_lock_name, _toml_lock_version, python=name != "cargo.lock")
     elif name in ("package-lock.json", "npm-shrinkwrap.json"):

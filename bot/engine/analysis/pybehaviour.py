@@ -211,7 +211,7 @@ def compare_signatures(
     if len(gone) == len(fresh):
         for g, f in zip(gone, fresh):
             if old_params.index(g) == new_params.index(f) and g.kind == f.kind:
-                breaking.append(f"renamed parameter `{g.name}` to `{f.name}`")
+                breaking.append(f"parameter `{g.name}` is now `{f.name}`")  # a name, maybe a type: not "renamed"
                 renamed.update((g.name, f.name))
     for p in gone:
         if p.name not in renamed:

@@ -293,7 +293,9 @@ def analyse_python(
                             stripped.partition("(")[2].replace(" ", ""),  # header_key(), inline: once per definition
                         )
                 continue
-            if block.is_class and not block.nested:
+            # A field sits one level inside its class; deeper, it is a method's local
+            # variable (a hunk that starts inside a method knows only the class around it).
+            if block.is_class and not block.nested and indent - block.indent <= 4:
                 found = _field(side, stripped)
                 if found is not None:
                     (new_fields if line_kind == ADDED else old_fields).setdefault(found[0], (found[1], new_no if line_kind == ADDED else old_no))
