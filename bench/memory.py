@@ -9,9 +9,12 @@ serving the corpus. Resident set size (``VmRSS`` in ``/proc/<pid>/status``) is r
    at once; RSS is sampled every 50 ms until every job has finished (``/healthz`` shows
    nothing queued or running: the jobs fetch, build their guides, wait for GitHub's write
    budget holding everything they built, and publish: with the shipped budget, 72 writes a
-   minute and 500 an hour, the 64 first guides take about ten minutes), then the peak the
-   process ever had (``VmHWM``) is read: the verdict is on it, so no spike between samples
-   escapes;
+   minute and 500 an hour, the 64 first guides, about 140 writes, take several minutes),
+   then the peak the process ever had (``VmHWM``) is read: the verdict is on it, so no
+   spike between samples escapes. There is no deadline on the wait, which a loaded machine
+   would miss: it gives up only when the queue has not moved (no job finished or started)
+   for ``--stall-timeout`` seconds, or after ``--load-timeout`` in all; progress goes to
+   stderr every minute;
 3. **growth**: 10,000 more signed deliveries (fresh delivery ids, the 64 pull requests in
    turn, 16 at a time), in batches of 1,000, each left to finish its jobs (a pull
    request's jobs run one at a time, so never more than 64 run at once) before RSS is
@@ -25,7 +28,7 @@ Reference in the same run: the idle RSS of the minimal verifying aiohttp server 
 over 10,000 deliveries. Each measurement is taken ``--rounds`` times on fresh processes
 (default 5 for idle; 1 for load and growth, which take longer), medians shown.
 
-    python bench/memory.py [--quick] [--rounds N] [--deliveries N] [--load-timeout S]
+    python bench/memory.py [--quick] [--rounds N] [--deliveries N] [--load-timeout S] [--stall-timeout S]
 """
 
 from __future__ import annotations
@@ -89,7 +92,7 @@ async def idle_reference(secret: str) -> float:
         ref.stop()
 
 
-async def one_run(tmp: Path, key_pem: str, sandbox_url: str, bodies: Sequence[bytes], *, jobs: int, deliveries: int, load_timeout: float) -> dict[str, Any]:
+async def one_run(tmp: Path, key_pem: str, sandbox_url: str, bodies: Sequence[bytes], *, jobs: int, deliveries: int, load_timeout: float, stall_timeout: float) -> dict[str, Any]:
     """Start ``prguide serve``, measure idle, load and growth; stop it."""
     import aiohttp
 
@@ -113,16 +116,35 @@ async def one_run(tmp: Path, key_pem: str, sandbox_url: str, bodies: Sequence[by
                     return (await answer.json())["queue"]
 
             async def until_finished(what: str) -> tuple[list[int], dict[str, int]]:
-                # RSS every 50 ms until nothing is queued or running (asked every 250 ms).
-                began, samples = time.monotonic(), []
+                # RSS every 50 ms until nothing is queued or running (asked every 250 ms). No
+                # deadline on the whole: the write budget paces the jobs, and a loaded machine
+                # builds guides slower. Given up only when the queue has not moved (no job
+                # finished, none started) for stall_timeout seconds, or after load_timeout.
+                began = last_move = time.monotonic()
+                samples: list[int] = []
+                counts: dict[str, int] = {}
+                seen: tuple[int, ...] | None = None
+                told = began
                 while True:
+                    if child.proc.poll() is not None:
+                        raise RuntimeError(f"prguide serve exited with {child.proc.returncode} while waiting for the jobs of {what}:\n{child.log_tail()}")
                     samples.append(rss_kb(child.pid)[0])
                     if len(samples) % 5 == 1:
                         counts = await queue()
                         if not counts.get("queued") and not counts.get("running"):
                             return samples, counts
-                    if time.monotonic() - began > load_timeout:
-                        raise RuntimeError(f"the jobs of {what} did not finish within {load_timeout:g} s: {counts}")
+                        now = time.monotonic()
+                        state = tuple(counts.get(k, 0) for k in ("queued", "running", "done", "parked"))
+                        if state != seen:
+                            seen, last_move = state, now
+                        if now - told >= 60:
+                            told = now
+                            print(f"waiting for the jobs of {what}: {counts} after {now - began:,.0f} s", file=sys.stderr, flush=True)
+                        if now - last_move > stall_timeout:
+                            raise RuntimeError(f"the jobs of {what} made no progress for {stall_timeout:g} s (queue {counts}, "
+                                               f"{now - began:,.0f} s after they were sent)")  # fmt: skip
+                        if now - began > load_timeout:
+                            raise RuntimeError(f"the jobs of {what} had not finished after {load_timeout:g} s (queue {counts})")
                     await asyncio.sleep(0.05)  # the sampling period
 
             began = time.monotonic()
@@ -179,7 +201,8 @@ async def run(args: argparse.Namespace) -> int:
             idles, runs = [], []
             for r in range(rounds):
                 if r < args.load_rounds:
-                    result = await one_run(tmp, key_pem, sandbox_url, bodies, jobs=jobs, deliveries=deliveries, load_timeout=args.load_timeout)
+                    result = await one_run(tmp, key_pem, sandbox_url, bodies, jobs=jobs, deliveries=deliveries, load_timeout=args.load_timeout,
+                                             stall_timeout=args.stall_timeout)
                     runs.append(result)
                     idles.append(result["idle"])
                 else:
@@ -209,7 +232,8 @@ async def run(args: argparse.Namespace) -> int:
             [f"growth, jobs finished, from delivery {first['steps'][0][0]:,} to {deliveries:,}", growth, float("nan"), f"< {FLAT_MB:.0f} (flat)", verdict(growth < FLAT_MB)],
         ],
     ))  # fmt: skip
-    print(f"\nthe {jobs} jobs ran {first['load_seconds']:.1f} s (GitHub's write budget paces their comments and labels); "
+    print(f"\nthe {jobs} jobs ran {first['load_seconds']:.1f} s (GitHub's write budget paces their comments and labels; waited until "
+          f"/healthz showed nothing queued or running, giving up only after {args.stall_timeout:g} s without a job finishing or starting); "
           f"accepted at once: {first['accepted']} of {jobs}; pull requests with a guide comment: {first['commented']}; "
           f"queue then: {first['queue_after_load']}")  # fmt: skip
     print("RSS (MiB) after each batch of deliveries had finished its jobs, first run: " + ", ".join(f"{n:,}: {m:.1f}" for n, m in first["steps"]) + "\n")
@@ -239,8 +263,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=MIN_ROUNDS, help="idle measurements on fresh processes (at least 5)")
     parser.add_argument("--load-rounds", type=int, default=1, help="of those, how many also run the load and growth phases (default 1)")
     parser.add_argument("--deliveries", type=int, default=10_000, help="deliveries for the growth check (default 10,000)")
-    parser.add_argument("--load-timeout", type=float, default=2400.0,
-                        help="give up when a phase's jobs have not finished after this many seconds (default 2400)")  # fmt: skip
+    parser.add_argument("--load-timeout", type=float, default=4 * 3600.0,
+                        help="give up when a phase's jobs have not finished after this many seconds (default 14400)")  # fmt: skip
+    parser.add_argument("--stall-timeout", type=float, default=900.0,
+                        help="give up when no job of a phase finished or started for this many seconds (default 900)")  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="16 jobs, 1,000 deliveries")
     args = parser.parse_args(argv)
     return asyncio.run(run(args))

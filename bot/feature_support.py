@@ -20,7 +20,7 @@ from bot.app.config_memory import MissingConfigs
 from bot.app.fetch import fetch_file
 from bot.app.github import Forbidden
 from bot.app.jobstore import PRIORITY_BACKGROUND
-from bot.app.offload import run_store
+from bot.app.offload import run_build, run_store
 from bot.engine.render.messages import t
 from bot.engine.repo_config import CONFIG_PATHS, DEFAULT_SOURCE, RepoConfig, load_repo_config
 from bot.engine.rules.model import Problem
@@ -161,7 +161,7 @@ def reviser(build: Callable[..., Any], notices: Mapping[str, tuple[str, ...]] | 
     again (in a worker thread), with the refused labels named after ``notices``."""
 
     async def revise(refusals: Any) -> Any:
-        return await asyncio.to_thread(build, notices=merge_notices(notices, label_refusal_notices(refusals)))
+        return await run_build(build, notices=merge_notices(notices, label_refusal_notices(refusals)))
 
     return revise
 

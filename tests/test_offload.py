@@ -252,3 +252,39 @@ async def test_admin_routes_wait_for_the_database_off_the_loop(loopback, webhook
             assert held.threads[0] != held.loop_thread
     finally:
         lb.state.store = pool.store = store
+
+
+async def test_guide_builds_run_at_most_guide_threads_at_once():
+    # Each build holds its whole analysis while it runs: with 64 jobs, builds beyond the
+    # few threads wait their turn instead of all being half-built in memory at once.
+    import threading
+    import time
+
+    from bot.app import offload
+
+    release = threading.Event()
+    lock = threading.Lock()
+    running: list[str] = []
+    names: set[str] = set()
+
+    def build(n: int) -> int:
+        with lock:
+            running.append(threading.current_thread().name)
+            names.add(threading.current_thread().name)
+        assert release.wait(30)
+        with lock:
+            running.remove(threading.current_thread().name)
+        return n * 2
+
+    calls = [asyncio.ensure_future(offload.run_build(build, n)) for n in range(offload.GUIDE_THREADS + 3)]
+    deadline = time.monotonic() + 30
+    while len(running) < offload.GUIDE_THREADS and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    assert len(running) == offload.GUIDE_THREADS
+    assert not any(c.done() for c in calls)
+    with lock:
+        waiting_builds = len(calls) - len(running)
+    assert waiting_builds == 3  # queued for a thread, not started
+    release.set()
+    assert await asyncio.gather(*calls) == [n * 2 for n in range(len(calls))]
+    assert len(names) <= offload.GUIDE_THREADS and all(name.startswith("prguide-guide") for name in names)

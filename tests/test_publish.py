@@ -6,6 +6,7 @@ styling needs "Update a label"; those are shown with a small scripted fake.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -168,6 +169,10 @@ class IssueFake:
         #: What GitHub says about the app's writes: its bot user and the app (REST "List issue comments").
         self.bot = {"login": BOT, "id": 4242, "type": "Bot"}
         self.app = {"id": 77, "slug": "prguide"}
+        #: Label looks are updated only once this many labels were added (all writers saw them grey).
+        self.style_after_adds = 0
+        self.adds = 0
+        self.added = asyncio.Event()
 
     def label(self, name: str, actor: str, color: str = "ededed", description: str | None = None) -> None:
         self.repo_labels.setdefault(name.lower(), {"name": name, "color": color, "description": description})
@@ -198,6 +203,9 @@ class IssueFake:
         if rest[:1] == ["issues"] and rest[2:] == ["labels"] and request.method == "POST":
             for name in (await request.json())["labels"]:
                 self.label(name, self.bot["login"])
+            self.adds += 1
+            if self.adds >= self.style_after_adds:
+                self.added.set()
             return web.json_response([self.repo_labels[n.lower()] for n in self.on_issue])
         if rest[:1] == ["issues"] and rest[2:3] == ["labels"] and request.method == "DELETE":
             name = rest[3]
@@ -208,6 +216,7 @@ class IssueFake:
         if rest[:1] == ["issues"] and rest[2:] == ["events"]:
             return web.json_response(self.events)
         if rest[:1] == ["labels"] and request.method == "PATCH":
+            await asyncio.wait_for(self.added.wait(), 30)
             data = await request.json()
             self.repo_labels[rest[1].lower()].update(data)
             return web.json_response(self.repo_labels[rest[1].lower()])
@@ -288,6 +297,20 @@ async def test_labels_github_just_created_get_their_colour_and_description(fake)
     assert fake.repo_labels["area: rollout"] == {"name": "area: rollout", "color": "1d76db", "description": "Rollout workers"}
     assert fake.repo_labels["docs"]["color"] == "0075ca"
     assert result.calls == 4  # list comments, add labels, style one label, create comment
+
+
+async def test_jobs_of_one_repository_at_once_style_a_new_label_once(fake):
+    # Both pull requests get the label while GitHub still shows it grey to each of them;
+    # the repository's label is styled once, not once per job (each PATCH spends the write budget).
+    fake.style_after_adds = 2
+    specs = {"area: rollout": LabelSpec("area: rollout", "1d76db", "Rollout workers")}
+    first, second = await asyncio.gather(*(
+        publish_guide(fake.client(), "o/r", n, make_guide("a", ("area: rollout",), specs), bot_login=BOT, current_labels=())
+        for n in (1, 2)
+    ))  # fmt: skip
+    assert fake.seen.count(("PATCH", "/repos/o/r/labels/area: rollout")) == 1
+    assert sorted([first.labels_styled, second.labels_styled]) == [(), ("area: rollout",)]
+    assert fake.repo_labels["area: rollout"]["color"] == "1d76db"
 
 
 async def test_a_comment_looked_up_already_is_not_listed_again(sandbox, factory):

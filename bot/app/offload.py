@@ -27,6 +27,13 @@ T = TypeVar("T")
 #: Threads for calls that wait on a database server, per process (callers beyond it queue).
 DATABASE_THREADS = 16
 _executor: ThreadPoolExecutor | None = None
+#: Threads building guides, per process (jobs beyond it queue for one). The engine is pure
+#: Python, so the interpreter runs one build at a time whatever the count: more threads
+#: add no speed, but each build in progress holds its whole analysis (parsed hunks, names,
+#: rendered text), and with 64 jobs that memory, not the CPU, set the process's peak.
+#: Two let a small guide through while a 3,000-file one is being built.
+GUIDE_THREADS = 2
+_guide_executor: ThreadPoolExecutor | None = None
 
 
 def _database_executor() -> ThreadPoolExecutor:
@@ -34,6 +41,25 @@ def _database_executor() -> ThreadPoolExecutor:
     if _executor is None:  # made on first use, from the event loop's thread
         _executor = ThreadPoolExecutor(max_workers=DATABASE_THREADS, thread_name_prefix="prguide-db")
     return _executor
+
+
+def _guides_executor() -> ThreadPoolExecutor:
+    global _guide_executor
+    if _guide_executor is None:  # made on first use, from the event loop's thread
+        _guide_executor = ThreadPoolExecutor(max_workers=GUIDE_THREADS, thread_name_prefix="prguide-guide")
+    return _guide_executor
+
+
+async def run_build(build: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """``build(*args, **kwargs)`` (a guide build, CPU-bound) in one of :data:`GUIDE_THREADS` threads.
+
+    As ``asyncio.to_thread`` (the call sees the caller's context variables, so its log
+    lines carry the job's fields), but never more than :data:`GUIDE_THREADS` builds at
+    once in the process: the others wait their turn. Returns what ``build`` returns and
+    raises what it raises.
+    """
+    call = functools.partial(contextvars.copy_context().run, build, *args, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(_guides_executor(), call)
 
 
 def blocks(store: Any) -> bool:

@@ -32,6 +32,7 @@ from bot.app.errors import database_errors
 from bot.app.routing import Router, Services, default_router, run_job
 from bot.app.jobs import QueuedDelivery
 from bot.app.logging import configure_logging, redact_value
+from bot.app.malloc import limit_arenas
 from bot.app.metrics import Metrics, create_metrics
 from bot.app.offload import run_store
 from bot.app.settings import Settings, SettingsError, role_problem, secret_warnings
@@ -473,8 +474,11 @@ async def metrics_view(request: web.Request) -> web.Response:
 def run(settings: Settings) -> None:
     """Serve until SIGINT/SIGTERM (``prguide serve``), with JSON logs on stderr.
 
-    See :func:`serve`. Returns after a graceful stop.
+    See :func:`serve`. Returns after a graceful stop. Before any thread starts, glibc's
+    malloc arenas are capped (:func:`bot.app.malloc.limit_arenas`), so memory the guides
+    built in worker threads freed is reused by the next jobs instead of staying resident.
     """
+    limit_arenas()
     configure_logging(settings.log_level)
     redact_value(settings.llm_api_key)
     asyncio.run(serve(settings))

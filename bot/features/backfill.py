@@ -65,7 +65,7 @@ from urllib.parse import urlencode
 from bot.app.errors import GiveUp, RateLimited
 from bot.app.fetch import fetch_snapshot, split_repository
 from bot.app.jobstore import PRIORITY_BACKGROUND, Job
-from bot.app.offload import run_store
+from bot.app.offload import run_build, run_store
 from bot.app.publish import find_guide_comment, publish_guide
 from bot.app.ratelimit import Budget
 from bot.app.routing import JobContext, Route
@@ -418,7 +418,7 @@ async def _build(job: Job, ctx: JobContext, data: Mapping[str, Any], repository:
         build_guide, snapshot, rules, lang=config.lang or services.settings.lang,
         page_url=guide_page_url(services, repository, number, private=private),
     )
-    guide = await asyncio.to_thread(build, notices=notices)
+    guide = await run_build(build, notices=notices)
     if guide.skipped:
         ctx.outcome = "skipped"
         return

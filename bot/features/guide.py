@@ -16,7 +16,7 @@ from bot.app.blame import fetch_blame
 from bot.app.errors import GiveUp
 from bot.app.fetch import fetch_snapshot
 from bot.app.jobstore import Job
-from bot.app.offload import run_store
+from bot.app.offload import run_build, run_store
 from bot.app.publish import find_guide_comment, publish_guide
 from bot.app.routing import JobContext, Route
 from bot.app.webhook import Delivery
@@ -146,7 +146,7 @@ async def handle_pull_request_merged(job: Job, ctx: JobContext) -> None:
         page_url=guide_page_url(services, repository, number, private=is_private(repo)), history=history,
         blame=blame,
     )
-    guide = await asyncio.to_thread(build, notices=notices)
+    guide = await run_build(build, notices=notices)
     if services.store is not None:
         # A revert: the reverted pull request's guide says so (a job on its own key).
         ctx.fields["revert_note_queued"] = await queue_revert_note(ctx, job, guide)
