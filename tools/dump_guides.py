@@ -6,7 +6,7 @@ in English and in Chinese and written as Markdown (the comment body), as JSON (w
 ``prguide guide --format json`` prints) and as a small "meta" file with what the comment
 does not show (labels with their specs, the marker state, the numbered focus points).
 
-    python tools/dump_guides.py OUT_DIR CORPUS_DIR [CORPUS_DIR ...]
+    python tools/dump_guides.py OUT_DIR CORPUS_DIR [CORPUS_DIR ...] [--synthetic 3000]
 
 Then ``diff -r OLD_OUT NEW_OUT`` says whether a change moved any byte. Exit status 0
 when every guide was written, 1 (one line on stderr) otherwise.
@@ -36,6 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("out", type=Path, help="folder to write into (created)")
     parser.add_argument("corpus", type=Path, nargs="+", help="folders of bundle *.json files")
+    parser.add_argument("--synthetic", type=int, default=0, metavar="FILES",
+                        help="also the synthetic pull request of bench/guide_speed.py with this many files")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from bot.engine.build import build_guide
@@ -64,6 +66,23 @@ def main(argv: list[str] | None = None) -> int:
                     Path(f"{stem}.json").write_text(json.dumps(guide.data, ensure_ascii=False, indent=2), encoding="utf-8")
                     Path(f"{stem}.meta").write_text(_meta(guide), encoding="utf-8")
                     written += 1
+    if args.synthetic:
+        sys.path.insert(0, str(ROOT / "bench"))
+        from guide_speed import synthetic_files, synthetic_pull
+
+        from bot.engine.snapshot import PullRequestSnapshot
+
+        files = synthetic_files(args.synthetic)
+        snapshot = PullRequestSnapshot.from_github(synthetic_pull(files), files, [], [], repository="bench/verl")
+        target = args.out / "synthetic"
+        target.mkdir(parents=True, exist_ok=True)
+        for lang in ("en", "zh"):
+            guide = build_guide(snapshot, rule_sets["verl"], lang=lang)
+            stem = target / f"{args.synthetic}.{lang}"
+            Path(f"{stem}.md").write_text(guide.markdown, encoding="utf-8")
+            Path(f"{stem}.json").write_text(json.dumps(guide.data, ensure_ascii=False, indent=2), encoding="utf-8")
+            Path(f"{stem}.meta").write_text(_meta(guide), encoding="utf-8")
+            written += 1
     print(f"wrote {written} guides to {args.out}", file=sys.stderr)
     return 0
 
