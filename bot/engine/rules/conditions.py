@@ -8,7 +8,7 @@ records what it matched (captures, files, symbols) for the rule's effects.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import regex
@@ -385,6 +385,16 @@ class AnyCondition:
             state.symbols.extend(sub.symbols)
             state.keys.extend(sub.keys)
         return True
+
+
+def condition_globs(conditions: Sequence[object]) -> Iterator[Glob]:
+    """Every glob the ``files`` conditions among ``conditions`` use, ``any:`` groups included."""
+    for c in conditions:
+        if isinstance(c, FilesCondition):
+            yield from (*c.any, *c.all, *c.exclude)
+        elif isinstance(c, AnyCondition):
+            for group in c.groups:
+                yield from condition_globs(group)
 
 
 def check_all(conditions: Sequence[object], facts: Facts, state: MatchState) -> bool:
