@@ -105,3 +105,30 @@ def test_todo_follow_ups_drop_the_marker_word():
     (todo,) = [x for x in follow_ups(PullRequestSnapshot(repository="o/r", number=1, title="t"), DiffAnalysis((f,)),
                                      ReviewSummary(), "docs") if x.key == "follow.todo"]
     assert todo.params["text"] == "use the real API"
+
+
+# --- an entry point's call found without a regex per name ------------------------------------------
+
+import re  # noqa: E402
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from bot.engine.focus.points import _mentions  # noqa: E402
+
+_PIECES = st.sampled_from(["load_ckpt", "x", "_", ".", "(", " ", "\t", '"', "'", "@", "é", "٣", "-", "a1", ":", "\n"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_PIECES, max_size=12).map("".join), st.sampled_from(["load_ckpt", "ckpt", "x.y", "a::b", "load_ckpt:"]))
+def test_a_call_is_found_as_the_regex_finds_it(line, short):
+    escaped = re.escape(short)
+    regex = re.compile(rf"(?<![\w.])(?:[\w.]*\.)?{escaped}\s*\(|[\"']{escaped}[\"']|@{escaped}\b")
+    assert _mentions(line, short) == (regex.search(line) is not None)
+
+
+def test_a_call_is_a_call_of_this_name_only():
+    assert _mentions("    self.loader.load_ckpt (path)", "load_ckpt")
+    assert _mentions('register("load_ckpt")', "load_ckpt")
+    assert _mentions("@load_ckpt", "load_ckpt")
+    assert not _mentions("reload_ckpt(path)", "load_ckpt")
+    assert not _mentions("@load_ckpt_v2", "load_ckpt")

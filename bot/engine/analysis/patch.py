@@ -13,6 +13,9 @@ lines it cannot place are skipped rather than raising.
 from __future__ import annotations
 
 import re
+from functools import partial
+from itertools import repeat
+from operator import itemgetter
 from typing import NamedTuple
 
 ADDED = "+"
@@ -105,34 +108,57 @@ def parse_patch(patch: object) -> tuple[Hunk, ...]:
         return ()
     if "\r" in text:
         text = text.replace("\r\n", "\n").removesuffix("\r")
-    hunks: list[Hunk] = []
-    header: tuple[int, int, int, int, str] | None = None
-    lines: list[DiffLine] = []
-    append = lines.append
-    make = tuple.__new__  # skips the named tuple's argument handling on the hot path
-    old_no = new_no = old_left = new_left = 0
+    rows = text.split("\n")
+    heads = [(row, parsed) for row in _header_rows(text) if (parsed := _parse_header(rows[row])) is not None]
+    hunks = []
+    for k, (row, header) in enumerate(heads):
+        end = heads[k + 1][0] if k + 1 < len(heads) else len(rows)
+        hunks.append(_hunk(rows, row + 1, end, header))
+    return tuple(hunks)
+
+
+def _header_rows(text: str) -> list[int]:
+    """Indexes of the rows of ``text`` that start with ``@@``, found by C-speed searches."""
+    out = [0] if text.startswith("@@") else []
+    row = pos = 0
+    at = text.find("\n@@")
+    while at >= 0:
+        row += text.count("\n", pos, at + 1)
+        pos = at + 1
+        out.append(row)
+        at = text.find("\n@@", pos)
+    return out
+
+
+_NEW_LINE = partial(tuple.__new__, DiffLine)  # a DiffLine from a 4-tuple, without the named tuple's argument handling
+_REST = itemgetter(slice(1, None))  # a row without its first character
+
+
+def _hunk(rows: list[str], start: int, end: int, header: tuple[int, int, int, int, str]) -> Hunk:
+    """The hunk whose header is ``rows[start - 1]`` and whose rows are ``rows[start:end]``."""
+    old_no, old_left, new_no, new_left, _section = header
     old_eof = new_eof = False
     last_kind = ""
-
-    def close() -> None:
-        if header is not None:
-            hunks.append(Hunk(*header, lines=tuple(lines), old_missing_newline=old_eof, new_missing_newline=new_eof))
-
-    for line in text.split("\n"):
+    lines: list[DiffLine] = []
+    if (old_left == 0) != (new_left == 0):
+        # A whole file added or deleted: its rows are all "+" (or all "-"), made in one go.
+        kind, count = (ADDED, new_left) if old_left == 0 else (REMOVED, old_left)
+        body = rows[start : start + count]
+        joined = "\n".join(body)
+        if len(body) == count and joined.startswith(kind) and joined.count("\n" + kind) == count - 1:
+            texts = map(_REST, body)
+            if kind == ADDED:
+                lines = list(map(_NEW_LINE, zip(repeat(ADDED), texts, repeat(0), range(new_no, new_no + count))))
+                new_no, new_left = new_no + count, 0
+            else:
+                lines = list(map(_NEW_LINE, zip(repeat(REMOVED), texts, range(old_no, old_no + count), repeat(0))))
+                old_no, old_left = old_no + count, 0
+            start += count
+            last_kind = kind
+    append = lines.append
+    make = tuple.__new__  # skips the named tuple's argument handling on the hot path
+    for line in rows[start:end]:
         first = line[:1]
-        if first == "@" and line.startswith("@@"):
-            parsed = _parse_header(line)
-            if parsed is not None:
-                close()
-                header, lines = parsed, []
-                append = lines.append
-                old_no, new_no = parsed[0], parsed[2]
-                old_left, new_left = parsed[1], parsed[3]
-                old_eof = new_eof = False
-                last_kind = ""
-                continue
-        if header is None:
-            continue
         if first == ADDED:
             if new_left <= 0:
                 continue
@@ -163,5 +189,4 @@ def parse_patch(patch: object) -> tuple[Hunk, ...]:
                 old_eof = True
             if last_kind == ADDED or last_kind == CONTEXT:
                 new_eof = True
-    close()
-    return tuple(hunks)
+    return Hunk(*header, lines=tuple(lines), old_missing_newline=old_eof, new_missing_newline=new_eof)

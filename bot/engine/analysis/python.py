@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 from bot.engine.analysis.model import BehaviourFact, Definition
-from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, Hunk
+from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, DiffLine, Hunk
 from bot.engine.analysis.pybehaviour import (
     DefSite,
     block_opener,
@@ -210,6 +210,17 @@ def _shims_of(side: _Side, stripped: str, added: bool, out: dict[str, None]) -> 
         out[_shim_text("version check", stripped)] = None
 
 
+def _read_context(side: _Side, lines: tuple[DiffLine, ...], start: int, end: int, shims: dict[str, None] | None) -> None:
+    """Feed ``side`` the context lines of ``lines[start:end]``; on the new side (``shims``
+    given) their imports and ``try:`` lines also go to :func:`_shims_of`."""
+    for i in range(start, end):
+        line = lines[i]
+        if line[0] == CONTEXT:
+            what, _indent, stripped = side.feed(line[1])
+            if shims is not None and what == _CODE and stripped.startswith(_SHIM_TRACK):
+                _shims_of(side, stripped, False, shims)
+
+
 def _pair(old: Mapping[str, object], new: Mapping[str, object]) -> tuple[list[str], list[str], list[str]]:
     added = [n for n in new if n not in old]
     removed = [n for n in old if n not in new]
@@ -253,27 +264,53 @@ def analyse_python(
         start = _section_stack(hunk.section)
         old, new = _Side(start), _Side(start)
         lines = hunk.lines
+        # Each side reads the context lines before one of its own changed lines only when it
+        # gets there: a side's scope is read only at its changed lines, so the context after
+        # a side's last change (and all of it for a side without changes) is never read.
+        old_read = new_read = 0
         # Unpacked rather than read by attribute: this loop runs once per changed line.
         for index, (line_kind, text, old_no, new_no) in enumerate(lines):
             if line_kind == CONTEXT:
-                old.feed(text)
-                what, _indent, stripped = new.feed(text)
-                if what == _CODE and stripped.startswith(_SHIM_TRACK):
-                    _shims_of(new, stripped, False, shims)
                 continue
-            side = new if line_kind == ADDED else old
-            what, indent, stripped = side.feed(text)
-            if what == _SKIP:
-                continue
+            if line_kind == ADDED:
+                side = new
+                if new_read < index:
+                    _read_context(new, lines, new_read, index, shims)
+                new_read = index + 1
+            else:
+                side = old
+                if old_read < index:
+                    _read_context(old, lines, old_read, index, None)
+                old_read = index + 1
+            # What side.feed(text) does, written out: this runs once per changed line.
             stack = side.stack
-            if what == _STRING:
+            quote = side.quote
+            if quote:
+                if quote in text and text.count(quote) % 2 == 1:
+                    side.quote = ""
                 if stack:
                     touched[stack[-1].symbol] = None  # an edited docstring or multi-line string
                 continue
-            if what == _COMMENT:
+            stripped = text.lstrip()
+            if not stripped:
+                continue
+            indent = len(text) - len(stripped)
+            first = stripped[0]
+            if first == "#":
                 if stack and indent > stack[-1].indent:
                     touched[stack[-1].symbol] = None
                 continue
+            if '"""' in stripped or "'''" in stripped:
+                side._track_quotes(stripped)
+            what = _CODE
+            if first not in ")]}":  # a closing bracket ends a statement begun above: no new scope
+                while stack and stack[-1].indent >= indent:
+                    stack.pop()
+                if stripped.startswith(_DEF_PREFIXES):
+                    m = _DEF.match(stripped)
+                    if m is not None:
+                        stack.append(_block(stack, indent, m.group(2), m.group(1) == "class"))
+                        what = _DEFLINE
             if want_checks and what == _CODE and stripped.startswith(_CHECK_PREFIXES):
                 opener = block_opener(lines, index, line_kind, indent)
                 checks.append((line_kind, stack[-1].symbol if stack else "", stripped, new_no if line_kind == ADDED else old_no, opener))
@@ -301,6 +338,9 @@ def analyse_python(
             # context and added lines (the old side's imports are never needed).
             if line_kind == ADDED and (stripped.startswith(_SHIM_START) or "ersion" in stripped):
                 _shims_of(side, stripped, True, shims)
+        if new.fallback is not None:
+            # An added `except ImportError:` still waits for the import below it.
+            _read_context(new, lines, new_read, len(lines), shims)
     added, removed, modified = _pair(old_defs, new_defs)
     f_added, f_removed, f_changed = _pair(old_fields, new_fields)
     definitions_added = tuple(new_defs[n] for n in added)
