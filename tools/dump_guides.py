@@ -4,7 +4,8 @@ For each bundle ``*.json`` under the given folders, and for each rule set (the s
 rules alone, and the shipped rules plus ``config/examples/verl.yml``), the guide is built
 in English and in Chinese and written as Markdown (the comment body), as JSON (what
 ``prguide guide --format json`` prints) and as a small "meta" file with what the comment
-does not show (labels with their specs, the marker state, the numbered focus points).
+does not show (labels with their specs, the marker state, the numbered focus points,
+the rules that held and why).
 
     python tools/dump_guides.py OUT_DIR CORPUS_DIR [CORPUS_DIR ...] [--synthetic 3000]
 
@@ -28,6 +29,12 @@ def _meta(guide) -> str:
     lines = [f"labels: {list(guide.labels)}", f"skipped: {guide.skipped}", f"state: {guide.state!r}"]
     lines += [f"spec: {name}: {spec!r}" for name, spec in sorted(guide.label_specs.items())]
     lines += [f"focus: {point!r}" for point in guide.focus]
+    # What ``/prguide why`` says: each rule that held and why, in both languages.
+    from bot.engine.rules.reasons import in_language
+
+    for hit in guide.classification.hits if guide.classification else ():
+        lines.append(f"hit: {hit!r}")
+        lines += [f"  why: {in_language(r, 'en')} | {in_language(r, 'zh')} | {getattr(r, 'params', None)!r}" for r in hit.reasons]
     return "\n".join(lines) + "\n"
 
 
