@@ -103,18 +103,26 @@ def parse_patch(patch: object) -> tuple[Hunk, ...]:
     header announced, so headers of a following file are never read as changes. Never
     raises.
     """
+    return parse_patch_lines(patch)[0]
+
+
+def parse_patch_lines(patch: object) -> tuple[tuple[Hunk, ...], list[str], list[str]]:
+    """``(hunks, added texts, removed texts)`` of one file's patch: :func:`parse_patch` with
+    the text of its added and of its removed lines, in order, collected on the way."""
     text = _as_text(patch)
     if "@@" not in text:
-        return ()
+        return (), [], []
     if "\r" in text:
         text = text.replace("\r\n", "\n").removesuffix("\r")
     rows = text.split("\n")
     heads = [(row, parsed) for row in _header_rows(text) if (parsed := _parse_header(rows[row])) is not None]
     hunks = []
+    added: list[str] = []
+    removed: list[str] = []
     for k, (row, header) in enumerate(heads):
         end = heads[k + 1][0] if k + 1 < len(heads) else len(rows)
-        hunks.append(_hunk(rows, row + 1, end, header))
-    return tuple(hunks)
+        hunks.append(_hunk(rows, row + 1, end, header, added, removed))
+    return tuple(hunks), added, removed
 
 
 def _header_rows(text: str) -> list[int]:
@@ -134,8 +142,9 @@ _NEW_LINE = partial(tuple.__new__, DiffLine)  # a DiffLine from a 4-tuple, witho
 _REST = itemgetter(slice(1, None))  # a row without its first character
 
 
-def _hunk(rows: list[str], start: int, end: int, header: tuple[int, int, int, int, str]) -> Hunk:
-    """The hunk whose header is ``rows[start - 1]`` and whose rows are ``rows[start:end]``."""
+def _hunk(rows: list[str], start: int, end: int, header: tuple[int, int, int, int, str], added: list[str], removed: list[str]) -> Hunk:
+    """The hunk whose header is ``rows[start - 1]`` and whose rows are ``rows[start:end]``;
+    the text of its added and removed lines is appended to ``added`` and ``removed``."""
     old_no, old_left, new_no, new_left, _section = header
     old_eof = new_eof = False
     last_kind = ""
@@ -146,30 +155,37 @@ def _hunk(rows: list[str], start: int, end: int, header: tuple[int, int, int, in
         body = rows[start : start + count]
         joined = "\n".join(body)
         if len(body) == count and joined.startswith(kind) and joined.count("\n" + kind) == count - 1:
-            texts = map(_REST, body)
+            texts = list(map(_REST, body))
             if kind == ADDED:
                 lines = list(map(_NEW_LINE, zip(repeat(ADDED), texts, repeat(0), range(new_no, new_no + count))))
                 new_no, new_left = new_no + count, 0
+                added += texts
             else:
                 lines = list(map(_NEW_LINE, zip(repeat(REMOVED), texts, range(old_no, old_no + count), repeat(0))))
                 old_no, old_left = old_no + count, 0
+                removed += texts
             start += count
             last_kind = kind
     append = lines.append
+    add, drop = added.append, removed.append
     make = tuple.__new__  # skips the named tuple's argument handling on the hot path
     for line in rows[start:end]:
         first = line[:1]
         if first == ADDED:
             if new_left <= 0:
                 continue
-            append(make(DiffLine, (ADDED, line[1:], 0, new_no)))
+            text = line[1:]
+            append(make(DiffLine, (ADDED, text, 0, new_no)))
+            add(text)
             new_no += 1
             new_left -= 1
             last_kind = ADDED
         elif first == REMOVED:
             if old_left <= 0:
                 continue
-            append(make(DiffLine, (REMOVED, line[1:], old_no, 0)))
+            text = line[1:]
+            append(make(DiffLine, (REMOVED, text, old_no, 0)))
+            drop(text)
             old_no += 1
             old_left -= 1
             last_kind = REMOVED

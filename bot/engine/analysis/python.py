@@ -236,7 +236,8 @@ _SHIM_START = ("import ", "from ", "try:", "except")
 
 
 def analyse_python(
-    hunks: Iterable[Hunk], *, path: str = "", kind: str = "source", check_hint: bool = True, metric_hint: bool = True
+    hunks: Iterable[Hunk], *, path: str = "", kind: str = "source", check_hint: bool = True, metric_hint: bool = True,
+    shim_hint: bool = True,
 ) -> PythonFacts:
     """Find definitions, fields, tests, shims and behaviour facts in one Python file's hunks.
 
@@ -245,7 +246,9 @@ def analyse_python(
     user facing (public names in ``source`` files) and whether ``raise``/``assert``
     lines count as checks (not in tests). ``check_hint=False`` says no changed line
     holds ``raise``/``assert`` and ``metric_hint=False`` that no changed line holds a
-    ``/`` (so no metric key can have been renamed); they skip those searches. Line
+    ``/`` (so no metric key can have been renamed) and ``shim_hint=False`` that no added
+    line names ``ImportError``, ``ModuleNotFoundError`` or a version (so no shim can be
+    found); they skip those searches. Line
     numbers of definitions are in the new file (old file for removed ones). Never raises.
     """
     hunks = tuple(hunks)
@@ -275,7 +278,7 @@ def analyse_python(
             if line_kind == ADDED:
                 side = new
                 if new_read < index:
-                    _read_context(new, lines, new_read, index, shims)
+                    _read_context(new, lines, new_read, index, shims if shim_hint else None)
                 new_read = index + 1
             else:
                 side = old
@@ -315,7 +318,7 @@ def analyse_python(
                 opener = block_opener(lines, index, line_kind, indent)
                 checks.append((line_kind, stack[-1].symbol if stack else "", stripped, new_no if line_kind == ADDED else old_no, opener))
             if not stack:
-                if what == _CODE and line_kind == ADDED and (stripped.startswith(_SHIM_START) or "ersion" in stripped):
+                if shim_hint and what == _CODE and line_kind == ADDED and (stripped.startswith(_SHIM_START) or "ersion" in stripped):
                     _shims_of(side, stripped, True, shims)
                 continue
             block = stack[-1]
@@ -336,7 +339,7 @@ def analyse_python(
                     (new_fields if line_kind == ADDED else old_fields).setdefault(found[0], (found[1], new_no if line_kind == ADDED else old_no))
             # Shims are read from added lines only; the new side follows imports through
             # context and added lines (the old side's imports are never needed).
-            if line_kind == ADDED and (stripped.startswith(_SHIM_START) or "ersion" in stripped):
+            if shim_hint and line_kind == ADDED and (stripped.startswith(_SHIM_START) or "ersion" in stripped):
                 _shims_of(side, stripped, True, shims)
         if new.fallback is not None:
             # An added `except ImportError:` still waits for the import below it.
