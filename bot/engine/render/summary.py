@@ -330,7 +330,13 @@ def _haystack(analysis: DiffAnalysis) -> str:
     parts: list[str] = []
     size = 0
     for f in analysis.files:
-        for line in (f.path, *f.added_lines, *f.removed_lines):
+        lines = (f.path, *f.added_lines, *f.removed_lines)
+        whole = sum(map(len, lines)) + len(lines)
+        if size + whole <= _HAYSTACK_CHARS:  # the usual case: the whole file fits
+            parts += lines
+            size += whole
+            continue
+        for line in lines:
             parts.append(line)
             size += len(line) + 1
             if size > _HAYSTACK_CHARS:

@@ -192,10 +192,9 @@ class RuleSet:
         Names compare case-insensitively, as GitHub's do. A pattern declaration such
         as ``area/{area}`` fills its description's placeholders from the name.
         """
-        folded = name.casefold()
-        for decl in reversed(self.label_decls):
-            if decl.pattern is None and decl.name.casefold() == folded:
-                return LabelSpec(name, decl.spec.color, decl.spec.description)
+        decl = self._named_decls.get(name.casefold())
+        if decl is not None:
+            return LabelSpec(name, decl.spec.color, decl.spec.description)
         for decl in reversed(self.label_decls):
             if decl.pattern is not None:
                 m = decl.pattern.fullmatch(name)
@@ -203,6 +202,11 @@ class RuleSet:
                     text = decl.description.render(m.groupdict()) if decl.description else decl.spec.description
                     return LabelSpec(name, decl.spec.color, text[:100])
         return LabelSpec(name, self.settings.label_color, "")
+
+    @cached_property
+    def _named_decls(self) -> dict[str, LabelDecl]:
+        """Declarations of label names (not patterns) by case-folded name; the last one wins."""
+        return {d.name.casefold(): d for d in self.label_decls if d.pattern is None}
 
     def area_name(self, area: str, lang: str) -> str:
         """The display name of ``area`` in ``lang`` (falls back to English, then to the id)."""
