@@ -607,12 +607,15 @@ _BRACKETS = re.compile(r"^\s*((?:\[[^\]]*\]\s*)+)")
 _CONVENTIONAL_SCOPE = re.compile(r"^\s*[A-Za-z-]+\(([^)]*)\)!?:")
 
 
+_BRACKET_ITEM = re.compile(r"[^\[\],]+")
+
+
 def title_scopes(title: str) -> tuple[str, ...]:
     """The scopes a title names, lower-cased: ``[megatron, fsdp] fix: …`` and ``fix(ckpt): …``."""
     found: list[str] = []
     brackets = _BRACKETS.match(title)
     if brackets:
-        found += re.findall(r"[^\[\],]+", brackets.group(1))
+        found += _BRACKET_ITEM.findall(brackets.group(1))
     conventional = _CONVENTIONAL_SCOPE.match(title)
     if conventional:
         found += conventional.group(1).split(",")

@@ -91,8 +91,11 @@ class Description:
     mentioned_identifiers: tuple[str, ...] = ()
 
 
+_NOT_HEADING_WORD = re.compile(r"[^\w&\s]")
+
+
 def _section_id(heading: str) -> str:
-    text = re.sub(r"[^\w&\s]", " ", heading.lower())
+    text = _NOT_HEADING_WORD.sub(" ", heading.lower())
     text = " ".join(text.split())
     for sid, names in _SECTIONS:
         if text in names:
@@ -156,11 +159,14 @@ _LINK = re.compile(r"!?\[([^\]\n]{0,200})\]\([^)\s]{0,500}\)")
 _BARE_URL = re.compile(r"^\s*<?https?://\S+>?\s*$")
 
 
+_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
+
+
 def _first_sentence(text: str) -> str:
     """The first informative sentence of ``text`` (see :func:`_informative`). A
     paragraph's hard-wrapped lines are read as one text up to the sentence end; list
     items, tables, code, quotes, HTML and images are skipped; a link keeps its text."""
-    for paragraph in re.split(r"\n\s*\n", text):
+    for paragraph in _PARAGRAPH_BREAK.split(text):
         lines = [line.strip() for line in paragraph.split("\n") if line.strip() and not _BARE_URL.match(line)]
         if lines and _BULLET.match(lines[0]) and not _UNTICKED.match(lines[0]):
             # A list: its first item, read to its end over hard-wrapped lines.
@@ -446,6 +452,9 @@ _CODE_NAME = re.compile(r"_|\.|[a-z][A-Z]")
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.S | re.M)
 
 
+_PARA_OR_ITEM = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
+
+
 def promised_missing(description: Description, absent: Sequence[str]) -> tuple[tuple[str, str], ...]:
     """``(name, sentence)`` for each absent flag, option or function the description
     promises as part of this change: named in a code span (or as ``--flag``) in a
@@ -470,7 +479,7 @@ def promised_missing(description: Description, absent: Sequence[str]) -> tuple[t
                         out[name] = row[:300]
     for sid in _PROMISE_SECTIONS:
         text = _FENCE.sub("", description.sections.get(sid, ""))
-        for para in re.split(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)", text):
+        for para in _PARA_OR_ITEM.split(text):
             for sentence in _SENTENCE_END.split(" ".join(para.split())):
                 for m in _PROMISE.finditer(sentence):
                     # The promised thing is the first name after the word, close to it:

@@ -69,10 +69,13 @@ def _contradicted(bullet: str, text: str) -> bool:
 _FILE_NAME = re.compile(r"[\w./-]*\w\.(?:py|pyi|ya?ml|toml|json|cfg|ini|sh|cc|cpp|cu|h|rs|go|js|ts)\b")
 
 
+_LETTERS = re.compile(r"[A-Za-z]{2,}")
+
+
 def _bullet_file(bullet: str, texts: Mapping[str, str]) -> tuple[str | None, str | None]:
     """``(path, name)`` the bullet is about, or ``(None, None)``."""
     files = _FILE_NAME.findall(bullet)
-    if len(re.findall(r"[A-Za-z]{2,}", _FILE_NAME.sub(" ", bullet))) < 3:
+    if len(_LETTERS.findall(_FILE_NAME.sub(" ", bullet))) < 3:
         return None, None  # a bare file name (a sub-list's heading) says nothing
     if files:
         hits = [p for p in texts if any(p == f or p.endswith("/" + f.lstrip("./")) for f in files)]
@@ -236,13 +239,16 @@ def introduced_names(f: FileAnalysis, named: set[str] = frozenset(), limit: int 
 _NUMBERISH = re.compile(r"^[_\d.]*\d[_\d.]*$|^_\d")
 
 
+_GIT_SUFFIX = re.compile(r"\.git$")
+
+
 def _tokens(text: str, named: set[str] = frozenset()) -> dict[str, int]:
     """Code-like words of ``text`` and how often they occur. A dotted chain
     (``logits.full_tensor``) counts as its parts unless the description names it whole
     (``ast.literal_eval``)."""
     if "://" in text:
         # A URL stands for what it names last: a repository, a file, a page.
-        text = _URL.sub(lambda m: " " + re.sub(r"\.git$", "", m.group(1)) + " ", text)
+        text = _URL.sub(lambda m: " " + _GIT_SUFFIX.sub("", m.group(1)) + " ", text)
     counts: dict[str, int] = {}
     for token, n in Counter(_TOKEN.findall(text)).items():
         if len(token) < 4:

@@ -382,8 +382,15 @@ def _labels(c: Any, lang: str) -> list[GuideClaim]:
 # --- the sentences claims are written in ---------------------------------------------------
 
 
+_CODE_SPAN = re.compile(r"(`+) ?(.*?) ?\1")
+
+
+def _span_text(m: re.Match[str]) -> str:
+    return m.group(2)
+
+
 def _plain(text: str) -> str:
-    text = re.sub(r"(`+) ?(.*?) ?\1", lambda m: m.group(2), text)
+    text = _CODE_SPAN.sub(_span_text, text)
     return html.unescape(text)
 
 
