@@ -97,7 +97,7 @@ _BREAKING_FACTS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # read-only by convention: see bot.engine.analysis.model
 class Factor:
     """One explainable contribution to the importance score.
 
@@ -116,7 +116,7 @@ class Factor:
     evidence: tuple[Any, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # read-only by convention: see bot.engine.analysis.model
 class Claim:
     """A sentence backed by a fact: a message key, its parameters and the file it is about."""
 
@@ -127,7 +127,7 @@ class Claim:
     evidence: tuple[Any, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # read-only by convention: see bot.engine.analysis.model
 class LabelDecision:
     """A label prguide wants on the PR and who decided it.
 

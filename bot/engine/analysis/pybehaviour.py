@@ -153,7 +153,7 @@ def header_text(lines: Sequence[DiffLine], index: int, side: str) -> str:
     return ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # read-only by convention: see bot.engine.analysis.model
 class _Param:
     name: str
     default: str | None

@@ -53,7 +53,7 @@ SECTIONS = (
 MAX_QUOTE = 200
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # read-only by convention: see bot.engine.analysis.model
 class GuideClaim:
     """One sentence of the guide.
 
