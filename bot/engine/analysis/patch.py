@@ -138,6 +138,23 @@ def _header_rows(text: str) -> list[int]:
     return out
 
 
+def _whole_rows(body: list[str], header: tuple[int, int, int, int, str], added: list[str], removed: list[str]) -> tuple[list[DiffLine], int, str] | None:
+    """``(lines, rows used, their kind)`` of a hunk that only adds (or only removes) lines
+    when its first rows are exactly those lines, made by C-speed maps; None otherwise."""
+    old_no, old_count, new_no, new_count, _section = header
+    kind, count = (ADDED, new_count) if old_count == 0 else (REMOVED, old_count)
+    body = body[:count]
+    joined = "\n".join(body)
+    if len(body) != count or not joined.startswith(kind) or joined.count("\n" + kind) != count - 1:
+        return None
+    texts = list(map(_REST, body))
+    if kind == ADDED:
+        added += texts
+        return list(map(_NEW_LINE, zip(repeat(ADDED), texts, repeat(0), range(new_no, new_no + count)))), count, kind
+    removed += texts
+    return list(map(_NEW_LINE, zip(repeat(REMOVED), texts, range(old_no, old_no + count), repeat(0)))), count, kind
+
+
 _NEW_LINE = partial(tuple.__new__, DiffLine)  # a DiffLine from a 4-tuple, without the named tuple's argument handling
 _REST = itemgetter(slice(1, None))  # a row without its first character
 
@@ -149,23 +166,16 @@ def _hunk(rows: list[str], start: int, end: int, header: tuple[int, int, int, in
     old_eof = new_eof = False
     last_kind = ""
     lines: list[DiffLine] = []
-    if (old_left == 0) != (new_left == 0):
-        # A whole file added or deleted: its rows are all "+" (or all "-"), made in one go.
-        kind, count = (ADDED, new_left) if old_left == 0 else (REMOVED, old_left)
-        body = rows[start : start + count]
-        joined = "\n".join(body)
-        if len(body) == count and joined.startswith(kind) and joined.count("\n" + kind) == count - 1:
-            texts = list(map(_REST, body))
-            if kind == ADDED:
-                lines = list(map(_NEW_LINE, zip(repeat(ADDED), texts, repeat(0), range(new_no, new_no + count))))
-                new_no, new_left = new_no + count, 0
-                added += texts
-            else:
-                lines = list(map(_NEW_LINE, zip(repeat(REMOVED), texts, range(old_no, old_no + count), repeat(0))))
-                old_no, old_left = old_no + count, 0
-                removed += texts
-            start += count
-            last_kind = kind
+    whole = _whole_rows(rows[start:end], header, added, removed) if (old_left == 0) != (new_left == 0) else None
+    if whole is not None:
+        # A whole file added or deleted: its lines are made in one go, the rows after them
+        # (a "\ No newline at end of file" marker) are read below.
+        lines, count, last_kind = whole
+        start += count
+        if last_kind == ADDED:
+            new_no, new_left = new_no + count, 0
+        else:
+            old_no, old_left = old_no + count, 0
     append = lines.append
     add, drop = added.append, removed.append
     make = tuple.__new__  # skips the named tuple's argument handling on the hot path
