@@ -132,3 +132,13 @@ def test_a_call_is_a_call_of_this_name_only():
     assert _mentions("@load_ckpt", "load_ckpt")
     assert not _mentions("reload_ckpt(path)", "load_ckpt")
     assert not _mentions("@load_ckpt_v2", "load_ckpt")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["a", "_", ".", "/", "-", "py", "yaml", ".py", " ", "é", "x.sh", "(", "2"]), max_size=14).map("".join))
+def test_file_names_in_a_bullet_are_found_as_before_the_look_behind(text):
+    from bot.engine.focus.names import _FILE_NAME
+
+    before = re.compile(r"[\w./-]*\w\.(?:py|pyi|ya?ml|toml|json|cfg|ini|sh|cc|cpp|cu|h|rs|go|js|ts)\b")
+    assert _FILE_NAME.findall(text) == before.findall(text)
+    assert _FILE_NAME.sub(" ", text) == before.sub(" ", text)

@@ -135,7 +135,7 @@ def _clean(body: str) -> str:
             skipping = not stripped.endswith(_SENTENCE_ENDS)
             continue
         skipping = False
-        if _UNTICKED.match(line):
+        if "[" in line and _UNTICKED.match(line):
             skipping = not stripped.endswith(_SENTENCE_ENDS)
             continue
         if stripped.startswith(">"):
@@ -353,7 +353,7 @@ def parse_description(body: object) -> Description:
     sections: dict[str, list[str]] = {}
     current = ""
     for line in text.split("\n"):
-        h = _HEADING.match(line)
+        h = _HEADING.match(line) if "#" in line else None
         if h is not None:
             current = _section_id(h.group(2))
             sections.setdefault(current, [])

@@ -66,7 +66,9 @@ def _contradicted(bullet: str, text: str) -> bool:
     return False
 
 
-_FILE_NAME = re.compile(r"[\w./-]*\w\.(?:py|pyi|ya?ml|toml|json|cfg|ini|sh|cc|cpp|cu|h|rs|go|js|ts)\b")
+#: A match never starts inside a run of name characters (one that could would start with the
+#: run, and the longest is taken), so the look-behind changes no match, only saves the retries.
+_FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]*\w\.(?:py|pyi|ya?ml|toml|json|cfg|ini|sh|cc|cpp|cu|h|rs|go|js|ts)\b")
 
 
 _LETTERS = re.compile(r"[A-Za-z]{2,}")
@@ -182,7 +184,7 @@ _WORD_CACHE = 50_000
 @functools.lru_cache(maxsize=_WORD_CACHE)
 def _names_code(word: str) -> bool:
     """True for a snake_case, CamelCase, dotted or ``name()`` word, or an ALL_CAPS name."""
-    return bool(CODE_LIKE.search(word) or _CAPS.match(word))
+    return bool("_" in word or "." in word or CODE_LIKE.search(word) or _CAPS.match(word))
 
 
 def tested_names(analysis: DiffAnalysis) -> set[str]:
@@ -293,7 +295,7 @@ _CODEISH = re.compile(r"_|[a-z][A-Z]|\.|\(\)|-|\d|^[A-Z][A-Z0-9_]{4,}$|[A-Z].*[a
 @functools.lru_cache(maxsize=_WORD_CACHE)
 def _code_like(word: str) -> bool:
     """True for a word that reads as code: snake_case, CamelCase, dotted, kebab, with digits, ALL_CAPS."""
-    return len(word) >= 4 and word not in _STOP and _CODEISH.search(word) is not None
+    return len(word) >= 4 and word not in _STOP and ("_" in word or "." in word or "-" in word or _CODEISH.search(word) is not None)
 
 
 _URL = re.compile(r"(?:https?|git|ssh)://[^\s\"'`<>()]*?([^/\s\"'`<>()#?]+)/?(?=[\s\"'`<>()#?]|$)")
@@ -382,7 +384,7 @@ def changed_names(f: FileAnalysis, side: str, named: set[str], other_text: Calla
             if quotes % 2:
                 in_doc = not in_doc
             continue
-        text = code_only(line) + " " + " ".join(m.group(2) for m in _NAME_STRING.finditer(line))
+        text = code_only(line) + " " + (" ".join(m.group(2) for m in _NAME_STRING.finditer(line)) if "\"" in line or "'" in line else "")
         if _KEYWORD_START.match(text) or not _PROSE.search(text):
             code.append(text)
     if not code:

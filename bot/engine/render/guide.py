@@ -107,16 +107,14 @@ def guide_claims(facts: GuideFacts, lang: str) -> tuple[ledger.GuideClaim, ...]:
                                             scale=summary.source != "count"))
 
 
-_BLANK_RUN = re.compile(r"\n{3,}")
-
-
 def render_claims(facts: GuideFacts, claims: Sequence[Any], lang: str) -> str:
     """The comment body written from ``claims`` (shown :class:`~bot.engine.render.ledger.GuideClaim`
     objects, in order); the file table and list come from ``facts``."""
     text = ""
     for caps in _SHRINK:
         text = _template().render(**_context(facts, claims, lang, caps))
-        text = _BLANK_RUN.sub("\n\n", text)
+        while "\n\n\n" in text:  # a run of three or more newlines as two (each pass shortens every run)
+            text = text.replace("\n\n\n", "\n\n")
         if len(text) <= MAX_COMMENT_CHARS:
             return text
     # Unreachable with real data (every list is capped); keep the promise anyway.

@@ -390,7 +390,8 @@ def _span_text(m: re.Match[str]) -> str:
 
 
 def _plain(text: str) -> str:
-    text = _CODE_SPAN.sub(_span_text, text)
+    if "`" in text:
+        text = _CODE_SPAN.sub(_span_text, text)
     return html.unescape(text)
 
 

@@ -110,7 +110,8 @@ def _span_text(m: re.Match[str]) -> str:
 
 def plain_text(text: str) -> str:
     """Markdown sentence -> plain text: code spans unwrapped, entities and escapes undone."""
-    text = _CODE_SPAN.sub(_span_text, text)
+    if "`" in text:
+        text = _CODE_SPAN.sub(_span_text, text)
     return html.unescape(text.replace("\\[", "[").replace("\\]", "]"))
 
 
