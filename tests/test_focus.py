@@ -142,3 +142,15 @@ def test_file_names_in_a_bullet_are_found_as_before_the_look_behind(text):
     before = re.compile(r"[\w./-]*\w\.(?:py|pyi|ya?ml|toml|json|cfg|ini|sh|cc|cpp|cu|h|rs|go|js|ts)\b")
     assert _FILE_NAME.findall(text) == before.findall(text)
     assert _FILE_NAME.sub(" ", text) == before.sub(" ", text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["a", "B", "_", ".", "-", "()", "7", "٣", "é", "É", "ſ", "K", "x", "Q"]), max_size=8).map("".join))
+def test_code_like_words_are_judged_as_the_regexes_alone_did(word):
+    from bot.engine.focus import names
+
+    code_like = re.compile(r"_|[a-z][A-Z]|\.|\(\)")
+    caps = re.compile(r"^[A-Z][A-Z0-9_]{4,}$")
+    codeish = re.compile(r"_|[a-z][A-Z]|\.|\(\)|-|\d|^[A-Z][A-Z0-9_]{4,}$|[A-Z].*[a-z].*[A-Z]")
+    assert names._names_code.__wrapped__(word) == bool(code_like.search(word) or caps.match(word))
+    assert names._code_like.__wrapped__(word) == (len(word) >= 4 and word not in names._STOP and codeish.search(word) is not None)

@@ -184,7 +184,12 @@ _WORD_CACHE = 50_000
 @functools.lru_cache(maxsize=_WORD_CACHE)
 def _names_code(word: str) -> bool:
     """True for a snake_case, CamelCase, dotted or ``name()`` word, or an ALL_CAPS name."""
-    return bool("_" in word or "." in word or CODE_LIKE.search(word) or _CAPS.match(word))
+    # The cheap tests first: a lower-case word holds no CamelCase and no capitals.
+    if "_" in word or "." in word:
+        return True
+    if word.islower():
+        return "()" in word
+    return bool(CODE_LIKE.search(word) or _CAPS.match(word))
 
 
 def tested_names(analysis: DiffAnalysis) -> set[str]:
@@ -295,7 +300,13 @@ _CODEISH = re.compile(r"_|[a-z][A-Z]|\.|\(\)|-|\d|^[A-Z][A-Z0-9_]{4,}$|[A-Z].*[a
 @functools.lru_cache(maxsize=_WORD_CACHE)
 def _code_like(word: str) -> bool:
     """True for a word that reads as code: snake_case, CamelCase, dotted, kebab, with digits, ALL_CAPS."""
-    return len(word) >= 4 and word not in _STOP and ("_" in word or "." in word or "-" in word or _CODEISH.search(word) is not None)
+    if len(word) < 4 or word in _STOP:
+        return False
+    if "_" in word or "." in word or "-" in word:
+        return True
+    if word.islower() and word.isalpha():
+        return False  # no capital, digit or bracket for the other tests to find
+    return _CODEISH.search(word) is not None
 
 
 _URL = re.compile(r"(?:https?|git|ssh)://[^\s\"'`<>()]*?([^/\s\"'`<>()#?]+)/?(?=[\s\"'`<>()#?]|$)")
