@@ -110,9 +110,6 @@ def _clean(body: str) -> str:
     body = body.replace("\r\n", "\n").replace("\r", "\n")
     body = _COMMENT.sub("", body)
     body = _TAG.sub("", body)
-    # Most descriptions hold no template phrase at all: one search of the whole text says so
-    # (lower-casing a line gives the same letters as lower-casing it within the text).
-    templated = _TEMPLATE_PHRASE.search(body.lower()) is not None
     lines = []
     in_code = False
     skipping = False  # inside a template paragraph being dropped
@@ -143,10 +140,10 @@ def _clean(body: str) -> str:
             continue
         if stripped.startswith(">"):
             quoted = stripped.lstrip("> ").lower()
-            if not quoted or quoted.startswith("[!") or (templated and _TEMPLATE_PHRASE.search(quoted)):
+            if not quoted or quoted.startswith("[!") or _TEMPLATE_PHRASE.search(quoted):
                 skipping = bool(quoted) and not stripped.endswith(_SENTENCE_ENDS)
                 continue
-        if templated and _TEMPLATE_PHRASE.search(stripped.lower()):
+        if _TEMPLATE_PHRASE.search(stripped.lower()):
             skipping = not stripped.endswith(_SENTENCE_ENDS)
             continue
         lines.append(line)

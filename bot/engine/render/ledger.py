@@ -385,9 +385,13 @@ def _labels(c: Any, lang: str) -> list[GuideClaim]:
 _CODE_SPAN = re.compile(r"(`+) ?(.*?) ?\1")
 
 
+def _span_text(m: re.Match[str]) -> str:
+    return m.group(2)
+
+
 def _plain(text: str) -> str:
     if "`" in text:
-        text = _CODE_SPAN.sub(r"\2", text)  # each span as its text
+        text = _CODE_SPAN.sub(_span_text, text)
     return html.unescape(text)
 
 
