@@ -154,3 +154,12 @@ def test_code_like_words_are_judged_as_the_regexes_alone_did(word):
     codeish = re.compile(r"_|[a-z][A-Z]|\.|\(\)|-|\d|^[A-Z][A-Z0-9_]{4,}$|[A-Z].*[a-z].*[A-Z]")
     assert names._names_code.__wrapped__(word) == bool(code_like.search(word) or caps.match(word))
     assert names._code_like.__wrapped__(word) == (len(word) >= 4 and word not in names._STOP and codeish.search(word) is not None)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["a", "Z", "_", ".", "/", "-", "1", "٣", "é", " ", "x9", "1.2", "v", "(", "\n"]), max_size=14).map("".join))
+def test_tokens_are_found_as_the_plain_token_regex_finds_them(text):
+    from bot.engine.focus.names import _TOKEN
+
+    plain = re.compile(r"/?[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z0-9_]+)*|\d+(?:\.\d+)+(?:[.\-]?[A-Za-z]\w*)?")
+    assert _TOKEN.findall(text) == plain.findall(text)

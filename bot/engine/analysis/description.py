@@ -67,6 +67,8 @@ _TEMPLATE_PHRASES = (
 )
 #: Any of :data:`_TEMPLATE_PHRASES` in lower-cased text: one scan per line instead of one per phrase.
 _TEMPLATE_PHRASE = re.compile("|".join(re.escape(p) for p in _TEMPLATE_PHRASES))
+#: An ASCII line shorter than this holds no phrase (lower-casing keeps its length).
+_SHORTEST_PHRASE = min(map(len, _TEMPLATE_PHRASES))
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +145,7 @@ def _clean(body: str) -> str:
             if not quoted or quoted.startswith("[!") or _TEMPLATE_PHRASE.search(quoted):
                 skipping = bool(quoted) and not stripped.endswith(_SENTENCE_ENDS)
                 continue
-        if _TEMPLATE_PHRASE.search(stripped.lower()):
+        if (len(stripped) >= _SHORTEST_PHRASE or not stripped.isascii()) and _TEMPLATE_PHRASE.search(stripped.lower()):
             skipping = not stripped.endswith(_SENTENCE_ENDS)
             continue
         lines.append(line)

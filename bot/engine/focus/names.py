@@ -209,7 +209,13 @@ def tested_names(analysis: DiffAnalysis) -> set[str]:
     return out
 
 
-_TOKEN = re.compile(r"/?[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z0-9_]+)*|\d+(?:\.\d+)+(?:[.\-]?[A-Za-z]\w*)?")
+#: ``/?[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z0-9_]+)*|\d+(?:\.\d+)+(?:[.\-]?[A-Za-z]\w*)?`` written to
+#: start with a character class (the first character, then the rest by what it was), so
+#: that the search skips the characters no token starts with instead of trying each.
+_TOKEN = re.compile(
+    r"[/A-Za-z_\d](?:(?<=/)[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z0-9_]+)*|(?<=[A-Za-z_])[A-Za-z0-9_]*(?:[.\-/][A-Za-z0-9_]+)*"
+    r"|(?<=\d)\d*(?:\.\d+)+(?:[.\-]?[A-Za-z]\w*)?)"
+)
 _CAPS = re.compile(r"^[A-Z][A-Z0-9_]{4,}$")
 _STOP = frozenset(keyword.kwlist) | {
     "self", "None", "True", "False", "print", "range", "return", "isinstance", "getattr", "setattr", "hasattr",
@@ -356,6 +362,10 @@ _PY_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]+(?:\.[A-Za-z_][A-Za-z0-9_]+)*$")
 _PROSE = re.compile(r"(?:^|\s)[A-Za-z]+(?:\s+[A-Za-z]+,?){3}(?:\s|[.,:;]|$)")
 #: A statement that starts with a keyword reads like words ("if a and not b") but is code.
 _KEYWORD_START = re.compile(r"^\s*(?:" + "|".join(keyword.kwlist) + r")\b")
+#: What :data:`_KEYWORD_START` and :data:`COMMENT_LINE` can find first after the indent: a
+#: line starting with anything else is tested without a regex call.
+_KEYWORD_INITIALS = frozenset(k[0] for k in keyword.kwlist)
+_COMMENT_STARTS = frozenset("#/*-<;")
 #: A string literal whose whole content is one name (``"gate_up_proj"``): a name the code uses.
 _NAME_STRING = re.compile(r"([\"'])([A-Za-z_][A-Za-z0-9_.]*)\1")
 #: Lines of one side of one file read for names (a 3,000-file diff has no time for more).
@@ -384,7 +394,7 @@ def changed_names(f: FileAnalysis, side: str, named: set[str], other_text: Calla
     code: list[str] = []
     in_doc = False
     for line in lines[:_MAX_NEW_NAME_LINES]:
-        if COMMENT_LINE.match(line):
+        if line.lstrip()[:1] in _COMMENT_STARTS and COMMENT_LINE.match(line):
             continue
         if not python:
             code.append(line)
@@ -396,7 +406,7 @@ def changed_names(f: FileAnalysis, side: str, named: set[str], other_text: Calla
                 in_doc = not in_doc
             continue
         text = code_only(line) + " " + (" ".join(m.group(2) for m in _NAME_STRING.finditer(line)) if "\"" in line or "'" in line else "")
-        if _KEYWORD_START.match(text) or not _PROSE.search(text):
+        if (text.lstrip()[:1] in _KEYWORD_INITIALS and _KEYWORD_START.match(text)) or not _PROSE.search(text):
             code.append(text)
     if not code:
         return ()
