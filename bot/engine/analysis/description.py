@@ -41,7 +41,9 @@ _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*(?:\(\))?")
 _REVERT_PR = re.compile(r"\bReverts?\s+(?:([\w.-]+/[\w.-]+))?#(\d+)", re.I)
 _REVERT_SHA = re.compile(r"\bThis reverts commit ([0-9a-f]{7,40})", re.I)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])")
+#: ``(?<=[.!?])\s+(?=...)`` written to start with its first space, so that the search skips
+#: every other character instead of trying a look-behind at each.
+_SENTENCE_END = re.compile(r"\s(?<=[.!?]\s)\s*(?=[A-Z0-9`\"'(])")
 
 #: Section names by what they hold; a heading is matched on lower-cased words.
 _SECTIONS = (
@@ -177,7 +179,8 @@ def _first_sentence(text: str) -> str:
         if not para or para.startswith(("|", "```", "!", "<", ">")) or _BULLET.match(para):
             continue
         # "e.g. `x`" is no sentence end.
-        para = _ABBREVIATION.sub(lambda m: m.group(0).replace(".", "\0"), para)
+        if _may_abbreviate(para):
+            para = _ABBREVIATION.sub(lambda m: m.group(0).replace(".", "\0"), para)
         for sentence in _SENTENCE_END.split(para):
             sentence = sentence.replace("\0", ".").strip()
             if sentence.endswith(":") and not _dangling(sentence.lower()) and sentence.split()[-1].lower() not in _INTRODUCING:
@@ -198,6 +201,16 @@ def _link_text(m: re.Match[str]) -> str:
 
 
 _ABBREVIATION = re.compile(r"\b(?:e\.g\.|i\.e\.|etc\.|vs\.|approx\.|cf\.)", re.I)
+
+
+def _may_abbreviate(text: str) -> bool:
+    """False when :data:`_ABBREVIATION` cannot match ``text``: ASCII text (lower-cased, it
+    holds the same letters) with none of its words. Other text may: case-insensitive
+    matching also takes letters such as ``ſ`` for ``s``."""
+    if not text.isascii():
+        return True
+    low = text.lower()
+    return "e.g." in low or "i.e." in low or "etc." in low or "vs." in low or "approx." in low or "cf." in low
 #: Openings of sentences that point elsewhere instead of saying what the change does.
 _POINTERS = ("see ", "please see", "please refer", "refer to", "for details", "for more details", "related:", "cc ", "ref:")
 #: Openings of stories, greetings and notes: context, not what the change does.
@@ -355,7 +368,7 @@ def parse_description(body: object) -> Description:
     sections: dict[str, list[str]] = {}
     current = ""
     for line in text.split("\n"):
-        h = _HEADING.match(line) if "#" in line else None
+        h = _HEADING.match(line) if line[:4].lstrip()[:1] == "#" else None  # after at most three spaces
         if h is not None:
             current = _section_id(h.group(2))
             sections.setdefault(current, [])
@@ -445,6 +458,15 @@ def _spellings(ident: str) -> tuple[str, ...]:
 
 #: Words that make a sentence promise something of this change ("adds `--foo`").
 _PROMISE = re.compile(r"\b(?:add|adds|added|adding|introduc\w*|new|expose[sd]?|provides?|supports?)\b", re.I)
+
+
+def _may_promise(text: str) -> bool:
+    """False when :data:`_PROMISE` cannot match ``text`` (an ASCII text without any of its
+    stems; see :func:`_may_abbreviate` for other text)."""
+    if not text.isascii():
+        return True
+    low = text.lower()
+    return "add" in low or "introduc" in low or "new" in low or "expose" in low or "provide" in low or "support" in low
 #: Sections whose sentences say what this change does (not background, tests or setup).
 _PROMISE_SECTIONS = ("what", "design", "api", "")
 #: Headings of sections that list what the change brings ("Main code changes", "New model support").
@@ -483,7 +505,7 @@ def promised_missing(description: Description, absent: Sequence[str]) -> tuple[t
         text = _FENCE.sub("", description.sections.get(sid, ""))
         for para in _PARA_OR_ITEM.split(text):
             for sentence in _SENTENCE_END.split(" ".join(para.split())):
-                for m in _PROMISE.finditer(sentence):
+                for m in _PROMISE.finditer(sentence) if _may_promise(sentence) else ():
                     # The promised thing is the first name after the word, close to it:
                     # "adds a `--foo` flag", not "a new backend ... `bar`" or "#12 (`x`) adds".
                     name = _promised_name(sentence[m.end() : m.end() + _PROMISE_REACH])

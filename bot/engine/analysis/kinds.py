@@ -511,6 +511,6 @@ def kind_of(
     if is_submodule_patch(patch):
         return "build"
     kind = _BUILT_IN.kind(lower, folders, name)
-    if kind is None and name.endswith(".sh") and patch and _LAUNCH.search(patch):
+    if kind is None and name.endswith(".sh") and patch and ("python" in patch or "torchrun" in patch) and _LAUNCH.search(patch):
         return "example"  # a script that starts a job (``python3 -m verl.trainer.main_ppo ...``)
     return kind or "source"

@@ -270,21 +270,24 @@ def analyse_python(
         # Each side reads the context lines before one of its own changed lines only when it
         # gets there: a side's scope is read only at its changed lines, so the context after
         # a side's last change (and all of it for a side without changes) is never read.
-        old_read = new_read = 0
+        # ``*_read``: the line up to which a side has read the context; ``context``: the last
+        # context line seen (a side has some to read when it is past the side's mark).
+        old_read = new_read = context = -1
         # Unpacked rather than read by attribute: this loop runs once per changed line.
         for index, (line_kind, text, old_no, new_no) in enumerate(lines):
-            if line_kind == CONTEXT:
-                continue
             if line_kind == ADDED:
                 side = new
-                if new_read < index:
-                    _read_context(new, lines, new_read, index, shims if shim_hint else None)
-                new_read = index + 1
-            else:
+                if context > new_read:
+                    _read_context(new, lines, new_read + 1, index, shims if shim_hint else None)
+                    new_read = index
+            elif line_kind == REMOVED:
                 side = old
-                if old_read < index:
-                    _read_context(old, lines, old_read, index, None)
-                old_read = index + 1
+                if context > old_read:
+                    _read_context(old, lines, old_read + 1, index, None)
+                    old_read = index
+            else:
+                context = index
+                continue
             # What side.feed(text) does, written out: this runs once per changed line.
             stack = side.stack
             quote = side.quote
@@ -343,7 +346,7 @@ def analyse_python(
                 _shims_of(side, stripped, True, shims)
         if new.fallback is not None:
             # An added `except ImportError:` still waits for the import below it.
-            _read_context(new, lines, new_read, len(lines), shims)
+            _read_context(new, lines, new_read + 1, len(lines), shims)
     added, removed, modified = _pair(old_defs, new_defs)
     f_added, f_removed, f_changed = _pair(old_fields, new_fields)
     definitions_added = tuple(new_defs[n] for n in added)
