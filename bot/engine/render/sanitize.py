@@ -151,3 +151,46 @@ def login(name: str) -> str:
     """A GitHub login shown without pinging its owner (bold, mention broken)."""
     clean = re.sub(r"[^A-Za-z0-9\-\[\]_.]", "", name)[:60] or "ghost"
     return f"**{clean}**"
+
+
+def unwrap_code_spans(text: str) -> str:
+    """``text`` with each code span replaced by its text: what ``re.sub(r"(`+) ?(.*?) ?\\1",
+    lambda m: m.group(2), text)`` gives, found with ``str.find``.
+
+    That regex tries every length of its lazy middle part, a back-reference test per
+    character: tens of thousands of machine instructions for a short claim. Its matches
+    follow from where the closing backticks first appear, tried in the regex's own order:
+    the longest opening run first (then shorter ones), a space after it first (then none),
+    and the closing run taking one space before it when there is one.
+    """
+    at = text.find("`")
+    if at < 0:
+        return text
+    out: list[str] = []
+    done = 0  # text[:done] is written to out
+    while at >= 0:
+        run = len(text) - at - len(text[at:].lstrip("`"))  # backticks from here on
+        end = -1
+        for size in range(run, 0, -1):
+            ticks = text[at : at + size]
+            for space in ((1, 0) if text[at + size : at + size + 1] == " " else (0,)):
+                start = at + size + space
+                close = text.find(ticks, start)
+                if close < 0:
+                    continue
+                stop = close - 1 if close > start and text[close - 1] == " " else close
+                if "\n" in text[start:stop]:
+                    continue
+                end = close + size
+                break
+            if end >= 0:
+                break
+        if end < 0:
+            at = text.find("`", at + 1)
+            continue
+        out.append(text[done:at])
+        out.append(text[start:stop])
+        done = end
+        at = text.find("`", end)
+    out.append(text[done:])
+    return "".join(out)
