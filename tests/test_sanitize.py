@@ -149,10 +149,3 @@ def test_blank_line_runs_shrink_as_the_regex_did(text):
     while "\n\n\n" in shrunk:
         shrunk = shrunk.replace("\n\n\n", "\n\n")
     assert shrunk == re.sub(r"\n{3,}", "\n\n", text)
-
-
-@settings(max_examples=1000, deadline=None)
-@given(st.lists(st.sampled_from(["`", "``", " ", "a", "\n", "é", "&amp;"]), max_size=16).map("".join))
-def test_code_spans_unwrap_as_the_lazy_regex_did(text):
-    regex = re.compile(r"(`+) ?(.*?) ?\1")
-    assert sanitize.unwrap_code_spans(text) == regex.sub(lambda m: m.group(2), text)

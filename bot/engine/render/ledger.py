@@ -382,8 +382,17 @@ def _labels(c: Any, lang: str) -> list[GuideClaim]:
 # --- the sentences claims are written in ---------------------------------------------------
 
 
+_CODE_SPAN = re.compile(r"(`+) ?(.*?) ?\1")
+
+
+def _span_text(m: re.Match[str]) -> str:
+    return m.group(2)
+
+
 def _plain(text: str) -> str:
-    return html.unescape(sanitize.unwrap_code_spans(text))
+    if "`" in text:
+        text = _CODE_SPAN.sub(_span_text, text)
+    return html.unescape(text)
 
 
 def _claim_params(claim: Any) -> dict[str, Any]:

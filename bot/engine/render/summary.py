@@ -101,9 +101,17 @@ def summary_source(facts: GuideFacts, lang: str) -> str:
     return choose(facts, lang).source
 
 
+_CODE_SPAN = re.compile(r"(`+) ?(.*?) ?\1")
+
+
+def _span_text(m: re.Match[str]) -> str:
+    return m.group(2)
+
+
 def plain_text(text: str) -> str:
     """Markdown sentence -> plain text: code spans unwrapped, entities and escapes undone."""
-    text = sanitize.unwrap_code_spans(text)
+    if "`" in text:
+        text = _CODE_SPAN.sub(_span_text, text)
     return html.unescape(text.replace("\\[", "[").replace("\\]", "]"))
 
 
