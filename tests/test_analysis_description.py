@@ -265,3 +265,27 @@ def test_a_long_sentence_is_cut_at_its_main_clause_or_skipped():
     unbroken = "Adds " + " and ".join(f"the option number {i}" for i in range(30)) + "."
     follow = "Adds a `timeout` to the rollout client."
     assert parse_description(WHAT + unbroken + " " + follow).purpose == follow
+
+
+# --- regexes that start where a match can, and tests that rule a regex out: the same results ------
+
+import re as _re  # noqa: E402
+
+from hypothesis import given as _given, settings as _settings, strategies as _st  # noqa: E402
+
+from bot.engine.analysis import description as _description  # noqa: E402
+
+_PIECES = _st.sampled_from(["a", "A", ".", "!", "?", " ", "\t", "\n", "\u3000", "`", "(", "7", "e.g.", "Vs.", "ADD", "new", "ſupport", "İ", "K", "#", "   #", "x"])
+
+
+@_settings(max_examples=500, deadline=None)
+@_given(_st.lists(_PIECES, max_size=16).map("".join))
+def test_sentence_ends_and_word_tests_agree_with_the_plain_regexes(text):
+    sentence_end = _re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])")
+    assert _description._SENTENCE_END.split(text) == sentence_end.split(text)
+    if _description._ABBREVIATION.search(text):
+        assert _description._may_abbreviate(text)
+    if _description._PROMISE.search(text):
+        assert _description._may_promise(text)
+    if _description._HEADING.match(text):
+        assert text[:4].lstrip()[:1] == "#"

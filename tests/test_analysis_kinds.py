@@ -192,3 +192,20 @@ def test_repository_kind_globs_with_bracket_classes_still_match():
     assert kind_of("qa/1_checks/a.py", extra={"test": ["qa/[[:digit:]]_checks/*.py"]}) == "test"
     assert kind_of("qa/x_checks/a.py", extra={"test": ["qa/[]x]_checks/*.py"]}) == "test"
     assert kind_of("qa/z_checks/a.py", extra={"test": ["qa/[]x]_checks/*.py"]}) == "source"
+
+
+# --- the classifier's file-name verdict, against each kind's globs in turn ------------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from bot.engine.analysis import kinds as _kinds  # noqa: E402
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["test_", "_test", "requirements", "dockerfile", "run_", ".py", ".yaml", ".md", ".txt",
+                                 "license", ".", "x", "readme", "conftest", ".lock", "_pb2", "environment", "-"]),
+                min_size=1, max_size=5).map("".join))
+def test_the_file_name_rank_is_the_first_kind_whose_name_globs_match(name):
+    classifier = _kinds._Classifier(_kinds._BUILT_IN.rules)
+    expected = next((r for r, (_k, g) in enumerate(classifier.rules) if g.match_name(name)), classifier._NONE)
+    assert classifier._name_rank(name) == expected

@@ -213,3 +213,73 @@ def test_duplicate_tables_with_different_texts_are_refused(toy: Path):
     (toy / "bot" / "other.py").write_text('MESSAGES = {"a.hello": {"en": "Hi", "zh": "嗨"}}\n', encoding="utf-8")
     with pytest.raises(SystemExit):
         maintain.absorb([toy / "bot" / "words.py", toy / "bot" / "other.py"])
+
+
+# --- the quick .po reader ----------------------------------------------------------------------------
+
+def _same_language(quick: catalogue.Language, babel: catalogue.Language) -> None:
+    assert quick.ids == babel.ids and quick.plurals == babel.plurals
+    assert quick.table.keys() == babel.table.keys()
+    for key, found in quick.table.items():
+        expected = babel.table[key]
+        if isinstance(expected, str):
+            assert found == expected, key
+        else:
+            assert found[0] == expected[0], key
+            assert [found[1](n) for n in range(300)] == [expected[1](n) for n in range(300)], key
+
+
+@pytest.mark.parametrize("lang", catalogue.languages())
+def test_the_quick_reader_compiles_every_shipped_catalogue_as_babel_does(lang):
+    assert catalogue._read(lang) is not None  # the shipped files never fall back to Babel
+    _same_language(catalogue.language(lang), catalogue._babel_language(lang))
+
+
+_PO_HEADER = textwrap.dedent(r'''
+    msgid ""
+    msgstr ""
+    "Language: en\n"
+    "Plural-Forms: nplurals=2; plural=(n != 1);\n"
+    "Content-Type: text/plain; charset=utf-8\n"
+''')
+
+
+def test_the_quick_reader_keeps_what_gettext_would_serve(tmp_path):
+    path = tmp_path / "x.po"
+    path.write_text(_PO_HEADER + textwrap.dedent(r'''
+        #, python-brace-format
+        msgid "a"
+        msgstr ""
+        "two \"quoted\"\n"
+        "lines"
+
+        #, fuzzy
+        msgid "b"
+        msgstr "unsure"
+
+        msgid "c"
+        msgid_plural "c"
+        msgstr[0] "one c"
+        msgstr[1] ""
+    '''), encoding="utf-8")
+    po = catalogue._po.read(path)
+    assert po is not None and po.nplurals == 2 and po.plural == "(n != 1)"
+    assert po.messages == (
+        catalogue._po.Message(("a",), ('two "quoted"\nlines',), False),
+        catalogue._po.Message(("b",), ("unsure",), True),
+        catalogue._po.Message(("c", "c"), ("one c", ""), False),
+    )
+    lookups = catalogue._Lookups(po, None)
+    assert lookups.gettext("a") == 'two "quoted"\nlines'
+    assert lookups.gettext("b") == "b"  # fuzzy: not served
+    assert (lookups.ngettext("c", 1), lookups.ngettext("c", 5)) == ("one c", "c")
+
+
+@pytest.mark.parametrize("entry", ['msgctxt "menu"\nmsgid "a"\nmsgstr "b"\n', '#~ msgid "old"\n#~ msgstr "gone"\n',
+                                   'msgid "a"\nmsgstr "b"\n\nmsgid "a"\nmsgstr "c"\n', 'msgid "a"\n#. a comment\nmsgstr "b"\n'])  # fmt: skip
+def test_the_quick_reader_leaves_what_it_does_not_know_to_babel(tmp_path, entry):
+    path = tmp_path / "x.po"
+    path.write_text(_PO_HEADER + "\n" + entry, encoding="utf-8")
+    assert catalogue._po.read(path) is None
+    path.write_text(_PO_HEADER.replace("Plural-Forms", "X-Plural"), encoding="utf-8")
+    assert catalogue._po.read(path) is None

@@ -173,3 +173,20 @@ def test_risk_lines_rest_on_exact_code_tokens_not_substrings():
     assert by["numerics"].key == "factor.numerics_removed" and by["numerics"].params["code"] == ".to(torch.float32)"
     assert by["untrusted"].key == "factor.untrusted_removed" and by["untrusted"].params["code"] == "eval"
     assert by["untrusted"].evidence and by["untrusted"].evidence[0].old == "eval("
+
+
+# --- a helper's call found without a regex per name -------------------------------------------------
+
+import re  # noqa: E402
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from bot.engine.breaking import _calls  # noqa: E402
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["get_uuid", "x", "_", ".", "(", " ", "é", "٣", "-", "a1", "\n"]), max_size=12).map("".join),
+       st.sampled_from(["get_uuid", "x", "é"]))
+def test_a_helper_call_is_found_as_the_regex_finds_it(line, short):
+    regex = re.compile(rf"(?<![\w.]){re.escape(short)}[(.]")
+    assert _calls(line, short) == (regex.search(line) is not None)

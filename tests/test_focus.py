@@ -105,3 +105,61 @@ def test_todo_follow_ups_drop_the_marker_word():
     (todo,) = [x for x in follow_ups(PullRequestSnapshot(repository="o/r", number=1, title="t"), DiffAnalysis((f,)),
                                      ReviewSummary(), "docs") if x.key == "follow.todo"]
     assert todo.params["text"] == "use the real API"
+
+
+# --- an entry point's call found without a regex per name ------------------------------------------
+
+import re  # noqa: E402
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from bot.engine.focus.points import _mentions  # noqa: E402
+
+_PIECES = st.sampled_from(["load_ckpt", "x", "_", ".", "(", " ", "\t", '"', "'", "@", "é", "٣", "-", "a1", ":", "\n"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_PIECES, max_size=12).map("".join), st.sampled_from(["load_ckpt", "ckpt", "x.y", "a::b", "load_ckpt:"]))
+def test_a_call_is_found_as_the_regex_finds_it(line, short):
+    escaped = re.escape(short)
+    regex = re.compile(rf"(?<![\w.])(?:[\w.]*\.)?{escaped}\s*\(|[\"']{escaped}[\"']|@{escaped}\b")
+    assert _mentions(line, short) == (regex.search(line) is not None)
+
+
+def test_a_call_is_a_call_of_this_name_only():
+    assert _mentions("    self.loader.load_ckpt (path)", "load_ckpt")
+    assert _mentions('register("load_ckpt")', "load_ckpt")
+    assert _mentions("@load_ckpt", "load_ckpt")
+    assert not _mentions("reload_ckpt(path)", "load_ckpt")
+    assert not _mentions("@load_ckpt_v2", "load_ckpt")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["a", "_", ".", "/", "-", "py", "yaml", ".py", " ", "é", "x.sh", "(", "2"]), max_size=14).map("".join))
+def test_file_names_in_a_bullet_are_found_as_before_the_look_behind(text):
+    from bot.engine.focus.names import _FILE_NAME
+
+    before = re.compile(r"[\w./-]*\w\.(?:py|pyi|ya?ml|toml|json|cfg|ini|sh|cc|cpp|cu|h|rs|go|js|ts)\b")
+    assert _FILE_NAME.findall(text) == before.findall(text)
+    assert _FILE_NAME.sub(" ", text) == before.sub(" ", text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["a", "B", "_", ".", "-", "()", "7", "٣", "é", "É", "ſ", "K", "x", "Q"]), max_size=8).map("".join))
+def test_code_like_words_are_judged_as_the_regexes_alone_did(word):
+    from bot.engine.focus import names
+
+    code_like = re.compile(r"_|[a-z][A-Z]|\.|\(\)")
+    caps = re.compile(r"^[A-Z][A-Z0-9_]{4,}$")
+    codeish = re.compile(r"_|[a-z][A-Z]|\.|\(\)|-|\d|^[A-Z][A-Z0-9_]{4,}$|[A-Z].*[a-z].*[A-Z]")
+    assert names._names_code.__wrapped__(word) == bool(code_like.search(word) or caps.match(word))
+    assert names._code_like.__wrapped__(word) == (len(word) >= 4 and word not in names._STOP and codeish.search(word) is not None)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["a", "Z", "_", ".", "/", "-", "1", "٣", "é", " ", "x9", "1.2", "v", "(", "\n"]), max_size=14).map("".join))
+def test_tokens_are_found_as_the_plain_token_regex_finds_them(text):
+    from bot.engine.focus.names import _TOKEN
+
+    plain = re.compile(r"(?<!\w)(?:/?[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z0-9_]+)*|\d+(?:\.\d+)+(?:[.\-]?[A-Za-z]\w*)?)")
+    assert _TOKEN.findall(text) == plain.findall(text)

@@ -197,3 +197,22 @@ def test_why_n_and_the_comment_number_the_same_focus_points():
         shown = [c for c in g.data["claims"] if c["section"] == "focus"]
         assert len(shown) == len(g.focus), path.name
         assert all(p.evidence for p in g.focus), path.name
+
+
+def test_code_spans_read_as_their_text_as_the_callback_did():
+    import re
+
+    from hypothesis import given, settings, strategies as st
+
+    from bot.engine.render.ledger import _plain
+
+    span = re.compile(r"(`+) ?(.*?) ?\1")
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.sampled_from(list("a `\\\n&;") + ["&amp;", "``"]), max_size=20).map("".join))
+    def check(text):
+        import html
+
+        assert _plain(text) == html.unescape(span.sub(lambda m: m.group(2), text))
+
+    check()

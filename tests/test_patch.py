@@ -138,3 +138,41 @@ def test_parse_patch_never_raises_and_line_numbers_are_consistent(text):
         assert news == list(range(hunk.new_start, hunk.new_start + len(news)))
         assert len(olds) <= hunk.old_length and len(news) <= hunk.new_length
         assert all("\n" not in line.text for line in hunk.lines)
+
+
+# Well-formed hunks: rows exactly as many as the header counts, so the whole-hunk path takes them.
+_exact_hunks = st.lists(
+    st.tuples(st.lists(st.sampled_from(["+", "-", " "]), min_size=1, max_size=12), st.text(alphabet="ab \t\\@+-", max_size=6),
+              st.sampled_from(["", "old", "new", "both"])),
+    min_size=1, max_size=4,
+)
+
+
+def _render(hunks) -> str:
+    out, start = [], 1
+    for kinds, text, eof in hunks:
+        old = sum(k != "+" for k in kinds)
+        new = sum(k != "-" for k in kinds)
+        out.append(f"@@ -{start},{old} +{start},{new} @@")
+        for i, kind in enumerate(kinds):
+            out.append(f"{kind}{text}{i}")
+            if eof == "both" and i == len(kinds) - 1 or eof == "old" and kind == "-" and i == len(kinds) - 1:
+                out.append("\\ No newline at end of file")
+        start += 20
+    return "\n".join(out)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_exact_hunks.map(_render), st.text(), _patchy_text))
+def test_the_whole_hunk_path_reads_as_row_by_row_does(text):
+    import bot.engine.analysis.patch as patch
+
+    fast = patch.parse_patch_lines(text)
+    original = patch._whole_rows
+    patch._whole_rows = lambda *args: None  # every hunk read row by row
+    try:
+        slow = patch.parse_patch_lines(text)
+    finally:
+        patch._whole_rows = original
+    assert fast == slow
+    assert [tuple(map(type, line)) for h in fast[0] for line in h.lines] == [tuple(map(type, line)) for h in slow[0] for line in h.lines]

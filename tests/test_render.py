@@ -144,3 +144,28 @@ def test_renderer_never_crashes_and_respects_the_limit(title, body, names):
         md = render_guide(facts_for(s, files), lang)
         assert len(md) <= MAX_COMMENT_CHARS
         assert md.startswith("<!-- prguide:v1 ")
+
+
+# --- the template compiled ahead of time ---------------------------------------------------------
+
+
+def test_the_compiled_template_is_up_to_date():
+    from bot.engine.render import precompile
+
+    assert precompile.COMPILED_PATH.read_text(encoding="utf-8") == precompile.generated(), (
+        "run python -m bot.engine.render.precompile"
+    )
+
+
+def test_a_stale_compiled_template_is_not_used(monkeypatch):
+    from bot.engine.render import guide, guide_compiled, precompile
+
+    fresh = precompile.load(precompile.environment())
+    assert fresh.root_render_func is guide_compiled.root  # the compiled module serves the guide
+    monkeypatch.setattr(guide_compiled, "SOURCE_SHA256", "0" * 64)
+    compiled_now = precompile.load(precompile.environment())
+    assert compiled_now.root_render_func is not guide_compiled.root  # Jinja compiled the template instead
+    for lang in ("en", "zh"):
+        facts = basic()
+        context = guide._context(facts, guide.guide_claims(facts, lang), lang, guide._SHRINK[0])
+        assert compiled_now.render(**context) == fresh.render(**context)

@@ -12,7 +12,7 @@ from wcmatch import glob as wcglob
 from bot.engine.analysis.model import DiffAnalysis, FileAnalysis
 from bot.engine.rules import RuleError, parse_rules
 from bot.engine.rules.corpus import MAX_LINE_CHARS, LineCorpus
-from bot.engine.rules.globs import GLOB_FLAGS, FileIndex, GlobProblem, compile_glob
+from bot.engine.rules.globs import GLOB_FLAGS, FileIndex, GlobProblem, GlobTable, compile_glob
 from bot.engine.rules.safe_regex import RULE_FLAGS, Budget, nested_repetition
 from bot.engine.rules.schema import CONDITION_KEYS, EFFECT_KEYS
 from bot.engine.snapshot import PullRequestSnapshot
@@ -156,6 +156,40 @@ def test_file_index_matches_exactly_what_wcmatch_matches(pattern, paths):
     mine = {paths[i] for i in index.match(glob)}
     expected = {p for p in paths if wcglob.globmatch(p, pattern, flags=GLOB_FLAGS)}
     assert mine == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_GLOBS, min_size=1, max_size=6), st.lists(_PATHS, min_size=1, max_size=12, unique=True))
+def test_glob_table_matches_exactly_what_wcmatch_matches(patterns, paths):
+    globs = []
+    for pattern in patterns:
+        try:
+            globs.append(compile_glob(pattern))
+        except GlobProblem:
+            pass
+    assume(globs)
+    table = GlobTable(globs)
+    for _ in range(2):  # the second time from the paths it remembers
+        found = table.match_all(paths)
+        for glob in globs:
+            expected = {p for p in paths if wcglob.globmatch(p, glob.pattern, flags=GLOB_FLAGS)}
+            assert {paths[i] for i in found[glob.pattern]} == expected, glob.pattern
+            assert {paths[i] for i in FileIndex(paths, table).match(glob)} == expected, glob.pattern
+
+
+def test_glob_table_agrees_with_wcmatch_on_every_shape():
+    paths = ["docs/index.md", "docs/a/b.md", "verl/models/mcore/x.py", "verl/workers/fsdp/w.py", "a/docs/c.rst",
+             "README.md", "verl/utils/fsdp_utils.py", "tests/special/test_fsdp.py", ".github/workflows/ci.yml",
+             "verl/trainer/config/_generated_ppo.yaml", "setup.py", "x/setup.py", "docs"]  # fmt: skip
+    patterns = ["setup.py", "docs/**", "**/*.md", "**/setup.py", "**/docs/**", "**", "verl/**/*fsdp*.py",
+                "verl/trainer/config/_generated_*.yaml", "tests/**/*fsdp*", "{docs,tests}/**", "*", "**/*_utils.py",
+                "verl/**/fsdp/**", "**/workflows/*.yml", ".github/**"]  # fmt: skip
+    globs = [compile_glob(p) for p in patterns]
+    assert {s.kind for g in globs for s in g.shapes} == {"exact", "prefix", "suffix", "name", "folder", "all", "regex"}
+    found = GlobTable(globs).match_all(paths)
+    for glob in globs:
+        expected = {p for p in paths if wcglob.globmatch(p, glob.pattern, flags=GLOB_FLAGS)}
+        assert {paths[i] for i in found[glob.pattern]} == expected, glob.pattern
 
 
 def test_file_index_on_many_files_agrees_with_wcmatch():

@@ -124,3 +124,28 @@ def test_a_backslash_before_a_backtick_opens_no_code_span_that_keeps_a_link_or_r
     assert "<a " not in html and "<img" not in html
     # the reference is inside code (GitHub links none there) or not a bare reference at all
     assert "other-org/victim#77" not in re.sub(r"<code>.*?</code>", "", html)
+
+
+# --- str methods in place of regexes: the same text -----------------------------------------------
+
+from hypothesis import settings  # noqa: E402
+
+_MESSY = st.text(alphabet=st.sampled_from(list("ab `\t\n\r\x0b\x0c\x1c\x85\xa0\u2028\u3000\u200e\u202a\x00\x7f_é")), max_size=40)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_MESSY)
+def test_whitespace_collapses_and_controls_go_as_the_regexes_did(text):
+    control = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+    assert sanitize.strip_control(text) == control.sub("", text)
+    assert " ".join(text.split()) == re.sub(r"\s+", " ", text).strip()
+    assert "".join(text.split()) == re.sub(r"\s+", "", text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(["\n", "a", " "]), max_size=30))
+def test_blank_line_runs_shrink_as_the_regex_did(text):
+    shrunk = text
+    while "\n\n\n" in shrunk:
+        shrunk = shrunk.replace("\n\n\n", "\n\n")
+    assert shrunk == re.sub(r"\n{3,}", "\n\n", text)

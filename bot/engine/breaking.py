@@ -162,8 +162,19 @@ def local_helper(name: str, f: FileAnalysis) -> bool:
     short = name.rpartition(".")[2]
     if not short.isidentifier() or "." in name:
         return False  # a method: its callers go through the object, not visible here
-    call = re.compile(rf"(?<![\w.]){re.escape(short)}[(.]")
-    return any(call.search(line) and not line.lstrip().startswith(("def ", "async def ")) for line in f.removed_lines)
+    return any(_calls(line, short) and not line.lstrip().startswith(("def ", "async def ")) for line in f.removed_lines)
+
+
+def _calls(line: str, short: str) -> bool:
+    """True when ``line`` holds ``short(`` or ``short.`` not preceded by a word character or
+    a dot: what the regex ``(?<![\\w.])short[(.]`` finds, without compiling one per name."""
+    at = line.find(short)
+    while at >= 0:
+        before = line[at - 1] if at else ""
+        if line[at + len(short) : at + len(short) + 1] in ("(", ".") and not (before and (before == "." or before.isalnum() or before == "_")):
+            return True
+        at = line.find(short, at + 1)
+    return False
 
 
 def _composition_changed(f: FileAnalysis) -> bool:

@@ -97,7 +97,7 @@ _BREAKING_FACTS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # read-only by convention: see bot.engine.analysis.model
 class Factor:
     """One explainable contribution to the importance score.
 
@@ -116,7 +116,7 @@ class Factor:
     evidence: tuple[Any, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # read-only by convention: see bot.engine.analysis.model
 class Claim:
     """A sentence backed by a fact: a message key, its parameters and the file it is about."""
 
@@ -127,7 +127,7 @@ class Claim:
     evidence: tuple[Any, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # read-only by convention: see bot.engine.analysis.model
 class LabelDecision:
     """A label prguide wants on the PR and who decided it.
 
@@ -610,12 +610,15 @@ _BRACKETS = re.compile(r"^\s*((?:\[[^\]]*\]\s*)+)")
 _CONVENTIONAL_SCOPE = re.compile(r"^\s*[A-Za-z-]+\(([^)]*)\)!?:")
 
 
+_BRACKET_ITEM = re.compile(r"[^\[\],]+")
+
+
 def title_scopes(title: str) -> tuple[str, ...]:
     """The scopes a title names, lower-cased: ``[megatron, fsdp] fix: …`` and ``fix(ckpt): …``."""
     found: list[str] = []
     brackets = _BRACKETS.match(title)
     if brackets:
-        found += re.findall(r"[^\[\],]+", brackets.group(1))
+        found += _BRACKET_ITEM.findall(brackets.group(1))
     conventional = _CONVENTIONAL_SCOPE.match(title)
     if conventional:
         found += conventional.group(1).split(",")

@@ -205,4 +205,5 @@ def existing_functions(files: Sequence[FileAnalysis]) -> list[tuple[str, Evidenc
     unique = {n: (n, e) for n, e in out}
     # A class whose method is listed is not a function of its own ("AgentLoopWorker" beside
     # "AgentLoopWorker._compute_score" counted one change twice).
-    return [(n, e) for n, e in unique.values() if not any(m.startswith(n + ".") for m in unique)]
+    owners = {m[:i] for m in unique for i, ch in enumerate(m) if ch == "."}  # every n with m.startswith(n + ".")
+    return [(n, e) for n, e in unique.values() if n not in owners]

@@ -57,7 +57,7 @@ from bot.engine.analysis.model import (
     DiffAnalysis,
     FileAnalysis,
 )
-from bot.engine.analysis.patch import ADDED, REMOVED, DiffLine, Hunk, parse_patch
+from bot.engine.analysis.patch import DiffLine, Hunk, parse_patch, parse_patch_lines
 from bot.engine.analysis.pybehaviour import DefSite, match_definitions, relocation_facts
 from bot.engine.analysis.python import analyse_python
 from bot.engine.analysis.symbols import analyse_symbols, supports
@@ -118,18 +118,11 @@ def _analyse_file(
     file: ChangedFile, kinds: Mapping[str, Sequence[str]] | None, budget: Budget
 ) -> tuple[FileAnalysis, tuple[DefSite, ...], EnvFacts | None]:
     patch = file.patch
-    hunks = parse_patch(patch) if patch else ()
+    hunks, added_texts, removed_texts = parse_patch_lines(patch) if patch else ((), (), ())
+    added, removed = tuple(added_texts), tuple(removed_texts)
     path = file.filename
     language = language_of(path, _first_added_line(hunks))
     kind = kind_of(path, status=file.status, patch=patch, changes=file.changes, extra=kinds)
-    # Comprehensions: about 10 % cheaper than one loop with two appends on big diffs.
-    if len(hunks) == 1:
-        lines = hunks[0].lines
-        added = tuple([line[1] for line in lines if line[0] == ADDED])
-        removed = tuple([line[1] for line in lines if line[0] == REMOVED])
-    else:
-        added = tuple([line[1] for hunk in hunks for line in hunk.lines if line[0] == ADDED])
-        removed = tuple([line[1] for hunk in hunks for line in hunk.lines if line[0] == REMOVED])
     facts: dict[str, object] = {}
     behaviour: list[BehaviourFact] = []
     sites: tuple[DefSite, ...] = ()
@@ -140,7 +133,8 @@ def _analyse_file(
             added_text, removed_text = "\n".join(added), "\n".join(removed)
             checks = "raise" in added_text or "assert" in added_text or "raise" in removed_text or "assert" in removed_text
             metrics = "/" in added_text and "/" in removed_text
-            py = analyse_python(hunks, path=path, kind=kind, check_hint=checks, metric_hint=metrics)
+            shims = "ersion" in added_text or "ImportError" in added_text or "ModuleNotFoundError" in added_text
+            py = analyse_python(hunks, path=path, kind=kind, check_hint=checks, metric_hint=metrics, shim_hint=shims)
             facts.update(
                 symbols_touched=py.symbols_touched,
                 definitions_added=py.definitions_added,

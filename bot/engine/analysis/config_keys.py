@@ -21,7 +21,7 @@ from bot.engine.analysis.model import BehaviourFact
 from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, Hunk
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # read-only by convention: see bot.engine.analysis.model
 class KeyChanges:
     """Dotted key paths added, removed and changed (on both sides), in first-seen order."""
 

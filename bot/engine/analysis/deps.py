@@ -44,9 +44,12 @@ _EGG = re.compile(r"#egg=(" + _NAME + ")")
 _Side = dict[tuple[str, str], tuple[str, str]]
 
 
+_NAME_SEPARATORS = re.compile(r"[-_.]+")
+
+
 def normalize_name(name: str) -> str:
     """PEP 503 normalised form of a Python package name (``Foo_Bar.baz`` -> ``foo-bar-baz``)."""
-    return re.sub(r"[-_.]+", "-", name).lower()
+    return _NAME_SEPARATORS.sub("-", name).lower()
 
 
 def parse_requirement(text: str, *, require_version: bool = False) -> tuple[str, str] | None:
@@ -109,6 +112,9 @@ def _new_sides() -> dict[str, _Side]:
 # --- requirements files, setup.py, setup.cfg, environment.yml ------------------------------
 
 
+_TRAILING_COMMENT = re.compile(r"\s+#")
+
+
 def _requirements(hunks: Iterable[Hunk]) -> dict[str, _Side]:
     sides = _new_sides()
     for side, text in _changed_lines(hunks):
@@ -124,7 +130,7 @@ def _requirements(hunks: Iterable[Hunk]) -> dict[str, _Side]:
             if egg:
                 _record(sides, side, "", egg.group(1), line)
             continue
-        line = re.split(r"\s+#", line, maxsplit=1)[0]
+        line = _TRAILING_COMMENT.split(line, maxsplit=1)[0]
         found = parse_requirement(line)
         if found is not None:
             _record(sides, side, "", *found)

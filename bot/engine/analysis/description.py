@@ -41,7 +41,9 @@ _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*(?:\(\))?")
 _REVERT_PR = re.compile(r"\bReverts?\s+(?:([\w.-]+/[\w.-]+))?#(\d+)", re.I)
 _REVERT_SHA = re.compile(r"\bThis reverts commit ([0-9a-f]{7,40})", re.I)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])")
+#: ``(?<=[.!?])\s+(?=...)`` written to start with its first space, so that the search skips
+#: every other character instead of trying a look-behind at each.
+_SENTENCE_END = re.compile(r"\s(?<=[.!?]\s)\s*(?=[A-Z0-9`\"'(])")
 
 #: Section names by what they hold; a heading is matched on lower-cased words.
 _SECTIONS = (
@@ -67,6 +69,8 @@ _TEMPLATE_PHRASES = (
 )
 #: Any of :data:`_TEMPLATE_PHRASES` in lower-cased text: one scan per line instead of one per phrase.
 _TEMPLATE_PHRASE = re.compile("|".join(re.escape(p) for p in _TEMPLATE_PHRASES))
+#: An ASCII line shorter than this holds no phrase (lower-casing keeps its length).
+_SHORTEST_PHRASE = min(map(len, _TEMPLATE_PHRASES))
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,8 +95,11 @@ class Description:
     mentioned_identifiers: tuple[str, ...] = ()
 
 
+_NOT_HEADING_WORD = re.compile(r"[^\w&\s]")
+
+
 def _section_id(heading: str) -> str:
-    text = re.sub(r"[^\w&\s]", " ", heading.lower())
+    text = _NOT_HEADING_WORD.sub(" ", heading.lower())
     text = " ".join(text.split())
     for sid, names in _SECTIONS:
         if text in names:
@@ -132,7 +139,7 @@ def _clean(body: str) -> str:
             skipping = not stripped.endswith(_SENTENCE_ENDS)
             continue
         skipping = False
-        if _UNTICKED.match(line):
+        if "[" in line and _UNTICKED.match(line):
             skipping = not stripped.endswith(_SENTENCE_ENDS)
             continue
         if stripped.startswith(">"):
@@ -140,7 +147,7 @@ def _clean(body: str) -> str:
             if not quoted or quoted.startswith("[!") or _TEMPLATE_PHRASE.search(quoted):
                 skipping = bool(quoted) and not stripped.endswith(_SENTENCE_ENDS)
                 continue
-        if _TEMPLATE_PHRASE.search(stripped.lower()):
+        if (len(stripped) >= _SHORTEST_PHRASE or not stripped.isascii()) and _TEMPLATE_PHRASE.search(stripped.lower()):
             skipping = not stripped.endswith(_SENTENCE_ENDS)
             continue
         lines.append(line)
@@ -156,11 +163,14 @@ _LINK = re.compile(r"!?\[([^\]\n]{0,200})\]\([^)\s]{0,500}\)")
 _BARE_URL = re.compile(r"^\s*<?https?://\S+>?\s*$")
 
 
+_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
+
+
 def _first_sentence(text: str) -> str:
     """The first informative sentence of ``text`` (see :func:`_informative`). A
     paragraph's hard-wrapped lines are read as one text up to the sentence end; list
     items, tables, code, quotes, HTML and images are skipped; a link keeps its text."""
-    for paragraph in re.split(r"\n\s*\n", text):
+    for paragraph in _PARAGRAPH_BREAK.split(text):
         lines = [line.strip() for line in paragraph.split("\n") if line.strip() and not _BARE_URL.match(line)]
         if lines and _BULLET.match(lines[0]) and not _UNTICKED.match(lines[0]):
             # A list: its first item, read to its end over hard-wrapped lines.
@@ -171,7 +181,8 @@ def _first_sentence(text: str) -> str:
         if not para or para.startswith(("|", "```", "!", "<", ">")) or _BULLET.match(para):
             continue
         # "e.g. `x`" is no sentence end.
-        para = _ABBREVIATION.sub(lambda m: m.group(0).replace(".", "\0"), para)
+        if _may_abbreviate(para):
+            para = _ABBREVIATION.sub(lambda m: m.group(0).replace(".", "\0"), para)
         for sentence in _SENTENCE_END.split(para):
             sentence = sentence.replace("\0", ".").strip()
             # "Fix: sort buffers by name …" says it after its label.
@@ -227,6 +238,16 @@ _BOLD_UNDERSCORE = re.compile(r"(?<![\w.])__(?=\S)([^_\n]+?)(?<=\S)__(?![\w])")
 #: A parenthesised aside holding a reference, link or "follow-up to".
 _REFERRING_ASIDE = re.compile(r"\s?\((?=[^()]*(?:#\d|https?://|follow-?up|see ))[^()]*\)")
 _ABBREVIATION = re.compile(r"\b(?:e\.g\.|i\.e\.|etc\.|vs\.|approx\.|cf\.)", re.I)
+
+
+def _may_abbreviate(text: str) -> bool:
+    """False when :data:`_ABBREVIATION` cannot match ``text``: ASCII text (lower-cased, it
+    holds the same letters) with none of its words. Other text may: case-insensitive
+    matching also takes letters such as ``ſ`` for ``s``."""
+    if not text.isascii():
+        return True
+    low = text.lower()
+    return "e.g." in low or "i.e." in low or "etc." in low or "vs." in low or "approx." in low or "cf." in low
 #: Openings of sentences that point elsewhere instead of saying what the change does.
 _POINTERS = ("see ", "please see", "please refer", "refer to", "for details", "for more details", "related:", "cc ", "ref:")
 #: Openings of stories, greetings and notes: context, not what the change does.
@@ -408,7 +429,7 @@ def parse_description(body: object) -> Description:
     sections: dict[str, list[str]] = {}
     current = ""
     for line in text.split("\n"):
-        h = _HEADING.match(line)
+        h = _HEADING.match(line) if line[:4].lstrip()[:1] == "#" else None  # after at most three spaces
         if h is not None:
             current = _section_id(h.group(2))
             sections.setdefault(current, [])
@@ -498,6 +519,15 @@ def _spellings(ident: str) -> tuple[str, ...]:
 
 #: Words that make a sentence promise something of this change ("adds `--foo`").
 _PROMISE = re.compile(r"\b(?:add|adds|added|adding|introduc\w*|new|expose[sd]?|provides?|supports?)\b", re.I)
+
+
+def _may_promise(text: str) -> bool:
+    """False when :data:`_PROMISE` cannot match ``text`` (an ASCII text without any of its
+    stems; see :func:`_may_abbreviate` for other text)."""
+    if not text.isascii():
+        return True
+    low = text.lower()
+    return "add" in low or "introduc" in low or "new" in low or "expose" in low or "provide" in low or "support" in low
 #: Sections whose sentences say what this change does (not background, tests or setup).
 _PROMISE_SECTIONS = ("what", "design", "api", "")
 #: Headings of sections that list what the change brings ("Main code changes", "New model support").
@@ -505,6 +535,9 @@ _PROMISE_HEADING = re.compile(r"\b(?:changes?|support|adds?|added|new|features?|
 #: A name that looks like code: snake_case, dotted, or CamelCase with an inner capital.
 _CODE_NAME = re.compile(r"_|\.|[a-z][A-Z]")
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.S | re.M)
+
+
+_PARA_OR_ITEM = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
 
 
 def promised_missing(description: Description, absent: Sequence[str]) -> tuple[tuple[str, str], ...]:
@@ -531,9 +564,9 @@ def promised_missing(description: Description, absent: Sequence[str]) -> tuple[t
                         out[name] = row[:300]
     for sid in _PROMISE_SECTIONS:
         text = _FENCE.sub("", description.sections.get(sid, ""))
-        for para in re.split(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)", text):
+        for para in _PARA_OR_ITEM.split(text):
             for sentence in _SENTENCE_END.split(" ".join(para.split())):
-                for m in _PROMISE.finditer(sentence):
+                for m in _PROMISE.finditer(sentence) if _may_promise(sentence) else ():
                     # The promised thing is the first name after the word, close to it:
                     # "adds a `--foo` flag", not "a new backend ... `bar`" or "#12 (`x`) adds".
                     name = _promised_name(sentence[m.end() : m.end() + _PROMISE_REACH])

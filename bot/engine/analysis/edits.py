@@ -58,7 +58,6 @@ _MAX_FILE_LINES = 800
 #: Edits kept per file (the first ones, in file order).
 _MAX_FILE_EDITS = 24
 _DEF = re.compile(r"(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)")
-_SPACES = re.compile(r"\s+")
 #: Method calls that change a tensor's dtype or device.
 _CAST_METHODS = frozenset({"to", "float", "half", "bfloat16", "double", "cuda", "cpu", "npu", "type", "long", "int", "bool"})
 _CAST_KEYWORDS = frozenset({"dtype", "device", "torch_dtype"})
@@ -90,11 +89,11 @@ class _Stmt:
         self.indent = indent
         self.index = index  # index of its first line in the hunk
         self.line = line  # 1-based line of its first line on its side
-        self.norm = _SPACES.sub("", text)
+        self.norm = "".join(text.split())  # without any whitespace (as \s+ removed, cheaper)
 
 
 def _short(text: str) -> str:
-    text = _SPACES.sub(" ", text.strip())
+    text = " ".join(text.split())  # whitespace runs as one space
     return text if len(text) <= _TEXT_LIMIT else text[: _TEXT_LIMIT - 1] + "…"
 
 

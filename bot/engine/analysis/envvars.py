@@ -265,9 +265,12 @@ def _shell_value(text: str, start: int) -> str:
     return value[:_MAX_VALUE]
 
 
+_SHELL_WORD = re.compile(r"""("(?:[^"\\]|\\.)*"|'[^']*'|[^\s;&|]*)""")
+
+
 def _word_value(text: str) -> str:
     """A shell word after ``=`` (quotes dropped), up to the first unquoted blank."""
-    m = re.match(r"""("(?:[^"\\]|\\.)*"|'[^']*'|[^\s;&|]*)""", text)
+    m = _SHELL_WORD.match(text)
     raw = m.group(1) if m else ""
     inner = _literal(raw)
     value = (inner if inner else '""') if inner is not None else raw

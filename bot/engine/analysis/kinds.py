@@ -332,6 +332,13 @@ class _Classifier:
         self.prefixes: list[tuple[str, int]] = []
         self.regexes: list[tuple[re.Pattern[str], tuple[str, ...] | None, int]] = []
         self.name_cache: dict[str, int] = {}
+        # The file-name globs of every rule, by shape, in rank order: a name is looked up
+        # once in the exact names and tested once against all prefixes and all suffixes
+        # before any rule's own are tried.
+        self.name_rank: dict[str, int] = {}
+        self.name_prefixes: list[tuple[str, int]] = []
+        self.name_suffixes: list[tuple[str, int]] = []
+        self.name_regexes: list[tuple[re.Pattern[str], int]] = []
         for rank, (_kind, globs) in enumerate(self.rules):
             for folder in globs.dirs:
                 self.dir_rank.setdefault(folder, rank)
@@ -340,11 +347,31 @@ class _Classifier:
             self.prefixes.extend((prefix, rank) for prefix in globs.prefixes)
             if globs.path_regex is not None:
                 self.regexes.append((globs.path_regex, globs.path_literals, rank))
+            for name in globs.names:
+                self.name_rank.setdefault(name, rank)
+            self.name_prefixes.extend((prefix, rank) for prefix in globs.name_prefixes)
+            self.name_suffixes.extend((suffix, rank) for suffix in globs.name_suffixes)
+            if globs.name_regex is not None:
+                self.name_regexes.append((globs.name_regex, rank))
+        self.any_name_prefix = tuple(prefix for prefix, _rank in self.name_prefixes)
+        self.any_name_suffix = tuple(suffix for suffix, _rank in self.name_suffixes)
+        self.any_prefix = tuple(prefix for prefix, _rank in self.prefixes)
 
     def _name_rank(self, name: str) -> int:
+        """The first rule whose file-name globs match ``name`` (:meth:`GlobSet.match_name` of each, in order)."""
         rank = self.name_cache.get(name)
         if rank is None:
-            rank = next((r for r, (_k, g) in enumerate(self.rules) if g.match_name(name)), self._NONE)
+            rank = self.name_rank.get(name, self._NONE)
+            if self.any_name_prefix and name.startswith(self.any_name_prefix):
+                rank = min(rank, next(r for p, r in self.name_prefixes if name.startswith(p)))
+            if self.any_name_suffix and name.endswith(self.any_name_suffix):
+                rank = min(rank, next(r for x, r in self.name_suffixes if name.endswith(x)))
+            for regex, r in self.name_regexes:
+                if r >= rank:
+                    break
+                if regex.match(name) is not None:
+                    rank = r
+                    break
             if len(self.name_cache) > 8192:
                 self.name_cache.clear()
             self.name_cache[name] = rank
@@ -361,9 +388,10 @@ class _Classifier:
         rank = self.path_rank.get(path)
         if rank is not None and rank < best:
             best = rank
-        for prefix, rank in self.prefixes:
-            if rank < best and path.startswith(prefix):
-                best = rank
+        if self.any_prefix and path.startswith(self.any_prefix):
+            for prefix, rank in self.prefixes:
+                if rank < best and path.startswith(prefix):
+                    best = rank
         for regex, literals, rank in self.regexes:
             if rank < best and _may_match(literals, path) and regex.match(path):
                 best = rank
@@ -484,6 +512,6 @@ def kind_of(
     if is_submodule_patch(patch):
         return "build"
     kind = _BUILT_IN.kind(lower, folders, name)
-    if kind is None and name.endswith(".sh") and patch and _LAUNCH.search(patch):
+    if kind is None and name.endswith(".sh") and patch and ("python" in patch or "torchrun" in patch) and _LAUNCH.search(patch):
         return "example"  # a script that starts a job (``python3 -m verl.trainer.main_ppo ...``)
     return kind or "source"

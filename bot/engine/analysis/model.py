@@ -1,4 +1,12 @@
-"""What diff analysis tells about a pull request: plain frozen dataclasses, no I/O."""
+"""What diff analysis tells about a pull request: plain dataclasses, no I/O.
+
+The values a guide makes by the thousand (evidence, definitions, facts, files, and
+elsewhere claims, rule hits, factors) are slotted dataclasses with a hash that are not
+``frozen``: a frozen class sets each field through ``object.__setattr__``, which made
+building one four times as dear (10,000 machine instructions for a six-field
+``Evidence``). They are read-only by convention all the same: nothing assigns to a
+field after construction; :func:`dataclasses.replace` makes a changed copy.
+"""
 
 from __future__ import annotations
 
@@ -67,7 +75,7 @@ _BEHAVIOUR_ORDER = ("source", "config", "build", "example", "ci", "test", "docs"
 BUMPS = ("major", "minor", "patch", "pre-1.0 minor", "commit", "")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # read-only by convention (module docstring)
 class BehaviourFact:
     """One change of behaviour the diff shows; ``kind`` is one of :data:`BEHAVIOUR_KINDS`.
 
@@ -104,7 +112,7 @@ class BehaviourFact:
     user_facing: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # read-only by convention (module docstring)
 class Evidence:
     """What a guide's statement rests on, so a reader can check it.
 
@@ -122,7 +130,7 @@ class Evidence:
     source: str = "diff"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # read-only by convention (module docstring)
 class Edit:
     """One exact change of a statement in a Python file; ``kind`` is one of :data:`EDIT_KINDS`.
 
@@ -153,7 +161,7 @@ class Edit:
         return Evidence(self.path, start, start, self.old, self.new)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # read-only by convention (module docstring)
 class Definition:
     """A function, method, class or other named definition in a file.
 
@@ -172,7 +180,7 @@ class Definition:
         return not any(part.startswith("_") and not part.startswith("__") for part in self.name.split("."))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # read-only by convention (module docstring)
 class DependencyChange:
     """A dependency added, removed or re-pinned in a requirements/pyproject/setup/lock/Docker file.
 
@@ -193,7 +201,7 @@ class DependencyChange:
     bump: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # read-only by convention (module docstring)
 class FileAnalysis:
     """The facts of one changed file.
 

@@ -13,6 +13,9 @@ lines it cannot place are skipped rather than raising.
 from __future__ import annotations
 
 import re
+from functools import partial
+from itertools import repeat
+from operator import itemgetter
 from typing import NamedTuple
 
 ADDED = "+"
@@ -100,50 +103,99 @@ def parse_patch(patch: object) -> tuple[Hunk, ...]:
     header announced, so headers of a following file are never read as changes. Never
     raises.
     """
+    return parse_patch_lines(patch)[0]
+
+
+def parse_patch_lines(patch: object) -> tuple[tuple[Hunk, ...], list[str], list[str]]:
+    """``(hunks, added texts, removed texts)`` of one file's patch: :func:`parse_patch` with
+    the text of its added and of its removed lines, in order, collected on the way."""
     text = _as_text(patch)
     if "@@" not in text:
-        return ()
+        return (), [], []
     if "\r" in text:
         text = text.replace("\r\n", "\n").removesuffix("\r")
-    hunks: list[Hunk] = []
-    header: tuple[int, int, int, int, str] | None = None
-    lines: list[DiffLine] = []
-    append = lines.append
-    make = tuple.__new__  # skips the named tuple's argument handling on the hot path
-    old_no = new_no = old_left = new_left = 0
+    rows = text.split("\n")
+    heads = [(row, parsed) for row in _header_rows(text) if (parsed := _parse_header(rows[row])) is not None]
+    hunks = []
+    added: list[str] = []
+    removed: list[str] = []
+    for k, (row, header) in enumerate(heads):
+        end = heads[k + 1][0] if k + 1 < len(heads) else len(rows)
+        hunks.append(_hunk(rows, row + 1, end, header, added, removed))
+    return tuple(hunks), added, removed
+
+
+def _header_rows(text: str) -> list[int]:
+    """Indexes of the rows of ``text`` that start with ``@@``, found by C-speed searches."""
+    out = [0] if text.startswith("@@") else []
+    row = pos = 0
+    at = text.find("\n@@")
+    while at >= 0:
+        row += text.count("\n", pos, at + 1)
+        pos = at + 1
+        out.append(row)
+        at = text.find("\n@@", pos)
+    return out
+
+
+def _whole_rows(body: list[str], header: tuple[int, int, int, int, str], added: list[str], removed: list[str]) -> tuple[list[DiffLine], int, str] | None:
+    """``(lines, rows used, their kind)`` of a hunk that only adds (or only removes) lines
+    when its first rows are exactly those lines, made by C-speed maps; None otherwise."""
+    old_no, old_count, new_no, new_count, _section = header
+    kind, count = (ADDED, new_count) if old_count == 0 else (REMOVED, old_count)
+    body = body[:count]
+    joined = "\n".join(body)
+    if len(body) != count or not joined.startswith(kind) or joined.count("\n" + kind) != count - 1:
+        return None
+    texts = list(map(_REST, body))
+    if kind == ADDED:
+        added += texts
+        return list(map(_NEW_LINE, zip(repeat(ADDED), texts, repeat(0), range(new_no, new_no + count)))), count, kind
+    removed += texts
+    return list(map(_NEW_LINE, zip(repeat(REMOVED), texts, range(old_no, old_no + count), repeat(0)))), count, kind
+
+
+_NEW_LINE = partial(tuple.__new__, DiffLine)  # a DiffLine from a 4-tuple, without the named tuple's argument handling
+_REST = itemgetter(slice(1, None))  # a row without its first character
+
+
+def _hunk(rows: list[str], start: int, end: int, header: tuple[int, int, int, int, str], added: list[str], removed: list[str]) -> Hunk:
+    """The hunk whose header is ``rows[start - 1]`` and whose rows are ``rows[start:end]``;
+    the text of its added and removed lines is appended to ``added`` and ``removed``."""
+    old_no, old_left, new_no, new_left, _section = header
     old_eof = new_eof = False
     last_kind = ""
-
-    def close() -> None:
-        if header is not None:
-            hunks.append(Hunk(*header, lines=tuple(lines), old_missing_newline=old_eof, new_missing_newline=new_eof))
-
-    for line in text.split("\n"):
+    lines: list[DiffLine] = []
+    whole = _whole_rows(rows[start:end], header, added, removed) if (old_left == 0) != (new_left == 0) else None
+    if whole is not None:
+        # A whole file added or deleted: its lines are made in one go, the rows after them
+        # (a "\ No newline at end of file" marker) are read below.
+        lines, count, last_kind = whole
+        start += count
+        if last_kind == ADDED:
+            new_no, new_left = new_no + count, 0
+        else:
+            old_no, old_left = old_no + count, 0
+    append = lines.append
+    add, drop = added.append, removed.append
+    make = tuple.__new__  # skips the named tuple's argument handling on the hot path
+    for line in rows[start:end]:
         first = line[:1]
-        if first == "@" and line.startswith("@@"):
-            parsed = _parse_header(line)
-            if parsed is not None:
-                close()
-                header, lines = parsed, []
-                append = lines.append
-                old_no, new_no = parsed[0], parsed[2]
-                old_left, new_left = parsed[1], parsed[3]
-                old_eof = new_eof = False
-                last_kind = ""
-                continue
-        if header is None:
-            continue
         if first == ADDED:
             if new_left <= 0:
                 continue
-            append(make(DiffLine, (ADDED, line[1:], 0, new_no)))
+            text = line[1:]
+            append(make(DiffLine, (ADDED, text, 0, new_no)))
+            add(text)
             new_no += 1
             new_left -= 1
             last_kind = ADDED
         elif first == REMOVED:
             if old_left <= 0:
                 continue
-            append(make(DiffLine, (REMOVED, line[1:], old_no, 0)))
+            text = line[1:]
+            append(make(DiffLine, (REMOVED, text, old_no, 0)))
+            drop(text)
             old_no += 1
             old_left -= 1
             last_kind = REMOVED
@@ -163,5 +215,4 @@ def parse_patch(patch: object) -> tuple[Hunk, ...]:
                 old_eof = True
             if last_kind == ADDED or last_kind == CONTEXT:
                 new_eof = True
-    close()
-    return tuple(hunks)
+    return Hunk(*header, lines=tuple(lines), old_missing_newline=old_eof, new_missing_newline=new_eof)

@@ -59,7 +59,7 @@ _FIELD_CALLS = ("Field(", "field(", "dataclasses.field(", "pydantic.Field(", "at
 
 
 def _short(text: str) -> str:
-    text = _SPACES.sub(" ", text.strip())
+    text = " ".join(text.split())  # whitespace runs as one space, none at the ends
     return text if len(text) <= _TEXT_LIMIT else text[: _TEXT_LIMIT - 1] + "…"
 
 
@@ -156,7 +156,7 @@ def header_text(lines: Sequence[DiffLine], index: int, side: str) -> str:
     return ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # read-only by convention: see bot.engine.analysis.model
 class _Param:
     name: str
     default: str | None
@@ -262,7 +262,7 @@ def signature_facts(
             continue
         old_text = header_text(old_at.lines, old_at.index, REMOVED)
         new_text = header_text(new_at.lines, new_at.index, ADDED)
-        if not old_text or not new_text or _SPACES.sub("", old_text) == _SPACES.sub("", new_text):
+        if not old_text or not new_text or "".join(old_text.split()) == "".join(new_text.split()):
             continue
         old_sig, new_sig = parse_header(old_text), parse_header(new_text)
         if old_sig is None or new_sig is None:

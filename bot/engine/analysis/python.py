@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 from bot.engine.analysis.model import BehaviourFact, Definition
-from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, Hunk
+from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, DiffLine, Hunk
 from bot.engine.analysis.pybehaviour import (
     DefSite,
     block_opener,
@@ -210,6 +210,17 @@ def _shims_of(side: _Side, stripped: str, added: bool, out: dict[str, None]) -> 
         out[_shim_text("version check", stripped)] = None
 
 
+def _read_context(side: _Side, lines: tuple[DiffLine, ...], start: int, end: int, shims: dict[str, None] | None) -> None:
+    """Feed ``side`` the context lines of ``lines[start:end]``; on the new side (``shims``
+    given) their imports and ``try:`` lines also go to :func:`_shims_of`."""
+    for i in range(start, end):
+        line = lines[i]
+        if line[0] == CONTEXT:
+            what, _indent, stripped = side.feed(line[1])
+            if shims is not None and what == _CODE and stripped.startswith(_SHIM_TRACK):
+                _shims_of(side, stripped, False, shims)
+
+
 def _pair(old: Mapping[str, object], new: Mapping[str, object]) -> tuple[list[str], list[str], list[str]]:
     added = [n for n in new if n not in old]
     removed = [n for n in old if n not in new]
@@ -225,7 +236,8 @@ _SHIM_START = ("import ", "from ", "try:", "except")
 
 
 def analyse_python(
-    hunks: Iterable[Hunk], *, path: str = "", kind: str = "source", check_hint: bool = True, metric_hint: bool = True
+    hunks: Iterable[Hunk], *, path: str = "", kind: str = "source", check_hint: bool = True, metric_hint: bool = True,
+    shim_hint: bool = True,
 ) -> PythonFacts:
     """Find definitions, fields, tests, shims and behaviour facts in one Python file's hunks.
 
@@ -234,7 +246,9 @@ def analyse_python(
     user facing (public names in ``source`` files) and whether ``raise``/``assert``
     lines count as checks (not in tests). ``check_hint=False`` says no changed line
     holds ``raise``/``assert`` and ``metric_hint=False`` that no changed line holds a
-    ``/`` (so no metric key can have been renamed); they skip those searches. Line
+    ``/`` (so no metric key can have been renamed) and ``shim_hint=False`` that no added
+    line names ``ImportError``, ``ModuleNotFoundError`` or a version (so no shim can be
+    found); they skip those searches. Line
     numbers of definitions are in the new file (old file for removed ones). Never raises.
     """
     hunks = tuple(hunks)
@@ -253,32 +267,61 @@ def analyse_python(
         start = _section_stack(hunk.section)
         old, new = _Side(start), _Side(start)
         lines = hunk.lines
+        # Each side reads the context lines before one of its own changed lines only when it
+        # gets there: a side's scope is read only at its changed lines, so the context after
+        # a side's last change (and all of it for a side without changes) is never read.
+        # ``*_read``: the line up to which a side has read the context; ``context``: the last
+        # context line seen (a side has some to read when it is past the side's mark).
+        old_read = new_read = context = -1
         # Unpacked rather than read by attribute: this loop runs once per changed line.
         for index, (line_kind, text, old_no, new_no) in enumerate(lines):
-            if line_kind == CONTEXT:
-                old.feed(text)
-                what, _indent, stripped = new.feed(text)
-                if what == _CODE and stripped.startswith(_SHIM_TRACK):
-                    _shims_of(new, stripped, False, shims)
+            if line_kind == ADDED:
+                side = new
+                if context > new_read:
+                    _read_context(new, lines, new_read + 1, index, shims if shim_hint else None)
+                    new_read = index
+            elif line_kind == REMOVED:
+                side = old
+                if context > old_read:
+                    _read_context(old, lines, old_read + 1, index, None)
+                    old_read = index
+            else:
+                context = index
                 continue
-            side = new if line_kind == ADDED else old
-            what, indent, stripped = side.feed(text)
-            if what == _SKIP:
-                continue
+            # What side.feed(text) does, written out: this runs once per changed line.
             stack = side.stack
-            if what == _STRING:
+            quote = side.quote
+            if quote:
+                if quote in text and text.count(quote) % 2 == 1:
+                    side.quote = ""
                 if stack:
                     touched[stack[-1].symbol] = None  # an edited docstring or multi-line string
                 continue
-            if what == _COMMENT:
+            stripped = text.lstrip()
+            if not stripped:
+                continue
+            indent = len(text) - len(stripped)
+            first = stripped[0]
+            if first == "#":
                 if stack and indent > stack[-1].indent:
                     touched[stack[-1].symbol] = None
                 continue
+            if '"""' in stripped or "'''" in stripped:
+                side._track_quotes(stripped)
+            what = _CODE
+            if first not in ")]}":  # a closing bracket ends a statement begun above: no new scope
+                while stack and stack[-1].indent >= indent:
+                    stack.pop()
+                if stripped.startswith(_DEF_PREFIXES):
+                    m = _DEF.match(stripped)
+                    if m is not None:
+                        stack.append(_block(stack, indent, m.group(2), m.group(1) == "class"))
+                        what = _DEFLINE
             if want_checks and what == _CODE and stripped.startswith(_CHECK_PREFIXES):
                 opener = block_opener(lines, index, line_kind, indent)
                 checks.append((line_kind, stack[-1].symbol if stack else "", stripped, new_no if line_kind == ADDED else old_no, opener))
             if not stack:
-                if what == _CODE and line_kind == ADDED and (stripped.startswith(_SHIM_START) or "ersion" in stripped):
+                if shim_hint and what == _CODE and line_kind == ADDED and (stripped.startswith(_SHIM_START) or "ersion" in stripped):
                     _shims_of(side, stripped, True, shims)
                 continue
             block = stack[-1]
@@ -301,8 +344,11 @@ def analyse_python(
                     (new_fields if line_kind == ADDED else old_fields).setdefault(found[0], (found[1], new_no if line_kind == ADDED else old_no))
             # Shims are read from added lines only; the new side follows imports through
             # context and added lines (the old side's imports are never needed).
-            if line_kind == ADDED and (stripped.startswith(_SHIM_START) or "ersion" in stripped):
+            if shim_hint and line_kind == ADDED and (stripped.startswith(_SHIM_START) or "ersion" in stripped):
                 _shims_of(side, stripped, True, shims)
+        if new.fallback is not None:
+            # An added `except ImportError:` still waits for the import below it.
+            _read_context(new, lines, new_read + 1, len(lines), shims)
     added, removed, modified = _pair(old_defs, new_defs)
     f_added, f_removed, f_changed = _pair(old_fields, new_fields)
     definitions_added = tuple(new_defs[n] for n in added)

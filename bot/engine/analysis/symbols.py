@@ -108,7 +108,7 @@ _MAX_LINE = 400
 _JS_TEST = re.compile(r"(?:it|test)(?:\.only|\.skip|\.each\([^)]*\))?\s*\(\s*(['\"`])(.+?)\1")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # read-only by convention: see bot.engine.analysis.model
 class SymbolFacts:
     """What :func:`analyse_symbols` finds: touched names and definitions on each side."""
 

@@ -50,12 +50,15 @@ def commit_of(spec: str) -> str | None:
     return sha if any(c.isalpha() for c in sha) else None
 
 
+_PARENS = re.compile(r"\s*\(|\)\s*$")
+
+
 @lru_cache(maxsize=2048)
 def _specifiers(spec: str) -> SpecifierSet | None:
     text = spec.split(";", 1)[0].strip().strip("\"'")
     if not text or len(text) > _MAX_SPEC or not text[0] in "<>=!~":
         return None
-    text = re.sub(r"\s*\(|\)\s*$", "", text)
+    text = _PARENS.sub("", text)
     try:
         return SpecifierSet(text)
     except InvalidSpecifier:

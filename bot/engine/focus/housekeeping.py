@@ -93,7 +93,7 @@ def housekeeping(analysis: DiffAnalysis) -> Housekeeping:
             groups["locks"].append(f.path)
         elif f.kind == "generated":
             groups["generated"].append(f.path)
-        elif _OWNERS.search(f.path):
+        elif "CODEOWNERS" in f.path and _OWNERS.search(f.path):
             groups["owners"].append(f.path)
         elif f.kind == "binary" or f.status in ("added", "removed") or not (f.added_lines or f.removed_lines):
             continue

@@ -66,13 +66,18 @@ def _contradicted(bullet: str, text: str) -> bool:
     return False
 
 
-_FILE_NAME = re.compile(r"[\w./-]*\w\.(?:py|pyi|ya?ml|toml|json|cfg|ini|sh|cc|cpp|cu|h|rs|go|js|ts)\b")
+#: A match never starts inside a run of name characters (one that could would start with the
+#: run, and the longest is taken), so the look-behind changes no match, only saves the retries.
+_FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]*\w\.(?:py|pyi|ya?ml|toml|json|cfg|ini|sh|cc|cpp|cu|h|rs|go|js|ts)\b")
+
+
+_LETTERS = re.compile(r"[A-Za-z]{2,}")
 
 
 def _bullet_file(bullet: str, texts: Mapping[str, str]) -> tuple[str | None, str | None]:
     """``(path, name)`` the bullet is about, or ``(None, None)``."""
     files = _FILE_NAME.findall(bullet)
-    if len(re.findall(r"[A-Za-z]{2,}", _FILE_NAME.sub(" ", bullet))) < 3:
+    if len(_LETTERS.findall(_FILE_NAME.sub(" ", bullet))) < 3:
         return None, None  # a bare file name (a sub-list's heading) says nothing
     if files:
         hits = [p for p in texts if any(p == f or p.endswith("/" + f.lstrip("./")) for f in files)]
@@ -179,6 +184,11 @@ _WORD_CACHE = 50_000
 @functools.lru_cache(maxsize=_WORD_CACHE)
 def _names_code(word: str) -> bool:
     """True for a snake_case, CamelCase, dotted or ``name()`` word, or an ALL_CAPS name."""
+    # The cheap tests first: a lower-case word holds no CamelCase and no capitals.
+    if "_" in word or "." in word:
+        return True
+    if word.islower():
+        return "()" in word
     return bool(CODE_LIKE.search(word) or _CAPS.match(word))
 
 
@@ -199,8 +209,14 @@ def tested_names(analysis: DiffAnalysis) -> set[str]:
     return out
 
 
-#: (Never from inside a word: ``a21da4`` is no name of ``@0a21da4``.)
-_TOKEN = re.compile(r"(?<!\w)(?:/?[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z0-9_]+)*|\d+(?:\.\d+)+(?:[.\-]?[A-Za-z]\w*)?)")
+#: ``/?[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z0-9_]+)*|\d+(?:\.\d+)+(?:[.\-]?[A-Za-z]\w*)?`` written to
+#: start with a character class (the first character, then the rest by what it was), so
+#: that the search skips the characters no token starts with instead of trying each. Never
+#: from inside a word: ``a21da4`` is no name of ``@0a21da4``.
+_TOKEN = re.compile(
+    r"(?<!\w)[/A-Za-z_\d](?:(?<=/)[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z0-9_]+)*|(?<=[A-Za-z_])[A-Za-z0-9_]*(?:[.\-/][A-Za-z0-9_]+)*"
+    r"|(?<=\d)\d*(?:\.\d+)+(?:[.\-]?[A-Za-z]\w*)?)"
+)
 _CAPS = re.compile(r"^[A-Z][A-Z0-9_]{4,}$")
 _STOP = frozenset(keyword.kwlist) | {
     "self", "None", "True", "False", "print", "range", "return", "isinstance", "getattr", "setattr", "hasattr",
@@ -237,13 +253,16 @@ def introduced_names(f: FileAnalysis, named: set[str] = frozenset(), limit: int 
 _NUMBERISH = re.compile(r"^[_\d.]*\d[_\d.]*$|^_\d")
 
 
+_GIT_SUFFIX = re.compile(r"\.git$")
+
+
 def _tokens(text: str, named: set[str] = frozenset()) -> dict[str, int]:
     """Code-like words of ``text`` and how often they occur. A dotted chain
     (``logits.full_tensor``) counts as its parts unless the description names it whole
     (``ast.literal_eval``)."""
     if "://" in text:
         # A URL stands for what it names last: a repository, a file, a page.
-        text = _URL.sub(lambda m: " " + re.sub(r"\.git$", "", m.group(1)) + " ", text)
+        text = _URL.sub(lambda m: " " + _GIT_SUFFIX.sub("", m.group(1)) + " ", text)
     counts: dict[str, int] = {}
     for token, n in Counter(_TOKEN.findall(text)).items():
         if len(token) < 4:
@@ -288,7 +307,13 @@ _CODEISH = re.compile(r"_|[a-z][A-Z]|\.|\(\)|-|\d|^[A-Z][A-Z0-9_]{4,}$|[A-Z].*[a
 @functools.lru_cache(maxsize=_WORD_CACHE)
 def _code_like(word: str) -> bool:
     """True for a word that reads as code: snake_case, CamelCase, dotted, kebab, with digits, ALL_CAPS."""
-    return len(word) >= 4 and word not in _STOP and _CODEISH.search(word) is not None
+    if len(word) < 4 or word in _STOP:
+        return False
+    if "_" in word or "." in word or "-" in word:
+        return True
+    if word.islower() and word.isalpha():
+        return False  # no capital, digit or bracket for the other tests to find
+    return _CODEISH.search(word) is not None
 
 
 _URL = re.compile(r"(?:https?|git|ssh)://[^\s\"'`<>()]*?([^/\s\"'`<>()#?]+)/?(?=[\s\"'`<>()#?]|$)")
@@ -338,6 +363,10 @@ _PY_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]+(?:\.[A-Za-z_][A-Za-z0-9_]+)*$")
 _PROSE = re.compile(r"(?:^|\s)[A-Za-z]+(?:\s+[A-Za-z]+,?){3}(?:\s|[.,:;]|$)")
 #: A statement that starts with a keyword reads like words ("if a and not b") but is code.
 _KEYWORD_START = re.compile(r"^\s*(?:" + "|".join(keyword.kwlist) + r")\b")
+#: What :data:`_KEYWORD_START` and :data:`COMMENT_LINE` can find first after the indent: a
+#: line starting with anything else is tested without a regex call.
+_KEYWORD_INITIALS = frozenset(k[0] for k in keyword.kwlist)
+_COMMENT_STARTS = frozenset("#/*-<;")
 #: A string literal whose whole content is one name (``"gate_up_proj"``): a name the code uses.
 _NAME_STRING = re.compile(r"([\"'])([A-Za-z_][A-Za-z0-9_.]*)\1")
 #: Lines of one side of one file read for names (a 3,000-file diff has no time for more).
@@ -366,7 +395,7 @@ def changed_names(f: FileAnalysis, side: str, named: set[str], other_text: Calla
     code: list[str] = []
     in_doc = False
     for line in lines[:_MAX_NEW_NAME_LINES]:
-        if COMMENT_LINE.match(line):
+        if line.lstrip()[:1] in _COMMENT_STARTS and COMMENT_LINE.match(line):
             continue
         if not python:
             code.append(line)
@@ -377,8 +406,8 @@ def changed_names(f: FileAnalysis, side: str, named: set[str], other_text: Calla
             if quotes % 2:
                 in_doc = not in_doc
             continue
-        text = code_only(line) + " " + " ".join(m.group(2) for m in _NAME_STRING.finditer(line))
-        if _KEYWORD_START.match(text) or not _PROSE.search(text):
+        text = code_only(line) + " " + (" ".join(m.group(2) for m in _NAME_STRING.finditer(line)) if "\"" in line or "'" in line else "")
+        if (text.lstrip()[:1] in _KEYWORD_INITIALS and _KEYWORD_START.match(text)) or not _PROSE.search(text):
             code.append(text)
     if not code:
         return ()

@@ -488,19 +488,53 @@ def _entry_points(analysis: DiffAnalysis, called: set[str]) -> set[str]:
         short = short_name(name)
         if len(short) < 6 or short in _GENERIC_NAMES or everything.count(short) < 2:
             continue  # `main(` in another file is more likely another `main`; one mention is the definition
-        call = re.compile(rf"(?<![\w.])(?:[\w.]*\.)?{re.escape(short)}\s*\(|[\"']{re.escape(short)}[\"']|@{re.escape(short)}\b")
-        register = re.compile(rf"@[\w.]*regist\w*[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*(?:async\s+)?(?:def|class)\s+{re.escape(short)}\b")
+        register = None  # compiled only for a file that registers something: most names have none
         for f in analysis.files[:MAX_DESCRIBED_FILES]:
             if f.kind in ("docs", "generated", "binary") or not f.added_lines:
                 continue
             if f.path != home.get(name):
-                if any(call.search(line) for line in f.added_lines if short in line):
+                lines = [line for line in f.added_lines if short in line]
+                if not lines:
+                    continue
+                if any(_mentions(line, short) for line in lines):
                     out.add(name)
                     break
-            elif "regist" in "\n".join(f.added_lines) and register.search("\n".join(f.added_lines)):
-                out.add(name)
-                break
+            else:
+                text = "\n".join(f.added_lines)
+                if "regist" not in text:
+                    continue
+                if register is None:
+                    register = re.compile(rf"@[\w.]*regist\w*[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*(?:async\s+)?(?:def|class)\s+{re.escape(short)}\b")
+                if register.search(text):
+                    out.add(name)
+                    break
     return out
+
+
+def _is_word(ch: str) -> bool:
+    """True for what a regex's ``\\w`` matches."""
+    return ch.isalnum() or ch == "_"
+
+
+def _mentions(line: str, short: str) -> bool:
+    """True when ``line`` calls ``short`` (``short(``, ``obj.short (``, not ``other_short(``),
+    quotes it (``"short"``) or uses it as a decorator (``@short``): what the regex
+    ``(?<![\\w.])(?:[\\w.]*\\.)?short\\s*\\(|["']short["']|@short\\b`` finds, without
+    compiling one per name."""
+    size = len(short)
+    at = line.find(short)
+    while at >= 0:
+        before = line[at - 1] if at else ""
+        end = at + size
+        after = line[end : end + 1]
+        if not (before and _is_word(before)) and line[end:].lstrip().startswith("("):
+            return True
+        if before and before in "\"'" and after and after in "\"'":
+            return True
+        if before == "@" and _is_word(short[-1]) != bool(after and _is_word(after)):
+            return True
+        at = line.find(short, at + 1)
+    return False
 
 
 #: Names too common for a call in another file to be a call of *this* definition.

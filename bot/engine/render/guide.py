@@ -27,7 +27,7 @@ from bot.engine.classify import Claim, Classification
 from bot.engine.focus.model import FocusPoint, FollowUp, Housekeeping, ReviewSummary
 from bot.engine.history.model import HistoryLink
 from bot.engine.marker import MarkerState, render_marker
-from bot.engine.render import ledger, revert_note, sanitize
+from bot.engine.render import ledger, precompile, revert_note, sanitize
 from bot.engine.render.ledger import _claim_params, _elsewhere, _plain, _word
 from bot.engine.render.messages import t
 from bot.engine.render.summary import choose as choose_summary, summary_line  # noqa: F401 (summary_line re-exported)
@@ -82,15 +82,8 @@ _SHRINK = (_Caps(), _Caps(files=60), _Caps(files=0), _Caps(files=0, threads=1, f
 
 @lru_cache(maxsize=1)
 def _template() -> jinja2.Template:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("bot.engine.render", "templates"),
-        autoescape=False,  # Markdown, not HTML: PR text is neutralised by bot.engine.render.sanitize instead
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        undefined=jinja2.StrictUndefined,
-    )
-    return env.get_template("guide.md.j2")
+    # Compiled ahead of time when the compiled code still matches (see bot.engine.render.precompile).
+    return precompile.load(precompile.environment())
 
 
 def render_guide(facts: GuideFacts, lang: str) -> str:
@@ -118,7 +111,8 @@ def render_claims(facts: GuideFacts, claims: Sequence[Any], lang: str) -> str:
     text = ""
     for caps in _SHRINK:
         text = _template().render(**_context(facts, claims, lang, caps))
-        text = re.sub(r"\n{3,}", "\n\n", text)
+        while "\n\n\n" in text:  # a run of three or more newlines as two (each pass shortens every run)
+            text = text.replace("\n\n\n", "\n\n")
         if len(text) <= MAX_COMMENT_CHARS:
             return text
     # Unreachable with real data (every list is capped); keep the promise anyway.

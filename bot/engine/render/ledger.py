@@ -56,7 +56,7 @@ SECTIONS = (
 MAX_QUOTE = 200
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # read-only by convention: see bot.engine.analysis.model
 class GuideClaim:
     """One sentence of the guide.
 
@@ -440,8 +440,16 @@ def _labels(c: Any, lang: str) -> list[GuideClaim]:
 # --- the sentences claims are written in ---------------------------------------------------
 
 
+_CODE_SPAN = re.compile(r"(`+) ?(.*?) ?\1")
+
+
+def _span_text(m: re.Match[str]) -> str:
+    return m.group(2)
+
+
 def _plain(text: str) -> str:
-    text = re.sub(r"(`+) ?(.*?) ?\1", lambda m: m.group(2), text)
+    if "`" in text:
+        text = _CODE_SPAN.sub(_span_text, text)
     return html.unescape(text)
 
 

@@ -35,7 +35,7 @@ def format_params(lang: str, params: Mapping[str, Any]) -> dict[str, Any]:
         if key == "people":
             out[key] = sep.join(sanitize.login(p) for p in value)
         elif key == "part":
-            out[key] = MESSAGES.get(f"part.{value}", {}).get(lang, str(value))
+            out[key] = MESSAGES.text_in(f"part.{value}", lang, str(value))
         elif key in ("names", "uses"):
             names = [sanitize.code(n, 64) for n in value]
             more = key == "names" and int(params.get("count", len(names))) > len(names)

@@ -16,7 +16,6 @@ import re
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
-_WHITESPACE = re.compile(r"\s+")
 _BACKTICKS = re.compile(r"`+")
 
 #: A zero-width space after ``@`` keeps the text readable but stops GitHub's mention.
@@ -36,7 +35,7 @@ _CROSS_REF = re.compile(
 
 def strip_control(text: str) -> str:
     """Remove control and bidirectional-override characters (keeps tabs and newlines)."""
-    return _CONTROL.sub("", text)
+    return text if text.isprintable() else _CONTROL.sub("", text)  # every character it removes is unprintable
 
 
 def neutralize(text: str) -> str:
@@ -103,7 +102,7 @@ def one_line(text: str, limit: int = 160) -> str:
 
     Shortening never leaves an inline code span open.
     """
-    text = _WHITESPACE.sub(" ", strip_control(text)).strip()
+    text = " ".join(strip_control(text).split())  # whitespace runs as one space, none at the ends
     if len(text) > limit:
         cut = text[: limit - 1]
         space = cut.rfind(" ")
@@ -132,12 +131,12 @@ def code(text: str, limit: int = 120) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _code(text: str, limit: int) -> str:
-    text = _WHITESPACE.sub(" ", strip_control(text)).strip()
+    text = " ".join(strip_control(text).split())
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     if not text:
         return "` `"
-    longest = max((len(m) for m in _BACKTICKS.findall(text)), default=0)
+    longest = max((len(m) for m in _BACKTICKS.findall(text)), default=0) if "`" in text else 0
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"

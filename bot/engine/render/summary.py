@@ -101,9 +101,17 @@ def summary_source(facts: GuideFacts, lang: str) -> str:
     return choose(facts, lang).source
 
 
+_CODE_SPAN = re.compile(r"(`+) ?(.*?) ?\1")
+
+
+def _span_text(m: re.Match[str]) -> str:
+    return m.group(2)
+
+
 def plain_text(text: str) -> str:
     """Markdown sentence -> plain text: code spans unwrapped, entities and escapes undone."""
-    text = re.sub(r"(`+) ?(.*?) ?\1", lambda m: m.group(2), text)
+    if "`" in text:
+        text = _CODE_SPAN.sub(_span_text, text)
     return html.unescape(text.replace("\\[", "[").replace("\\]", "]"))
 
 
@@ -274,6 +282,9 @@ def author_evidence(sentence: str, title: str, analysis: DiffAnalysis) -> tuple[
     return tuple(found)
 
 
+_DASH_OR_SLASH = re.compile(r"[-/]")
+
+
 def sentence_names(sentence: str) -> list[str]:
     """The identifier-like names of ``sentence`` (see :data:`_NAMEISH`), lower-cased
     parts of code spans included, without repeats."""
@@ -291,16 +302,19 @@ def sentence_names(sentence: str) -> list[str]:
     for word in _WORD.findall(_SPAN.sub(" ", sentence)):
         word = word.rstrip(".-/")
         # "CPU/GPU" is two words; "verl/utils/fs.py" one path.
-        for part in re.split(r"[-/]", word) if "." not in word.rpartition("/")[2] else (word,):
+        for part in _DASH_OR_SLASH.split(word) if "." not in word.rpartition("/")[2] else (word,):
             if len(part) >= 2 and _NAMEISH.search(part) and part.lower() not in _COMMON and not _version(part) \
                     and not _ACRONYM.fullmatch(part):
                 names[part.removesuffix("()")] = None  # "eval()" is called as "eval(text)"
     return list(names)
 
 
+_VERSION_WORD = re.compile(r"v?\d+(?:\.\d+)+")
+
+
 def _version(word: str) -> bool:
     """``v0.16.0``, ``0.25``: versions are compared by their digits only, which tests rarely repeat."""
-    return re.fullmatch(r"v?\d+(?:\.\d+)+", word) is not None
+    return _VERSION_WORD.fullmatch(word) is not None
 
 
 def restates(sentence: str, title: str) -> bool:
@@ -312,8 +326,11 @@ def restates(sentence: str, title: str) -> bool:
     return len(words & title_words) / len(words) >= _TITLE_OVERLAP
 
 
+_ALNUM_RUN = re.compile(r"[a-z0-9]+")
+
+
 def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP}
+    return {w for w in _ALNUM_RUN.findall(text.lower()) if w not in _STOP}
 
 
 def _changed_names(analysis: DiffAnalysis) -> set[str]:
@@ -340,7 +357,13 @@ def _haystack(analysis: DiffAnalysis) -> str:
     parts: list[str] = []
     size = 0
     for f in analysis.files:
-        for line in (f.path, *f.added_lines, *f.removed_lines):
+        lines = (f.path, *f.added_lines, *f.removed_lines)
+        whole = sum(map(len, lines)) + len(lines)
+        if size + whole <= _HAYSTACK_CHARS:  # the usual case: the whole file fits
+            parts += lines
+            size += whole
+            continue
+        for line in lines:
             parts.append(line)
             size += len(line) + 1
             if size > _HAYSTACK_CHARS:

@@ -8,7 +8,7 @@ records what it matched (captures, files, symbols) for the rule's effects.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import regex
@@ -36,21 +36,13 @@ class MatchState:
 
     __slots__ = ("reasons", "captures", "files", "line_files", "symbols", "keys")
 
-    def __init__(
-        self,
-        reasons: list[str] | None = None,
-        captures: dict[str, str] | None = None,
-        files: frozenset[int] | None = None,
-        line_files: set[int] | None = None,
-        symbols: list[tuple[int, str]] | None = None,
-        keys: list[tuple[int, str]] | None = None,
-    ) -> None:
-        self.reasons: list[str] = [] if reasons is None else reasons
-        self.captures: dict[str, str] = {} if captures is None else captures
+    def __init__(self, files: frozenset[int] | None = None) -> None:
+        self.reasons: list[str] = []
+        self.captures: dict[str, str] = {}
         self.files = files
-        self.line_files = line_files
-        self.symbols: list[tuple[int, str]] = [] if symbols is None else symbols
-        self.keys: list[tuple[int, str]] = [] if keys is None else keys
+        self.line_files: set[int] | None = None
+        self.symbols: list[tuple[int, str]] = []
+        self.keys: list[tuple[int, str]] = []
 
     def __repr__(self) -> str:
         return (
@@ -60,7 +52,7 @@ class MatchState:
 
     def child(self) -> MatchState:
         """A fresh state for one alternative of ``any:``, seeing the files matched so far."""
-        return MatchState(files=self.files)
+        return MatchState(self.files)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,20 +98,27 @@ class FilesCondition:
     all: tuple[Glob, ...] = ()
     exclude: tuple[Glob, ...] = ()
 
-    def check(self, facts: Facts, state: MatchState) -> bool:
+    def hopeless(self, facts: Facts) -> bool:
+        """True when the pull request has no file, or no file matches any of the ``any``
+        (or of the ``all``) globs: how most files conditions fail, found before any state
+        is touched (a glob's result is cached, so nothing is done twice)."""
+        if not facts.paths:
+            return True
         index = facts.index
-        total = len(facts.paths)
-        if not total:
-            return False
-        # Most files conditions fail because no glob matches at all: say so before
-        # looking at exclusions (a glob's result is cached, so nothing is done twice).
         for globs in (self.any, self.all):
             if globs:
                 for g in globs:
                     if index.match(g):
                         break
                 else:
-                    return False
+                    return True
+        return False
+
+    def check(self, facts: Facts, state: MatchState) -> bool:
+        if self.hopeless(facts):
+            return False
+        index = facts.index
+        total = len(facts.paths)
         excluded: frozenset[int] = frozenset()
         for g in self.exclude:
             excluded |= index.match(g)
@@ -362,7 +361,10 @@ class AnyCondition:
         held = []
         files = state.files
         for group in self.groups:
-            sub = MatchState(files=files)
+            first = group[0]
+            if type(first) is FilesCondition and first.hopeless(facts):
+                continue  # it fails before noting anything: no state to make for the group
+            sub = MatchState(files)
             for c in group:
                 if not c.check(facts, sub):
                     # A timeout inside a failed group still deserves a mention.
@@ -385,6 +387,16 @@ class AnyCondition:
             state.symbols.extend(sub.symbols)
             state.keys.extend(sub.keys)
         return True
+
+
+def condition_globs(conditions: Sequence[object]) -> Iterator[Glob]:
+    """Every glob the ``files`` conditions among ``conditions`` use, ``any:`` groups included."""
+    for c in conditions:
+        if isinstance(c, FilesCondition):
+            yield from (*c.any, *c.all, *c.exclude)
+        elif isinstance(c, AnyCondition):
+            for group in c.groups:
+                yield from condition_globs(group)
 
 
 def check_all(conditions: Sequence[object], facts: Facts, state: MatchState) -> bool:

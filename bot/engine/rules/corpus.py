@@ -27,7 +27,7 @@ MAX_LINE_CHARS = 2000
 MAX_LINES = 200_000
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # read-only by convention: see bot.engine.analysis.model
 class LineMatch:
     """One matching line: ``file`` is the position of its file, ``line`` its text (cut to the limits)."""
 
@@ -36,7 +36,7 @@ class LineMatch:
     match: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # read-only by convention: see bot.engine.analysis.model
 class _Joined:
     text: str
     starts: list[int]

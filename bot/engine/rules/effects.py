@@ -56,7 +56,7 @@ class Effects:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # read-only by convention: see bot.engine.analysis.model
 class Rendered:
     """Effects with placeholders filled, ready for a :class:`~bot.engine.rules.model.RuleHit`."""
 

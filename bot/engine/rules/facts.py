@@ -15,7 +15,7 @@ from functools import cached_property
 
 from bot.engine.analysis.model import DiffAnalysis, FileAnalysis
 from bot.engine.rules.corpus import LineCorpus
-from bot.engine.rules.globs import FileIndex
+from bot.engine.rules.globs import FileIndex, GlobTable
 from bot.engine.rules.safe_regex import DEFAULT_TIMEOUT, Budget
 from bot.engine.snapshot import PullRequestSnapshot
 
@@ -71,13 +71,15 @@ class Facts:
     ``files`` are the analysed files (or, when analysis has none, bare entries made
     from the snapshot's "List pull requests files" entries); ``timeout`` is the
     seconds each condition may spend on regexes; ``warnings`` collects regex
-    timeouts and dropped labels for the caller to log.
+    timeouts and dropped labels for the caller to log; ``globs`` is the rule set's
+    glob table, which answers all its globs at once on a small pull request.
     """
 
     snapshot: PullRequestSnapshot
     analysis: DiffAnalysis
     timeout: float = DEFAULT_TIMEOUT
     warnings: list[str] = field(default_factory=list)
+    globs: GlobTable | None = None
 
     def __post_init__(self) -> None:
         files = self.analysis.files
@@ -103,7 +105,7 @@ class Facts:
     @cached_property
     def index(self) -> FileIndex:
         """The changed paths, indexed for globs."""
-        return FileIndex(self.paths)
+        return FileIndex(self.paths, self.globs)
 
     @cached_property
     def kinds(self) -> tuple[str, ...]:

@@ -37,6 +37,8 @@ _SPECIAL = frozenset("*?[\\")
 _BRACE_LIMIT = 256
 #: What a glob matching no file gives (shared, so the many misses of a pull request allocate nothing).
 _EMPTY: frozenset[int] = frozenset()
+#: Paths a :class:`GlobTable` remembers the answer for (then it starts over).
+_KNOWN_PATHS = 8192
 #: Below this many files sharing a glob's literal prefix, testing them all beats a text scan.
 _FEW = 64
 
@@ -233,6 +235,108 @@ def _pieces(pattern: str) -> tuple[str, ...]:
     return tuple(sorted({r for r in runs if len(r) >= 2}, key=len, reverse=True))
 
 
+class GlobTable:
+    """Every glob of a rule set, sorted by shape once, so that one pass over a pull
+    request's paths finds what each of them matches.
+
+    A small pull request meets every glob of every rule, and most match none of its
+    few files: asking each glob in turn costs a bisect and a scan per glob, while a
+    path answers for all of them with a few dictionary look-ups (its folders, file
+    name, ``DIR/`` prefixes) and substring tests (the literal pieces regex globs need).
+    Every candidate is confirmed by the same :meth:`_Shape.test` the per-glob search
+    ends with, so both give the same files.
+    """
+
+    def __init__(self, globs: Iterable[Glob]):
+        self.patterns: dict[str, None] = {}
+        self._exact: dict[str, list[str]] = {}
+        self._prefix: dict[str, list[str]] = {}
+        self._name: dict[str, list[str]] = {}
+        self._folder: dict[str, list[str]] = {}
+        self._suffix: dict[str, list[str]] = {}
+        self._all: list[str] = []
+        gated: dict[str, list[tuple[_Shape, str]]] = {}
+        self._ungated: list[tuple[_Shape, str]] = []
+        #: ``{path: patterns it matches}``: pull requests of one repository share most paths.
+        self._known: dict[str, tuple[str, ...]] = {}
+        for glob in globs:
+            if glob.pattern in self.patterns:
+                continue
+            self.patterns[glob.pattern] = None
+            for shape in glob.shapes:
+                kind = shape.kind
+                if kind == "regex":
+                    # A path it matches holds its literal prefix and its pieces: the
+                    # longest of them (a piece on a tie: prefixes are shared more) is its gate.
+                    gate = max((shape.pieces[0] if shape.pieces else "", shape.prefix), key=len)
+                    if gate:
+                        gated.setdefault(gate, []).append((shape, glob.pattern))
+                    else:
+                        self._ungated.append((shape, glob.pattern))
+                elif kind == "all":
+                    self._all.append(glob.pattern)
+                else:
+                    table = {"exact": self._exact, "prefix": self._prefix, "name": self._name,
+                             "folder": self._folder, "suffix": self._suffix}[kind]  # fmt: skip
+                    table.setdefault(shape.text, []).append(glob.pattern)
+        self._gated = tuple((gate, tuple(members)) for gate, members in gated.items())
+        self._suffixes = tuple(self._suffix)
+
+    def match_all(self, paths: Sequence[str]) -> dict[str, frozenset[int]]:
+        """``{pattern: positions of the paths it matches}`` for every glob of the table."""
+        found: dict[str, list[int]] = {}
+        known = self._known
+        for i, path in enumerate(paths):
+            hits = known.get(path)
+            if hits is None:
+                hits = self._path_hits(path)
+                if len(known) >= _KNOWN_PATHS:
+                    known.clear()
+                known[path] = hits
+            for pattern in hits:
+                found.setdefault(pattern, []).append(i)
+        out = dict.fromkeys(self.patterns, _EMPTY)
+        for pattern, positions in found.items():
+            out[pattern] = frozenset(positions)
+        return out
+
+    def _path_hits(self, path: str) -> tuple[str, ...]:
+        """The patterns that match ``path``."""
+        hits: set[str] = set(self._all)
+        more = self._exact.get(path)
+        if more:
+            hits.update(more)
+        prefix, folder = self._prefix, self._folder
+        cut = path.find("/")
+        start = 0
+        while cut >= 0:
+            # ``path[:cut + 1]`` is a ``DIR/`` prefix, ``path[start:cut]`` a folder name.
+            more = prefix.get(path[: cut + 1])
+            if more:
+                hits.update(more)
+            more = folder.get(path[start:cut])
+            if more:
+                hits.update(more)
+            start = cut + 1
+            cut = path.find("/", start)
+        more = self._name.get(path[start:])
+        if more:
+            hits.update(more)
+        if path.endswith(self._suffixes):
+            hits.update(p for text in self._suffixes if path.endswith(text) for p in self._suffix[text])
+        for members in [members for gate, members in self._gated if gate in path]:
+            hits.update(p for shape, p in members if p not in hits and shape.test(path))
+        if self._ungated:
+            hits.update(p for shape, p in self._ungated if p not in hits and shape.test(path))
+        return tuple(hits)
+
+
+#: Up to this many files, a rule set's :class:`GlobTable` answers every glob in one pass over
+#: the paths; past it, each glob searches the sorted and joined paths (its cost barely grows
+#: with the number of files).
+TABLE_FILES = 128
+
+
 @dataclass
 class FileIndex:
     """The changed files of one pull request, indexed for glob matching.
@@ -241,17 +345,27 @@ class FileIndex:
     cached per glob text for the life of the index (one evaluation). Literal parts
     of globs are found by scanning all paths joined by newlines (one C-speed search
     instead of a Python loop), so a glob costs little more than its matches.
+    ``table``: the rule set's globs, answered at once for a pull request of at most
+    :data:`TABLE_FILES` files (others are still answered one by one).
     """
 
     paths: Sequence[str]
+    table: GlobTable | None = field(default=None, repr=False)
     _sorted: list[str] = field(default_factory=list, repr=False)
     _order: list[int] = field(default_factory=list, repr=False)
     _cache: dict[str, frozenset[int]] = field(default_factory=dict, repr=False)
     _joined: str | None = field(default=None, repr=False)
     _starts: list[int] = field(default_factory=list, repr=False)
     _pieces: dict[str, list[int]] = field(default_factory=dict, repr=False)
+    _ready: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
+        if self.table is not None and len(self.paths) <= TABLE_FILES:
+            self._cache = self.table.match_all(self.paths)
+
+    def _prepare(self) -> None:
+        """Sort and join the paths (on the first glob the table did not answer)."""
+        self._ready = True
         order = sorted(range(len(self.paths)), key=self.paths.__getitem__)
         self._order = order
         self._sorted = [self.paths[i] for i in order]
@@ -264,6 +378,8 @@ class FileIndex:
         """Positions of the files ``glob`` matches."""
         hit = self._cache.get(glob.pattern)
         if hit is None:
+            if not self._ready:
+                self._prepare()
             shapes = glob.shapes
             if len(shapes) == 1:
                 hit = self._match_shape(shapes[0])

@@ -34,7 +34,7 @@ class RuleError(ValueError):
         super().__init__("\n".join(str(p) for p in self.problems))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # read-only by convention: see bot.engine.analysis.model
 class LabelSpec:
     """A label's look on GitHub: ``color`` is 6 hex digits without ``#`` ("Create a label")."""
 
@@ -43,7 +43,7 @@ class LabelSpec:
     description: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # read-only by convention: see bot.engine.analysis.model
 class FocusNote:
     """A point a reader should look at, from a rule's ``focus`` effect.
 
@@ -56,7 +56,7 @@ class FocusNote:
     symbol: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # read-only by convention: see bot.engine.analysis.model
 class RuleHit:
     """One rule that matched a pull request, with its effects rendered.
 

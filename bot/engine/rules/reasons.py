@@ -15,7 +15,7 @@ from typing import Any
 import bot.locale as catalogue
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # read-only by convention: see bot.engine.analysis.model
 class Joined:
     """Items said as one list: joined with the message ``sep`` (``why.sep``, ``why.or``) of the language."""
 

@@ -10,13 +10,14 @@ import logging
 from fnmatch import fnmatchcase
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from types import MappingProxyType
 
 from bot.engine.analysis.model import DiffAnalysis
-from bot.engine.rules.conditions import MatchState, check_all
+from bot.engine.rules.conditions import MatchState, check_all, condition_globs
 from bot.engine.rules.effects import render
 from bot.engine.rules.facts import Facts
-from bot.engine.rules.globs import Glob
+from bot.engine.rules.globs import Glob, GlobTable
 from bot.engine.rules.model import LabelSpec, Problem, RuleError, RuleHit
 from bot.engine.rules.reasons import Reason
 from bot.engine.rules.schema import Area, LabelDecl, Rule
@@ -71,7 +72,7 @@ class RuleSet:
 
     def run(self, snapshot: PullRequestSnapshot, analysis: DiffAnalysis) -> Evaluation:
         """Like :meth:`evaluate`, returning the warnings instead of logging them."""
-        facts = Facts(snapshot, analysis, timeout=self.settings.regex_timeout)
+        facts = Facts(snapshot, analysis, timeout=self.settings.regex_timeout, globs=self.glob_table)
         hits = []
         for rule in self.rules:
             if not rule.enabled:
@@ -85,6 +86,11 @@ class RuleSet:
             if hit is not None:
                 hits.append(hit)
         return Evaluation(tuple(hits), tuple(facts.warnings))
+
+    @cached_property
+    def glob_table(self) -> GlobTable:
+        """The globs of every rule's ``files`` conditions, for matching them all at once."""
+        return GlobTable(g for rule in self.rules if rule.enabled for g in condition_globs(rule.conditions))
 
     def _apply(self, rule: Rule, facts: Facts) -> RuleHit | None:
         state = MatchState()
@@ -186,10 +192,9 @@ class RuleSet:
         Names compare case-insensitively, as GitHub's do. A pattern declaration such
         as ``area/{area}`` fills its description's placeholders from the name.
         """
-        folded = name.casefold()
-        for decl in reversed(self.label_decls):
-            if decl.pattern is None and decl.name.casefold() == folded:
-                return LabelSpec(name, decl.spec.color, decl.spec.description)
+        decl = self._named_decls.get(name.casefold())
+        if decl is not None:
+            return LabelSpec(name, decl.spec.color, decl.spec.description)
         for decl in reversed(self.label_decls):
             if decl.pattern is not None:
                 m = decl.pattern.fullmatch(name)
@@ -197,6 +202,11 @@ class RuleSet:
                     text = decl.description.render(m.groupdict()) if decl.description else decl.spec.description
                     return LabelSpec(name, decl.spec.color, text[:100])
         return LabelSpec(name, self.settings.label_color, "")
+
+    @cached_property
+    def _named_decls(self) -> dict[str, LabelDecl]:
+        """Declarations of label names (not patterns) by case-folded name; the last one wins."""
+        return {d.name.casefold(): d for d in self.label_decls if d.pattern is None}
 
     def area_name(self, area: str, lang: str) -> str:
         """The display name of ``area`` in ``lang`` (falls back to English, then to the id)."""
