@@ -178,8 +178,8 @@ def corpus_guides() -> list[dict]:
     rules = load_rules([config_dir() / "examples" / "verl.yml"])
     guides = []
     for _path, snapshot in iter_bundles(CORPUS):
-        guide = build_guide(snapshot, rules, lang="en")
-        guides.append(dict(guide.data, markdown=guide.markdown))
+        # As the app stores a guide: both languages, written from the same facts.
+        guides.append(build_guide(snapshot, rules, lang="en").record())
     return guides
 
 
