@@ -356,8 +356,9 @@ async def test_factory_starts_nothing(tmp_path):
     )
 
 
-async def test_shutdown_puts_unfinished_jobs_back_and_restart_runs_them(tmp_path, webhook_payload):
+async def test_shutdown_puts_unfinished_jobs_back_and_restart_runs_them(tmp_path, webhook_payload, caplog):
     import asyncio
+    import logging
 
     started = asyncio.Event()
     release = asyncio.Event()
@@ -389,8 +390,12 @@ async def test_shutdown_puts_unfinished_jobs_back_and_restart_runs_them(tmp_path
     release.set()
     app = create_app(settings, router=router, rules=object(), auth=FakeAuth())
     client = TestClient(TestServer(app))
-    await client.start_server()
+    with caplog.at_level(logging.INFO):
+        await client.start_server()
     try:
+        # The ready line counts the job the stopped process put back, not only interrupted ones.
+        ready = [r.getMessage() for r in caplog.records if " ready (" in r.getMessage()]
+        assert ready and "1 job(s) queued (0 of them interrupted" in ready[-1]
         await wait_idle(client.app)
         assert runs == ["d-1", "d-1"]
         assert app[STATE].store.counts()["done"] == 1

@@ -252,9 +252,12 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
         state.credential_check = asyncio.create_task(check_credentials(auth), name="prguide-credential-check")
         for warning in secret_warnings(settings.webhook_secret):
             log.warning(warning)
+        # Queued jobs left by the previous process run too; counting only the interrupted
+        # ones ("0 resumed" with 61 waiting) read as if the backlog had been lost.
+        waiting = store.counts().get("queued", 0) if runs_jobs else 0
         log.info(
-            "prguide %s ready (%s, role %s): %d worker(s), %d job(s) resumed", __version__, settings.backend,
-            settings.role, settings.workers if runs_jobs else 0, resumed,
+            "prguide %s ready (%s, role %s): %d worker(s), %d job(s) queued (%d of them interrupted by the previous process)",
+            __version__, settings.backend, settings.role, settings.workers if runs_jobs else 0, waiting, resumed,
             extra={"events": list(router.events), "db": _database_label(settings), "role": settings.role},
         )
     except BaseException:
