@@ -26,6 +26,7 @@ Behaviour facts (:class:`BehaviourFact`, kinds :data:`BEHAVIOUR_KINDS`) are on e
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -265,6 +266,76 @@ def _inherited(files: list[FileAnalysis]) -> list[FileAnalysis]:
     return out
 
 
+_CLASS_HEADER = re.compile(r"^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)", re.MULTILINE)
+
+
+def _bases(changed: Sequence[ChangedFile], classes: set[str]) -> dict[str, set[str]]:
+    """The bases (last dotted part) of each class of ``classes`` whose ``class`` line a patch shows
+    (a hunk header, a context or a changed line)."""
+    out: dict[str, set[str]] = {}
+    for c in changed:
+        if not c.patch or "class" not in c.patch:
+            continue
+        for m in _CLASS_HEADER.finditer(c.patch.replace("@@ ", "\n")):
+            if m.group(1) in classes:
+                out.setdefault(m.group(1), set()).update(b.strip().rpartition(".")[2] for b in m.group(2).split(",") if b.strip())
+    return out
+
+
+def _moved_keys(files: list[FileAnalysis], changed: Sequence[ChangedFile]) -> list[FileAnalysis]:
+    """Without the removals of config keys and class fields that the pull request adds elsewhere.
+
+    A config file's key (``qat.enable``) added by another config file of the same pull
+    request was moved there (most often into the base a Hydra ``defaults`` list pulls in),
+    so configs that set it still work. A field ``C.x`` removed while ``B.x`` is added, ``B``
+    a base class of ``C`` (or ``C``'s bases unseen in the diff), was moved up: ``C`` still
+    has it by inheritance. Those keys leave ``config_keys_removed`` and lose their
+    ``key_removed``/``field_removed`` facts.
+    """
+    if not any(f.config_keys_removed for f in files):
+        return files
+    added_keys: dict[str, set[str]] = {}  # key -> config files that add it
+    owners: dict[str, set[str]] = {}  # field name -> classes that gain it
+    for f in files:
+        if f.kind == "config":
+            for k in f.config_keys_added:
+                added_keys.setdefault(k, set()).add(f.path)
+        for name in f.fields_added:
+            owner, _dot, attr = name.rpartition(".")
+            owners.setdefault(attr, set()).add(owner)
+    moved: dict[str, set[str]] = {}
+    candidates: dict[str, list[tuple[str, str, set[str]]]] = {}
+    for f in files:
+        if f.kind == "config":
+            keys = {k for k in f.config_keys_removed if added_keys.get(k, set()) - {f.path}}
+            if keys:
+                moved[f.path] = keys
+        for name in f.fields_removed:
+            owner, _dot, attr = name.rpartition(".")
+            gained = owners.get(attr, set()) - {owner}
+            if owner and gained:
+                candidates.setdefault(f.path, []).append((name, owner, gained))
+    if candidates:
+        bases = _bases(changed, {owner for found in candidates.values() for _n, owner, _g in found})
+        for path, found in candidates.items():
+            for name, owner, gained in found:
+                if owner not in bases or bases[owner] & gained:
+                    moved.setdefault(path, set()).add(name)
+    if not moved:
+        return files
+    out = []
+    for f in files:
+        gone = moved.get(f.path)
+        if gone:
+            f = replace(
+                f,
+                config_keys_removed=tuple(k for k in f.config_keys_removed if k not in gone),
+                behaviour=tuple(b for b in f.behaviour if b.kind not in ("key_removed", "field_removed") or b.symbol not in gone),
+            )
+        out.append(f)
+    return out
+
+
 def _keys(keys: KeyChanges) -> dict[str, tuple[str, ...]]:
     return {
         "config_keys_added": keys.added,
@@ -289,6 +360,7 @@ def analyse(snapshot: PullRequestSnapshot, *, kinds: Mapping[str, Sequence[str]]
     sites = [r[1] for r in results]
     files = _relocate(files, sites)
     files = _inherited(files)
+    files = _moved_keys(files, snapshot.files)
     env = [r[2] for r in results]
     if len(env) - env.count(None) > 1:  # a file alone has nothing to judge against
         files = reconcile(files, env)

@@ -484,9 +484,12 @@ def header_key(text: str) -> str:
     """What follows the first ``(`` of a definition's line, without spaces: ``batch,config):``.
 
     A rename or move keeps its parameters (or bases), so only definitions with the same
-    key are compared; it spares reading the bodies of the rest.
+    key are compared; it spares reading the bodies of the rest. A return annotation is
+    left out (``batch,config)``): a rename may add one (``-> None``) and stay the same code.
     """
-    return text.partition("(")[2].replace(" ", "")
+    key = text.partition("(")[2].replace(" ", "")
+    arrow = key.rfind(")->")
+    return key[: arrow + 1] + ":" if arrow >= 0 and key.endswith(":") else key
 
 
 def match_definitions(sites: Iterable[DefSite]) -> list[Relocation]:
@@ -537,6 +540,13 @@ def match_definitions(sites: Iterable[DefSite]) -> list[Relocation]:
             if id(old) in taken_old:
                 continue
             old_body = body(old)
+            if tier == 0:
+                twin = next((new for new in candidates if id(new) not in taken_new and _in_place(old, new)), None)
+                if twin is not None:
+                    taken_old.add(id(old))
+                    taken_new.add(id(twin))
+                    out.append(Relocation(old, twin, 1.0))
+                    continue
             if len(old_body) < MIN_BODY_LINES:
                 continue
             best: tuple[float, DefSite] | None = None
@@ -560,6 +570,20 @@ def match_definitions(sites: Iterable[DefSite]) -> list[Relocation]:
                 taken_new.add(id(best[1]))
                 out.append(Relocation(old, best[1], best[0]))
     return out
+
+
+def _in_place(old: DefSite, new: DefSite) -> bool:
+    """True when ``new``'s one-line header replaced ``old``'s in the same hunk (only removed
+    lines between them) and the line after it is unchanged: a rename in place, whose body,
+    context in the diff, is the same code under the new name."""
+    if old.lines is not new.lines or old.path != new.path or new.index <= old.index or _tier(old, new) != 0:
+        return False
+    lines = old.lines
+    if new.index + 1 >= len(lines) or lines[new.index + 1].kind != CONTEXT or not lines[new.index + 1].text.strip():
+        return False
+    if not (code_only(lines[old.index].text).rstrip().endswith(":") and code_only(lines[new.index].text).rstrip().endswith(":")):
+        return False
+    return all(lines[i].kind == REMOVED for i in range(old.index + 1, new.index))
 
 
 def _tier(old: DefSite, new: DefSite) -> int:

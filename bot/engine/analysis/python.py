@@ -43,6 +43,7 @@ from bot.engine.analysis.pybehaviour import (
     check_facts,
     code_only,
     field_facts,
+    header_key,
     metric_facts,
     removal_facts,
     signature_facts,
@@ -333,7 +334,7 @@ def analyse_python(
                         definition = defs[block.symbol] = Definition(block.symbol, block.kind, new_no if line_kind == ADDED else old_no)
                         where[(line_kind, block.symbol)] = DefSite(
                             path, kind, line_kind, definition, lines, index, indent,
-                            stripped.partition("(")[2].replace(" ", ""),  # header_key(), inline: once per definition
+                            header_key(stripped),
                         )
                 continue
             # A field sits one level inside its class; deeper, it is a method's local

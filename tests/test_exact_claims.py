@@ -1,0 +1,136 @@
+"""Statements a blind rating found untrue, each reproduced with a small synthetic diff:
+moved config keys and fields called removed, docstring edits counted as code, replaced
+assertions called dropped, renames called removals, cut notes, loose counts, generic advice."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from bot.engine.analysis import analyse
+from bot.engine.build import build_guide
+from bot.engine.rules import load_rules
+from bot.engine.snapshot import PullRequestSnapshot
+from bot.paths import config_dir
+
+
+@lru_cache(maxsize=1)
+def _rules():
+    return load_rules([config_dir() / "examples" / "verl.yml"])
+
+
+def snapshot(files: dict[str, str], title: str = "[trainer] feat: qat for megatron", status: dict[str, str] | None = None) -> PullRequestSnapshot:
+    status = status or {}
+    rows = []
+    for path, patch in files.items():
+        plus = sum(1 for line in patch.splitlines() if line.startswith("+"))
+        minus = sum(1 for line in patch.splitlines() if line.startswith("-"))
+        rows.append({"filename": path, "status": status.get(path, "modified"), "additions": plus, "deletions": minus,
+                     "changes": plus + minus, "patch": patch})
+    return PullRequestSnapshot.from_github(
+        {"number": 1, "title": title, "body": "", "merged": True, "user": {"login": "a"},
+         "base": {"ref": "main", "repo": {"full_name": "o/r"}}},
+        rows, [], [], repository="o/r",
+    )
+
+
+def guide_text(files: dict[str, str], **kw) -> str:
+    return build_guide(snapshot(files, **kw), _rules()).markdown.split("-->", 1)[1]  # without the marker
+
+
+# --- 1. a block moved into the base a derived config inherits ----------------------------------
+
+DERIVED = """@@ -10,10 +10,3 @@ use_dynamic_bsz: False
+ 
+ # Enable checkpointing
+ checkpointing: False
+-
+-# QAT configuration
+-qat:
+-  # Whether to enable QAT
+-  enable: false
+-  # Quantization group size
+-  group_size: 16
+"""
+BASE = """@@ -40,3 +40,10 @@ router_replay:
+   # Required when mode is 'replay'
+   replay_file: null
+ 
++# QAT configuration
++qat:
++  # Whether to enable QAT
++  enable: false
++  # Quantization group size
++  group_size: 16
+"""
+SUBCLASS = """@@ -180,6 +180,7 @@ class ActorConfig(BaseConfig):
+     ppo_epochs: int = 1
+     shuffle: bool = False
+     global_batch_info: dict = field(default_factory=dict)
++    qat: QATConfig = field(default_factory=QATConfig)
+ 
+     def __post_init__(self):
+         \"\"\"Validate actor configuration parameters.\"\"\"
+@@ -299,7 +300,6 @@ class FSDPActorConfig(ActorConfig):
+     use_rollout_log_probs: bool = False
+     calculate_sum_pi_squared: bool = False
+     sum_pi_squared_checkpointing: bool = False
+-    qat: QATConfig = field(default_factory=QATConfig)
+ 
+     def __post_init__(self):
+         \"\"\"Validate FSDP actor configuration parameters.\"\"\"
+"""
+MOVED = {"verl/trainer/config/actor/dp_actor.yaml": DERIVED, "verl/trainer/config/actor/actor.yaml": BASE,
+         "verl/workers/config/actor.py": SUBCLASS}
+
+
+def test_a_config_block_and_a_field_moved_to_the_base_are_not_removed():
+    files = {f.path: f for f in analyse(snapshot(MOVED)).files}
+    derived, fields = files["verl/trainer/config/actor/dp_actor.yaml"], files["verl/workers/config/actor.py"]
+    assert derived.config_keys_removed == ()
+    assert [b for b in derived.behaviour if b.kind == "key_removed"] == []
+    assert fields.fields_removed == () and [b for b in fields.behaviour if b.kind == "field_removed"] == []
+    text = guide_text(MOVED)
+    assert "Breaking" not in text and "breaking for existing users" not in text
+    assert "keys removed" not in text and "FSDPActorConfig.qat` removed" not in text and "will fail or be ignored" not in text
+
+
+def test_a_key_removed_without_a_new_home_is_still_removed():
+    files = {f.path: f for f in analyse(snapshot({"verl/trainer/config/actor/dp_actor.yaml": DERIVED})).files}
+    assert "qat.enable" in files["verl/trainer/config/actor/dp_actor.yaml"].config_keys_removed
+
+
+def test_a_field_moved_to_a_class_that_is_not_a_base_is_still_removed():
+    patch = SUBCLASS.replace("class FSDPActorConfig(ActorConfig)", "class FSDPActorConfig(BaseConfig)")
+    f = analyse(snapshot({"verl/workers/config/actor.py": patch})).files[0]
+    assert f.fields_removed == ("FSDPActorConfig.qat",)
+
+
+# --- 4. a function renamed in place, its body kept ---------------------------------------------
+
+RENAMED = """@@ -390,7 +390,7 @@ def apply_patch_mbridge():
+         megatron.core.utils.get_group = get_group
+ 
+ 
+-def apply_patch_v012_with_torch_v28():
++def apply_patch_v012_with_torch_v28_v29() -> None:
+     # Error due to missing serialization_format in _write_item of megatron v012;
+     # resolved by using megatron v013's implementation.
+     import inspect
+@@ -407,7 +407,7 @@ def apply_patch_v012_with_torch_v28():
+     from torch.distributed.checkpoint.filesystem import _write_item
+ 
+     if (
+-        version.parse(torch.__version__).base_version != "2.8.0"
++        version.parse(torch.__version__).base_version not in ("2.8.0", "2.9.0")
+         or version.parse(megatron.core.__version__).base_version != "0.12.1"
+     ):
+         return
+"""
+
+
+def test_a_function_renamed_in_place_is_a_rename_not_a_removal():
+    f = analyse(snapshot({"verl/models/mcore/patch.py": RENAMED})).files[0]
+    kinds = [b.kind for b in f.behaviour]
+    assert "symbol_removed" not in kinds and "symbol_renamed" in kinds
+    text = guide_text({"verl/models/mcore/patch.py": RENAMED}, title="[megatron] fix: torch 2.9")
+    assert "Removed code paths" not in text and "1 added, 1 removed" not in text
