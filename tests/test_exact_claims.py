@@ -134,3 +134,50 @@ def test_a_function_renamed_in_place_is_a_rename_not_a_removal():
     assert "symbol_removed" not in kinds and "symbol_renamed" in kinds
     text = guide_text({"verl/models/mcore/patch.py": RENAMED}, title="[megatron] fix: torch 2.9")
     assert "Removed code paths" not in text and "1 added, 1 removed" not in text
+
+
+# --- 2. docstring and comment edits are not code ------------------------------------------------
+
+DOCSTRINGS = """@@ -30,7 +30,7 @@ class MasterMetadata:
+ 
+ 
+ class BroadcastOperation:
+-    \"\"\"Async broadcast operation with NCCL in separate thread.
++    \"\"\"Async broadcast operation in separate thread.
+ 
+     Args:
+         rank (int): The rank of the current process.
+@@ -120,7 +120,7 @@ class KIMICheckpointEngine(CheckpointEngine):
+     Args:
+         bucket_size (int): Bucket size in bytes to transfer multiple weights at one time. Note that we use
+             two buffers, so the device memory overhead is 2 * bucket_size.
+-        rebuild_group (bool): Whether to rebuild the NCCL process group in each update. Defaults to False.
++        rebuild_group (bool): Whether to rebuild the process group in each update. Defaults to False.
+         is_master (bool): Whether the current process is the master process. Defaults to False.
+     \"\"\"
+ 
+"""
+COMMENTS = """@@ -60,8 +60,6 @@ class MooncakeCheckpointEngine(CheckpointEngine):
+     def prepare(self):
+         self.buffer = torch.empty(self.bucket_size, dtype=torch.uint8)
+-        # self.engine.register_memory(self.buffer)
+-        # self.engine.prepare()
+         return self.buffer
+ 
+"""
+PROSE = {"verl/checkpoint_engine/kimi_checkpoint_engine.py": DOCSTRINGS, "verl/checkpoint_engine/mooncake_checkpoint_engine.py": COMMENTS}
+
+
+def test_docstring_and_comment_edits_are_not_code_changes():
+    files = analyse(snapshot(PROSE)).files
+    assert all(f.prose_only for f in files)
+    text = guide_text(PROSE, title="[ckpt] fix: correct the kimi engine docs")
+    assert "changes source code" not in text and "definitions that existed before" not in text
+    assert "changed code lines" not in text and "lines of code" not in text
+    assert "comments and docstrings only (+2/−2 lines)" in text
+
+
+def test_a_code_line_beside_a_docstring_is_code():
+    patch = DOCSTRINGS.replace('     """\n \n', '     """\n-    rank = 0\n+    rank = 1\n')
+    assert patch != DOCSTRINGS
+    assert not analyse(snapshot({"verl/checkpoint_engine/kimi_checkpoint_engine.py": patch})).files[0].prose_only

@@ -271,8 +271,9 @@ def reading_minutes(analysis: DiffAnalysis) -> int:
 
 
 def source_lines(analysis: DiffAnalysis) -> int:
-    """Changed lines of source files (not removed whole): the guide's "lines of code"."""
-    return sum(f.changes for f in analysis.files if f.kind == "source" and f.status != "removed")
+    """Changed lines of source files (not removed whole, not only comments and docstrings):
+    the guide's "lines of code"."""
+    return sum(f.changes for f in analysis.files if f.kind == "source" and f.status != "removed" and not f.prose_only)
 
 
 def _labels(
@@ -462,7 +463,8 @@ def _factors(
 ) -> list[Factor]:
     factors = [Factor(1, "base", "factor.base", {}, "other", (Evidence(new=f"#{snapshot.number}", source="metadata"),))]
     sources = [f for f in analysis.of_kind("source") if f.status != "removed" or f.definitions_removed]
-    live = [f for f in sources if f.status != "removed"]
+    # A file whose change is only comments and docstrings changes no code.
+    live = [f for f in sources if f.status != "removed" and not f.prose_only]
     # -- reach: how much of the project and how many users the change touches
     code = source_lines(analysis)
     size_points = 0 if code < 20 else 1 if code < 200 else 2 if code < 1000 else 3

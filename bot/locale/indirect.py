@@ -235,6 +235,7 @@ IDS = (
     N_("focus.tests_new"),
     N_("focus.largest_gone"),
     N_("focus.largest_symbols_gone"),
+    N_("focus.prose_only"),
     # bot/engine/render/guide.py
     NP_("deps.lock", "deps.lock"),
     NP_("focus.files", "focus.files"),

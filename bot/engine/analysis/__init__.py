@@ -59,6 +59,7 @@ from bot.engine.analysis.model import (
     FileAnalysis,
 )
 from bot.engine.analysis.patch import DiffLine, Hunk, parse_patch, parse_patch_lines
+from bot.engine.analysis.prose import prose_only
 from bot.engine.analysis.pybehaviour import DefSite, match_definitions, relocation_facts
 from bot.engine.analysis.python import analyse_python
 from bot.engine.analysis.symbols import analyse_symbols, supports
@@ -176,6 +177,8 @@ def _analyse_file(
             if key_facts:
                 behaviour.extend(key_facts)
         facts["todos_added"] = todos_added(added)
+        if kind in _FIELD_KINDS and prose_only(hunks, language):
+            facts["prose_only"] = True
         dialect = dialect_of(language, kind, patch)
         if dialect is not None:
             found = env_facts(hunks, dialect, path, kind, file.status)

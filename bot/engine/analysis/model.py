@@ -230,7 +230,9 @@ class FileAnalysis:
     ``edits``: an ``Edit`` of kind ``"lines"`` holding the removed and added lines
     verbatim (:func:`bot.engine.analysis.quote.small_change`), else None. ``composed`` is
     true for a config file whose diff shows a Hydra ``defaults:`` list: it is composed from
-    others, so a key it no longer sets may still come from them.
+    others, so a key it no longer sets may still come from them. ``prose_only`` is true for a
+    code file whose changed lines are all comments, docstrings or blank
+    (:func:`bot.engine.analysis.prose.prose_only`): it changes no code.
     """
 
     path: str
@@ -258,6 +260,7 @@ class FileAnalysis:
     edits: tuple[Edit, ...] = ()
     quote: Edit | None = None
     composed: bool = False
+    prose_only: bool = False
 
     @property
     def changes(self) -> int:

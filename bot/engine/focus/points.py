@@ -673,7 +673,10 @@ def _file_points(
         # Which of it is an entry point ("focus.added_called") is found for the points shown only.
         weight = FACT_WEIGHT + min(9, 3 * len(described_names)) if described_names else API_WEIGHT
         points.append(FocusPoint(f.path, names[0], "focus.added", {"names": names, "count": len(added)}, weight=weight))
-    if f.kind in CODE_KINDS and f.changes and f.status != "removed":
+    if f.prose_only and f.changes and f.status != "removed":
+        # Reworded docstrings or dropped comments: said as such, after any point on code.
+        points.append(FocusPoint(f.path, None, "focus.prose_only", {"additions": f.additions, "deletions": f.deletions}, weight=5))
+    elif f.kind in CODE_KINDS and f.changes and f.status != "removed":
         added_set = set(added)
         symbols = tuple(s for s in f.symbols_touched if s not in added_set)
         # The symbols a reader must open first: those the title, description or new tests name.

@@ -492,7 +492,7 @@ def _top_dirs(analysis: DiffAnalysis, n: int = 2) -> tuple[list[str], int]:
     weight: dict[str, int] = defaultdict(int)
     total = 0
     for f in analysis.files:
-        if f.kind in _AUDIENCE_TOTAL_KINDS and f.status != "removed":
+        if f.kind in _AUDIENCE_TOTAL_KINDS and f.status != "removed" and not f.prose_only:
             # Examples and CI count in the whole a reader calls "the changed code", so one
             # requirements line beside 58 workflow lines is not "100 % of the code".
             total += f.changes or 1
