@@ -181,3 +181,34 @@ def test_a_code_line_beside_a_docstring_is_code():
     patch = DOCSTRINGS.replace('     """\n \n', '     """\n-    rank = 0\n+    rank = 1\n')
     assert patch != DOCSTRINGS
     assert not analyse(snapshot({"verl/checkpoint_engine/kimi_checkpoint_engine.py": patch})).files[0].prose_only
+
+
+# --- 3. an assertion rewritten, not dropped -----------------------------------------------------
+
+REWRITTEN = """@@ -214,10 +214,9 @@ def dispatch_dp_compute_data_proto_with_func(worker_group, *args, **kwargs):
+ 
+ def collect_dp_compute_data_proto(worker_group, output):
+     from verl.protocol import BatchData
+ 
+-    for o in output:
+-        assert isinstance(o, DataProto | ray.ObjectRef), f"expecting {o} to be DataProto, but got {type(o)}"
++    assert BatchData(output).is_concatable(), f"expecting concatable output"
+ 
+     output = collect_dp_compute(worker_group, output)
+     return _concat_data_proto_or_future(output)
+"""
+
+
+def test_an_assertion_replaced_by_another_is_not_said_dropped():
+    f = analyse(snapshot({"verl/single_controller/base/decorator.py": REWRITTEN})).files[0]
+    kinds = [e.kind for e in f.edits]
+    assert "assert_removed" not in kinds and "assert_replaced" in kinds
+    text = guide_text({"verl/single_controller/base/decorator.py": REWRITTEN}, title="[single_controller] refactor: BatchData")
+    assert "no longer asserts" not in text
+    assert "the assertion `isinstance(o, DataProto | ray.ObjectRef)` is now `BatchData(output).is_concatable()`" in text
+
+
+def test_a_raise_removed_beside_an_added_assert_is_not_stated():
+    patch = REWRITTEN.replace("-    for o in output:\n-        assert isinstance", "-    if not isinstance(output, list):\n-        raise TypeError(1)\n-    assert isinstance")
+    f = analyse(snapshot({"verl/single_controller/base/decorator.py": patch})).files[0]
+    assert not [e for e in f.edits if e.kind.endswith("_removed")]

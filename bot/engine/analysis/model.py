@@ -61,6 +61,7 @@ EDIT_KINDS = (
     "raise_removed",
     "assert_added",
     "assert_removed",
+    "assert_replaced",  # one assertion rewritten as another in the same block
     "cast_added",  # ``.to(dtype)``, ``.float()``, ``dtype=``, device moves
     "cast_removed",
     "moved_changed",  # a block moved with its body changed
