@@ -112,9 +112,23 @@ def test_todos_added_in_comments_only():
     )
 
 
-def test_todos_long_notes_are_cut():
-    (note,) = todos_added(["# TODO " + "x" * 300])
-    assert len(note) == 160 and note.endswith("…")
+def test_todos_long_notes_keep_their_first_sentence_or_are_left_out():
+    assert todos_added(["# TODO " + "x" * 300]) == ()
+    assert todos_added(["# TODO: drop this. " + "x" * 300]) == ("TODO: drop this.",)
+
+
+def test_a_todo_sentence_is_taken_across_its_continuation_lines():
+    added = [
+        "        # TODO(jhz): Switch to `set_expandable_segments` when the torch_npu library",
+        "        # supports `torch.npu.memory._set_allocator_settings`",
+        "        if is_npu_available:",
+        "    # TODO: one line.",
+        "    # Another comment, not the note's.",
+    ]
+    assert todos_added(added) == (
+        "TODO(jhz): Switch to `set_expandable_segments` when the torch_npu library supports `torch.npu.memory._set_allocator_settings`",
+        "TODO: one line.",
+    )
 
 
 def test_todos_none_without_markers():

@@ -212,3 +212,53 @@ def test_a_raise_removed_beside_an_added_assert_is_not_stated():
     patch = REWRITTEN.replace("-    for o in output:\n-        assert isinstance", "-    if not isinstance(output, list):\n-        raise TypeError(1)\n-    assert isinstance")
     f = analyse(snapshot({"verl/single_controller/base/decorator.py": patch})).files[0]
     assert not [e for e in f.edits if e.kind.endswith("_removed")]
+
+
+# --- 5. renamed tests, one option set in two configs --------------------------------------------
+
+TEST_RENAMED = """@@ -272,13 +272,9 @@ def test_dispatch(native_yaml_path, function_tool_py_path):
+     asyncio.run(_drive())
+ 
+ 
+-def test_loader_merge_is_safe_to_call_per_trajectory(native_yaml_path, function_tool_py_path):
+-    \"\"\"Regression: the loader runs once per sample.
+-    Simulate three trajectories.
+-    \"\"\"
+-    runs = [_merge_like(native_yaml_path, function_tool_py_path) for _ in range(3)]
++def test_loader_is_safe_to_call_repeatedly(native_yaml_path, function_tool_py_path):
++    \"\"\"The loader runs at least twice per process.\"\"\"
++    runs = [_load_as_dict(native_yaml_path, function_tool_py_path) for _ in range(3)]
+ 
+     for tools in runs:
+         assert sorted(tools) == ["calculator", "search"]
+@@ -300,0 +296,3 @@ def test_loader_merge_is_safe_to_call_per_trajectory(native_yaml_path, function_
++def test_no_paths_returns_empty():
++    assert load_all_tools([]) == {}
++
+"""
+
+
+def test_a_renamed_test_is_not_a_new_test():
+    f = analyse(snapshot({"tests/tools/test_mixed_tools_on_cpu.py": TEST_RENAMED})).files[0]
+    assert f.tests_added == ("test_no_paths_returns_empty",)
+
+
+ENGINE = """@@ -10,3 +10,6 @@ veomni:
+   param_offload: false
++  rms_norm_implementation: eager
++  swiglu_mlp_implementation: eager
++  rotary_pos_emb_implementation: eager
+"""
+ENGINE_TOP = """@@ -10,3 +10,6 @@ param_offload: false
+ optimizer_offload: false
+ 
++rms_norm_implementation: eager
++swiglu_mlp_implementation: eager
++rotary_pos_emb_implementation: eager
+"""
+
+
+def test_one_option_set_in_a_config_and_in_the_config_composing_it_counts_once():
+    text = guide_text({"verl/trainer/config/engine/veomni.yaml": ENGINE_TOP, "verl/trainer/config/ref/veomni_ref.yaml": ENGINE},
+                      title="[veomni] feat: ops implementation")
+    assert "3 config keys added" in text and "6 config keys" not in text

@@ -566,11 +566,22 @@ def _factors(
 
 def _config_keys(analysis: DiffAnalysis, is_config: Callable[[str, str | None], bool] | None) -> list[str]:
     """User-facing config keys added, removed or given a new default: keys of config
-    files, and fields of classes ``is_config`` marks as configuration."""
+    files, and fields of classes ``is_config`` marks as configuration.
+
+    A config file's key that another config file of the pull request also changes at the
+    end of its path (``veomni.rms_norm`` beside ``rms_norm``: one option set in a composed
+    config and in the config that holds it) is one option, counted once."""
     out: list[str] = []
+    by_leaf: dict[str, list[tuple[str, str]]] = {}  # last part -> (key, file) of config-file keys kept
     for f in analysis.files:
         if f.kind == "config":
-            out += public_keys(f, f.config_keys_added + f.config_keys_removed)
+            for k in public_keys(f, f.config_keys_added + f.config_keys_removed):
+                leaf = k.rpartition(".")[2]
+                seen = by_leaf.setdefault(leaf, [])
+                if any(path != f.path and (k == other or k.endswith("." + other) or other.endswith("." + k)) for other, path in seen):
+                    continue
+                seen.append((k, f.path))
+                out.append(k)
         elif f.kind == "source" and is_config is not None:
             fields = f.fields_added + f.fields_removed
             out += [k for k in public_keys(f, fields) if is_config(f.path, k.rpartition(".")[0] or None)]

@@ -242,6 +242,8 @@ def _relocate(files: list[FileAnalysis], sites: list[tuple[DefSite, ...]]) -> li
         if f.path in touched:
             kept = tuple(b for b in f.behaviour if b.kind != "symbol_removed" or (f.path, b.symbol) not in relocated)
             f = replace(f, behaviour=kept + tuple(extra.get(f.path, ())))
+            if f.tests_added:  # a test renamed or moved is not a new test
+                f = replace(f, tests_added=tuple(t for t in f.tests_added if (f.path, t) not in relocated))
         out.append(f)
     return out
 

@@ -574,16 +574,19 @@ def match_definitions(sites: Iterable[DefSite]) -> list[Relocation]:
 
 def _in_place(old: DefSite, new: DefSite) -> bool:
     """True when ``new``'s one-line header replaced ``old``'s in the same hunk (only removed
-    lines between them) and the line after it is unchanged: a rename in place, whose body,
-    context in the diff, is the same code under the new name."""
+    lines between them) and the first unchanged line after it is still in its body (indented
+    deeper): a rename in place, the body kept at least in part under the new name."""
     if old.lines is not new.lines or old.path != new.path or new.index <= old.index or _tier(old, new) != 0:
         return False
     lines = old.lines
-    if new.index + 1 >= len(lines) or lines[new.index + 1].kind != CONTEXT or not lines[new.index + 1].text.strip():
-        return False
     if not (code_only(lines[old.index].text).rstrip().endswith(":") and code_only(lines[new.index].text).rstrip().endswith(":")):
         return False
-    return all(lines[i].kind == REMOVED for i in range(old.index + 1, new.index))
+    if not all(lines[i].kind == REMOVED for i in range(old.index + 1, new.index)):
+        return False
+    for line in lines[new.index + 1:]:
+        if line.kind == CONTEXT and line.text.strip():
+            return len(line.text) - len(line.text.lstrip()) > new.indent
+    return False
 
 
 def _tier(old: DefSite, new: DefSite) -> int:
