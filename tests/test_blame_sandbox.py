@@ -32,7 +32,7 @@ MODULE = (
     "def main():\n"
     "    print(limit(3))\n"
 )
-WRITTEN_IN_ONE = "The lines this fix changes in `calc.py` were written in #1"
+WRITTEN_IN_ONE = "The code lines this fix deletes or rewrites in `calc.py` (imports, comments, moved and re-wrapped lines aside) were written in #1"
 
 
 def build_repo(path: Path) -> Repo:

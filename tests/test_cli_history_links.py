@@ -36,7 +36,7 @@ def test_history_names_where_the_fix_s_code_came_from(repo, capsys):
     guides = {g["number"]: g for g in json.loads(capsys.readouterr().out)}
     fix = guides[4]
     assert fix["history"]["fixes_code_from"] == 2 and fix["history"]["status"] == "ok"
-    assert "The lines this fix changes in `main.go` were written in #2 (merged the same day, by **Bob**)." in fix["markdown"]
+    assert "The code lines this fix deletes or rewrites in `main.go` (imports, comments, moved and re-wrapped lines aside) were written in #2 (merged the same day, by **Bob**)." in fix["markdown"]
     assert "The description blames #2, and the blame agrees: #2 wrote the line this fix changes." in fix["markdown"]
     assert guides[3]["history"]["fixes_code_from"] is None  # a readme: nothing traced
 
@@ -54,7 +54,7 @@ def test_guide_of_a_bundle_with_a_clone(repo, tmp_path, capsys):
     path = tmp_path / "4.json"
     path.write_text(json.dumps(bundle), encoding="utf-8")
     assert main(["guide", str(path), "--repo", str(repo.path), "--lang", "zh"]) == 0
-    assert "这次修复改动的 `main.go` 中的代码行写于 #2" in capsys.readouterr().out
+    assert "这次修复在 `main.go` 中删除或改写的代码行（不计导入、注释、移动和仅重排的行）写于 #2" in capsys.readouterr().out
     assert main(["guide", str(path)]) == 0
     assert "#2" not in capsys.readouterr().out.split("<details>")[0]
 

@@ -59,7 +59,8 @@ def test_without_history_facts_the_guide_is_exactly_what_it_was(rules):
 def test_the_fix_names_the_pull_request_that_wrote_its_lines_with_evidence(rules):
     guide = build_guide(snapshot(), rules, blame=facts())
     assert (
-        "The lines this fix changes in `shapes/app.py` were written in #12 (merged 9 days earlier, by **bob**)."
+        "The code lines this fix deletes or rewrites in `shapes/app.py` (imports, comments, moved and re-wrapped lines aside) "
+        "were written in #12 (merged 9 days earlier, by **bob**)."
         in guide.markdown
     )
     # Near the top: before the focus points and the collapsed details.
@@ -105,7 +106,7 @@ def test_the_description_s_culprit_is_checked_against_the_blame(rules):
 
 def test_a_change_that_is_not_a_fix_is_worded_as_a_change(rules):
     guide = build_guide(snapshot(title="refactor: simplify scale"), rules, blame=facts())
-    assert "The lines this pull request changes in `shapes/app.py` were written in #12" in guide.markdown
+    assert "The code lines this pull request deletes or rewrites in `shapes/app.py`" in guide.markdown
 
 
 def test_a_revert_of_the_pull_request_that_wrote_the_lines_does_not_say_it_twice(rules):
@@ -134,7 +135,24 @@ def test_a_share_of_the_lines_is_said_as_such_and_a_git_name_is_not_a_login(rule
     snap = PullRequestSnapshot(**{**{f: getattr(snap, f) for f in snap.__dataclass_fields__},
                                   "files": (ChangedFile("shapes/app.py", additions=1, deletions=3, patch=PATCH3),)})
     guide = build_guide(snap, rules, blame=HistoryFacts("ok", origins, pulls))
-    assert "2 of the 3 lines this fix changes (most in `shapes/app.py`) were written in #12" in guide.markdown, guide.markdown
+    assert ("2 of the 3 code lines this fix deletes or rewrites (imports, comments, moved and re-wrapped lines aside; "
+            "those 2 all in `shapes/app.py`) were written in #12") in guide.markdown, guide.markdown
     assert "by Hollow Man)" in guide.markdown and "ghost" not in guide.markdown
     zh = build_guide(snap, rules, lang="zh", blame=HistoryFacts("ok", origins, pulls))
-    assert "3 行中有 2 行" in zh.markdown
+    assert "3 行代码" in zh.markdown and "中有 2 行" in zh.markdown
+
+
+def test_a_file_is_named_only_when_it_holds_most_of_the_lines(rules):
+    """Two lines from #12, one in each file: neither file holds "most" of them."""
+    pulls = {12: PullOrigin(12, "c" * 40, MERGED_TS - 9 * DAY, "bob", "Add an offset"),
+             30: PullOrigin(30, "d" * 40, MERGED_TS - 40 * DAY, "cid", "Older change")}
+    other = "@@ -3,3 +3,3 @@ def area(x, k):\n     # keep in step with scale()\n-    return scale(x, k) * 2\n+    return scale(x, k)\n     \n"
+    origins = (LineOrigin("shapes/app.py", 11, pulls[12].commit, 12), LineOrigin("shapes/area.py", 4, pulls[12].commit, 12),
+               LineOrigin("shapes/app.py", 12, pulls[30].commit, 30))
+    snap = snapshot()
+    snap = PullRequestSnapshot(**{**{f: getattr(snap, f) for f in snap.__dataclass_fields__},
+                                  "files": (ChangedFile("shapes/app.py", additions=1, deletions=2, patch=PATCH),
+                                            ChangedFile("shapes/area.py", additions=1, deletions=1, patch=other))})
+    guide = build_guide(snap, rules, blame=HistoryFacts("ok", origins, pulls))
+    assert "2 of the 3 code lines this fix deletes or rewrites (imports, comments, moved and re-wrapped lines aside) were written in #12" in guide.markdown, guide.markdown
+    assert "most of" not in guide.markdown and "most in" not in guide.markdown

@@ -87,7 +87,11 @@ def rank(lines: Sequence[ChangedLine], facts: HistoryFacts, own: int = 0) -> tup
             paths[origin.pull][line.file] += 1
     merged = {n: p.merged_at for n, p in facts.pulls.items()}
     ranked = sorted(counts, key=lambda n: (-counts[n], -merged.get(n, 0), n))
-    return tuple(Candidate(n, counts[n], total, tuple(p for p, _ in paths[n].most_common())) for n in ranked)
+    out = []
+    for n in ranked:
+        common = paths[n].most_common()
+        out.append(Candidate(n, counts[n], total, tuple(p for p, _ in common), common[0][1] if common else 0))
+    return tuple(out)
 
 
 def dominant(

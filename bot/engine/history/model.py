@@ -75,12 +75,14 @@ class HistoryFacts:
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """A pull request that wrote some of the traced lines: ``lines`` of the ``total``
-    traced lines, spread over ``paths`` (most first)."""
+    traced lines, spread over ``paths`` (most first), ``first`` of them in ``paths[0]``
+    (0 when not counted)."""
 
     number: int
     lines: int
     total: int
     paths: tuple[str, ...]
+    first: int = 0
 
     @property
     def share(self) -> float:

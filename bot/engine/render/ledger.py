@@ -284,12 +284,20 @@ def _history(link: HistoryLink | None, lang: str, reverted: int | None = None) -
         else:
             when = t("history.days_earlier", lang, {"count": link.days})
         key = "history.fixes_code_from" if link.fix else "history.changes_code_from"
+        where = ""
         if top.lines < top.total or len(top.paths) > 1:
-            key += ".part"  # "3 of the 4 lines ... (most in `f`)": never "the lines" when some came from elsewhere
+            # "3 of the 4 code lines ...": never "the lines" when some came from elsewhere. The
+            # count is of the deleted or rewritten code lines traced (imports, comments, blank
+            # lines aside), so it says so; a file is named only when it holds most of them.
+            key += ".part"
+            if len(top.paths) == 1:
+                where = t("history.where.all", lang, {"file": sanitize.code(top.paths[0]), "lines": top.lines}, raw=True)
+            elif top.first * 2 > top.lines:
+                where = t("history.where.most", lang, {"file": sanitize.code(top.paths[0]), "lines": top.lines}, raw=True)
         # A GitHub login is shown as one; a git author's name (offline history) as quoted text.
         people = sanitize.login(origin.author) if _LOGIN.fullmatch(origin.author) else sanitize.quote(origin.author, 60)
         params = {"file": sanitize.code(top.paths[0]), "number": top.number, "when": when, "people": people,
-                  "lines": top.lines, "count": top.total}
+                  "lines": top.lines, "count": top.total, "where": where}
         evidence = tuple(_history_evidence(top.number, e) for e in link.evidence)
         out.append(GuideClaim(key, "history", t(key, lang, params, raw=True), evidence))
     for named in link.named:
