@@ -262,3 +262,35 @@ def test_one_option_set_in_a_config_and_in_the_config_composing_it_counts_once()
     text = guide_text({"verl/trainer/config/engine/veomni.yaml": ENGINE_TOP, "verl/trainer/config/ref/veomni_ref.yaml": ENGINE},
                       title="[veomni] feat: ops implementation")
     assert "3 config keys added" in text and "6 config keys" not in text
+
+
+# --- 7, 8. no generic advice, a new file said as such --------------------------------------------
+
+VERSION_CHECK = """@@ -40,6 +40,8 @@ class vLLMHttpServer:
+     async def _sleep_hybrid(self):
+         await self.engine.reset_prefix_cache()
++        if _VLLM_VERSION >= version.parse("0.17.0"):
++            await self.engine.reset_encoder_cache()
+         await self.engine.sleep(level=1)
+ 
+     async def wake_up(self):
+"""
+NEW_SCRIPT = "@@ -0,0 +1,6 @@\n" + "".join(f"+{line}\n" for line in (
+    "#!/usr/bin/env bash", "set -x", "python3 -m verl.trainer.main_ppo \\\\", "    actor_rollout_ref.model.path=$MODEL \\\\",
+    "    teacher_models.teacher_model.path=$TEACHER \\\\", "    trainer.total_epochs=1"))
+NEW_MODULE = "@@ -0,0 +1,8 @@\n" + "".join(f"+{line}\n" for line in (
+    "class BatchData:", "    def __init__(self, data):", "        self._data = data", "",
+    "    def chunk(self, chunks):", "        return [self._data[i::chunks] for i in range(chunks)]", "", "VERSION = 1"))
+
+
+def test_a_version_check_gets_no_advice_about_branches():
+    text = guide_text({"verl/workers/rollout/vllm_rollout/vllm_async_server.py": VERSION_CHECK}, title="[rollout] fix: reset encoder cache")
+    assert "each branch" not in text
+
+
+def test_a_new_file_is_said_new_never_compared_with_removed_lines():
+    files = {"examples/distill/run_qwen_gsm8k.sh": NEW_SCRIPT, "verl/utils/batch_data.py": NEW_MODULE}
+    text = guide_text(files, title="[trainer] feat: batch data", status={p: "added" for p in files})
+    assert "which no removed line had" not in text
+    assert "`verl/utils/batch_data.py` — new file, 8 lines, defining `BatchData.__init__`, `BatchData.chunk`" in text
+    assert "`examples/distill/run_qwen_gsm8k.sh` — new file, 6 lines" in text

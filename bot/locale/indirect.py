@@ -236,6 +236,9 @@ IDS = (
     N_("focus.largest_gone"),
     N_("focus.largest_symbols_gone"),
     N_("focus.prose_only"),
+    N_("focus.new_file"),
+    N_("focus.new_file_defines"),
+    N_("focus.new_file_uses"),
     # bot/engine/render/guide.py
     NP_("deps.lock", "deps.lock"),
     NP_("focus.files", "focus.files"),

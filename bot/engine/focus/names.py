@@ -342,6 +342,14 @@ def with_uses(point: FocusPoint, f: FileAnalysis | None, named: set[str], shown:
     if f is None or point.text or point.key not in (*_USES_KEYS, "focus.tests"):
         return point
     if point.key in _USES_KEYS:
+        if f.status == "added":
+            # A new file: what it is and what it defines (or, defining nothing, the names
+            # its code uses), never "+70/−0 lines; ... which no removed line had": nothing
+            # of it was removed.
+            if point.params.get("names"):
+                return point._replace(key="focus.new_file_defines")
+            new = tuple(n for n in changed_names(f, "added", named, removed_text, limit + len(shown)) if n not in shown)[:limit] if removed_text else ()
+            return point._replace(key="focus.new_file_uses", params={**point.params, "uses": new}) if new else point._replace(key="focus.new_file")
         uses = tuple(n for n in introduced_names(f, named, limit + len(shown)) if n not in shown)[:limit]
         if uses:
             return point._replace(key=_USES_KEYS[point.key], params={**point.params, "uses": uses})
