@@ -124,10 +124,13 @@ def test_a_todo_sentence_is_taken_across_its_continuation_lines():
         "        if is_npu_available:",
         "    # TODO: one line.",
         "    # Another comment, not the note's.",
+        "        # TODO: prepare actions according to simulator type",
+        "        # chunk_actions = prepare_actions(",
     ]
     assert todos_added(added) == (
         "TODO(jhz): Switch to `set_expandable_segments` when the torch_npu library supports `torch.npu.memory._set_allocator_settings`",
         "TODO: one line.",
+        "TODO: prepare actions according to simulator type",
     )
 
 

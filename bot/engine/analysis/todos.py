@@ -11,6 +11,8 @@ _MARKER = re.compile(r"\b(?:TODO|FIXME|XXX|HACK)\b")
 #: Punctuation that ends a note's sentence (no continuation line is read after it).
 _SENTENCE_END = (".", "!", "?", ":", ";", "。", ")")
 _FIRST_SENTENCE = re.compile(r".*?[.!?](?=\s|$)")
+#: A comment line that is commented-out code, not prose: an assignment, a call or block opener.
+_CODE = re.compile(r"^(?:[\w.\[\]]+\s*[-+*/]?=[^=]|(?:def|class|if|elif|else|for|while|with|try)\b.*:$|(?:return|import|from)\s+[\w.]+$|[\w.]+\()|[({\[,\\]$")
 #: Continuation lines read after a note's first line.
 _MAX_CONTINUATION = 4
 #: Longer lines are data or minified code, not comments someone wrote.
@@ -43,8 +45,8 @@ def todos_added(added_lines: Sequence[str]) -> tuple[str, ...]:
             if note.endswith(_SENTENCE_END) or len(more) > _MAX_LINE:
                 break
             rest = more[len(lead) :].strip() if more.startswith(lead) and more[len(lead) : len(lead) + 1].isspace() else ""
-            if not rest or _MARKER.search(rest) or (lead.strip() and more[: len(more) - len(more.lstrip())] != lead[: len(lead) - len(lead.lstrip())]):
-                break
+            if not rest or _MARKER.search(rest) or _CODE.search(rest):
+                break  # a new note, an empty comment line or commented-out code
             note = f"{note} {rest}"
         if len(note) > _LIMIT:
             end = _FIRST_SENTENCE.match(note)
