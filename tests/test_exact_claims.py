@@ -92,6 +92,8 @@ def test_a_config_block_and_a_field_moved_to_the_base_are_not_removed():
     text = guide_text(MOVED)
     assert "Breaking" not in text and "breaking for existing users" not in text
     assert "keys removed" not in text and "FSDPActorConfig.qat` removed" not in text and "will fail or be ignored" not in text
+    assert "moved to `verl/trainer/config/actor/actor.yaml`, which now sets them" in text
+    assert derived.keys_moved[0] == ("qat", "verl/trainer/config/actor/actor.yaml") and fields.keys_moved == (("FSDPActorConfig.qat", "ActorConfig"),)
 
 
 def test_a_key_removed_without_a_new_home_is_still_removed():

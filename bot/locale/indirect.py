@@ -239,6 +239,8 @@ IDS = (
     N_("focus.new_file"),
     N_("focus.new_file_defines"),
     N_("focus.new_file_uses"),
+    N_("focus.config_moved"),
+    N_("focus.config_moved.fields"),
     # bot/engine/render/guide.py
     NP_("deps.lock", "deps.lock"),
     NP_("focus.files", "focus.files"),

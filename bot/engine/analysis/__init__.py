@@ -294,8 +294,8 @@ def _moved_keys(files: list[FileAnalysis], changed: Sequence[ChangedFile]) -> li
     request was moved there (most often into the base a Hydra ``defaults`` list pulls in),
     so configs that set it still work. A field ``C.x`` removed while ``B.x`` is added, ``B``
     a base class of ``C`` (or ``C``'s bases unseen in the diff), was moved up: ``C`` still
-    has it by inheritance. Those keys leave ``config_keys_removed`` and lose their
-    ``key_removed``/``field_removed`` facts.
+    has it by inheritance. Those keys leave ``config_keys_removed``, lose their
+    ``key_removed``/``field_removed`` facts and are listed in ``keys_moved``.
     """
     if not any(f.config_keys_removed for f in files):
         return files
@@ -308,13 +308,14 @@ def _moved_keys(files: list[FileAnalysis], changed: Sequence[ChangedFile]) -> li
         for name in f.fields_added:
             owner, _dot, attr = name.rpartition(".")
             owners.setdefault(attr, set()).add(owner)
-    moved: dict[str, set[str]] = {}
+    moved: dict[str, dict[str, str]] = {}  # file -> {key: where it went}
     candidates: dict[str, list[tuple[str, str, set[str]]]] = {}
     for f in files:
         if f.kind == "config":
-            keys = {k for k in f.config_keys_removed if added_keys.get(k, set()) - {f.path}}
-            if keys:
-                moved[f.path] = keys
+            for k in f.config_keys_removed:
+                elsewhere = added_keys.get(k, set()) - {f.path}
+                if elsewhere:
+                    moved.setdefault(f.path, {})[k] = min(elsewhere)
         for name in f.fields_removed:
             owner, _dot, attr = name.rpartition(".")
             gained = owners.get(attr, set()) - {owner}
@@ -325,7 +326,8 @@ def _moved_keys(files: list[FileAnalysis], changed: Sequence[ChangedFile]) -> li
         for path, found in candidates.items():
             for name, owner, gained in found:
                 if owner not in bases or bases[owner] & gained:
-                    moved.setdefault(path, set()).add(name)
+                    shared = sorted(bases.get(owner, set()) & gained) or sorted(gained)
+                    moved.setdefault(path, {})[name] = shared[0]
     if not moved:
         return files
     out = []
@@ -336,6 +338,7 @@ def _moved_keys(files: list[FileAnalysis], changed: Sequence[ChangedFile]) -> li
                 f,
                 config_keys_removed=tuple(k for k in f.config_keys_removed if k not in gone),
                 behaviour=tuple(b for b in f.behaviour if b.kind not in ("key_removed", "field_removed") or b.symbol not in gone),
+                keys_moved=tuple(gone.items()),
             )
         out.append(f)
     return out

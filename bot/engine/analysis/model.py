@@ -233,7 +233,10 @@ class FileAnalysis:
     true for a config file whose diff shows a Hydra ``defaults:`` list: it is composed from
     others, so a key it no longer sets may still come from them. ``prose_only`` is true for a
     code file whose changed lines are all comments, docstrings or blank
-    (:func:`bot.engine.analysis.prose.prose_only`): it changes no code.
+    (:func:`bot.engine.analysis.prose.prose_only`): it changes no code. ``keys_moved`` holds
+    ``(key, where)`` for config keys (or ``Class.field`` fields) this file no longer sets
+    that another file of the pull request adds: ``where`` is that file (or the base class).
+    They are not in ``config_keys_removed``.
     """
 
     path: str
@@ -262,6 +265,7 @@ class FileAnalysis:
     quote: Edit | None = None
     composed: bool = False
     prose_only: bool = False
+    keys_moved: tuple[tuple[str, str], ...] = ()
 
     @property
     def changes(self) -> int:

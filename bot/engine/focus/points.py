@@ -115,7 +115,7 @@ _BREAKING_KINDS = ("default_changed", "key_removed", "key_renamed", "field_remov
 _MAX_EDIT_POINTS = 3
 #: Keys of exact-edit points (:mod:`bot.engine.focus.edits`), and of new or removed config keys.
 _EDIT_PREFIX = "focus." + "edit."
-_KEYED = ("focus.config_added", "focus.config_removed")
+_KEYED = ("focus.config_added", "focus.config_removed", "focus.config_moved")
 #: Facts read per pull request: a 3,000-file refactor has thousands, and six points are shown.
 _MAX_FACTS = 200
 
@@ -646,6 +646,13 @@ def _file_points(
             keys_removed = public_keys(f, f.fields_removed or f.config_keys_removed) if f.status != "removed" else []
             config = is_config is not None and any(is_config(f.path, k.rpartition(".")[0] or None) for k in keys_added + keys_removed)
         suffix = "" if config else ".plain"
+        if f.keys_moved:
+            where = f.keys_moved[0][1]
+            # Keys moved into the file (or base class) they now come from: said as a move, not a removal.
+            gone = public_keys(f, [k for k, w in f.keys_moved if w == where])
+            if gone:
+                kind = "focus.config_moved" if f.kind == "config" else "focus.config_moved.fields"
+                points.append(FocusPoint(f.path, gone[0], kind, {"names": tuple(gone[:MAX_NAMES]), "count": len(gone), "file": where}, weight=FACT_WEIGHT - 15))
         if keys_removed:
             points.append(FocusPoint(f.path, keys_removed[0], "focus.config_removed" + suffix, {"names": tuple(keys_removed[:MAX_NAMES]), "count": len(keys_removed)}, weight=FACT_WEIGHT - 10))
         if keys_added:
