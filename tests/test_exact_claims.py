@@ -296,3 +296,16 @@ def test_a_new_file_is_said_new_never_compared_with_removed_lines():
     assert "which no removed line had" not in text
     assert "`verl/utils/batch_data.py` — new file, 8 lines, defining `BatchData.__init__`, `BatchData.chunk`" in text
     assert "`examples/distill/run_qwen_gsm8k.sh` — new file, 6 lines" in text
+
+
+# --- a struck-through sentence is taken back, not promised --------------------------------------
+
+def test_struck_through_text_of_the_description_is_no_promise():
+    from bot.engine.analysis.description import parse_description
+
+    body = ("### What does this PR do?\n\nreplace chunk and concat with `BatchData`\n\n"
+            "~~Regarding the queue, this pr keeps the client by introducing a generic\n`wild_card` method in `Worker`~~. "
+            "However the decorator will break.\n\n```python\n~~~\n```\n")
+    d = parse_description(body)
+    text = " ".join(d.sections.values())
+    assert "wild_card" not in text and "BatchData" in text and "However the decorator will break." in text

@@ -110,10 +110,17 @@ def _section_id(heading: str) -> str:
     return text
 
 
+#: GitHub strikethrough (``~~text~~``, no space just inside, within a paragraph: line breaks
+#: but no blank line); a ``~~~`` fence line is not one.
+_STRUCK = re.compile(r"(?<!~)~~(?![~\s])(?:[^~\n]|\n(?![ \t]*\n)|~(?!~)){1,2000}?(?<![~\s])~~(?!~)")
+
+
 def _clean(body: str) -> str:
     body = body.replace("\r\n", "\n").replace("\r", "\n")
     body = _COMMENT.sub("", body)
     body = _TAG.sub("", body)
+    if "~~" in body:
+        body = _STRUCK.sub("", body)  # struck-through text is what the author took back
     lines = []
     in_code = False
     skipping = False  # inside a template paragraph being dropped
