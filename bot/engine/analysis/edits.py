@@ -27,9 +27,8 @@ definition, and both parse with :mod:`ast` to the same shape. Then:
   an equal statement elsewhere in the hunk): ``raise_added``/``raise_removed``/
   ``assert_added``/``assert_removed``; ``new``/``old`` the condition, ``detail`` the
   exception type. Raises under ``except``, bare ``raise``, ``NotImplementedError`` are
-  error handling, not checks, and are skipped. A check removed where another is added
-  in the same change block was rewritten: one ``assert`` for another is
-  ``assert_replaced`` (``old``/``new`` the conditions), any other mix gives no edit;
+  error handling, not checks, and are skipped. One ``assert`` for another in a change
+  block is ``assert_replaced``; any other check swapped for another gives no edit;
 * ``parameter_default_changed`` comes from the signature facts
   (:func:`edits_from_facts`), which already compare ``def`` headers.
 
@@ -558,42 +557,31 @@ def _block(lines: Sequence[DiffLine], i: int, j: int, k: int, section: str, path
                 out.append(Edit(kind, path, sym_b, _short(before), _short(after), _short(detail), b.line, a.line))
         return
     # One-sided statements: checks added or removed.
-    found: dict[str, list[tuple[_Stmt, str, str, str, str]]] = {REMOVED: [], ADDED: []}
+    checks: dict[str, list[tuple[_Stmt, str, str, str, str]]] = {REMOVED: [], ADDED: []}  # (stmt, kind, cond, exc, symbol)
     for side, stmts, other in ((REMOVED, old_left, new_left), (ADDED, new_left, old_left)):
         if other and len(stmts) > 3:
             continue  # a rewritten block: which check replaced which is a guess
         for s in stmts:
-            if not s.text.startswith(("raise ", "assert ", "assert(")):
-                continue
-            node = _parse(s.text, budget)
-            if node is None:
-                continue
-            check = _check(s, node, lines, side, budget)
-            if check is None:
-                continue
-            what, cond, exc = check
-            symbol, _ = enclosing(lines, s.index, side, s.indent, section)
-            found[side].append((s, what, cond, exc, symbol))
-    gone, came = found[REMOVED], found[ADDED]
+            node = _parse(s.text, budget) if s.text.startswith(("raise ", "assert ", "assert(")) else None
+            check = _check(s, node, lines, side, budget) if node is not None else None
+            if check is not None:
+                checks[side].append((s, *check, enclosing(lines, s.index, side, s.indent, section)[0]))
+    gone, came = checks[REMOVED], checks[ADDED]
     if gone and came:
-        # A check removed where another is added in the same block was rewritten, not
-        # dropped: "no longer asserts X" would read as validation lost. One assertion for
-        # another is stated as such; any other mix is not stated.
+        # A check removed where another is added was rewritten, not dropped ("no longer asserts X"
+        # read as validation lost): one assertion for another is said so, any other mix is not.
         if len(gone) == len(came) == 1 and gone[0][1] == came[0][1] == "assert" and gone[0][4] == came[0][4]:
-            s_old, _w, old_cond, exc, _sym = gone[0]
-            s_new, _w, new_cond, _exc, symbol = came[0]
-            out.append(Edit("assert_replaced", path, symbol, _short(old_cond), _short(new_cond), exc, s_new.line, s_old.line))
+            (a, _w, before, exc, _s), (b, _w, after, _e, symbol) = gone[0], came[0]
+            out.append(Edit("assert_replaced", path, symbol, _short(before), _short(after), exc, b.line, a.line))
         return
     for s, what, cond, exc, symbol in gone:
         out.append(Edit(f"{what}_removed", path, symbol, _short(cond), "", exc, 0, s.line))
     for s, what, cond, exc, symbol in came:
-        # A check in a block this diff opens (its `if`/`for` line is added) is
-        # reached only through that new block: who it affects is not known here.
-        # Stating its own condition alone would drop the outer one ("raises when x is
-        # None" when it raises only when also `y is None`): such a check is not stated.
-        if _opener_is_new(lines, s.index, s.indent, what == "raise"):
-            continue
-        out.append(Edit(f"{what}_added", path, symbol, "", _short(cond), exc, s.line, 0, ""))
+        # A check in a block this diff opens (its `if`/`for` line is added) is reached only
+        # through that new block: stating its own condition alone would drop the outer one
+        # ("raises when x is None" when it raises only when also `y is None`).
+        if not _opener_is_new(lines, s.index, s.indent, what == "raise"):
+            out.append(Edit(f"{what}_added", path, symbol, "", _short(cond), exc, s.line, 0, ""))
 
 
 def _drop_reraised(edits: list[Edit], hunks: Sequence[Hunk]) -> list[Edit]:
