@@ -244,3 +244,42 @@ def test_names_a_sentence_must_show_in_the_diff():
     assert sentence_names("Removes forwarding from `get_env()` when `flag=False`.") == ["get_env", "flag"]
     assert sentence_names("Stops raising `ValueError: substring not found` on FSDP and AMD runs.") == ["ValueError"]
     assert sentence_names("Fixes `RLHFDataset._build_messages()` for images.") == ["RLHFDataset._build_messages"]
+
+
+# --- what the audit of new pull requests rated "no" or "partly" ---------------------------------------
+
+
+def test_an_authors_sentence_naming_changed_code_wins_over_a_quoted_line(monkeypatch):
+    # "`utils.py` — line 96: the condition `…processor.image_process…` is now …" was rated "no";
+    # the author's "Avoid attribute error when a processor does not have `image_processor`." says it.
+    _edits(monkeypatch)
+    f = facts([src("verl/tools/parser.py", 1, 1, added_lines=("if hasattr(processor, 'image_processor'):",))],
+              purpose="Avoid attribute error when a processor does not have `image_processor`.")
+    assert S.summary_source(f, "en") == "author"
+    assert S.summary_line(f, "en") == "Avoid attribute error when a processor does not have `image_processor`."
+    assert S.summary_source(f, "zh") == "edit"
+    # Precision first: a name the changed lines lack keeps the exact change.
+    f = facts([src("verl/tools/parser.py", 1, 1, added_lines=("if hasattr(processor, 'image_processor'):",))],
+              purpose="Add `deepseek_v3` entry to `MOE_PARAM_HANDERS` so the processor has `image_processor`.")
+    assert S.summary_source(f, "en") == "edit"
+
+
+def _page(path, status="added", lines=(), additions=None, **kw):
+    return FileAnalysis(path, status, "docs", None, additions=len(lines) if additions is None else additions, deletions=0,
+                        added_lines=tuple(lines), **kw)
+
+
+def test_a_docs_only_pr_names_its_pages_and_their_headings_in_both_languages():
+    # "Changes 2 docs files under `docs/` (+297/−0)." was rated "no".
+    new = _page("docs/npu/migration.md", lines=("# NPU model migration", "", "```bash", "# not a heading", "```", "## Steps"))
+    index = _page("docs/index.rst", "modified", lines=("   npu/migration",))
+    rst = _page("docs/faq.rst", "modified", lines=("Checkpoint metadata", "-------------------", "text", "Q: x", ".. note::"))
+    f = facts([new, index])
+    en = S.summary_line(f, "en")
+    assert en.startswith("Adds the documentation page `docs/npu/migration.md` (“NPU model migration”)")
+    assert "`docs/index.rst`" in en and S.summary_source(f, "en") == "docs"
+    assert S.summary_line(f, "zh").startswith("新增文档页 `docs/npu/migration.md`（“NPU model migration”）")
+    assert S.summary_line(facts([rst]), "en") == "Adds the section “Checkpoint metadata” to `docs/faq.rst`."
+    assert S.page_headings(new) == ["NPU model migration", "Steps"]
+    # Any file that is not documentation: no page sentence.
+    assert S.summary_source(facts([new, src()]), "en") != "docs"

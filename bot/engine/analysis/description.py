@@ -26,6 +26,9 @@ MAX_BODY = 65_536
 _MAX_IDENTIFIERS = 200
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
+#: GitHub's strikethrough (``~~words~~``, across the soft line breaks of one paragraph, never
+#: a ``~~~`` fence).
+_STRUCK = re.compile(r"(?<!~)~~(?!~)(?=\S)(?:[^\n~]|~(?!~)|\n(?![ \t]*\n))+?(?<=\S)~~(?!~)")
 _TAG = re.compile(r"</?[A-Za-z][^>\n]{0,500}>")
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
 #: A checklist item, ticked or not: the PR template's to-do list, never the author's design.
@@ -49,7 +52,8 @@ _SENTENCE_END = re.compile(r"\s(?<=[.!?]\s)\s*(?=[A-Z0-9`\"'(])")
 _SECTIONS = (
     ("what", ("what does this pr do", "what this pr does", "what", "summary", "description", "overview", "motivation")),
     ("why", ("why", "motivation", "background", "context")),
-    ("design", ("design & code changes", "design and code changes", "design", "code changes", "changes", "implementation")),
+    ("design", ("design & code changes", "design and code changes", "design", "code changes", "changes", "implementation",
+                "fix", "the fix", "solution", "approach", "proposed changes", "main changes", "key changes")),
     ("test", ("test", "tests", "testing", "test plan", "how was this tested")),
     ("breaking", ("breaking", "breaking changes", "breaking change", "compatibility")),
     ("api", ("api and usage example", "api", "usage", "usage example")),
@@ -113,6 +117,10 @@ def _section_id(heading: str) -> str:
 def _clean(body: str) -> str:
     body = body.replace("\r\n", "\n").replace("\r", "\n")
     body = _COMMENT.sub("", body)
+    if "~~" in body:
+        # Struck-through words are what the author took back: never their purpose, never a
+        # name the diff is checked for.
+        body = _STRUCK.sub("", body)
     body = _TAG.sub("", body)
     lines = []
     in_code = False
@@ -261,11 +269,13 @@ _TEMPLATE_WORDS = ("if possible", "specific changes", "what does this pr do", "c
                    "the following", "as follows", " below")  # fmt: skip
 #: Last words that leave a sentence unfinished (its link or code block was on the next line).
 _DANGLING = frozenset("a an the at to in of from by with on for and or as via see here below following: e.g. i.e.".split())
+#: A login is letters, digits and dashes: ``@function_tool`` and ``@torch.no_grad`` are
+#: decorators, not mentions.
 #: ("a + b" is arithmetic or a pair, not a joined list; "- " and "* " mid-sentence are items.)
-_REFERENCE = re.compile(r"https?://|www\.|@\w|(?<![\w&])#\d+|:\s*\d[.)]\s|(?:^|\s)[-*]\s|^\+\s|\s\d{1,2}[.)]$")
+_REFERENCE = re.compile(r"https?://|www\.|(?<![\w.])@[A-Za-z0-9-]+(?!\w|\.\w)|(?<![\w&])#\d+|:\s*\d[.)]\s|(?:^|\s)[-*]\s|^\+\s|\s\d{1,2}[.)]$")
 #: What a sentence may start with before its verb ("This PR adds", "We now", "According to #1, …").
 _LEAD_IN = re.compile(
-    r"^(?:(?:this|the|our|my)\s+(?:pr|pull request|change|commit|patch)\s+|in this pr,?\s+|here,?\s+|"
+    r"^(?:(?:this|the|our|my)\s+(?:current\s+)?(?:pr|pull request|change|commit|patch)\s+|in this pr,?\s+|here,?\s+|"
     r"according to [^,]{1,60},\s*|(?:we|i|it)\s+)(?:also\s+|mainly\s+|simply\s+|just\s+|will\s+|now\s+)?",
     re.I,
 )
@@ -437,7 +447,9 @@ def parse_description(body: object) -> Description:
         sections.setdefault(current, []).append(line)
     joined = {k: "\n".join(v).strip() for k, v in sections.items()}
     joined = {k: v for k, v in joined.items() if v}
-    purpose = _first_sentence(joined.get("what", "")) or _first_sentence(joined.get("", ""))
+    # A body without a "what" section ("## Problem", "## Fix") says what it does in its design
+    # or fix section: its first sentence or list item.
+    purpose = _first_sentence(joined.get("what", "")) or _first_sentence(joined.get("", "")) or _first_sentence(joined.get("design", ""))
     points = _bullets(joined.get("design", ""))
     return Description(
         purpose=purpose,

@@ -37,7 +37,7 @@ from bot.engine.focus import edits
 from bot.engine.render import sanitize
 from bot.engine.render.messages import t
 from bot.engine.snapshot import PullRequestSnapshot
-from bot.locale import NP_
+from bot.locale import N_, NP_
 
 
 class GuideFacts(Protocol):
@@ -50,7 +50,7 @@ class GuideFacts(Protocol):
 
 
 #: Summary sources, in the order they are tried.
-SOURCES = ("edit", "fact", "quote", "new_file", "tests", "author", "edit_among", "count")
+SOURCES = ("edit", "fact", "quote", "new_file", "tests", "author", "docs", "edit_among", "count")
 
 #: A pull request is "small" (its summary may be one exact change) up to these many
 #: changed lines and files of code that is neither test nor docs.
@@ -136,6 +136,11 @@ def _choose(facts: GuideFacts, lang: str) -> Summary:
     if lang not in ("en", "zh"):
         raise KeyError(f"unsupported language {lang!r}")
     analysis = facts.analysis
+    author = author_evidence(facts.purpose, facts.snapshot.title, analysis) if lang == "en" and facts.purpose else None
+    if author is not None and sentence_names(facts.purpose):
+        # The author's sentence, its names found in the changed lines, says what an exact
+        # line cannot: raters took a quoted line or an old → new condition for no summary.
+        return Summary(_end(sanitize.quote(facts.purpose, 240), lang), "author", author)
     if is_small(analysis):
         edit = edits.main_edit(analysis)
         if edit is not None:
@@ -147,7 +152,11 @@ def _choose(facts: GuideFacts, lang: str) -> Summary:
             return Summary(fact_sentence(fact, lang), "fact", (Evidence(fact.path, fact.line, fact.line, fact.old, fact.new),))
     quoted = one_quote(analysis)
     if quoted is not None:
-        return Summary(_end(edits.edit_sentence(quoted, lang).strip(), lang), "quote", (quoted.evidence,))
+        sentence = edits.edit_sentence(quoted, lang).strip()
+        pages = docs_summary(analysis, lang) if "…" in sentence else None
+        if pages is not None:
+            return pages  # a documentation line cut off mid-word says less than the page it is on
+        return Summary(_end(sentence, lang), "quote", (quoted.evidence,))
     added = new_file(analysis)
     if added is not None:
         names = tuple(d.name for d in added.definitions_added if "." not in d.name)[:3]
@@ -159,10 +168,11 @@ def _choose(facts: GuideFacts, lang: str) -> Summary:
     if tested is not None:
         text = t("tests.added", lang, {"count": len(tested.tests_added), "file": tested.path, "names": tuple(tested.tests_added[:4])})
         return Summary(_end(text[:1].upper() + text[1:], lang), "tests", (Evidence(tested.path, new=", ".join(tested.tests_added[:4])),))
-    if lang == "en" and facts.purpose:
-        found = author_evidence(facts.purpose, facts.snapshot.title, analysis)
-        if found is not None:
-            return Summary(_end(sanitize.quote(facts.purpose, 240), lang), "author", found)
+    if author is not None:
+        return Summary(_end(sanitize.quote(facts.purpose, 240), lang), "author", author)
+    pages = docs_summary(analysis, lang)
+    if pages is not None:
+        return pages
     # A count says what changed in no way a reader can use; one exact change, said to be
     # one of several, does (raters took "Changes 3 source files" for no summary at all).
     edit = edits.leading_edit(analysis)
@@ -384,6 +394,81 @@ def _line_with(analysis: DiffAnalysis, name: str) -> Evidence | None:
             if name in line.lower():
                 return Evidence(f.path, old=line.strip()[:160], source="diff")
     return None
+
+
+# --- a documentation-only pull request -------------------------------------------------------
+
+#: A Markdown heading line (outside code blocks, not indented).
+_MD_HEADING = re.compile(r"#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$")
+#: A reStructuredText section underline: one punctuation character repeated.
+_RST_UNDERLINE = re.compile(r"([=\-~^\"'*+#`:.])\1{2,}[ \t]*$")
+_HAS_WORD = re.compile(r"\w")
+#: Pages a documentation summary names; the others are counted.
+_MAX_PAGES = 3
+#: Section titles named for one edited page.
+_MAX_SECTIONS = 2
+
+
+def page_headings(f) -> list[str]:
+    """The headings among the added lines of a Markdown or reStructuredText page, in
+    order: ``# Title`` lines outside fenced code, and unindented lines underlined by a
+    repeated punctuation character (``Title`` then ``=====``)."""
+    low = f.path.lower()
+    md, rst = low.endswith((".md", ".markdown")), low.endswith(".rst")
+    lines = f.added_lines
+    out: list[str] = []
+    fenced = False
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if fenced or not line.strip() or line[0].isspace():
+            continue
+        if md:
+            m = _MD_HEADING.match(line)
+            if m is not None and _HAS_WORD.search(m.group(1)):
+                out.append(m.group(1).strip())
+        elif rst and i + 1 < len(lines) and _RST_UNDERLINE.match(lines[i + 1]) and not _RST_UNDERLINE.match(line) \
+                and _HAS_WORD.search(line) and not line.startswith(".."):
+            out.append(line.strip())
+    return out
+
+
+def _title(text: str) -> str:
+    return "“" + sanitize.quote(text.strip("*_` "), 80) + "”"
+
+
+def docs_summary(analysis: DiffAnalysis, lang: str) -> Summary | None:
+    """For a pull request that changes documentation pages only: which pages it adds
+    (with their first heading), moves, removes, or edits (with the headings it adds),
+    at most :data:`_MAX_PAGES` named; None when any other file changes."""
+    files = [f for f in analysis.files if f.kind not in ("generated", "binary")]
+    if not files or any(f.kind != "docs" for f in files):
+        return None
+    order = {"added": 0, "renamed": 1, "modified": 2, "removed": 3}
+    parts: list[str] = []
+    evidence: list[Evidence] = []
+    for f in sorted(files, key=lambda f: order.get(f.status, 2))[:_MAX_PAGES]:
+        page = sanitize.code(f.path)
+        heads = page_headings(f) if f.status != "removed" else []
+        if f.status == "added":
+            key = N_("summary.docs.added.titled") if heads else N_("summary.docs.added")
+            parts.append(t(key, lang, {"file": page, "title": _title(heads[0]) if heads else ""}, raw=True))
+        elif f.status == "renamed" and f.previous_path:
+            parts.append(t("summary.docs.moved", lang, {"old": sanitize.code(f.previous_path), "file": page}, raw=True))
+        elif f.status == "removed":
+            parts.append(t("summary.docs.removed", lang, {"file": page}, raw=True))
+        elif heads:
+            titles = t("list.and", lang).join(_title(h) for h in heads[:_MAX_SECTIONS])
+            parts.append(t(NP_("summary.docs.sections", "summary.docs.sections"), lang,
+                           {"file": page, "titles": titles, "count": len(heads[:_MAX_SECTIONS])}, raw=True))
+        else:
+            parts.append(t("summary.docs.edited", lang, {"file": page}, raw=True))
+        evidence.append(Evidence(f.path, new=" / ".join(heads[:_MAX_SECTIONS]) or f"{f.status}, +{f.additions}/-{f.deletions}", source="diff"))
+    if len(files) > _MAX_PAGES:
+        parts.append(t(NP_("summary.docs.more", "summary.docs.more"), lang, {"count": len(files) - _MAX_PAGES}, raw=True))
+    text = t("list.and", lang).join(parts)
+    return Summary(_end(text[:1].upper() + text[1:], lang), "docs", tuple(evidence))
 
 
 # --- the plain count --------------------------------------------------------------------------
