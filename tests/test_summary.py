@@ -283,3 +283,11 @@ def test_a_docs_only_pr_names_its_pages_and_their_headings_in_both_languages():
     assert S.page_headings(new) == ["NPU model migration", "Steps"]
     # Any file that is not documentation: no page sentence.
     assert S.summary_source(facts([new, src()]), "en") != "docs"
+
+
+def test_pages_edited_without_a_new_heading_are_named_together_and_a_changed_default_stays_first():
+    a, b = _page("docs/a.md", "modified", lines=("text",)), _page("docs/b.md", "modified", lines=("more",))
+    assert S.summary_line(facts([a, b]), "en") == "Edits the documentation pages `docs/a.md`, `docs/b.md`."
+    # The exact changed default says more than the author's "Revert the default value of …".
+    f = facts([_default(added_lines=("max_num_seqs: 1024",))], purpose="Revert the default value of vllm max_num_seqs which may effect the throughput.")
+    assert S.summary_source(f, "en") == "fact"

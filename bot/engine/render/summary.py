@@ -137,7 +137,8 @@ def _choose(facts: GuideFacts, lang: str) -> Summary:
         raise KeyError(f"unsupported language {lang!r}")
     analysis = facts.analysis
     author = author_evidence(facts.purpose, facts.snapshot.title, analysis) if lang == "en" and facts.purpose else None
-    if author is not None and sentence_names(facts.purpose):
+    fact = one_fact(analysis) if is_small(analysis) else None
+    if author is not None and sentence_names(facts.purpose) and fact is None:
         # The author's sentence, its names found in the changed lines, says what an exact
         # line cannot: raters took a quoted line or an old → new condition for no summary.
         return Summary(_end(sanitize.quote(facts.purpose, 240), lang), "author", author)
@@ -147,7 +148,6 @@ def _choose(facts: GuideFacts, lang: str) -> Summary:
             sentence = edits.edit_sentence(edit, lang).strip()
             if sentence:
                 return Summary(_end(sentence, lang), "edit", (edit.evidence,))
-        fact = one_fact(analysis)
         if fact is not None:
             return Summary(fact_sentence(fact, lang), "fact", (Evidence(fact.path, fact.line, fact.line, fact.old, fact.new),))
     quoted = one_quote(analysis)
@@ -447,6 +447,7 @@ def docs_summary(analysis: DiffAnalysis, lang: str) -> Summary | None:
         return None
     order = {"added": 0, "renamed": 1, "modified": 2, "removed": 3}
     parts: list[str] = []
+    edited: list[str] = []  # pages edited without a new heading: one part at the end
     evidence: list[Evidence] = []
     for f in sorted(files, key=lambda f: order.get(f.status, 2))[:_MAX_PAGES]:
         page = sanitize.code(f.path)
@@ -463,8 +464,11 @@ def docs_summary(analysis: DiffAnalysis, lang: str) -> Summary | None:
             parts.append(t(NP_("summary.docs.sections", "summary.docs.sections"), lang,
                            {"file": page, "titles": titles, "count": len(heads[:_MAX_SECTIONS])}, raw=True))
         else:
-            parts.append(t("summary.docs.edited", lang, {"file": page}, raw=True))
+            edited.append(page)
         evidence.append(Evidence(f.path, new=" / ".join(heads[:_MAX_SECTIONS]) or f"{f.status}, +{f.additions}/-{f.deletions}", source="diff"))
+    if edited:
+        parts.append(t(NP_("summary.docs.edited", "summary.docs.edited"), lang,
+                       {"files": t("list.and", lang).join(edited), "count": len(edited)}, raw=True))
     if len(files) > _MAX_PAGES:
         parts.append(t(NP_("summary.docs.more", "summary.docs.more"), lang, {"count": len(files) - _MAX_PAGES}, raw=True))
     text = t("list.and", lang).join(parts)
