@@ -322,3 +322,9 @@ def test_a_body_with_problem_and_fix_sections_takes_its_purpose_from_the_fix():
             "## Fix\n1. Pass the `old_log_probs` parameter to the OTB estimator calls in `ray_trainer.py`.\n"
             "2. Add `**kwargs` to the estimators.\n\n## Testing\n- CPU validation\n")
     assert parse_description(body).purpose == "Pass the `old_log_probs` parameter to the OTB estimator calls in `ray_trainer.py`."
+
+
+def test_a_sentence_pointing_at_another_pull_request_is_not_the_purpose():
+    assert parse_description("Adjust the Qwen3 example to reduce rollout memory pressure after `verl-project/verl#6346`.").purpose == ""
+    assert parse_description("Re-apply override_transformer_config in engine worker, because that PR causes certain patches to fail.").purpose == ""
+    assert parse_description("Adjust the Qwen3 example to reduce rollout memory pressure on small nodes.").purpose != ""

@@ -269,10 +269,11 @@ _TEMPLATE_WORDS = ("if possible", "specific changes", "what does this pr do", "c
                    "the following", "as follows", " below")  # fmt: skip
 #: Last words that leave a sentence unfinished (its link or code block was on the next line).
 _DANGLING = frozenset("a an the at to in of from by with on for and or as via see here below following: e.g. i.e.".split())
+#: ``owner/repo#12`` is a reference too, and "that PR" points at one the sentence does not name.
 #: A login is letters, digits and dashes: ``@function_tool`` and ``@torch.no_grad`` are
 #: decorators, not mentions.
 #: ("a + b" is arithmetic or a pair, not a joined list; "- " and "* " mid-sentence are items.)
-_REFERENCE = re.compile(r"https?://|www\.|(?<![\w.])@[A-Za-z0-9-]+(?!\w|\.\w)|(?<![\w&])#\d+|:\s*\d[.)]\s|(?:^|\s)[-*]\s|^\+\s|\s\d{1,2}[.)]$")
+_REFERENCE = re.compile(r"https?://|www\.|[\w.-]/[\w.-]+#\d|(?i:that|the above|the previous) (?i:pr|pull request|commit)\b|(?<![\w.])@[A-Za-z0-9-]+(?!\w|\.\w)|(?<![\w&])#\d+|:\s*\d[.)]\s|(?:^|\s)[-*]\s|^\+\s|\s\d{1,2}[.)]$")
 #: What a sentence may start with before its verb ("This PR adds", "We now", "According to #1, …").
 _LEAD_IN = re.compile(
     r"^(?:(?:this|the|our|my)\s+(?:current\s+)?(?:pr|pull request|change|commit|patch)\s+|in this pr,?\s+|here,?\s+|"
