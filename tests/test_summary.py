@@ -150,7 +150,8 @@ def test_a_short_sentence_naming_nothing_is_vague():
 
 def test_the_summary_is_never_the_type_and_area_template():
     text = S.summary_line(facts([src(symbols_touched=("MegatronPPOActor.forward",))]), "en")
-    assert text == "Changes 1 source file under `verl/trainer/` (+3/−1)."
+    # The one changed method is named as a fact, never as "Fix in AREA: changes X".
+    assert text == "Changes `MegatronPPOActor.forward` in `verl/trainer/ppo.py`."
     assert "Fix in" not in text and "changes `" not in text
 
 
@@ -291,3 +292,15 @@ def test_pages_edited_without_a_new_heading_are_named_together_and_a_changed_def
     # The exact changed default says more than the author's "Revert the default value of …".
     f = facts([_default(added_lines=("max_num_seqs: 1024",))], purpose="Revert the default value of vllm max_num_seqs which may effect the throughput.")
     assert S.summary_source(f, "en") == "fact"
+
+
+def test_a_change_inside_one_function_names_the_function_instead_of_a_count():
+    one = src("verl/w.py", 6, 0, symbols_touched=("Worker", "Worker.run"))
+    assert S.summary_line(facts([one]), "en") == "Adds code to `Worker.run` in `verl/w.py`."
+    assert S.summary_line(facts([one]), "zh") == "在 `verl/w.py` 的 `Worker.run` 中新增代码。"
+    both = dataclasses.replace(one, deletions=2)
+    assert S.summary_line(facts([both]), "en") == "Changes `Worker.run` in `verl/w.py`."
+    # A class alone (the method is outside the hunk), two functions, or two files: a count.
+    for files in ([dataclasses.replace(one, symbols_touched=("Worker",))],
+                  [dataclasses.replace(one, symbols_touched=("run", "stop"))], [one, src("verl/x.py", 400, 0)]):
+        assert S.summary_source(facts(files), "en") == "count"

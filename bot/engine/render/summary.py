@@ -2,6 +2,12 @@
 
 Pure. :func:`summary_claim` picks, in this order, the first source that qualifies:
 
+0. ``author`` -- English only: the author's first informative sentence of the
+   description (:attr:`bot.engine.analysis.description.Description.purpose`) when it
+   names identifiers, files or models and every one occurs in the diff's changed lines,
+   and it is not the title restated (raters took a quoted line or an old → new
+   condition for no summary where the author's sentence said the change); a changed
+   default that is the small pull request's one change (2.) still comes first;
 1. ``edit`` -- for a small pull request, the most important exact change
    (:func:`bot.engine.focus.edits.main_edit`, worded by
    :func:`bot.engine.focus.edits.edit_sentence`);
@@ -9,16 +15,18 @@ Pure. :func:`summary_claim` picks, in this order, the first source that qualifie
    changed default, a removed config key, an environment variable added or removed,
    a dependency floor raised), that fact;
 3. ``quote`` -- when the only file that is not a test changed a line or two, those
-   lines (:func:`one_quote`);
+   lines (:func:`one_quote`); for documentation, a quote cut off mid-line gives way to 7.;
 4. ``new_file`` -- when that only file is new: the file, its size and what it defines;
 5. ``tests`` -- when the pull request changes only tests and one file adds them, those tests;
-6. ``author`` -- English only: the author's first informative sentence of the
-   description (:attr:`bot.engine.analysis.description.Description.purpose`), when
-   every identifier, file or model name it names occurs in the diff's changed lines
-   and it is not the title restated;
-7. ``edit_among`` -- the weightiest exact change, said to be one of several;
-8. ``count`` -- a plain true count of what changed ("Changes 3 source files under
-   `verl/trainer/` (+40/−12).").
+6. ``author`` -- the author's sentence as in 0. that names nothing but is long enough
+   (:data:`_VAGUE_WORDS`) to say more than a count;
+7. ``docs`` -- a documentation-only pull request: the pages it adds (with their first
+   heading), moves, removes or edits (with the headings it adds) (:func:`docs_summary`);
+8. ``edit_among`` -- the weightiest exact change, said to be one of several;
+9. ``function`` -- the change is inside one function or method: which, and whether
+   code was added, removed or changed (:func:`function_summary`);
+10. ``count`` -- a plain true count of what changed ("Changes 3 source files under
+    `verl/trainer/` (+40/−12).").
 
 There is no template guess ("Fix in AREA: changes X") and no restated title: when
 nothing qualifies the summary says less. Each choice carries the evidence it rests on
@@ -50,7 +58,7 @@ class GuideFacts(Protocol):
 
 
 #: Summary sources, in the order they are tried.
-SOURCES = ("edit", "fact", "quote", "new_file", "tests", "author", "docs", "edit_among", "count")
+SOURCES = ("edit", "fact", "quote", "new_file", "tests", "author", "docs", "edit_among", "function", "count")
 
 #: A pull request is "small" (its summary may be one exact change) up to these many
 #: changed lines and files of code that is neither test nor docs.
@@ -180,6 +188,9 @@ def _choose(facts: GuideFacts, lang: str) -> Summary:
         sentence = edits.edit_sentence(edit, lang).strip()
         if sentence:
             return Summary(_end(t("summary.among", lang, {"change": sentence}, raw=True), lang), "edit_among", (edit.evidence,))
+    one = function_summary(analysis, lang)
+    if one is not None:
+        return one
     return count_summary(facts, lang)
 
 
@@ -473,6 +484,44 @@ def docs_summary(analysis: DiffAnalysis, lang: str) -> Summary | None:
         parts.append(t(NP_("summary.docs.more", "summary.docs.more"), lang, {"count": len(files) - _MAX_PAGES}, raw=True))
     text = t("list.and", lang).join(parts)
     return Summary(_end(text[:1].upper() + text[1:], lang), "docs", tuple(evidence))
+
+
+# --- one function ------------------------------------------------------------------------------
+
+
+def only_symbol(analysis: DiffAnalysis):
+    """``(file, name)`` when the pull request's code that is neither test nor docs changes
+    inside one function or method only (a class holding a touched method counts as the
+    method), else None."""
+    code = [f for f in analysis.files if f.counts_as_code and f.kind not in ("test", "docs", "example")]
+    if len(code) != 1 or code[0].status != "modified":
+        return None
+    touched = code[0].symbols_touched
+    inner = [n for n in touched if not any(o != n and o.startswith(n + ".") for o in touched)]
+    if len(inner) != 1 or inner[0].rpartition(".")[2][:1].isupper():
+        # A class alone is where git's hunk header stops, not the method that changed.
+        return None
+    return code[0], inner[0]
+
+
+def function_summary(analysis: DiffAnalysis, lang: str) -> Summary | None:
+    """"Adds code to `Worker.run` in `verl/w.py`." when the change is inside one
+    definition (:func:`only_symbol`): code added, removed or changed, said as such."""
+    found = only_symbol(analysis)
+    if found is None:
+        return None
+    f, name = found
+    # No line counts: other lines of the file (an import) may have changed too; the scale
+    # suffix says how many.
+    params = {"name": name, "file": f.path}
+    if f.additions and not f.deletions:
+        key = N_("summary.function.added")
+    elif f.deletions and not f.additions:
+        key = N_("summary.function.removed")
+    else:
+        key = N_("summary.function.changed")
+    evidence = Evidence(f.path, new=f"{name}: +{f.additions}/-{f.deletions}", source="diff")
+    return Summary(_end(t(key, lang, params), lang), "function", (evidence,))
 
 
 # --- the plain count --------------------------------------------------------------------------
