@@ -304,3 +304,11 @@ def test_a_change_inside_one_function_names_the_function_instead_of_a_count():
     for files in ([dataclasses.replace(one, symbols_touched=("Worker",))],
                   [dataclasses.replace(one, symbols_touched=("run", "stop"))], [one, src("verl/x.py", 400, 0)]):
         assert S.summary_source(facts(files), "en") == "count"
+
+
+def test_a_cut_off_documentation_quote_gives_way_only_to_a_page_sentence_that_says_more():
+    line = "- [2026/05] VeRL-Omni is pre-released: a unified RL stack for diffusion and omni-modal model post-training " * 2
+    readme = _page("README.md", "modified", lines=(line,), quote=Edit("lines", "README.md", "", "", line.strip(), line=51))
+    assert S.summary_source(facts([readme]), "en") == "quote"
+    new = _page("docs/news.md", "modified", lines=("## News", line), quote=readme.quote)
+    assert S.summary_line(facts([new]), "en") == "Adds the section “News” to `docs/news.md`."

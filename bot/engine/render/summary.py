@@ -162,7 +162,7 @@ def _choose(facts: GuideFacts, lang: str) -> Summary:
     if quoted is not None:
         sentence = edits.edit_sentence(quoted, lang).strip()
         pages = docs_summary(analysis, lang) if "…" in sentence else None
-        if pages is not None:
+        if pages is not None and _says_more_than_edits(analysis):
             return pages  # a documentation line cut off mid-word says less than the page it is on
         return Summary(_end(sentence, lang), "quote", (quoted.evidence,))
     added = new_file(analysis)
@@ -449,6 +449,12 @@ def _title(text: str) -> str:
     return "“" + sanitize.quote(text.strip("*_` "), 80) + "”"
 
 
+def _says_more_than_edits(analysis: DiffAnalysis) -> bool:
+    """True when a documentation summary names more than "edits the page": a page
+    added, moved or removed, or a heading added."""
+    return any(f.status != "modified" or page_headings(f) for f in analysis.files if f.kind == "docs")
+
+
 def docs_summary(analysis: DiffAnalysis, lang: str) -> Summary | None:
     """For a pull request that changes documentation pages only: which pages it adds
     (with their first heading), moves, removes, or edits (with the headings it adds),
@@ -498,7 +504,8 @@ def only_symbol(analysis: DiffAnalysis):
         return None
     touched = code[0].symbols_touched
     inner = [n for n in touched if not any(o != n and o.startswith(n + ".") for o in touched)]
-    if len(inner) != 1 or inner[0].rpartition(".")[2][:1].isupper():
+    last = inner[0].rpartition(".")[2] if len(inner) == 1 else ""
+    if not last or last[:1].isupper() or ("_" not in last and any(c.isupper() for c in last[1:])):
         # A class alone is where git's hunk header stops, not the method that changed.
         return None
     return code[0], inner[0]
