@@ -394,8 +394,8 @@ def _haystack(analysis: DiffAnalysis) -> str:
 
 def _line_with(analysis: DiffAnalysis, name: str) -> Evidence | None:
     """The first changed line (or path) holding ``name``, as diff evidence (no line number:
-    the analysis keeps changed lines without their positions)."""
-    for f in analysis.files:
+    the analysis keeps changed lines without their positions); code before tests."""
+    for f in sorted(analysis.files, key=lambda f: f.kind == "test"):
         if name in f.path.lower():
             return Evidence(f.path, source="diff")
         for line in f.added_lines:
