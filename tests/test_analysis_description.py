@@ -289,3 +289,42 @@ def test_sentence_ends_and_word_tests_agree_with_the_plain_regexes(text):
         assert _description._may_promise(text)
     if _description._HEADING.match(text):
         assert text[:4].lstrip()[:1] == "#"
+
+
+# --- what the audit of new pull requests found the purpose missing for ---------------------------
+
+
+def test_struck_through_text_is_neither_purpose_nor_a_name_the_diff_is_checked_for():
+    # A struck-through sentence raised "the description says `wild_card`, not in the diff".
+    body = ("### What does this PR do?\n\n@someone ~~Regarding the feat, this pr maintains the\n"
+            "client by introducing a generic `wild_card` method in `Worker`~~. However `register` breaks.\n\n"
+            "~~~python\nx = 1\n~~~\n")
+    d = parse_description(body)
+    assert "wild_card" not in d.mentioned_identifiers and "Worker" not in d.mentioned_identifiers
+    assert "register" in d.mentioned_identifiers and "~~~python" in d.sections["what"]
+    assert parse_description("~~Add `foo` to the trainer config.~~ Adds `bar` to the trainer config.").purpose == \
+        "Adds `bar` to the trainer config."
+
+
+def test_a_decorator_in_prose_is_not_a_mention():
+    body = "### What does this PR do?\n\nMove all tool initialization (native + @function_tool) from ToolAgentLoop into AgentLoopWorker.\n"
+    assert parse_description(body).purpose.startswith("Move all tool initialization")
+    assert parse_description("Thanks to @someone for the fix in the trainer loop.").purpose == ""
+
+
+def test_the_current_pr_is_a_lead_in():
+    body = "### What does this PR do?\n\nThe current PR provides a Docker image for the qwen3.5 backend to run group training.\n"
+    assert parse_description(body).purpose.startswith("The current PR provides")
+
+
+def test_a_body_with_problem_and_fix_sections_takes_its_purpose_from_the_fix():
+    body = ("## Problem\nThe OTB dispatch paths do not pass `old_log_probs`, causing a `TypeError`.\n\n"
+            "## Fix\n1. Pass the `old_log_probs` parameter to the OTB estimator calls in `ray_trainer.py`.\n"
+            "2. Add `**kwargs` to the estimators.\n\n## Testing\n- CPU validation\n")
+    assert parse_description(body).purpose == "Pass the `old_log_probs` parameter to the OTB estimator calls in `ray_trainer.py`."
+
+
+def test_a_sentence_pointing_at_another_pull_request_is_not_the_purpose():
+    assert parse_description("Adjust the Qwen3 example to reduce rollout memory pressure after `verl-project/verl#6346`.").purpose == ""
+    assert parse_description("Re-apply override_transformer_config in engine worker, because that PR causes certain patches to fail.").purpose == ""
+    assert parse_description("Adjust the Qwen3 example to reduce rollout memory pressure on small nodes.").purpose != ""

@@ -24,7 +24,7 @@ KEY = "sk-local-model-key-5f3a9c0e"
 # Grounded in the guide's facts: F2 is a focus point on the output's extra fields, F11
 # the factor "3 tests added" (so "three" is a number a fact carries).
 NARRATION = {"summary": "A small change that keeps the default fields of the output as they were {F2}.",
-             "why_it_matters": ["Three tests now cover the new behaviour {F11}.", "It uses start_trainer_v2 now {F2}."],
+             "why_it_matters": ["Three tests now cover the new behaviour {F12}.", "It uses start_trainer_v2 now {F2}."],
              "focus_reasons": {}}  # fmt: skip
 
 

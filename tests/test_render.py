@@ -36,10 +36,10 @@ def facts_for(snapshot, files, hits=()):
     )
 
 
-def basic():
+def basic(touched=("AgentLoopOutput.as_dict",)):
     s = PullRequestSnapshot(repository="o/r", number=7, title="[rollout] fix: keep extra fields", changed_files=2, additions=50, deletions=2)
     files = [
-        FileAnalysis("pkg/agent.py", "modified", "source", "python", additions=5, deletions=2, symbols_touched=("AgentLoopOutput.as_dict",)),
+        FileAnalysis("pkg/agent.py", "modified", "source", "python", additions=5, deletions=2, symbols_touched=touched),
         FileAnalysis("tests/test_agent.py", "modified", "test", "python", additions=45, tests_added=("test_keeps_fields",)),
     ]
     hits = (RuleHit("scope-fix", "config/rules/type.yml:3", labels=("type/fix",), change_type="fix", areas=("rollout",), files=("pkg/agent.py",)),)
@@ -55,7 +55,8 @@ def test_english_guide_has_every_section_and_the_marker():
     # GitHub shows the title right above the comment: the guide does not restate it.
     assert "keep extra fields" not in md
     # No template ("Fix in AREA: changes X"): with no exact change and no description, a plain count.
-    assert "**Changes 1 source file, 1 test file (+50/−2).**" in md
+    # The change is inside one method: the summary names it, the scale suffix counts the files.
+    assert "**Changes `AgentLoopOutput.as_dict` in `pkg/agent.py`.**" in md
     assert "`AgentLoopOutput.as_dict`" in md
     assert "`type/fix` ← rule `scope-fix`" in md
     assert re.search(r"^1\. `pkg/agent.py`|^1\. `tests/test_agent.py`", md, re.M)
@@ -67,7 +68,7 @@ def test_chinese_guide_is_fully_localised():
     assert not any(f"#### {h}" in md for h in english)
     for heading in ("阅读重点", "改动概览", "测试", "后续跟进", "标签", "评分依据"):
         assert heading in md
-    assert "改动了 1 个源代码文件、1 个测试文件（+50/−2）。" in md
+    assert "修改 `pkg/agent.py` 中的 `AgentLoopOutput.as_dict`。" in md
 
 
 def test_pr_text_is_neutralised():
@@ -110,7 +111,7 @@ def test_huge_pr_stays_under_the_limit_and_keeps_tables_whole():
 
 
 def test_summary_line_is_a_plain_count_when_nothing_else_qualifies():
-    f = basic()
+    f = basic(("AgentLoopOutput.as_dict", "AgentLoopOutput.from_dict"))  # two methods: no one function to name
     assert summary_line(f, "en") == "Changes 1 source file, 1 test file (+50/−2)."
     assert summary_line(f, "zh") == "改动了 1 个源代码文件、1 个测试文件（+50/−2）。"
     assert summary_line(f, "en", plain=True) == "Changes 1 source file, 1 test file (+50/−2)."

@@ -150,7 +150,8 @@ def test_a_short_sentence_naming_nothing_is_vague():
 
 def test_the_summary_is_never_the_type_and_area_template():
     text = S.summary_line(facts([src(symbols_touched=("MegatronPPOActor.forward",))]), "en")
-    assert text == "Changes 1 source file under `verl/trainer/` (+3/−1)."
+    # The one changed method is named as a fact, never as "Fix in AREA: changes X".
+    assert text == "Changes `MegatronPPOActor.forward` in `verl/trainer/ppo.py`."
     assert "Fix in" not in text and "changes `" not in text
 
 
@@ -244,3 +245,70 @@ def test_names_a_sentence_must_show_in_the_diff():
     assert sentence_names("Removes forwarding from `get_env()` when `flag=False`.") == ["get_env", "flag"]
     assert sentence_names("Stops raising `ValueError: substring not found` on FSDP and AMD runs.") == ["ValueError"]
     assert sentence_names("Fixes `RLHFDataset._build_messages()` for images.") == ["RLHFDataset._build_messages"]
+
+
+# --- what the audit of new pull requests rated "no" or "partly" ---------------------------------------
+
+
+def test_an_authors_sentence_naming_changed_code_wins_over_a_quoted_line(monkeypatch):
+    # "`utils.py` — line 96: the condition `…processor.image_process…` is now …" was rated "no";
+    # the author's "Avoid attribute error when a processor does not have `image_processor`." says it.
+    _edits(monkeypatch)
+    f = facts([src("verl/tools/parser.py", 1, 1, added_lines=("if hasattr(processor, 'image_processor'):",))],
+              purpose="Avoid attribute error when a processor does not have `image_processor`.")
+    assert S.summary_source(f, "en") == "author"
+    assert S.summary_line(f, "en") == "Avoid attribute error when a processor does not have `image_processor`."
+    assert S.summary_source(f, "zh") == "edit"
+    # Precision first: a name the changed lines lack keeps the exact change.
+    f = facts([src("verl/tools/parser.py", 1, 1, added_lines=("if hasattr(processor, 'image_processor'):",))],
+              purpose="Add `deepseek_v3` entry to `MOE_PARAM_HANDERS` so the processor has `image_processor`.")
+    assert S.summary_source(f, "en") == "edit"
+
+
+def _page(path, status="added", lines=(), additions=None, **kw):
+    return FileAnalysis(path, status, "docs", None, additions=len(lines) if additions is None else additions, deletions=0,
+                        added_lines=tuple(lines), **kw)
+
+
+def test_a_docs_only_pr_names_its_pages_and_their_headings_in_both_languages():
+    # "Changes 2 docs files under `docs/` (+297/−0)." was rated "no".
+    new = _page("docs/npu/migration.md", lines=("# NPU model migration", "", "```bash", "# not a heading", "```", "## Steps"))
+    index = _page("docs/index.rst", "modified", lines=("   npu/migration",))
+    rst = _page("docs/faq.rst", "modified", lines=("Checkpoint metadata", "-------------------", "text", "Q: x", ".. note::"))
+    f = facts([new, index])
+    en = S.summary_line(f, "en")
+    assert en.startswith("Adds the documentation page `docs/npu/migration.md` (“NPU model migration”)")
+    assert "`docs/index.rst`" in en and S.summary_source(f, "en") == "docs"
+    assert S.summary_line(f, "zh").startswith("新增文档页 `docs/npu/migration.md`（“NPU model migration”）")
+    assert S.summary_line(facts([rst]), "en") == "Adds the section “Checkpoint metadata” to `docs/faq.rst`."
+    assert S.page_headings(new) == ["NPU model migration", "Steps"]
+    # Any file that is not documentation: no page sentence.
+    assert S.summary_source(facts([new, src()]), "en") != "docs"
+
+
+def test_pages_edited_without_a_new_heading_are_named_together_and_a_changed_default_stays_first():
+    a, b = _page("docs/a.md", "modified", lines=("text",)), _page("docs/b.md", "modified", lines=("more",))
+    assert S.summary_line(facts([a, b]), "en") == "Edits the documentation pages `docs/a.md`, `docs/b.md`."
+    # The exact changed default says more than the author's "Revert the default value of …".
+    f = facts([_default(added_lines=("max_num_seqs: 1024",))], purpose="Revert the default value of vllm max_num_seqs which may effect the throughput.")
+    assert S.summary_source(f, "en") == "fact"
+
+
+def test_a_change_inside_one_function_names_the_function_instead_of_a_count():
+    one = src("verl/w.py", 6, 0, symbols_touched=("Worker", "Worker.run"))
+    assert S.summary_line(facts([one]), "en") == "Adds code to `Worker.run` in `verl/w.py`."
+    assert S.summary_line(facts([one]), "zh") == "在 `verl/w.py` 的 `Worker.run` 中新增代码。"
+    both = dataclasses.replace(one, deletions=2)
+    assert S.summary_line(facts([both]), "en") == "Changes `Worker.run` in `verl/w.py`."
+    # A class alone (the method is outside the hunk), two functions, or two files: a count.
+    for files in ([dataclasses.replace(one, symbols_touched=("Worker",))],
+                  [dataclasses.replace(one, symbols_touched=("run", "stop"))], [one, src("verl/x.py", 400, 0)]):
+        assert S.summary_source(facts(files), "en") == "count"
+
+
+def test_a_cut_off_documentation_quote_gives_way_only_to_a_page_sentence_that_says_more():
+    line = "- [2026/05] VeRL-Omni is pre-released: a unified RL stack for diffusion and omni-modal model post-training " * 2
+    readme = _page("README.md", "modified", lines=(line,), quote=Edit("lines", "README.md", "", "", line.strip(), line=51))
+    assert S.summary_source(facts([readme]), "en") == "quote"
+    new = _page("docs/news.md", "modified", lines=("## News", line), quote=readme.quote)
+    assert S.summary_line(facts([new]), "en") == "Adds the section “News” to `docs/news.md`."

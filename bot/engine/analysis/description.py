@@ -49,7 +49,8 @@ _SENTENCE_END = re.compile(r"\s(?<=[.!?]\s)\s*(?=[A-Z0-9`\"'(])")
 _SECTIONS = (
     ("what", ("what does this pr do", "what this pr does", "what", "summary", "description", "overview", "motivation")),
     ("why", ("why", "motivation", "background", "context")),
-    ("design", ("design & code changes", "design and code changes", "design", "code changes", "changes", "implementation")),
+    ("design", ("design & code changes", "design and code changes", "design", "code changes", "changes", "implementation",
+                "fix", "the fix", "solution", "approach", "proposed changes", "main changes", "key changes")),
     ("test", ("test", "tests", "testing", "test plan", "how was this tested")),
     ("breaking", ("breaking", "breaking changes", "breaking change", "compatibility")),
     ("api", ("api and usage example", "api", "usage", "usage example")),
@@ -118,9 +119,11 @@ _STRUCK = re.compile(r"(?<!~)~~(?![~\s])(?:[^~\n]|\n(?![ \t]*\n)|~(?!~)){1,2000}
 def _clean(body: str) -> str:
     body = body.replace("\r\n", "\n").replace("\r", "\n")
     body = _COMMENT.sub("", body)
-    body = _TAG.sub("", body)
     if "~~" in body:
-        body = _STRUCK.sub("", body)  # struck-through text is what the author took back
+        # Struck-through words are what the author took back: never their purpose, never a
+        # name the diff is checked for.
+        body = _STRUCK.sub("", body)
+    body = _TAG.sub("", body)
     lines = []
     in_code = False
     skipping = False  # inside a template paragraph being dropped
@@ -268,11 +271,14 @@ _TEMPLATE_WORDS = ("if possible", "specific changes", "what does this pr do", "c
                    "the following", "as follows", " below")  # fmt: skip
 #: Last words that leave a sentence unfinished (its link or code block was on the next line).
 _DANGLING = frozenset("a an the at to in of from by with on for and or as via see here below following: e.g. i.e.".split())
+#: ``owner/repo#12`` is a reference too, and "that PR" points at one the sentence does not name.
+#: A login is letters, digits and dashes: ``@function_tool`` and ``@torch.no_grad`` are
+#: decorators, not mentions.
 #: ("a + b" is arithmetic or a pair, not a joined list; "- " and "* " mid-sentence are items.)
-_REFERENCE = re.compile(r"https?://|www\.|@\w|(?<![\w&])#\d+|:\s*\d[.)]\s|(?:^|\s)[-*]\s|^\+\s|\s\d{1,2}[.)]$")
+_REFERENCE = re.compile(r"https?://|www\.|[\w.-]/[\w.-]+#\d|(?i:that|the above|the previous) (?i:pr|pull request|commit)\b|(?<![\w.])@[A-Za-z0-9-]+(?!\w|\.\w)|(?<![\w&])#\d+|:\s*\d[.)]\s|(?:^|\s)[-*]\s|^\+\s|\s\d{1,2}[.)]$")
 #: What a sentence may start with before its verb ("This PR adds", "We now", "According to #1, …").
 _LEAD_IN = re.compile(
-    r"^(?:(?:this|the|our|my)\s+(?:pr|pull request|change|commit|patch)\s+|in this pr,?\s+|here,?\s+|"
+    r"^(?:(?:this|the|our|my)\s+(?:current\s+)?(?:pr|pull request|change|commit|patch)\s+|in this pr,?\s+|here,?\s+|"
     r"according to [^,]{1,60},\s*|(?:we|i|it)\s+)(?:also\s+|mainly\s+|simply\s+|just\s+|will\s+|now\s+)?",
     re.I,
 )
@@ -444,7 +450,9 @@ def parse_description(body: object) -> Description:
         sections.setdefault(current, []).append(line)
     joined = {k: "\n".join(v).strip() for k, v in sections.items()}
     joined = {k: v for k, v in joined.items() if v}
-    purpose = _first_sentence(joined.get("what", "")) or _first_sentence(joined.get("", ""))
+    # A body without a "what" section ("## Problem", "## Fix") says what it does in its design
+    # or fix section: its first sentence or list item.
+    purpose = _first_sentence(joined.get("what", "")) or _first_sentence(joined.get("", "")) or _first_sentence(joined.get("design", ""))
     points = _bullets(joined.get("design", ""))
     return Description(
         purpose=purpose,

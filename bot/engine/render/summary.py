@@ -2,6 +2,12 @@
 
 Pure. :func:`summary_claim` picks, in this order, the first source that qualifies:
 
+0. ``author`` -- English only: the author's first informative sentence of the
+   description (:attr:`bot.engine.analysis.description.Description.purpose`) when it
+   names identifiers, files or models and every one occurs in the diff's changed lines,
+   and it is not the title restated (raters took a quoted line or an old → new
+   condition for no summary where the author's sentence said the change); a changed
+   default that is the small pull request's one change (2.) still comes first;
 1. ``edit`` -- for a small pull request, the most important exact change
    (:func:`bot.engine.focus.edits.main_edit`, worded by
    :func:`bot.engine.focus.edits.edit_sentence`);
@@ -9,16 +15,18 @@ Pure. :func:`summary_claim` picks, in this order, the first source that qualifie
    changed default, a removed config key, an environment variable added or removed,
    a dependency floor raised), that fact;
 3. ``quote`` -- when the only file that is not a test changed a line or two, those
-   lines (:func:`one_quote`);
+   lines (:func:`one_quote`); for documentation, a quote cut off mid-line gives way to 7.;
 4. ``new_file`` -- when that only file is new: the file, its size and what it defines;
 5. ``tests`` -- when the pull request changes only tests and one file adds them, those tests;
-6. ``author`` -- English only: the author's first informative sentence of the
-   description (:attr:`bot.engine.analysis.description.Description.purpose`), when
-   every identifier, file or model name it names occurs in the diff's changed lines
-   and it is not the title restated;
-7. ``edit_among`` -- the weightiest exact change, said to be one of several;
-8. ``count`` -- a plain true count of what changed ("Changes 3 source files under
-   `verl/trainer/` (+40/−12).").
+6. ``author`` -- the author's sentence as in 0. that names nothing but is long enough
+   (:data:`_VAGUE_WORDS`) to say more than a count;
+7. ``docs`` -- a documentation-only pull request: the pages it adds (with their first
+   heading), moves, removes or edits (with the headings it adds) (:func:`docs_summary`);
+8. ``edit_among`` -- the weightiest exact change, said to be one of several;
+9. ``function`` -- the change is inside one function or method: which, and whether
+   code was added, removed or changed (:func:`function_summary`);
+10. ``count`` -- a plain true count of what changed ("Changes 3 source files under
+    `verl/trainer/` (+40/−12).").
 
 There is no template guess ("Fix in AREA: changes X") and no restated title: when
 nothing qualifies the summary says less. Each choice carries the evidence it rests on
@@ -37,7 +45,7 @@ from bot.engine.focus import edits
 from bot.engine.render import sanitize
 from bot.engine.render.messages import t
 from bot.engine.snapshot import PullRequestSnapshot
-from bot.locale import NP_
+from bot.locale import N_, NP_
 
 
 class GuideFacts(Protocol):
@@ -50,7 +58,7 @@ class GuideFacts(Protocol):
 
 
 #: Summary sources, in the order they are tried.
-SOURCES = ("edit", "fact", "quote", "new_file", "tests", "author", "edit_among", "count")
+SOURCES = ("edit", "fact", "quote", "new_file", "tests", "author", "docs", "edit_among", "function", "count")
 
 #: A pull request is "small" (its summary may be one exact change) up to these many
 #: changed lines and files of code that is neither test nor docs.
@@ -136,18 +144,27 @@ def _choose(facts: GuideFacts, lang: str) -> Summary:
     if lang not in ("en", "zh"):
         raise KeyError(f"unsupported language {lang!r}")
     analysis = facts.analysis
+    author = author_evidence(facts.purpose, facts.snapshot.title, analysis) if lang == "en" and facts.purpose else None
+    fact = one_fact(analysis) if is_small(analysis) else None
+    if author is not None and sentence_names(facts.purpose) and fact is None:
+        # The author's sentence, its names found in the changed lines, says what an exact
+        # line cannot: raters took a quoted line or an old → new condition for no summary.
+        return Summary(_end(sanitize.quote(facts.purpose, 240), lang), "author", author)
     if is_small(analysis):
         edit = edits.main_edit(analysis)
         if edit is not None:
             sentence = edits.edit_sentence(edit, lang).strip()
             if sentence:
                 return Summary(_end(sentence, lang), "edit", (edit.evidence,))
-        fact = one_fact(analysis)
         if fact is not None:
             return Summary(fact_sentence(fact, lang), "fact", (Evidence(fact.path, fact.line, fact.line, fact.old, fact.new),))
     quoted = one_quote(analysis)
     if quoted is not None:
-        return Summary(_end(edits.edit_sentence(quoted, lang).strip(), lang), "quote", (quoted.evidence,))
+        sentence = edits.edit_sentence(quoted, lang).strip()
+        pages = docs_summary(analysis, lang) if "…" in sentence else None
+        if pages is not None and _says_more_than_edits(analysis):
+            return pages  # a documentation line cut off mid-word says less than the page it is on
+        return Summary(_end(sentence, lang), "quote", (quoted.evidence,))
     added = new_file(analysis)
     if added is not None:
         names = tuple(d.name for d in added.definitions_added if "." not in d.name)[:3]
@@ -159,10 +176,11 @@ def _choose(facts: GuideFacts, lang: str) -> Summary:
     if tested is not None:
         text = t("tests.added", lang, {"count": len(tested.tests_added), "file": tested.path, "names": tuple(tested.tests_added[:4])})
         return Summary(_end(text[:1].upper() + text[1:], lang), "tests", (Evidence(tested.path, new=", ".join(tested.tests_added[:4])),))
-    if lang == "en" and facts.purpose:
-        found = author_evidence(facts.purpose, facts.snapshot.title, analysis)
-        if found is not None:
-            return Summary(_end(sanitize.quote(facts.purpose, 240), lang), "author", found)
+    if author is not None:
+        return Summary(_end(sanitize.quote(facts.purpose, 240), lang), "author", author)
+    pages = docs_summary(analysis, lang)
+    if pages is not None:
+        return pages
     # A count says what changed in no way a reader can use; one exact change, said to be
     # one of several, does (raters took "Changes 3 source files" for no summary at all).
     edit = edits.leading_edit(analysis)
@@ -170,6 +188,9 @@ def _choose(facts: GuideFacts, lang: str) -> Summary:
         sentence = edits.edit_sentence(edit, lang).strip()
         if sentence:
             return Summary(_end(t("summary.among", lang, {"change": sentence}, raw=True), lang), "edit_among", (edit.evidence,))
+    one = function_summary(analysis, lang)
+    if one is not None:
+        return one
     return count_summary(facts, lang)
 
 
@@ -373,8 +394,8 @@ def _haystack(analysis: DiffAnalysis) -> str:
 
 def _line_with(analysis: DiffAnalysis, name: str) -> Evidence | None:
     """The first changed line (or path) holding ``name``, as diff evidence (no line number:
-    the analysis keeps changed lines without their positions)."""
-    for f in analysis.files:
+    the analysis keeps changed lines without their positions); code before tests."""
+    for f in sorted(analysis.files, key=lambda f: f.kind == "test"):
         if name in f.path.lower():
             return Evidence(f.path, source="diff")
         for line in f.added_lines:
@@ -384,6 +405,130 @@ def _line_with(analysis: DiffAnalysis, name: str) -> Evidence | None:
             if name in line.lower():
                 return Evidence(f.path, old=line.strip()[:160], source="diff")
     return None
+
+
+# --- a documentation-only pull request -------------------------------------------------------
+
+#: A Markdown heading line (outside code blocks, not indented).
+_MD_HEADING = re.compile(r"#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$")
+#: A reStructuredText section underline: one punctuation character repeated.
+_RST_UNDERLINE = re.compile(r"([=\-~^\"'*+#`:.])\1{2,}[ \t]*$")
+_HAS_WORD = re.compile(r"\w")
+#: Pages a documentation summary names; the others are counted.
+_MAX_PAGES = 3
+#: Section titles named for one edited page.
+_MAX_SECTIONS = 2
+
+
+def page_headings(f) -> list[str]:
+    """The headings among the added lines of a Markdown or reStructuredText page, in
+    order: ``# Title`` lines outside fenced code, and unindented lines underlined by a
+    repeated punctuation character (``Title`` then ``=====``)."""
+    low = f.path.lower()
+    md, rst = low.endswith((".md", ".markdown")), low.endswith(".rst")
+    lines = f.added_lines
+    out: list[str] = []
+    fenced = False
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if fenced or not line.strip() or line[0].isspace():
+            continue
+        if md:
+            m = _MD_HEADING.match(line)
+            if m is not None and _HAS_WORD.search(m.group(1)):
+                out.append(m.group(1).strip())
+        elif rst and i + 1 < len(lines) and _RST_UNDERLINE.match(lines[i + 1]) and not _RST_UNDERLINE.match(line) \
+                and _HAS_WORD.search(line) and not line.startswith(".."):
+            out.append(line.strip())
+    return out
+
+
+def _title(text: str) -> str:
+    return "“" + sanitize.quote(text.strip("*_` "), 80) + "”"
+
+
+def _says_more_than_edits(analysis: DiffAnalysis) -> bool:
+    """True when a documentation summary names more than "edits the page": a page
+    added, moved or removed, or a heading added."""
+    return any(f.status != "modified" or page_headings(f) for f in analysis.files if f.kind == "docs")
+
+
+def docs_summary(analysis: DiffAnalysis, lang: str) -> Summary | None:
+    """For a pull request that changes documentation pages only: which pages it adds
+    (with their first heading), moves, removes, or edits (with the headings it adds),
+    at most :data:`_MAX_PAGES` named; None when any other file changes."""
+    files = [f for f in analysis.files if f.kind not in ("generated", "binary")]
+    if not files or any(f.kind != "docs" for f in files):
+        return None
+    order = {"added": 0, "renamed": 1, "modified": 2, "removed": 3}
+    parts: list[str] = []
+    edited: list[str] = []  # pages edited without a new heading: one part at the end
+    evidence: list[Evidence] = []
+    for f in sorted(files, key=lambda f: order.get(f.status, 2))[:_MAX_PAGES]:
+        page = sanitize.code(f.path)
+        heads = page_headings(f) if f.status != "removed" else []
+        if f.status == "added":
+            key = N_("summary.docs.added.titled") if heads else N_("summary.docs.added")
+            parts.append(t(key, lang, {"file": page, "title": _title(heads[0]) if heads else ""}, raw=True))
+        elif f.status == "renamed" and f.previous_path:
+            parts.append(t("summary.docs.moved", lang, {"old": sanitize.code(f.previous_path), "file": page}, raw=True))
+        elif f.status == "removed":
+            parts.append(t("summary.docs.removed", lang, {"file": page}, raw=True))
+        elif heads:
+            titles = t("list.and", lang).join(_title(h) for h in heads[:_MAX_SECTIONS])
+            parts.append(t(NP_("summary.docs.sections", "summary.docs.sections"), lang,
+                           {"file": page, "titles": titles, "count": len(heads[:_MAX_SECTIONS])}, raw=True))
+        else:
+            edited.append(page)
+        evidence.append(Evidence(f.path, new=" / ".join(heads[:_MAX_SECTIONS]) or f"{f.status}, +{f.additions}/-{f.deletions}", source="diff"))
+    if edited:
+        parts.append(t(NP_("summary.docs.edited", "summary.docs.edited"), lang,
+                       {"files": t("list.and", lang).join(edited), "count": len(edited)}, raw=True))
+    if len(files) > _MAX_PAGES:
+        parts.append(t(NP_("summary.docs.more", "summary.docs.more"), lang, {"count": len(files) - _MAX_PAGES}, raw=True))
+    text = t("list.and", lang).join(parts)
+    return Summary(_end(text[:1].upper() + text[1:], lang), "docs", tuple(evidence))
+
+
+# --- one function ------------------------------------------------------------------------------
+
+
+def only_symbol(analysis: DiffAnalysis):
+    """``(file, name)`` when the pull request's code that is neither test nor docs changes
+    inside one function or method only (a class holding a touched method counts as the
+    method), else None."""
+    code = [f for f in analysis.files if f.counts_as_code and f.kind not in ("test", "docs", "example")]
+    if len(code) != 1 or code[0].status != "modified":
+        return None
+    touched = code[0].symbols_touched
+    inner = [n for n in touched if not any(o != n and o.startswith(n + ".") for o in touched)]
+    last = inner[0].rpartition(".")[2] if len(inner) == 1 else ""
+    if not last or last[:1].isupper() or ("_" not in last and any(c.isupper() for c in last[1:])):
+        # A class alone is where git's hunk header stops, not the method that changed.
+        return None
+    return code[0], inner[0]
+
+
+def function_summary(analysis: DiffAnalysis, lang: str) -> Summary | None:
+    """"Adds code to `Worker.run` in `verl/w.py`." when the change is inside one
+    definition (:func:`only_symbol`): code added, removed or changed, said as such."""
+    found = only_symbol(analysis)
+    if found is None:
+        return None
+    f, name = found
+    # No line counts: other lines of the file (an import) may have changed too; the scale
+    # suffix says how many.
+    params = {"name": name, "file": f.path}
+    if f.additions and not f.deletions:
+        key = N_("summary.function.added")
+    elif f.deletions and not f.additions:
+        key = N_("summary.function.removed")
+    else:
+        key = N_("summary.function.changed")
+    evidence = Evidence(f.path, new=f"{name}: +{f.additions}/-{f.deletions}", source="diff")
+    return Summary(_end(t(key, lang, params), lang), "function", (evidence,))
 
 
 # --- the plain count --------------------------------------------------------------------------
