@@ -26,7 +26,8 @@ from bot.engine.build import build_guide
 from bot.engine.classify import classify
 from bot.engine.focus.housekeeping import housekeeping
 from bot.engine.focus.model import ReviewSummary
-from bot.engine.focus.points import focus_points, renamed_pairs
+from bot.engine.focus.points import focus_points
+from bot.engine.focus.renames import renamed_pairs
 from bot.engine.render.messages import t
 from bot.engine.rules import load_rules
 from bot.engine.snapshot import PullRequestSnapshot

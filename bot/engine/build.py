@@ -22,7 +22,8 @@ from bot.engine.analysis.model import Evidence
 from bot.engine.analysis.description import MAX_PURPOSE_CHARS, check_against_diff, parse_description, promised_missing
 from bot.engine.classify import Classification, classify, source_lines
 from bot.engine.focus.housekeeping import housekeeping
-from bot.engine.focus.points import focus_points, rename_map
+from bot.engine.focus.points import focus_points
+from bot.engine.focus.renames import rename_map
 from bot.engine.focus.model import FollowUp
 from bot.engine.focus.review import follow_ups, review_summary
 from bot.engine.history.coupling import History, MergedChange, earlier, merged_change, usual_partners

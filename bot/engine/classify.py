@@ -43,7 +43,7 @@ from bot.engine.analysis.model import DiffAnalysis, Evidence, FileAnalysis
 from bot.engine.breaking import (breaking_check, callers_rewritten, consequence_known, fact_evidence, group_key_removals, introduced_names, local_helper,
                                  signature_detail)
 from bot.engine.focus.housekeeping import api_names, dep_is_major, public_keys
-from bot.engine.focus.points import rename_map
+from bot.engine.focus.renames import rename_map
 from bot.engine.evidence import definition_evidence as _definition_evidence, fact_evidence_for as _fact_evidence_for, key_evidence as _key_evidence, metadata_evidence as _metadata_evidence
 from bot.engine.risk import entry_script, existing_functions, risk_tokens
 from bot.engine.rules.model import CHANGE_TYPES, RuleHit
