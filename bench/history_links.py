@@ -45,6 +45,7 @@ from pathlib import Path
 
 from common import ROOT, header, verdict_line
 
+from bot.engine.analysis.patch import parse_patch  # noqa: E402
 from bot.engine.history import lines as history_lines  # noqa: E402
 from bot.engine.history.links import MIN_LEAD, MIN_SHARE, find_link, named_culprits  # noqa: E402
 from bot.engine.history.model import HistoryFacts  # noqa: E402
@@ -106,12 +107,60 @@ def plain_szz(cases: Sequence[Case], facts: dict[int, HistoryFacts]) -> dict[int
     return out
 
 
-def prguide_answers(cases, lines, facts, **thresholds) -> dict[int, int | None]:
+def prguide_answers(cases, lines, facts, relocated=None, **thresholds) -> dict[int, int | None]:
+    """prguide's answer per fix; ``relocated`` ``{fix: moved lines}`` as the guide passes it (None: 0)."""
     out = {}
     for c in cases:
-        link = find_link(c.snapshot, lines[c.number], facts[c.number], fix=True, **thresholds)
+        moved = relocated.get(c.number, 0) if relocated else 0
+        link = find_link(c.snapshot, lines[c.number], facts[c.number], fix=True, relocated=moved, **thresholds)
         out[c.number] = link.top.number if link.top else None
     return out
+
+
+def with_insertions(cases, first, lines, context, facts, *, when: str) -> dict[int, int | None]:
+    """``first``'s answers, and for the fixes it leaves unanswered (``when="unanswered"``) or
+    that have no traced deleted line (``when="no-lines"``), the pull request that clearly
+    wrote the lines around their insertions (:func:`bot.engine.history.lines.insertion_context`),
+    under the same dominance rule."""
+    out = dict(first)
+    for c in cases:
+        if out.get(c.number) is not None or (when == "no-lines" and lines[c.number]):
+            continue
+        link = find_link(c.snapshot, context[c.number], facts[c.number], fix=True)
+        out[c.number] = link.top.number if link.top else None
+    return out
+
+
+def misses(cases, answers, lines, plans, facts, wide) -> list[str]:
+    """Why each oracle fix is not answered rightly, first reason that applies, with the fixes."""
+    reasons: dict[str, list[int]] = {}
+    for c in cases:
+        answer = answers.get(c.number)
+        if answer in c.truth:
+            continue
+        deleted = sum(1 for f in c.snapshot.files for d in parse_patch(f.patch) for x in d.lines if x.kind == "-")
+        blamed = {o.pull for o in facts[c.number].origins if o.pull is not None}
+        older = {o.pull for o in wide[c.number].origins if o.pull is not None}
+        if answer is not None:
+            why = "wrong answer: another pull request wrote most traced lines"
+        elif not deleted:
+            why = "adds only: no deleted line"
+        elif not lines[c.number]:
+            top = max(plans[c.number].dropped, key=plans[c.number].dropped.get)
+            why = f"no traced line: all deleted lines dropped (mostly {top})"
+        elif c.truth & blamed:
+            why = "no clear winner: the origin wrote some traced lines, not most"
+        elif c.truth & older:
+            why = "the origin's lines are older than the window"
+        else:
+            why = "the origin wrote none of the traced lines"
+        reasons.setdefault(why, []).append(c.number)
+    return [f"| {why} | {len(ns)} | {', '.join(f'#{n}' for n in ns)} |" for why, ns in sorted(reasons.items(), key=lambda kv: -len(kv[1]))]
+
+
+def rejected_stated(answers, oracle) -> list[tuple[int, int]]:
+    """The oracle's rejected pairs (fix, claimed origin) that ``answers`` state."""
+    return sorted((p["fix"], p["introduced_by"]) for p in oracle["rejected"] if answers.get(p["fix"]) == p["introduced_by"])
 
 
 def row(name: str, answers: dict[int, int | None], cases: Sequence[Case]) -> str:
@@ -120,7 +169,7 @@ def row(name: str, answers: dict[int, int | None], cases: Sequence[Case]) -> str
     return f"| {name} | {p:.2f} | {r:.2f} | {rm:.2f} | {n} | {right} |"
 
 
-def split_check(cases, lines, facts) -> list[str]:
+def split_check(cases, lines, facts, relocated) -> list[str]:
     """Thresholds picked on one half (most right answers at precision >= 0.85, else the most
     precise), scored on the other half."""
     grid = list(itertools.product((0.34, 0.5, 0.67, 0.8), (1.0, 1.5, 2.0, 3.0), (1, 2)))
@@ -128,15 +177,15 @@ def split_check(cases, lines, facts) -> list[str]:
     half = len(ordered) // 2
     out = []
     for name, train, test in (("older -> newer", ordered[:half], ordered[half:]), ("newer -> older", ordered[half:], ordered[:half])):
-        scored = [(score(prguide_answers(train, lines, facts, min_share=s, min_lead=ld, min_lines=m), train), (s, ld, m)) for s, ld, m in grid]
+        scored = [(score(prguide_answers(train, lines, facts, relocated, min_share=s, min_lead=ld, min_lines=m), train), (s, ld, m)) for s, ld, m in grid]
         good = [x for x in scored if x[0][0] >= 0.85]
         (tp, tr, _, _), (s, ld, m) = max(good, key=lambda x: (x[0][3], x[0][0])) if good else max(scored, key=lambda x: x[0][0])
-        p, r, n, right = score(prguide_answers(test, lines, facts, min_share=s, min_lead=ld, min_lines=m), test)
+        p, r, n, right = score(prguide_answers(test, lines, facts, relocated, min_share=s, min_lead=ld, min_lines=m), test)
         out.append(f"| {name} | share {s}, lead {ld}, lines {m} | {tp:.2f} / {tr:.2f} | {p:.2f} / {r:.2f} ({right}/{len(test)}) |")
     return out
 
 
-def named_check(cases, lines, facts, oracle, repository) -> list[str]:
+def named_check(cases, lines, facts, relocated, oracle, repository) -> list[str]:
     """How often the blame bears out the culprit a description names, for true and rejected claims."""
     true_pairs = {(p["fix"], p["introduced_by"]) for p in oracle["pairs"]}
     rejected = {(p["fix"], p["introduced_by"]) for p in oracle["rejected"]}
@@ -148,7 +197,7 @@ def named_check(cases, lines, facts, oracle, repository) -> list[str]:
             if c is None or culprit not in {n for n, _ in named_culprits(c.snapshot.body, repository, fix)}:
                 continue
             counts[key][0] += 1
-            link = find_link(c.snapshot, lines[fix], facts[fix], fix=True)
+            link = find_link(c.snapshot, lines[fix], facts[fix], fix=True, relocated=relocated.get(fix, 0))
             named = next(n for n in link.named if n.number == culprit)
             counts[key][1] += named.lines > 0
             counts[key][2] += named.total > 0
@@ -201,33 +250,54 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"oracle: {len(oracle['pairs'])} true pairs over {len(cases)} fixes ({mod} change lines their origin wrote); "
           f"{len(oracle['rejected'])} claims rejected; rebuilt in {time.perf_counter() - started:.1f} s\n")  # fmt: skip
     repo = open_repository(args.repo)
-    meaningful = {c.number: history_lines.trace_plan(c.snapshot.files).traced for c in cases}
+    plans = {c.number: history_lines.trace_plan(c.snapshot.files) for c in cases}
+    meaningful = {n: plan.traced for n, plan in plans.items()}
+    relocated = {n: plan.dropped.get("moved", 0) for n, plan in plans.items()}
+    context = {c.number: history_lines.insertion_context(c.snapshot.files) for c in cases}
     every = {c.number: history_lines.deleted_lines(c.snapshot.files) for c in cases}
     facts = blame_all(HistoryReader(repo), cases, meaningful, "replay")
     plain = blame_all(HistoryReader(repo, window_days=0, ignore_revs=False), cases, every, "blame")
 
     print("| method | precision | recall (all fixes) | recall (fixes that change their origin's lines) | answered | right |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
-    ours, baseline = prguide_answers(cases, meaningful, facts), plain_szz(cases, plain)
+    ours, baseline = prguide_answers(cases, meaningful, facts, relocated), plain_szz(cases, plain)
     print(row("**prguide**", ours, cases))
     print(row("plain SZZ (most recent blamed commit, no filters)", baseline, cases))
+    print(row("prguide, moved lines left out of the shares", prguide_answers(cases, meaningful, facts), cases))
+    around = blame_all(HistoryReader(repo), cases, context, "replay")
+    print(row("prguide, then the lines around insertions when no deleted line is traced", with_insertions(cases, ours, meaningful, context, around, when="no-lines"), cases))
+    print(row("prguide, then the lines around insertions when it names nobody", with_insertions(cases, ours, meaningful, context, around, when="unanswered"), cases))
     # Ablations: prguide with one part off.
     unfiltered = {c.number: history_lines.trace_plan(c.snapshot.files, keep=history_lines.DROP_REASONS).traced for c in cases}
     print(row("prguide, no line filters", prguide_answers(cases, unfiltered, blame_all(HistoryReader(repo), cases, unfiltered, "replay")), cases))
-    print(row("prguide, no window", prguide_answers(cases, meaningful, blame_all(HistoryReader(repo, window_days=0), cases, meaningful, "replay")), cases))
-    print(row("prguide, no .git-blame-ignore-revs", prguide_answers(cases, meaningful, blame_all(HistoryReader(repo, ignore_revs=False), cases, meaningful, "replay")), cases))
+    wide = blame_all(HistoryReader(repo, window_days=0), cases, meaningful, "replay")
+    print(row("prguide, no window", prguide_answers(cases, meaningful, wide, relocated), cases))
+    print(row("prguide, no .git-blame-ignore-revs", prguide_answers(cases, meaningful, blame_all(HistoryReader(repo, ignore_revs=False), cases, meaningful, "replay"), relocated), cases))
     print(row("prguide lines, plain SZZ answer (most recent)", plain_szz(cases, facts), cases))
-    print(row("prguide, any top candidate (no dominance)", prguide_answers(cases, meaningful, facts, min_share=0, min_lead=0), cases))
+    print(row("prguide, any top candidate (no dominance)", prguide_answers(cases, meaningful, facts, relocated, min_share=0, min_lead=0), cases))
+
+    print("\nWhy prguide does not name the right origin, per oracle fix (first reason that applies):\n")
+    print("| reason | fixes | which |")
+    print("| --- | ---: | --- |")
+    print("\n".join(misses(cases, ours, meaningful, plans, facts, wide)))
+    ordered = sorted(cases, key=lambda c: c.number)
+    print("\nBy half of the oracle (fix number), precision / recall:\n")
+    print("| method | older half | newer half |")
+    print("| --- | --- | --- |")
+    for name, answers in (("**prguide**", ours), ("plain SZZ", baseline)):
+        cells = [score(answers, part) for part in (ordered[: len(ordered) // 2], ordered[len(ordered) // 2 :])]
+        print(f"| {name} | " + " | ".join(f"{p:.2f} / {r:.2f} ({right}/{n})" for p, r, n, right in cells) + " |")
 
     print("\nThresholds chosen on one half, scored on the other (precision / recall):\n")
     print("| split | chosen | on its own half | on the other half |")
     print("| --- | --- | --- | --- |")
-    print("\n".join(split_check(cases, meaningful, facts)))
+    print("\n".join(split_check(cases, meaningful, facts, relocated)))
 
     print("\nThe description's named culprit against the blame:\n")
     print("| claims | pairs | phrase found | lines blamed | blame agrees |")
     print("| --- | ---: | ---: | ---: | ---: |")
-    print("\n".join(named_check(cases, meaningful, facts, oracle, oracle["repository"])))
+    print("\n".join(named_check(cases, meaningful, facts, relocated, oracle, oracle["repository"])))
+    stated = rejected_stated(ours, oracle)
 
     per_second = None
     if args.speed:
@@ -245,6 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(verdict_line("precision >= 0.85", f"{p:.2f}", p >= 0.85))
     print(verdict_line("recall >= 0.6, all oracle fixes", f"{r:.2f}", r >= 0.6))
     print(verdict_line("recall >= 0.6, fixes that change their origin's lines", f"{rm:.2f}", rm >= 0.6))
+    print(verdict_line("none of the rejected claims stated", f"{len(stated)} of {len(oracle['rejected'])}" + (f": {stated}" if stated else ""), not stated))
     print(verdict_line("above plain SZZ on precision and recall", f"precision {p:.2f} vs {bp:.2f}, recall {r:.2f} vs {br:.2f} ({rm:.2f} vs {brm:.2f})", p > bp and r > br))
     if per_second is not None:
         print(verdict_line("blame step of prguide history >= 100 PRs/s", f"{per_second:.0f} PRs/s", per_second >= 100))

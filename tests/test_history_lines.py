@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.engine.history.lines import deleted_lines, line_ranges, trace_plan
+from bot.engine.history.lines import deleted_lines, insertion_context, line_ranges, trace_plan
 from bot.engine.snapshot import ChangedFile
 
 
@@ -133,3 +133,33 @@ def test_plain_deletions_keep_everything_and_ranges_merge_adjacent_lines():
     f = ChangedFile("a.py", patch=patch("-# c", "-import os", "-x = 1", " y", "-z = 2"))
     assert [line.line for line in deleted_lines([f])] == [1, 2, 3, 5]
     assert line_ranges(deleted_lines([f])) == {"a.py": [(1, 3), (5, 5)]}
+
+
+def around(name: str, *lines: str, old_start: int = 1, **kw) -> list[tuple[int, str]]:
+    context = insertion_context([ChangedFile(name, patch=patch(*lines, old_start=old_start), **kw)])
+    return [(line.line, line.text.strip()) for line in context]
+
+
+def test_the_lines_around_an_insertion_stay_inside_its_python_block():
+    lines = (
+        "     return total",  # the previous function's body: outside the block
+        " def load(path):",
+        "     # read it",
+        "     data = read(path)",
+        "+    if data is None:",
+        "+        raise ValueError(path)",
+        "     return parse(data)",
+        " ",
+        " def save(path):",
+    )  # fmt: skip
+    assert around("io.py", *lines, old_start=20) == [(21, "def load(path):"), (23, "data = read(path)"), (24, "return parse(data)")]
+
+
+def test_only_insertions_in_code_files_have_context():
+    replaced = ("     a = 1", "-    b = 2", "+    b = 3", "+    c = 4", "     d = 5")
+    assert around("x.py", *replaced) == []  # a replacement: its deleted line is traced instead
+    assert around("x.py", " import os", " ", "+x = 1", " # note", " y = 2") == [(4, "y = 2")]
+    assert around("x.py", " a = 1", "+# only a comment", " b = 2") == []
+    assert around("docs/guide.md", " Some text.", "+More text.", " End.") == []
+    assert around("new.py", "+x = 1", status="added") == []
+    assert around("x.c", " int a;", " int b;", " int c;", " int d;", "+int e;", " int f;", old_start=5) == [(6, "int b;"), (7, "int c;"), (8, "int d;"), (9, "int f;")]  # three each side

@@ -85,3 +85,12 @@ def test_description_phrases_that_name_a_culprit():
     }
     for body, expected in cases.items():
         assert [n for n, _ in named_culprits(body, "acme/widgets", 50)] == expected, body
+
+
+def test_lines_the_fix_moved_elsewhere_count_in_the_shares_but_name_nobody():
+    ls = lines(("a.py", 1), ("a.py", 2), ("a.py", 3))
+    blamed = facts({("a.py", 1): 12, ("a.py", 2): 12, ("a.py", 3): 30})
+    assert find_link(snapshot(), ls, blamed, fix=True).top.number == 12  # 2 of 3
+    moved = find_link(snapshot(), ls, blamed, fix=True, relocated=2)
+    assert moved.top is None and [(c.number, c.lines, c.total) for c in moved.candidates] == [(12, 2, 5), (30, 1, 5)]
+    assert rank(ls, facts({}), relocated=2) == ()  # nothing blamed: the moved lines alone say nothing

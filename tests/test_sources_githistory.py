@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from bot.engine.history.lines import trace_plan
+from bot.engine.history.lines import insertion_context, trace_plan
 from bot.engine.history.links import find_link
 from bot.sources import load_merged_pull_requests, merged_pull_requests
 from bot.sources.githistory import HistoryReader, TraceRequest, pull_number
@@ -150,3 +150,40 @@ def test_pull_request_numbers_come_from_subjects():
     assert pull_number("Merge pull request #7 from a/b") == 7
     assert pull_number("Fix #12 in the parser") is None
     assert pull_number("Tidy up") is None
+
+
+def test_a_fix_that_mostly_moves_code_names_no_origin_for_the_lines_it_edits_in_place(tmp_path):
+    repo = Repo(tmp_path / "moves")
+    repo.write("core.py", "def helper(v):\n    s = v * 2\n    t = s + 1\n    return t - 3\n\n\ndef run(x):\n    y = x + 1\n    return y\n")
+    repo.commit("Add helper and run (#1)", author="Ann")
+    repo.write("core.py", "def helper(v):\n    s = v * 2\n    t = s + 1\n    return t - 3\n\n\ndef run(x):\n    y = x + 2\n    return helper(y)\n")
+    repo.commit("Run through helper (#2)", author="Bob")
+    # The fix moves helper (written by #1) to its own module and edits run's two lines (#2's).
+    repo.write("core.py", "from util import helper\n\n\ndef run(x):\n    y = x + 3\n    return helper(y) or 0\n")
+    repo.write("util.py", "def helper(v):\n    s = v * 2\n    t = s + 1\n    return t - 3\n")
+    repo.commit("fix: run (#3)", author="Cid")
+    snaps, reqs = requests(repo.path, [3])
+    plan = trace_plan(snaps[3].files)
+    assert [line.text.strip() for line in plan.traced] == ["y = x + 2", "return helper(y)"] and plan.dropped["moved"] == 4
+    for method in ("blame", "replay"):
+        facts = HistoryReader(open_repository(repo.path)).facts(reqs, method=method)[3]
+        assert find_link(snaps[3], plan.traced, facts, fix=True).top.number == 2  # the moved lines left out: 2 of 2
+        link = find_link(snaps[3], plan.traced, facts, fix=True, relocated=plan.dropped["moved"])
+        assert link.top is None and [(c.number, c.lines, c.total) for c in link.candidates] == [(2, 2, 6)]
+
+
+def test_the_lines_around_an_insertion_are_blamed_like_deleted_lines(tmp_path):
+    repo = Repo(tmp_path / "adds")
+    repo.write("io.py", "import os\n\n\ndef load(path):\n    data = read(path)\n    return parse(data)\n")
+    repo.commit("Add load (#1)", author="Ann")
+    repo.write("io.py", "import os\n\n\ndef load(path):\n    data = read(path)\n    if data is None:\n        raise ValueError(path)\n    return parse(data)\n")
+    repo.commit("fix: load refuses missing files (#2)", author="Bob")
+    bundles = {b["pull"]["number"]: b for b in merged_pull_requests(repo.path)}
+    snaps = {s.number: s for s in load_merged_pull_requests(repo.path)}
+    context = insertion_context(snaps[2].files)
+    assert [(line.line, line.text.strip()) for line in context] == [(4, "def load(path):"), (5, "data = read(path)"), (6, "return parse(data)")]
+    assert trace_plan(snaps[2].files).traced == ()  # nothing deleted: plain SZZ has nothing to blame
+    for method in ("blame", "replay"):
+        reqs = [TraceRequest(2, bundles[2]["pull"]["base"]["sha"], context), TraceRequest(1, None, ())]
+        facts = HistoryReader(open_repository(repo.path)).facts(reqs, method=method)[2]
+        assert {(o.line, o.pull) for o in facts.origins} == {(4, 1), (5, 1), (6, 1)}

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bot.engine.analysis.kinds import kind_of, language_of
-from bot.engine.analysis.patch import ADDED, REMOVED, Hunk, parse_patch
+from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, Hunk, parse_patch
 from bot.engine.snapshot import ChangedFile
 
 
@@ -209,6 +209,82 @@ def trace_plan(files: Sequence[ChangedFile], *, keep: Iterable[str] = ()) -> Tra
     return TracePlan(tuple(traced), {r: dropped[r] for r in DROP_REASONS if dropped[r]})
 
 
+#: Context lines taken on each side of an insertion, at most (GitHub's patches carry three).
+CONTEXT_LINES = 3
+
+
+def insertion_context(files: Sequence[ChangedFile], *, per_side: int = CONTEXT_LINES) -> tuple[ChangedLine, ...]:
+    """The lines around what ``files`` only add: for each run of added lines with no
+    deleted line (an insertion) in a file of code (as :func:`trace_plan` picks files)
+    and with a meaningful added line, the nearest ``per_side`` meaningful context lines
+    above and below it in the patch, numbered as in the file before the pull request.
+
+    SZZ cannot blame a fix that only adds lines; variants blame the code around the
+    insertion instead (Sahal and Tosun, ESEM 2018: the enclosing block). In Python and
+    YAML the lines stay inside the insertion's block: above, up to and including the
+    first less indented line (the block's header); below, up to the first less indented
+    one. The walk stops at a changed line and at the hunk's edge. On the oracle of
+    ``bench/history_links.py`` the pull request that wrote these lines is seldom the one
+    the fix completes, so the guide does not use them; the bench measures them.
+    """
+    out: dict[tuple[str, int], ChangedLine] = {}
+    for f in files:
+        if f.status == "added":
+            continue
+        hunks = parse_patch(f.patch)
+        kind = kind_of(f.filename, status=f.status, patch=f.patch, changes=f.changes) if hunks else None
+        if not hunks or kind in _SKIPPED_KINDS or _is_lock(f.filename):
+            continue
+        language = language_of(f.filename)
+        old = f.previous_filename or f.filename
+        nested = language in INDENT_SENSITIVE
+        comment = COMMENT_PREFIXES.get(language or "", ())
+        for hunk in hunks:
+            meaningful = {id(d) for d, reason in _classified(hunk, language, Counter(), context=True) if not reason}
+            rows = hunk.lines
+            start = 0
+            while start < len(rows):
+                if rows[start].kind != ADDED:
+                    start += 1
+                    continue
+                end = start
+                while end < len(rows) and rows[end].kind == ADDED:
+                    end += 1
+                if (start and rows[start - 1].kind == REMOVED) or (end < len(rows) and rows[end].kind == REMOVED):
+                    start = end  # a replacement, not an insertion: its deleted lines are traced
+                    continue
+                block = rows[start:end]
+                texts = [d.text for d in block if d.text.strip() and not (comment and d.text.strip().startswith(comment))]
+                if texts:
+                    level = min(len(_indent(t)) for t in texts)
+                    for d in _around(rows, start, end, meaningful, per_side, level if nested else None):
+                        out.setdefault((old, d.old_line), ChangedLine(old, d.old_line, d.text, f.filename))
+                start = end
+    return tuple(sorted(out.values(), key=lambda ln: (ln.path, ln.line)))
+
+
+def _around(rows, start: int, end: int, meaningful: set[int], per_side: int, level: int | None):
+    """The meaningful context rows nearest to ``rows[start:end]`` (see :func:`insertion_context`)."""
+    above = []
+    for d in reversed(rows[:start]):
+        if d.kind != CONTEXT or len(above) >= per_side:
+            break
+        outer = level is not None and d.text.strip() and len(_indent(d.text)) < level
+        if id(d) in meaningful:
+            above.append(d)
+        if outer:
+            break  # the header of the block the lines are added to: nothing above it
+    below = []
+    for d in rows[end:]:
+        if d.kind != CONTEXT or len(below) >= per_side:
+            break
+        if level is not None and d.text.strip() and len(_indent(d.text)) < level:
+            break  # past the end of the block
+        if id(d) in meaningful:
+            below.append(d)
+    return above + below
+
+
 def _is_lock(path: str) -> bool:
     name = path.rpartition("/")[2].lower()
     return name.endswith((".lock", "-lock.json", "-lock.yaml")) or name in {"go.sum", "uv.lock", "poetry.lock"}
@@ -219,8 +295,10 @@ def _key(text: str) -> str:
     return _SPACE.sub(" ", text.strip())
 
 
-def _classified(hunk: Hunk, language: str | None, added: Counter[str]):
-    """Yield ``(removed line, reason or "")`` for the removed lines of ``hunk``."""
+def _classified(hunk: Hunk, language: str | None, added: Counter[str], *, context: bool = False):
+    """Yield ``(removed line, reason or "")`` for the removed lines of ``hunk``; with
+    ``context``, for its context lines instead (only blank, comment, import and trivial
+    lines have a reason)."""
     comment = COMMENT_PREFIXES.get(language or "", ())
     import_line = _IMPORT.get(language or "")
     block = _IMPORT_BLOCK.get(language or "")
@@ -251,6 +329,10 @@ def _classified(hunk: Hunk, language: str | None, added: Counter[str]):
                 in_import = True
         elif not _ALNUM.search(text) or text in _KEYWORDS:
             reason = "trivial"
+        if context:
+            if d.kind == CONTEXT:
+                yield d, reason
+            continue
         if d.kind != REMOVED:
             continue
         if not reason:

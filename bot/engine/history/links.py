@@ -8,6 +8,13 @@ Here the traced lines are only the meaningful ones (:mod:`bot.engine.history.lin
 candidates are ranked by the share of those lines they wrote, and the top one is named
 only when it clearly dominates: :data:`MIN_SHARE` of the lines, at least
 :data:`MIN_LINES` of them, and :data:`MIN_LEAD` times the runner-up's count.
+
+Code the fix moves to another file is not traced (refactoring-aware SZZ variants, such
+as RA-SZZ by Neto et al., SANER 2019, leave moves out: a move is not the fix), but it
+is still part of what the fix changes, so those lines count in every share's
+denominator: a fix that mostly relocates code names no origin for the few lines it
+edits in place (on the oracle, a fix that moved 26 lines of #N and edited 49 others
+was otherwise tied to the author of those 49).
 ``bench/history_links.py`` measures these thresholds on developer-informed links.
 
 A description that names the pull request it fixes ("introduced in #N", "regression
@@ -69,10 +76,12 @@ def named_culprits(body: str, repository: str, own: int) -> list[tuple[int, str]
     return [(n, phrase) for n, (_, phrase) in sorted(found.items(), key=lambda kv: kv[1][0])]
 
 
-def rank(lines: Sequence[ChangedLine], facts: HistoryFacts, own: int = 0) -> tuple[Candidate, ...]:
+def rank(lines: Sequence[ChangedLine], facts: HistoryFacts, own: int = 0, *, relocated: int = 0) -> tuple[Candidate, ...]:
     """The pull requests that wrote ``lines`` according to ``facts``, most lines first
     (ties: the more recent merge first). Lines without an origin (older than the search,
-    or a direct push) count in every share's denominator but name no candidate."""
+    or a direct push) count in every share's denominator but name no candidate, as do
+    ``relocated`` lines (deleted here and added to another file: see the module docstring)
+    once any line was blamed."""
     where = {(o.path, o.line): o for o in facts.origins}
     counts: Counter[int] = Counter()
     paths: defaultdict[int, Counter[str]] = defaultdict(Counter)
@@ -85,6 +94,8 @@ def rank(lines: Sequence[ChangedLine], facts: HistoryFacts, own: int = 0) -> tup
         if origin.pull is not None and origin.pull != own:
             counts[origin.pull] += 1
             paths[origin.pull][line.file] += 1
+    if total:
+        total += relocated
     merged = {n: p.merged_at for n, p in facts.pulls.items()}
     ranked = sorted(counts, key=lambda n: (-counts[n], -merged.get(n, 0), n))
     return tuple(Candidate(n, counts[n], total, tuple(p for p, _ in paths[n].most_common())) for n in ranked)
@@ -113,17 +124,19 @@ def find_link(
     facts: HistoryFacts,
     *,
     fix: bool,
+    relocated: int = 0,
     min_share: float = MIN_SHARE,
     min_lines: int = MIN_LINES,
     min_lead: float = MIN_LEAD,
 ) -> HistoryLink:
     """Where the traced ``lines`` of ``snapshot`` came from, according to ``facts``.
 
-    ``fix`` says whether the pull request is a fix (for the sentence). When the history
-    is not available the link has no top, no candidates, and the description's named
-    culprits with 0 lines.
+    ``fix`` says whether the pull request is a fix (for the sentence); ``relocated`` how
+    many meaningful lines it moved to another file (``TracePlan.dropped["moved"]``: they
+    count in the shares, see :func:`rank`). When the history is not available the link
+    has no top, no candidates, and the description's named culprits with 0 lines.
     """
-    candidates = rank(lines, facts, snapshot.number) if facts.available else ()
+    candidates = rank(lines, facts, snapshot.number, relocated=relocated) if facts.available else ()
     total = candidates[0].total if candidates else sum(1 for _ in _blamed(lines, facts))
     top = dominant(candidates, min_share=min_share, min_lines=min_lines, min_lead=min_lead)
     by_number = {c.number: c for c in candidates}
