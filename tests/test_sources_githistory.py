@@ -152,7 +152,7 @@ def test_pull_request_numbers_come_from_subjects():
     assert pull_number("Tidy up") is None
 
 
-def test_a_fix_that_mostly_moves_code_names_no_origin_for_the_lines_it_edits_in_place(tmp_path):
+def test_moved_code_is_not_traced_and_counted_in_the_shares_it_leaves_no_clear_origin(tmp_path):
     repo = Repo(tmp_path / "moves")
     repo.write("core.py", "def helper(v):\n    s = v * 2\n    t = s + 1\n    return t - 3\n\n\ndef run(x):\n    y = x + 1\n    return y\n")
     repo.commit("Add helper and run (#1)", author="Ann")

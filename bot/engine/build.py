@@ -244,8 +244,7 @@ def _build_guide(
     )
     link = None
     if blame is not None:
-        plan = trace_plan(snapshot.files)
-        link = find_link(snapshot, plan.traced, blame, fix=classification.change_type == "fix", relocated=plan.dropped.get("moved", 0))
+        link = find_link(snapshot, trace_plan(snapshot.files).traced, blame, fix=classification.change_type == "fix")
     facts = GuideFacts(
         snapshot=snapshot,
         analysis=analysis,

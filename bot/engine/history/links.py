@@ -9,13 +9,11 @@ candidates are ranked by the share of those lines they wrote, and the top one is
 only when it clearly dominates: :data:`MIN_SHARE` of the lines, at least
 :data:`MIN_LINES` of them, and :data:`MIN_LEAD` times the runner-up's count.
 
-Code the fix moves to another file is not traced (refactoring-aware SZZ variants, such
-as RA-SZZ by Neto et al., SANER 2019, leave moves out: a move is not the fix), but it
-is still part of what the fix changes, so those lines count in every share's
-denominator: a fix that mostly relocates code names no origin for the few lines it
-edits in place (on the oracle, a fix that moved 26 lines of #N and edited 49 others
-was otherwise tied to the author of those 49).
-``bench/history_links.py`` measures these thresholds on developer-informed links.
+Code the fix moves to another file is not traced (refactoring-aware SZZ, RA-SZZ by Neto
+et al., SANER 2018, leaves moves out). :func:`rank` can count such lines in the shares'
+denominator (``relocated``) for ``bench/history_links.py``; the guide does not: on the
+oracle it removes one wrong link, on the corpus it also removes right ones (a fix that
+moved a configuration section and rewrote code of one pull request).
 
 A description that names the pull request it fixes ("introduced in #N", "regression
 from #N", "broken by #N", "caused by #N"...) is checked against the same blame.
@@ -80,8 +78,8 @@ def rank(lines: Sequence[ChangedLine], facts: HistoryFacts, own: int = 0, *, rel
     """The pull requests that wrote ``lines`` according to ``facts``, most lines first
     (ties: the more recent merge first). Lines without an origin (older than the search,
     or a direct push) count in every share's denominator but name no candidate, as do
-    ``relocated`` lines (deleted here and added to another file: see the module docstring)
-    once any line was blamed."""
+    ``relocated`` more lines (the meaningful lines moved to another file,
+    ``TracePlan.dropped["moved"]``) once any line was blamed."""
     where = {(o.path, o.line): o for o in facts.origins}
     counts: Counter[int] = Counter()
     paths: defaultdict[int, Counter[str]] = defaultdict(Counter)
@@ -131,10 +129,10 @@ def find_link(
 ) -> HistoryLink:
     """Where the traced ``lines`` of ``snapshot`` came from, according to ``facts``.
 
-    ``fix`` says whether the pull request is a fix (for the sentence); ``relocated`` how
-    many meaningful lines it moved to another file (``TracePlan.dropped["moved"]``: they
-    count in the shares, see :func:`rank`). When the history is not available the link
-    has no top, no candidates, and the description's named culprits with 0 lines.
+    ``fix`` says whether the pull request is a fix (for the sentence); ``relocated`` lines
+    count in the shares as :func:`rank` says (the guide passes none). When the history is
+    not available the link has no top, no candidates, and the description's named
+    culprits with 0 lines.
     """
     candidates = rank(lines, facts, snapshot.number, relocated=relocated) if facts.available else ()
     total = candidates[0].total if candidates else sum(1 for _ in _blamed(lines, facts))
