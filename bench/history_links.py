@@ -12,7 +12,8 @@ On a local clone of that repository (``--repo CLONE``, or ``$PRGUIDE_VERL_CLONE`
 oracle fix is rebuilt from git as ``prguide history`` does, and in the same run:
 
 * **prguide**: :func:`bot.engine.history.links.find_link` on the meaningful deleted
-  lines (:func:`bot.engine.history.lines.trace_plan`), blamed by
+  lines (:func:`bot.engine.history.lines.trace_plan`'s ``to_blame``: of code, else of
+  CI files and example scripts, then with a unanimous origin), blamed by
   :class:`bot.sources.githistory.HistoryReader` (replay, window, ``.git-blame-ignore-revs``):
   it answers only when one pull request clearly dominates;
 * **plain SZZ**: every deleted line blamed (``git blame``, no filters, no window, no
@@ -113,18 +114,20 @@ def plain_szz(cases: Sequence[Case], facts: dict[int, HistoryFacts]) -> dict[int
     return out
 
 
-def prguide_answers(cases, lines, facts, relocated=None, **thresholds) -> dict[int, int | None]:
+def prguide_answers(cases, lines, facts, relocated=None, unanimous=frozenset(), **thresholds) -> dict[int, int | None]:
     """prguide's answer per fix; ``relocated`` ``{fix: lines moved to another file}`` counted
-    in the shares (:func:`bot.engine.history.links.rank`; the guide counts none)."""
+    in the shares (:func:`bot.engine.history.links.rank`; the guide counts none); the fixes
+    in ``unanimous`` (their lines are CI and example lines, ``TracePlan.unanimous``) need a
+    unanimous origin."""
     out = {}
     for c in cases:
         moved = relocated.get(c.number, 0) if relocated else 0
-        link = find_link(c.snapshot, lines[c.number], facts[c.number], fix=True, relocated=moved, **thresholds)
+        link = find_link(c.snapshot, lines[c.number], facts[c.number], fix=True, unanimous=c.number in unanimous, relocated=moved, **thresholds)
         out[c.number] = link.top.number if link.top else None
     return out
 
 
-def with_insertions(cases, first, lines, context, facts, *, when: str) -> dict[int, int | None]:
+def with_insertions(cases, first, lines, context, facts, *, when: str, unanimous: bool = False) -> dict[int, int | None]:
     """``first``'s answers, and for the fixes it leaves unanswered (``when="unanswered"``) or
     that have no traced deleted line (``when="no-lines"``), the pull request that clearly
     wrote the lines around their insertions (:func:`bot.engine.history.lines.insertion_context`),
@@ -133,7 +136,7 @@ def with_insertions(cases, first, lines, context, facts, *, when: str) -> dict[i
     for c in cases:
         if out.get(c.number) is not None or (when == "no-lines" and lines[c.number]):
             continue
-        link = find_link(c.snapshot, context[c.number], facts[c.number], fix=True)
+        link = find_link(c.snapshot, context[c.number], facts[c.number], fix=True, unanimous=unanimous)
         out[c.number] = link.top.number if link.top else None
     return out
 
@@ -176,7 +179,7 @@ def row(name: str, answers: dict[int, int | None], cases: Sequence[Case]) -> str
     return f"| {name} | {p:.2f} | {r:.2f} | {rm:.2f} | {n} | {right} |"
 
 
-def split_check(cases, lines, facts) -> list[str]:
+def split_check(cases, lines, facts, unanimous) -> list[str]:
     """Thresholds picked on one half (most right answers at precision >= 0.85, else the most
     precise), scored on the other half."""
     grid = list(itertools.product((0.34, 0.5, 0.67, 0.8), (1.0, 1.5, 2.0, 3.0), (1, 2)))
@@ -184,15 +187,46 @@ def split_check(cases, lines, facts) -> list[str]:
     half = len(ordered) // 2
     out = []
     for name, train, test in (("older -> newer", ordered[:half], ordered[half:]), ("newer -> older", ordered[half:], ordered[:half])):
-        scored = [(score(prguide_answers(train, lines, facts, min_share=s, min_lead=ld, min_lines=m), train), (s, ld, m)) for s, ld, m in grid]
+        scored = [(score(prguide_answers(train, lines, facts, unanimous=unanimous, min_share=s, min_lead=ld, min_lines=m), train), (s, ld, m)) for s, ld, m in grid]
         good = [x for x in scored if x[0][0] >= 0.85]
         (tp, tr, _, _), (s, ld, m) = max(good, key=lambda x: (x[0][3], x[0][0])) if good else max(scored, key=lambda x: x[0][0])
-        p, r, n, right = score(prguide_answers(test, lines, facts, min_share=s, min_lead=ld, min_lines=m), test)
+        p, r, n, right = score(prguide_answers(test, lines, facts, unanimous=unanimous, min_share=s, min_lead=ld, min_lines=m), test)
         out.append(f"| {name} | share {s}, lead {ld}, lines {m} | {tp:.2f} / {tr:.2f} | {p:.2f} / {r:.2f} ({right}/{len(test)}) |")
     return out
 
 
-def named_check(cases, lines, facts, oracle, repository) -> list[str]:
+def fallback_split(cases, lines, facts, unanimous) -> list[str]:
+    """The rule for the fallback lines (CI and example lines, lines around insertions:
+    share and lines of the top pull request) picked on one half as :func:`split_check`
+    does, the ordinary rule unchanged, scored on the other half."""
+    grid = list(itertools.product((0.5, 0.67, 1.0), (1, 2, 3)))
+
+    def answers(part, share, least):
+        out = {}
+        for c in part:
+            if c.number in unanimous:
+                link = find_link(c.snapshot, lines[c.number], facts[c.number], fix=True, min_share=share, min_lines=least)
+            else:
+                link = find_link(c.snapshot, lines[c.number], facts[c.number], fix=True)
+            out[c.number] = link.top.number if link.top else None
+        return out
+
+    ordered = sorted(cases, key=lambda c: c.number)
+    half = len(ordered) // 2
+    out = []
+    for name, train, test in (("older -> newer", ordered[:half], ordered[half:]), ("newer -> older", ordered[half:], ordered[:half])):
+        # As split_check: most right answers at precision >= 0.85, else the most precise;
+        # ties go to the stricter rule.
+        scored = [(score(answers(train, s, m), train), (s, m)) for s, m in grid]
+        good = [x for x in scored if x[0][0] >= 0.85]
+        pick = (lambda x: (x[0][3], x[0][0], x[1])) if good else (lambda x: (x[0][0], x[0][3], x[1]))
+        (tp, tr, _, _), (s, m) = max(good or scored, key=pick)
+        p, r, n, right = score(answers(test, s, m), test)
+        out.append(f"| {name} | share {s}, lines {m} | {tp:.2f} / {tr:.2f} | {p:.2f} / {r:.2f} ({right}/{len(test)}) |")
+    return out
+
+
+def named_check(cases, lines, facts, unanimous, oracle, repository, adds=frozenset()) -> list[str]:
     """How often the blame bears out the culprit a description names, for true and rejected claims."""
     true_pairs = {(p["fix"], p["introduced_by"]) for p in oracle["pairs"]}
     rejected = {(p["fix"], p["introduced_by"]) for p in oracle["rejected"]}
@@ -204,7 +238,8 @@ def named_check(cases, lines, facts, oracle, repository) -> list[str]:
             if c is None or culprit not in {n for n, _ in named_culprits(c.snapshot.body, repository, fix)}:
                 continue
             counts[key][0] += 1
-            link = find_link(c.snapshot, lines[fix], facts[fix], fix=True)
+            # Around what a fix only adds, the guide gives no verdict on the named culprit.
+            link = find_link(c.snapshot, () if fix in adds else lines[fix], facts[fix], fix=True, unanimous=fix in unanimous)
             named = next(n for n in link.named if n.number == culprit)
             counts[key][1] += named.lines > 0
             counts[key][2] += named.total > 0
@@ -258,8 +293,11 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{len(oracle['rejected'])} claims rejected; rebuilt in {time.perf_counter() - started:.1f} s\n")  # fmt: skip
     repo = open_repository(args.repo)
     plans = {c.number: history_lines.trace_plan(c.snapshot.files) for c in cases}
-    meaningful = {n: plan.traced for n, plan in plans.items()}
+    meaningful = {n: plan.to_blame for n, plan in plans.items()}
+    unanimous = {n for n, plan in plans.items() if plan.unanimous}
     relocated = {n: plan.dropped.get("moved", 0) for n, plan in plans.items()}
+    deleted = {n: plan.traced or plan.fallback for n, plan in plans.items()}
+    strict_deleted = {n for n, plan in plans.items() if not plan.traced and plan.fallback}
     context = {c.number: history_lines.insertion_context(c.snapshot.files) for c in cases}
     every = {c.number: history_lines.deleted_lines(c.snapshot.files) for c in cases}
     facts = blame_all(HistoryReader(repo), cases, meaningful, "replay")
@@ -267,21 +305,25 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print("| method | precision | recall (all fixes) | recall (fixes that change their origin's lines) | answered | right |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
-    ours, baseline = prguide_answers(cases, meaningful, facts), plain_szz(cases, plain)
+    ours, baseline = prguide_answers(cases, meaningful, facts, unanimous=unanimous), plain_szz(cases, plain)
     print(row("**prguide**", ours, cases))
     print(row("plain SZZ (most recent blamed commit, no filters)", baseline, cases))
-    print(row("prguide, moved lines counted in the shares (naming nobody)", prguide_answers(cases, meaningful, facts, relocated), cases))
+    # The tiers of TracePlan.to_blame, one at a time, and variants the guide does not use.
+    print(row("prguide, deleted lines of code only", prguide_answers(cases, {n: p.traced for n, p in plans.items()}, facts), cases))
+    print(row("prguide, deleted lines of code, else of CI files and example scripts", prguide_answers(cases, deleted, facts, unanimous=strict_deleted), cases))
     around = blame_all(HistoryReader(repo), cases, context, "replay")
-    print(row("prguide, then the lines around insertions when no deleted line is traced", with_insertions(cases, ours, meaningful, context, around, when="no-lines"), cases))
-    print(row("prguide, then the lines around insertions when it names nobody", with_insertions(cases, ours, meaningful, context, around, when="unanswered"), cases))
+    first = prguide_answers(cases, deleted, facts, unanimous=strict_deleted)
+    print(row("prguide, lines around insertions under the ordinary dominance rule", with_insertions(cases, first, deleted, context, around, when="no-lines"), cases))
+    print(row("prguide, lines around insertions (unanimous) whenever it names nobody", with_insertions(cases, first, deleted, context, around, when="unanswered", unanimous=True), cases))
+    print(row("prguide, moved lines counted in the shares (naming nobody)", prguide_answers(cases, meaningful, facts, relocated, unanimous), cases))
     # Ablations: prguide with one part off.
     unfiltered = {c.number: history_lines.trace_plan(c.snapshot.files, keep=history_lines.DROP_REASONS).traced for c in cases}
     print(row("prguide, no line filters", prguide_answers(cases, unfiltered, blame_all(HistoryReader(repo), cases, unfiltered, "replay")), cases))
     wide = blame_all(HistoryReader(repo, window_days=0), cases, meaningful, "replay")
-    print(row("prguide, no window", prguide_answers(cases, meaningful, wide), cases))
-    print(row("prguide, no .git-blame-ignore-revs", prguide_answers(cases, meaningful, blame_all(HistoryReader(repo, ignore_revs=False), cases, meaningful, "replay")), cases))
+    print(row("prguide, no window", prguide_answers(cases, meaningful, wide, unanimous=unanimous), cases))
+    print(row("prguide, no .git-blame-ignore-revs", prguide_answers(cases, meaningful, blame_all(HistoryReader(repo, ignore_revs=False), cases, meaningful, "replay"), unanimous=unanimous), cases))
     print(row("prguide lines, plain SZZ answer (most recent)", plain_szz(cases, facts), cases))
-    print(row("prguide, any top candidate (no dominance)", prguide_answers(cases, meaningful, facts, min_share=0, min_lead=0), cases))
+    print(row("prguide, any top candidate (no dominance)", prguide_answers(cases, meaningful, facts, unanimous=unanimous, min_share=0, min_lead=0), cases))
 
     print("\nWhy prguide does not name the right origin, per oracle fix (first reason that applies):\n")
     print("| reason | fixes | which |")
@@ -298,12 +340,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("\nThresholds chosen on one half, scored on the other (precision / recall):\n")
     print("| split | chosen | on its own half | on the other half |")
     print("| --- | --- | --- | --- |")
-    print("\n".join(split_check(cases, meaningful, facts)))
+    print("\n".join(split_check(cases, meaningful, facts, unanimous)))
+
+    print("\nThe rule for the fallback lines (unanimous: share 1.0, lines 2) chosen on one half, scored on the other:\n")
+    print("| split | chosen | on its own half | on the other half |")
+    print("| --- | --- | --- | --- |")
+    print("\n".join(fallback_split(cases, meaningful, facts, unanimous)))
 
     print("\nThe description's named culprit against the blame:\n")
     print("| claims | pairs | phrase found | lines blamed | blame agrees |")
     print("| --- | ---: | ---: | ---: | ---: |")
-    print("\n".join(named_check(cases, meaningful, facts, oracle, oracle["repository"])))
+    print("\n".join(named_check(cases, meaningful, facts, unanimous, oracle, oracle["repository"], {n for n, p in plans.items() if p.adds_only})))
     stated = rejected_stated(ours, oracle)
 
     per_second = None

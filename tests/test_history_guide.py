@@ -138,3 +138,25 @@ def test_a_share_of_the_lines_is_said_as_such_and_a_git_name_is_not_a_login(rule
     assert "by Hollow Man)" in guide.markdown and "ghost" not in guide.markdown
     zh = build_guide(snap, rules, lang="zh", blame=HistoryFacts("ok", origins, pulls))
     assert "3 行中有 2 行" in zh.markdown
+
+
+ADDS = "@@ -11,3 +11,4 @@ def scale(x, k):\n     offset = compute_offset(k)\n+    check(offset)\n     return x * k + offset\n     \n"
+
+
+def test_a_fix_that_only_adds_lines_is_placed_among_the_lines_around_them(rules):
+    adds = PullRequestSnapshot(
+        repository="acme/shapes", number=50, title="fix: scale checks the offset", body="Fixes a regression from #12.",
+        merged=True, merged_at="2024-03-10T12:00:00Z",
+        files=(ChangedFile("shapes/app.py", additions=1, patch=ADDS),), changed_files=1, additions=1,
+    )  # fmt: skip
+    for lang, sentence in (
+        ("en", "The lines around the code this fix adds to `shapes/app.py` were written in #12 (merged 9 days earlier, by **bob**)."),
+        ("zh", "这次修复在 `shapes/app.py` 中新增的代码周围的代码行写于 #12"),
+    ):
+        guide = build_guide(adds, rules, lang=lang, blame=facts())
+        assert sentence in guide.markdown
+        assert [c["kind"] for c in guide.data["claims"] if c["section"] == "history"] == ["history.fix_adds_among"]  # no verdict on #12
+        assert guide.data["history"]["adds_only"] is True and guide.data["history"]["fixes_code_from"] == 12
+    # One line around them is not enough.
+    one = facts(12, 30)
+    assert "were written in" not in build_guide(adds, rules, blame=one).markdown

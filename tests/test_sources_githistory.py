@@ -7,10 +7,10 @@ import subprocess
 
 import pytest
 
-from bot.engine.history.lines import insertion_context, trace_plan
+from bot.engine.history.lines import trace_plan
 from bot.engine.history.links import find_link
 from bot.sources import load_merged_pull_requests, merged_pull_requests
-from bot.sources.githistory import HistoryReader, TraceRequest, pull_number
+from bot.sources.githistory import HistoryReader, TraceRequest, history_facts, pull_number
 from bot.sources.gitrun import open_repository
 from git_helpers import Repo
 
@@ -172,18 +172,25 @@ def test_moved_code_is_not_traced_and_counted_in_the_shares_it_leaves_no_clear_o
         assert link.top is None and [(c.number, c.lines, c.total) for c in link.candidates] == [(2, 2, 6)]
 
 
-def test_the_lines_around_an_insertion_are_blamed_like_deleted_lines(tmp_path):
+def test_a_fix_that_only_adds_lines_is_traced_to_the_lines_around_them(tmp_path):
     repo = Repo(tmp_path / "adds")
     repo.write("io.py", "import os\n\n\ndef load(path):\n    data = read(path)\n    return parse(data)\n")
     repo.commit("Add load (#1)", author="Ann")
+    repo.write(".github/workflows/ci.yml", "jobs:\n  test:\n    steps:\n      - run: pytest -x\n      - run: ruff check\n")
+    repo.commit("Add CI (#2)", author="Cid")
     repo.write("io.py", "import os\n\n\ndef load(path):\n    data = read(path)\n    if data is None:\n        raise ValueError(path)\n    return parse(data)\n")
-    repo.commit("fix: load refuses missing files (#2)", author="Bob")
+    repo.commit("fix: load refuses missing files (#3)", author="Bob")
+    repo.write(".github/workflows/ci.yml", "jobs:\n  test:\n    steps:\n      - run: pytest\n      - run: ruff check .\n")
+    repo.commit("fix: run every test and check every file (#4)", author="Dee")
     bundles = {b["pull"]["number"]: b for b in merged_pull_requests(repo.path)}
     snaps = {s.number: s for s in load_merged_pull_requests(repo.path)}
-    context = insertion_context(snaps[2].files)
-    assert [(line.line, line.text.strip()) for line in context] == [(4, "def load(path):"), (5, "data = read(path)"), (6, "return parse(data)")]
-    assert trace_plan(snaps[2].files).traced == ()  # nothing deleted: plain SZZ has nothing to blame
+    adds, ci = trace_plan(snaps[3].files), trace_plan(snaps[4].files)
+    assert adds.traced == () and adds.adds_only  # nothing deleted: plain SZZ has nothing to blame
+    assert [(line.line, line.text.strip()) for line in adds.to_blame] == [(4, "def load(path):"), (5, "data = read(path)"), (6, "return parse(data)")]
+    assert ci.traced == () and [line.line for line in ci.to_blame] == [4, 5] and ci.unanimous and not ci.adds_only
     for method in ("blame", "replay"):
-        reqs = [TraceRequest(2, bundles[2]["pull"]["base"]["sha"], context), TraceRequest(1, None, ())]
-        facts = HistoryReader(open_repository(repo.path)).facts(reqs, method=method)[2]
-        assert {(o.line, o.pull) for o in facts.origins} == {(4, 1), (5, 1), (6, 1)}
+        facts = history_facts(repo.path, [(snaps[n], bundles[n]["pull"]["base"]["sha"]) for n in (3, 4)], method=method)
+        assert {(o.line, o.pull) for o in facts[3].origins} == {(4, 1), (5, 1), (6, 1)}
+        link = find_link(snaps[3], adds.to_blame, facts[3], fix=True, unanimous=True, adds_only=True)
+        assert link.top.number == 1 and link.adds_only
+        assert find_link(snaps[4], ci.to_blame, facts[4], fix=True, unanimous=True).top.number == 2

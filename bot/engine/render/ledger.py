@@ -284,7 +284,10 @@ def _history(link: HistoryLink | None, lang: str, reverted: int | None = None) -
         else:
             when = t("history.days_earlier", lang, {"count": link.days})
         key = "history.fixes_code_from" if link.fix else "history.changes_code_from"
-        if top.lines < top.total or len(top.paths) > 1:
+        if link.adds_only:
+            # The lines blamed are around what it adds, all from one pull request: it changes none of them.
+            key = "history.fix_adds_among" if link.fix else "history.adds_among"
+        elif top.lines < top.total or len(top.paths) > 1:
             key += ".part"  # "3 of the 4 lines ... (most in `f`)": never "the lines" when some came from elsewhere
         # A GitHub login is shown as one; a git author's name (offline history) as quoted text.
         people = sanitize.login(origin.author) if _LOGIN.fullmatch(origin.author) else sanitize.quote(origin.author, 60)
@@ -293,8 +296,8 @@ def _history(link: HistoryLink | None, lang: str, reverted: int | None = None) -
         evidence = tuple(_history_evidence(top.number, e) for e in link.evidence)
         out.append(GuideClaim(key, "history", t(key, lang, params, raw=True), evidence))
     for named in link.named:
-        if not named.total:
-            continue  # nothing was blamed: no verdict either way
+        if not named.total or link.adds_only:
+            continue  # nothing was blamed, or only lines it does not change: no verdict either way
         said = Evidence(new=_quote(named.phrase), source="description")
         params = {"number": named.number, "lines": named.lines, "count": named.total}
         if named.first is not None:
