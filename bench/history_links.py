@@ -309,7 +309,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(row("**prguide**", ours, cases))
     print(row("plain SZZ (most recent blamed commit, no filters)", baseline, cases))
     # The tiers of TracePlan.to_blame, one at a time, and variants the guide does not use.
-    print(row("prguide, deleted lines of code only", prguide_answers(cases, {n: p.traced for n, p in plans.items()}, facts), cases))
+    code_only = prguide_answers(cases, {n: p.traced for n, p in plans.items()}, facts)
+    print(row("prguide, deleted lines of code only", code_only, cases))
     print(row("prguide, deleted lines of code, else of CI files and example scripts", prguide_answers(cases, deleted, facts, unanimous=strict_deleted), cases))
     around = blame_all(HistoryReader(repo), cases, context, "replay")
     first = prguide_answers(cases, deleted, facts, unanimous=strict_deleted)
@@ -333,7 +334,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("\nBy half of the oracle (fix number), precision / recall:\n")
     print("| method | older half | newer half |")
     print("| --- | --- | --- |")
-    for name, answers in (("**prguide**", ours), ("plain SZZ", baseline)):
+    for name, answers in (("**prguide**", ours), ("prguide, deleted lines of code only", code_only), ("plain SZZ", baseline)):
         cells = [score(answers, part) for part in (ordered[: len(ordered) // 2], ordered[len(ordered) // 2 :])]
         print(f"| {name} | " + " | ".join(f"{p:.2f} / {r:.2f} ({right}/{n})" for p, r, n, right in cells) + " |")
 
