@@ -247,7 +247,8 @@ def named_check(cases, lines, facts, unanimous, oracle, repository, adds=frozens
 
 
 def speed(repo_path: str, n: int) -> tuple[list[str], float]:
-    """The blame step of ``prguide history --last n``: replay against git blame, and agreement;
+    """The blame step of ``prguide history --last n`` (each pull request's ``to_blame`` lines):
+    replay against git blame, and agreement;
     returns the table rows and the replay's pull requests per second."""
     started = time.perf_counter()
     bundles = merged_pull_requests(repo_path, last=n)
@@ -255,7 +256,7 @@ def speed(repo_path: str, n: int) -> tuple[list[str], float]:
     reqs = []
     for b in bundles:
         s = snapshot_from_bundle(b)
-        reqs.append(TraceRequest(s.number, b["pull"]["base"]["sha"], history_lines.trace_plan(s.files).traced))
+        reqs.append(TraceRequest(s.number, b["pull"]["base"]["sha"], history_lines.trace_plan(s.files).to_blame))
     repo = open_repository(repo_path)
     rows, results, rates = [], {}, {}
     for method in ("replay", "blame"):

@@ -160,7 +160,8 @@ def test_only_insertions_in_code_files_have_context():
     assert around("x.py", *replaced) == []  # a replacement: its deleted line is traced instead
     assert around("x.py", " import os", " ", "+x = 1", " # note", " y = 2") == [(4, "y = 2")]
     assert around("x.py", " a = 1", "+# only a comment", " b = 2") == []
-    assert around("x.py", " a = 1", "+import json", "+", " b = 2") == []
+    # An import moved into a function (to import it lazily) is an insertion like any other.
+    assert around("x.py", " def f():", "+    import json", "     return 1") == [(1, "def f():"), (2, "return 1")]
     assert around("docs/guide.md", " Some text.", "+More text.", " End.") == []
     assert around("new.py", "+x = 1", status="added") == []
     assert around("x.c", " int a;", " int b;", " int c;", " int d;", "+int e;", " int f;", old_start=5) == [(6, "int b;"), (7, "int c;"), (8, "int d;"), (9, "int f;")]  # three each side

@@ -268,9 +268,10 @@ CONTEXT_LINES = 3
 def insertion_context(files: Sequence[ChangedFile], *, per_side: int = CONTEXT_LINES) -> tuple[ChangedLine, ...]:
     """The lines around what ``files`` only add: for each run of added lines with no
     deleted line (an insertion) in a file of code (as :func:`trace_plan` picks files)
-    and with an added line that says something (not only comments, imports, bare
-    keywords or docstrings), the nearest ``per_side`` meaningful context lines
-    above and below it in the patch, numbered as in the file before the pull request.
+    and with an added line that is not blank or a comment, the nearest ``per_side``
+    meaningful context lines above and below it in the patch, numbered as in the file
+    before the pull request. (An added import counts: moving an import into a function
+    is how a fix makes it lazy.)
 
     SZZ cannot blame a fix that only adds lines; variants blame the code around the
     insertion instead (Sahal and Tosun, ESEM 2018: the enclosing block). In Python and
@@ -309,24 +310,12 @@ def insertion_context(files: Sequence[ChangedFile], *, per_side: int = CONTEXT_L
                     continue
                 block = rows[start:end]
                 texts = [d.text for d in block if d.text.strip() and not (comment and d.text.strip().startswith(comment))]
-                if any(_says_something(t, language) for t in texts):
+                if texts:
                     level = min(len(_indent(t)) for t in texts)
                     for d in _around(rows, start, end, meaningful, per_side, level if nested else None):
                         out.setdefault((old, d.old_line), ChangedLine(old, d.old_line, d.text, f.filename))
                 start = end
     return tuple(sorted(out.values(), key=lambda ln: (ln.path, ln.line)))
-
-
-def _says_something(text: str, language: str | None) -> bool:
-    """True when an added line (not blank, not a comment) is more than an import, a bare
-    keyword or punctuation, or the start of a docstring."""
-    line = text.strip()
-    importing = _IMPORT.get(language or "")
-    if importing and importing.match(line):
-        return False
-    if language in ("python", "cython") and _DOCSTRING.match(line):
-        return False
-    return bool(_ALNUM.search(line)) and line not in _KEYWORDS
 
 
 def _around(rows, start: int, end: int, meaningful: set[int], per_side: int, level: int | None):
