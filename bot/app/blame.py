@@ -3,8 +3,10 @@
 The in-app source of :class:`bot.engine.history.model.HistoryFacts` (the offline one is
 :mod:`bot.sources.githistory`, on a local clone). The lines are those
 :func:`bot.engine.history.lines.trace_plan` picks (``to_blame``: the traced lines, else
-those of CI files and example scripts), numbered as in the file before the pull request; they are blamed at the commit the pull request was merged onto: the first parent
-of ``merge_commit_sha`` (for a squash or a merge commit, the base branch right before it).
+those of CI files and example scripts, else those around what the pull request only
+adds), numbered as in the file before the pull request; they are blamed at the commit
+the pull request was merged onto: the first parent of ``merge_commit_sha`` (for a squash
+or a merge commit, the base branch right before it).
 
 GitHub docs: "Objects" in the GraphQL reference, ``Blame``, ``BlameRange`` and ``Commit``
 (https://docs.github.com/en/graphql/reference/objects#blame,

@@ -40,8 +40,10 @@ MIN_SHARE = 0.5
 MIN_LINES = 1
 #: ... and this many times as many as the runner-up.
 MIN_LEAD = 2.0
-#: When only CI files and example scripts are blamed (``TracePlan.unanimous``), one pull
-#: request must have written every blamed line, and at least this many.
+#: When only a fallback is blamed (CI files and example scripts, or the lines around what
+#: a pull request only adds: ``TracePlan.unanimous``), one pull request must have written
+#: every blamed line, and at least this many (with one, 3 of 6 more answers were wrong
+#: on the oracle of ``bench/history_links.py``).
 FALLBACK_LINES = 2
 #: Evidence lines a link carries.
 MAX_EVIDENCE = 3
@@ -142,9 +144,9 @@ def find_link(
     (the lines are a :class:`bot.engine.history.lines.TracePlan`'s fallback) a pull
     request is named only when it wrote every blamed line, at least
     :data:`FALLBACK_LINES`; ``adds_only`` says the lines are those around what the pull
-    request only adds (``TracePlan.adds_only``). ``relocated`` lines count in the shares as :func:`rank` says
-    (the guide passes none). When the history is not available the link has no top, no
-    candidates, and the description's named culprits with 0 lines.
+    request only adds (``TracePlan.adds_only``). ``relocated`` lines count in the shares
+    as :func:`rank` says (the guide passes none). When the history is not available the
+    link has no top, no candidates, and the description's named culprits with 0 lines.
     """
     candidates = rank(lines, facts, snapshot.number, relocated=relocated) if facts.available else ()
     total = candidates[0].total if candidates else sum(1 for _ in _blamed(lines, facts))
