@@ -12,7 +12,8 @@ On a local clone of that repository (``--repo CLONE``, or ``$PRGUIDE_VERL_CLONE`
 oracle fix is rebuilt from git as ``prguide history`` does, and in the same run:
 
 * **prguide**: :func:`bot.engine.history.links.find_link` on the meaningful deleted
-  lines (:func:`bot.engine.history.lines.trace_plan`), blamed by
+  lines (:func:`bot.engine.history.lines.trace_plan`'s ``to_blame``: of code, else of
+  CI files and example scripts, then with a unanimous origin), blamed by
   :class:`bot.sources.githistory.HistoryReader` (replay, window, ``.git-blame-ignore-revs``):
   it answers only when one pull request clearly dominates;
 * **plain SZZ**: every deleted line blamed (``git blame``, no filters, no window, no
@@ -20,8 +21,14 @@ oracle fix is rebuilt from git as ``prguide history`` does, and in the same run:
   blamed.
 
 Precision is right answers over answers; recall is fixes answered rightly over oracle
-fixes. Target: precision >= 0.85 at recall >= 0.6, above plain SZZ on both. Also
-printed: ablations (one part of prguide off at a time); the dominance thresholds chosen
+fixes. Target: precision >= 0.85 at recall >= 0.6, above plain SZZ on both, stating none
+of the oracle's rejected claims. Also printed: variants not used by the guide (moved
+lines counted in the shares; for fixes without a traced deleted line, the lines around
+their insertions, :func:`bot.engine.history.lines.insertion_context`); ablations (one
+part of prguide off at a time); why each fix prguide misses is missed (first reason
+that applies: no deleted line, every deleted line dropped, no clear winner, origin older
+than the window, origin wrote none of the traced lines, another pull request wrote
+most); both methods on each half of the oracle; the dominance thresholds chosen
 on one half of the oracle (by fix number) and scored on the other, both ways; the
 description check ("introduced in #N" against the blame) on the oracle's true and
 rejected claims; and speed: the blame step of ``prguide history`` on the newest
@@ -45,6 +52,7 @@ from pathlib import Path
 
 from common import ROOT, header, verdict_line
 
+from bot.engine.analysis.patch import parse_patch  # noqa: E402
 from bot.engine.history import lines as history_lines  # noqa: E402
 from bot.engine.history.links import MIN_LEAD, MIN_SHARE, find_link, named_culprits  # noqa: E402
 from bot.engine.history.model import HistoryFacts  # noqa: E402
@@ -106,12 +114,63 @@ def plain_szz(cases: Sequence[Case], facts: dict[int, HistoryFacts]) -> dict[int
     return out
 
 
-def prguide_answers(cases, lines, facts, **thresholds) -> dict[int, int | None]:
+def prguide_answers(cases, lines, facts, relocated=None, unanimous=frozenset(), **thresholds) -> dict[int, int | None]:
+    """prguide's answer per fix; ``relocated`` ``{fix: lines moved to another file}`` counted
+    in the shares (:func:`bot.engine.history.links.rank`; the guide counts none); the fixes
+    in ``unanimous`` (their lines are CI and example lines, ``TracePlan.unanimous``) need a
+    unanimous origin."""
     out = {}
     for c in cases:
-        link = find_link(c.snapshot, lines[c.number], facts[c.number], fix=True, **thresholds)
+        moved = relocated.get(c.number, 0) if relocated else 0
+        link = find_link(c.snapshot, lines[c.number], facts[c.number], fix=True, unanimous=c.number in unanimous, relocated=moved, **thresholds)
         out[c.number] = link.top.number if link.top else None
     return out
+
+
+def with_insertions(cases, first, lines, context, facts, *, when: str, unanimous: bool = False) -> dict[int, int | None]:
+    """``first``'s answers, and for the fixes it leaves unanswered (``when="unanswered"``) or
+    that have no traced deleted line (``when="no-lines"``), the pull request that clearly
+    wrote the lines around their insertions (:func:`bot.engine.history.lines.insertion_context`),
+    under the same dominance rule."""
+    out = dict(first)
+    for c in cases:
+        if out.get(c.number) is not None or (when == "no-lines" and lines[c.number]):
+            continue
+        link = find_link(c.snapshot, context[c.number], facts[c.number], fix=True, unanimous=unanimous)
+        out[c.number] = link.top.number if link.top else None
+    return out
+
+
+def misses(cases, answers, lines, plans, facts, wide) -> list[str]:
+    """Why each oracle fix is not answered rightly, first reason that applies, with the fixes."""
+    reasons: dict[str, list[int]] = {}
+    for c in cases:
+        answer = answers.get(c.number)
+        if answer in c.truth:
+            continue
+        deleted = sum(1 for f in c.snapshot.files for d in parse_patch(f.patch) for x in d.lines if x.kind == "-")
+        blamed = {o.pull for o in facts[c.number].origins if o.pull is not None}
+        older = {o.pull for o in wide[c.number].origins if o.pull is not None}
+        if answer is not None:
+            why = "wrong answer: another pull request wrote most traced lines"
+        elif not deleted:
+            why = "adds only: no deleted line"
+        elif not lines[c.number]:
+            top = max(plans[c.number].dropped, key=plans[c.number].dropped.get)
+            why = f"no traced line: all deleted lines dropped (mostly {top})"
+        elif c.truth & blamed:
+            why = "no clear winner: the origin wrote some traced lines, not most"
+        elif c.truth & older:
+            why = "the origin's lines are older than the window"
+        else:
+            why = "the origin wrote none of the traced lines"
+        reasons.setdefault(why, []).append(c.number)
+    return [f"| {why} | {len(ns)} | {', '.join(f'#{n}' for n in ns)} |" for why, ns in sorted(reasons.items(), key=lambda kv: -len(kv[1]))]
+
+
+def rejected_stated(answers, oracle) -> list[tuple[int, int]]:
+    """The oracle's rejected pairs (fix, claimed origin) that ``answers`` state."""
+    return sorted((p["fix"], p["introduced_by"]) for p in oracle["rejected"] if answers.get(p["fix"]) == p["introduced_by"])
 
 
 def row(name: str, answers: dict[int, int | None], cases: Sequence[Case]) -> str:
@@ -120,7 +179,7 @@ def row(name: str, answers: dict[int, int | None], cases: Sequence[Case]) -> str
     return f"| {name} | {p:.2f} | {r:.2f} | {rm:.2f} | {n} | {right} |"
 
 
-def split_check(cases, lines, facts) -> list[str]:
+def split_check(cases, lines, facts, unanimous) -> list[str]:
     """Thresholds picked on one half (most right answers at precision >= 0.85, else the most
     precise), scored on the other half."""
     grid = list(itertools.product((0.34, 0.5, 0.67, 0.8), (1.0, 1.5, 2.0, 3.0), (1, 2)))
@@ -128,15 +187,46 @@ def split_check(cases, lines, facts) -> list[str]:
     half = len(ordered) // 2
     out = []
     for name, train, test in (("older -> newer", ordered[:half], ordered[half:]), ("newer -> older", ordered[half:], ordered[:half])):
-        scored = [(score(prguide_answers(train, lines, facts, min_share=s, min_lead=ld, min_lines=m), train), (s, ld, m)) for s, ld, m in grid]
+        scored = [(score(prguide_answers(train, lines, facts, unanimous=unanimous, min_share=s, min_lead=ld, min_lines=m), train), (s, ld, m)) for s, ld, m in grid]
         good = [x for x in scored if x[0][0] >= 0.85]
         (tp, tr, _, _), (s, ld, m) = max(good, key=lambda x: (x[0][3], x[0][0])) if good else max(scored, key=lambda x: x[0][0])
-        p, r, n, right = score(prguide_answers(test, lines, facts, min_share=s, min_lead=ld, min_lines=m), test)
+        p, r, n, right = score(prguide_answers(test, lines, facts, unanimous=unanimous, min_share=s, min_lead=ld, min_lines=m), test)
         out.append(f"| {name} | share {s}, lead {ld}, lines {m} | {tp:.2f} / {tr:.2f} | {p:.2f} / {r:.2f} ({right}/{len(test)}) |")
     return out
 
 
-def named_check(cases, lines, facts, oracle, repository) -> list[str]:
+def fallback_split(cases, lines, facts, unanimous) -> list[str]:
+    """The rule for the fallback lines (CI and example lines, lines around insertions:
+    share and lines of the top pull request) picked on one half as :func:`split_check`
+    does, the ordinary rule unchanged, scored on the other half."""
+    grid = list(itertools.product((0.5, 0.67, 1.0), (1, 2, 3)))
+
+    def answers(part, share, least):
+        out = {}
+        for c in part:
+            if c.number in unanimous:
+                link = find_link(c.snapshot, lines[c.number], facts[c.number], fix=True, min_share=share, min_lines=least)
+            else:
+                link = find_link(c.snapshot, lines[c.number], facts[c.number], fix=True)
+            out[c.number] = link.top.number if link.top else None
+        return out
+
+    ordered = sorted(cases, key=lambda c: c.number)
+    half = len(ordered) // 2
+    out = []
+    for name, train, test in (("older -> newer", ordered[:half], ordered[half:]), ("newer -> older", ordered[half:], ordered[:half])):
+        # As split_check: most right answers at precision >= 0.85, else the most precise;
+        # ties go to the stricter rule.
+        scored = [(score(answers(train, s, m), train), (s, m)) for s, m in grid]
+        good = [x for x in scored if x[0][0] >= 0.85]
+        pick = (lambda x: (x[0][3], x[0][0], x[1])) if good else (lambda x: (x[0][0], x[0][3], x[1]))
+        (tp, tr, _, _), (s, m) = max(good or scored, key=pick)
+        p, r, n, right = score(answers(test, s, m), test)
+        out.append(f"| {name} | share {s}, lines {m} | {tp:.2f} / {tr:.2f} | {p:.2f} / {r:.2f} ({right}/{len(test)}) |")
+    return out
+
+
+def named_check(cases, lines, facts, unanimous, oracle, repository, adds=frozenset()) -> list[str]:
     """How often the blame bears out the culprit a description names, for true and rejected claims."""
     true_pairs = {(p["fix"], p["introduced_by"]) for p in oracle["pairs"]}
     rejected = {(p["fix"], p["introduced_by"]) for p in oracle["rejected"]}
@@ -148,7 +238,8 @@ def named_check(cases, lines, facts, oracle, repository) -> list[str]:
             if c is None or culprit not in {n for n, _ in named_culprits(c.snapshot.body, repository, fix)}:
                 continue
             counts[key][0] += 1
-            link = find_link(c.snapshot, lines[fix], facts[fix], fix=True)
+            # Around what a fix only adds, the guide gives no verdict on the named culprit.
+            link = find_link(c.snapshot, () if fix in adds else lines[fix], facts[fix], fix=True, unanimous=fix in unanimous)
             named = next(n for n in link.named if n.number == culprit)
             counts[key][1] += named.lines > 0
             counts[key][2] += named.total > 0
@@ -156,7 +247,8 @@ def named_check(cases, lines, facts, oracle, repository) -> list[str]:
 
 
 def speed(repo_path: str, n: int) -> tuple[list[str], float]:
-    """The blame step of ``prguide history --last n``: replay against git blame, and agreement;
+    """The blame step of ``prguide history --last n`` (each pull request's ``to_blame`` lines):
+    replay against git blame, and agreement;
     returns the table rows and the replay's pull requests per second."""
     started = time.perf_counter()
     bundles = merged_pull_requests(repo_path, last=n)
@@ -164,7 +256,7 @@ def speed(repo_path: str, n: int) -> tuple[list[str], float]:
     reqs = []
     for b in bundles:
         s = snapshot_from_bundle(b)
-        reqs.append(TraceRequest(s.number, b["pull"]["base"]["sha"], history_lines.trace_plan(s.files).traced))
+        reqs.append(TraceRequest(s.number, b["pull"]["base"]["sha"], history_lines.trace_plan(s.files).to_blame))
     repo = open_repository(repo_path)
     rows, results, rates = [], {}, {}
     for method in ("replay", "blame"):
@@ -201,33 +293,67 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"oracle: {len(oracle['pairs'])} true pairs over {len(cases)} fixes ({mod} change lines their origin wrote); "
           f"{len(oracle['rejected'])} claims rejected; rebuilt in {time.perf_counter() - started:.1f} s\n")  # fmt: skip
     repo = open_repository(args.repo)
-    meaningful = {c.number: history_lines.trace_plan(c.snapshot.files).traced for c in cases}
+    plans = {c.number: history_lines.trace_plan(c.snapshot.files) for c in cases}
+    meaningful = {n: plan.to_blame for n, plan in plans.items()}
+    unanimous = {n for n, plan in plans.items() if plan.unanimous}
+    relocated = {n: plan.dropped.get("moved", 0) for n, plan in plans.items()}
+    deleted = {n: plan.traced or plan.fallback for n, plan in plans.items()}
+    strict_deleted = {n for n, plan in plans.items() if not plan.traced and plan.fallback}
+    context = {c.number: history_lines.insertion_context(c.snapshot.files) for c in cases}
     every = {c.number: history_lines.deleted_lines(c.snapshot.files) for c in cases}
     facts = blame_all(HistoryReader(repo), cases, meaningful, "replay")
     plain = blame_all(HistoryReader(repo, window_days=0, ignore_revs=False), cases, every, "blame")
 
     print("| method | precision | recall (all fixes) | recall (fixes that change their origin's lines) | answered | right |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
-    ours, baseline = prguide_answers(cases, meaningful, facts), plain_szz(cases, plain)
+    ours, baseline = prguide_answers(cases, meaningful, facts, unanimous=unanimous), plain_szz(cases, plain)
     print(row("**prguide**", ours, cases))
     print(row("plain SZZ (most recent blamed commit, no filters)", baseline, cases))
+    # The tiers of TracePlan.to_blame, one at a time, and variants the guide does not use.
+    code_only = prguide_answers(cases, {n: p.traced for n, p in plans.items()}, facts)
+    print(row("prguide, deleted lines of code only", code_only, cases))
+    print(row("prguide, deleted lines of code, else of CI files and example scripts", prguide_answers(cases, deleted, facts, unanimous=strict_deleted), cases))
+    around = blame_all(HistoryReader(repo), cases, context, "replay")
+    first = prguide_answers(cases, deleted, facts, unanimous=strict_deleted)
+    print(row("prguide, lines around insertions under the ordinary dominance rule", with_insertions(cases, first, deleted, context, around, when="no-lines"), cases))
+    print(row("prguide, lines around insertions (unanimous) whenever it names nobody", with_insertions(cases, first, deleted, context, around, when="unanswered", unanimous=True), cases))
+    print(row("prguide, moved lines counted in the shares (naming nobody)", prguide_answers(cases, meaningful, facts, relocated, unanimous), cases))
     # Ablations: prguide with one part off.
     unfiltered = {c.number: history_lines.trace_plan(c.snapshot.files, keep=history_lines.DROP_REASONS).traced for c in cases}
     print(row("prguide, no line filters", prguide_answers(cases, unfiltered, blame_all(HistoryReader(repo), cases, unfiltered, "replay")), cases))
-    print(row("prguide, no window", prguide_answers(cases, meaningful, blame_all(HistoryReader(repo, window_days=0), cases, meaningful, "replay")), cases))
-    print(row("prguide, no .git-blame-ignore-revs", prguide_answers(cases, meaningful, blame_all(HistoryReader(repo, ignore_revs=False), cases, meaningful, "replay")), cases))
+    wide = blame_all(HistoryReader(repo, window_days=0), cases, meaningful, "replay")
+    print(row("prguide, no window", prguide_answers(cases, meaningful, wide, unanimous=unanimous), cases))
+    print(row("prguide, no .git-blame-ignore-revs", prguide_answers(cases, meaningful, blame_all(HistoryReader(repo, ignore_revs=False), cases, meaningful, "replay"), unanimous=unanimous), cases))
     print(row("prguide lines, plain SZZ answer (most recent)", plain_szz(cases, facts), cases))
-    print(row("prguide, any top candidate (no dominance)", prguide_answers(cases, meaningful, facts, min_share=0, min_lead=0), cases))
+    print(row("prguide, any top candidate (no dominance)", prguide_answers(cases, meaningful, facts, unanimous=unanimous, min_share=0, min_lead=0), cases))
+
+    print("\nWhy prguide does not name the right origin, per oracle fix (first reason that applies):\n")
+    print("| reason | fixes | which |")
+    print("| --- | ---: | --- |")
+    print("\n".join(misses(cases, ours, meaningful, plans, facts, wide)))
+    ordered = sorted(cases, key=lambda c: c.number)
+    print("\nBy half of the oracle (fix number), precision / recall:\n")
+    print("| method | older half | newer half |")
+    print("| --- | --- | --- |")
+    for name, answers in (("**prguide**", ours), ("prguide, deleted lines of code only", code_only), ("plain SZZ", baseline)):
+        cells = [score(answers, part) for part in (ordered[: len(ordered) // 2], ordered[len(ordered) // 2 :])]
+        print(f"| {name} | " + " | ".join(f"{p:.2f} / {r:.2f} ({right}/{n})" for p, r, n, right in cells) + " |")
 
     print("\nThresholds chosen on one half, scored on the other (precision / recall):\n")
     print("| split | chosen | on its own half | on the other half |")
     print("| --- | --- | --- | --- |")
-    print("\n".join(split_check(cases, meaningful, facts)))
+    print("\n".join(split_check(cases, meaningful, facts, unanimous)))
+
+    print("\nThe rule for the fallback lines (unanimous: share 1.0, lines 2) chosen on one half, scored on the other:\n")
+    print("| split | chosen | on its own half | on the other half |")
+    print("| --- | --- | --- | --- |")
+    print("\n".join(fallback_split(cases, meaningful, facts, unanimous)))
 
     print("\nThe description's named culprit against the blame:\n")
     print("| claims | pairs | phrase found | lines blamed | blame agrees |")
     print("| --- | ---: | ---: | ---: | ---: |")
-    print("\n".join(named_check(cases, meaningful, facts, oracle, oracle["repository"])))
+    print("\n".join(named_check(cases, meaningful, facts, unanimous, oracle, oracle["repository"], {n for n, p in plans.items() if p.adds_only})))
+    stated = rejected_stated(ours, oracle)
 
     per_second = None
     if args.speed:
@@ -245,6 +371,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(verdict_line("precision >= 0.85", f"{p:.2f}", p >= 0.85))
     print(verdict_line("recall >= 0.6, all oracle fixes", f"{r:.2f}", r >= 0.6))
     print(verdict_line("recall >= 0.6, fixes that change their origin's lines", f"{rm:.2f}", rm >= 0.6))
+    print(verdict_line("none of the rejected claims stated", f"{len(stated)} of {len(oracle['rejected'])}" + (f": {stated}" if stated else ""), not stated))
     print(verdict_line("above plain SZZ on precision and recall", f"precision {p:.2f} vs {bp:.2f}, recall {r:.2f} vs {br:.2f} ({rm:.2f} vs {brm:.2f})", p > bp and r > br))
     if per_second is not None:
         print(verdict_line("blame step of prguide history >= 100 PRs/s", f"{per_second:.0f} PRs/s", per_second >= 100))

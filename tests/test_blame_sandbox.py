@@ -49,9 +49,21 @@ def build_repo(path: Path) -> Repo:
     return r
 
 
+def build_adds_only_repo(path: Path) -> Repo:
+    """PR #1 writing ``calc.py``, and the fix PR #2 that only adds a line to ``main``."""
+    r = Repo(path)
+    r.write("README.md", "# calc\n")
+    r.commit("Initial commit")
+    r.write("calc.py", MODULE)
+    r.commit("Add the limit (#1)", author="Ann")
+    r.write("calc.py", MODULE + "    print(limit(500))\n")
+    r.commit("fix: show the cap too (#2)", author="Bob")
+    return r
+
+
 @contextlib.asynccontextmanager
-async def app_on_repo(private_key: bytes, tmp_path: Path) -> AsyncIterator[tuple[Loopback, str, dict[int, dict]]]:
-    repo = build_repo(tmp_path / "calc")
+async def app_on_repo(private_key: bytes, tmp_path: Path, build=build_repo) -> AsyncIterator[tuple[Loopback, str, dict[int, dict]]]:
+    repo = build(tmp_path / "calc")
     async with start_sandbox(private_key) as sandbox:
         (name,) = sandbox.add_git_repo(repo.path)
         bundles = {b["pull"]["number"]: b for b in merged_pull_requests(repo.path)}
@@ -84,6 +96,18 @@ async def test_the_fix_s_guide_says_where_its_lines_came_from(app_private_key, t
         assert (await lb.deliver(pr_delivery(bundles[2]), delivery="notes-1")).status == 202
         await wait_idle(lb.app)
         assert lb.sandbox.comments(name, 2) and graphql_calls(lb.sandbox) == []
+
+
+async def test_a_fix_that_only_adds_lines_is_placed_among_the_lines_around_them(app_private_key, tmp_path):  # noqa: F811
+    async with app_on_repo(app_private_key, tmp_path, build_adds_only_repo) as (lb, name, bundles):
+        assert (await lb.deliver(pr_delivery(bundles[2]), delivery="adds-1")).status == 202
+        from bot.app.server import wait_idle
+
+        await wait_idle(lb.app)
+        (comment,) = lb.sandbox.comments(name, 2)
+        assert "The lines around the code this fix adds to `calc.py` were written in #1" in comment.body
+        assert "changes in `calc.py`" not in comment.body
+        assert [(r["method"], r["status"]) for r in graphql_calls(lb.sandbox)] == [("POST", 200)]
 
 
 @pytest.mark.parametrize(

@@ -156,3 +156,26 @@ def test_a_file_is_named_only_when_it_holds_most_of_the_lines(rules):
     guide = build_guide(snap, rules, blame=HistoryFacts("ok", origins, pulls))
     assert "2 of the 3 code lines this fix deletes or rewrites (imports, comments, moved and re-wrapped lines aside) were written in #12" in guide.markdown, guide.markdown
     assert "most of" not in guide.markdown and "most in" not in guide.markdown
+
+
+
+ADDS = "@@ -11,3 +11,4 @@ def scale(x, k):\n     offset = compute_offset(k)\n+    check(offset)\n     return x * k + offset\n     \n"
+
+
+def test_a_fix_that_only_adds_lines_is_placed_among_the_lines_around_them(rules):
+    adds = PullRequestSnapshot(
+        repository="acme/shapes", number=50, title="fix: scale checks the offset", body="Fixes a regression from #12.",
+        merged=True, merged_at="2024-03-10T12:00:00Z",
+        files=(ChangedFile("shapes/app.py", additions=1, patch=ADDS),), changed_files=1, additions=1,
+    )  # fmt: skip
+    for lang, sentence in (
+        ("en", "The lines around the code this fix adds to `shapes/app.py` were written in #12 (merged 9 days earlier, by **bob**)."),
+        ("zh", "这次修复在 `shapes/app.py` 中新增的代码周围的代码行写于 #12"),
+    ):
+        guide = build_guide(adds, rules, lang=lang, blame=facts())
+        assert sentence in guide.markdown
+        assert [c["kind"] for c in guide.data["claims"] if c["section"] == "history"] == ["history.fix_adds_among"]  # no verdict on #12
+        assert guide.data["history"]["adds_only"] is True and guide.data["history"]["fixes_code_from"] == 12
+    # One line around them is not enough.
+    one = facts(12, 30)
+    assert "were written in" not in build_guide(adds, rules, blame=one).markdown

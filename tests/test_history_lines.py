@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.engine.history.lines import deleted_lines, line_ranges, trace_plan
+from bot.engine.history.lines import deleted_lines, insertion_context, line_ranges, trace_plan
 from bot.engine.snapshot import ChangedFile
 
 
@@ -133,3 +133,58 @@ def test_plain_deletions_keep_everything_and_ranges_merge_adjacent_lines():
     f = ChangedFile("a.py", patch=patch("-# c", "-import os", "-x = 1", " y", "-z = 2"))
     assert [line.line for line in deleted_lines([f])] == [1, 2, 3, 5]
     assert line_ranges(deleted_lines([f])) == {"a.py": [(1, 3), (5, 5)]}
+
+
+def around(name: str, *lines: str, old_start: int = 1, **kw) -> list[tuple[int, str]]:
+    context = insertion_context([ChangedFile(name, patch=patch(*lines, old_start=old_start), **kw)])
+    return [(line.line, line.text.strip()) for line in context]
+
+
+def test_the_lines_around_an_insertion_stay_inside_its_python_block():
+    lines = (
+        "     return total",  # the previous function's body: outside the block
+        " def load(path):",
+        "     # read it",
+        "     data = read(path)",
+        "+    if data is None:",
+        "+        raise ValueError(path)",
+        "     return parse(data)",
+        " ",
+        " def save(path):",
+    )  # fmt: skip
+    assert around("io.py", *lines, old_start=20) == [(21, "def load(path):"), (23, "data = read(path)"), (24, "return parse(data)")]
+
+
+def test_only_insertions_in_code_files_have_context():
+    replaced = ("     a = 1", "-    b = 2", "+    b = 3", "+    c = 4", "     d = 5")
+    assert around("x.py", *replaced) == []  # a replacement: its deleted line is traced instead
+    assert around("x.py", " import os", " ", "+x = 1", " # note", " y = 2") == [(4, "y = 2")]
+    assert around("x.py", " a = 1", "+# only a comment", " b = 2") == []
+    # An import moved into a function (to import it lazily) is an insertion like any other.
+    assert around("x.py", " def f():", "+    import json", "     return 1") == [(1, "def f():"), (2, "return 1")]
+    assert around("docs/guide.md", " Some text.", "+More text.", " End.") == []
+    assert around("new.py", "+x = 1", status="added") == []
+    assert around("x.c", " int a;", " int b;", " int c;", " int d;", "+int e;", " int f;", old_start=5) == [(6, "int b;"), (7, "int c;"), (8, "int d;"), (9, "int f;")]  # three each side
+
+
+def test_ci_and_example_lines_are_blamed_only_when_no_line_of_code_is():
+    ci = ChangedFile(".github/workflows/ci.yml", patch=patch("   steps:", "-    - run: pytest -x", "+    - run: pytest"))
+    example = ChangedFile("examples/run.sh", patch=patch("-python train.py --lr 1", "+python train.py --lr 2"))
+    docker = ChangedFile("docker/Dockerfile", patch=patch("-FROM base:1", "+FROM base:2"))
+    plan = trace_plan([ci, example, docker])
+    assert plan.traced == () and plan.dropped == {"file": 3}
+    assert [line.text for line in plan.fallback] == ["    - run: pytest -x", "python train.py --lr 1"]
+    assert plan.to_blame == plan.fallback and plan.unanimous and not plan.adds_only
+    with_code = trace_plan([ci, ChangedFile("src/app.py", patch=patch("-x = 1", "+x = 2"))])
+    assert [line.path for line in with_code.to_blame] == ["src/app.py"] and with_code.fallback == () and not with_code.unanimous
+
+
+def test_a_pull_request_that_deletes_nothing_worth_blaming_blames_the_lines_around_its_insertions():
+    adds = ChangedFile("io.py", patch=patch(" def load(path):", "     data = read(path)", "+    check(data)", "     return parse(data)", old_start=4))
+    plan = trace_plan([adds, ChangedFile("docs/a.md", patch=patch("-old", "+new"))])
+    assert plan.traced == () and plan.fallback == ()
+    assert [(line.line, line.text.strip()) for line in plan.to_blame] == [(4, "def load(path):"), (5, "data = read(path)"), (6, "return parse(data)")]
+    assert plan.unanimous and plan.adds_only
+    # A deleted line of code, or of a CI file, comes first.
+    assert not trace_plan([adds, ChangedFile("ci.py", patch=patch("-y = 1", "+y = 2"))]).adds_only
+    assert trace_plan([adds, ChangedFile(".github/workflows/t.yml", patch=patch("-  run: a", "+  run: b"))]).around == ()

@@ -85,3 +85,24 @@ def test_description_phrases_that_name_a_culprit():
     }
     for body, expected in cases.items():
         assert [n for n, _ in named_culprits(body, "acme/widgets", 50)] == expected, body
+
+
+def test_lines_the_fix_moved_elsewhere_count_in_the_shares_but_name_nobody():
+    ls = lines(("a.py", 1), ("a.py", 2), ("a.py", 3))
+    blamed = facts({("a.py", 1): 12, ("a.py", 2): 12, ("a.py", 3): 30})
+    assert find_link(snapshot(), ls, blamed, fix=True).top.number == 12  # 2 of 3
+    moved = find_link(snapshot(), ls, blamed, fix=True, relocated=2)
+    assert moved.top is None and [(c.number, c.lines, c.total) for c in moved.candidates] == [(12, 2, 5), (30, 1, 5)]
+    assert rank(ls, facts({}), relocated=2) == ()  # nothing blamed: the moved lines alone say nothing
+
+
+def test_fallback_lines_name_a_pull_request_only_when_it_wrote_all_of_them():
+    two = lines(("ci.yml", 1), ("ci.yml", 2))
+    assert find_link(snapshot(), two, facts({("ci.yml", 1): 12, ("ci.yml", 2): 12}), fix=True, unanimous=True).top.number == 12
+    assert find_link(snapshot(), lines(("ci.yml", 1)), facts({("ci.yml", 1): 12}), fix=True, unanimous=True).top is None  # one line
+    three = lines(("ci.yml", 1), ("ci.yml", 2), ("ci.yml", 3))
+    mixed = facts({("ci.yml", 1): 12, ("ci.yml", 2): 12, ("ci.yml", 3): None})
+    assert find_link(snapshot(), three, mixed, fix=True).top.number == 12  # 2 of 3 dominate...
+    assert find_link(snapshot(), three, mixed, fix=True, unanimous=True).top is None  # ... but are not all
+    around = find_link(snapshot(), two, facts({("ci.yml", 1): 12, ("ci.yml", 2): 12}), fix=True, unanimous=True, adds_only=True)
+    assert around.adds_only and describe(around)["adds_only"] is True

@@ -10,7 +10,7 @@ import pytest
 from bot.engine.history.lines import trace_plan
 from bot.engine.history.links import find_link
 from bot.sources import load_merged_pull_requests, merged_pull_requests
-from bot.sources.githistory import HistoryReader, TraceRequest, pull_number
+from bot.sources.githistory import HistoryReader, TraceRequest, history_facts, pull_number
 from bot.sources.gitrun import open_repository
 from git_helpers import Repo
 
@@ -150,3 +150,47 @@ def test_pull_request_numbers_come_from_subjects():
     assert pull_number("Merge pull request #7 from a/b") == 7
     assert pull_number("Fix #12 in the parser") is None
     assert pull_number("Tidy up") is None
+
+
+def test_moved_code_is_not_traced_and_counted_in_the_shares_it_leaves_no_clear_origin(tmp_path):
+    repo = Repo(tmp_path / "moves")
+    repo.write("core.py", "def helper(v):\n    s = v * 2\n    t = s + 1\n    return t - 3\n\n\ndef run(x):\n    y = x + 1\n    return y\n")
+    repo.commit("Add helper and run (#1)", author="Ann")
+    repo.write("core.py", "def helper(v):\n    s = v * 2\n    t = s + 1\n    return t - 3\n\n\ndef run(x):\n    y = x + 2\n    return helper(y)\n")
+    repo.commit("Run through helper (#2)", author="Bob")
+    # The fix moves helper (written by #1) to its own module and edits run's two lines (#2's).
+    repo.write("core.py", "from util import helper\n\n\ndef run(x):\n    y = x + 3\n    return helper(y) or 0\n")
+    repo.write("util.py", "def helper(v):\n    s = v * 2\n    t = s + 1\n    return t - 3\n")
+    repo.commit("fix: run (#3)", author="Cid")
+    snaps, reqs = requests(repo.path, [3])
+    plan = trace_plan(snaps[3].files)
+    assert [line.text.strip() for line in plan.traced] == ["y = x + 2", "return helper(y)"] and plan.dropped["moved"] == 4
+    for method in ("blame", "replay"):
+        facts = HistoryReader(open_repository(repo.path)).facts(reqs, method=method)[3]
+        assert find_link(snaps[3], plan.traced, facts, fix=True).top.number == 2  # the moved lines left out: 2 of 2
+        link = find_link(snaps[3], plan.traced, facts, fix=True, relocated=plan.dropped["moved"])
+        assert link.top is None and [(c.number, c.lines, c.total) for c in link.candidates] == [(2, 2, 6)]
+
+
+def test_a_fix_that_only_adds_lines_is_traced_to_the_lines_around_them(tmp_path):
+    repo = Repo(tmp_path / "adds")
+    repo.write("io.py", "import os\n\n\ndef load(path):\n    data = read(path)\n    return parse(data)\n")
+    repo.commit("Add load (#1)", author="Ann")
+    repo.write(".github/workflows/ci.yml", "jobs:\n  test:\n    steps:\n      - run: pytest -x\n      - run: ruff check\n")
+    repo.commit("Add CI (#2)", author="Cid")
+    repo.write("io.py", "import os\n\n\ndef load(path):\n    data = read(path)\n    if data is None:\n        raise ValueError(path)\n    return parse(data)\n")
+    repo.commit("fix: load refuses missing files (#3)", author="Bob")
+    repo.write(".github/workflows/ci.yml", "jobs:\n  test:\n    steps:\n      - run: pytest\n      - run: ruff check .\n")
+    repo.commit("fix: run every test and check every file (#4)", author="Dee")
+    bundles = {b["pull"]["number"]: b for b in merged_pull_requests(repo.path)}
+    snaps = {s.number: s for s in load_merged_pull_requests(repo.path)}
+    adds, ci = trace_plan(snaps[3].files), trace_plan(snaps[4].files)
+    assert adds.traced == () and adds.adds_only  # nothing deleted: plain SZZ has nothing to blame
+    assert [(line.line, line.text.strip()) for line in adds.to_blame] == [(4, "def load(path):"), (5, "data = read(path)"), (6, "return parse(data)")]
+    assert ci.traced == () and [line.line for line in ci.to_blame] == [4, 5] and ci.unanimous and not ci.adds_only
+    for method in ("blame", "replay"):
+        facts = history_facts(repo.path, [(snaps[n], bundles[n]["pull"]["base"]["sha"]) for n in (3, 4)], method=method)
+        assert {(o.line, o.pull) for o in facts[3].origins} == {(4, 1), (5, 1), (6, 1)}
+        link = find_link(snaps[3], adds.to_blame, facts[3], fix=True, unanimous=True, adds_only=True)
+        assert link.top.number == 1 and link.adds_only
+        assert find_link(snaps[4], ci.to_blame, facts[4], fix=True, unanimous=True).top.number == 2

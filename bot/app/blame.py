@@ -2,9 +2,11 @@
 
 The in-app source of :class:`bot.engine.history.model.HistoryFacts` (the offline one is
 :mod:`bot.sources.githistory`, on a local clone). The lines are those
-:func:`bot.engine.history.lines.trace_plan` picks, numbered as in the file before the pull
-request; they are blamed at the commit the pull request was merged onto: the first parent
-of ``merge_commit_sha`` (for a squash or a merge commit, the base branch right before it).
+:func:`bot.engine.history.lines.trace_plan` picks (``to_blame``: the traced lines, else
+those of CI files and example scripts, else those around what the pull request only
+adds), numbered as in the file before the pull request; they are blamed at the commit
+the pull request was merged onto: the first parent of ``merge_commit_sha`` (for a squash
+or a merge commit, the base branch right before it).
 
 GitHub docs: "Objects" in the GraphQL reference, ``Blame``, ``BlameRange`` and ``Commit``
 (https://docs.github.com/en/graphql/reference/objects#blame,
@@ -94,7 +96,7 @@ async def fetch_blame(client: Any, snapshot: PullRequestSnapshot, *, deadline: f
     before the merge belongs to the pull request itself (a rebase merge of several commits,
     whose base this query cannot see). Never raises, except ``asyncio.CancelledError``.
     """
-    traced = trace_plan(snapshot.files).traced
+    traced = trace_plan(snapshot.files).to_blame
     if not traced or not snapshot.merge_commit_sha:
         return None
     files = wanted_files(traced)

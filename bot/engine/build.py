@@ -245,7 +245,8 @@ def _build_guide(
     )
     link = None
     if blame is not None:
-        link = find_link(snapshot, trace_plan(snapshot.files).traced, blame, fix=classification.change_type == "fix")
+        plan = trace_plan(snapshot.files)
+        link = find_link(snapshot, plan.to_blame, blame, fix=classification.change_type == "fix", unanimous=plan.unanimous, adds_only=plan.adds_only)
     facts = GuideFacts(
         snapshot=snapshot,
         analysis=analysis,

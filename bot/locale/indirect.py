@@ -370,6 +370,8 @@ IDS = (
     N_("history.changes_code_from"),
     N_("history.fixes_code_from.part"),
     N_("history.changes_code_from.part"),
+    N_("history.fix_adds_among"),
+    N_("history.adds_among"),
     NP_("history.days_earlier", "history.days_earlier"),
     NP_("history.named_agrees", "history.named_agrees"),
     NP_("history.named_unconfirmed", "history.named_unconfirmed"),

@@ -69,7 +69,7 @@ def history_facts(
     ``base`` is the commit on the branch right before the pull request (a git-sourced
     bundle's ``pull.base.sha``); ``None`` finds it from the snapshot's
     ``merge_commit_sha`` (:meth:`HistoryReader.base_of`). The lines blamed are those
-    :func:`bot.engine.history.lines.trace_plan` picks; ``method`` as in
+    :func:`bot.engine.history.lines.trace_plan` picks (``to_blame``); ``method`` as in
     :meth:`HistoryReader.facts`. Raises :class:`GitRepositoryError` when ``repo`` is
     not a git repository.
     """
@@ -78,7 +78,7 @@ def history_facts(
     for snapshot, base in pulls:
         if base is None and snapshot.merge_commit_sha:
             base = reader.base_of(snapshot.merge_commit_sha, snapshot.number)
-        requests.append(TraceRequest(snapshot.number, base, trace_plan(snapshot.files).traced))
+        requests.append(TraceRequest(snapshot.number, base, trace_plan(snapshot.files).to_blame))
     return reader.facts(requests, method=method)
 
 

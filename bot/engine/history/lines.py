@@ -17,7 +17,10 @@ that carry no behaviour. So a deleted line is only traced when it is *meaningful
   its own file, a line only changed place among its neighbours: that order is behaviour);
 * in a file that is code: documentation, generated files, lock files, binaries, CI
   files, example and build scripts are skipped (see :data:`_SKIPPED_KINDS`), as are
-  files whose patch GitHub omitted.
+  files whose patch GitHub omitted. When a pull request changes no line of code, the
+  meaningful lines of its CI files and example scripts are the ones to blame
+  (:attr:`TracePlan.fallback`), and only a unanimous origin is named; when it deletes
+  none of those either, the lines around what it adds (:func:`insertion_context`).
 
 Deleted lines are numbered as in the file before the pull request, under the file's
 old name for a rename (``previous_filename``), since that is where blame finds them.
@@ -31,7 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bot.engine.analysis.kinds import kind_of, language_of
-from bot.engine.analysis.patch import ADDED, REMOVED, Hunk, parse_patch
+from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, Hunk, parse_patch
 from bot.engine.snapshot import ChangedFile
 
 
@@ -125,15 +128,45 @@ _DOCSTRING = re.compile(r"^[rRbBuU]{0,2}(?:\"\"\"|''')")
 #: about where a bug came from (on the oracle of ``bench/history_links.py``, tracing them
 #: cost more right answers than it gave).
 _SKIPPED_KINDS = frozenset({"docs", "generated", "binary", "ci", "example", "build"})
+#: Skipped kinds whose lines are still blamed when a pull request changes no line of
+#: code: a fix of a CI workflow or of an example script fixes those lines. One pull
+#: request must then have written all of them (see :class:`TracePlan`). Build files are
+#: not among them: a Dockerfile's pinned versions are mostly bumped to follow releases.
+_FALLBACK_KINDS = frozenset({"ci", "example"})
 
 
 @dataclass(frozen=True, slots=True)
 class TracePlan:
-    """The deleted lines of a pull request: ``traced`` (meaningful, in file order) and
-    ``dropped`` (how many were left out, by reason of :data:`DROP_REASONS`)."""
+    """The lines of a pull request to blame, in file order.
+
+    ``traced``: its meaningful deleted lines of code; ``dropped``: how many deleted lines
+    were left out, by reason of :data:`DROP_REASONS`. Only when nothing is traced:
+    ``fallback``, the meaningful deleted lines of its CI files and example scripts (also
+    counted as dropped ``"file"`` lines); and only when there are none either, ``around``,
+    the lines around what it only adds (:func:`insertion_context`). A link to either
+    must be unanimous (:attr:`unanimous`).
+    """
 
     traced: tuple[ChangedLine, ...]
     dropped: dict[str, int]
+    fallback: tuple[ChangedLine, ...] = ()
+    around: tuple[ChangedLine, ...] = ()
+
+    @property
+    def to_blame(self) -> tuple[ChangedLine, ...]:
+        """The lines to blame: ``traced``, else ``fallback``, else ``around``."""
+        return self.traced or self.fallback or self.around
+
+    @property
+    def unanimous(self) -> bool:
+        """True when the lines to blame are ``fallback`` or ``around``: one pull request
+        must have written all of them (:data:`bot.engine.history.links.FALLBACK_LINES`)."""
+        return not self.traced and bool(self.fallback or self.around)
+
+    @property
+    def adds_only(self) -> bool:
+        """True when the lines to blame are ``around``: the pull request changes none of them."""
+        return not self.traced and not self.fallback and bool(self.around)
 
     def ranges(self) -> dict[str, list[tuple[int, int]]]:
         """``{old path: [(first, last), ...]}``: the traced lines as sorted, merged 1-based ranges."""
@@ -175,9 +208,8 @@ def trace_plan(files: Sequence[ChangedFile], *, keep: Iterable[str] = ()) -> Tra
     ``keep`` (of :data:`DROP_REASONS`) do not drop a line (to measure each rule)."""
     kept = frozenset(keep)
     dropped: Counter[str] = Counter()
-    parsed: list[tuple[ChangedFile, str | None, tuple[Hunk, ...]]] = []
-    added: Counter[str] = Counter()
-    added_in: dict[str, Counter[str]] = {}
+    code: list[tuple[ChangedFile, str | None, tuple[Hunk, ...]]] = []
+    scripts: list[tuple[ChangedFile, str | None, tuple[Hunk, ...]]] = []
     for f in files:
         hunks = parse_patch(f.patch)
         if not hunks:
@@ -185,14 +217,34 @@ def trace_plan(files: Sequence[ChangedFile], *, keep: Iterable[str] = ()) -> Tra
         kind = kind_of(f.filename, status=f.status, patch=f.patch, changes=f.changes)
         if (kind in _SKIPPED_KINDS or _is_lock(f.filename)) and "file" not in kept:
             dropped["file"] += sum(1 for h in hunks for d in h.lines if d.kind == REMOVED)
+            if kind in _FALLBACK_KINDS and not _is_lock(f.filename):
+                scripts.append((f, language_of(f.filename), hunks))
             continue
-        parsed.append((f, language_of(f.filename), hunks))
+        code.append((f, language_of(f.filename), hunks))
+    traced = _meaningful(code, _additions(code), kept, dropped)
+    # The scripts' lines are only blamed when no line of code is: a move into them counts too.
+    fallback = () if traced else _meaningful(scripts, _additions(code + scripts), kept, Counter())
+    around = () if traced or fallback else insertion_context(files)
+    return TracePlan(traced, {r: dropped[r] for r in DROP_REASONS if dropped[r]}, fallback, around)
+
+
+def _additions(parsed) -> tuple[Counter[str], dict[str, Counter[str]]]:
+    """The added lines of ``parsed`` files by :func:`_key`: all of them, and per file."""
+    added: Counter[str] = Counter()
+    added_in: dict[str, Counter[str]] = {}
+    for f, _language, hunks in parsed:
         mine = added_in.setdefault(f.filename, Counter())
         for hunk in hunks:
             for d in hunk.lines:
                 if d.kind == ADDED:
                     added[_key(d.text)] += 1
                     mine[_key(d.text)] += 1
+    return added, added_in
+
+
+def _meaningful(parsed, additions, kept: frozenset[str], dropped: Counter[str]) -> tuple[ChangedLine, ...]:
+    """The meaningful deleted lines of ``parsed`` files; the others counted in ``dropped`` by reason."""
+    added, added_in = additions
     traced: list[ChangedLine] = []
     for f, language, hunks in parsed:
         old = f.previous_filename or f.filename
@@ -206,7 +258,86 @@ def trace_plan(files: Sequence[ChangedFile], *, keep: Iterable[str] = ()) -> Tra
                     dropped[reason] += 1
                 else:
                     traced.append(ChangedLine(old, d.old_line, d.text, f.filename))
-    return TracePlan(tuple(traced), {r: dropped[r] for r in DROP_REASONS if dropped[r]})
+    return tuple(traced)
+
+
+#: Context lines taken on each side of an insertion, at most (GitHub's patches carry three).
+CONTEXT_LINES = 3
+
+
+def insertion_context(files: Sequence[ChangedFile], *, per_side: int = CONTEXT_LINES) -> tuple[ChangedLine, ...]:
+    """The lines around what ``files`` only add: for each run of added lines with no
+    deleted line (an insertion) in a file of code (as :func:`trace_plan` picks files)
+    and with an added line that is not blank or a comment, the nearest ``per_side``
+    meaningful context lines above and below it in the patch, numbered as in the file
+    before the pull request. (An added import counts: moving an import into a function
+    is how a fix makes it lazy.)
+
+    SZZ cannot blame a fix that only adds lines; variants blame the code around the
+    insertion instead (Sahal and Tosun, ESEM 2018: the enclosing block). In Python and
+    YAML the lines stay inside the insertion's block: above, up to and including the
+    first less indented line (the block's header); below, up to the first less indented
+    one. The walk stops at a changed line and at the hunk's edge. On the oracle of
+    ``bench/history_links.py`` the pull request that wrote these lines is often not the
+    one the fix completes, so :func:`trace_plan` only falls back on them when nothing
+    else is blamed, and a link to them must be unanimous.
+    """
+    out: dict[tuple[str, int], ChangedLine] = {}
+    for f in files:
+        if f.status == "added":
+            continue
+        hunks = parse_patch(f.patch)
+        kind = kind_of(f.filename, status=f.status, patch=f.patch, changes=f.changes) if hunks else None
+        if not hunks or kind in _SKIPPED_KINDS or _is_lock(f.filename):
+            continue
+        language = language_of(f.filename)
+        old = f.previous_filename or f.filename
+        nested = language in INDENT_SENSITIVE
+        comment = COMMENT_PREFIXES.get(language or "", ())
+        for hunk in hunks:
+            meaningful = {id(d) for d, reason in _classified(hunk, language, Counter(), context=True) if not reason}
+            rows = hunk.lines
+            start = 0
+            while start < len(rows):
+                if rows[start].kind != ADDED:
+                    start += 1
+                    continue
+                end = start
+                while end < len(rows) and rows[end].kind == ADDED:
+                    end += 1
+                if (start and rows[start - 1].kind == REMOVED) or (end < len(rows) and rows[end].kind == REMOVED):
+                    start = end  # a replacement, not an insertion: its deleted lines are traced
+                    continue
+                block = rows[start:end]
+                texts = [d.text for d in block if d.text.strip() and not (comment and d.text.strip().startswith(comment))]
+                if texts:
+                    level = min(len(_indent(t)) for t in texts)
+                    for d in _around(rows, start, end, meaningful, per_side, level if nested else None):
+                        out.setdefault((old, d.old_line), ChangedLine(old, d.old_line, d.text, f.filename))
+                start = end
+    return tuple(sorted(out.values(), key=lambda ln: (ln.path, ln.line)))
+
+
+def _around(rows, start: int, end: int, meaningful: set[int], per_side: int, level: int | None):
+    """The meaningful context rows nearest to ``rows[start:end]`` (see :func:`insertion_context`)."""
+    above = []
+    for d in reversed(rows[:start]):
+        if d.kind != CONTEXT or len(above) >= per_side:
+            break
+        outer = level is not None and d.text.strip() and len(_indent(d.text)) < level
+        if id(d) in meaningful:
+            above.append(d)
+        if outer:
+            break  # the header of the block the lines are added to: nothing above it
+    below = []
+    for d in rows[end:]:
+        if d.kind != CONTEXT or len(below) >= per_side:
+            break
+        if level is not None and d.text.strip() and len(_indent(d.text)) < level:
+            break  # past the end of the block
+        if id(d) in meaningful:
+            below.append(d)
+    return above + below
 
 
 def _is_lock(path: str) -> bool:
@@ -219,8 +350,10 @@ def _key(text: str) -> str:
     return _SPACE.sub(" ", text.strip())
 
 
-def _classified(hunk: Hunk, language: str | None, added: Counter[str]):
-    """Yield ``(removed line, reason or "")`` for the removed lines of ``hunk``."""
+def _classified(hunk: Hunk, language: str | None, added: Counter[str], *, context: bool = False):
+    """Yield ``(removed line, reason or "")`` for the removed lines of ``hunk``; with
+    ``context``, for its context lines instead (only blank, comment, import and trivial
+    lines have a reason)."""
     comment = COMMENT_PREFIXES.get(language or "", ())
     import_line = _IMPORT.get(language or "")
     block = _IMPORT_BLOCK.get(language or "")
@@ -251,6 +384,10 @@ def _classified(hunk: Hunk, language: str | None, added: Counter[str]):
                 in_import = True
         elif not _ALNUM.search(text) or text in _KEYWORDS:
             reason = "trivial"
+        if context:
+            if d.kind == CONTEXT:
+                yield d, reason
+            continue
         if d.kind != REMOVED:
             continue
         if not reason:

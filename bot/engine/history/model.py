@@ -114,7 +114,9 @@ class HistoryLink:
     traced lines, most first; ``named`` the culprits the description names, checked
     against the blame; ``days`` how long before this pull request's merge ``top`` was
     merged (``None`` when either date is unknown); ``fix`` whether this pull request is
-    a fix (the sentence says "this fix").
+    a fix (the sentence says "this fix"); ``adds_only`` whether the blamed lines are those
+    around what the pull request only adds (it changes none of them: the sentence says
+    so), ``traced`` how many lines were blamed.
     """
 
     top: Candidate | None
@@ -125,3 +127,4 @@ class HistoryLink:
     days: int | None
     fix: bool
     traced: int
+    adds_only: bool = False

@@ -285,7 +285,10 @@ def _history(link: HistoryLink | None, lang: str, reverted: int | None = None) -
             when = t("history.days_earlier", lang, {"count": link.days})
         key = "history.fixes_code_from" if link.fix else "history.changes_code_from"
         where = ""
-        if top.lines < top.total or len(top.paths) > 1:
+        if link.adds_only:
+            # The lines blamed are around what it adds, all from one pull request: it changes none of them.
+            key = "history.fix_adds_among" if link.fix else "history.adds_among"
+        elif top.lines < top.total or len(top.paths) > 1:
             # "3 of the 4 code lines ...": never "the lines" when some came from elsewhere. The
             # count is of the deleted or rewritten code lines traced (imports, comments, blank
             # lines aside), so it says so; a file is named only when it holds most of them.
@@ -301,8 +304,8 @@ def _history(link: HistoryLink | None, lang: str, reverted: int | None = None) -
         evidence = tuple(_history_evidence(top.number, e) for e in link.evidence)
         out.append(GuideClaim(key, "history", t(key, lang, params, raw=True), evidence))
     for named in link.named:
-        if not named.total:
-            continue  # nothing was blamed: no verdict either way
+        if not named.total or link.adds_only:
+            continue  # nothing was blamed, or only lines it does not change: no verdict either way
         said = Evidence(new=_quote(named.phrase), source="description")
         params = {"number": named.number, "lines": named.lines, "count": named.total}
         if named.first is not None:
