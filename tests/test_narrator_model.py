@@ -70,7 +70,9 @@ async def test_inventions_are_replaced_by_the_engine_sentence(sentence, reason, 
 )  # fmt: skip
 async def test_faults_leave_the_engine_guide(reply, reason, store):
     async with ScriptedModel([reply]) as model:
-        result = await narrate_guide(DATA, engine_markdown(), config(model, timeout=0.3), store=store)
+        # Only the hanging server must meet the deadline; the others answer, however loaded the machine.
+        timeout = 0.3 if reason == "timeout" else 30.0
+        result = await narrate_guide(DATA, engine_markdown(), config(model, timeout=timeout), store=store)
     assert result.narration.fallback_reason == reason and result.markdown == engine_markdown()
     assert store.get(result.key) is None  # a later refresh tries again
 
