@@ -26,6 +26,8 @@ from bot.engine.focus.points import focus_points, rename_map
 from bot.engine.focus.model import FollowUp
 from bot.engine.focus.review import follow_ups, review_summary
 from bot.engine.history.coupling import History, MergedChange, earlier, merged_change, usual_partners
+from bot.engine.history.follows import changed_definitions, follow_link
+from bot.engine.history.follows import describe as describe_follow
 from bot.engine.history.lines import trace_plan
 from bot.engine.history.links import describe as describe_history
 from bot.engine.history.links import find_link
@@ -245,6 +247,9 @@ def _build_guide(
     link = None
     if blame is not None:
         link = find_link(snapshot, trace_plan(snapshot.files).traced, blame, fix=classification.change_type == "fix")
+    reverted = _reverted(hits, description.revert_of, snapshot, classification.change_type)
+    definitions = changed_definitions(analysis)
+    follows = _follows(snapshot, definitions, history, link, reverted)
     facts = GuideFacts(
         snapshot=snapshot,
         analysis=analysis,
@@ -254,13 +259,14 @@ def _build_guide(
         follow_ups=follow,
         state=state,
         area_name=_area_namer(rules),
-        reverted=_reverted(hits, description.revert_of, snapshot, classification.change_type),
+        reverted=reverted,
         purpose=_trusted_purpose(description.purpose, absent),
         housekeeping=house,
         notices=notices or {},
         page_url=page_url,
         reverted_by=overrides.reverted_by,
         history=link,
+        follows=follows,
     )
     # One ledger: the comment and the JSON "claims" are written from the same claims.
     claims = guide_claims(facts, lang)
@@ -280,6 +286,9 @@ def _build_guide(
     if blame is not None and link is not None:
         # Only when history was looked up, so the JSON of a guide without it is unchanged.
         data["history"] = {"status": blame.status, "detail": blame.detail, **describe_history(link)}
+    if follows is not None:
+        # Only when one was found, so the JSON of a guide without it is unchanged.
+        data["follows"] = describe_follow(follows)
 
     # The same facts and claims in the other languages, so a stored guide can be read in
     # either; written once, when first asked for.
@@ -308,7 +317,8 @@ def _build_guide(
         # the comment agree on N.
         focus=tuple(p._replace(evidence=ev) for p in points for ev in [point_evidence(p)] if ev),
         other_languages=languages,
-        change=merged_change(snapshot.number, snapshot.files, merged_at=snapshot.merged_at, author=snapshot.author),
+        change=dataclasses.replace(merged_change(snapshot.number, snapshot.files, merged_at=snapshot.merged_at, author=snapshot.author),
+                                   definitions=definitions),
     )
 
 
@@ -332,6 +342,17 @@ def partner_follow_ups(snapshot: PullRequestSnapshot, history: History) -> tuple
                  file=p.file, evidence=(Evidence(p.partner, new=", ".join(f"#{n}" for n in p.numbers[:5]), source="metadata"),))
         for p in partners
     )  # fmt: skip
+
+
+def _follows(snapshot: PullRequestSnapshot, definitions: tuple[str, ...], history: History | None, link: Any,
+             reverted: int | None) -> Any:
+    """The earlier pull request ``snapshot`` follows up (:func:`bot.engine.history.follows.follow_link`),
+    from its description and, when ``history`` is given, the definitions both changed; the
+    pull request a fix's code came from and the reverted one are linked otherwise."""
+    prior = earlier(history.changes, snapshot.number, snapshot.merged_at) if history is not None else ()
+    exclude = [n for n in (link.top.number if link is not None and link.top is not None else None, reverted) if n is not None]
+    return follow_link(snapshot.body, snapshot.repository, snapshot.number, definitions, prior, merged_at=snapshot.merged_at,
+                       author=snapshot.author, exclude=exclude)  # fmt: skip
 
 
 def _area_namer(rules: Any):

@@ -367,4 +367,7 @@ IDS = (
     NP_("history.days_earlier", "history.days_earlier"),
     NP_("history.named_agrees", "history.named_agrees"),
     NP_("history.named_unconfirmed", "history.named_unconfirmed"),
+    N_("history.follows_named"),
+    N_("history.follows_named_shared"),
+    N_("history.follows_history"),
 )
