@@ -56,21 +56,23 @@ def prepare_save(
     return row, labels, descriptions
 
 
-def change_columns(row: Mapping[str, Any], change: Any) -> tuple[str, str] | None:
-    """The ``(paths, gone)`` JSON columns of a guide's changed paths
+def change_columns(row: Mapping[str, Any], change: Any) -> tuple[str, str, str] | None:
+    """The ``(paths, gone, definitions)`` JSON columns of a guide's changed paths and definitions
     (a :class:`bot.engine.history.coupling.MergedChange`), or ``None`` when not given.
 
     Raises :class:`GuideDataError` when ``change`` is of another pull request or its paths
-    are not text.
+    or definitions are not text.
     """
     if change is None:
         return None
     if getattr(change, "number", None) != row["number"]:
         raise GuideDataError(f"changed paths of #{getattr(change, 'number', None)} given with the guide of #{row['number']}")
     paths, gone = tuple(getattr(change, "paths", ()) or ()), tuple(getattr(change, "gone", ()) or ())
-    if not all(isinstance(p, str) for p in (*paths, *gone)):
-        raise GuideDataError("changed paths must be text")
-    return json.dumps(list(paths), ensure_ascii=False), json.dumps(list(gone), ensure_ascii=False)
+    definitions = tuple(getattr(change, "definitions", ()) or ())
+    if not all(isinstance(p, str) for p in (*paths, *gone, *definitions)):
+        raise GuideDataError("changed paths and definitions must be text")
+    return (json.dumps(list(paths), ensure_ascii=False), json.dumps(list(gone), ensure_ascii=False),
+            json.dumps(list(definitions), ensure_ascii=False))  # fmt: skip
 
 
 def repository_name(value: Any) -> str:

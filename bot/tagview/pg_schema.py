@@ -131,5 +131,10 @@ UPDATE tagview_repositories r SET guides = (SELECT COUNT(*) FROM tagview_guides 
 ANALYZE tagview_counts;
 """
 
+# Version 6: the definitions each guide's pull request changed, as in SQLite (bot.tagview.schema).
+_DEFINITIONS = """
+ALTER TABLE tagview_guide_files ADD COLUMN definitions json NOT NULL DEFAULT '[]';
+"""
+
 #: The tag view's PostgreSQL migrations, in order; each runs in one transaction.
-MIGRATIONS: list[str] = [_TABLES, _SEARCH, _CARDS, _FILES, _COUNTS]
+MIGRATIONS: list[str] = [_TABLES, _SEARCH, _CARDS, _FILES, _COUNTS, _DEFINITIONS]

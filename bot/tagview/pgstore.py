@@ -202,8 +202,9 @@ class PgGuideStore:
             )
             if files is not None:
                 cur.execute(
-                    "INSERT INTO tagview_guide_files (guide_id, paths, gone) VALUES (%s, %s::json, %s::json) "
-                    "ON CONFLICT (guide_id) DO UPDATE SET paths = excluded.paths, gone = excluded.gone",
+                    "INSERT INTO tagview_guide_files (guide_id, paths, gone, definitions) VALUES (%s, %s::json, %s::json, %s::json) "
+                    "ON CONFLICT (guide_id) DO UPDATE SET paths = excluded.paths, gone = excluded.gone, "
+                    "definitions = excluded.definitions",
                     (guide_id, *files),
                 )
             cur.execute("DELETE FROM tagview_labels WHERE guide_id = %s RETURNING label", (guide_id,))
@@ -396,13 +397,14 @@ class PgGuideStore:
             params.append(utc(datetime.fromisoformat(before.replace("Z", "+00:00"))))
         with self._connection() as conn:
             found = conn.execute(
-                "SELECT g.number, g.merged_at, g.author, f.paths, f.gone FROM tagview_guides g "
+                "SELECT g.number, g.merged_at, g.author, f.paths, f.gone, f.definitions FROM tagview_guides g "
                 f"JOIN tagview_guide_files f ON f.guide_id = g.id WHERE {where} "
                 "ORDER BY g.merged_at DESC NULLS LAST, g.number DESC LIMIT %s",
                 (*params, max(0, int(limit))),
             ).fetchall()
-        return [MergedChange(number, tuple(paths), tuple(gone), iso(utc(merged)) if merged else "", author or "")
-                for number, merged, author, paths, gone in reversed(found)]  # fmt: skip
+        return [MergedChange(number, tuple(paths), tuple(gone), iso(utc(merged)) if merged else "", author or "",
+                             tuple(definitions or ()))
+                for number, merged, author, paths, gone, definitions in reversed(found)]  # fmt: skip
 
     def briefs(
         self, repository: str, *, label: str | None = None, since: date | datetime | str | None = None,

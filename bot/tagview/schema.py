@@ -119,6 +119,13 @@ UPDATE tagview_repositories SET guides = (SELECT COUNT(*) FROM tagview_guides g 
 """
 
 
+# Version 6: the definitions each guide's pull request changed (a JSON list of ``path::name``),
+# for telling which earlier pull request a later one follows up (bot.engine.history.follows).
+_DEFINITIONS = """
+ALTER TABLE tagview_guide_files ADD COLUMN definitions TEXT NOT NULL DEFAULT '[]';
+"""
+
+
 def fts5_trigram_available() -> bool:
     """Whether this Python's SQLite has FTS5 with the trigram tokenizer (SQLite >= 3.34)."""
     probe = sqlite3.connect(":memory:")
@@ -133,7 +140,7 @@ def fts5_trigram_available() -> bool:
 
 def migrations() -> list[str]:
     """The tag view's migration scripts, in order (see :func:`bot.app.db.migrate`)."""
-    return [_TABLES, _SEARCH_FTS if fts5_trigram_available() else _SEARCH_NONE, _CARDS, _FILES, _COUNTS]
+    return [_TABLES, _SEARCH_FTS if fts5_trigram_available() else _SEARCH_NONE, _CARDS, _FILES, _COUNTS, _DEFINITIONS]
 
 
 def open_connection(path: str | os.PathLike[str]) -> sqlite3.Connection:

@@ -189,8 +189,9 @@ class GuideStore:
             )
             if files is not None:
                 conn.execute(
-                    "INSERT INTO tagview_guide_files (guide_id, paths, gone) VALUES (?, ?, ?) "
-                    "ON CONFLICT (guide_id) DO UPDATE SET paths = excluded.paths, gone = excluded.gone",
+                    "INSERT INTO tagview_guide_files (guide_id, paths, gone, definitions) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (guide_id) DO UPDATE SET paths = excluded.paths, gone = excluded.gone, "
+                    "definitions = excluded.definitions",
                     (guide_id, *files),
                 )
             if self._fts:
@@ -374,7 +375,7 @@ class GuideStore:
         """The changed paths of the repository's newest ``limit`` stored guides merged before
         ``before`` (ISO-8601; ``None``: all), oldest first, as
         :class:`bot.engine.history.coupling.MergedChange` (``merged_at`` and ``author`` the
-        guide's). Guides stored without their paths are left out. One statement on the
+        guide's, ``definitions`` as stored: empty for guides stored before they were). Guides stored without their paths are left out. One statement on the
         merge-time index. Raises :class:`ValueError` for a bad ``before``.
         """
         where, params = "g.repository = ?", [repository]
@@ -382,13 +383,14 @@ class GuideStore:
             where += " AND g.merged_at < ?"
             params.append(iso(utc(datetime.fromisoformat(before.replace("Z", "+00:00")))))
         found = self._conn.execute(
-            "SELECT g.number, g.merged_at, g.author, f.paths, f.gone FROM tagview_guides g "
+            "SELECT g.number, g.merged_at, g.author, f.paths, f.gone, f.definitions FROM tagview_guides g "
             f"JOIN tagview_guide_files f ON f.guide_id = g.id WHERE {where} "
             "ORDER BY g.merged_at DESC, g.number DESC LIMIT ?",
             (*params, max(0, int(limit))),
         ).fetchall()
-        return [MergedChange(number, tuple(json.loads(paths)), tuple(json.loads(gone)), merged or "", author or "")
-                for number, merged, author, paths, gone in reversed(found)]  # fmt: skip
+        return [MergedChange(number, tuple(json.loads(paths)), tuple(json.loads(gone)), merged or "", author or "",
+                             tuple(json.loads(definitions)))
+                for number, merged, author, paths, gone, definitions in reversed(found)]  # fmt: skip
 
     @_locked
     def briefs(
