@@ -169,22 +169,23 @@ class PgGuideStore:
                 INSERT INTO tagview_guides (
                     repository, number, title, url, author, merged_at, change_type, breaking,
                     importance, reading_level, reading_minutes, lang, summary, labels, areas,
-                    focus_text, stored_at
-                ) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, now())
+                    focus_text, stored_at, fixes_from
+                ) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, now(), %s)
                 ON CONFLICT (repository, number) DO UPDATE SET
                     title = excluded.title, url = excluded.url, author = excluded.author,
                     merged_at = excluded.merged_at, change_type = excluded.change_type,
                     breaking = excluded.breaking, importance = excluded.importance,
                     reading_level = excluded.reading_level, reading_minutes = excluded.reading_minutes,
                     lang = excluded.lang, summary = excluded.summary, labels = excluded.labels,
-                    areas = excluded.areas, focus_text = excluded.focus_text, stored_at = excluded.stored_at
+                    areas = excluded.areas, focus_text = excluded.focus_text, stored_at = excluded.stored_at,
+                    fixes_from = excluded.fixes_from
                 RETURNING id, (xmax = 0)
                 """,
                 (
                     row["repository"], row["number"], row["title"], row["url"], row["author"], merged_at,
                     row["change_type"], bool(row["breaking"]), row["importance"], row["reading_level"],
                     row["reading_minutes"], row["lang"], row["summary"], json.dumps(row["labels"]),
-                    json.dumps(row["areas"]), row["focus_text"],
+                    json.dumps(row["areas"]), row["focus_text"], row["fixes_from"],
                 ),
             )
             guide_id, inserted = cur.fetchone()
@@ -415,13 +416,13 @@ class PgGuideStore:
         where, params = _where(repository, flt)
         with self._connection() as conn:
             found = conn.execute(
-                "SELECT g.number, g.merged_at, g.reading_level, g.importance, g.breaking, COALESCE(g.areas->>0, '') "
-                f"FROM tagview_guides g WHERE {where}",
+                "SELECT g.number, g.merged_at, g.reading_level, g.importance, g.breaking, COALESCE(g.areas->>0, ''), "
+                f"g.change_type, g.fixes_from FROM tagview_guides g WHERE {where}",
                 params,
             ).fetchall()
         return [
-            Brief(n, iso(utc(merged)) if merged is not None else None, level, importance, bool(breaking), area)
-            for n, merged, level, importance, breaking, area in found
+            Brief(n, iso(utc(merged)) if merged is not None else None, level, importance, bool(breaking), area, kind, origin)
+            for n, merged, level, importance, breaking, area, kind, origin in found
         ]
 
     def visibility(self, repository: str) -> str | None:

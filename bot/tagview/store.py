@@ -138,11 +138,11 @@ class GuideStore:
                 INSERT INTO tagview_guides (
                     repository, number, title, url, author, merged_at, change_type, breaking,
                     importance, reading_level, reading_minutes, lang, summary, labels, areas,
-                    focus_text, stored_at
+                    focus_text, stored_at, fixes_from
                 ) VALUES (
                     :repository, :number, :title, :url, :author, :merged_at, :change_type, :breaking,
                     :importance, :reading_level, :reading_minutes, :lang, :summary, :labels_json,
-                    :areas_json, :focus_text, :stored_at
+                    :areas_json, :focus_text, :stored_at, :fixes_from
                 )
                 ON CONFLICT (repository, number) DO UPDATE SET
                     title = excluded.title, url = excluded.url, author = excluded.author,
@@ -150,7 +150,8 @@ class GuideStore:
                     breaking = excluded.breaking, importance = excluded.importance,
                     reading_level = excluded.reading_level, reading_minutes = excluded.reading_minutes,
                     lang = excluded.lang, summary = excluded.summary, labels = excluded.labels,
-                    areas = excluded.areas, focus_text = excluded.focus_text, stored_at = excluded.stored_at
+                    areas = excluded.areas, focus_text = excluded.focus_text, stored_at = excluded.stored_at,
+                    fixes_from = excluded.fixes_from
                 RETURNING id
                 """,
                 {**row, "labels_json": json.dumps(row["labels"]), "areas_json": json.dumps(areas)},
@@ -406,10 +407,11 @@ class GuideStore:
         where, params = self._where(repository, flt)
         found = self._conn.execute(
             "SELECT g.number, g.merged_at, g.reading_level, g.importance, g.breaking, "
-            f"COALESCE(json_extract(g.areas, '$[0]'), '') FROM tagview_guides g WHERE {where}",
+            f"COALESCE(json_extract(g.areas, '$[0]'), ''), g.change_type, g.fixes_from FROM tagview_guides g WHERE {where}",
             params,
         ).fetchall()
-        return [Brief(n, merged, level, importance, bool(breaking), area) for n, merged, level, importance, breaking, area in found]
+        return [Brief(n, merged, level, importance, bool(breaking), area, kind, origin)
+                for n, merged, level, importance, breaking, area, kind, origin in found]  # fmt: skip
 
     @_locked
     def visibility(self, repository: str) -> str | None:
