@@ -147,3 +147,32 @@ def test_changed_definitions_are_source_definitions_with_their_file():
         changed_files=2, additions=2, deletions=3,
     )  # fmt: skip
     assert changed_definitions(analyse(snap)) == ("shapes/app.py::scale",)
+
+
+def test_offline_history_says_what_a_pull_request_follows_up(tmp_path, capsys):
+    import json
+    import shutil
+
+    from git_helpers import Repo
+
+    from bot.cli import main
+
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    module = "def limit(n):\n    if n > 100:\n        return 100\n    return n + 1\n\n\ndef main():\n    print(limit(3))\n"
+    r = Repo(tmp_path / "calc")
+    r.write("calc.py", module)
+    r.commit("Initial import (#1)", author="Dev")  # another author: #2 is the one Ann's #4 follows
+    r.write("calc.py", module.replace("    if n > 100:", "    n = int(n)\n    if n > 100:"))
+    r.commit("Read the limit as a number (#2)", author="Ann")
+    r.write("README.md", "# calc\n")
+    r.commit("Add a readme (#3)", author="Cid")
+    r.write("calc.py", r.path.joinpath("calc.py").read_text().replace("    return n + 1", "    assert n >= 0\n    return n + 1"))
+    r.commit("Refuse negative limits (#4)", author="Ann")
+    r.write("calc.py", r.path.joinpath("calc.py").read_text().replace("    print(limit(3))", "    print(limit(3))\n    print(limit(4))"))
+    r.commit("Print another limit (#5)", author="Ann")
+    assert main(["history", "--repo", str(r.path), "--repository", "acme/calc", "--format", "json"]) == 0
+    guides = {g["number"]: g for g in json.loads(capsys.readouterr().out)}
+    assert guides[4]["follows"] == {"number": 2, "phrase": "", "shared": ["calc.py::limit"], "days": 0, "same_author": True}
+    assert "Follows #2 by the same author (merged the same day): both change `limit`." in guides[4]["markdown"]
+    assert "follows" not in guides[2] and "follows" not in guides[5]  # #5 changes `main` only

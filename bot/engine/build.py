@@ -249,7 +249,7 @@ def _build_guide(
         link = find_link(snapshot, trace_plan(snapshot.files).traced, blame, fix=classification.change_type == "fix")
     reverted = _reverted(hits, description.revert_of, snapshot, classification.change_type)
     definitions = changed_definitions(analysis)
-    follows = _follows(snapshot, definitions, history, link, reverted)
+    follows = follow_up_of(snapshot, definitions, history, (link.top.number if link is not None and link.top is not None else None, reverted))
     facts = GuideFacts(
         snapshot=snapshot,
         analysis=analysis,
@@ -344,15 +344,17 @@ def partner_follow_ups(snapshot: PullRequestSnapshot, history: History) -> tuple
     )  # fmt: skip
 
 
-def _follows(snapshot: PullRequestSnapshot, definitions: tuple[str, ...], history: History | None, link: Any,
-             reverted: int | None) -> Any:
-    """The earlier pull request ``snapshot`` follows up (:func:`bot.engine.history.follows.follow_link`),
-    from its description and, when ``history`` is given, the definitions both changed; the
-    pull request a fix's code came from and the reverted one are linked otherwise."""
+def follow_up_of(
+    snapshot: PullRequestSnapshot, definitions: tuple[str, ...], history: History | None, linked: tuple[int | None, ...] = ()
+) -> Any:
+    """The earlier pull request ``snapshot`` follows up (a :class:`bot.engine.history.follows.FollowLink`
+    or ``None``, see :func:`bot.engine.history.follows.follow_link`), from its description and,
+    when ``history`` is given, the definitions (``path::name``) both changed. ``linked`` are
+    the pull requests the guide links otherwise (the one whose code the changed lines came
+    from, the reverted one; ``None`` for none): the history alone never names them."""
     prior = earlier(history.changes, snapshot.number, snapshot.merged_at) if history is not None else ()
-    exclude = [n for n in (link.top.number if link is not None and link.top is not None else None, reverted) if n is not None]
     return follow_link(snapshot.body, snapshot.repository, snapshot.number, definitions, prior, merged_at=snapshot.merged_at,
-                       author=snapshot.author, exclude=exclude)  # fmt: skip
+                       author=snapshot.author, exclude=[n for n in linked if n is not None])  # fmt: skip
 
 
 def _area_namer(rules: Any):
