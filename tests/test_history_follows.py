@@ -176,3 +176,18 @@ def test_offline_history_says_what_a_pull_request_follows_up(tmp_path, capsys):
     assert guides[4]["follows"] == {"number": 2, "phrase": "", "shared": ["calc.py::limit"], "days": 0, "same_author": True}
     assert "Follows #2 by the same author (merged the same day): both change `limit`." in guides[4]["markdown"]
     assert "follows" not in guides[2] and "follows" not in guides[5]  # #5 changes `main` only
+
+
+def test_a_python_class_itself_is_no_shared_definition():
+    from bot.engine.analysis import analyse
+
+    patch = "@@ -1,3 +1,3 @@ class Engine:\n     rate = 1\n-    size = 2\n+    size = 3\n"
+    snap = PullRequestSnapshot(
+        repository=REPO, number=5, title="t", body="", author="a", merged=True, merged_at=MERGED, html_url="",
+        files=(ChangedFile("shapes/engine.py", additions=1, deletions=1, patch=patch),
+               ChangedFile("shapes/app.py", additions=1, deletions=2, patch=PATCH)),
+        changed_files=2, additions=2, deletions=3,
+    )  # fmt: skip
+    analysis = analyse(snap)
+    assert "Engine" in analysis.symbols
+    assert changed_definitions(analysis) == ("shapes/app.py::scale",)

@@ -107,17 +107,28 @@ def _plain(body: str) -> str:
 
 
 def changed_definitions(analysis: object) -> tuple[str, ...]:
-    """``path::qualified.name`` of every definition whose body a pull request's diff touches
-    in its source files (:attr:`bot.engine.analysis.model.FileAnalysis.symbols_touched`),
-    in order, without repeats; tests, docs and examples are left out."""
+    """``path::qualified.name`` of every function or method whose body a pull request's diff
+    touches in its source files (:attr:`bot.engine.analysis.model.FileAnalysis.symbols_touched`),
+    in order, without repeats; tests, docs and examples are left out, and so are Python
+    classes themselves (:func:`_looks_like_class`): two changes anywhere in one big class
+    are no sign that one follows the other (on verl's last 200 merges, most history-only
+    links rested on a class alone)."""
     out: dict[str, None] = {}
     for f in getattr(analysis, "files", ()):
         if f.kind != "source":
             continue
+        python = f.language == "python"
         for symbol in f.symbols_touched:
-            if symbol:
+            if symbol and not (python and _looks_like_class(symbol.rpartition(".")[2])):
                 out[f"{f.path}{SEP}{symbol}"] = None
     return tuple(out)
+
+
+def _looks_like_class(name: str) -> bool:
+    """Whether a Python name is a class's, as PEP 8 names them: with a capital letter (``Trainer``,
+    ``vLLMServer``); functions are lower case with underscores. A camelCase function is taken
+    for a class too, which only leaves it out."""
+    return any(c.isupper() for c in name)
 
 
 @dataclass(frozen=True, slots=True)
