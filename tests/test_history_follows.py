@@ -191,3 +191,39 @@ def test_a_python_class_itself_is_no_shared_definition():
     analysis = analyse(snap)
     assert "Engine" in analysis.symbols
     assert changed_definitions(analysis) == ("shapes/app.py::scale",)
+
+
+def _whole_text(body: str, repository: str, own: int) -> list[tuple[int, str]]:
+    """The same search along the whole description: what the search of the stretches around
+    references must find."""
+    from bot.engine.history import follows as f
+
+    found: dict[int, tuple[int, str]] = {}
+    for pattern in (f._BEFORE, f._ZH_BEFORE, f._ZH_AFTER):
+        for m in pattern.finditer(body):
+            other, number = m["repo"] or m["short"], int(m["number"])
+            if number == own or (other and other.lower().rpartition("/")[2] != repository.rpartition("/")[2]):
+                continue
+            if f._NEGATION.search(body[max(0, m.start() - 40) : m.start()]) or f._hidden(body, m.start()):
+                continue
+            if number not in found or m.start() < found[number][0]:
+                found[number] = (m.start(), " ".join(m.group(0).split()))
+    return [(n, p) for n, (_, p) in sorted(found.items(), key=lambda kv: kv[1][0])]
+
+
+_PIECES = ["Follow-up to ", "follow up of ", "Continues ", "part 2 of ", "based on ", "跟进 ", " 的后续", "not a ", "> ",
+           "```\n", "<!-- ", " -->", "#12", "#7", "other/lib#3", "acme/shapes#4", "https://github.com/acme/shapes/pull/5",
+           "https://github.com/x/y/pull/6", "\n", " ", "word ", "### Heading\n", "#50"]  # fmt: skip
+
+
+def test_the_windowed_search_finds_what_the_whole_text_search_finds():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(st.sampled_from(_PIECES), max_size=25))
+    def check(pieces):
+        body = "".join(pieces)
+        assert named_predecessors(body, REPO, own=50) == _whole_text(body, REPO, 50)
+
+    check()
