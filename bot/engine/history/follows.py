@@ -212,7 +212,7 @@ def follow_link(
     follows up, or ``None``.
 
     ``definitions`` are this pull request's changed definitions (:func:`changed_definitions`);
-    ``history`` the merged pull requests before it, oldest first, with theirs
+    ``history`` the merged pull requests before it, oldest first (by merge time), with theirs
     (``MergedChange.definitions``; empty when the source does not know them). The first
     pull request the description names wins (with the definitions both changed when the
     history has it); else the one pull request by the same author, merged within
@@ -235,11 +235,13 @@ def follow_link(
         return None
     skip = set(exclude) | {own}
     found = []
-    for change in history:
-        days = _days(change.merged_at, merged_at)
-        if days is None or days > window_days or change.author != author or change.number in skip:
+    for change in reversed(history):  # newest first: the walk stops past the window
+        if change.author != author or change.number in skip or not change.definitions:
             continue
-        if not change.definitions or len(change.definitions) > MAX_DEFINITIONS:
+        days = _days(change.merged_at, merged_at)
+        if days is not None and days > window_days:
+            break
+        if days is None or len(change.definitions) > MAX_DEFINITIONS:
             continue
         shared = _shared(definitions, change.definitions)
         if shared:
