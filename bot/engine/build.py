@@ -140,7 +140,9 @@ def build_guide(
     public address). ``history`` is the repository's merged history with the thresholds
     its replay chose (:func:`bot.engine.history.coupling.calibrate`): files that usually
     change with this pull request's but were not touched become follow-ups (at most two;
-    only entries merged before this pull request count). ``blame`` is what a source found
+    only entries merged before this pull request count); its entries' changed definitions
+    also tell which earlier pull request this one follows up ("Follows #N",
+    :mod:`bot.engine.history.follows`, which the description alone may say too). ``blame`` is what a source found
     about who wrote the lines the pull request changes
     (:class:`bot.engine.history.model.HistoryFacts`): the guide names the pull request that
     clearly wrote them ("fixes code from #N") and checks a culprit the description names.
