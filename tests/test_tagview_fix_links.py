@@ -103,12 +103,12 @@ async def test_the_pages_show_the_links_in_both_languages(sqlite_store):
     client = await client_for(sqlite_store)
     try:
         html = await (await client.get("/repos/acme/rocket/digest?since=2026-03-09&until=2026-03-15")).text()
-        assert '<section id="fixes-earlier"' in html and "Fixes to the window before" in html
+        assert '<section id="fixes-earlier"' in html and "Fixes to last week&#39;s merges" in html
         assert '<tr data-number="13" data-origin="10">' in html and "Add the limit" in html
         assert "merged 2026-03-02 – 2026-03-08" in html
         assert '<span class="fixes-from">Fixes code from <a href="/repos/acme/rocket/pulls/10/guide">#10</a></span>' in html
         zh = await (await client.get("/repos/acme/rocket/digest?since=2026-03-09&until=2026-03-15&lang=zh")).text()
-        assert "对上一时段合并内容的修复" in zh and '修复了 <a href="/repos/acme/rocket/pulls/10/guide?lang=zh">#10</a> 中的代码' in zh
+        assert "对上周合并内容的修复" in zh and '修复了 <a href="/repos/acme/rocket/pulls/10/guide?lang=zh">#10</a> 中的代码' in zh
         tags = await (await client.get("/repos/acme/rocket/tags?label=bug")).text()
         assert '<strong class="reverted-by">Reverted by <a href="/repos/acme/rocket/pulls/16/guide">#16</a></strong>' in tags
     finally:
