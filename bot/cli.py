@@ -203,6 +203,7 @@ def _load_rules(args: argparse.Namespace):
 
 def _cmd_guide(args: argparse.Namespace) -> int:
     from bot.engine.build import build_guide
+    from bot.guide_pool import with_follow_ups
     from bot.engine.rules import RuleError
     from bot.sources.bundle import BundleError
     from bot.sources.gitrun import GitRepositoryError
@@ -246,8 +247,10 @@ def _cmd_guide(args: argparse.Namespace) -> int:
                     failed += 1
             bundles.sort(key=lambda b: b[0].number)
             blames = _history_of(clone, bundles)
-            for snapshot, _base in bundles:
-                guide = build_guide(snapshot, rules, lang=args.lang, history=coupling, blame=blames.get(snapshot.number))
+            built = [build_guide(snapshot, rules, lang=args.lang, history=coupling, blame=blames.get(snapshot.number))
+                     for snapshot, _base in bundles]  # fmt: skip
+            # "Follows #N" from the definitions both changed: the clone's history learns them from the guides.
+            for guide in with_follow_ups([s for s, _ in bundles], built, rules, lang=args.lang, history=coupling, blames=blames):
                 results.append(guide)
                 if args.format == "json":
                     continue
@@ -272,7 +275,7 @@ def _cmd_guide(args: argparse.Namespace) -> int:
 
 def _cmd_history(args: argparse.Namespace) -> int:
     from bot.engine.rules import RuleError
-    from bot.guide_pool import build_guides
+    from bot.guide_pool import build_guides, with_follow_ups
     from bot.sources.bundle import snapshot_from_bundle
     from bot.sources.gitrepo import GitRepositoryError, find_history, repository_name, why_no_pull_requests
 
@@ -324,6 +327,9 @@ def _cmd_history(args: argparse.Namespace) -> int:
                     languages=args.db is not None,
                     progress=lambda done, total: progress("guides", done, total),
                 )
+                if not args.no_history:
+                    # "Follows #N" from the definitions both changed, known once each guide is built.
+                    guides = with_follow_ups(snapshots, guides, rules, lang=args.lang, history=coupling, blames=blames)
             except GitRepositoryError as exc:
                 print(f"prguide history: {exc}", file=sys.stderr)
                 return 1

@@ -144,9 +144,11 @@ def _copy_guides(source: sqlite3.Connection, store, damaged: list[str]) -> _Guid
         descriptions.setdefault(repository.casefold(), {})[label] = text
     # Each guide's changed paths (change coupling's history), from databases that have them.
     has_files = source.execute("SELECT 1 FROM sqlite_master WHERE name = 'tagview_guide_files'").fetchone() is not None
-    files = "f.paths, f.gone" if has_files else "NULL, NULL"
+    has_definitions = has_files and any(
+        column[1] == "definitions" for column in source.execute("PRAGMA table_info(tagview_guide_files)"))
+    files = ("f.paths, f.gone, " + ("f.definitions" if has_definitions else "NULL")) if has_files else "NULL, NULL, NULL"
     join = "LEFT JOIN tagview_guide_files f ON f.guide_id = g.id " if has_files else ""
-    for row_id, repository, number, data, paths, gone in source.execute(
+    for row_id, repository, number, data, paths, gone, definitions in source.execute(
         f"SELECT g.id, g.repository, g.number, d.data, {files} FROM tagview_guides g "
         f"JOIN tagview_guide_data d ON d.guide_id = g.id {join}ORDER BY g.id"
     ):
@@ -157,7 +159,8 @@ def _copy_guides(source: sqlite3.Connection, store, damaged: list[str]) -> _Guid
                 raise ValueError(f"the data is {type(guide).__name__}, not a guide")
             change = None
             if paths is not None:
-                change = MergedChange(number, tuple(json.loads(paths)), tuple(json.loads(gone or "[]")))
+                change = MergedChange(number, tuple(json.loads(paths)), tuple(json.loads(gone or "[]")),
+                                      definitions=tuple(json.loads(definitions or "[]")))
             unchanged = store.get(repository, number) == guide
             store.save(guide, visibility=visibility.get(repository, "private"), label_descriptions=descriptions.get(repository.casefold()),
                        change=change)  # fmt: skip

@@ -19,10 +19,11 @@ import functools
 import itertools
 import multiprocessing
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from bot.engine.build import Guide, build_guide
+from bot.engine.build import Guide, build_guide, follow_up_of
+from bot.engine.history.follows import describe as describe_follow
 from bot.engine.snapshot import PullRequestSnapshot
 
 #: Fewer pull requests than this are built in this process: starting workers costs more.
@@ -101,6 +102,44 @@ def build_guides(
     finally:
         _WORK = None
     return guides
+
+
+def with_follow_ups(
+    snapshots: Sequence[PullRequestSnapshot],
+    guides: Sequence[Guide],
+    rules: Any,
+    *,
+    lang: str = "en",
+    history: Any = None,
+    blames: Mapping[int, Any] | None = None,
+) -> list[Guide]:
+    """``guides`` (of ``snapshots``, in the same order) with "Follows #N" from the definitions
+    both changed, where a clone's ``history`` (:class:`bot.engine.history.coupling.History`)
+    knows no definitions: offline they are known only once each guide is built (its
+    ``change.definitions``). The history is completed with them and the few guides whose
+    follow-up it changes are built again, in this process (``blames`` as for
+    :func:`build_guides`); the others are returned as they are. Without a history, ``guides``.
+    """
+    if history is None or not guides:
+        return list(guides)
+    known = {g.number: g.change.definitions for g in guides if g.change is not None and g.change.definitions}
+    if not known:
+        return list(guides)
+    fuller = dataclasses.replace(history, changes=tuple(
+        dataclasses.replace(c, definitions=known[c.number]) if c.number in known and not c.definitions else c
+        for c in history.changes
+    ))  # fmt: skip
+    blames = blames or {}
+    out = []
+    for snapshot, guide in zip(snapshots, guides):
+        data = guide.data
+        linked = ((data.get("history") or {}).get("fixes_code_from"), data.get("reverted"))
+        definitions = guide.change.definitions if guide.change is not None else ()
+        link = follow_up_of(snapshot, definitions, fuller, linked)
+        if (describe_follow(link) if link is not None else None) != data.get("follows"):
+            guide = build_guide(snapshot, rules, lang=lang, history=fuller, blame=blames.get(snapshot.number))
+        out.append(guide)
+    return out
 
 
 def _build_one(snapshot: PullRequestSnapshot) -> Guide:

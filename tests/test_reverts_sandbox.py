@@ -62,6 +62,9 @@ async def test_a_merged_revert_notes_the_reverted_guide_once(app_private_key, tm
         assert stored["reverted_by"] == {"number": REVERT, "days": 3} and NOTE in stored["markdown"]
         # The tag view's Chinese text of the guide says so too.
         assert f"本 PR 已被 #{REVERT} 回退" in stored["languages"]["zh"]["markdown"]
+        # The tag view's entries of the reverted pull request say so, in either language.
+        cards = [lb.state.services.guides.cards(REPO, [FIX], lang)[FIX] for lang in ("en", "zh")]
+        assert [c["reverted_by"] for c in cards] == [{"number": REVERT, "days": 3}] * 2
         assert comment_edits(lb, before_id) == 1
         assert "Reverted by" not in guide_comment(lb, REVERT).body  # the revert's own guide is not noted
 

@@ -60,3 +60,30 @@ def test_a_change_of_another_pull_request_is_refused(store):
     with pytest.raises(ValueError):
         store.save(make_guide(6), change=change(7, "a.py"))
     assert store.get("acme/rocket", 6) is None
+
+
+def test_changed_definitions_are_stored_and_read_back(store):
+    with_definitions = MergedChange(8, ("a.py",), (), "2026-01-08T12:00:00Z", "octocat", ("a.py::Trainer.fit", "a.py::step"))
+    store.save(make_guide(8), change=with_definitions)
+    store.save(make_guide(9), change=change(9, "b.py"))  # none known: an empty list
+    found = store.merged_changes("acme/rocket")
+    assert found[0] == with_definitions and found[1].definitions == ()
+    with pytest.raises(ValueError):
+        store.save(make_guide(10), change=MergedChange(10, ("a.py",), definitions=(3,)))  # type: ignore[arg-type]
+
+
+def test_a_database_of_version_5_gains_the_definitions_column(tmp_path):
+    import sqlite3
+
+    from bot.app.db import migrate
+    from bot.tagview.schema import COMPONENT, migrations
+
+    conn = sqlite3.connect(tmp_path / "old.db")
+    migrate(conn, COMPONENT, migrations()[:5])
+    conn.execute("INSERT INTO tagview_guides (repository, number, title, stored_at) VALUES ('acme/rocket', 1, 't', '2026-01-01T00:00:00Z')")
+    conn.execute("INSERT INTO tagview_guide_files (guide_id, paths, gone) VALUES (1, '[\"a.py\"]', '[]')")
+    conn.commit()
+    conn.close()
+    with GuideStore(tmp_path / "old.db") as s:
+        assert [tuple(r) for r in s.connection.execute("SELECT definitions FROM tagview_guide_files")] == [("[]",)]
+        assert s.merged_changes("acme/rocket")[0].definitions == ()

@@ -185,14 +185,14 @@ def test_migrations_run_on_an_empty_database_and_reopening_is_idempotent(tmp_pat
     with GuideStore(path) as first:
         first.save(make_guide(1))
     conn = open_database(path)
-    assert schema_version(conn, COMPONENT) == len(migrations()) == 5
+    assert schema_version(conn, COMPONENT) == len(migrations()) == 6
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
     assert {"tagview_guides", "tagview_labels", "tagview_labels_by_label", "tagview_guide_data", "tagview_guide_cards", "tagview_guide_files"} <= tables
     conn.close()
     with GuideStore(path) as again:
         assert again.query("acme/rocket").total == 1
     conn = open_database(path)
-    assert schema_version(conn, COMPONENT) == 5
+    assert schema_version(conn, COMPONENT) == 6
     conn.close()
 
 

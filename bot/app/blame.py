@@ -18,7 +18,14 @@ that commit to the repository.
 
 Cost: one ``POST /graphql`` per :data:`FILES_PER_QUERY` files (the parent commit is
 reached inside the same query), for at most :data:`MAX_FILES` files, most traced lines
-first; nothing for a pull request without traced lines. Each request goes through the
+first; nothing for a pull request without traced lines. The first of them also reads the
+repository's ``.git-blame-ignore-revs`` as the merge left it (``Repository.object`` with
+the expression ``<merge commit>:.git-blame-ignore-revs``, a ``Blob``; ``null`` when there
+is none): GitHub's GraphQL blame does not see through the revisions it lists, as the
+offline blame does (``git blame --ignore-rev``), so lines a listed revision last touched
+have no origin (as offline, a line git cannot see through a sweep to), and no request
+or REST call is spent on the file. Its trouble costs nothing: an error about it alone
+leaves the blame as it is, without the file. Each request goes through the
 installation's client, so it is counted in its calls and metrics and waits for its
 budget like a REST call. A blame is an extra: any failure (an error status, a time-out
 past :data:`DEADLINE_S`, a rate limit, GraphQL ``errors``) gives ``None`` and the guide is
@@ -35,7 +42,7 @@ from typing import Any
 
 from bot.app.fetch import split_repository
 from bot.engine.history.lines import ChangedLine, trace_plan
-from bot.engine.history.model import WINDOW_DAYS, HistoryFacts, LineOrigin, PullOrigin
+from bot.engine.history.model import IGNORE_REVS_FILE, WINDOW_DAYS, HistoryFacts, LineOrigin, PullOrigin, listed_revisions
 from bot.engine.snapshot import PullRequestSnapshot
 
 log = logging.getLogger("prguide.jobs")
@@ -52,6 +59,11 @@ DEADLINE_S = 10.0
 #: GitHub Enterprise Server serves REST at ``/api/v3`` and GraphQL at ``/api/graphql``).
 GRAPHQL_PATH = "/graphql"
 
+#: The alias of the ``.git-blame-ignore-revs`` blob in the first query.
+IGNORE_ALIAS = "ignoreRevs"
+#: A ``.git-blame-ignore-revs`` longer than this is not read (GitHub's ``Blob.text`` is cut anyway).
+MAX_IGNORE_BYTES = 512 * 1024
+
 _RANGE_FIELDS = (
     "ranges { startingLine endingLine age commit { oid committedDate author { name user { login } } "
     "associatedPullRequests(first: 1) { nodes { number title mergedAt author { login } } } } }"
@@ -66,14 +78,17 @@ def graphql_url(api_url: str) -> str:
     return root + GRAPHQL_PATH
 
 
-def blame_query(count: int) -> str:
+def blame_query(count: int, *, ignore_revs: bool = False) -> str:
     """The GraphQL query blaming ``count`` files (variables ``$p0``..) at the first parent of
-    ``$oid`` in ``$owner/$name``; each file's blame is aliased ``f0``, ``f1``..."""
+    ``$oid`` in ``$owner/$name``; each file's blame is aliased ``f0``, ``f1``... With
+    ``ignore_revs``, the repository's :data:`IGNORE_ALIAS` is the blob ``$ignore`` names
+    (``"<oid>:.git-blame-ignore-revs"``), with its ``text``, ``byteSize`` and ``isTruncated``."""
     paths = ", ".join(f"$p{i}: String!" for i in range(count))
     blames = " ".join(f"f{i}: blame(path: $p{i}) {{ {_RANGE_FIELDS} }}" for i in range(count))
+    ignore = f"{IGNORE_ALIAS}: object(expression: $ignore) {{ ... on Blob {{ text byteSize isTruncated }} }} " if ignore_revs else ""
     return (
-        f"query($owner: String!, $name: String!, $oid: GitObjectID!, {paths}) {{ "
-        "repository(owner: $owner, name: $name) { object(oid: $oid) { ... on Commit { "
+        f"query($owner: String!, $name: String!, $oid: GitObjectID!, {'$ignore: String!, ' if ignore_revs else ''}{paths}) {{ "
+        f"repository(owner: $owner, name: $name) {{ {ignore}object(oid: $oid) {{ ... on Commit {{ "
         "parents(first: 1) { nodes { oid committedDate associatedPullRequests(first: 1) { nodes { number } } "
         f"{blames} }} }} }} }} }} }}"
     )
@@ -104,10 +119,12 @@ async def fetch_blame(client: Any, snapshot: PullRequestSnapshot, *, deadline: f
     try:
         owner, name = split_repository(snapshot.repository)
         batches = [files[i : i + FILES_PER_QUERY] for i in range(0, len(files), FILES_PER_QUERY)]
-        answers = await asyncio.wait_for(
-            asyncio.gather(*(_ask(client, owner, name, snapshot.merge_commit_sha, batch) for batch in batches)), deadline
-        )
-        return facts_from_answers(answers, traced, own=snapshot.number)
+        asked = await asyncio.wait_for(
+            asyncio.gather(*(_ask(client, owner, name, snapshot.merge_commit_sha, batch, ignore_revs=i == 0)
+                             for i, batch in enumerate(batches))), deadline
+        )  # fmt: skip
+        ignored = _ignored(asked[0][2], where)
+        return facts_from_answers([(paths, commit) for paths, commit, _ in asked], traced, own=snapshot.number, ignored=ignored)
     except asyncio.TimeoutError:
         log.warning("%s: GitHub's blame did not answer within %.0fs; the guide is built without it", where, deadline)
     except Exception as exc:  # noqa: BLE001 -- an optional read: the guide is built without it
@@ -115,23 +132,48 @@ async def fetch_blame(client: Any, snapshot: PullRequestSnapshot, *, deadline: f
     return None
 
 
-async def _ask(client: Any, owner: str, name: str, oid: str, paths: Sequence[str]) -> tuple[Sequence[str], Mapping[str, Any]]:
-    """POST one blame query; returns ``(paths, the Commit object of the merge)``. Raises
-    ``ValueError`` for GraphQL ``errors`` or an answer without the commit."""
+async def _ask(
+    client: Any, owner: str, name: str, oid: str, paths: Sequence[str], *, ignore_revs: bool = False
+) -> tuple[Sequence[str], Mapping[str, Any], Any]:
+    """POST one blame query; returns ``(paths, the Commit object of the merge, the ignore-revs
+    blob or None)``. Raises ``ValueError`` for GraphQL ``errors`` (other than about the
+    ignore-revs blob alone, which is then ``None``) or an answer without the commit."""
     variables: dict[str, Any] = {"owner": owner, "name": name, "oid": oid}
+    if ignore_revs:
+        variables["ignore"] = f"{oid}:{IGNORE_REVS_FILE}"
     variables.update({f"p{i}": p for i, p in enumerate(paths)})
     url = graphql_url(getattr(client, "api_url", ""))
-    answer = await client.post(url, data={"query": blame_query(len(paths)), "variables": variables}, idempotent=True)
+    query = blame_query(len(paths), ignore_revs=ignore_revs)
+    answer = await client.post(url, data={"query": query, "variables": variables}, idempotent=True)
     if not isinstance(answer, Mapping):
         raise ValueError("the GraphQL answer is not an object")
     errors = answer.get("errors")
-    if errors:
+    blob_only = isinstance(errors, list) and all(_about_ignore_file(e) for e in errors)
+    if errors and not blob_only:
         first = errors[0] if isinstance(errors, list) and errors and isinstance(errors[0], Mapping) else {}
         raise ValueError(f"GraphQL errors: {first.get('message') or errors!r}"[:300])
-    commit = ((answer.get("data") or {}).get("repository") or {}).get("object")
+    repository = (answer.get("data") or {}).get("repository") or {}
+    commit = repository.get("object")
     if not isinstance(commit, Mapping):
         raise ValueError(f"no commit {oid} in {owner}/{name}")
-    return paths, commit
+    return paths, commit, None if errors else repository.get(IGNORE_ALIAS)
+
+
+def _about_ignore_file(error: Any) -> bool:
+    """Whether a GraphQL error entry is about the ignore-revs blob (its ``path`` names the alias)."""
+    path = error.get("path") if isinstance(error, Mapping) else None
+    return isinstance(path, list) and IGNORE_ALIAS in path
+
+
+def _ignored(blob: Any, where: str) -> tuple[str, ...]:
+    """The revisions an ignore-revs blob lists (``()`` without one, or for one too large or cut)."""
+    if not isinstance(blob, Mapping) or not isinstance(blob.get("text"), str):
+        return ()
+    size = blob.get("byteSize")
+    if blob.get("isTruncated") or (isinstance(size, int) and size > MAX_IGNORE_BYTES):
+        log.warning("%s: %s is too large to read; lines are blamed without it", where, IGNORE_REVS_FILE)
+        return ()
+    return listed_revisions(blob["text"])
 
 
 def facts_from_answers(
@@ -140,6 +182,7 @@ def facts_from_answers(
     *,
     own: int,
     window_days: float = WINDOW_DAYS,
+    ignored: Sequence[str] = (),
 ) -> HistoryFacts | None:
     """:class:`HistoryFacts` from the merge commits' objects of the blame queries
     (``(paths, {"parents": {"nodes": [{... "f0": {"ranges": [...]}}]}})``) for ``lines``.
@@ -148,7 +191,10 @@ def facts_from_answers(
     range covers; a commit older than ``window_days`` before the base commit is no origin
     (``commit=""``); a commit with a merged pull request names it (``pull``), with its
     ``merged_at`` (Unix seconds), author login (else the commit author's login, else
-    name) and title. ``None`` when no traced line was covered (nothing was blamed);
+    name) and title. A line whose commit ``ignored`` lists (full hashes or their prefixes,
+    from ``.git-blame-ignore-revs``) has no origin either: the revision only re-formatted
+    it, and GitHub's blame cannot see through it to who wrote it. ``None`` when no traced
+    line was covered (nothing was blamed);
     status ``"no-base"`` when the parent belongs to the pull request ``own`` itself.
     Raises ``ValueError`` when the merge commit has no parent.
     """
@@ -187,6 +233,8 @@ def facts_from_answers(
         committed = _unix(commit.get("committedDate"))
         if since and committed and committed < since:
             sha = ""  # older than the search reaches, as the offline source says it
+        elif sha and any(sha.lower().startswith(rev) for rev in ignored):
+            sha = ""  # a listed sweep: as offline, a line git cannot see through one to is unknown
         number = None
         if sha:
             node = _merged_pull(commit)

@@ -27,6 +27,8 @@ from bot.engine.focus.renames import rename_map
 from bot.engine.focus.model import FollowUp
 from bot.engine.focus.review import follow_ups, review_summary
 from bot.engine.history.coupling import History, MergedChange, earlier, merged_change, usual_partners
+from bot.engine.history.follows import changed_definitions, follow_link
+from bot.engine.history.follows import describe as describe_follow
 from bot.engine.history.lines import trace_plan
 from bot.engine.history.links import describe as describe_history
 from bot.engine.history.links import find_link
@@ -139,7 +141,9 @@ def build_guide(
     public address). ``history`` is the repository's merged history with the thresholds
     its replay chose (:func:`bot.engine.history.coupling.calibrate`): files that usually
     change with this pull request's but were not touched become follow-ups (at most two;
-    only entries merged before this pull request count). ``blame`` is what a source found
+    only entries merged before this pull request count); its entries' changed definitions
+    also tell which earlier pull request this one follows up ("Follows #N",
+    :mod:`bot.engine.history.follows`, which the description alone may say too). ``blame`` is what a source found
     about who wrote the lines the pull request changes
     (:class:`bot.engine.history.model.HistoryFacts`): the guide names the pull request that
     clearly wrote them ("fixes code from #N") and checks a culprit the description names.
@@ -247,6 +251,9 @@ def _build_guide(
     if blame is not None:
         plan = trace_plan(snapshot.files)
         link = find_link(snapshot, plan.to_blame, blame, fix=classification.change_type == "fix", unanimous=plan.unanimous, adds_only=plan.adds_only)
+    reverted = _reverted(hits, description.revert_of, snapshot, classification.change_type)
+    definitions = changed_definitions(analysis)
+    follows = follow_up_of(snapshot, definitions, history, (link.top.number if link is not None and link.top is not None else None, reverted))
     facts = GuideFacts(
         snapshot=snapshot,
         analysis=analysis,
@@ -256,13 +263,14 @@ def _build_guide(
         follow_ups=follow,
         state=state,
         area_name=_area_namer(rules),
-        reverted=_reverted(hits, description.revert_of, snapshot, classification.change_type),
+        reverted=reverted,
         purpose=_trusted_purpose(description.purpose, absent),
         housekeeping=house,
         notices=notices or {},
         page_url=page_url,
         reverted_by=overrides.reverted_by,
         history=link,
+        follows=follows,
     )
     # One ledger: the comment and the JSON "claims" are written from the same claims.
     claims = guide_claims(facts, lang)
@@ -282,6 +290,9 @@ def _build_guide(
     if blame is not None and link is not None:
         # Only when history was looked up, so the JSON of a guide without it is unchanged.
         data["history"] = {"status": blame.status, "detail": blame.detail, **describe_history(link)}
+    if follows is not None:
+        # Only when one was found, so the JSON of a guide without it is unchanged.
+        data["follows"] = describe_follow(follows)
 
     # The same facts and claims in the other languages, so a stored guide can be read in
     # either; written once, when first asked for.
@@ -310,7 +321,8 @@ def _build_guide(
         # the comment agree on N.
         focus=tuple(p._replace(evidence=ev) for p in points for ev in [point_evidence(p)] if ev),
         other_languages=languages,
-        change=merged_change(snapshot.number, snapshot.files, merged_at=snapshot.merged_at, author=snapshot.author),
+        change=dataclasses.replace(merged_change(snapshot.number, snapshot.files, merged_at=snapshot.merged_at, author=snapshot.author),
+                                   definitions=definitions),
     )
 
 
@@ -334,6 +346,19 @@ def partner_follow_ups(snapshot: PullRequestSnapshot, history: History) -> tuple
                  file=p.file, evidence=(Evidence(p.partner, new=", ".join(f"#{n}" for n in p.numbers[:5]), source="metadata"),))
         for p in partners
     )  # fmt: skip
+
+
+def follow_up_of(
+    snapshot: PullRequestSnapshot, definitions: tuple[str, ...], history: History | None, linked: tuple[int | None, ...] = ()
+) -> Any:
+    """The earlier pull request ``snapshot`` follows up (a :class:`bot.engine.history.follows.FollowLink`
+    or ``None``, see :func:`bot.engine.history.follows.follow_link`), from its description and,
+    when ``history`` is given, the definitions (``path::name``) both changed. ``linked`` are
+    the pull requests the guide links otherwise (the one whose code the changed lines came
+    from, the reverted one; ``None`` for none): the history alone never names them."""
+    prior = earlier(history.changes, snapshot.number, snapshot.merged_at) if history is not None else ()
+    return follow_link(snapshot.body, snapshot.repository, snapshot.number, definitions, prior, merged_at=snapshot.merged_at,
+                       author=snapshot.author, exclude=[n for n in linked if n is not None])  # fmt: skip
 
 
 def _area_namer(rules: Any):

@@ -344,6 +344,9 @@ IDS = (
     NP_("digest.more_area", "digest.more_area"),
     NP_("digest.breaking_more", "digest.breaking_more"),
     NP_("digest.more_window", "digest.more_window"),
+    NP_("digest.fixes_more", "digest.fixes_more"),
+    N_("digest.fixes_code_from"),  # t.markup() in bot/tagview/templates/_entry.html
+    N_("digest.reverted_by"),
     NP_("digest.threads", "digest.threads"),
     N_("digest.title"),
     N_("digest.title_label"),
@@ -375,4 +378,7 @@ IDS = (
     NP_("history.days_earlier", "history.days_earlier"),
     NP_("history.named_agrees", "history.named_agrees"),
     NP_("history.named_unconfirmed", "history.named_unconfirmed"),
+    N_("history.follows_named"),
+    N_("history.follows_named_shared"),
+    N_("history.follows_history"),
 )

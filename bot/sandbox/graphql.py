@@ -4,7 +4,8 @@ GitHub docs: "Forming calls with GraphQL" (a JSON body ``{"query", "variables"}`
 ``{"data"}`` plus ``{"errors": [{"type", "path", "message", "locations"}]}`` when a part
 could not be resolved) and the reference's objects ``Repository.object``, ``Commit``
 (``oid``, ``committedDate``, ``author``, ``parents``, ``associatedPullRequests``,
-``blame(path)``) and ``Blame``/``BlameRange`` (``startingLine``, ``endingLine``, ``age``,
+``blame(path)``), ``Blob`` (``text``, ``byteSize``, ``isTruncated``, ``isBinary``: ``object(expression:
+"<commit>:<path>")``) and ``Blame``/``BlameRange`` (``startingLine``, ``endingLine``, ``age``,
 ``commit``): https://docs.github.com/en/graphql/reference/objects#blame.
 
 A small GraphQL reader runs the query: fields with aliases and arguments (strings,
@@ -229,6 +230,24 @@ def _blame(ctx: _Context, commit: Mapping[str, Any], path: str) -> dict[str, Any
     return {"ranges": ranges}
 
 
+#: GitHub's ``Blob.text`` holds at most this many bytes (``isTruncated`` says when it was cut).
+BLOB_TEXT_BYTES = 512 * 1024
+
+
+def _blob(ctx: _Context, rev: str, path: str) -> dict[str, Any] | None:
+    """``{text, byteSize, isTruncated, isBinary}`` of ``path`` at commit ``rev`` of a git-served
+    repository, or ``None`` (no such commit or file, or a repository served from bundles)."""
+    record = ctx.record
+    if record is None or record.git_dir is None or not _SHA.match(rev) or not path or path.startswith("-"):
+        return None
+    data = _git(record.git_dir, "cat-file", "blob", f"{rev}:{path}")
+    if data is None:
+        return None
+    binary = b"\0" in data[:8000]
+    return {"text": None if binary else data[:BLOB_TEXT_BYTES].decode("utf-8", "replace"), "byteSize": len(data),
+            "isTruncated": len(data) > BLOB_TEXT_BYTES, "isBinary": binary}  # fmt: skip
+
+
 def _field(ctx: _Context, typename: str, obj: Any, name: str, args: Mapping[str, Any], path: list[Any]) -> tuple[str | None, Any]:
     """``(type of the value, value)`` of field ``name`` of ``obj`` (a ``typename``)."""
     if name == "__typename":
@@ -246,6 +265,9 @@ def _field(ctx: _Context, typename: str, obj: Any, name: str, args: Mapping[str,
         ctx.record = record
         return "Repository", record
     if typename == "Repository":
+        if name == "object" and ":" in str(args.get("expression") or ""):
+            # "<rev>:<path>": a file's blob at a commit, ``null`` (no error) when there is none, as on GitHub.
+            return "Blob", _blob(ctx, *str(args["expression"]).split(":", 1))
         if name == "object":
             oid = str(args.get("oid") or args.get("expression") or "")
             found = _commit(ctx, oid)
@@ -274,7 +296,7 @@ def _field(ctx: _Context, typename: str, obj: Any, name: str, args: Mapping[str,
             if blame is None:
                 ctx.not_found(path, f"Could not resolve file for path '{args.get('path')}'.")
             return "Blame", blame
-    if typename in ("CommitConnection", "PullRequestConnection", "Blame", "BlameRange", "GitActor", "PullRequest", "User"):
+    if typename in ("CommitConnection", "PullRequestConnection", "Blame", "BlameRange", "GitActor", "PullRequest", "User", "Blob"):
         value = obj.get(name) if isinstance(obj, Mapping) else None
         kinds = {"nodes": typename.replace("Connection", ""), "ranges": "BlameRange", "commit": "Commit", "user": "User", "author": "User"}
         return kinds.get(name), value

@@ -17,12 +17,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from bot.engine.history.model import IGNORE_REVS_FILE, listed_revisions
 from bot.sources.gitrun import GitRepo, GitRepositoryError, run_git, text
 
 _HEADER = re.compile(rb"^([0-9a-f]{40,64}) (\d+) (\d+)(?: (\d+))?$")
-#: Where GitHub and git read revisions to skip when blaming (``blame.ignoreRevsFile``).
-IGNORE_REVS_FILE = ".git-blame-ignore-revs"
-_REV = re.compile(r"^([0-9a-fA-F]{7,64})\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +123,7 @@ def ignored_revisions(repo: GitRepo, rev: str) -> list[str]:
         listing = text(run_git(repo.path, ["show", f"{rev}:{IGNORE_REVS_FILE}"]))
     except GitRepositoryError:
         return []
-    wanted = [m[1] for m in (_REV.match(line.strip()) for line in listing.splitlines()) if m]
+    wanted = list(listed_revisions(listing))
     if not wanted:
         return []
     out = run_git(repo.path, ["cat-file", "--batch-check=%(objectname) %(objecttype)"], stdin="\n".join(wanted).encode() + b"\n")

@@ -41,6 +41,11 @@ AUDIENCES = 2
 GROUP_ENTRIES = 5
 #: Rows of the "also merged" table shown before "and N more".
 ALSO_ROWS = 20
+#: Rows of the "fixes to the window before" table shown before "and N more".
+FIX_ROWS = 20
+#: The newest fixes of a window whose origins are looked up, at most: a year's window reads a
+#: bounded number of rows, never one per stored guide.
+FIX_SCAN = 300
 
 
 class WindowError(ValueError):
@@ -86,6 +91,10 @@ class Entry:
     breaking_more: int = 0
     #: The page's language (what :attr:`foreign` compares with).
     page_lang: str = ""
+    #: The pull request whose code this fix changes, as the guide's history names it (``None``: none).
+    fixes_from: int | None = None
+    #: The pull request that reverted this one (``None``: not reverted).
+    reverted_by: int | None = None
 
     @property
     def foreign(self) -> str:
@@ -118,12 +127,23 @@ class AreaGroup:
 
 
 @dataclass(frozen=True, slots=True)
+class FixOfEarlier:
+    """A fix merged in the window (``fix``) whose changed lines an earlier pull request wrote
+    (``origin``, merged in the window just before this one)."""
+
+    fix: GuideRow
+    origin: GuideRow
+
+
+@dataclass(frozen=True, slots=True)
 class Digest:
     """A digest window: ``groups`` to read first (best group first), ``also`` some of the rest, newest first.
 
     ``also_total`` counts the rest, ``merged`` every pull request of the window. When
     the window holds none, ``latest_week`` is the ISO week (Monday, Sunday) of the
-    newest merge stored (for the same label), else ``None``.
+    newest merge stored (for the same label), else ``None``. ``fixes`` are the window's
+    fixes of pull requests merged in the window before it (:func:`fixes_of_earlier`),
+    newest first, at most :data:`FIX_ROWS`; ``fixes_total`` counts them all.
     """
 
     since: date
@@ -133,6 +153,19 @@ class Digest:
     also_total: int = 0
     merged: int = 0
     latest_week: tuple[date, date] | None = None
+    fixes: tuple[FixOfEarlier, ...] = ()
+    fixes_total: int = 0
+
+    @property
+    def fixes_more(self) -> int:
+        """Fixes of the window before not shown."""
+        return self.fixes_total - len(self.fixes)
+
+    @property
+    def previous(self) -> tuple[date, date]:
+        """The window just before this one, as long as it: ``(since, until)``."""
+        span = self.until - self.since + timedelta(days=1)
+        return self.since - span, self.since - timedelta(days=1)
 
     @property
     def read_first(self) -> tuple[Entry, ...]:
@@ -279,7 +312,14 @@ def make_entry(row: GuideRow, data: Mapping[str, Any] | None, lang: str, message
         area_name=area_display(data, area, lang)[0] if area else "",
         readers_html=readers_html,
         page_lang=lang,
+        fixes_from=_number(data.get("fixes_code_from")),
+        reverted_by=_number(_mapping(data.get("reverted_by")).get("number")),
     )
+
+
+def _number(value: Any) -> int | None:
+    """``value`` when it is a pull request number (a whole number above 0), else ``None``."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def review_line(review: Any, messages: Messages) -> str:
@@ -350,14 +390,33 @@ def select(briefs: Sequence[Brief], *, per_group: int = GROUP_ENTRIES, also_rows
     )
 
 
+def fixes_of_earlier(
+    fixes: Sequence[GuideRow], origins: Mapping[int, int], origin_rows: Mapping[int, GuideRow], since: date, until: date,
+) -> list[FixOfEarlier]:
+    """The fixes of ``fixes`` (rows merged in the window ``since``-``until``) whose origin
+    (``origins``: fix number -> the pull request whose code it changes) was merged in the
+    window just before, as long as this one (``origin_rows`` give their merge times; an
+    origin not stored is left out), newest fix first."""
+    span = until - since + timedelta(days=1)
+    start, end = (since - span).isoformat(), (since - timedelta(days=1)).isoformat()
+    out = []
+    for fix in newest_first(fixes):
+        origin = origin_rows.get(origins.get(fix.number, 0))
+        if origin is not None and origin.merged_date is not None and start <= origin.merged_date <= end:
+            out.append(FixOfEarlier(fix, origin))
+    return out
+
+
 def build_digest(
     selection: Selection, rows: Mapping[int, GuideRow], datas: Mapping[int, Mapping[str, Any]], since: date,
-    until: date, lang: str, latest_week: tuple[date, date] | None = None,
+    until: date, lang: str, latest_week: tuple[date, date] | None = None, fixes: Sequence[FixOfEarlier] = (),
+    *, fix_rows: int = FIX_ROWS,
 ) -> Digest:
     """The :class:`Digest` of ``selection`` in page language ``lang``.
 
     ``rows`` are the listed rows and ``datas`` the stored guides by number (a number
-    missing from ``rows``, deleted meanwhile, is left out).
+    missing from ``rows``, deleted meanwhile, is left out); ``fixes`` the window's fixes of
+    the window before (:func:`fixes_of_earlier`), of which ``fix_rows`` are shown.
     """
     messages = Messages(lang)
     groups = []
@@ -368,6 +427,7 @@ def build_digest(
     return Digest(
         since=since, until=until, groups=tuple(groups), also=tuple(rows[n] for n in selection.also if n in rows),
         also_total=selection.also_total, merged=selection.merged, latest_week=latest_week,
+        fixes=tuple(fixes[:fix_rows]), fixes_total=len(fixes),
     )
 
 
@@ -400,11 +460,15 @@ def load_digest(
     names). The window is chosen from its briefs; only the cards of what is shown are read.
     Raises :class:`ValueError` from the store for a bad filter.
     """
-    chosen = select(store.briefs(repository, label=label, since=since, until=until), per_group=per_group, also_rows=also_rows)
-    rows = store.rows(repository, [*chosen.entries, *chosen.also])
+    briefs = store.briefs(repository, label=label, since=since, until=until)
+    chosen = select(briefs, per_group=per_group, also_rows=also_rows)
+    # The window's newest fixes whose code came from a known pull request (their briefs say which).
+    origins = {b.number: b.fixes_from for b in newest_first(b for b in briefs if b.fixes_from)[:FIX_SCAN]}
     datas = store.cards(repository, chosen.entries, lang)
+    rows = store.rows(repository, [*chosen.entries, *chosen.also, *origins, *origins.values()])
+    found = fixes_of_earlier([rows[n] for n in origins if n in rows], origins, rows, since, until)
     latest = latest_week(store, repository, label) if not chosen.merged else None
-    return build_digest(chosen, rows, datas, since, until, lang, latest), datas
+    return build_digest(chosen, rows, datas, since, until, lang, latest, found), datas
 
 
 def load_read_first(

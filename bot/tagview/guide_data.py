@@ -29,8 +29,9 @@ _LANG_RE = re.compile(r"^[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})?$")
 
 #: Keys of a card written in the card's language (a guide's sentences an entry shows).
 CARD_TEXTS = ("summary", "audience", "focus", "breaking_reasons")
-#: Keys of a card that are the same in every language (reviews, area names in every language).
-CARD_FACTS = ("review", "area_info", "label_areas")
+#: Keys of a card that are the same in every language (reviews, area names in every language,
+#: the pull request that reverted this one: ``{number, days}``).
+CARD_FACTS = ("review", "area_info", "label_areas", "reverted_by")
 #: Focus points and breaking changes a card keeps (an entry shows fewer); ``breaking_count`` counts them all.
 CARD_ITEMS = 5
 
@@ -56,21 +57,23 @@ def prepare_save(
     return row, labels, descriptions
 
 
-def change_columns(row: Mapping[str, Any], change: Any) -> tuple[str, str] | None:
-    """The ``(paths, gone)`` JSON columns of a guide's changed paths
+def change_columns(row: Mapping[str, Any], change: Any) -> tuple[str, str, str] | None:
+    """The ``(paths, gone, definitions)`` JSON columns of a guide's changed paths and definitions
     (a :class:`bot.engine.history.coupling.MergedChange`), or ``None`` when not given.
 
     Raises :class:`GuideDataError` when ``change`` is of another pull request or its paths
-    are not text.
+    or definitions are not text.
     """
     if change is None:
         return None
     if getattr(change, "number", None) != row["number"]:
         raise GuideDataError(f"changed paths of #{getattr(change, 'number', None)} given with the guide of #{row['number']}")
     paths, gone = tuple(getattr(change, "paths", ()) or ()), tuple(getattr(change, "gone", ()) or ())
-    if not all(isinstance(p, str) for p in (*paths, *gone)):
-        raise GuideDataError("changed paths must be text")
-    return json.dumps(list(paths), ensure_ascii=False), json.dumps(list(gone), ensure_ascii=False)
+    definitions = tuple(getattr(change, "definitions", ()) or ())
+    if not all(isinstance(p, str) for p in (*paths, *gone, *definitions)):
+        raise GuideDataError("changed paths and definitions must be text")
+    return (json.dumps(list(paths), ensure_ascii=False), json.dumps(list(gone), ensure_ascii=False),
+            json.dumps(list(definitions), ensure_ascii=False))  # fmt: skip
 
 
 def repository_name(value: Any) -> str:
@@ -170,6 +173,7 @@ def normalise(data: Mapping[str, Any]) -> dict[str, Any]:
         "focus_text": "\n".join(dict.fromkeys(line for line in focus_lines if line)),
         "data": blob,
         "cards": {lang: json.dumps(card, ensure_ascii=False) for lang, card in guide_cards(data).items()},
+        "fixes_from": fixed_origin(data),
         "stored_at": iso(datetime.now(UTC)),
         "details": details,
         "descriptions": descriptions,
@@ -181,17 +185,31 @@ def guide_cards(data: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
     A card is ``{"lang": lang, **CARD_TEXTS in lang, "breaking_count": n, **CARD_FACTS}``:
     what a listed entry shows (at most :data:`CARD_ITEMS` focus points and breaking changes;
-    ``breaking_count`` counts them all). The guide's own language comes first (``""`` when
-    ``data`` names none).
+    ``breaking_count`` counts them all), and for a fix whose changed lines the history
+    traced to one pull request, ``"fixes_code_from": N`` (``data["history"]``). The guide's
+    own language comes first (``""`` when ``data`` names none).
     """
     own = data.get("lang") if isinstance(data.get("lang"), str) else ""
     facts = {key: data[key] for key in CARD_FACTS if key in data}
+    origin = fixed_origin(data)
+    if origin is not None:
+        facts["fixes_code_from"] = origin
     cards = {own: {"lang": own, **_card_texts(data), **facts}}
     languages = data.get("languages")
     for lang, texts in (languages.items() if isinstance(languages, Mapping) else ()):
         if lang != own and isinstance(texts, Mapping):
             cards[lang] = {"lang": lang, **_card_texts(texts), **facts}
     return cards
+
+
+def fixed_origin(data: Mapping[str, Any]) -> int | None:
+    """The pull request whose code the fix ``data`` (a guide's record) changes, as its history
+    facts name it (``history.fixes_code_from``); ``None`` for a guide that is no fix or names none."""
+    history = data.get("history")
+    number = history.get("fixes_code_from") if isinstance(history, Mapping) else None
+    if data.get("change_type") != "fix" or isinstance(number, bool) or not isinstance(number, int) or not 0 < number < 2**31:
+        return None
+    return number
 
 
 def _card_texts(texts: Mapping[str, Any]) -> dict[str, Any]:

@@ -7,6 +7,8 @@ stored, in the reader's language when it was stored in it (see
 
 from __future__ import annotations
 
+from markupsafe import Markup
+
 import bot.locale as catalogue
 
 #: Languages the chrome is available in; the first is the default.
@@ -38,6 +40,11 @@ class Messages:
     def template(self, key: str, count: int | None = None) -> str:
         """The message ``key`` unformatted (its plural form for ``count``), to be filled with ``Markup.format``."""
         return catalogue.text(key, self.lang, count)
+
+    def markup(self, key: str, **values: object) -> Markup:
+        """The message ``key`` as safe HTML: its text escaped, filled with ``values`` (escaped
+        unless they are ``Markup``, such as a link)."""
+        return Markup.escape(self.template(key, values.get("count"))).format(**values)  # type: ignore[arg-type]
 
     def count(self, count: int, key: str = "section_count") -> str:
         """"N pull requests" (or another plural ``key``'s text) in the form the language uses for ``count``."""

@@ -78,7 +78,9 @@ class GuideRow:
 class Brief:
     """What choosing a digest's pull requests needs of a guide, and no more (see :meth:`GuideStore.briefs`).
 
-    ``merged_at`` as in :class:`GuideRow`; ``area`` is the first area ("" without one).
+    ``merged_at`` as in :class:`GuideRow`; ``area`` is the first area ("" without one);
+    ``change_type`` as in :class:`GuideRow`; ``fixes_from`` the pull request whose code a fix
+    changes, as its guide's history names it (``None``: none, or no fix).
     """
 
     number: int
@@ -87,6 +89,8 @@ class Brief:
     importance: int | None
     breaking: bool
     area: str
+    change_type: str | None = None
+    fixes_from: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

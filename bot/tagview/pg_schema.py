@@ -131,5 +131,19 @@ UPDATE tagview_repositories r SET guides = (SELECT COUNT(*) FROM tagview_guides 
 ANALYZE tagview_counts;
 """
 
+# Version 6: the definitions each guide's pull request changed and the pull request whose code a
+# fix changes, as in SQLite (bot.tagview.schema).
+FIXES_FROM_BACKFILL = """
+UPDATE tagview_guides g SET fixes_from = (d.data->'history'->>'fixes_code_from')::integer
+FROM tagview_guide_data d
+WHERE d.guide_id = g.id AND g.change_type = 'fix' AND d.data->>'change_type' = 'fix'
+  AND json_typeof(d.data->'history'->'fixes_code_from') = 'number'
+  AND (d.data->'history'->>'fixes_code_from') ~ '^[1-9][0-9]{0,8}$';
+"""
+_DEFINITIONS = """
+ALTER TABLE tagview_guide_files ADD COLUMN definitions json NOT NULL DEFAULT '[]';
+ALTER TABLE tagview_guides ADD COLUMN fixes_from integer;
+""" + FIXES_FROM_BACKFILL
+
 #: The tag view's PostgreSQL migrations, in order; each runs in one transaction.
-MIGRATIONS: list[str] = [_TABLES, _SEARCH, _CARDS, _FILES, _COUNTS]
+MIGRATIONS: list[str] = [_TABLES, _SEARCH, _CARDS, _FILES, _COUNTS, _DEFINITIONS]

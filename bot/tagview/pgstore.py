@@ -169,22 +169,23 @@ class PgGuideStore:
                 INSERT INTO tagview_guides (
                     repository, number, title, url, author, merged_at, change_type, breaking,
                     importance, reading_level, reading_minutes, lang, summary, labels, areas,
-                    focus_text, stored_at
-                ) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, now())
+                    focus_text, stored_at, fixes_from
+                ) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, now(), %s)
                 ON CONFLICT (repository, number) DO UPDATE SET
                     title = excluded.title, url = excluded.url, author = excluded.author,
                     merged_at = excluded.merged_at, change_type = excluded.change_type,
                     breaking = excluded.breaking, importance = excluded.importance,
                     reading_level = excluded.reading_level, reading_minutes = excluded.reading_minutes,
                     lang = excluded.lang, summary = excluded.summary, labels = excluded.labels,
-                    areas = excluded.areas, focus_text = excluded.focus_text, stored_at = excluded.stored_at
+                    areas = excluded.areas, focus_text = excluded.focus_text, stored_at = excluded.stored_at,
+                    fixes_from = excluded.fixes_from
                 RETURNING id, (xmax = 0)
                 """,
                 (
                     row["repository"], row["number"], row["title"], row["url"], row["author"], merged_at,
                     row["change_type"], bool(row["breaking"]), row["importance"], row["reading_level"],
                     row["reading_minutes"], row["lang"], row["summary"], json.dumps(row["labels"]),
-                    json.dumps(row["areas"]), row["focus_text"],
+                    json.dumps(row["areas"]), row["focus_text"], row["fixes_from"],
                 ),
             )
             guide_id, inserted = cur.fetchone()
@@ -202,8 +203,9 @@ class PgGuideStore:
             )
             if files is not None:
                 cur.execute(
-                    "INSERT INTO tagview_guide_files (guide_id, paths, gone) VALUES (%s, %s::json, %s::json) "
-                    "ON CONFLICT (guide_id) DO UPDATE SET paths = excluded.paths, gone = excluded.gone",
+                    "INSERT INTO tagview_guide_files (guide_id, paths, gone, definitions) VALUES (%s, %s::json, %s::json, %s::json) "
+                    "ON CONFLICT (guide_id) DO UPDATE SET paths = excluded.paths, gone = excluded.gone, "
+                    "definitions = excluded.definitions",
                     (guide_id, *files),
                 )
             cur.execute("DELETE FROM tagview_labels WHERE guide_id = %s RETURNING label", (guide_id,))
@@ -396,13 +398,14 @@ class PgGuideStore:
             params.append(utc(datetime.fromisoformat(before.replace("Z", "+00:00"))))
         with self._connection() as conn:
             found = conn.execute(
-                "SELECT g.number, g.merged_at, g.author, f.paths, f.gone FROM tagview_guides g "
+                "SELECT g.number, g.merged_at, g.author, f.paths, f.gone, f.definitions FROM tagview_guides g "
                 f"JOIN tagview_guide_files f ON f.guide_id = g.id WHERE {where} "
                 "ORDER BY g.merged_at DESC NULLS LAST, g.number DESC LIMIT %s",
                 (*params, max(0, int(limit))),
             ).fetchall()
-        return [MergedChange(number, tuple(paths), tuple(gone), iso(utc(merged)) if merged else "", author or "")
-                for number, merged, author, paths, gone in reversed(found)]  # fmt: skip
+        return [MergedChange(number, tuple(paths), tuple(gone), iso(utc(merged)) if merged else "", author or "",
+                             tuple(definitions or ()))
+                for number, merged, author, paths, gone, definitions in reversed(found)]  # fmt: skip
 
     def briefs(
         self, repository: str, *, label: str | None = None, since: date | datetime | str | None = None,
@@ -413,13 +416,13 @@ class PgGuideStore:
         where, params = _where(repository, flt)
         with self._connection() as conn:
             found = conn.execute(
-                "SELECT g.number, g.merged_at, g.reading_level, g.importance, g.breaking, COALESCE(g.areas->>0, '') "
-                f"FROM tagview_guides g WHERE {where}",
+                "SELECT g.number, g.merged_at, g.reading_level, g.importance, g.breaking, COALESCE(g.areas->>0, ''), "
+                f"g.change_type, g.fixes_from FROM tagview_guides g WHERE {where}",
                 params,
             ).fetchall()
         return [
-            Brief(n, iso(utc(merged)) if merged is not None else None, level, importance, bool(breaking), area)
-            for n, merged, level, importance, breaking, area in found
+            Brief(n, iso(utc(merged)) if merged is not None else None, level, importance, bool(breaking), area, kind, origin)
+            for n, merged, level, importance, breaking, area, kind, origin in found
         ]
 
     def visibility(self, repository: str) -> str | None:

@@ -119,6 +119,25 @@ UPDATE tagview_repositories SET guides = (SELECT COUNT(*) FROM tagview_guides g 
 """
 
 
+# Version 6: the definitions each guide's pull request changed (a JSON list of ``path::name``),
+# for telling which earlier pull request a later one follows up (bot.engine.history.follows);
+# and, for a fix, the pull request whose code it changes (bot.tagview.guide_data.fixed_origin),
+# so the digest finds the fixes of the week before from its briefs; guides stored earlier get
+# it from their data.
+FIXES_FROM_BACKFILL = """
+UPDATE tagview_guides SET fixes_from = (
+    SELECT json_extract(d.data, '$.history.fixes_code_from') FROM tagview_guide_data d
+    WHERE d.guide_id = tagview_guides.id AND json_extract(d.data, '$.change_type') = 'fix'
+      AND json_type(d.data, '$.history.fixes_code_from') = 'integer'
+      AND json_extract(d.data, '$.history.fixes_code_from') BETWEEN 1 AND 2147483647
+) WHERE change_type = 'fix';
+"""
+_DEFINITIONS = """
+ALTER TABLE tagview_guide_files ADD COLUMN definitions TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE tagview_guides ADD COLUMN fixes_from INTEGER;
+""" + FIXES_FROM_BACKFILL
+
+
 def fts5_trigram_available() -> bool:
     """Whether this Python's SQLite has FTS5 with the trigram tokenizer (SQLite >= 3.34)."""
     probe = sqlite3.connect(":memory:")
@@ -133,7 +152,7 @@ def fts5_trigram_available() -> bool:
 
 def migrations() -> list[str]:
     """The tag view's migration scripts, in order (see :func:`bot.app.db.migrate`)."""
-    return [_TABLES, _SEARCH_FTS if fts5_trigram_available() else _SEARCH_NONE, _CARDS, _FILES, _COUNTS]
+    return [_TABLES, _SEARCH_FTS if fts5_trigram_available() else _SEARCH_NONE, _CARDS, _FILES, _COUNTS, _DEFINITIONS]
 
 
 def open_connection(path: str | os.PathLike[str]) -> sqlite3.Connection:

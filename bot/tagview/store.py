@@ -138,11 +138,11 @@ class GuideStore:
                 INSERT INTO tagview_guides (
                     repository, number, title, url, author, merged_at, change_type, breaking,
                     importance, reading_level, reading_minutes, lang, summary, labels, areas,
-                    focus_text, stored_at
+                    focus_text, stored_at, fixes_from
                 ) VALUES (
                     :repository, :number, :title, :url, :author, :merged_at, :change_type, :breaking,
                     :importance, :reading_level, :reading_minutes, :lang, :summary, :labels_json,
-                    :areas_json, :focus_text, :stored_at
+                    :areas_json, :focus_text, :stored_at, :fixes_from
                 )
                 ON CONFLICT (repository, number) DO UPDATE SET
                     title = excluded.title, url = excluded.url, author = excluded.author,
@@ -150,7 +150,8 @@ class GuideStore:
                     breaking = excluded.breaking, importance = excluded.importance,
                     reading_level = excluded.reading_level, reading_minutes = excluded.reading_minutes,
                     lang = excluded.lang, summary = excluded.summary, labels = excluded.labels,
-                    areas = excluded.areas, focus_text = excluded.focus_text, stored_at = excluded.stored_at
+                    areas = excluded.areas, focus_text = excluded.focus_text, stored_at = excluded.stored_at,
+                    fixes_from = excluded.fixes_from
                 RETURNING id
                 """,
                 {**row, "labels_json": json.dumps(row["labels"]), "areas_json": json.dumps(areas)},
@@ -189,8 +190,9 @@ class GuideStore:
             )
             if files is not None:
                 conn.execute(
-                    "INSERT INTO tagview_guide_files (guide_id, paths, gone) VALUES (?, ?, ?) "
-                    "ON CONFLICT (guide_id) DO UPDATE SET paths = excluded.paths, gone = excluded.gone",
+                    "INSERT INTO tagview_guide_files (guide_id, paths, gone, definitions) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (guide_id) DO UPDATE SET paths = excluded.paths, gone = excluded.gone, "
+                    "definitions = excluded.definitions",
                     (guide_id, *files),
                 )
             if self._fts:
@@ -374,7 +376,7 @@ class GuideStore:
         """The changed paths of the repository's newest ``limit`` stored guides merged before
         ``before`` (ISO-8601; ``None``: all), oldest first, as
         :class:`bot.engine.history.coupling.MergedChange` (``merged_at`` and ``author`` the
-        guide's). Guides stored without their paths are left out. One statement on the
+        guide's, ``definitions`` as stored: empty for guides stored before they were). Guides stored without their paths are left out. One statement on the
         merge-time index. Raises :class:`ValueError` for a bad ``before``.
         """
         where, params = "g.repository = ?", [repository]
@@ -382,13 +384,14 @@ class GuideStore:
             where += " AND g.merged_at < ?"
             params.append(iso(utc(datetime.fromisoformat(before.replace("Z", "+00:00")))))
         found = self._conn.execute(
-            "SELECT g.number, g.merged_at, g.author, f.paths, f.gone FROM tagview_guides g "
+            "SELECT g.number, g.merged_at, g.author, f.paths, f.gone, f.definitions FROM tagview_guides g "
             f"JOIN tagview_guide_files f ON f.guide_id = g.id WHERE {where} "
             "ORDER BY g.merged_at DESC, g.number DESC LIMIT ?",
             (*params, max(0, int(limit))),
         ).fetchall()
-        return [MergedChange(number, tuple(json.loads(paths)), tuple(json.loads(gone)), merged or "", author or "")
-                for number, merged, author, paths, gone in reversed(found)]  # fmt: skip
+        return [MergedChange(number, tuple(json.loads(paths)), tuple(json.loads(gone)), merged or "", author or "",
+                             tuple(json.loads(definitions)))
+                for number, merged, author, paths, gone, definitions in reversed(found)]  # fmt: skip
 
     @_locked
     def briefs(
@@ -404,10 +407,11 @@ class GuideStore:
         where, params = self._where(repository, flt)
         found = self._conn.execute(
             "SELECT g.number, g.merged_at, g.reading_level, g.importance, g.breaking, "
-            f"COALESCE(json_extract(g.areas, '$[0]'), '') FROM tagview_guides g WHERE {where}",
+            f"COALESCE(json_extract(g.areas, '$[0]'), ''), g.change_type, g.fixes_from FROM tagview_guides g WHERE {where}",
             params,
         ).fetchall()
-        return [Brief(n, merged, level, importance, bool(breaking), area) for n, merged, level, importance, breaking, area in found]
+        return [Brief(n, merged, level, importance, bool(breaking), area, kind, origin)
+                for n, merged, level, importance, breaking, area, kind, origin in found]  # fmt: skip
 
     @_locked
     def visibility(self, repository: str) -> str | None:

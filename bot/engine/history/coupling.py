@@ -39,6 +39,9 @@ class MergedChange:
     files and the old names of renamed ones. ``merged_at`` is ISO-8601 text (``""`` when
     unknown) and ``author`` the author's login or name (``""`` when unknown); both are
     used only to tell what was merged before a pull request and who followed up.
+    ``definitions`` are the definitions it changed, ``path::qualified.name``
+    (:func:`bot.engine.history.follows.changed_definitions`; empty when the source does
+    not know them), for telling which earlier pull request a later one follows up.
     """
 
     number: int
@@ -46,6 +49,7 @@ class MergedChange:
     gone: tuple[str, ...] = ()
     merged_at: str = ""
     author: str = ""
+    definitions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

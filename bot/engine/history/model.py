@@ -8,12 +8,28 @@ belongs to; :func:`bot.engine.history.links.find_link` ranks those pull requests
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 #: How far back (days before the pull request's base) lines are traced: older lines have
 #: no origin commit (they count, but name no pull request). Every source uses it.
 WINDOW_DAYS = 120
+
+#: Where GitHub and git read revisions a blame sees through (``blame.ignoreRevsFile``):
+#: formatting sweeps, which wrote no line's meaning
+#: (https://docs.github.com/en/repositories/working-with-files/using-files/viewing-and-understanding-files#ignore-commits-in-the-blame-view).
+IGNORE_REVS_FILE = ".git-blame-ignore-revs"
+_REV = re.compile(r"^([0-9a-fA-F]{7,64})\b")
+
+
+def listed_revisions(listing: str) -> tuple[str, ...]:
+    """The revisions a ``.git-blame-ignore-revs`` text lists, lower-case, in order: one hash
+    (7 to 64 hex digits) at the start of a line; comments (``#``), blank lines and anything
+    else are skipped."""
+    found = (_REV.match(line.strip()) for line in (listing or "").splitlines())
+    return tuple(dict.fromkeys(m[1].lower() for m in found if m))
+
 
 #: :attr:`HistoryFacts.status` values: the history was read, or why it could not be.
 STATUSES = ("ok", "shallow", "missing", "no-base", "error")

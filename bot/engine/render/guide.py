@@ -25,6 +25,7 @@ from bot import __version__
 from bot.engine.analysis.model import KINDS, DiffAnalysis
 from bot.engine.classify import Claim, Classification
 from bot.engine.focus.model import FocusPoint, FollowUp, Housekeeping, ReviewSummary
+from bot.engine.history.follows import FollowLink
 from bot.engine.history.model import HistoryLink
 from bot.engine.marker import MarkerState, render_marker
 from bot.engine.render import ledger, precompile, revert_note, sanitize
@@ -67,6 +68,8 @@ class GuideFacts:
     reverted_by: tuple[int, int] | None = None
     #: Where the changed code came from (``None`` when the history was not looked up).
     history: HistoryLink | None = None
+    #: The earlier pull request this one follows up ("Follows #N"), when one is known.
+    follows: FollowLink | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,8 @@ from bot.engine.analysis.model import DiffAnalysis, Evidence
 from bot.engine.analysis.versions import install_script, named_on
 from bot.engine.focus.housekeeping import api_names, is_lock_file
 from bot.engine.focus.model import FocusPoint, Housekeeping, ReviewSummary
+from bot.engine.history.follows import SEP as _DEF_SEP
+from bot.engine.history.follows import FollowLink
 from bot.engine.history.model import HistoryLink
 from bot.engine.render import sanitize
 from bot.engine.render.messages import MESSAGES, t
@@ -234,6 +236,7 @@ def build_claims(facts: Any, lang: str, *, headline: str, headline_evidence: tup
     level = t(f"level.{c.reading_level}", lang)
     add(GuideClaim("verdict", "verdict", t("verdict", lang, {"level": level, "minutes": c.reading_minutes, "importance": c.importance}, raw=True), (counts,)))
     out.extend(_history(getattr(facts, "history", None), lang, facts.reverted))
+    out.extend(_follows(getattr(facts, "follows", None), lang))
     out.extend(_audience(facts, lang))
     ranked = sorted((f for f in c.factors if f.source != "base" and f.points > 0), key=lambda f: -f.points)[:3]
     for f in ranked:
@@ -316,6 +319,29 @@ def _history(link: HistoryLink | None, lang: str, reverted: int | None = None) -
             blamed = (Evidence(new=f"{named.total} lines blamed, none from #{named.number}", source="history"),)
             out.append(GuideClaim("history.named_unconfirmed", "history", text, (said, *blamed)))
     return out
+
+
+def _follows(link: FollowLink | None, lang: str) -> list[GuideClaim]:
+    """"Follows up #N", resting on the description's words, the definitions both changed, or both."""
+    if link is None:
+        return []
+    names = list(dict.fromkeys(d.partition(_DEF_SEP)[2] or d for d in link.shared))
+    shown = t("list.sep", lang).join(sanitize.code(n, 80) for n in names[:3])
+    if len(names) > 3:
+        shown += t("history.follows_more", lang, {"count": len(names) - 3})
+    evidence = []
+    if link.phrase:
+        evidence.append(Evidence(new=_quote(link.phrase), source="description"))
+    for d in link.shared[:3]:
+        path, _, name = d.partition(_DEF_SEP)
+        evidence.append(Evidence(path=path, new=f"#{link.number} {name}", source="history"))
+    params = {"number": link.number, "phrase": sanitize.quote(link.phrase, 120), "names": shown}
+    if link.phrase:
+        key = "history.follows_named_shared" if names else "history.follows_named"
+    else:
+        when = t("history.days_earlier", lang, {"count": link.days}) if link.days else t("history.same_day", lang)
+        key, params["when"] = "history.follows_history", when
+    return [GuideClaim(key, "history", t(key, lang, params, raw=True), tuple(evidence))]
 
 
 #: What GitHub accepts as a login (alphanumerics and single hyphens, at most 39).
