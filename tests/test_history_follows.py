@@ -193,6 +193,27 @@ def test_a_python_class_itself_is_no_shared_definition():
     assert changed_definitions(analysis) == ("shapes/app.py::scale",)
 
 
+def _hidden(text: str, at: int) -> bool:
+    """Whether position ``at`` of ``text`` is in a quoted line, an HTML comment or a fenced code
+    block, read from the text's start for this one position (what the module's reading once
+    per text must answer)."""
+    from bot.engine.history.follows import _FENCE
+
+    line = text.rfind("\n", 0, at) + 1
+    if text[line:at].lstrip().startswith(">"):
+        return True
+    opened = text.rfind("<!--", 0, at)
+    if opened >= 0 and text.find("-->", opened, at) < 0 and text.find("-->", at) >= 0:
+        return True
+    fence = ""
+    for m in _FENCE.finditer(text, 0, line):
+        if not fence:
+            fence = m[1]
+        elif m[1] == fence:
+            fence = ""
+    return bool(fence)
+
+
 def _whole_text(body: str, repository: str, own: int) -> list[tuple[int, str]]:
     """The same search along the whole description: what the search of the stretches around
     references must find."""
@@ -202,9 +223,9 @@ def _whole_text(body: str, repository: str, own: int) -> list[tuple[int, str]]:
     for pattern in (f._BEFORE, f._ZH_BEFORE, f._ZH_AFTER):
         for m in pattern.finditer(body):
             other, number = m["repo"] or m["short"], int(m["number"])
-            if number == own or (other and other.lower().rpartition("/")[2] != repository.rpartition("/")[2]):
+            if number == own or (other and other.lower() != repository.lower()):
                 continue
-            if f._NEGATION.search(body[max(0, m.start() - 40) : m.start()]) or f._hidden(body, m.start()):
+            if f._NEGATION.search(body[max(0, m.start() - 40) : m.start()]) or _hidden(body, m.start()):
                 continue
             if number not in found or m.start() < found[number][0]:
                 found[number] = (m.start(), " ".join(m.group(0).split()))
@@ -213,7 +234,7 @@ def _whole_text(body: str, repository: str, own: int) -> list[tuple[int, str]]:
 
 _PIECES = ["Follow-up to ", "follow up of ", "Continues ", "part 2 of ", "based on ", "跟进 ", " 的后续", "not a ", "> ",
            "```\n", "<!-- ", " -->", "#12", "#7", "other/lib#3", "acme/shapes#4", "https://github.com/acme/shapes/pull/5",
-           "https://github.com/x/y/pull/6", "\n", " ", "word ", "### Heading\n", "#50"]  # fmt: skip
+           "https://github.com/x/y/pull/6", "\n", " ", "word ", "### Heading\n", "#50", "~~~\n", "  ```\n", "-->", "<!--"]  # fmt: skip
 
 
 def test_the_windowed_search_finds_what_the_whole_text_search_finds():
