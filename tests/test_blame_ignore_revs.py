@@ -126,7 +126,7 @@ class FakeClient:
     def __init__(self, answer: dict[str, Any]):
         self.answer = answer
 
-    async def post(self, url: str, *, data: Any, idempotent: bool) -> Any:
+    async def post(self, url: str, *, data: Any, optional: bool) -> Any:
         return self.answer
 
 

@@ -119,13 +119,22 @@ def test_blame_answers_cost_steps_in_proportion_to_their_size():
 
 
 @needs_git
-async def test_a_failing_graphql_endpoint_costs_at_most_three_requests(app_private_key, tmp_path):  # noqa: F811
-    """A blame is an extra: a GraphQL endpoint answering 502 each time was asked 4 times per
-    batch (the client's retries of an idempotent POST), past the cap of 3 extra requests."""
+@pytest.mark.parametrize(
+    "fault",
+    [
+        {"method": "POST", "path": "^/graphql", "status": 502, "times": None},
+        {"method": "POST", "path": "^/graphql", "status": 403, "retry_after": 1, "times": None,
+         "message": "You have exceeded a secondary rate limit"},
+    ],
+    ids=["bad-gateway", "secondary-rate-limit"],
+)  # fmt: skip
+async def test_a_failing_graphql_endpoint_costs_at_most_three_requests(app_private_key, tmp_path, fault):  # noqa: F811
+    """A blame is an extra: a GraphQL endpoint answering 502 (or a secondary rate limit) each
+    time was asked 4 times per batch (the client's retries), past the cap of 3 extra requests."""
     from bot.app.server import wait_idle
 
     async with app_on_repo(app_private_key, tmp_path) as (lb, name, bundles):
-        lb.sandbox.add_faults([{"method": "POST", "path": "^/graphql", "status": 502, "times": None}])
+        lb.sandbox.add_faults([fault])
         assert (await lb.deliver(pr_delivery(bundles[3]), delivery="fix-1")).status == 202
         await wait_idle(lb.app)
         (comment,) = lb.sandbox.comments(name, 3)

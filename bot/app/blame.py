@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -144,7 +145,10 @@ async def _ask(
     variables.update({f"p{i}": p for i, p in enumerate(paths)})
     url = graphql_url(getattr(client, "api_url", ""))
     query = blame_query(len(paths), ignore_revs=ignore_revs)
-    answer = await client.post(url, data={"query": query, "variables": variables}, idempotent=True)
+    # Optional: not repeated after a 5xx, a time-out or a rate limit, though a query could be:
+    # a blame is an extra, and a failing endpoint asked again by every batch cost up to 4
+    # requests each, past the few a pull request's history may spend.
+    answer = await client.post(url, data={"query": query, "variables": variables}, optional=True)
     if not isinstance(answer, Mapping):
         raise ValueError("the GraphQL answer is not an object")
     errors = answer.get("errors")
@@ -200,9 +204,15 @@ def facts_from_answers(
     """
     covered: dict[tuple[str, int], Mapping[str, Any]] = {}
     since = 0
-    by_path: dict[str, set[int]] = {}
+    # Sorted lines per path, found per range by bisection, and the listed revisions by length:
+    # a 20,000-line deletion blamed in thousands of ranges, against a 512 KiB ignore file,
+    # must not cost ranges x lines x revisions steps (this runs on the app's event loop).
+    by_path: dict[str, list[int]] = {}
     for line in lines:
-        by_path.setdefault(line.path, set()).add(line.line)
+        by_path.setdefault(line.path, []).append(line.line)
+    by_path = {path: sorted(set(numbers)) for path, numbers in by_path.items()}
+    listed = {rev.lower() for rev in ignored}
+    lengths = sorted({len(rev) for rev in listed})
     for paths, commit in answers:
         parents = (commit.get("parents") or {}).get("nodes") or []
         if not parents or not isinstance(parents[0], Mapping):
@@ -213,7 +223,7 @@ def facts_from_answers(
         base_time = _unix(parent.get("committedDate"))
         since = max(0, int(base_time - window_days * 86400)) if base_time and window_days else 0
         for i, path in enumerate(paths):
-            wanted = by_path.get(path, set())
+            wanted = by_path.get(path, [])
             blame = parent.get(f"f{i}") or {}
             for r in blame.get("ranges") or ():
                 if not isinstance(r, Mapping):
@@ -221,9 +231,8 @@ def facts_from_answers(
                 first, last = r.get("startingLine"), r.get("endingLine")
                 if not isinstance(first, int) or not isinstance(last, int):
                     continue
-                for n in wanted:
-                    if first <= n <= last:
-                        covered[(path, n)] = r.get("commit") or {}
+                for n in wanted[bisect_left(wanted, first) : bisect_right(wanted, last)]:
+                    covered[(path, n)] = r.get("commit") or {}
     if not covered:
         return None
     origins: list[LineOrigin] = []
@@ -233,7 +242,7 @@ def facts_from_answers(
         committed = _unix(commit.get("committedDate"))
         if since and committed and committed < since:
             sha = ""  # older than the search reaches, as the offline source says it
-        elif sha and any(sha.lower().startswith(rev) for rev in ignored):
+        elif sha and any(sha[:n].lower() in listed for n in lengths):
             sha = ""  # a listed sweep: as offline, a line git cannot see through one to is unknown
         number = None
         if sha:

@@ -89,6 +89,8 @@ ResponseHook = Callable[[str, str, int, "int | None"], None]
 
 # Set by callers that know a POST can safely be sent twice (adding labels, reactions).
 _idempotent_post: contextvars.ContextVar[bool] = contextvars.ContextVar("prguide_idempotent_post", default=False)
+# Set for an optional request (the blame): sent once, no rate limit waited out.
+_optional: contextvars.ContextVar[bool] = contextvars.ContextVar("prguide_optional", default=False)
 # Statuses the caller of the request in flight expects as a normal answer (a 404 for an
 # optional file): read by on_response hooks through expected_status().
 _expected: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar("prguide_expected", default=frozenset())
@@ -361,7 +363,7 @@ class _Transport(gidgethub.aiohttp.GitHubAPI):
         """
         policy = self._policy
         return (
-            not self.reserve and wait <= policy.max_rate_limit_wait and attempt < policy.attempts
+            not self.reserve and not _optional.get() and wait <= policy.max_rate_limit_wait and attempt < policy.attempts
             and waited + wait <= policy.max_total_wait
         )
 
@@ -543,14 +545,15 @@ class GitHubClient:
         match = _NEXT_LINK.search(link or "")
         return Page(_items(data, iterable_key), match.group(1) if match else None)
 
-    async def post(self, url: str, url_vars: Mapping[str, Any] | None = None, *, data: Any, idempotent: bool = False, accept: str = ACCEPT) -> Any:
-        """POST ``data`` as JSON; ``idempotent=True`` allows repeating it after a 5xx or time-out."""
-        token = _idempotent_post.set(idempotent)
+    async def post(self, url: str, url_vars: Mapping[str, Any] | None = None, *, data: Any, idempotent: bool = False, accept: str = ACCEPT, optional: bool = False) -> Any:
+        """POST ``data`` as JSON; ``idempotent=True`` allows repeating it after a 5xx or time-out; ``optional=True``
+        (a read the caller can do without) is sent once, a rate limit raising :class:`~bot.app.errors.RateLimited`."""
+        tokens = _idempotent_post.set(idempotent and not optional), _optional.set(optional)
         try:
             with _mapped("POST", url):
                 return await self._gh.post(url, url_vars or {}, data=data, accept=accept)
         finally:
-            _idempotent_post.reset(token)
+            _optional.reset(tokens[1]), _idempotent_post.reset(tokens[0])
 
     async def patch(self, url: str, url_vars: Mapping[str, Any] | None = None, *, data: Any, accept: str = ACCEPT) -> Any:
         """PATCH ``data`` as JSON and return GitHub's answer."""

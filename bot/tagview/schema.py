@@ -124,12 +124,15 @@ UPDATE tagview_repositories SET guides = (SELECT COUNT(*) FROM tagview_guides g 
 # and, for a fix, the pull request whose code it changes (bot.tagview.guide_data.fixed_origin),
 # so the digest finds the fixes of the week before from its briefs; guides stored earlier get
 # it from their data.
+# A damaged row (data that is not JSON) is left without it: json_extract would raise
+# "malformed JSON" and fail the migration, and CASE is the one form SQLite evaluates in order.
 FIXES_FROM_BACKFILL = """
 UPDATE tagview_guides SET fixes_from = (
-    SELECT json_extract(d.data, '$.history.fixes_code_from') FROM tagview_guide_data d
-    WHERE d.guide_id = tagview_guides.id AND json_extract(d.data, '$.change_type') = 'fix'
+    SELECT CASE WHEN json_valid(d.data) THEN CASE WHEN json_extract(d.data, '$.change_type') = 'fix'
       AND json_type(d.data, '$.history.fixes_code_from') = 'integer'
       AND json_extract(d.data, '$.history.fixes_code_from') BETWEEN 1 AND 2147483647
+    THEN json_extract(d.data, '$.history.fixes_code_from') END END
+    FROM tagview_guide_data d WHERE d.guide_id = tagview_guides.id
 ) WHERE change_type = 'fix';
 """
 _DEFINITIONS = """
