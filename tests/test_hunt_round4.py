@@ -43,6 +43,20 @@ def test_only_ascii_digits_make_a_reference():
     assert [n for n, _ in named_predecessors("Follow-up to #12", "o/r", 99)] == [12]
 
 
+def test_struck_through_or_quoted_as_code_a_phrase_says_nothing():
+    """"~~Follow-up to #12~~ Follow-up to #13": the author took #12 back, and the guide said
+    "Follows #12"; a phrase in inline code is quoted as words (a template's instructions)."""
+    assert [n for n, _ in named_predecessors("~~Follow-up to #12~~ Follow-up to #13", "o/r", 99)] == [13]
+    assert named_predecessors("Write `follow-up to #12` in the description to link one.", "o/r", 99) == []
+    assert named_predecessors("~~old~~ and ``follow-up to #12``", "o/r", 99) == []
+    # An unpaired backtick hides nothing.
+    assert [n for n, _ in named_predecessors("``a` follow-up to #12", "o/r", 99)] == [12]
+
+
+def test_number_zero_is_no_pull_request():
+    assert named_predecessors("Follow-up to #0", "o/r", 99) == []
+
+
 class _CountingFence:
     """Stands in for ``follows._FENCE``: counts the characters its ``finditer`` is asked to scan."""
 

@@ -114,6 +114,8 @@ def _section_id(heading: str) -> str:
 #: GitHub strikethrough (``~~text~~``, no space just inside, within a paragraph: line breaks
 #: but no blank line); a ``~~~`` fence line is not one.
 _STRUCK = re.compile(r"(?<!~)~~(?![~\s])(?:[^~\n]|\n(?![ \t]*\n)|~(?!~)){1,2000}?(?<![~\s])~~(?!~)")
+#: The same, for the other readers of a description (:mod:`bot.engine.history.follows`).
+STRUCK = _STRUCK
 
 
 def _clean(body: str) -> str:

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from bot.engine.analysis.description import STRUCK
 from bot.engine.history.coupling import MergedChange
 
 #: Earlier pull requests merged at most this many days before count as followed up by history.
@@ -87,7 +88,7 @@ def named_predecessors(body: str, repository: str, own: int) -> list[tuple[int, 
                 other = m["repo"] or m["short"]
                 number = int(m["number"])
                 # The whole name: a fork has the upstream's name (``alice/verl#12`` is alice's).
-                if number == own or (other and other.lower() != name):
+                if number in (own, 0) or (other and other.lower() != name):
                     continue
                 if _NEGATION.search(body[max(0, m.start() - 40) : m.start()]) or hidden(m.start()):
                     continue
@@ -148,7 +149,9 @@ class _Hidden:
     The text is read once here (line starts, comment marks, fences), and each question is
     a few binary searches: asked per match, a fresh scan from the text's start cost 2 s of
     CPU on a hostile 65,536-character description. A comment hides what lies between a
-    ``<!--`` and the next ``-->`` (an unclosed one hides nothing)."""
+    ``<!--`` and the next ``-->`` (an unclosed one hides nothing). Struck-through words
+    (``~~follow-up to #3~~``: taken back) and inline code (`` `follow-up to #N` ``: words
+    quoted as words) are hidden too."""
 
     def __init__(self, text: str) -> None:
         self.newlines = [m.start() for m in _NEWLINE.finditer(text)]
@@ -166,6 +169,31 @@ class _Hidden:
                 fence = ""
             self.fences.append(m.start())
             self.open_after.append(bool(fence))
+        struck = [m.span() for m in STRUCK.finditer(text)] if "~~" in text else []
+        spans = sorted(struck + (self._code_spans(text) if "`" in text else []))
+        self.span_starts = [start for start, _ in spans]
+        self.reach: list[int] = []  # the furthest end of the spans up to each
+        for _, end in spans:
+            self.reach.append(max(end, self.reach[-1] if self.reach else 0))
+
+    def _code_spans(self, text: str) -> list[tuple[int, int]]:
+        """Inline code on one line: a run of backticks up to the next run as long (GitHub's code
+        spans), paired in one pass (a regex tried at each run scanned to the line's end)."""
+        runs = [m.span() for m in _TICKS.finditer(text)]
+        following: list[int | None] = [None] * len(runs)  # the next run as long, by index
+        seen: dict[int, int] = {}
+        for i in range(len(runs) - 1, -1, -1):
+            size = runs[i][1] - runs[i][0]
+            following[i], seen[size] = seen.get(size), i
+        spans, i = [], 0
+        while i < len(runs):
+            j = following[i]
+            if j is not None and bisect_left(self.newlines, runs[i][0]) == bisect_left(self.newlines, runs[j][0]):
+                spans.append((runs[i][0], runs[j][1]))
+                i = j + 1
+            else:
+                i += 1
+        return spans
 
     def __call__(self, at: int) -> bool:
         k = bisect_left(self.newlines, at)
@@ -179,6 +207,9 @@ class _Hidden:
             closed_before = i < len(self.closes) and self.closes[i] + 3 <= at
             if not closed_before and bisect_left(self.closes, at) < len(self.closes):
                 return True
+        k = bisect_right(self.span_starts, at)
+        if k and self.reach[k - 1] > at:
+            return True
         k = bisect_left(self.fences, line)  # the fence lines above this one
         return bool(k) and self.open_after[k - 1]
 
@@ -187,6 +218,7 @@ _NEWLINE = re.compile(r"\n")
 #: A line whose first character that is not a space is ``>``.
 _QUOTED = re.compile(r"^[^\S\n]*>", re.MULTILINE)
 _OPEN, _CLOSE = re.compile(r"(?=<!--)"), re.compile(r"(?=-->)")
+_TICKS = re.compile(r"`+")
 
 
 def changed_definitions(analysis: object) -> tuple[str, ...]:
