@@ -208,3 +208,42 @@ async def test_a_fix_s_entry_does_not_link_to_a_guide_that_is_not_stored(tmp_pat
             assert "/pulls/99/guide" not in html
         finally:
             await client.close()
+
+
+# --- the lines around insertions on a huge hunk --------------------------------------------------
+
+
+class _CountingRows(list):
+    """A hunk's rows that count how many of them are read (one by one or in slices)."""
+
+    read = 0
+
+    def __getitem__(self, key):
+        got = super().__getitem__(key)
+        _CountingRows.read += len(got) if isinstance(key, slice) else 1
+        return got
+
+    def __iter__(self):
+        for item in super().__iter__():
+            _CountingRows.read += 1
+            yield item
+
+
+def test_the_lines_around_one_insertion_are_found_without_reading_the_whole_hunk():
+    """A pull request adding one line after each of 20,000 lines: each insertion copied the rows
+    before and after it (6 s for one file, run on the app's event loop before the blame)."""
+    from bot.engine.analysis.patch import parse_patch
+    from bot.engine.history.lines import _around, insertion_context
+    from bot.engine.snapshot import ChangedFile
+
+    n = 2000
+    patch = f"@@ -1,{n} +1,{2 * n} @@\n" + "".join(f" x{i} = {i}\n+y{i} = {i}\n" for i in range(n))
+    (hunk,) = parse_patch(patch)
+    rows = _CountingRows(hunk.lines)
+    meaningful = {id(d) for d in hunk.lines}
+    _CountingRows.read = 0
+    around = _around(rows, n + 1, n + 2, meaningful, 3, None)  # the insertion in the middle
+    assert [d.text for d in around] == [f"x{n // 2} = {n // 2}", f"x{n // 2 + 1} = {n // 2 + 1}"]
+    assert _CountingRows.read <= 20
+    lines = insertion_context([ChangedFile("big.py", status="modified", additions=n, deletions=0, patch=patch)])
+    assert len(lines) == n
