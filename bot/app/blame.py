@@ -26,10 +26,11 @@ offline blame does (``git blame --ignore-rev``), so lines a listed revision last
 have no origin (as offline, a line git cannot see through a sweep to), and no request
 or REST call is spent on the file. Its trouble costs nothing: an error about it alone
 leaves the blame as it is, without the file. Each request goes through the
-installation's client, so it is counted in its calls and metrics and waits for its
-budget like a REST call. A blame is an extra: any failure (an error status, a time-out
-past :data:`DEADLINE_S`, a rate limit, GraphQL ``errors``) gives ``None`` and the guide is
-built without it.
+installation's client, so it is counted in its calls and metrics, as an optional request:
+sent once, never again after a 5xx or a time-out, and no rate limit waited out (so a
+failing endpoint costs one request per batch, at most two). A blame is an extra: any
+failure (an error status, a time-out past :data:`DEADLINE_S`, a rate limit, GraphQL
+``errors``) gives ``None`` and the guide is built without it.
 """
 
 from __future__ import annotations
