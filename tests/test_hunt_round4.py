@@ -247,3 +247,25 @@ def test_the_lines_around_one_insertion_are_found_without_reading_the_whole_hunk
     assert _CountingRows.read <= 20
     lines = insertion_context([ChangedFile("big.py", status="modified", additions=n, deletions=0, patch=patch)])
     assert len(lines) == n
+
+
+# --- the offline blame: a hostile .git-blame-ignore-revs -------------------------------------------
+
+
+@needs_git
+def test_one_revision_listed_many_ways_is_ignored_once(tmp_path):
+    """A listing of one commit by each of its prefixes (7 to 40 digits, in either case) gave 34
+    ``--ignore-rev`` arguments for it: a few thousand commits listed so make the blame's
+    command line too long for the system (``E2BIG``) and every file's blame fail."""
+    from git_helpers import Repo
+
+    from bot.sources.gitblame import ignored_revisions
+    from bot.sources.gitrun import open_repository
+
+    r = Repo(tmp_path / "r")
+    r.write("a.py", "x = 1\n")
+    sweep = r.commit("Sweep (#1)")
+    listing = "".join(f"{sweep[:n]}\n{sweep[:n].upper()}\n" for n in range(7, 41)) + "--help\n-L1,1\n../x\n"
+    r.write(".git-blame-ignore-revs", listing)
+    r.commit("List it (#2)")
+    assert ignored_revisions(open_repository(r.path), "HEAD") == [sweep]

@@ -127,5 +127,7 @@ def ignored_revisions(repo: GitRepo, rev: str) -> list[str]:
     if not wanted:
         return []
     out = run_git(repo.path, ["cat-file", "--batch-check=%(objectname) %(objecttype)"], stdin="\n".join(wanted).encode() + b"\n")
-    return [line.split()[0] for line in text(out).splitlines() if line.endswith(" commit")]
+    # Once each: a commit listed by many of its prefixes would repeat its --ignore-rev, and a
+    # few thousand such lines make the blame's command line too long for the system (E2BIG).
+    return list(dict.fromkeys(line.split()[0] for line in text(out).splitlines() if line.endswith(" commit")))
 
