@@ -154,15 +154,19 @@ class _Hidden:
     quoted as words) are hidden too."""
 
     def __init__(self, text: str) -> None:
-        self.newlines = [m.start() for m in _NEWLINE.finditer(text)]
-        self.quoted = {m.start() for m in _QUOTED.finditer(text)}
-        self.opens = [m.start() for m in _OPEN.finditer(text)]
-        self.closes = [m.start() for m in _CLOSE.finditer(text)]
+        self.text: str | None = text  # read at the first question: most descriptions ask none
+
+    def _read(self, text: str) -> None:
+        # Marks found with str.find (a regex tries every position): most are absent or few.
+        self.text_read = text
+        self.newlines = _every(text, "\n")
+        self.quoted: dict[int, bool] = {}  # line start -> quoted, as asked
+        self.opens, self.closes = _every(text, "<!--"), _every(text, "-->")
         # The fence lines in order, and whether a block is open after each.
         self.fences: list[int] = []
         self.open_after: list[bool] = []
         fence = ""
-        for m in _FENCE.finditer(text):
+        for m in _FENCE.finditer(text) if "```" in text or "~~~" in text else ():
             if not fence:
                 fence = m[1]
             elif m[1] == fence:
@@ -196,9 +200,14 @@ class _Hidden:
         return spans
 
     def __call__(self, at: int) -> bool:
+        if self.text is not None:
+            self._read(self.text)
+            self.text = None
         k = bisect_left(self.newlines, at)
         line = self.newlines[k - 1] + 1 if k else 0
-        if line in self.quoted:
+        if line not in self.quoted:
+            self.quoted[line] = _QUOTED.match(self.text_read, line) is not None
+        if self.quoted[line]:
             return True
         k = bisect_right(self.opens, at - 4)  # the last "<!--" wholly before ``at``
         if k:
@@ -214,11 +223,18 @@ class _Hidden:
         return bool(k) and self.open_after[k - 1]
 
 
-_NEWLINE = re.compile(r"\n")
-#: A line whose first character that is not a space is ``>``.
-_QUOTED = re.compile(r"^[^\S\n]*>", re.MULTILINE)
-_OPEN, _CLOSE = re.compile(r"(?=<!--)"), re.compile(r"(?=-->)")
+#: A line whose first character that is not a space is ``>`` (matched at the line's start).
+_QUOTED = re.compile(r"[^\S\n]*>")
 _TICKS = re.compile(r"`+")
+
+
+def _every(text: str, mark: str) -> list[int]:
+    """Where ``mark`` starts in ``text``, overlaps included, in order."""
+    out, i = [], text.find(mark)
+    while i >= 0:
+        out.append(i)
+        i = text.find(mark, i + 1)
+    return out
 
 
 def changed_definitions(analysis: object) -> tuple[str, ...]:
