@@ -228,6 +228,8 @@ IDS = (
     # bot/engine/focus/, bot/engine/render/guide.py
     N_("focus.added"),
     N_("focus.added_called"),
+    N_("focus.added_named"),
+    N_("focus.added_registered"),
     N_("focus.largest_symbols"),
     N_("focus.largest_symbols_uses"),
     N_("focus.largest_symbols_new"),

@@ -255,9 +255,15 @@ def focus_points(
         return added_cache[0]
 
     for p in chosen:
-        if p.key == "focus.added" and entries.intersection(p.params.get("names", ())):
-            names = tuple(dict.fromkeys([n for n in p.params["names"] if n in entries] + list(p.params["names"])))
-            p = FocusPoint(p.file, p.symbol, "focus.added_called", {**p.params, "names": names}, p.text, p.weight)
+        wired = [n for n in p.params.get("names", ()) if n in entries] if p.key == "focus.added" else []
+        if wired:
+            # Only the fact is said (which added code calls it, or which decorator registers
+            # it): whether that makes it "the" entry point of the change is interpretation.
+            names = tuple(dict.fromkeys(wired + list(p.params["names"])))
+            how, where = entries[wired[0]]
+            key = {"call": "focus.added_called", "name": "focus.added_named"}.get(how, "focus.added_registered")
+            extra = {"code": where} if how == "register" else {"file": where}
+            p = FocusPoint(p.file, p.symbol, key, {**p.params, "names": names, "name": wired[0], **extra}, p.text, p.weight)
         # A name already shown by an earlier point is not repeated: three config files
         # with the same new keys say them once.
         p = with_uses(p, by_path.get(p.file or ""), named, shown, uses_limit(len(chosen)), removed_text, added_text)
@@ -474,17 +480,18 @@ def _env_points(analysis: DiffAnalysis, behaviour: Sequence[Any], house: set[str
     return out
 
 
-def _entry_points(analysis: DiffAnalysis, called: set[str]) -> set[str]:
-    """Of the new symbols ``called``, those that are an entry point of the change: called
-    from another file's added lines (the change wires them in) or registered by a
-    ``@...register...`` decorator. A helper only its own new file calls is structure,
-    not an entry point."""
+def _entry_points(analysis: DiffAnalysis, called: set[str]) -> dict[str, tuple[str, str]]:
+    """Of the new symbols ``called``, those the change wires in, each with how:
+    ``("call", path)`` when the added lines of another file ``path`` call it (or apply it
+    as a decorator), ``("name", path)`` when they only quote its name, ``("register", "@decorator")`` when a ``@...register...``
+    decorator registers it where it is defined. A helper only its own new file calls is
+    structure, left out."""
     if not called:
-        return set()
-    out: set[str] = set()
+        return {}
+    out: dict[str, tuple[str, str]] = {}
     home = {d.name: f.path for f in analysis.files for d in f.definitions_added if d.name in called}
     everything = "\n".join([line for f in analysis.files[:MAX_DESCRIBED_FILES] if f.kind not in ("docs", "generated", "binary") for line in f.added_lines])
-    for name in called:
+    for name in sorted(called):
         short = short_name(name)
         if len(short) < 6 or short in _GENERIC_NAMES or everything.count(short) < 2:
             continue  # `main(` in another file is more likely another `main`; one mention is the definition
@@ -496,17 +503,19 @@ def _entry_points(analysis: DiffAnalysis, called: set[str]) -> set[str]:
                 lines = [line for line in f.added_lines if short in line]
                 if not lines:
                     continue
-                if any(_mentions(line, short) for line in lines):
-                    out.add(name)
+                how = max((_mentions(line, short) for line in lines), key=("", "name", "call").index)
+                if how:
+                    out[name] = (how, f.path)
                     break
             else:
                 text = "\n".join(f.added_lines)
                 if "regist" not in text:
                     continue
                 if register is None:
-                    register = re.compile(rf"@[\w.]*regist\w*[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*(?:async\s+)?(?:def|class)\s+{re.escape(short)}\b")
-                if register.search(text):
-                    out.add(name)
+                    register = re.compile(rf"(@[\w.]*regist\w*)[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*(?:async\s+)?(?:def|class)\s+{re.escape(short)}\b")
+                found = register.search(text)
+                if found:
+                    out[name] = ("register", found.group(1))
                     break
     return out
 
@@ -516,11 +525,13 @@ def _is_word(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
-def _mentions(line: str, short: str) -> bool:
-    """True when ``line`` calls ``short`` (``short(``, ``obj.short (``, not ``other_short(``),
-    quotes it (``"short"``) or uses it as a decorator (``@short``): what the regex
+def _mentions(line: str, short: str) -> str:
+    """``"call"`` when ``line`` calls ``short`` (``short(``, ``obj.short (``, not
+    ``other_short(``) or applies it as a decorator (``@short``), ``"name"`` when it only
+    quotes it (``"short"``), else ``""``: what the regex
     ``(?<![\\w.])(?:[\\w.]*\\.)?short\\s*\\(|["']short["']|@short\\b`` finds, without
     compiling one per name."""
+    quoted = ""
     size = len(short)
     at = line.find(short)
     while at >= 0:
@@ -528,13 +539,13 @@ def _mentions(line: str, short: str) -> bool:
         end = at + size
         after = line[end : end + 1]
         if not (before and _is_word(before)) and line[end:].lstrip().startswith("("):
-            return True
+            return "call"
         if before and before in "\"'" and after and after in "\"'":
-            return True
+            quoted = "name"
         if before == "@" and _is_word(short[-1]) != bool(after and _is_word(after)):
-            return True
+            return "call"
         at = line.find(short, at + 1)
-    return False
+    return quoted
 
 
 #: Names too common for a call in another file to be a call of *this* definition.
