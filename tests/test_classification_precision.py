@@ -326,3 +326,44 @@ def test_a_guessed_change_type_is_not_stated_as_fact_in_the_score():
     assert [x.key for x in c.factors if x.source == "behaviour"] == ["factor.behaviour.source"]
     c = classify(snap(title="[x] fix: y"), DiffAnalysis((f,)), FIX)
     assert [x.key for x in c.factors if x.source == "behaviour"] == ["factor.behaviour.fix"]
+
+
+def _cast_guide(rules, patch):
+    f = ChangedFile("verl/trainer/ppo/ray_trainer.py", "modified", additions=patch.count("\n+"), deletions=patch.count("\n-"), patch=patch)
+    s = snap(files=(f,))
+    return classify(s, analyse(s), ())
+
+
+def test_a_cast_moved_into_another_expression_of_the_same_function_is_not_removed(rules):
+    # The same `.float()` on the same operands, now written once in a dict that is filled
+    # in steps: no cast is removed (one count fewer of the token is no removal).
+    patch = (
+        "@@ -10,9 +10,11 @@ class RayPPOTrainer:\n"
+        "     def _compute_old_log_prob(self, batch):\n"
+        "         log_probs = no_padding(log_probs)\n"
+        "+        result = {\"old_log_probs\": log_probs.float(), \"entropys\": entropy.float()}\n"
+        "         if routed_experts is not None:\n"
+        "-            out = get_td({\"old_log_probs\": log_probs.float(), \"entropys\": entropy.float(), \"r\": routed_experts})\n"
+        "-        else:\n"
+        "-            out = get_td({\"old_log_probs\": log_probs.float(), \"entropys\": entropy.float()})\n"
+        "+            result[\"r\"] = routed_experts\n"
+        "+        if s is not None:\n"
+        "+            result[\"s\"] = s.float()\n"
+        "+        out = get_td(result)\n"
+        "         return out\n"
+    )
+    risks = [f for f in _cast_guide(rules, patch).factors if f.source == "numerics"]
+    # What is left is the cast the change does add: `s.float()`, on its own line.
+    assert [(r.key, r.evidence[0].new) for r in risks] == [("factor.numerics_added", 'result["s"] = s.float()')]
+
+
+def test_a_cast_dropped_from_its_operand_is_still_removed(rules):
+    patch = (
+        "@@ -10,4 +10,4 @@ def loss(self, batch):\n"
+        "     x = batch.x\n"
+        "-    y = x.float() + other.float()\n"
+        "+    y = x + other.float()\n"
+        "     return y\n"
+    )
+    risks = [f for f in _cast_guide(rules, patch).factors if f.source == "numerics"]
+    assert [(r.key, r.evidence[0].old) for r in risks] == [("factor.numerics_removed", "y = x.float() + other.float()")]
