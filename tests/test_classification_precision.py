@@ -367,3 +367,26 @@ def test_a_cast_dropped_from_its_operand_is_still_removed(rules):
     )
     risks = [f for f in _cast_guide(rules, patch).factors if f.source == "numerics"]
     assert [(r.key, r.evidence[0].old) for r in risks] == [("factor.numerics_removed", "y = x.float() + other.float()")]
+
+
+def test_a_hydra_defaults_list_is_composition_not_config_keys(rules):
+    patch = (
+        "@@ -0,0 +1,9 @@\n"
+        "+defaults:\n"
+        "+  - ../optim@optim: titan\n"
+        "+  - ../engine@titan: titan\n"
+        "+  - actor\n"
+        "+  - _self_\n"
+        "+\n"
+        "+strategy: titan\n"
+        "+param_offload: false\n"
+        "+seed: 1\n"
+    )
+    f = ChangedFile("verl/trainer/config/actor/titan_actor.yaml", "added", additions=9, patch=patch)
+    s = snap(files=(f,))
+    guide = build_guide(s, rules, lang="en")
+    assert "`defaults" not in guide.markdown and "optim@optim" not in guide.markdown
+    (keys,) = [p for p in guide.focus if p.key and p.key.startswith("focus.config_added")]
+    assert set(keys.params["names"]) == {"strategy", "param_offload", "seed"} and keys.params["count"] == 3
+    for factor in guide.classification.factors:
+        assert not any("defaults" in str(v) for v in factor.params.values())
