@@ -641,6 +641,9 @@ def _file_points(
         # Reworded docstrings or dropped comments: said as such, after any point on code.
         points.append(FocusPoint(f.path, None, "focus.prose_only", {"additions": f.additions, "deletions": f.deletions}, weight=5))
     elif f.kind in CODE_KINDS and f.changes and f.status != "removed":
+        # "+N lines, in A, B" says where the lines are: the new public definitions a point
+        # above names are named here too (last), else the lines of a new function read as
+        # the lines of the one enum value added beside it.
         added_set = set(added)
         symbols = tuple(s for s in f.symbols_touched if s not in added_set)
         # The symbols a reader must open first: those the title, description or new tests name.
@@ -648,7 +651,9 @@ def _file_points(
         # Then the definitions this diff adds (private helpers included: they are new code to read).
         touched = set(symbols)
         new_defs = tuple(d.name for d in f.definitions_added if d.name in touched)
-        symbols = tuple(dict.fromkeys(carried + new_defs + symbols))[:MAX_NAMES]
+        symbols = tuple(dict.fromkeys(carried + new_defs + symbols + tuple(added)))
+        count = len(symbols)  # more than the names shown: "…" says so
+        symbols = symbols[:MAX_NAMES]
         key = "focus.largest_symbols" if symbols else "focus.largest"
         weight = min(50, 20 + f.changes // 10)
         if described:
@@ -660,7 +665,7 @@ def _file_points(
         if f.quote is not None and not points:
             points.append(quote_point(f.quote, weight))
         else:
-            points.append(FocusPoint(f.path, symbols[0] if symbols else None, key, {"additions": f.additions, "deletions": f.deletions, "names": symbols}, weight=weight))
+            points.append(FocusPoint(f.path, symbols[0] if symbols else None, key, {"additions": f.additions, "deletions": f.deletions, "names": symbols, "count": count}, weight=weight))
     elif f.kind in ("ci", "docs", "test") and f.changes and f.status != "removed" and not f.tests_added:
         symbols = tuple(f.symbols_touched[:MAX_NAMES]) if f.kind == "test" else ()
         key = "focus.largest_symbols" if symbols else "focus.largest"
