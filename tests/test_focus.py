@@ -184,3 +184,40 @@ def test_a_wired_in_symbol_is_said_with_who_calls_or_registers_it_never_as_the_e
     assert texts["QwenImageModel"] == "adds `QwenImageModel`; `QwenImageModel` is registered by the decorator `@DiffusionModelBase.register`"
     assert texts["make_gamma_loss"] == "adds `make_gamma_loss`; added lines in `verl/cfg.py` name `make_gamma_loss` in a string"
     assert not any("entry point" in text for text in texts.values())
+
+
+def test_an_added_assert_is_said_as_written_and_ranked_below_changes_of_behaviour():
+    from bot.engine.analysis import analyse
+    from bot.engine.snapshot import ChangedFile, PullRequestSnapshot
+
+    patch = (
+        "@@ -10,6 +10,7 @@ def compute_weights(log_ratio, mode):\n"
+        "     if mode == \"token\":\n"
+        "         weights = log_ratio.exp()\n"
+        "+        assert weights.dim() == 2, \"token weights\"\n"
+        "     return weights\n"
+        " \n"
+        " \n"
+        "@@ -40,3 +41,3 @@ def apply_weights(batch, mode):\n"
+        "-    w = compute_weights(batch.log_ratio, mode)\n"
+        "+    w = compute_weights(batch.log_ratio, mode, clip=True)\n"
+        "     return w\n"
+    )
+    f = ChangedFile("verl/trainer/ppo/helper.py", "modified", additions=2, deletions=1, patch=patch)
+    snap = PullRequestSnapshot(repository="o/r", number=1, title="t", changed_files=1, files=(f,))
+    ps = focus_points(analyse(snap), (), ReviewSummary())
+    keys = [p.key for p in ps]
+    check = next(p for p in ps if "assert" in p.key)
+    assert keys.index(check.key) > 0 and keys[0].startswith("focus.edit.call")
+    text = t(check.key, "en", check.params)
+    assert "can raise" not in text and "weights.dim() == 2" in text
+    # The same assert known only as a behaviour fact (no exact edit paired it).
+    from bot.engine.analysis.model import BehaviourFact
+
+    fact = BehaviourFact("check_added", "verl/a.py", "compute_weights", "", 'if mode == "token": assert weights.dim() == 2', "AssertionError", 12, True)
+    a = FileAnalysis("verl/a.py", "modified", "source", "python", additions=30, symbols_touched=("apply_weights", "compute_weights"), behaviour=(fact,))
+    b = FileAnalysis("verl/b.py", "modified", "source", "python", additions=30, definitions_added=(Definition("load_weights", "function"),))
+    ps = points(a, b)
+    (check,) = [p for p in ps if "assert" in p.key or "check" in p.key]
+    assert t(check.key, "en", check.params) == "adds `assert weights.dim() == 2` in `compute_weights`"
+    assert ps.index(check) > [p.key for p in ps].index("focus.added")

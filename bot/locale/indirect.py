@@ -175,6 +175,7 @@ IDS = (
     N_("focus.dep_major"),
     N_("focus.dep_removed"),
     N_("focus.design"),
+    N_("focus.fact.assert_added"),
     N_("focus.fact.check_added"),
     N_("focus.fact.check_removed"),
     N_("focus.fact.default_changed"),

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.engine.analysis.model import DiffAnalysis, Edit
-from bot.engine.focus.model import API_WEIGHT, FACT_WEIGHT, FocusPoint
+from bot.engine.focus.model import API_WEIGHT, ASSERT_WEIGHT, FACT_WEIGHT, FocusPoint
 from bot.engine.render import sanitize
 from bot.engine.render.messages import t
 from bot.locale import N_
@@ -65,7 +65,7 @@ _WEIGHTS = {
     "call_args_removed": FACT_WEIGHT,
     "assert_removed": FACT_WEIGHT - 2,
     "assert_replaced": FACT_WEIGHT - 4,
-    "assert_added": FACT_WEIGHT - 6,
+    "assert_added": ASSERT_WEIGHT,
     "assignment_changed": FACT_WEIGHT - 4,
     "call_arg_replaced": FACT_WEIGHT - 2,
     "call_args_changed": FACT_WEIGHT - 8,

@@ -25,6 +25,7 @@ from bot.engine.analysis.versions import install_script, named_on
 from bot.engine.breaking import consequence_known, signature_detail
 from bot.engine.focus.model import (
     API_WEIGHT,
+    ASSERT_WEIGHT,
     BREAKING_WEIGHT,
     CARRIER_WEIGHT,
     CODE_KINDS,
@@ -391,6 +392,11 @@ def _fact_points(
         if kind in _BREAKING_KINDS and fact.user_facing:
             weight += BREAKING_WEIGHT - FACT_WEIGHT
         params = {"name": fact.symbol, "old": fact.old, "new": fact.new, "detail": fact.detail, "count": len(facts)}
+        if kind == "check_added" and fact.detail == "AssertionError":
+            # An assert states what the code takes for granted (often what the branch it
+            # sits in already implies): said as written, ranked below what changes behaviour.
+            key, weight = "focus.fact.assert_added", ASSERT_WEIGHT
+            params["code"] = fact.new[fact.new.find("assert") :] if "assert" in fact.new else fact.new
         if len(facts) > 1 and kind in _LISTED_FACTS:
             # Several keys or symbols of one file gone: name a few (those the author names first).
             symbols = sorted(dict.fromkeys(x.symbol for x in facts), key=lambda n: (short_name(n) not in named and n not in named))
