@@ -19,7 +19,7 @@ from bot.engine.analysis.model import Definition, DependencyChange, DiffAnalysis
 from bot.engine.build import _reverted_number, build_guide
 from bot.engine.classify import classify
 from bot.engine.focus.model import ReviewSummary
-from bot.engine.focus.names import changed_texts, design_points
+from bot.engine.focus.names import added_texts, changed_texts, design_points
 from bot.engine.focus.review import follow_ups
 from bot.engine.render.messages import t
 from bot.engine.rules import load_rules
@@ -390,3 +390,18 @@ def test_a_hydra_defaults_list_is_composition_not_config_keys(rules):
     assert set(keys.params["names"]) == {"strategy", "param_offload", "seed"} and keys.params["count"] == 3
     for factor in guide.classification.factors:
         assert not any("defaults" in str(v) for v in factor.params.values())
+
+
+def test_a_design_bullet_quoting_a_line_the_pull_request_removes_is_no_design_point():
+    # #5512's description shows its diff; the old line, as a bullet, was quoted as the design.
+    a = py("verl/utils/dataset/rl_dataset.py",
+           added_lines=('logger.warning("tools_kwargs is empty for index %s, data source: %s", index, row_dict["data_source"])',),
+           removed_lines=('logger.warning("tools_kwargs is empty for index {}, data source: {}", index, row_dict["data_source"])',))
+    d = parse_description(
+        "### Design & Code Changes\n\n"
+        '- logger.warning("tools_kwargs is empty for index {}, data source: {}", index, row_dict["data_source"])\n'
+        '- logger.warning("tools_kwargs is empty for index %s, data source: %s", index, row_dict["data_source"])\n'
+    )
+    analysis = DiffAnalysis((a,))
+    points = design_points(changed_texts(analysis, set()), d, added_texts(analysis, set()))
+    assert [p.params["text"] for p in points] == ['logger.warning("tools_kwargs is empty for index %s, data source: %s", index, row_dict["data_source"])']

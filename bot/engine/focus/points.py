@@ -43,6 +43,7 @@ from bot.engine.focus.model import (
 )
 from bot.engine.focus.renames import rename_map
 from bot.engine.focus.names import (
+    added_texts,
     changed_texts,
     described_files,
     design_points,
@@ -166,7 +167,7 @@ def focus_points(
         candidates.extend(_env_points(analysis, behaviour, house, getattr(snapshot, "repository", "") or ""))
     texts = changed_texts(analysis, house) if named or getattr(description, "design_points", ()) else {}
     described = described_files(texts, named)
-    candidates.extend(design_points(texts, description))
+    candidates.extend(design_points(texts, description, added_texts(analysis, house) if getattr(description, "design_points", ()) else None))
     edited = {p.file for p in edits}
     for f in analysis.files:
         if f.path in house:
