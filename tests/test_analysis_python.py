@@ -345,3 +345,28 @@ def test_a_hunk_that_starts_inside_a_docstring_still_sees_the_new_method_after_i
         "     pass\n"
     )
     assert analyse_python(parse_patch(plain)).symbols_touched == ("f",)
+
+
+def test_a_file_removed_whole_whose_class_docstring_shows_example_code_keeps_its_class():
+    # #4795: the docstring opens on a bare `"""` right under `class specRLPatch:` and holds
+    # an example `class ExamplePatch`; the file is read from its top, outside any string.
+    patch = (
+        "@@ -1,12 +0,0 @@\n"
+        "-import logging\n"
+        "-\n"
+        "-\n"
+        "-class specRLPatch:\n"
+        '-    """\n'
+        "-    Example:\n"
+        "-\n"
+        "-    class ExamplePatch(specRLPatch[SomeClass]):\n"
+        "-        def new_method(self):\n"
+        '-    """\n'
+        "-    def apply_patch(self):\n"
+        "-        pass\n"
+    )
+    facts = analyse_python(parse_patch(patch))
+    assert [d.name for d in facts.definitions_removed] == ["specRLPatch", "specRLPatch.apply_patch"]
+    # The same lines in the middle of a file: the class line above the quote says where it is.
+    middle = patch.replace("@@ -1,12 +0,0 @@", "@@ -40,12 +40,0 @@")
+    assert [d.name for d in analyse_python(parse_patch(middle)).definitions_removed] == ["specRLPatch", "specRLPatch.apply_patch"]

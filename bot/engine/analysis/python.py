@@ -169,15 +169,22 @@ def _starts_in_string(lines: Sequence[DiffLine], side: str) -> str:
     of a docstring shows its closing triple quote first, which read as an opening puts
     the code after it (a new ``def``) into a string. Of the two readings, the one
     that leaves fewer code lines (``def``, ``class``, ``@``, ``return``) inside strings wins;
-    a tie reads the hunk as starting outside. Only ``side``'s and context lines are read."""
+    a tie reads the hunk as starting outside, and so does a hunk at the top of the file or
+    with a code line (a block opener, a comment) above its first triple quote. Only
+    ``side``'s and context lines are read."""
     first = ""
     for line in lines:
         if line.kind != side and line.kind != CONTEXT:
             continue
+        if (line.new_line if side == ADDED else line.old_line) <= 1:
+            return ""  # the top of the file is in no string
         d, q = line.text.find('"""'), line.text.find("'''")
         if d >= 0 or q >= 0:
             first = '"""' if q < 0 or 0 <= d < q else "'''"
             break
+        stripped = line.text.strip()
+        if stripped.endswith(":") or stripped.startswith(_CODE_STARTS) or stripped.startswith("#"):
+            return ""  # code before the first quote: the hunk starts outside any string
     if not first:
         return ""
     return first if _code_in_strings(lines, side, first) < _code_in_strings(lines, side, "") else ""
