@@ -338,12 +338,14 @@ def test_a_cast_moved_into_another_expression_of_the_same_function_is_not_remove
     # The same `.float()` on the same operands, now written once in a dict that is filled
     # in steps: no cast is removed (one count fewer of the token is no removal).
     patch = (
-        "@@ -10,9 +10,11 @@ class RayPPOTrainer:\n"
+        "@@ -10,11 +10,11 @@ class RayPPOTrainer:\n"
         "     def _compute_old_log_prob(self, batch):\n"
         "         log_probs = no_padding(log_probs)\n"
         "+        result = {\"old_log_probs\": log_probs.float(), \"entropys\": entropy.float()}\n"
         "         if routed_experts is not None:\n"
-        "-            out = get_td({\"old_log_probs\": log_probs.float(), \"entropys\": entropy.float(), \"r\": routed_experts})\n"
+        "-            out = get_td(\n"
+        "-                {\"old_log_probs\": log_probs.float(), \"entropys\": entropy.float(), \"r\": routed_experts}\n"
+        "-            )\n"
         "-        else:\n"
         "-            out = get_td({\"old_log_probs\": log_probs.float(), \"entropys\": entropy.float()})\n"
         "+            result[\"r\"] = routed_experts\n"

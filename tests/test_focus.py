@@ -221,3 +221,8 @@ def test_an_added_assert_is_said_as_written_and_ranked_below_changes_of_behaviou
     (check,) = [p for p in ps if "assert" in p.key or "check" in p.key]
     assert t(check.key, "en", check.params) == "adds `assert weights.dim() == 2` in `compute_weights`"
     assert ps.index(check) > [p.key for p in ps].index("focus.added")
+    # A message that goes on over lines is left out: the fact holds only its first line.
+    from bot.engine.focus.edits import assert_condition
+
+    assert assert_condition("assert self.config.reward.enable_resource_pool, (") == "assert self.config.reward.enable_resource_pool"
+    assert assert_condition("if a: assert f(x, y) == 2, 'msg'") == "assert f(x, y) == 2"

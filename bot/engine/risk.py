@@ -16,9 +16,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from bot.engine.analysis.edits import enclosing
 from bot.engine.analysis.model import Evidence, FileAnalysis
-from bot.engine.analysis.patch import ADDED, REMOVED, parse_patch
+from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, parse_patch
 from bot.engine.snapshot import PullRequestSnapshot
 
 #: Exact tokens by risk kind. Each alternative is a whole call or keyword argument
@@ -181,6 +180,30 @@ _CAST = re.compile(r"\.(?:float|half|bfloat16|double)\(\)$|\.to\(")
 _OPERAND = r"([\w.]*\w)\s*"
 
 
+_DEF_LINE = re.compile(r"\s*(?:async\s+)?(?:def|class)\s+(\w+)")
+
+
+def _definition_above(lines: Sequence[object], index: int, side: str, section: str) -> str:
+    """The ``def``/``class`` line (its text) that holds ``lines[index]`` on ``side``: the
+    nearest one above with less indent, else the hunk header's section. Lines inside an
+    open bracket (a dict written over several lines) are passed over, not taken for its end."""
+    text = lines[index].text
+    level = len(text) - len(text.lstrip())
+    for j in range(index - 1, -1, -1):
+        line = lines[j]
+        if line.kind != side and line.kind != CONTEXT:
+            continue
+        stripped = line.text.lstrip()
+        indent = len(line.text) - len(stripped)
+        if stripped and indent < level:
+            if _DEF_LINE.match(stripped):
+                return stripped
+            level = indent
+            if not level:
+                return ""  # module level
+    return section
+
+
 def _unmatched_casts(patch: object, path: str, token: str) -> dict[bool, list[Evidence]] | None:
     """Where ``token`` (a cast) is applied on one side of ``patch`` to an operand that
     no line on the other side of the same enclosing definition casts the same way:
@@ -197,8 +220,7 @@ def _unmatched_casts(patch: object, path: str, token: str) -> dict[bool, list[Ev
             operands = [m.group(1) for m in pattern.finditer(code)] or ([""] if token in code else [])
             if not operands:
                 continue
-            indent = len(line.text) - len(line.text.lstrip())
-            symbol, _ = enclosing(hunk.lines, i, line.kind, indent, hunk.section)
+            symbol = _definition_above(hunk.lines, i, line.kind, hunk.section)
             n = line.new_line if up else line.old_line
             text = line.text.strip()[:160]
             evidence = Evidence(path, n, n, "" if up else text, text if up else "")

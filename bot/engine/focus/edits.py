@@ -197,3 +197,18 @@ def edit_points(analysis: DiffAnalysis) -> list[FocusPoint]:
         evidence = tuple(e.evidence for _w, e in members[:3])
         out.append(FocusPoint(edit.path, edit.symbol or None, key, params, weight=weight, evidence=evidence))
     return out
+
+
+def assert_condition(text: str) -> str:
+    """``assert cond`` of a check line (``if x: assert cond, (`` -> ``assert cond``): the
+    statement without its message, which may go on over lines the fact does not hold."""
+    text = text[text.find("assert") :] if "assert" in text else text
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            return text[:i].rstrip()
+    return text.rstrip(" (")

@@ -13,7 +13,7 @@ from bot.engine.analysis.model import (
     Evidence,
     FileAnalysis,
 )
-from bot.engine.focus.edits import edit_points, quote_point
+from bot.engine.focus.edits import assert_condition, edit_points, quote_point
 from bot.engine.focus.housekeeping import (
     api_names,
     dep_is_major,
@@ -397,7 +397,7 @@ def _fact_points(
             # An assert states what the code takes for granted (often what the branch it
             # sits in already implies): said as written, ranked below what changes behaviour.
             key, weight = "focus.fact.assert_added", ASSERT_WEIGHT
-            params["code"] = fact.new[fact.new.find("assert") :] if "assert" in fact.new else fact.new
+            params["code"] = assert_condition(fact.new)
         if len(facts) > 1 and kind in _LISTED_FACTS:
             # Several keys or symbols of one file gone: name a few (those the author names first).
             symbols = sorted(dict.fromkeys(x.symbol for x in facts), key=lambda n: (short_name(n) not in named and n not in named))
