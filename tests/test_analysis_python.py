@@ -311,3 +311,62 @@ def test_docstring_edit_touches_its_function():
      """
 '''
     assert facts(patch).symbols_touched == ("run",)
+
+
+def test_a_hunk_that_starts_inside_a_docstring_still_sees_the_new_method_after_it():
+    # #5722: the hunk opens on the closing `"""` of the method above; read as an opening
+    # quote, it hid `decoupled_token_icepop` ("public definitions: 1 added" for 2).
+    patch = (
+        "@@ -206,6 +208,13 @@ class RolloutCorrectionConfig(BaseConfig):\n"
+        '         """\n'
+        "         return cls(rollout_is=\"sequence\")\n"
+        " \n"
+        "+    @classmethod\n"
+        "+    def decoupled_token_icepop(cls, threshold=5.0):\n"
+        '+        """Decoupled mode with exact token-level IcePop.\n'
+        "+\n"
+        "+        Keeps the response mask.\n"
+        '+        """\n'
+        "+        return cls(rollout_is=\"token\")\n"
+        "     @classmethod\n"
+        "     def decoupled_seq_is_rs(\n"
+        "         cls,\n"
+    )
+    facts = analyse_python(parse_patch(patch), path="verl/trainer/config/algorithm.py")
+    assert [d.name for d in facts.definitions_added] == ["RolloutCorrectionConfig.decoupled_token_icepop"]
+    # A hunk that starts outside any string and opens a docstring reads as before.
+    plain = (
+        "@@ -1,2 +1,6 @@\n"
+        " def f():\n"
+        '+    """Says what f does.\n'
+        "+\n"
+        '+    return is in the words here"""\n'
+        "+    return 1\n"
+        "     pass\n"
+    )
+    assert analyse_python(parse_patch(plain)).symbols_touched == ("f",)
+
+
+def test_a_file_removed_whole_whose_class_docstring_shows_example_code_keeps_its_class():
+    # #4795: the docstring opens on a bare `"""` right under `class specRLPatch:` and holds
+    # an example `class ExamplePatch`; the file is read from its top, outside any string.
+    patch = (
+        "@@ -1,12 +0,0 @@\n"
+        "-import logging\n"
+        "-\n"
+        "-\n"
+        "-class specRLPatch:\n"
+        '-    """\n'
+        "-    Example:\n"
+        "-\n"
+        "-    class ExamplePatch(specRLPatch[SomeClass]):\n"
+        "-        def new_method(self):\n"
+        '-    """\n'
+        "-    def apply_patch(self):\n"
+        "-        pass\n"
+    )
+    facts = analyse_python(parse_patch(patch))
+    assert [d.name for d in facts.definitions_removed] == ["specRLPatch", "specRLPatch.apply_patch"]
+    # The same lines in the middle of a file: the class line above the quote says where it is.
+    middle = patch.replace("@@ -1,12 +0,0 @@", "@@ -40,12 +40,0 @@")
+    assert [d.name for d in analyse_python(parse_patch(middle)).definitions_removed] == ["specRLPatch", "specRLPatch.apply_patch"]

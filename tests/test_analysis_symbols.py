@@ -136,3 +136,44 @@ def test_a_todo_sentence_is_taken_across_its_continuation_lines():
 
 def test_todos_none_without_markers():
     assert todos_added(["a = 1", "# plain comment"]) == ()
+
+
+_ENUM_AND_NEW_FUNCTION = (
+    "@@ -107,5 +107,6 @@ class AdvantageEstimator(str, Enum):\n"
+    "     GRPO = \"grpo\"\n"
+    "     OTB = \"otb\"\n"
+    "+    GDPO = \"gdpo\"\n"
+    " \n"
+    " \n"
+    " REGISTRY = {}\n"
+    "@@ -357,6 +358,12 @@ def compute_grpo_outcome_advantage(\n"
+    "         return advantages, advantages\n"
+    " \n"
+    " \n"
+    "+@register_adv_est(AdvantageEstimator.GDPO)\n"
+    "+def compute_gdpo_outcome_advantage(\n"
+    "+    token_level_rewards,\n"
+    "+):\n"
+    "+    scores = token_level_rewards.sum(-1)\n"
+    "+    return scores, scores\n"
+    " \n"
+    " \n"
+    " def compute_rloo(x):\n"
+)
+
+
+def test_the_lines_of_a_new_function_are_not_said_to_be_in_the_enum_beside_it():
+    from bot.engine.analysis import analyse
+    from bot.engine.focus.model import ReviewSummary
+    from bot.engine.focus.points import focus_points
+    from bot.engine.render.messages import t
+    from bot.engine.snapshot import ChangedFile, PullRequestSnapshot
+
+    f = ChangedFile("verl/trainer/ppo/core_algos.py", "modified", additions=7, patch=_ENUM_AND_NEW_FUNCTION)
+    snap = PullRequestSnapshot(repository="o/r", number=1, title="t", changed_files=1, files=(f,))
+    analysis = analyse(snap)
+    assert analysis.files[0].symbols_touched == ("AdvantageEstimator", "compute_gdpo_outcome_advantage")
+    points = focus_points(analysis, (), ReviewSummary())
+    (largest,) = [p for p in points if p.key.startswith("focus.largest")]
+    assert largest.params["names"] == ("AdvantageEstimator", "compute_gdpo_outcome_advantage")
+    assert t(largest.key, "en", largest.params).startswith("+7/−0 lines, in `AdvantageEstimator`, `compute_gdpo_outcome_advantage`")

@@ -19,7 +19,7 @@ from bot.engine.analysis.model import Definition, DependencyChange, DiffAnalysis
 from bot.engine.build import _reverted_number, build_guide
 from bot.engine.classify import classify
 from bot.engine.focus.model import ReviewSummary
-from bot.engine.focus.names import changed_texts, design_points
+from bot.engine.focus.names import added_texts, changed_texts, design_points
 from bot.engine.focus.review import follow_ups
 from bot.engine.render.messages import t
 from bot.engine.rules import load_rules
@@ -326,3 +326,106 @@ def test_a_guessed_change_type_is_not_stated_as_fact_in_the_score():
     assert [x.key for x in c.factors if x.source == "behaviour"] == ["factor.behaviour.source"]
     c = classify(snap(title="[x] fix: y"), DiffAnalysis((f,)), FIX)
     assert [x.key for x in c.factors if x.source == "behaviour"] == ["factor.behaviour.fix"]
+
+
+def _cast_guide(rules, patch):
+    f = ChangedFile("verl/trainer/ppo/ray_trainer.py", "modified", additions=patch.count("\n+"), deletions=patch.count("\n-"), patch=patch)
+    s = snap(files=(f,))
+    return classify(s, analyse(s), ())
+
+
+def test_a_cast_moved_into_another_expression_of_the_same_function_is_not_removed(rules):
+    # The same `.float()` on the same operands, now written once in a dict that is filled
+    # in steps: no cast is removed (one count fewer of the token is no removal).
+    patch = (
+        "@@ -10,11 +10,11 @@ class RayPPOTrainer:\n"
+        "     def _compute_old_log_prob(self, batch):\n"
+        "         log_probs = no_padding(log_probs)\n"
+        "+        result = {\"old_log_probs\": log_probs.float(), \"entropys\": entropy.float()}\n"
+        "         if routed_experts is not None:\n"
+        "-            out = get_td(\n"
+        "-                {\"old_log_probs\": log_probs.float(), \"entropys\": entropy.float(), \"r\": routed_experts}\n"
+        "-            )\n"
+        "-        else:\n"
+        "-            out = get_td({\"old_log_probs\": log_probs.float(), \"entropys\": entropy.float()})\n"
+        "+            result[\"r\"] = routed_experts\n"
+        "+        if s is not None:\n"
+        "+            result[\"s\"] = s.float()\n"
+        "+        out = get_td(result)\n"
+        "         return out\n"
+    )
+    risks = [f for f in _cast_guide(rules, patch).factors if f.source == "numerics"]
+    # What is left is the cast the change does add: `s.float()`, on its own line.
+    assert [(r.key, r.evidence[0].new) for r in risks] == [("factor.numerics_added", 'result["s"] = s.float()')]
+
+
+def test_a_cast_dropped_from_its_operand_is_still_removed(rules):
+    patch = (
+        "@@ -10,4 +10,4 @@ def loss(self, batch):\n"
+        "     x = batch.x\n"
+        "-    y = x.float() + other.float()\n"
+        "+    y = x + other.float()\n"
+        "     return y\n"
+    )
+    risks = [f for f in _cast_guide(rules, patch).factors if f.source == "numerics"]
+    assert [(r.key, r.evidence[0].old) for r in risks] == [("factor.numerics_removed", "y = x.float() + other.float()")]
+
+
+def test_a_hydra_defaults_list_is_composition_not_config_keys(rules):
+    patch = (
+        "@@ -0,0 +1,9 @@\n"
+        "+defaults:\n"
+        "+  - ../optim@optim: titan\n"
+        "+  - ../engine@titan: titan\n"
+        "+  - actor\n"
+        "+  - _self_\n"
+        "+\n"
+        "+strategy: titan\n"
+        "+param_offload: false\n"
+        "+seed: 1\n"
+    )
+    f = ChangedFile("verl/trainer/config/actor/titan_actor.yaml", "added", additions=9, patch=patch)
+    s = snap(files=(f,))
+    guide = build_guide(s, rules, lang="en")
+    assert "`defaults" not in guide.markdown and "optim@optim" not in guide.markdown
+    (keys,) = [p for p in guide.focus if p.key and p.key.startswith("focus.config_added")]
+    assert set(keys.params["names"]) == {"strategy", "param_offload", "seed"} and keys.params["count"] == 3
+    for factor in guide.classification.factors:
+        assert not any("defaults" in str(v) for v in factor.params.values())
+
+
+def test_a_design_bullet_quoting_a_line_the_pull_request_removes_is_no_design_point():
+    # #5512's description shows its diff; the old line, as a bullet, was quoted as the design.
+    a = py("verl/utils/dataset/rl_dataset.py",
+           added_lines=('logger.warning("tools_kwargs is empty for index %s, data source: %s", index, row_dict["data_source"])',),
+           removed_lines=('logger.warning("tools_kwargs is empty for index {}, data source: {}", index, row_dict["data_source"])',))
+    d = parse_description(
+        "### Design & Code Changes\n\n"
+        '- logger.warning("tools_kwargs is empty for index {}, data source: {}", index, row_dict["data_source"])\n'
+        '- logger.warning("tools_kwargs is empty for index %s, data source: %s", index, row_dict["data_source"])\n'
+    )
+    analysis = DiffAnalysis((a,))
+    points = design_points(changed_texts(analysis, set()), d, added_texts(analysis, set()))
+    assert [p.params["text"] for p in points] == ['logger.warning("tools_kwargs is empty for index %s, data source: %s", index, row_dict["data_source"])']
+
+
+def test_a_changed_default_changes_behaviour_for_configs_relying_on_it_but_breaks_nothing(rules):
+    # #6296: `skip_tokenizer_init` false -> true was headlined "breaking for existing users".
+    patch = (
+        "@@ -10,3 +10,3 @@ rollout:\n"
+        "   name: vllm\n"
+        "-  skip_tokenizer_init: false\n"
+        "+  skip_tokenizer_init: true\n"
+        "   gpu_memory_utilization: 0.5\n"
+    )
+    f = ChangedFile("verl/trainer/config/distillation/distillation.yaml", "modified", additions=1, deletions=1, patch=patch)
+    guide = build_guide(snap(files=(f,)), rules, lang="en")
+    assert not guide.classification.breaking_reasons
+    assert not any(x.source == "breaking" for x in guide.classification.factors)
+    assert "breaking" not in guide.markdown.lower()
+    assert "behaviour changes for configs that rely on it" in guide.markdown
+    # Removing the key still breaks the configs that set it.
+    gone = ChangedFile("verl/trainer/config/distillation/distillation.yaml", "modified", deletions=1,
+                       patch="@@ -10,3 +10,2 @@ rollout:\n   name: vllm\n-  skip_tokenizer_init: false\n   gpu_memory_utilization: 0.5\n")
+    c = build_guide(snap(files=(gone,)), rules, lang="en").classification
+    assert [r.key for r in c.breaking_reasons] == ["breaking.key_removed"]

@@ -10,6 +10,7 @@ from bot.engine.focus.housekeeping import major_bump, public_keys
 from bot.engine.focus.model import ReviewSummary
 from bot.engine.focus.points import focus_points
 from bot.engine.focus.review import follow_ups, review_summary
+from bot.engine.render.messages import t
 from bot.engine.snapshot import PullRequestSnapshot, Review, ReviewComment
 
 
@@ -58,7 +59,7 @@ def test_new_api_is_an_entry_point_only_when_the_diff_calls_it():
     assert keys == ["focus.added", "focus.added"]
 
 
-def test_a_new_symbol_another_file_calls_or_a_decorator_registers_is_the_entry_point():
+def test_a_new_symbol_another_file_calls_or_a_decorator_registers_is_said_as_that_fact():
     a = FileAnalysis("a.py", "modified", "source", additions=50, definitions_added=(Definition("AlphaBuilder", "class"),),
                      added_lines=("class AlphaBuilder:", "    pass", "x = BetaBuilder()"))
     b = FileAnalysis("b.py", "modified", "source", additions=40, definitions_added=(Definition("BetaBuilder", "class"),),
@@ -68,7 +69,7 @@ def test_a_new_symbol_another_file_calls_or_a_decorator_registers_is_the_entry_p
     assert ps == {"AlphaBuilder": "focus.added", "BetaBuilder": "focus.added_called"}
     c = FileAnalysis("c.py", "added", "source", additions=40, definitions_added=(Definition("make_gamma_loss", "function"),),
                      added_lines=("@LOSSES.register('gamma')", "def make_gamma_loss():", "    make_gamma_loss()"))
-    assert [p.key for p in points(c) if p.symbol == "make_gamma_loss"] == ["focus.added_called"]
+    assert [p.key for p in points(c) if p.symbol == "make_gamma_loss"] == ["focus.added_registered"]
     # A call only from its own file is structure, not an entry point.
     d = FileAnalysis("d.py", "added", "source", additions=40, definitions_added=(Definition("compute_delta", "function"),),
                      added_lines=("def compute_delta():", "    pass", "compute_delta()"))
@@ -123,13 +124,15 @@ _PIECES = st.sampled_from(["load_ckpt", "x", "_", ".", "(", " ", "\t", '"', "'",
 def test_a_call_is_found_as_the_regex_finds_it(line, short):
     escaped = re.escape(short)
     regex = re.compile(rf"(?<![\w.])(?:[\w.]*\.)?{escaped}\s*\(|[\"']{escaped}[\"']|@{escaped}\b")
-    assert _mentions(line, short) == (regex.search(line) is not None)
+    assert bool(_mentions(line, short)) == (regex.search(line) is not None)
+    call = re.compile(rf"(?<![\w.])(?:[\w.]*\.)?{escaped}\s*\(|@{escaped}\b")
+    assert (_mentions(line, short) == "call") == (call.search(line) is not None)
 
 
 def test_a_call_is_a_call_of_this_name_only():
-    assert _mentions("    self.loader.load_ckpt (path)", "load_ckpt")
-    assert _mentions('register("load_ckpt")', "load_ckpt")
-    assert _mentions("@load_ckpt", "load_ckpt")
+    assert _mentions("    self.loader.load_ckpt (path)", "load_ckpt") == "call"
+    assert _mentions('register("load_ckpt")', "load_ckpt") == "name"
+    assert _mentions("@load_ckpt", "load_ckpt") == "call"
     assert not _mentions("reload_ckpt(path)", "load_ckpt")
     assert not _mentions("@load_ckpt_v2", "load_ckpt")
 
@@ -163,3 +166,63 @@ def test_tokens_are_found_as_the_plain_token_regex_finds_them(text):
 
     plain = re.compile(r"(?<!\w)(?:/?[A-Za-z_][A-Za-z0-9_]*(?:[.\-/][A-Za-z0-9_]+)*|\d+(?:\.\d+)+(?:[.\-]?[A-Za-z]\w*)?)")
     assert _TOKEN.findall(text) == plain.findall(text)
+
+
+def test_a_wired_in_symbol_is_said_with_who_calls_or_registers_it_never_as_the_entry_point():
+    # Which new symbol is "the entry point" of a change is interpretation (a registry, a
+    # helper of one backend): the guide says the fact, with the file or the decorator.
+    a = FileAnalysis("verl/trainer/main.py", "modified", "source", additions=50, added_lines=("    loss = sum_pi_squared_tp(logits)",))
+    b = FileAnalysis("verl/utils/tp.py", "modified", "source", additions=40, definitions_added=(Definition("sum_pi_squared_tp", "function"),),
+                     added_lines=("def sum_pi_squared_tp(x):", "    pass"))
+    c = FileAnalysis("verl/models/registry.py", "added", "source", additions=40, definitions_added=(Definition("QwenImageModel", "class"),),
+                     added_lines=("@DiffusionModelBase.register('qwen')", "class QwenImageModel:", "    pass", "QwenImageModel"))
+    d = FileAnalysis("verl/cfg.py", "modified", "source", additions=40, added_lines=("NAME = 'make_gamma_loss'",))
+    e = FileAnalysis("verl/losses.py", "modified", "source", additions=40, definitions_added=(Definition("make_gamma_loss", "function"),),
+                     added_lines=("def make_gamma_loss():", "    pass"))
+    texts = {p.symbol: t(p.key, "en", p.params) for p in points(a, b, c, d, e) if p.key and p.key.startswith("focus.added")}
+    assert texts["sum_pi_squared_tp"] == "adds `sum_pi_squared_tp`; added lines in `verl/trainer/main.py` call `sum_pi_squared_tp`"
+    assert texts["QwenImageModel"] == "adds `QwenImageModel`; `QwenImageModel` is registered by the decorator `@DiffusionModelBase.register`"
+    assert texts["make_gamma_loss"] == "adds `make_gamma_loss`; added lines in `verl/cfg.py` name `make_gamma_loss` in a string"
+    assert not any("entry point" in text for text in texts.values())
+
+
+def test_an_added_assert_is_said_as_written_and_ranked_below_changes_of_behaviour():
+    from bot.engine.analysis import analyse
+    from bot.engine.snapshot import ChangedFile, PullRequestSnapshot
+
+    patch = (
+        "@@ -10,6 +10,7 @@ def compute_weights(log_ratio, mode):\n"
+        "     if mode == \"token\":\n"
+        "         weights = log_ratio.exp()\n"
+        "+        assert weights.dim() == 2, \"token weights\"\n"
+        "     return weights\n"
+        " \n"
+        " \n"
+        "@@ -40,3 +41,3 @@ def apply_weights(batch, mode):\n"
+        "-    w = compute_weights(batch.log_ratio, mode)\n"
+        "+    w = compute_weights(batch.log_ratio, mode, clip=True)\n"
+        "     return w\n"
+    )
+    f = ChangedFile("verl/trainer/ppo/helper.py", "modified", additions=2, deletions=1, patch=patch)
+    snap = PullRequestSnapshot(repository="o/r", number=1, title="t", changed_files=1, files=(f,))
+    ps = focus_points(analyse(snap), (), ReviewSummary())
+    keys = [p.key for p in ps]
+    check = next(p for p in ps if "assert" in p.key)
+    assert keys.index(check.key) > 0 and keys[0].startswith("focus.edit.call")
+    text = t(check.key, "en", check.params)
+    assert "can raise" not in text and "weights.dim() == 2" in text
+    # The same assert known only as a behaviour fact (no exact edit paired it).
+    from bot.engine.analysis.model import BehaviourFact
+
+    fact = BehaviourFact("check_added", "verl/a.py", "compute_weights", "", 'if mode == "token": assert weights.dim() == 2', "AssertionError", 12, True)
+    a = FileAnalysis("verl/a.py", "modified", "source", "python", additions=30, symbols_touched=("apply_weights", "compute_weights"), behaviour=(fact,))
+    b = FileAnalysis("verl/b.py", "modified", "source", "python", additions=30, definitions_added=(Definition("load_weights", "function"),))
+    ps = points(a, b)
+    (check,) = [p for p in ps if "assert" in p.key or "check" in p.key]
+    assert t(check.key, "en", check.params) == "adds `assert weights.dim() == 2` in `compute_weights`"
+    assert ps.index(check) > [p.key for p in ps].index("focus.added")
+    # A message that goes on over lines is left out: the fact holds only its first line.
+    from bot.engine.focus.edits import assert_condition
+
+    assert assert_condition("assert self.config.reward.enable_resource_pool, (") == "assert self.config.reward.enable_resource_pool"
+    assert assert_condition("if a: assert f(x, y) == 2, 'msg'") == "assert f(x, y) == 2"

@@ -194,3 +194,26 @@ def test_a_fix_that_only_adds_lines_is_traced_to_the_lines_around_them(tmp_path)
         link = find_link(snaps[3], adds.to_blame, facts[3], fix=True, unanimous=True, adds_only=True)
         assert link.top.number == 1 and link.adds_only
         assert find_link(snaps[4], ci.to_blame, facts[4], fix=True, unanimous=True).top.number == 2
+
+
+def test_a_pull_request_that_only_reindented_a_line_is_not_its_author(tmp_path):
+    # #2 moves #1's lines into a `with` block (re-indented, nothing else); #3 fixes one of
+    # them. Blame -w and the replay both trace the fixed line to #1, who wrote its text.
+    repo = Repo(tmp_path / "reindent")
+    repo.write("run.py", "def run(cfg):\n    model = build(cfg)\n    out = model.step(cfg.lr * 2)\n    return out\n")
+    repo.commit("Add run (#1)", author="Ann")
+    repo.write("run.py", "def run(cfg):\n    with timer():\n        model = build(cfg)\n        out = model.step(cfg.lr * 2)\n    return out\n")
+    repo.commit("Time the step (#2)", author="Bob")
+    repo.write("run.py", "def run(cfg):\n    with timer():\n        model = build(cfg)\n        out = model.step(cfg.lr)\n    return out\n")
+    repo.commit("fix: the learning rate (#3)", author="Cid")
+    snaps, reqs = requests(repo.path, [3, 2])
+    from bot.engine.history.lines import deleted_lines
+
+    for method in ("blame", "replay"):
+        facts = HistoryReader(open_repository(repo.path)).facts(reqs, method=method)
+        assert {(o.path, o.line): o.pull for o in facts[3].origins} == {("run.py", 4): 1}, method
+    all_deleted = [TraceRequest(r.number, r.base, deleted_lines(snaps[r.number].files)) for r in reqs]
+    blame = HistoryReader(open_repository(repo.path)).facts(all_deleted, method="blame")
+    replay = HistoryReader(open_repository(repo.path)).facts(all_deleted, method="replay")
+    assert {n: f.origins for n, f in blame.items()} == {n: f.origins for n, f in replay.items()}
+    assert sum(len(f.origins) for f in blame.values()) >= 3

@@ -230,7 +230,7 @@ def test_a_pull_request_with_exact_changes_but_no_usable_sentence_leads_with_one
     monkeypatch.setattr(edits_module, "main_edit", lambda analysis: None)
     monkeypatch.setattr(edits_module, "leading_edit", lambda analysis: edit)
     monkeypatch.setattr(edits_module, "edit_sentence", lambda e, lang: "`pkg/parse.py` line 12: now calls `ast.literal_eval`")
-    f = facts([src(additions=300, deletions=40)])  # too big for one change to be the summary
+    f = facts([src(additions=1, deletions=1), src("pkg/other.py", additions=1, deletions=0)])  # no edit dominates
     en = S.choose(f, "en")
     assert en.source == "edit_among" and en.text.startswith("Among its changes: `pkg/parse.py` line 12")
     assert en.evidence == (edit.evidence,)
@@ -312,3 +312,20 @@ def test_a_cut_off_documentation_quote_gives_way_only_to_a_page_sentence_that_sa
     assert S.summary_source(facts([readme]), "en") == "quote"
     new = _page("docs/news.md", "modified", lines=("## News", line), quote=readme.quote)
     assert S.summary_line(facts([new]), "en") == "Adds the section “News” to `docs/news.md`."
+
+
+def test_one_small_edit_of_a_large_pull_request_is_not_its_summary(monkeypatch):
+    # #5356 (a 1,000-line integration) was summed up by a widened error-branch condition.
+    from bot.engine.focus import edits as edits_module
+
+    edit = Edit("condition_changed", "verl/trainer/main_ppo.py", "TaskRunner", "strategy == 'veomni'",
+                "strategy == 'veomni' or strategy == 'torchtitan'", "if", line=165, old_line=165)
+    monkeypatch.setattr(edits_module, "main_edit", lambda analysis: edit)
+    monkeypatch.setattr(edits_module, "leading_edit", lambda analysis: edit)
+    monkeypatch.setattr(edits_module, "edit_sentence", lambda e, lang: "`TaskRunner` line 165: the condition is now wider")
+    big = facts([src("verl/trainer/main_ppo.py", 1, 1, added_lines=("if a or b:",), removed_lines=("if a:",)),
+                 src("verl/workers/engine/titan.py", 40, 0, added_lines=tuple(f"x{i} = {i}" for i in range(40)))])
+    assert S.choose(big, "en").source not in ("edit", "edit_among")
+    # The same edit as most of a small pull request's code is its summary.
+    small = facts([src("verl/trainer/main_ppo.py", 1, 1, added_lines=("if a or b:", "# why"), removed_lines=("if a:",))])
+    assert S.choose(small, "en").source == "edit"

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from bot.engine.analysis.model import Evidence, FileAnalysis
-from bot.engine.analysis.patch import parse_patch
+from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, parse_patch
 from bot.engine.snapshot import PullRequestSnapshot
 
 #: Exact tokens by risk kind. Each alternative is a whole call or keyword argument
@@ -119,6 +119,8 @@ def risk_tokens(
     """The first changed risk token of each kind (:data:`KINDS` order) over ``files``
     (Python files only), with the diff line it is on."""
     found: dict[str, tuple[FileAnalysis, str, bool]] = {}
+    lines: dict[str, Evidence] = {}
+    by_name: dict[str, object] | None = None
     totals: dict[str, tuple[Counter[str], Counter[str]]] = {}
     for f in files[:MAX_FILES]:
         if f.language != "python" or len(found) == len(KINDS):
@@ -143,15 +145,93 @@ def risk_tokens(
                     pr_new, pr_old = totals[kind]
                     if pr_new[token] == pr_old[token]:
                         continue  # moved between files: as many removed elsewhere as added here
-                    found[kind] = (f, token, new[token] > old[token])
+                    up = new[token] > old[token]
+                    if _CAST.match(token):
+                        if by_name is None:
+                            by_name = {c.filename: c for c in snapshot.files}
+                        patch = getattr(by_name.get(f.path), "patch", None)
+                        moved = _unmatched_casts(patch, f.path, token) if patch else None
+                        if moved is not None:
+                            # A cast counts only where no line on the other side of the same
+                            # definition applies it to the same operand: one moved into
+                            # another expression (`result = {"p": p.float()}`) is kept.
+                            if not moved[up]:
+                                up = not up
+                            if not moved[up]:
+                                continue
+                            found[kind] = (f, token, up)
+                            lines[kind] = moved[up][0]
+                            break
+                    found[kind] = (f, token, up)
                     break
-    by_name = {c.filename: c for c in snapshot.files} if found else {}
+    if found and by_name is None:
+        by_name = {c.filename: c for c in snapshot.files}
     return [
         RiskToken(
-            kind, f.path, token, up, _evidence(by_name.get(f.path), f.path, token, up)
+            kind, f.path, token, up, lines[kind] if kind in lines else _evidence((by_name or {}).get(f.path), f.path, token, up)
         )
         for kind, (f, token, up) in found.items()
     ]
+
+
+#: The numerics tokens that are casts or dtype moves (not ``.detach()``, ``no_grad``...).
+_CAST = re.compile(r"\.(?:float|half|bfloat16|double)\(\)$|\.to\(")
+#: The operand a cast applies to: the name or attribute chain right before it.
+_OPERAND = r"([\w.]*\w)\s*"
+
+
+_DEF_LINE = re.compile(r"\s*(?:async\s+)?(?:def|class)\s+(\w+)")
+
+
+def _definition_above(lines: Sequence[object], index: int, side: str, section: str) -> str:
+    """The ``def``/``class`` line (its text) that holds ``lines[index]`` on ``side``: the
+    nearest one above with less indent, else the hunk header's section. Lines inside an
+    open bracket (a dict written over several lines) are passed over, not taken for its end."""
+    text = lines[index].text
+    level = len(text) - len(text.lstrip())
+    for j in range(index - 1, -1, -1):
+        line = lines[j]
+        if line.kind != side and line.kind != CONTEXT:
+            continue
+        stripped = line.text.lstrip()
+        indent = len(line.text) - len(stripped)
+        if stripped and indent < level:
+            if _DEF_LINE.match(stripped):
+                return stripped
+            level = indent
+            if not level:
+                return ""  # module level
+    return section
+
+
+def _unmatched_casts(patch: object, path: str, token: str) -> dict[bool, list[Evidence]] | None:
+    """Where ``token`` (a cast) is applied on one side of ``patch`` to an operand that
+    no line on the other side of the same enclosing definition casts the same way:
+    ``{True: evidence of such added lines, False: of such removed lines}``. None when
+    the patch has no line holding it (a cut-off patch)."""
+    sites: dict[bool, list[tuple[str, str, Evidence]]] = {True: [], False: []}
+    pattern = re.compile(_OPERAND + re.escape(token))
+    for hunk in parse_patch(patch):
+        for i, line in enumerate(hunk.lines):
+            if line.kind not in (ADDED, REMOVED) or token not in line.text:
+                continue
+            up = line.kind == ADDED
+            code = code_text([line.text])
+            operands = [m.group(1) for m in pattern.finditer(code)] or ([""] if token in code else [])
+            if not operands:
+                continue
+            symbol = _definition_above(hunk.lines, i, line.kind, hunk.section)
+            n = line.new_line if up else line.old_line
+            text = line.text.strip()[:160]
+            evidence = Evidence(path, n, n, "" if up else text, text if up else "")
+            sites[up].extend((symbol, operand, evidence) for operand in operands)
+    if not sites[True] and not sites[False]:
+        return None
+    out: dict[bool, list[Evidence]] = {}
+    for up in (True, False):
+        other = {(symbol, operand) for symbol, operand, _ in sites[not up]}
+        out[up] = [e for symbol, operand, e in sites[up] if (symbol, operand) not in other]
+    return out
 
 
 def _pr_counts(files: Sequence[FileAnalysis], kind: str) -> tuple[Counter[str], Counter[str]]:

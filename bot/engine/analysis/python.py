@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import keyword
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from bot.engine.analysis.model import BehaviourFact, Definition
@@ -160,6 +160,56 @@ def _block(stack: list[_Block], indent: int, name: str, is_class: bool) -> _Bloc
     return _Block(indent, is_class, f"{parent.symbol}.{name}", False, "class" if is_class else "method")
 
 
+#: Lines that are code, never the words of a docstring.
+_CODE_STARTS = ("def ", "async def ", "class ", "@", "return ", "return(")
+
+
+def _starts_in_string(lines: Sequence[DiffLine], side: str) -> str:
+    """The triple quote a hunk starts inside, or ``""``: a hunk that starts in the middle
+    of a docstring shows its closing triple quote first, which read as an opening puts
+    the code after it (a new ``def``) into a string. Of the two readings, the one
+    that leaves fewer code lines (``def``, ``class``, ``@``, ``return``) inside strings wins;
+    a tie reads the hunk as starting outside, and so does a hunk at the top of the file or
+    with a code line (a block opener, a comment) above its first triple quote. Only
+    ``side``'s and context lines are read."""
+    first = ""
+    for line in lines:
+        if line.kind != side and line.kind != CONTEXT:
+            continue
+        if (line.new_line if side == ADDED else line.old_line) <= 1:
+            return ""  # the top of the file is in no string
+        d, q = line.text.find('"""'), line.text.find("'''")
+        if d >= 0 or q >= 0:
+            first = '"""' if q < 0 or 0 <= d < q else "'''"
+            break
+        stripped = line.text.strip()
+        if stripped.endswith(":") or stripped.startswith(_CODE_STARTS) or stripped.startswith("#"):
+            return ""  # code before the first quote: the hunk starts outside any string
+    if not first:
+        return ""
+    return first if _code_in_strings(lines, side, first) < _code_in_strings(lines, side, "") else ""
+
+
+def _code_in_strings(lines: Sequence[DiffLine], side: str, quote: str) -> int:
+    """How many code lines (:data:`_CODE_STARTS`) read as string text when the hunk starts inside ``quote``."""
+    count = 0
+    for line in lines:
+        if line.kind != side and line.kind != CONTEXT:
+            continue
+        stripped = line.text.lstrip()
+        if quote:
+            if stripped.startswith(_CODE_STARTS):
+                count += 1
+            if quote in stripped and stripped.count(quote) % 2 == 1:
+                quote = ""
+        elif '"""' in stripped or "'''" in stripped:
+            d, q = stripped.find('"""'), stripped.find("'''")
+            mark = '"""' if q < 0 or (0 <= d < q) else "'''"
+            if stripped.count(mark) % 2 == 1:
+                quote = mark
+    return count
+
+
 def _section_stack(section: str) -> list[_Block]:
     m = _DEF.match(section)
     if m is None:
@@ -268,6 +318,7 @@ def analyse_python(
         start = _section_stack(hunk.section)
         old, new = _Side(start), _Side(start)
         lines = hunk.lines
+        old.quote, new.quote = _starts_in_string(lines, REMOVED), _starts_in_string(lines, ADDED)
         # Each side reads the context lines before one of its own changed lines only when it
         # gets there: a side's scope is read only at its changed lines, so the context after
         # a side's last change (and all of it for a side without changes) is never read.

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.engine.analysis.model import DiffAnalysis, Edit
-from bot.engine.focus.model import API_WEIGHT, FACT_WEIGHT, FocusPoint
+from bot.engine.focus.model import API_WEIGHT, ASSERT_WEIGHT, FACT_WEIGHT, FocusPoint
 from bot.engine.render import sanitize
 from bot.engine.render.messages import t
 from bot.locale import N_
@@ -65,7 +65,7 @@ _WEIGHTS = {
     "call_args_removed": FACT_WEIGHT,
     "assert_removed": FACT_WEIGHT - 2,
     "assert_replaced": FACT_WEIGHT - 4,
-    "assert_added": FACT_WEIGHT - 6,
+    "assert_added": ASSERT_WEIGHT,
     "assignment_changed": FACT_WEIGHT - 4,
     "call_arg_replaced": FACT_WEIGHT - 2,
     "call_args_changed": FACT_WEIGHT - 8,
@@ -197,3 +197,18 @@ def edit_points(analysis: DiffAnalysis) -> list[FocusPoint]:
         evidence = tuple(e.evidence for _w, e in members[:3])
         out.append(FocusPoint(edit.path, edit.symbol or None, key, params, weight=weight, evidence=evidence))
     return out
+
+
+def assert_condition(text: str) -> str:
+    """``assert cond`` of a check line (``if x: assert cond, (`` -> ``assert cond``): the
+    statement without its message, which may go on over lines the fact does not hold."""
+    text = text[text.find("assert") :] if "assert" in text else text
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            return text[:i].rstrip()
+    return text.rstrip(" (")

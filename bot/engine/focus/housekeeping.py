@@ -124,8 +124,12 @@ def _formatting_only(f: FileAnalysis) -> bool:
 
 
 def public_keys(f: FileAnalysis, keys: Sequence[str]) -> list[str]:
-    """Config keys a user sets: in source files, private attributes (``_x``) are not options."""
+    """Config keys a user sets: in source files, private attributes (``_x``) are not
+    options; in YAML files, the entries of a Hydra ``defaults:`` list
+    (``defaults.../optim@optim``) are not keys but which files compose this one."""
     if f.kind != "source":
+        if f.language == "yaml":
+            return [k for k in keys if k != "defaults" and not k.startswith("defaults.")]
         return list(keys)
     return [k for k in keys if not any(p.startswith("_") for p in k.split("."))]
 

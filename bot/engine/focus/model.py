@@ -19,6 +19,9 @@ FACT_WEIGHT = 100
 CARRIER_WEIGHT = 90
 RULE_NOTE_WEIGHT = 75
 API_WEIGHT = 60
+#: An added ``assert``: below every point on a change of behaviour (a changed call or
+#: default, a new or changed function: the "+N lines" point of a source file weighs 20 or more).
+ASSERT_WEIGHT = 19
 DEP_WEIGHT = 55
 IsConfig = Callable[[str, "str | None"], bool]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import functools
 import keyword
 import re
@@ -29,7 +30,7 @@ _SPAN_NAME = re.compile(r"`([^`\n]{3,80})`")
 _MAX_DESIGN = 8
 
 
-def design_points(texts: Mapping[str, str], description: Any) -> list[FocusPoint]:
+def design_points(texts: Mapping[str, str], description: Any, added: Mapping[str, str] | None = None) -> list[FocusPoint]:
     """The author's design bullets that name code the diff changes, each on the one file
     it is about, with the bullet as evidence.
 
@@ -37,6 +38,9 @@ def design_points(texts: Mapping[str, str], description: Any) -> list[FocusPoint
     file when it changed, and nowhere when it did not (it is about another file).
     Otherwise it goes on the file whose changed lines hold the most of its names, as
     whole identifiers; a tie between files leaves the bullet out rather than guess.
+    With ``added`` (path -> the file's added lines, joined: :func:`added_texts`), a
+    bullet that is a line of code found only among the removed lines (the old side of a
+    diff the description shows) is left out: it is what the pull request replaces.
     """
     bullets = getattr(description, "design_points", ())[:_MAX_DESIGN]
     if not bullets:
@@ -44,10 +48,38 @@ def design_points(texts: Mapping[str, str], description: Any) -> list[FocusPoint
     out = []
     for bullet in bullets:
         path, name = _bullet_file(bullet, texts)
+        if path and added is not None and _removed_code(bullet, texts.get(path, ""), added.get(path, "")):
+            continue
         if path and not _contradicted(bullet, texts.get(path, "")):
             ev = (Evidence(path, new=bullet[:300], source="description"),)
             out.append(FocusPoint(path, name, "focus.design", {"text": bullet}, weight=CARRIER_WEIGHT - 2, evidence=ev))
     return out
+
+
+def _removed_code(bullet: str, changed: str, added: str) -> bool:
+    """True when ``bullet`` is a statement of code (it parses, and calls or assigns) found
+    among the file's changed lines but on no added line: only a removed line has it."""
+    code = bullet.strip().strip("`").strip()
+    if not code or ("(" not in code and "=" not in code):
+        return False
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    bare = _SPACES.sub("", code)
+    return bare in _SPACES.sub("", changed) and bare not in _SPACES.sub("", added)
+
+
+_SPACES = re.compile(r"\s+")
+
+
+def added_texts(analysis: DiffAnalysis, house: set[str]) -> dict[str, str]:
+    """The added lines of the files :func:`changed_texts` reads, joined per file."""
+    return {
+        f.path: "\n".join(f.added_lines[:600])
+        for f in analysis.files[:MAX_DESCRIBED_FILES]
+        if f.kind in ("source", "config", "build") and f.path not in house and (f.added_lines or f.removed_lines)
+    }
 
 
 #: A code span that sets a value: ``flag: bool = False``, ``flag=False``.

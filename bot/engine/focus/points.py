@@ -13,7 +13,7 @@ from bot.engine.analysis.model import (
     Evidence,
     FileAnalysis,
 )
-from bot.engine.focus.edits import edit_points, quote_point
+from bot.engine.focus.edits import assert_condition, edit_points, quote_point
 from bot.engine.focus.housekeeping import (
     api_names,
     dep_is_major,
@@ -25,6 +25,7 @@ from bot.engine.analysis.versions import install_script, named_on
 from bot.engine.breaking import consequence_known, signature_detail
 from bot.engine.focus.model import (
     API_WEIGHT,
+    ASSERT_WEIGHT,
     BREAKING_WEIGHT,
     CARRIER_WEIGHT,
     CODE_KINDS,
@@ -42,6 +43,7 @@ from bot.engine.focus.model import (
 )
 from bot.engine.focus.renames import rename_map
 from bot.engine.focus.names import (
+    added_texts,
     changed_texts,
     described_files,
     design_points,
@@ -165,7 +167,7 @@ def focus_points(
         candidates.extend(_env_points(analysis, behaviour, house, getattr(snapshot, "repository", "") or ""))
     texts = changed_texts(analysis, house) if named or getattr(description, "design_points", ()) else {}
     described = described_files(texts, named)
-    candidates.extend(design_points(texts, description))
+    candidates.extend(design_points(texts, description, added_texts(analysis, house) if getattr(description, "design_points", ()) else None))
     edited = {p.file for p in edits}
     for f in analysis.files:
         if f.path in house:
@@ -255,9 +257,15 @@ def focus_points(
         return added_cache[0]
 
     for p in chosen:
-        if p.key == "focus.added" and entries.intersection(p.params.get("names", ())):
-            names = tuple(dict.fromkeys([n for n in p.params["names"] if n in entries] + list(p.params["names"])))
-            p = FocusPoint(p.file, p.symbol, "focus.added_called", {**p.params, "names": names}, p.text, p.weight)
+        wired = [n for n in p.params.get("names", ()) if n in entries] if p.key == "focus.added" else []
+        if wired:
+            # Only the fact is said (which added code calls it, or which decorator registers
+            # it): whether that makes it "the" entry point of the change is interpretation.
+            names = tuple(dict.fromkeys(wired + list(p.params["names"])))
+            how, where = entries[wired[0]]
+            key = {"call": "focus.added_called", "name": "focus.added_named"}.get(how, "focus.added_registered")
+            extra = {"code": where} if how == "register" else {"file": where}
+            p = FocusPoint(p.file, p.symbol, key, {**p.params, "names": names, "name": wired[0], **extra}, p.text, p.weight)
         # A name already shown by an earlier point is not repeated: three config files
         # with the same new keys say them once.
         p = with_uses(p, by_path.get(p.file or ""), named, shown, uses_limit(len(chosen)), removed_text, added_text)
@@ -385,6 +393,11 @@ def _fact_points(
         if kind in _BREAKING_KINDS and fact.user_facing:
             weight += BREAKING_WEIGHT - FACT_WEIGHT
         params = {"name": fact.symbol, "old": fact.old, "new": fact.new, "detail": fact.detail, "count": len(facts)}
+        if kind == "check_added" and fact.detail == "AssertionError":
+            # An assert states what the code takes for granted (often what the branch it
+            # sits in already implies): said as written, ranked below what changes behaviour.
+            key, weight = "focus.fact.assert_added", ASSERT_WEIGHT
+            params["code"] = assert_condition(fact.new)
         if len(facts) > 1 and kind in _LISTED_FACTS:
             # Several keys or symbols of one file gone: name a few (those the author names first).
             symbols = sorted(dict.fromkeys(x.symbol for x in facts), key=lambda n: (short_name(n) not in named and n not in named))
@@ -474,17 +487,18 @@ def _env_points(analysis: DiffAnalysis, behaviour: Sequence[Any], house: set[str
     return out
 
 
-def _entry_points(analysis: DiffAnalysis, called: set[str]) -> set[str]:
-    """Of the new symbols ``called``, those that are an entry point of the change: called
-    from another file's added lines (the change wires them in) or registered by a
-    ``@...register...`` decorator. A helper only its own new file calls is structure,
-    not an entry point."""
+def _entry_points(analysis: DiffAnalysis, called: set[str]) -> dict[str, tuple[str, str]]:
+    """Of the new symbols ``called``, those the change wires in, each with how:
+    ``("call", path)`` when the added lines of another file ``path`` call it (or apply it
+    as a decorator), ``("name", path)`` when they only quote its name, ``("register", "@decorator")`` when a ``@...register...``
+    decorator registers it where it is defined. A helper only its own new file calls is
+    structure, left out."""
     if not called:
-        return set()
-    out: set[str] = set()
+        return {}
+    out: dict[str, tuple[str, str]] = {}
     home = {d.name: f.path for f in analysis.files for d in f.definitions_added if d.name in called}
     everything = "\n".join([line for f in analysis.files[:MAX_DESCRIBED_FILES] if f.kind not in ("docs", "generated", "binary") for line in f.added_lines])
-    for name in called:
+    for name in sorted(called):
         short = short_name(name)
         if len(short) < 6 or short in _GENERIC_NAMES or everything.count(short) < 2:
             continue  # `main(` in another file is more likely another `main`; one mention is the definition
@@ -496,17 +510,19 @@ def _entry_points(analysis: DiffAnalysis, called: set[str]) -> set[str]:
                 lines = [line for line in f.added_lines if short in line]
                 if not lines:
                     continue
-                if any(_mentions(line, short) for line in lines):
-                    out.add(name)
+                how = max((_mentions(line, short) for line in lines), key=("", "name", "call").index)
+                if how:
+                    out[name] = (how, f.path)
                     break
             else:
                 text = "\n".join(f.added_lines)
                 if "regist" not in text:
                     continue
                 if register is None:
-                    register = re.compile(rf"@[\w.]*regist\w*[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*(?:async\s+)?(?:def|class)\s+{re.escape(short)}\b")
-                if register.search(text):
-                    out.add(name)
+                    register = re.compile(rf"(@[\w.]*regist\w*)[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*(?:async\s+)?(?:def|class)\s+{re.escape(short)}\b")
+                found = register.search(text)
+                if found:
+                    out[name] = ("register", found.group(1))
                     break
     return out
 
@@ -516,11 +532,13 @@ def _is_word(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
-def _mentions(line: str, short: str) -> bool:
-    """True when ``line`` calls ``short`` (``short(``, ``obj.short (``, not ``other_short(``),
-    quotes it (``"short"``) or uses it as a decorator (``@short``): what the regex
+def _mentions(line: str, short: str) -> str:
+    """``"call"`` when ``line`` calls ``short`` (``short(``, ``obj.short (``, not
+    ``other_short(``) or applies it as a decorator (``@short``), ``"name"`` when it only
+    quotes it (``"short"``), else ``""``: what the regex
     ``(?<![\\w.])(?:[\\w.]*\\.)?short\\s*\\(|["']short["']|@short\\b`` finds, without
     compiling one per name."""
+    quoted = ""
     size = len(short)
     at = line.find(short)
     while at >= 0:
@@ -528,13 +546,13 @@ def _mentions(line: str, short: str) -> bool:
         end = at + size
         after = line[end : end + 1]
         if not (before and _is_word(before)) and line[end:].lstrip().startswith("("):
-            return True
+            return "call"
         if before and before in "\"'" and after and after in "\"'":
-            return True
+            quoted = "name"
         if before == "@" and _is_word(short[-1]) != bool(after and _is_word(after)):
-            return True
+            return "call"
         at = line.find(short, at + 1)
-    return False
+    return quoted
 
 
 #: Names too common for a call in another file to be a call of *this* definition.
@@ -630,6 +648,9 @@ def _file_points(
         # Reworded docstrings or dropped comments: said as such, after any point on code.
         points.append(FocusPoint(f.path, None, "focus.prose_only", {"additions": f.additions, "deletions": f.deletions}, weight=5))
     elif f.kind in CODE_KINDS and f.changes and f.status != "removed":
+        # "+N lines, in A, B" says where the lines are: the new public definitions a point
+        # above names are named here too (last), else the lines of a new function read as
+        # the lines of the one enum value added beside it.
         added_set = set(added)
         symbols = tuple(s for s in f.symbols_touched if s not in added_set)
         # The symbols a reader must open first: those the title, description or new tests name.
@@ -637,7 +658,9 @@ def _file_points(
         # Then the definitions this diff adds (private helpers included: they are new code to read).
         touched = set(symbols)
         new_defs = tuple(d.name for d in f.definitions_added if d.name in touched)
-        symbols = tuple(dict.fromkeys(carried + new_defs + symbols))[:MAX_NAMES]
+        symbols = tuple(dict.fromkeys(carried + new_defs + symbols + tuple(added)))
+        count = len(symbols)  # more than the names shown: "…" says so
+        symbols = symbols[:MAX_NAMES]
         key = "focus.largest_symbols" if symbols else "focus.largest"
         weight = min(50, 20 + f.changes // 10)
         if described:
@@ -649,7 +672,7 @@ def _file_points(
         if f.quote is not None and not points:
             points.append(quote_point(f.quote, weight))
         else:
-            points.append(FocusPoint(f.path, symbols[0] if symbols else None, key, {"additions": f.additions, "deletions": f.deletions, "names": symbols}, weight=weight))
+            points.append(FocusPoint(f.path, symbols[0] if symbols else None, key, {"additions": f.additions, "deletions": f.deletions, "names": symbols, "count": count}, weight=weight))
     elif f.kind in ("ci", "docs", "test") and f.changes and f.status != "removed" and not f.tests_added:
         symbols = tuple(f.symbols_touched[:MAX_NAMES]) if f.kind == "test" else ()
         key = "focus.largest_symbols" if symbols else "focus.largest"

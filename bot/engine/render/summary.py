@@ -23,6 +23,8 @@ Pure. :func:`summary_claim` picks, in this order, the first source that qualifie
 7. ``docs`` -- a documentation-only pull request: the pages it adds (with their first
    heading), moves, removes or edits (with the headings it adds) (:func:`docs_summary`);
 8. ``edit_among`` -- the weightiest exact change, said to be one of several;
+   1. and 8. only when the edit's lines are at least half the changed code lines
+   (:func:`covers_most`);
 9. ``function`` -- the change is inside one function or method: which, and whether
    code was added, removed or changed (:func:`function_summary`);
 10. ``count`` -- a plain true count of what changed ("Changes 3 source files under
@@ -152,7 +154,7 @@ def _choose(facts: GuideFacts, lang: str) -> Summary:
         return Summary(_end(sanitize.quote(facts.purpose, 240), lang), "author", author)
     if is_small(analysis):
         edit = edits.main_edit(analysis)
-        if edit is not None:
+        if edit is not None and covers_most(edit, analysis):
             sentence = edits.edit_sentence(edit, lang).strip()
             if sentence:
                 return Summary(_end(sentence, lang), "edit", (edit.evidence,))
@@ -184,7 +186,7 @@ def _choose(facts: GuideFacts, lang: str) -> Summary:
     # A count says what changed in no way a reader can use; one exact change, said to be
     # one of several, does (raters took "Changes 3 source files" for no summary at all).
     edit = edits.leading_edit(analysis)
-    if edit is not None:
+    if edit is not None and covers_most(edit, analysis):
         sentence = edits.edit_sentence(edit, lang).strip()
         if sentence:
             return Summary(_end(t("summary.among", lang, {"change": sentence}, raw=True), lang), "edit_among", (edit.evidence,))
@@ -192,6 +194,23 @@ def _choose(facts: GuideFacts, lang: str) -> Summary:
     if one is not None:
         return one
     return count_summary(facts, lang)
+
+
+def covers_most(edit, analysis: DiffAnalysis) -> bool:
+    """True when the lines of ``edit`` (its old and new statement) are at least half the
+    pull request's changed code lines (blank and comment lines left out, tests and docs
+    too): one edit is the summary only of a change it mostly is (a condition widened in
+    a 1,000-line integration is not what that integration does)."""
+    size = sum(len(text.splitlines()) or 1 for text in (edit.old, edit.new) if text)
+    total = 0
+    for f in analysis.files:
+        if f.counts_as_code and f.kind not in ("test", "docs"):
+            lines = f.added_lines + f.removed_lines
+            # Without its lines (a patch GitHub left out) a file counts all it changed.
+            total += sum(1 for line in lines if line.strip() and not line.lstrip().startswith("#")) if lines else f.changes
+            if 2 * size < total:
+                return False
+    return True
 
 
 def _only_file(analysis: DiffAnalysis):
