@@ -407,25 +407,3 @@ def test_a_design_bullet_quoting_a_line_the_pull_request_removes_is_no_design_po
     analysis = DiffAnalysis((a,))
     points = design_points(changed_texts(analysis, set()), d, added_texts(analysis, set()))
     assert [p.params["text"] for p in points] == ['logger.warning("tools_kwargs is empty for index %s, data source: %s", index, row_dict["data_source"])']
-
-
-def test_a_changed_default_changes_behaviour_for_configs_relying_on_it_but_breaks_nothing(rules):
-    # #6296: `skip_tokenizer_init` false -> true was headlined "breaking for existing users".
-    patch = (
-        "@@ -10,3 +10,3 @@ rollout:\n"
-        "   name: vllm\n"
-        "-  skip_tokenizer_init: false\n"
-        "+  skip_tokenizer_init: true\n"
-        "   gpu_memory_utilization: 0.5\n"
-    )
-    f = ChangedFile("verl/trainer/config/distillation/distillation.yaml", "modified", additions=1, deletions=1, patch=patch)
-    guide = build_guide(snap(files=(f,)), rules, lang="en")
-    assert not guide.classification.breaking_reasons
-    assert not any(x.source == "breaking" for x in guide.classification.factors)
-    assert "breaking" not in guide.markdown.lower()
-    assert "behaviour changes for configs that rely on it" in guide.markdown
-    # Removing the key still breaks the configs that set it.
-    gone = ChangedFile("verl/trainer/config/distillation/distillation.yaml", "modified", deletions=1,
-                       patch="@@ -10,3 +10,2 @@ rollout:\n   name: vllm\n-  skip_tokenizer_init: false\n   gpu_memory_utilization: 0.5\n")
-    c = build_guide(snap(files=(gone,)), rules, lang="en").classification
-    assert [r.key for r in c.breaking_reasons] == ["breaking.key_removed"]

@@ -197,15 +197,13 @@ def test_housekeeping_groups():
 
 @needs_corpus
 @pytest.mark.parametrize(("number", "text"), [
-    (5705, "default of `dist_ckpt_optim_fully_reshardable` changes from `True` to `False`: behaviour changes for configs that rely on it"),
-    (5139, "default of `max_num_seqs` changes from `256` to `1024`: behaviour changes for configs that rely on it"),
+    (5705, "Breaking: default of `dist_ckpt_optim_fully_reshardable` changes from `True` to `False`"),
+    (5139, "Breaking: default of `max_num_seqs` changes from `256` to `1024`"),
 ])
-def test_changed_defaults_of_user_config_are_behaviour_changes_not_breaks(number, text):
-    # What a config set explicitly still works; a config that relies on the default runs
-    # differently, which the point says (blind rating fresh-i, #6296: "breaking" misled).
+def test_changed_defaults_of_user_config_are_breaking_with_their_reason(number, text):
     g = guide(number, "verl-2026h1")
     assert text in g.markdown
-    assert not [r for r in g.data["breaking_reasons"] if r["reason"].startswith("default of ")]
+    assert g.data["breaking_reasons"][0]["reason"].startswith("default of ")
     assert all(b["kind"] for b in g.data["behaviour"])
 
 
@@ -338,11 +336,10 @@ def test_source_that_stops_reading_a_project_variable_is_breaking():
     assert any(f["source"] == "env" for f in g.data["importance_factors"])
 
 
-def test_a_changed_default_of_a_project_variable_changes_behaviour_but_breaks_nothing():
+def test_a_changed_default_of_a_project_variable_is_breaking():
     patch = '@@ -40,3 +40,3 @@ def build(config):\n-    mode = os.environ.get("VERL_MODE", "fast")\n+    mode = os.environ.get("VERL_MODE", "safe")\n     return x\n'
     g = guide_of(("verl/trainer/a.py", "modified", patch))
-    assert g.data["breaking_reasons"] == []
-    assert "runs that do not set it behave differently" in g.markdown
+    assert [r["reason"] for r in g.data["breaking_reasons"]] == ["default of environment variable VERL_MODE changes from fast to safe"]  # JSON reasons are plain text
 
 
 @pytest.mark.parametrize(("files", "why"), [

@@ -81,10 +81,8 @@ MAX_FACTS_PER_FILE = 8
 MAX_AREAS = 5
 
 #: Behaviour facts that break existing users when the thing they are about is user-facing.
-#: A changed default is not one: what was set explicitly still works; configs that rely
-#: on the default behave differently, which its focus point says (removing or renaming
-#: the key is a break).
 _BREAKING_FACTS = {
+    "default_changed": "breaking.default",
     "key_removed": "breaking.key_removed",
     "key_renamed": "breaking.key_renamed",
     "field_removed": "breaking.key_removed",
@@ -95,6 +93,7 @@ _BREAKING_FACTS = {
     "check_added": "breaking.check",
     "dep_floor_raised": "breaking.dep_floor",
     "env_removed": "breaking.env_removed",
+    "env_default_changed": "breaking.env_default",
 }
 
 
