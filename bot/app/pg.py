@@ -227,7 +227,9 @@ def connect(
         min_size=min_size,
         max_size=max_size,
         timeout=timeout,
-        kwargs={"connect_timeout": CONNECT_TIMEOUT, "application_name": name[:63]},
+        # Statements are prepared on their second run (psycopg's default: the sixth), so the
+        # server parses each of prguide's few statements once per connection, not six times.
+        kwargs={"connect_timeout": CONNECT_TIMEOUT, "application_name": name[:63], "prepare_threshold": 1},
         configure=configure,
         # A connection the server dropped (restart, pg_terminate_backend) is found and
         # replaced when it is lent, not when a query fails on it; a live one costs no
