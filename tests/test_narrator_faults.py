@@ -115,7 +115,7 @@ async def test_jobs_narrating_at_once_wait_for_the_client_import_rather_than_tak
             return partial
 
     monkeypatch.setattr(client, "_OPENAI", None, raising=False)
-    monkeypatch.setitem(sys.modules, "openai", sys.modules["openai"])
+    monkeypatch.delitem(sys.modules, "openai")  # put back afterwards
     monkeypatch.setattr(client.importlib, "import_module", slow_import)
     first = asyncio.ensure_future(client._openai())
     await asyncio.to_thread(started.wait, 5)
