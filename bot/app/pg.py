@@ -337,7 +337,8 @@ def from_settings(settings: Any, *, migrate_components: Iterable[str] | None = N
     return connect(
         settings.database_url,
         schema=settings.database_schema,
-        min_size=settings.db_pool_min,
+        # The least never exceeds a smaller most (the default least is 6).
+        min_size=min(settings.db_pool_min, settings.db_pool_max),
         max_size=settings.db_pool_max,
         timeout=settings.db_pool_timeout,
         migrate_components=migrate_components,
