@@ -195,6 +195,21 @@ def count_instructions(argv: Sequence[str], *, env: Mapping[str, str] | None = N
     return [parts[k] for k in sorted(parts)]
 
 
+def export_revision(revision: str, into: Path) -> Path:
+    """The ``bot`` and ``config`` folders of git revision ``revision`` of this checkout, written under ``into``.
+
+    For a before/after in one run (``--baseline``): a child process measuring that
+    revision puts ``into`` first on its ``sys.path``. Exits with git's message for an
+    unknown revision.
+    """
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "bot", "config"], capture_output=True, check=False)
+    if archive.returncode != 0:
+        raise SystemExit(f"--baseline {revision}: {archive.stderr.decode(errors='replace').strip()}")
+    into.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into
+
+
 def median(values: Iterable[float]) -> float:
     """The median of ``values`` (NaN when there are none)."""
     data = list(values)

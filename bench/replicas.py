@@ -26,11 +26,16 @@ until each has its guide comment:
 Target: PostgreSQL mode's CPU per delivery, prguide's processes and their backends
 together, <= 2x SQLite mode's, with one replica and with three.
 
+``--baseline REV`` runs the code of git revision ``REV`` too (its ``bot`` and ``config``
+folders, exported into a temporary folder, first on the replicas' ``sys.path``): each
+round runs every configuration with that code, then with this tree's, so load from others
+falls on both alike, and the tables put them side by side.
+
 The write budget is lifted (GitHub's 80 writes a minute per installation would otherwise
 set the pace): the subject is prguide's own cost. The replicas share this machine's cores
 with the sandbox and PostgreSQL, so three replicas cannot be faster than the cores allow.
 
-    python bench/replicas.py [--quick] [--rounds N] [--latency-ms MS] [--database-url URL]
+    python bench/replicas.py [--quick] [--rounds N] [--latency-ms MS] [--database-url URL] [--baseline REV]
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ from common import (
     cpu_seconds,
     delivery_body,
     delivery_headers,
+    export_revision,
     free_port,
     header,
     load_bundles,
@@ -87,6 +93,16 @@ asyncio.run(serve(settings, client_options={"write_rate": 1e6, "write_burst": 1e
 """
 
 
+def serve_code(code: Path | None) -> str:
+    """The child's program: :data:`_SERVE`, importing ``bot`` from ``code`` when given (a ``--baseline`` export)."""
+    if code is None:
+        return _SERVE
+    return (
+        f"import sys\nsys.path.insert(0, {str(code)!r})\nimport bot\n"
+        f"assert bot.__file__.startswith({str(code)!r}), bot.__file__\n" + _SERVE
+    )
+
+
 def with_params(url: str, **params: str) -> str:
     from urllib.parse import urlencode
 
@@ -99,7 +115,10 @@ async def comments(http: Any, sandbox_url: str) -> dict[str, int]:
     return {issue: len(found) for issue, found in state["comments"].items()}
 
 
-async def one_config(backend: str, replicas: int, bundles: Sequence[dict], key_pem: str, key_path: Path, args: argparse.Namespace) -> dict[str, Any]:
+async def one_config(
+    backend: str, replicas: int, bundles: Sequence[dict], key_pem: str, key_path: Path, args: argparse.Namespace,
+    code: Path | None = None,
+) -> dict[str, Any]:
     import aiohttp
 
     from bot.sandbox import Sandbox
@@ -118,7 +137,7 @@ async def one_config(backend: str, replicas: int, bundles: Sequence[dict], key_p
             if backend == "postgresql":
                 env["PRGUIDE_DATABASE_URL"] = with_params(args.database_url, application_name=tag)
                 env["PRGUIDE_DATABASE_SCHEMA"] = schema
-            child = ChildProcess([sys.executable, "-c", _SERVE], env=env)
+            child = ChildProcess([sys.executable, "-c", serve_code(code)], env=env)
             children.append(child)
             await wait_http(f"http://127.0.0.1:{port}/healthz", child=child, timeout=60)
             urls.append(f"http://127.0.0.1:{port}")
@@ -216,25 +235,31 @@ async def one_config(backend: str, replicas: int, bundles: Sequence[dict], key_p
 async def run(args: argparse.Namespace) -> int:
     bundles = load_bundles(CORPUS)
     configs = [("sqlite", 1), ("postgresql", 1), ("postgresql", 3)]
-    results: dict[tuple[str, int], list[dict[str, Any]]] = {c: [] for c in configs}
     with tempfile.TemporaryDirectory(prefix="prguide-replicas-key-") as keys:
+        codes: list[tuple[str, Path | None]] = []
+        if args.baseline:
+            codes.append((f"before ({args.baseline})", export_revision(args.baseline, Path(keys) / "baseline")))
+        codes.append(("after" if args.baseline else "this tree", None))
+        results: dict[tuple[str, str, int], list[dict[str, Any]]] = {(label, *c): [] for label, _ in codes for c in configs}
         key_pem, key_path = write_key(Path(keys))
         for round_number in range(args.rounds):
             # Interleaved, so load from others on the machine falls on every configuration alike.
-            for backend, replicas in configs:
-                result = await one_config(backend, replicas, bundles, key_pem, key_path, args)
-                results[(backend, replicas)].append(result)
-                print(f"round {round_number + 1} {backend} x{replicas}: {json.dumps({k: v for k, v in result.items() if k != 'rss'})}", file=sys.stderr)
+            for label, code in codes:
+                for backend, replicas in configs:
+                    result = await one_config(backend, replicas, bundles, key_pem, key_path, args, code)
+                    results[(label, backend, replicas)].append(result)
+                    print(f"round {round_number + 1} {label} {backend} x{replicas}: "
+                          f"{json.dumps({k: v for k, v in result.items() if k != 'rss'})}", file=sys.stderr)  # fmt: skip
     print(header("Replicas: SQLite and PostgreSQL, one and three prguide processes"))
     print(f"Per run: one warm-up guide, {args.one_by_one} merges one at a time (unloaded latency), then the other "
           f"{len(bundles) - 1 - args.one_by_one} sent at once (the burst: throughput, latency under load, CPU, memory); "
           f"GitHub latency {args.latency_ms:g} ms; "
           f"medians over {args.rounds} rounds; {os.cpu_count()} cores shared by the replicas, the sandbox and PostgreSQL.\n")
     rows = []
-    for (backend, replicas), runs in results.items():
+    for (label, backend, replicas), runs in results.items():
         pg = backend == "postgresql"
         rows.append([
-            backend, replicas, median(r["per_s"] for r in runs),
+            *([label] if args.baseline else []), backend, replicas, median(r["per_s"] for r in runs),
             median(r["quiet_p50"] for r in runs), median(r["quiet_p95"] for r in runs),
             median(r["p50"] for r in runs), median(r["p95"] for r in runs),
             median(r["cpu_ms"] for r in runs), median(r["pg_cpu_ms"] for r in runs) if pg else "-",
@@ -244,22 +269,30 @@ async def run(args: argparse.Namespace) -> int:
             sum(r["doubled"] for r in runs),
         ])  # fmt: skip
     print(table(
-        ["backend", "replicas", "burst deliveries/s", "one at a time: latency p50 ms", "p95 ms",
-         "burst: latency p50 ms", "p95 ms", "prguide CPU ms/delivery", "backends' CPU ms/delivery",
+        [*(["code"] if args.baseline else []), "backend", "replicas", "burst deliveries/s", "one at a time: latency p50 ms",
+         "p95 ms", "burst: latency p50 ms", "p95 ms", "prguide CPU ms/delivery", "backends' CPU ms/delivery",
          "prguide + backends CPU ms/delivery", "server background CPU ms/delivery (shared)", "backends seen",
          "RSS MiB per replica", "PRs without exactly 1 comment"],
         rows,
     ))  # fmt: skip
 
-    def total(key: tuple[str, int]) -> float:
-        return median(r["cpu_ms"] + r["pg_cpu_ms"] for r in results[key])
+    def total(label: str, backend: str, replicas: int) -> float:
+        return median(r["cpu_ms"] + r["pg_cpu_ms"] for r in results[(label, backend, replicas)])
 
-    lite = total(("sqlite", 1))
-    one_pg, three_pg = total(("postgresql", 1)), total(("postgresql", 3))
-    own_one = median(r["cpu_ms"] for r in results[("postgresql", 1)]) / lite
-    own_three = median(r["cpu_ms"] for r in results[("postgresql", 3)]) / lite
+    print()
+    for label, _ in codes:
+        lite = total(label, "sqlite", 1)
+        one_pg, three_pg = total(label, "postgresql", 1), total(label, "postgresql", 3)
+        own_one = median(r["cpu_ms"] for r in results[(label, "postgresql", 1)]) / lite
+        own_three = median(r["cpu_ms"] for r in results[(label, "postgresql", 3)]) / lite
+        prefix = f"{label}: " if args.baseline else ""
+        print(f"{prefix}prguide's processes alone on PostgreSQL / SQLite: {own_one:.2f}x (1 replica), {own_three:.2f}x (3 replicas)")
+        print(f"{prefix}PostgreSQL mode's CPU per delivery (prguide + its backends) / SQLite mode's: "
+              f"{one_pg / lite:.2f}x (1 replica), {three_pg / lite:.2f}x (3 replicas)")  # fmt: skip
+    label = codes[-1][0]  # the verdict is on this tree's code
+    lite = total(label, "sqlite", 1)
+    one_pg, three_pg = total(label, "postgresql", 1), total(label, "postgresql", 3)
     ok = max(one_pg, three_pg) <= TARGET_RATIO * lite
-    print(f"\nprguide's processes alone on PostgreSQL / SQLite: {own_one:.2f}x (1 replica), {own_three:.2f}x (3 replicas)")
     print(verdict_line(f"PostgreSQL mode's CPU per delivery (prguide + its backends) <= {TARGET_RATIO:g}x SQLite mode's",
                        f"{one_pg / lite:.2f}x (1 replica), {three_pg / lite:.2f}x (3 replicas)", ok))  # fmt: skip
     return 0 if ok and not any(r[-1] for r in rows) else 1
@@ -272,6 +305,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--latency-ms", type=float, default=20.0)
     parser.add_argument("--one-by-one", type=int, default=12, help="merges sent one at a time before the burst")
     parser.add_argument("--database-url", default=os.environ.get("PRGUIDE_TEST_DATABASE_URL", DEFAULT_URL))
+    parser.add_argument("--baseline", metavar="REV", help="also run git revision REV's code in every round, for a before/after")
     args = parser.parse_args(argv)
     if args.quick:
         args.rounds = 1

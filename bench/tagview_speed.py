@@ -50,7 +50,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from common import ChildProcess, cpu_seconds, free_port, header, median, percentile, table, verdict_line, wait_http
+from common import (
+    ChildProcess, cpu_seconds, export_revision, free_port, header, median, percentile, table, verdict_line, wait_http,
+)
 from pgmeter import BackendMeter
 
 REPOSITORY = "bench/rocket"
@@ -133,17 +135,6 @@ def fill_child(backend: str, where: str, schema: str | None, start: int, end: in
     finally:
         store.close()
     print(json.dumps({"seconds": seconds, "analysed": analysed, "biggest": biggest}))
-
-
-def export_revision(revision: str, into: Path) -> Path:
-    """The ``bot`` and ``config`` folders of git revision ``revision`` of this checkout, written under ``into``."""
-    root = HERE.parents[1]
-    archive = subprocess.run(["git", "-C", str(root), "archive", revision, "bot", "config"], capture_output=True, check=False)
-    if archive.returncode != 0:
-        raise SystemExit(f"--baseline {revision}: {archive.stderr.decode(errors='replace').strip()}")
-    into.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
-    return into
 
 
 def serve(backend: str, where: str, schema: str | None, port: int) -> None:

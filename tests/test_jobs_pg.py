@@ -191,10 +191,12 @@ def test_killed_pool_connections_are_replaced_and_work_resumes(pg_schema):
     try:
         store.enqueue_many(deliveries(3, keys=3))
         with psycopg.connect(url, autocommit=True) as admin:
+            # Waits (up to 5 s) until each backend has ended: the pool finds them dropped.
             killed = admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s", (store.db.schema,)
+                "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE application_name = %s",
+                (store.db.schema,),
             ).fetchall()
-        assert killed
+        assert killed and all(ended for (ended,) in killed)
         jobs = [store.claim() for _ in range(3)]
         assert sorted(j.delivery_id for j in jobs) == ["d0", "d1", "d2"]
     finally:

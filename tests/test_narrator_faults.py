@@ -91,3 +91,33 @@ async def test_a_trickling_model_server_in_its_own_process_is_cut_off_by_the_dea
     finally:
         proc.terminate()
         await proc.wait()
+
+
+async def test_jobs_narrating_at_once_wait_for_the_client_import_rather_than_take_it_half_done(monkeypatch):
+    import sys
+    import threading
+    import types
+
+    from bot.narrator import client
+
+    # A slow first import of the client, as on a cold process: the module is in sys.modules
+    # (as Python puts it there) before its names are; import_module waits for it, as Python's does.
+    lock, started = threading.Lock(), threading.Event()
+    partial = types.ModuleType("openai")
+
+    def slow_import(name: str):
+        with lock:
+            if getattr(partial, "AsyncOpenAI", None) is None:
+                sys.modules["openai"] = partial
+                started.set()
+                threading.Event().wait(0.3)  # the import takes its time (in a worker thread)
+                partial.AsyncOpenAI = object
+            return partial
+
+    monkeypatch.setattr(client, "_OPENAI", None, raising=False)
+    monkeypatch.delitem(sys.modules, "openai")  # put back afterwards
+    monkeypatch.setattr(client.importlib, "import_module", slow_import)
+    first = asyncio.ensure_future(client._openai())
+    await asyncio.to_thread(started.wait, 5)
+    second = await client._openai()
+    assert hasattr(second, "AsyncOpenAI") and hasattr(await first, "AsyncOpenAI")

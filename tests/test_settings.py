@@ -216,3 +216,11 @@ def test_reconcile_interval_setting(env):
     assert from_env({**env, "PRGUIDE_RECONCILE_INTERVAL": "600"}).reconcile_interval == 600
     with pytest.raises(SettingsError, match="PRGUIDE_RECONCILE_INTERVAL must be 0"):
         from_env({**env, "PRGUIDE_RECONCILE_INTERVAL": "5"})
+
+
+def test_the_pool_keeps_six_connections_by_default_but_never_more_than_its_most(env):
+    env = {**env, "PRGUIDE_DATABASE_URL": "postgresql://db/x"}
+    assert (from_env(env).db_pool_min, from_env(env).db_pool_max) == (6, 10)
+    small = from_env({**env, "PRGUIDE_DB_POOL_MAX": "2"})
+    assert (small.db_pool_min, small.db_pool_max) == (2, 2)
+    assert from_env({**env, "PRGUIDE_DB_POOL_MIN": "1"}).db_pool_min == 1

@@ -6,6 +6,7 @@ The pages must stay byte for byte what they were; these tests pin the work behin
 from __future__ import annotations
 
 from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -91,3 +92,33 @@ def test_label_names_read_each_guide_once_and_pick_the_first_guide_naming_a_labe
     names = label_names(["area/rollout", "bug", *[f"x{i}" for i in range(30)]], datas, "en")
     assert names == {"area/rollout": ("Rollout", Messages("en")("digest.area_for", audience="RL people"))}
     assert _Counted.reads == len(datas)
+
+
+def test_plain_pull_request_urls_are_judged_without_urlsplit(monkeypatch):
+    import bot.tagview.pages as pages
+
+    calls = []
+    monkeypatch.setattr(pages, "urlsplit", lambda url: calls.append(url) or urlsplit(url))
+    assert pages.safe_url("https://github.com/acme/rocket/pull/7") == "https://github.com/acme/rocket/pull/7"
+    assert pages.safe_url("http://ghe.example:8080") == "http://ghe.example:8080"
+    assert calls == []
+    assert pages.safe_url("https://[::1/x") is None and calls == ["https://[::1/x"]
+
+
+def _urlsplit_verdict(url: str) -> str | None:
+    """What safe_url answered when it asked urlsplit about every URL."""
+    if not url.startswith(("https://", "http://")):
+        return None
+    try:
+        return url if urlsplit(url).netloc else None
+    except ValueError:
+        return None
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.sampled_from(["https://", "http://", "http:/", "javascript:"]),
+       st.text(alphabet=st.sampled_from(list("abAZ09.-:/?#[]@ \t\n%é\\")), max_size=20))  # fmt: skip
+def test_safe_url_answers_as_urlsplit_does(prefix, rest):
+    from bot.tagview.pages import safe_url
+
+    assert safe_url(prefix + rest) == _urlsplit_verdict(prefix + rest)

@@ -420,3 +420,34 @@ async def test_served_view_never_tells_a_private_repository_exists(tmp_path):
             unknown = await nothing.get("/repos/acme/secret/tags")
             assert secret.status == unknown.status == 404
             assert await secret.text() == await unknown.text()
+
+
+async def test_the_tags_page_of_all_labels_stays_the_same_size_however_many_labels(tmp_path):
+    # 12 labels of 4 pull requests each: 3 rows per label and a page of 12 entries would be
+    # 36 entries; the page holds 12, so each label shows its newest one and links to the rest.
+    with GuideStore(tmp_path / "many.db") as store:
+        for number in range(1, 49):
+            label = f"area/{number % 12:02d}"
+            details = [{"name": label, "source": "rule", "rule": "r"}]
+            store.save(make_guide(number, labels=[label], label_details=details), visibility="public")
+        c = await client_for(store, rows_per_label=3, page_entries=12)
+        try:
+            page = Page(await (await c.get("/repos/acme/rocket/tags")).text())
+            assert [(label, count, len(rows)) for label, count, rows in page.summary()] == [
+                (f"area/{i:02d}", 4, 1) for i in range(12)
+            ]
+            assert sum(1 for link in page.links if "label=area" in link and "page" not in link) >= 12
+            # One label alone still pages by page_size, and a store of few labels keeps rows_per_label.
+            single = Page(await (await c.get("/repos/acme/rocket/tags", params={"label": "area/03"})).text())
+            assert single.summary() == [("area/03", 4, [27, 15, 3, 39])]  # no merge time: last
+        finally:
+            await c.close()
+    with GuideStore(tmp_path / "few.db") as store:
+        for number in range(1, 9):
+            store.save(make_guide(number), visibility="public")
+        c = await client_for(store, rows_per_label=3, page_entries=12)
+        try:
+            page = Page(await (await c.get("/repos/acme/rocket/tags")).text())
+            assert page.summary() == [("bug", 8, [8, 7, 6])]
+        finally:
+            await c.close()

@@ -21,11 +21,13 @@ what callers catch to answer 503.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
+import select
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -96,9 +98,10 @@ class Database:
     """One process's handle on prguide's PostgreSQL schema: a bounded pool and the schema name.
 
     Build it with :func:`connect`. :meth:`connection` lends a pooled connection (in a
-    transaction committed when the ``with`` block ends without error); :meth:`connect`
-    opens a connection outside the pool (for ``LISTEN`` and advisory locks held for
-    long). Close with :meth:`close`.
+    transaction committed when the ``with`` block ends without error); :meth:`autocommit`
+    lends one on which each statement commits by itself (one round trip, no ``BEGIN``
+    and ``COMMIT``); :meth:`connect` opens a connection outside the pool (for ``LISTEN``
+    and advisory locks held for long). Close with :meth:`close`.
     """
 
     url: str
@@ -113,6 +116,25 @@ class Database:
         Raises :class:`psycopg_pool.PoolTimeout` when none frees up in time.
         """
         return self.pool.connection(timeout=self.timeout)
+
+    @contextlib.contextmanager
+    def autocommit(self) -> Iterator[psycopg.Connection]:
+        """``with db.autocommit() as conn:`` a pooled connection in autocommit mode.
+
+        For work that is one statement (or statements that need not commit together):
+        each is its own transaction, atomic as any statement is, and costs one round trip
+        where :meth:`connection` adds a ``BEGIN`` and a ``COMMIT``. A pipeline
+        (``conn.pipeline()``) with ``conn.transaction()`` inside sends a whole transaction
+        at once. Raises :class:`psycopg_pool.PoolTimeout` as :meth:`connection` does.
+        """
+        with self.pool.connection(timeout=self.timeout) as conn:
+            conn.autocommit = True
+            try:
+                yield conn
+            finally:
+                # The pool lends connections in transaction mode; a broken one is discarded anyway.
+                with contextlib.suppress(Exception):
+                    conn.autocommit = False
 
     def connect(self, *, autocommit: bool = True) -> psycopg.Connection:
         """A new connection of its own (not pooled), ``search_path`` set to :attr:`schema`."""
@@ -141,6 +163,24 @@ def _use_schema(conn: psycopg.Connection, schema: str) -> None:
     conn.autocommit = True
     conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
     conn.autocommit = autocommit
+
+
+def check_lent(conn: psycopg.Connection) -> None:
+    """The pool's check of a connection it is about to lend: raise when the server dropped it.
+
+    An idle connection's socket has nothing to read unless the server sent something
+    unasked: the notice it sends before ending the backend (``pg_terminate_backend``, a
+    restart or shutdown) and the end of the stream after it. So the socket is polled
+    (no round trip), and only a readable one gets psycopg's full check (an empty
+    query), which reads what came and raises for a dropped connection.
+    """
+    from psycopg_pool import ConnectionPool
+
+    if conn.closed:
+        raise conn.OperationalError("the connection is closed")  # type: ignore[attr-defined]
+    readable, _, _ = select.select([conn.fileno()], [], [], 0)
+    if readable:
+        ConnectionPool.check_connection(conn)
 
 
 def connect(
@@ -187,11 +227,14 @@ def connect(
         min_size=min_size,
         max_size=max_size,
         timeout=timeout,
-        kwargs={"connect_timeout": CONNECT_TIMEOUT, "application_name": name[:63]},
+        # Statements are prepared on their second run (psycopg's default: the sixth), so the
+        # server parses each of prguide's few statements once per connection, not six times.
+        kwargs={"connect_timeout": CONNECT_TIMEOUT, "application_name": name[:63], "prepare_threshold": 1},
         configure=configure,
         # A connection the server dropped (restart, pg_terminate_backend) is found and
-        # replaced when it is lent, not when a query fails on it.
-        check=ConnectionPool.check_connection,
+        # replaced when it is lent, not when a query fails on it; a live one costs no
+        # round trip to tell (see check_lent).
+        check=check_lent,
         name=name,
         open=False,
     )
@@ -294,7 +337,8 @@ def from_settings(settings: Any, *, migrate_components: Iterable[str] | None = N
     return connect(
         settings.database_url,
         schema=settings.database_schema,
-        min_size=settings.db_pool_min,
+        # The least never exceeds a smaller most (the default least is 6).
+        min_size=min(settings.db_pool_min, settings.db_pool_max),
         max_size=settings.db_pool_max,
         timeout=settings.db_pool_timeout,
         migrate_components=migrate_components,

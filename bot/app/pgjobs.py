@@ -124,15 +124,16 @@ _HEAD_OF_KEY = """
 """
 _RUNNABLE = f"j.state = 'queued' AND {_HEAD_OF_KEY}"
 
-_CANDIDATE = f"""
-    SELECT j.id FROM jobs j WHERE j.not_before <= {_NOW} AND {_RUNNABLE}
-    ORDER BY j.priority, j.not_before, j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED
-"""
-
+# One statement, one round trip: the candidate row is locked (a row another replica holds
+# locked is skipped) and claimed under that lock.
 _CLAIM = f"""
     UPDATE jobs SET state = 'running', attempts = attempts + 1, fence = fence + 1, updated_at = {_NOW},
         owner = %(owner)s, lease_until = {_NOW} + %(lease)s
-    WHERE id = %(id)s AND state = 'queued' RETURNING {_COLUMNS}
+    WHERE id = (
+        SELECT j.id FROM jobs j WHERE j.not_before <= {_NOW} AND {_RUNNABLE}
+        ORDER BY j.priority, j.not_before, j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED
+    ) AND state = 'queued'
+    RETURNING {_COLUMNS}
 """
 
 #: Queued jobs looked at, soonest due first, before falling back to one head per key.
@@ -228,7 +229,10 @@ class PgJobStore(StoreMethods):
         self.db.close()
 
     def _conn(self):
-        return self.db.connection()
+        # Autocommit: every method here is one statement, or statements that need not
+        # commit together (a notification after the change it announces), so none pays
+        # for a BEGIN and a COMMIT; enqueue_many sends its transaction as one pipeline.
+        return self.db.autocommit()
 
     def _notify(self, conn: psycopg.Connection) -> None:
         conn.execute("SELECT pg_notify(%s, '')", (self.channel,))
@@ -245,26 +249,29 @@ class PgJobStore(StoreMethods):
         at = self._at(now)
         if not deliveries:
             return []
-        results = []
-        with self._conn() as conn:
-            # The 202 promises the row survives a crash of the database server too.
-            conn.execute("SET LOCAL synchronous_commit TO on")
-            for d in deliveries:
-                inserted = conn.execute(
-                    "INSERT INTO jobs (delivery_id, event, action, key, installation_id, not_before, created_at,"
-                    f" updated_at, priority, payload) VALUES (%(delivery)s, %(event)s, %(action)s, %(key)s,"
-                    f" %(installation)s, {_NOW} + %(delay)s, {_NOW}, {_NOW}, %(priority)s, %(payload)s)"
-                    " ON CONFLICT (delivery_id) DO NOTHING RETURNING id",
-                    {
-                        "delivery": d.delivery_id, "event": d.event, "action": d.action, "key": d.job_key,
-                        "installation": d.installation_id, "delay": max(0.0, delay), "priority": d.priority,
-                        "payload": bytes(d.payload), "now": at,
-                    },
-                ).fetchone()
-                results.append(inserted is not None)
-            if any(results):
-                self._notify(conn)
-        return results
+        # One round trip: the transaction goes as a pipeline. Each insert notifies the
+        # other replicas only when it queued a row (equal notifications of one
+        # transaction reach a listener once).
+        with self._conn() as conn, conn.pipeline():
+            with conn.transaction():
+                # The 202 promises the row survives a crash of the database server too.
+                conn.execute("SET LOCAL synchronous_commit TO on")
+                inserts = [
+                    conn.execute(
+                        "WITH queued AS (INSERT INTO jobs (delivery_id, event, action, key, installation_id, not_before,"
+                        f" created_at, updated_at, priority, payload) VALUES (%(delivery)s, %(event)s, %(action)s,"
+                        f" %(key)s, %(installation)s, {_NOW} + %(delay)s, {_NOW}, {_NOW}, %(priority)s, %(payload)s)"
+                        " ON CONFLICT (delivery_id) DO NOTHING RETURNING id)"
+                        " SELECT id, pg_notify(%(channel)s, '') FROM queued",
+                        {
+                            "delivery": d.delivery_id, "event": d.event, "action": d.action, "key": d.job_key,
+                            "installation": d.installation_id, "delay": max(0.0, delay), "priority": d.priority,
+                            "payload": bytes(d.payload), "now": at, "channel": self.channel,
+                        },
+                    )
+                    for d in deliveries
+                ]
+        return [cursor.fetchone() is not None for cursor in inserts]
 
     def claim(self, now: float | None = None) -> Job | None:
         """Take the next runnable job (head of its key, due; live first, then earliest due) for this replica.
@@ -281,27 +288,17 @@ class PgJobStore(StoreMethods):
             if last is None or not last <= mark < last + self.lease / 10:
                 self._last_takeback = mark
                 self._take_back_expired(conn, at)
-            for _ in range(3):  # a row another replica just claimed is skipped; look again
-                with conn.transaction():
-                    row = conn.execute(_CANDIDATE, {"now": at}).fetchone()
-                    if row is None:
-                        return None
-                    claimed = conn.execute(
-                        _CLAIM, {"id": row[0], "now": at, "owner": self.owner, "lease": self.lease}
-                    ).fetchone()
-                if claimed is not None:
-                    return _job(claimed)
-        return None
+            claimed = conn.execute(_CLAIM, {"now": at, "owner": self.owner, "lease": self.lease}).fetchone()
+        return _job(claimed) if claimed is not None else None
 
     def _take_back_expired(self, conn: psycopg.Connection, at: float | None) -> tuple[int, int]:
         limit = self._max_attempts if self._max_attempts is not None else 2**31 - 1
+        # conn is in autocommit (see _conn): the take-back is committed before the notification.
         states = [r[0] for r in conn.execute(_EXPIRED, {"now": at, "max": limit}).fetchall()]
-        conn.commit()
         parked = states.count("parked")
         if states:
             log.warning("took back %d job(s) whose lease ran out (%d parked)", len(states), parked)
             self._notify(conn)
-            conn.commit()
         return len(states) - parked, parked
 
     def renew(self, job_ids: Sequence[int], *, now: float | None = None) -> int:

@@ -183,28 +183,33 @@ class PgSharedState:
         return self.clock() if self.clock is not None else None
 
     def reserve_write(self, installation_id: int) -> float:
-        """See :class:`SharedState`: each bucket refills, loses one token, and says how long to wait."""
+        """See :class:`SharedState`: each bucket refills, loses one token, and says how long to wait.
+
+        One statement for every bucket (bucket ``i``'s capacity and rate are element
+        ``i + 1`` of the array parameters), so they change together in one round trip.
+        """
         now = self._now()
-        waits = [0.0]
-        with self.db.connection() as conn:
-            for index, (rate, capacity) in enumerate(self.buckets):
-                tokens = conn.execute(
-                    f"INSERT INTO write_budget (installation_id, bucket, tokens, updated_at) VALUES (%s, %s, %s, {_NOW})"
-                    " ON CONFLICT (installation_id, bucket) DO UPDATE SET"
-                    " tokens = least(%s, write_budget.tokens"
-                    "   + greatest(excluded.updated_at - write_budget.updated_at, 0) * %s) - 1,"
-                    " updated_at = greatest(excluded.updated_at, write_budget.updated_at)"
-                    " RETURNING tokens",
-                    (int(installation_id), index, capacity - 1, now, capacity, rate),
-                ).fetchone()[0]
-                if tokens < 0:
-                    waits.append(-tokens / rate)
-        return max(waits)
+        capacities = [float(capacity) for _, capacity in self.buckets]
+        rates = [float(rate) for rate, _ in self.buckets]
+        with self.db.autocommit() as conn:
+            rows = conn.execute(
+                "INSERT INTO write_budget (installation_id, bucket, tokens, updated_at)"
+                f" SELECT %(installation)s, b.bucket - 1, b.capacity - 1, coalesce(%(now)s::double precision, {_DB_EPOCH})"
+                " FROM unnest(%(capacities)s::double precision[]) WITH ORDINALITY AS b(capacity, bucket)"
+                " ON CONFLICT (installation_id, bucket) DO UPDATE SET"
+                " tokens = least((%(capacities)s::double precision[])[write_budget.bucket + 1], write_budget.tokens"
+                "   + greatest(excluded.updated_at - write_budget.updated_at, 0)"
+                "   * (%(rates)s::double precision[])[write_budget.bucket + 1]) - 1,"
+                " updated_at = greatest(excluded.updated_at, write_budget.updated_at)"
+                " RETURNING bucket, tokens",
+                {"installation": int(installation_id), "capacities": capacities, "rates": rates, "now": now},
+            ).fetchall()
+        return max([0.0] + [-tokens / rates[bucket] for bucket, tokens in rows if tokens < 0])
 
     def remember_once(self, key: str, ttl: float) -> bool:
         """See :class:`SharedState`: one upsert that only succeeds when the key is new or expired."""
         now = self._now()
-        with self.db.connection() as conn:
+        with self.db.autocommit() as conn:
             row = conn.execute(
                 f"INSERT INTO reply_memory (key, until) VALUES (%s, {_NOW} + %s) ON CONFLICT (key) DO UPDATE"
                 f" SET until = excluded.until WHERE reply_memory.until <= {_NOW} RETURNING 1",
@@ -216,13 +221,13 @@ class PgSharedState:
 
     def recall(self, key: str) -> bool:
         """See :class:`SharedState`: one indexed read, on the database's clock."""
-        with self.db.connection() as conn:
+        with self.db.autocommit() as conn:
             row = conn.execute(f"SELECT until > {_NOW} FROM reply_memory WHERE key = %s", (self._now(), key)).fetchone()
         return row is not None and bool(row[0])
 
     def remember(self, key: str, ttl: float) -> None:
         """See :class:`SharedState`: one upsert, on the database's clock."""
-        with self.db.connection() as conn:
+        with self.db.autocommit() as conn:
             conn.execute(
                 f"INSERT INTO reply_memory (key, until) VALUES (%s, {_NOW} + %s) ON CONFLICT (key) DO UPDATE SET until = excluded.until",
                 (key, self._now(), float(ttl)),
@@ -230,7 +235,7 @@ class PgSharedState:
 
     def forget(self, key: str) -> None:
         """See :class:`SharedState`: one delete."""
-        with self.db.connection() as conn:
+        with self.db.autocommit() as conn:
             conn.execute("DELETE FROM reply_memory WHERE key = %s", (key,))
 
 

@@ -90,6 +90,10 @@ def _completion(text: str) -> tuple[str, tuple[int, int] | None]:
     return content, counts
 
 
+#: The ``openai`` module once :func:`_openai` has imported it whole.
+_OPENAI: Any = None
+
+
 async def _openai() -> Any:
     """The ``openai`` module, imported on first use in a worker thread.
 
@@ -98,10 +102,13 @@ async def _openai() -> Any:
     server with one keeps answering deliveries meanwhile. The import is done before a
     call's deadline starts.
     """
-    module = sys.modules.get("openai")
-    if module is None:
-        module = await asyncio.to_thread(importlib.import_module, "openai")
-    return module
+    global _OPENAI
+    if _OPENAI is None:
+        # Never sys.modules: while one job's thread imports the module it is there half
+        # initialised, and a second job took it then (no AsyncOpenAI yet). import_module
+        # waits for an import under way in another thread.
+        _OPENAI = await asyncio.to_thread(importlib.import_module, "openai")
+    return _OPENAI
 
 
 async def narrate(sheet: FactSheet, prompt: Prompt, config: LLMConfig) -> Outcome:

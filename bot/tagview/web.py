@@ -3,7 +3,8 @@
 Routes (all ``GET``; ``HEAD`` too):
 
 - ``/repos``: the repositories this request may see.
-- ``/repos/{owner}/{repo}/tags``: one section per label, newest pull requests first, with
+- ``/repos/{owner}/{repo}/tags``: one section per label, newest pull requests first (at most
+  ``rows_per_label`` each, fewer when many labels would pass ``page_entries``), with
   a filter form (``label``, ``area``, ``level``, ``min_importance``, ``from``, ``to``, ``q``)
   and ``lang=zh`` for Chinese pages, guides included (every page, digest and feed takes
   ``lang``: a guide stored once is shown in either language); with ``label`` set, that label's pull requests page
@@ -87,6 +88,10 @@ class TagViewSettings:
 
     ``view_token``: when set, every request must carry ``Authorization: Bearer <token>``.
     ``rows_per_label``: newest pull requests shown per label before a "more" link.
+    ``page_entries``: most entries the tags page of all labels shows together: with more
+    labels than ``page_entries // rows_per_label`` each shows an equal share (at least
+    one), so the page stays the same size however many labels a repository gathers
+    (:func:`rows_per_section`).
     ``page_size``: rows per page of a single label. ``show_private``: serve private
     repositories without a token; only for the local ``prguide view`` server.
     ``say_hidden``: the index says how many private repositories it leaves out and how
@@ -100,6 +105,7 @@ class TagViewSettings:
 
     view_token: str | None = None
     rows_per_label: int = 10
+    page_entries: int = 150
     page_size: int = 50
     show_private: bool = False
     say_hidden: bool = False
@@ -119,6 +125,12 @@ class TagViewSettings:
             public_url=getattr(settings, "public_url", None) or None,
             trusted_proxies=tuple(getattr(settings, "trusted_proxies", ()) or ()),
         )
+
+
+def rows_per_section(labels: int, rows_per_label: int, page_entries: int) -> int:
+    """Rows each of ``labels`` sections shows on the tags page of all labels: ``rows_per_label``,
+    or the equal share of ``page_entries`` when that is smaller, but at least one."""
+    return max(1, min(rows_per_label, page_entries // max(1, labels)))
 
 
 def parse_filters(query: Mapping[str, str]) -> GuideFilter:
@@ -305,7 +317,8 @@ class TagView:
                     older=links.page(page + 1) if found.next_offset is not None else None,
                 )
         else:
-            sections = self.store.sections(repository, flt, per_label=self.settings.rows_per_label)
+            per_label = rows_per_section(len(labels), self.settings.rows_per_label, self.settings.page_entries)
+            sections = self.store.sections(repository, flt, per_label=per_label)
         datas = self.store.cards(repository, [row.number for section in sections for row in section.rows], lang)
         feed_params = {k: request.query.get(k) for k in FILTER_PARAMS}
         html = render_tags_page(
