@@ -139,11 +139,17 @@ def callers_rewritten(name: str, analysis: DiffAnalysis) -> bool:
     short = name.rpartition(".")[2]
     if not short.isidentifier() or len(short) < 4:
         return False  # "run(", "get(": too common to tell one function's callers
-    call = re.compile(rf"(?<![\w]){re.escape(short)}\(|\bimport\b.*(?<![\w.]){re.escape(short)}\b")
+    call = None
     for f in analysis.files:
         if f.kind in ("docs", "generated"):
             continue
         for line in f.removed_lines:
+            # Both alternatives of the regex hold the name itself: a line without it cannot
+            # match, and most lines lack it (a substring test instead of a regex search).
+            if short not in line:
+                continue
+            if call is None:
+                call = re.compile(rf"(?<![\w]){re.escape(short)}\(|\bimport\b.*(?<![\w.]){re.escape(short)}\b")
             if call.search(line) and not line.lstrip().startswith(("def ", "async def ", "class ")):
                 return True
     return False

@@ -158,6 +158,12 @@ def named_on(name: str, lines: Sequence[str]) -> bool:
     """True when package ``name`` is named on one of ``lines`` (``git clone …/transformers``,
     ``cd vllm && pip install -e .``): an install script that dropped its registry install
     may still build it from source, so "no longer installs" would be false."""
+    if name.isascii():
+        # In ASCII text an ASCII name matches case-insensitively only where its lower-cased
+        # letters are (re.I folds some non-ASCII letters onto ASCII ones: those texts are searched).
+        text = "\n".join(lines)
+        if text.isascii() and name.lower() not in text.lower():
+            return False
     pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.I)
     return any(pattern.search(line) for line in lines)
 
