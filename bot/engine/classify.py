@@ -41,7 +41,7 @@ from typing import Any
 from bot.engine.analysis.envvars import ENV_KINDS, breaks_users
 from bot.engine.analysis.model import DiffAnalysis, Evidence, FileAnalysis
 from bot.engine.breaking import (breaking_check, callers_rewritten, consequence_known, fact_evidence, group_key_removals, introduced_names, local_helper,
-                                 signature_detail)
+                                 removed_code_lines, signature_detail)
 from bot.engine.focus.housekeeping import api_names, dep_is_major, public_keys
 from bot.engine.focus.renames import rename_map
 from bot.engine.evidence import definition_evidence as _definition_evidence, fact_evidence_for as _fact_evidence_for, key_evidence as _key_evidence, metadata_evidence as _metadata_evidence
@@ -382,6 +382,19 @@ def breaking_reasons(
     gone: dict[str, list[str]] = {}
     renamed_to = {(path, old): new for path, pairs in (rename_map(analysis) if renames is None else renames).items() for old, new in pairs}
     introduced: frozenset[str] | None = None
+    # Asked once per name and over the removed lines joined once: a 3,000-file pull request
+    # removes thousands of definitions, most of them under a few names.
+    rewritten_by_name: dict[str, bool] = {}
+    removed_lines: list[str | None] = []
+
+    def rewritten(name: str) -> bool:
+        found = rewritten_by_name.get(name)
+        if found is None:
+            if not removed_lines:
+                removed_lines.append(removed_code_lines(analysis))
+            found = rewritten_by_name[name] = callers_rewritten(name, analysis, removed_lines[0])
+        return found
+
     for fact in analysis.behaviour:
         key = _BREAKING_FACTS.get(fact.kind)
         if key is None or not fact.user_facing:
@@ -409,7 +422,7 @@ def breaking_reasons(
         if fact.kind == "symbol_removed" and (fact.path, fact.symbol) not in renamed_to and local_helper(fact.symbol, f):
             continue  # a helper its own file called, caller rewritten too: not an API users import
         if (fact.kind in ("symbol_removed", "symbol_moved", "signature_changed") and (fact.path, fact.symbol) not in renamed_to
-                and callers_rewritten(fact.old or fact.symbol, analysis)):  # a rename still breaks the old name's importers
+                and rewritten(fact.old or fact.symbol)):  # a rename still breaks the old name's importers
             continue  # the pull request rewrote the calls it has: a refactor of internals, not a break users meet
         params = {"name": fact.symbol, "old": fact.old, "new": fact.new, "detail": fact.detail}
         if fact.kind == "check_added":

@@ -239,10 +239,15 @@ def _pr_counts(files: Sequence[FileAnalysis], kind: str) -> tuple[Counter[str], 
     the pull request's Python files (code moved to another file counts on both sides)."""
     new: Counter[str] = Counter()
     old: Counter[str] = Counter()
+    hints = _HINTS[kind]
     for f in files[:MAX_FILES]:
         if f.language == "python":
-            new.update(_counts(code_text(f.added_lines[:MAX_LINES]), kind))
-            old.update(_counts(code_text(f.removed_lines[:MAX_LINES]), kind))
+            for lines, counts in ((f.added_lines[:MAX_LINES], new), (f.removed_lines[:MAX_LINES], old)):
+                # code_text only empties strings and drops comments, and no hint holds a quote,
+                # a "#" or a line end: lines without a hint give no token, unstripped.
+                raw = "\n".join(lines)
+                if any(h in raw for h in hints):
+                    counts.update(_counts(code_text(lines), kind))
     return new, old
 
 

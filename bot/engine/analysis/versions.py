@@ -158,8 +158,17 @@ def named_on(name: str, lines: Sequence[str]) -> bool:
     """True when package ``name`` is named on one of ``lines`` (``git clone …/transformers``,
     ``cd vllm && pip install -e .``): an install script that dropped its registry install
     may still build it from source, so "no longer installs" would be false."""
+    text = "\n".join(lines)
+    if name.isascii() and text.isascii() and name.lower() not in text.lower():
+        # In ASCII text an ASCII name matches case-insensitively only where its lower-cased
+        # letters are (re.I folds some non-ASCII letters onto ASCII ones: those texts are searched).
+        return False
     pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.I)
-    return any(pattern.search(line) for line in lines)
+    if "\n" in name:
+        return any(pattern.search(line) for line in lines)
+    # A line end is neither a word character nor a dash, as the start and end of a line
+    # are none: the joined lines hold a match exactly when one line does (one search).
+    return pattern.search(text) is not None
 
 
 def package_file(path: str) -> bool:

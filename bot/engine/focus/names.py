@@ -91,8 +91,10 @@ def _contradicted(bullet: str, text: str) -> bool:
     lines set to something else only (``x: bool = True``): the description is out of date,
     and quoting it would teach the reader the wrong value."""
     for name, value in _SPAN_SETTING.findall(bullet):
-        leaf = re.escape(name.rpartition(".")[2])
-        found = re.findall(rf"(?<![\w.]){leaf}\s*(?::[^=\n]*)?=\s*([^\s,)#]+)", text)
+        leaf = name.rpartition(".")[2]
+        if leaf not in text:
+            continue  # the pattern holds the name itself: it finds nothing (and is not compiled)
+        found = re.findall(rf"(?<![\w.]){re.escape(leaf)}\s*(?::[^=\n]*)?=\s*([^\s,)#]+)", text)
         if found and value.strip().rstrip(",") not in {v.rstrip(",") for v in found}:
             return True
     return False

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 
 import regex
 
@@ -258,12 +259,25 @@ class NameCondition:
 
     field: str
     globs: tuple[tuple[str, regex.Pattern], ...]
+    #: The lower-cased texts when every glob is ASCII without ``*`` or ``?``: an ASCII
+    #: scope matches one case-insensitively exactly when it equals it lower-cased.
+    literals: frozenset[str] | None = dataclass_field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        texts = [text.strip() for text, _ in self.globs]
+        if self.field == "scopes" and all(t.isascii() and "*" not in t and "?" not in t for t in texts):
+            object.__setattr__(self, "literals", frozenset(t.lower() for t in texts))
+
+    def _scope_matches(self, scope: str) -> bool:
+        if self.literals is not None and scope.isascii():
+            return scope.lower() in self.literals
+        return any(rx.fullmatch(scope) for _, rx in self.globs)
 
     def check(self, facts: Facts, state: MatchState) -> bool:
         if self.field == "scopes":
             if not facts.scopes:
                 return False
-            found = [s for s in facts.scopes if any(rx.fullmatch(s) for _, rx in self.globs)]
+            found = [s for s in facts.scopes if self._scope_matches(s)]
             if not found:
                 return False
             state.captures.setdefault("scope", ", ".join(found))
@@ -364,6 +378,8 @@ class AnyCondition:
             first = group[0]
             if type(first) is FilesCondition and first.hopeless(facts):
                 continue  # it fails before noting anything: no state to make for the group
+            if type(first) is NameCondition and first.field == "scopes" and not facts.scopes:
+                continue  # likewise: a title without scopes matches no scopes condition
             sub = MatchState(files)
             for c in group:
                 if not c.check(facts, sub):
