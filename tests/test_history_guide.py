@@ -138,3 +138,17 @@ def test_a_share_of_the_lines_is_said_as_such_and_a_git_name_is_not_a_login(rule
     assert "by Hollow Man)" in guide.markdown and "ghost" not in guide.markdown
     zh = build_guide(snap, rules, lang="zh", blame=HistoryFacts("ok", origins, pulls))
     assert "3 行中有 2 行" in zh.markdown
+
+
+def test_lines_the_source_traced_are_not_traced_again(rules, monkeypatch):
+    # A source that kept what it traced (HistoryFacts.traced, as bot.sources.githistory
+    # does) spares the engine tracing the same files again; the guide is the same.
+    import dataclasses
+
+    import bot.engine.build
+    from bot.engine.history.lines import trace_plan
+
+    plain = build_guide(snapshot(), rules, blame=facts())
+    kept = dataclasses.replace(facts(), traced=trace_plan(snapshot().files).traced)
+    monkeypatch.setattr(bot.engine.build, "trace_plan", lambda files: pytest.fail("traced again"))
+    assert build_guide(snapshot(), rules, blame=kept).markdown == plain.markdown

@@ -150,3 +150,16 @@ def test_pull_request_numbers_come_from_subjects():
     assert pull_number("Merge pull request #7 from a/b") == 7
     assert pull_number("Fix #12 in the parser") is None
     assert pull_number("Tidy up") is None
+
+
+def test_history_facts_carry_the_lines_they_traced(history):
+    # The guide reads them instead of tracing the pull request's files a second time.
+    from bot.sources.githistory import history_facts
+
+    path = history["repo"].path
+    bundles = {b["pull"]["number"]: b for b in merged_pull_requests(path)}
+    pulls = [(s, bundles[s.number]["pull"]["base"]["sha"]) for s in load_merged_pull_requests(path)]
+    found = history_facts(path, pulls)
+    assert set(found) == {s.number for s, _ in pulls}
+    assert all(found[s.number].traced == trace_plan(s.files).traced for s, _ in pulls)
+    assert any(found[s.number].traced for s, _ in pulls)

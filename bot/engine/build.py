@@ -244,7 +244,8 @@ def _build_guide(
     )
     link = None
     if blame is not None:
-        link = find_link(snapshot, trace_plan(snapshot.files).traced, blame, fix=classification.change_type == "fix")
+        traced = blame.traced if blame.traced is not None else trace_plan(snapshot.files).traced
+        link = find_link(snapshot, traced, blame, fix=classification.change_type == "fix")
     facts = GuideFacts(
         snapshot=snapshot,
         analysis=analysis,

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bot.engine.history.lines import ChangedLine, line_ranges, trace_plan
@@ -79,7 +79,12 @@ def history_facts(
         if base is None and snapshot.merge_commit_sha:
             base = reader.base_of(snapshot.merge_commit_sha, snapshot.number)
         requests.append(TraceRequest(snapshot.number, base, trace_plan(snapshot.files).traced))
-    return reader.facts(requests, method=method)
+    found = reader.facts(requests, method=method)
+    # The traced lines go along: the guide would trace the same files again (1 ms a pull request).
+    for r in requests:
+        if r.number in found:
+            found[r.number] = replace(found[r.number], traced=r.lines)
+    return found
 
 
 class HistoryReader:

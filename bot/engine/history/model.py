@@ -58,6 +58,9 @@ class HistoryFacts:
     more. ``origins`` has one entry per traced line that was blamed; ``pulls`` describes
     every pull request they name; ``since`` is the earliest time (Unix seconds) the search
     reached: lines older than it have no origin commit (0: the whole history).
+    ``traced``, when the source kept it, is what it traced: ``trace_plan(files).traced``
+    of the pull request's files (:class:`bot.engine.history.lines.ChangedLine` tuples), so
+    the engine does not trace the same files again; ``None`` when not kept.
     """
 
     status: str
@@ -65,6 +68,7 @@ class HistoryFacts:
     pulls: Mapping[int, PullOrigin] = field(default_factory=dict)
     since: int = 0
     detail: str = ""
+    traced: tuple | None = field(default=None, compare=False, repr=False)
 
     @property
     def available(self) -> bool:
