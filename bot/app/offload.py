@@ -22,6 +22,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from bot.app.malloc import trim
+
 T = TypeVar("T")
 
 #: Threads for calls that wait on a database server, per process (callers beyond it queue).
@@ -56,10 +58,21 @@ async def run_build(build: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     As ``asyncio.to_thread`` (the call sees the caller's context variables, so its log
     lines carry the job's fields), but never more than :data:`GUIDE_THREADS` builds at
     once in the process: the others wait their turn. Returns what ``build`` returns and
-    raises what it raises.
+    raises what it raises. Afterwards, the heap's free pages go back to the system
+    (:func:`bot.app.malloc.trim`, at most once a second).
     """
-    call = functools.partial(contextvars.copy_context().run, build, *args, **kwargs)
+    call = functools.partial(contextvars.copy_context().run, _build_then_trim, build, *args, **kwargs)
     return await asyncio.get_running_loop().run_in_executor(_guides_executor(), call)
+
+
+def _build_then_trim(build: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    # A build frees most of what it allocated (parsed hunks, names, text pieces) as it
+    # returns: the pages left free are handed back here, in the build's thread, at most
+    # once a second (bot.app.malloc.trim), so the next jobs' holes do not pile on them.
+    try:
+        return build(*args, **kwargs)
+    finally:
+        trim()
 
 
 def blocks(store: Any) -> bool:
