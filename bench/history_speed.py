@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import ROOT, header, table, verdict_line
+from common import ROOT, header, shown, table, verdict_line
 
 TARGET = 4.0
 
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.last, args.rounds = "10,100", 2
     lasts = [int(x) for x in args.last.split(",")]
-    print(header("prguide history next to git log -p"))
+    print(header("prguide history next to git log -p", paths=[str(args.repo)] if args.repo else ()))
     with tempfile.TemporaryDirectory(prefix="prguide-history-") as tmp_name:
         tmp = Path(tmp_name)
         repo = args.repo.resolve() if args.repo else synthetic_repository(tmp / "repo", args.synthetic_prs)
@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
                 wall, cpu = min(w for w, _ in runs[1:]), min(c for _, c in runs[1:])
                 rows.append([label, last, spanned, wall, cpu, git_wall, git_cpu, wall / git_wall, cpu / git_cpu])
                 worst[label] = max(worst.get(label, 0.0), cpu / git_cpu)
-    print(f"repository: {'a clone' if args.repo else f'synthetic, {args.synthetic_prs} squash-merged pull requests'}; "
+    print(f"repository: {f'a clone ({shown(args.repo)})' if args.repo else f'synthetic, {args.synthetic_prs} squash-merged pull requests'}; "
           f"best of {args.rounds} runs each (prguide after one untimed run); CPU: user + system, git children included\n")
     print(table(["code", "PRs", "first-parent commits", "prguide wall s", "prguide CPU s", "git log -p wall s",
                  "git log -p CPU s", "x wall", "x CPU"], rows) + "\n")  # fmt: skip
