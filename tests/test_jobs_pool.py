@@ -517,15 +517,14 @@ async def test_a_rate_limited_job_waits_for_the_reset_without_spending_an_attemp
 
 
 async def test_an_idle_pool_hands_freed_memory_back(store, vt, monkeypatch):
-    # bot.app.malloc.trim, once the last running job has ended (a moment later: one trim
-    # for a burst of short jobs), not while jobs run.
+    # bot.app.malloc.trim, forced, once the last running job has ended; not while jobs run.
     import bot.app.workers as workers
 
     trimmed = asyncio.Event()
     running_then: list[int] = []
-    monkeypatch.setattr(workers, "TRIM_EVERY", 0.0)
 
     def fake_trim(force: bool = False) -> bool:
+        assert force
         running_then.append(len(pool.running_jobs))
         trimmed.set()
         return True

@@ -16,8 +16,8 @@ Even in two arenas, the pages a finished build freed in the middle of a heap sta
 resident until a block is placed there again, and the holes move with every job: over
 thousands of jobs the resident size crept up by several MiB though no object was kept.
 :func:`trim` hands such pages back (``malloc_trim(0)``, "malloc_trim(3)": every arena,
-whole free pages anywhere in a heap); the job pool calls it after each guide build, at
-most once a second, and whenever its last running job ends.
+whole free pages anywhere in a heap); it runs after each guide build, at most once a
+second, and whenever the job pool's last running job ends.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from bot.app.errors import GiveUp, RateLimited, RetryLater, database_errors
 from bot.app.fencing import LeaseLost, fenced
 from bot.app.jobs_protocol import JobStorage
 from bot.app.jobstore import GIVEN_UP, SUCCEEDED, Job
-from bot.app.malloc import TRIM_EVERY, trim
+from bot.app.malloc import trim
 from bot.app.offload import run_store
 
 # The pool's log lines keep the logger name they always had: dashboards filter on it.
@@ -155,7 +155,6 @@ class WorkerPool:
         self._heartbeat: asyncio.Task | None = None
         self._in_pass = False
         self._unlisten: Callable[[], None] | None = None
-        self._trim_later: asyncio.TimerHandle | None = None
 
     async def _call(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         # A store on a database server (PostgreSQL) waits on the network: its calls go
@@ -254,9 +253,6 @@ class WorkerPool:
             self._heartbeat.cancel()
             await asyncio.gather(self._heartbeat, return_exceptions=True)
             self._heartbeat = None
-        if self._trim_later is not None:
-            self._trim_later.cancel()
-            self._trim_later = None
         self._dispatcher = None
         if interrupted:
             log.warning("stopped with %d job(s) unfinished; they were queued again", len(interrupted))
@@ -336,14 +332,9 @@ class WorkerPool:
             self._fences.pop(job.id, None)
         if self._wake is not None:
             self._wake.set()
-        if not self._running and self._trim_later is None:
-            # Idle: what the last jobs freed goes back to the system (bot.app.malloc.trim),
-            # a moment later so a burst of short jobs trims once.
-            self._trim_later = asyncio.get_running_loop().call_later(TRIM_EVERY, self._trim_if_idle)
-
-    def _trim_if_idle(self) -> None:
-        self._trim_later = None
         if not self._running:
+            # Idle: what the last jobs freed goes back to the system now (bot.app.malloc.trim;
+            # a few ms at most, and nothing else is running), not at the next build.
             trim(force=True)
 
     async def _holds(self, job: Job) -> bool:
