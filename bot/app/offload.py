@@ -33,8 +33,10 @@ _executor: ThreadPoolExecutor | None = None
 #: Python, so the interpreter runs one build at a time whatever the count: more threads
 #: add no speed, but each build in progress holds its whole analysis (parsed hunks, names,
 #: rendered text), and with 64 jobs that memory, not the CPU, set the process's peak.
-#: Two let a small guide through while a 3,000-file one is being built.
-GUIDE_THREADS = 2
+#: One: a second thread let a small guide through while a large one was built, but two
+#: large builds at once (the 64 largest corpus pull requests, redelivered) took the peak
+#: from 117 to 123-126 MiB (bench/memory.py, bench/HISTORY.md section 13).
+GUIDE_THREADS = 1
 _guide_executor: ThreadPoolExecutor | None = None
 
 
