@@ -69,12 +69,14 @@ MIN_ROUNDS = 5
 # --- reporting ---------------------------------------------------------------------------
 
 
-def command_line() -> str:
-    """The command that started this script, as a user would type it."""
+def command_line(paths: Sequence[str | Path] = ()) -> str:
+    """The command that started this script, as a user would type it; each of ``paths``
+    given in it is shown by :func:`shown` (no machine paths in a report)."""
     script = Path(sys.argv[0])
     with contextlib.suppress(ValueError):
         script = script.resolve().relative_to(Path.cwd())
-    return shlex.join(["python", str(script), *sys.argv[1:]])
+    hidden = {str(p): shown(Path(p)) for p in paths}
+    return shlex.join(["python", str(script), *(hidden.get(a, a) for a in sys.argv[1:])])
 
 
 def machine() -> dict[str, str]:
@@ -97,12 +99,13 @@ def machine() -> dict[str, str]:
     }
 
 
-def header(title: str, *, calibrate_host: bool = True) -> str:
-    """The lines every script prints first: title, command line, machine, the host's reference figure."""
+def header(title: str, *, calibrate_host: bool = True, paths: Sequence[str | Path] = ()) -> str:
+    """The lines every script prints first: title, command line (``paths`` in it shown by
+    :func:`shown`), machine, the host's reference figure."""
     m = machine()
     text = (
         f"# {title}\n\n"
-        f"command: `{command_line()}`\n"
+        f"command: `{command_line(paths)}`\n"
         f"machine: {m['nproc']} CPU(s), {m['cpu']}, Python {m['python']}, "
         f"load average {m['load average']}, {m['date']}\n"
     )

@@ -10,8 +10,6 @@ Heavy modules are imported inside each command so ``prguide --help`` stays fast.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import inspect
 import json
 import os
 import sqlite3
@@ -173,7 +171,9 @@ def _engine_options(p: argparse.ArgumentParser) -> None:
 
 
 def _optional_subcommand(sub, name: str, help_text: str, module: str) -> None:
+    import asyncio
     import importlib
+    import inspect
 
     p = sub.add_parser(name, help=help_text)
     p.set_defaults(command=name)
@@ -449,14 +449,15 @@ class _NarratorError(ValueError):
 def _narrator_config(args: argparse.Namespace):
     import os
 
-    from bot.narrator.client import LLMConfig
-
     url = getattr(args, "narrator", None) or os.environ.get("PRGUIDE_LLM_URL", "").strip()
     model = (getattr(args, "model", None) or os.environ.get("PRGUIDE_LLM_MODEL", "")).strip()
     if not url:
         if getattr(args, "model", None):
             raise _NarratorError("--model names the narrator's model: give the server with --narrator URL (or PRGUIDE_LLM_URL)")
         return None
+    # Imported only when a narrator is asked for: it brings ssl and an HTTP client.
+    from bot.narrator.client import LLMConfig
+
     if not model:
         raise _NarratorError(
             "name the model on the narrator server with --model (or PRGUIDE_LLM_MODEL), e.g. --model qwen2.5-coder:7b"
@@ -476,15 +477,15 @@ def _narrated(args: argparse.Namespace, guides: list) -> list:
     The JSON data of each gains ``narration: {model, kept, rejected, fallback_reason}``.
     Narrations are cached in ``--db`` when given.
     """
+    config = _narrator_config(args)
+    if config is None:
+        return guides
     import asyncio
     import dataclasses
 
     from bot.narrator.run import narrate_guide, worth_narrating
     from bot.narrator.store import SQLiteNarrations
 
-    config = _narrator_config(args)
-    if config is None:
-        return guides
     store = SQLiteNarrations(args.db if getattr(args, "db", None) else ":memory:")
 
     async def run() -> list:

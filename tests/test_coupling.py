@@ -163,3 +163,29 @@ def test_calibrate_shows_the_line_only_where_it_was_right():
     assert bad.thresholds is None and bad.score is not None and bad.score.precision < 0.6
     assert calibrate([]).thresholds is None
     assert LOOSEST.min_changes == min(t.min_changes for t in GRID)
+
+
+def test_the_replay_index_finds_what_the_walk_back_finds():
+    # The replay reads each file's last changes from an index (coupling._PathIndex); the
+    # guide's walk back (_pairs) is the reference. Random histories with removals,
+    # renames, huge pull requests and files that change rarely.
+    import random
+
+    from bot.engine.history.coupling import _PathIndex, _pairs
+
+    rnd = random.Random(24)
+    names = [f"src/m{i}.py" for i in range(14)] + ["docs/a.md", "tests/test_x.py", "conf/c.yaml"]
+    for _ in range(30):
+        changes = []
+        for number in range(1, rnd.randint(5, 80)):
+            paths = tuple(dict.fromkeys(rnd.sample(names, rnd.choice((1, 2, 3, 4, 6, 12)))))
+            gone = tuple(p for p in paths if rnd.random() < 0.1)
+            changes.append(MergedChange(number, paths, gone))
+        for thresholds in (LOOSEST, replace(LOOSEST, max_files=5, window=4, min_changes=2, min_share=0.3, skip_kinds=())):
+            index = _PathIndex(changes, thresholds.max_files)
+            for end in range(len(changes) + 1):
+                point = changes[min(end, len(changes) - 1)]
+                focal = [p for p in point.paths if p not in point.gone]
+                changed = (*point.paths, *point.gone)
+                walked = _pairs(changed, changes, end, focal, thresholds)
+                assert sorted(index.pairs(changed, end, focal, thresholds), key=repr) == sorted(walked, key=repr)

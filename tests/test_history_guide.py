@@ -179,3 +179,18 @@ def test_a_fix_that_only_adds_lines_is_placed_among_the_lines_around_them(rules)
     # One line around them is not enough.
     one = facts(12, 30)
     assert "were written in" not in build_guide(adds, rules, blame=one).markdown
+
+
+
+def test_lines_the_source_traced_are_not_traced_again(rules, monkeypatch):
+    # A source that kept what it traced (HistoryFacts.traced, as bot.sources.githistory
+    # does) spares the engine tracing the same files again; the guide is the same.
+    import dataclasses
+
+    import bot.engine.build
+    from bot.engine.history.lines import trace_plan
+
+    plain = build_guide(snapshot(), rules, blame=facts())
+    kept = dataclasses.replace(facts(), traced=trace_plan(snapshot().files))
+    monkeypatch.setattr(bot.engine.build, "trace_plan", lambda files: pytest.fail("traced again"))
+    assert build_guide(snapshot(), rules, blame=kept).markdown == plain.markdown

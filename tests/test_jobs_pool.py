@@ -514,3 +514,32 @@ async def test_a_rate_limited_job_waits_for_the_reset_without_spending_an_attemp
     assert store.counts()["done"] == 20 and store.counts()["parked"] == 0
     assert {store.get(n)["attempts"] for n in range(1, 21)} == {1}
     assert set(runs.values()) == {4}
+
+
+async def test_an_idle_pool_hands_freed_memory_back(store, vt, monkeypatch):
+    # bot.app.malloc.trim, forced, once the last running job has ended; not while jobs run.
+    import bot.app.workers as workers
+
+    trimmed = asyncio.Event()
+    running_then: list[int] = []
+
+    def fake_trim(force: bool = False) -> bool:
+        assert force
+        running_then.append(len(pool.running_jobs))
+        trimmed.set()
+        return True
+
+    monkeypatch.setattr(workers, "trim", fake_trim)
+
+    async def handler(job: Job) -> None:
+        await asyncio.sleep(0)
+
+    for i in range(3):
+        put(store, f"merge-{i}", key=f"octo/repo#{i}")
+    pool = make_pool(store, vt, handler, concurrency=4)
+    pool.start()
+    async with asyncio.timeout(GUARD_S):
+        await pool.wait_idle()
+        await trimmed.wait()
+    await pool.stop()
+    assert running_then and set(running_then) == {0}

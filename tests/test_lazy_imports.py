@@ -1,6 +1,7 @@
-"""Heavy optional libraries are imported only when used: the narrator's ``openai`` client and
-the PostgreSQL driver cost memory (~20 MiB and ~10 MiB) and start-up time in every process
-that imports them, so a command without a narrator, or a server on SQLite, must not.
+"""Heavy optional libraries are imported only when used: the narrator's ``openai`` client,
+the PostgreSQL driver and the tag view's feed writer (feedgen, with lxml) cost memory (~20,
+~10 and ~7 MiB) and start-up time in every process that imports them, so a command without
+a narrator, or a server on SQLite that serves no feed, must not.
 
 Each check runs in a fresh interpreter and reads its ``sys.modules``: this test process has
 long imported both libraries through other tests.
@@ -19,7 +20,7 @@ from pathlib import Path
 from sandbox_helpers import app_private_key  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("openai", "psycopg", "psycopg_pool")
+HEAVY = ("openai", "psycopg", "psycopg_pool", "feedgen", "lxml")
 
 #: Prints which of HEAVY are loaded when the interpreter exits (after main() returned).
 _REPORT = (
@@ -68,7 +69,7 @@ def test_engine_commands_do_not_load_the_server_sandbox_or_http_libraries(tmp_pa
     """``prguide history`` (and ``--version``) build the argument parser without importing the
     other commands' modules: the sandbox's alone (aiohttp, jwt, cryptography) cost a fifth of
     a second of CPU on every run."""
-    server_side = ("aiohttp", "jwt", "cryptography", "bot.sandbox", "bot.send", "bot.demo", "bot.dbcli")
+    server_side = ("aiohttp", "jwt", "cryptography", "bot.sandbox", "bot.send", "bot.demo", "bot.dbcli", "asyncio", "bot.narrator.run")
     report = (
         "import atexit, json, sys\n"
         f"atexit.register(lambda: print(json.dumps([m for m in {server_side!r} if m in sys.modules]), flush=True))\n"

@@ -288,3 +288,22 @@ async def test_guide_builds_run_at_most_guide_threads_at_once():
     release.set()
     assert await asyncio.gather(*calls) == [n * 2 for n in range(len(calls))]
     assert len(names) <= offload.GUIDE_THREADS and all(name.startswith("prguide-guide") for name in names)
+
+
+async def test_a_build_hands_the_memory_it_freed_back_in_its_thread(monkeypatch):
+    # bot.app.malloc.trim (rate-limited there) runs in the build's thread once it returned,
+    # and after a build that raised too.
+    import threading
+
+    from bot.app import offload
+
+    threads: list[str] = []
+    monkeypatch.setattr(offload, "trim", lambda: threads.append(threading.current_thread().name) or True)
+    assert await offload.run_build(lambda x: x * 2, 21) == 42
+
+    def broken() -> None:
+        raise ValueError("no guide")
+
+    with pytest.raises(ValueError):
+        await offload.run_build(broken)
+    assert len(threads) == 2 and all(name.startswith("prguide-guide") for name in threads)

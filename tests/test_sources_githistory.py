@@ -217,3 +217,16 @@ def test_a_pull_request_that_only_reindented_a_line_is_not_its_author(tmp_path):
     replay = HistoryReader(open_repository(repo.path)).facts(all_deleted, method="replay")
     assert {n: f.origins for n, f in blame.items()} == {n: f.origins for n, f in replay.items()}
     assert sum(len(f.origins) for f in blame.values()) >= 3
+
+
+def test_history_facts_carry_the_lines_they_traced(history):
+    # The guide reads them instead of tracing the pull request's files a second time.
+    from bot.sources.githistory import history_facts
+
+    path = history["repo"].path
+    bundles = {b["pull"]["number"]: b for b in merged_pull_requests(path)}
+    pulls = [(s, bundles[s.number]["pull"]["base"]["sha"]) for s in load_merged_pull_requests(path)]
+    found = history_facts(path, pulls)
+    assert set(found) == {s.number for s, _ in pulls}
+    assert all(found[s.number].traced == trace_plan(s.files) for s, _ in pulls)
+    assert any(found[s.number].traced.to_blame for s, _ in pulls)

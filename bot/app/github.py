@@ -17,8 +17,8 @@ What it adds to ``gidgethub.aiohttp.GitHubAPI``:
   (both are :class:`~bot.app.errors.GiveUp`), :class:`ValidationFailed` (422) carries
   GitHub's message and ``errors``;
 * a per-job call counter and an ``on_response`` hook for metrics;
-* conditional requests through a shared, bounded LRU cache (304 answers do not count
-  against the primary rate limit);
+* conditional requests through a shared LRU cache bounded in bytes (304 answers do not
+  count against the primary rate limit);
 * a token bucket per installation for content-creating requests (GitHub's secondary
   limit: at most 80 per minute).
 
@@ -48,6 +48,7 @@ import gidgethub
 import gidgethub.aiohttp
 import gidgethub.sansio
 
+from bot.app.answer_cache import MAX_BYTES as MAX_CACHE_BYTES, AnswerCache
 from bot.app.errors import RateLimited, RetryLater
 from bot.app.github_errors import Forbidden, GitHubError, NotFound, ValidationFailed, translate  # noqa: F401
 # TokenBucket, rate_limit_delay and the write rates are still importable from here.
@@ -596,7 +597,8 @@ class ClientFactory:
     """Process-wide state every job's :class:`GitHubClient` shares; one per process.
 
     Holds the one ``aiohttp.ClientSession``, the app's :class:`~bot.app.auth.AppAuth`,
-    the conditional-request cache (an LRU of ``cache_size`` responses) and, per
+    the conditional-request cache (:class:`bot.app.answer_cache.AnswerCache`, an LRU of
+    at most ``cache_bytes`` of decoded answers) and, per
     installation, the write :class:`TokenBucket` pair that keeps content-generating
     requests under 80 a minute and 500 an hour (at most ``max_installations`` pairs,
     each dropped once idle long enough to be full again). ``write_rate`` (per second)
@@ -611,7 +613,7 @@ class ClientFactory:
         session: aiohttp.ClientSession,
         api_url: str | None = None,
         policy: RetryPolicy | None = None,
-        cache_size: int = 4096,
+        cache_bytes: int = MAX_CACHE_BYTES,
         write_rate: float = WRITE_RATE,
         write_burst: float = WRITE_BURST,
         hourly_rate: float | None = HOURLY_WRITE_RATE,
@@ -636,7 +638,7 @@ class ClientFactory:
         self.session = session
         self.api_url = (api_url or getattr(auth, "api_url", DEFAULT_API_URL)).rstrip("/")
         self.policy = policy or RetryPolicy()
-        self.cache: MutableMapping = cachetools.LRUCache(maxsize=cache_size)
+        self.cache: MutableMapping = AnswerCache(cache_bytes)
         self._write_rate = write_rate
         self._write_burst = write_burst
         self._hourly = (hourly_rate, hourly_burst) if hourly_rate else None

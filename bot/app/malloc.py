@@ -11,14 +11,25 @@ with the number of threads that ever built a guide, not with the work in flight.
 :func:`limit_arenas` caps the arenas (``mallopt(M_ARENA_MAX)``, "mallopt(3)" in the Linux
 man pages); it must run before the threads start. Elsewhere (musl, macOS, Windows) it
 does nothing: those allocators do not keep per-thread arenas this way.
+
+Even in two arenas, the pages a finished build freed in the middle of a heap stay
+resident until a block is placed there again, and the holes move with every job: over
+thousands of jobs the resident size crept up by several MiB though no object was kept.
+:func:`trim` hands such pages back (``malloc_trim(0)``, "malloc_trim(3)": every arena,
+whole free pages anywhere in a heap); it runs after each guide build, at most once a
+second, and whenever the job pool's last running job ends.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import logging
 import os
+import threading
+import time
+from collections.abc import Callable
 
 log = logging.getLogger("prguide.malloc")
 
@@ -47,6 +58,40 @@ def limit_arenas(arenas: int = ARENAS) -> bool:
         return False
 
 
+#: Seconds between two trims at least (but see ``force``): a trim after a busy stretch
+#: costs ~10 ms (one ``madvise`` per run of free pages), and the pages come back with a fault each.
+TRIM_EVERY = 1.0
+_trim_lock = threading.Lock()
+_last_trim = float("-inf")
+
+
+def trim(*, force: bool = False, clock: Callable[[], float] = time.monotonic) -> bool:
+    """Return the free pages of glibc's heaps to the system; whether a trim ran.
+
+    Runs ``malloc_trim(0)`` unless one ran less than :data:`TRIM_EVERY` seconds ago
+    (``force``: whenever), or another thread is trimming, or the C library is not glibc
+    (then ``False``, nothing done). Safe from any thread. Never raises.
+    """
+    global _last_trim
+    libc = _glibc()
+    if libc is None or not _trim_lock.acquire(blocking=False):
+        return False
+    try:
+        now = clock()
+        if not force and now - _last_trim < TRIM_EVERY:
+            return False
+        _last_trim = now
+        try:
+            libc.malloc_trim(ctypes.c_size_t(0))
+        except (AttributeError, OSError) as exc:  # not a glibc after all
+            log.debug("malloc_trim unavailable: %s", exc)
+            return False
+        return True
+    finally:
+        _trim_lock.release()
+
+
+@functools.cache
 def _glibc() -> ctypes.CDLL | None:
     """The running glibc, or ``None`` on another C library."""
     name = ctypes.util.find_library("c")

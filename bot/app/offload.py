@@ -22,6 +22,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from bot.app.malloc import trim
+
 T = TypeVar("T")
 
 #: Threads for calls that wait on a database server, per process (callers beyond it queue).
@@ -31,8 +33,10 @@ _executor: ThreadPoolExecutor | None = None
 #: Python, so the interpreter runs one build at a time whatever the count: more threads
 #: add no speed, but each build in progress holds its whole analysis (parsed hunks, names,
 #: rendered text), and with 64 jobs that memory, not the CPU, set the process's peak.
-#: Two let a small guide through while a 3,000-file one is being built.
-GUIDE_THREADS = 2
+#: One: a second thread let a small guide through while a large one was built, but two
+#: large builds at once (the 64 largest corpus pull requests, redelivered) took the peak
+#: from 117 to 123-126 MiB (bench/memory.py, bench/HISTORY.md section 13).
+GUIDE_THREADS = 1
 _guide_executor: ThreadPoolExecutor | None = None
 
 
@@ -56,10 +60,21 @@ async def run_build(build: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     As ``asyncio.to_thread`` (the call sees the caller's context variables, so its log
     lines carry the job's fields), but never more than :data:`GUIDE_THREADS` builds at
     once in the process: the others wait their turn. Returns what ``build`` returns and
-    raises what it raises.
+    raises what it raises. Afterwards, the heap's free pages go back to the system
+    (:func:`bot.app.malloc.trim`, at most once a second).
     """
-    call = functools.partial(contextvars.copy_context().run, build, *args, **kwargs)
+    call = functools.partial(contextvars.copy_context().run, _build_then_trim, build, *args, **kwargs)
     return await asyncio.get_running_loop().run_in_executor(_guides_executor(), call)
+
+
+def _build_then_trim(build: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    # A build frees most of what it allocated (parsed hunks, names, text pieces) as it
+    # returns: the pages left free are handed back here, in the build's thread, at most
+    # once a second (bot.app.malloc.trim), so the next jobs' holes do not pile on them.
+    try:
+        return build(*args, **kwargs)
+    finally:
+        trim()
 
 
 def blocks(store: Any) -> bool:

@@ -27,6 +27,7 @@ from bot.app.errors import GiveUp, RateLimited, RetryLater, database_errors
 from bot.app.fencing import LeaseLost, fenced
 from bot.app.jobs_protocol import JobStorage
 from bot.app.jobstore import GIVEN_UP, SUCCEEDED, Job
+from bot.app.malloc import trim
 from bot.app.offload import run_store
 
 # The pool's log lines keep the logger name they always had: dashboards filter on it.
@@ -331,6 +332,10 @@ class WorkerPool:
             self._fences.pop(job.id, None)
         if self._wake is not None:
             self._wake.set()
+        if not self._running:
+            # Idle: what the last jobs freed goes back to the system now (bot.app.malloc.trim;
+            # a few ms at most, and nothing else is running), not at the next build.
+            trim(force=True)
 
     async def _holds(self, job: Job) -> bool:
         """Whether this pool's run of ``job`` still holds its (latest) claim."""

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bot.engine.history.lines import ChangedLine, line_ranges, trace_plan
@@ -75,11 +75,19 @@ def history_facts(
     """
     reader = HistoryReader(repo if isinstance(repo, GitRepo) else open_repository(repo))
     requests = []
+    plans = {}
     for snapshot, base in pulls:
         if base is None and snapshot.merge_commit_sha:
             base = reader.base_of(snapshot.merge_commit_sha, snapshot.number)
-        requests.append(TraceRequest(snapshot.number, base, trace_plan(snapshot.files).to_blame))
-    return reader.facts(requests, method=method)
+        plan = trace_plan(snapshot.files)
+        plans[snapshot.number] = plan
+        requests.append(TraceRequest(snapshot.number, base, plan.to_blame))
+    found = reader.facts(requests, method=method)
+    # The trace plans go along: the guide would trace the same files again (1 ms a pull request).
+    for number, facts in found.items():
+        if number in plans:
+            found[number] = replace(facts, traced=plans[number])
+    return found
 
 
 class HistoryReader:

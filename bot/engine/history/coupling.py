@@ -23,6 +23,7 @@ paths, oldest first); nothing else is read.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -184,6 +185,68 @@ def _pairs(
     return found
 
 
+class _PathIndex:
+    """Where each path of a history appears, for a replay asking :func:`_pairs` of every
+    point of it: :meth:`pairs` reads a file's last changes by bisection instead of walking
+    back over every pull request (a file changed twice in three thousand pull requests
+    made the walk read all three thousand)."""
+
+    def __init__(self, history: Sequence[MergedChange], max_files: int) -> None:
+        self.history = history
+        #: path -> indices (ascending) of the changes of at most ``max_files`` paths that changed it
+        self.counted: dict[str, list[int]] = {}
+        #: path -> indices (ascending) of every change that changed or removed it
+        self.seen: dict[str, list[int]] = {}
+        self.gone: list[frozenset[str]] = []
+        for i, change in enumerate(history):
+            small = len(change.paths) <= max_files
+            for path in change.paths:
+                if small:
+                    self.counted.setdefault(path, []).append(i)
+                self.seen.setdefault(path, []).append(i)
+            for path in change.gone:
+                seen = self.seen.setdefault(path, [])
+                if not seen or seen[-1] != i:
+                    seen.append(i)
+            self.gone.append(frozenset(change.gone))
+
+    def pairs(self, changed: Iterable[str], end: int, focal: Iterable[str], thresholds: Thresholds) -> list[Partner]:
+        """What ``_pairs(changed, history, end, focal, thresholds)`` finds (``own`` none; the
+        same ``max_files`` as the index), in another order (:func:`_pick` ranks them)."""
+        touched = {p for p in changed if p}
+        if not touched or len(touched) > thresholds.max_files:
+            return []
+        history = self.history
+        found = []
+        for f in dict.fromkeys(focal):
+            if not f:
+                continue
+            changes = self.counted.get(f, ())
+            hi = bisect_left(changes, end)
+            lo = max(0, hi - thresholds.window)
+            n = hi - lo
+            if n < thresholds.min_changes:
+                continue
+            together: dict[str, list[int]] = {}
+            for j in range(hi - 1, lo - 1, -1):
+                change = history[changes[j]]
+                for p in change.paths:
+                    if p != f:
+                        together.setdefault(p, []).append(change.number)
+            for p, numbers in together.items():
+                if p in touched or len(numbers) / n < thresholds.min_share - 1e-9 or self._dead(p, end):
+                    continue
+                if thresholds.skip_kinds and kind_of(p) in thresholds.skip_kinds:
+                    continue
+                found.append(Partner(f, p, len(numbers), n, tuple(numbers)))
+        return found
+
+    def _dead(self, path: str, end: int) -> bool:
+        """Whether the newest change before ``end`` that names ``path`` removed or renamed it."""
+        seen = self.seen[path]
+        return path in self.gone[seen[bisect_left(seen, end) - 1]]
+
+
 def _pick(pairs: Iterable[Partner], thresholds: Thresholds, limit: int) -> tuple[Partner, ...]:
     """The best ``limit`` partners of ``pairs`` passing ``thresholds``, each named once."""
     best: dict[str, Partner] = {}
@@ -307,9 +370,10 @@ def replay(
     end = max(0, len(history) - horizon.prs)
     stretch = range(max(1, end - last), end)
     tallies = [[0, 0, 0, 0.0] for _ in grid]  # named, right, guides, base sum
+    index = _PathIndex(history, loosest.max_files)
     for i in stretch:
         change = history[i]
-        pairs = _pairs((*change.paths, *change.gone), history, i, [p for p in change.paths if p not in change.gone], loosest)
+        pairs = index.pairs((*change.paths, *change.gone), i, [p for p in change.paths if p not in change.gone], loosest)
         if not pairs:
             continue
         verdicts: dict[str, bool] = {}

@@ -118,7 +118,6 @@ _KEYWORDS = frozenset({
     "esac", "then", "do", "end", "else {", "} else {", "default:", "return;", "break;", "continue;",
 })  # fmt: skip
 _ALNUM = re.compile(r"\w")
-_SPACE = re.compile(r"\s+")
 _TRIPLE = re.compile(r"\"\"\"|'''")
 _DOCSTRING = re.compile(r"^[rRbBuU]{0,2}(?:\"\"\"|''')")
 
@@ -237,8 +236,9 @@ def _additions(parsed) -> tuple[Counter[str], dict[str, Counter[str]]]:
         for hunk in hunks:
             for d in hunk.lines:
                 if d.kind == ADDED:
-                    added[_key(d.text)] += 1
-                    mine[_key(d.text)] += 1
+                    key = _key(d.text)
+                    added[key] += 1
+                    mine[key] += 1
     return added, added_in
 
 
@@ -351,7 +351,7 @@ def _is_lock(path: str) -> bool:
 
 def _key(text: str) -> str:
     """A line's text for comparison: trimmed, inner runs of whitespace made one space."""
-    return _SPACE.sub(" ", text.strip())
+    return " ".join(text.split())  # = re.sub(r"\s+", " ", text.strip()): str.split splits on what \s matches
 
 
 def _classified(hunk: Hunk, language: str | None, added: Counter[str], *, context: bool = False):
@@ -495,7 +495,7 @@ def _twin_key(text: str, indent_matters: bool) -> tuple[str, str]:
 
 
 def _bare(text: str) -> str:
-    return _SPACE.sub("", text)
+    return "".join(text.split())  # = re.sub(r"\s+", "", text)
 
 
 def _indent(text: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 #: How far back (days before the pull request's base) lines are traced: older lines have
 #: no origin commit (they count, but name no pull request). Every source uses it.
@@ -74,6 +75,9 @@ class HistoryFacts:
     more. ``origins`` has one entry per traced line that was blamed; ``pulls`` describes
     every pull request they name; ``since`` is the earliest time (Unix seconds) the search
     reached: lines older than it have no origin commit (0: the whole history).
+    ``traced``, when the source kept it, is how it traced: ``trace_plan(files)`` of the pull
+    request's files (a :class:`bot.engine.history.lines.TracePlan`), so the engine does not
+    trace the same files again; ``None`` when not kept.
     """
 
     status: str
@@ -81,6 +85,7 @@ class HistoryFacts:
     pulls: Mapping[int, PullOrigin] = field(default_factory=dict)
     since: int = 0
     detail: str = ""
+    traced: Any = field(default=None, compare=False, repr=False)  # a TracePlan (lines.py imports this module)
 
     @property
     def available(self) -> bool:
