@@ -102,11 +102,14 @@ def _line_events(fn) -> int:
             count += 1
         return tracer
 
+    # The tracer in place before (coverage's, under pytest-cov) comes back afterwards:
+    # clearing it would stop coverage for every later test of this worker.
+    before = sys.gettrace()
     sys.settrace(tracer)
     try:
         fn()
     finally:
-        sys.settrace(None)
+        sys.settrace(before)
     return count
 
 
