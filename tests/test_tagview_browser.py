@@ -319,8 +319,11 @@ ENTRIES_JS = """
 [...document.querySelectorAll('article.entry')].map(a => [
     Number(a.dataset.number),
     a.querySelector('.summary') ? a.querySelector('.summary').textContent.trim() : '',
-    a.querySelector('.verdict').textContent.trim(),
+    (() => { const v = a.querySelector('.verdict').cloneNode(true);
+             v.querySelectorAll('.stored-lang').forEach(x => x.remove());
+             return v.textContent.trim().replace(/ *·$/, ''); })(),
     [...a.querySelectorAll('ul.focus li')].map(li => li.textContent.trim()),
+    a.querySelector('.verdict .stored-lang') !== null,
 ])
 """
 
@@ -329,7 +332,9 @@ def expected_entries(store: GuideStore, repository: str, since, until, lang: str
     digest, _ = load_digest(store, repository, since, until, lang, label=label)
     return [
         [e.row.number, e.summary.striptags(), e.verdict,
-         [(f"{p.file}: " if p.file else "") + p.reason.striptags() for p in e.focus]]
+         [(f"{p.file}: " if p.file else "") + p.reason.striptags() for p in e.focus],
+         # A guide stored only in another language says so beside its verdict.
+         bool(e.foreign)]
         for e in digest.read_first
     ]
 
