@@ -196,9 +196,10 @@ def test_a_fix_that_only_adds_lines_is_traced_to_the_lines_around_them(tmp_path)
         assert find_link(snaps[4], ci.to_blame, facts[4], fix=True, unanimous=True).top.number == 2
 
 
-def test_a_pull_request_that_only_reindented_a_line_is_not_its_author(tmp_path):
-    # #2 moves #1's lines into a `with` block (re-indented, nothing else); #3 fixes one of
-    # them. Blame -w and the replay both trace the fixed line to #1, who wrote its text.
+def test_a_pull_request_that_moved_lines_into_a_block_is_their_author(tmp_path):
+    # #2 moves #1's lines into a `with` block: in Python that changes what they do, so the
+    # blame (without -w) and the replay both credit #2; on the developer-informed oracle,
+    # ignoring whitespace lost right answers (precision 0.87 -> 0.84).
     repo = Repo(tmp_path / "reindent")
     repo.write("run.py", "def run(cfg):\n    model = build(cfg)\n    out = model.step(cfg.lr * 2)\n    return out\n")
     repo.commit("Add run (#1)", author="Ann")
@@ -211,7 +212,7 @@ def test_a_pull_request_that_only_reindented_a_line_is_not_its_author(tmp_path):
 
     for method in ("blame", "replay"):
         facts = HistoryReader(open_repository(repo.path)).facts(reqs, method=method)
-        assert {(o.path, o.line): o.pull for o in facts[3].origins} == {("run.py", 4): 1}, method
+        assert {(o.path, o.line): o.pull for o in facts[3].origins} == {("run.py", 4): 2}, method
     all_deleted = [TraceRequest(r.number, r.base, deleted_lines(snaps[r.number].files)) for r in reqs]
     blame = HistoryReader(open_repository(repo.path)).facts(all_deleted, method="blame")
     replay = HistoryReader(open_repository(repo.path)).facts(all_deleted, method="replay")

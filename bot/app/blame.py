@@ -16,14 +16,6 @@ file in ranges of lines (``startingLine``..``endingLine``, 1-based) and the comm
 last changed them; ``associatedPullRequests`` names the merged pull request that brought
 that commit to the repository.
 
-Limitation: GitHub's blame has no ``-w``. A commit that only re-indented or re-spaced a
-line (moved it into a ``with`` block) is the one GraphQL names for it, where the offline
-sources (``git blame -w`` and the replay, :mod:`bot.sources.gitblame`) name the commit
-that wrote its text. So in the app a pull request that re-indented the lines a fix
-changes can be credited with them ("fixes code from #N"). Seeing through it would take
-each origin commit's diff (one REST call per commit, then following the line to the
-parent's blame, one more blame per step); it is not done.
-
 Cost: one ``POST /graphql`` per :data:`FILES_PER_QUERY` files (the parent commit is
 reached inside the same query), for at most :data:`MAX_FILES` files, most traced lines
 first; nothing for a pull request without traced lines. The first of them also reads the

@@ -5,8 +5,7 @@ range, so only the asked lines are blamed (git stops walking the history once th
 all accounted for). It blames along the first-parent history (``--first-parent``): on
 a branch that merges pull requests, a line a pull request wrote is blamed on the commit
 that brought it to the branch (the merge, or the squash commit), which names the pull
-request. Whitespace is ignored (``-w``): a commit that only re-indented or re-spaced a
-line did not write it. Revisions listed in the repository's ``.git-blame-ignore-revs`` (formatting
+request. Revisions listed in the repository's ``.git-blame-ignore-revs`` (formatting
 sweeps, as GitHub's blame view also skips them:
 https://docs.github.com/en/repositories/working-with-files/using-files/viewing-and-understanding-files#ignore-commits-in-the-blame-view)
 are skipped when asked.
@@ -65,9 +64,7 @@ def blame_ranges(
         return []
     # --root: a root commit wrote its lines (a shallow clone's cut-off commits are not
     # roots to the caller, which knows them from ``GitRepo.shallow``).
-    # -w: a line a commit only re-indented (moved into a `with` block) or re-spaced keeps
-    # the commit that wrote its text; the replay (bot/sources/gitreplay.py) diffs with -w too.
-    args = ["blame", "--porcelain", "-w", "--first-parent", "--root", "--no-progress"]
+    args = ["blame", "--porcelain", "--first-parent", "--root", "--no-progress"]
     if since:
         args.append(f"--since={since}")
     for rev_ in ignore_revs:

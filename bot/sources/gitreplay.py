@@ -9,9 +9,8 @@ keeping for every line of every tracked file the commit that last changed it. A 
 request's lines are read off when the replay reaches its base commit.
 
 Along the first-parent history each commit is diffed against its first parent, as
-``git blame --first-parent -w`` does; git's own diff decides which lines changed
-(ignoring whitespace, ``-w``: a line a commit only re-indented keeps its earlier
-origin), so the answers are the same as :mod:`bot.sources.gitblame` (tests compare the two). A line
+``git blame --first-parent`` does; git's own diff decides which lines changed, so the
+answers are the same as :mod:`bot.sources.gitblame` (tests compare the two). A line
 older than the window, or changed only by a revision of ``.git-blame-ignore-revs``
 that the replay cannot see through, has no origin (``""``). Through an ignored revision
 (a formatting sweep) a new line keeps the origin of the old line whose text, without
@@ -171,8 +170,7 @@ def _diffs(repo: GitRepo, span: list[str], paths: list[str], ignored: set[str]) 
     changed lines' text is kept only for ``ignored`` commits (they need it)."""
     if not paths:
         return {}
-    # -w as blame's -w: a line only re-indented or re-spaced is no changed line, so it keeps its origin.
-    args = ["log", "--first-parent", "--diff-merges=first-parent", "-M", "-p", "-U0", "-w", "--no-color", "--no-ext-diff",
+    args = ["log", "--first-parent", "--diff-merges=first-parent", "-M", "-p", "-U0", "--no-color", "--no-ext-diff",
             "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", "--format=%x01%H", *span, "--", *paths]  # fmt: skip
     out = run_git(repo.path, args)
     steps: dict[str, list[_FileChange]] = {}
