@@ -1,6 +1,6 @@
 """Claim precision: how many of the statements prguide's guides make are exactly true, by kind.
 
-The labels live in ``tests/data/claim_audit.json``: sets of corpus pull requests whose
+The labels live in ``tests/data/claim_audit/`` (one ``NAME.json`` per set): sets of pull requests whose
 guides were rated blind, statement by statement, as ``true``, ``vague`` (true but
 imprecise) or ``misleading``, by a rater reading as a maintainer of the corpus project
 (``../shared/reference/judgement-rubric.md``). Precision of a kind = true / all
@@ -39,7 +39,7 @@ if str(ROOT) not in sys.path:  # runnable from a checkout without installing prg
     sys.path.insert(0, str(ROOT))
 
 SHARED = Path(os.environ.get("PRGUIDE_SHARED", ROOT.parent / "shared"))
-LABELS = ROOT / "tests" / "data" / "claim_audit.json"
+LABELS = ROOT / "tests" / "data" / "claim_audit"
 #: A kind ships only at this measured precision.
 TARGET = 0.95
 LABEL_VALUES = ("true", "vague", "misleading")
@@ -204,13 +204,19 @@ def _print_table(title: str, table: Mapping[str, Mapping[str, Any]]) -> None:
         print(f"| **all** | {n} | {true} | | | {true / n:.2f} | |")
 
 
+def load_sets(folder: Path) -> dict[str, dict[str, Any]]:
+    """The audit sets of ``folder``: ``{name: {"rated_on", "engine", "raters", "sampling", "prs"}}``,
+    one ``NAME.json`` each, in name order (which is the order they were rated in)."""
+    return {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in sorted(folder.glob("*.json"))}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--set", dest="only", help="one set of tests/data/claim_audit.json (default: every set)")
+    parser.add_argument("--set", dest="only", help="one set of tests/data/claim_audit/ (default: every set)")
     parser.add_argument("--labels", type=Path, default=LABELS)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
-    sets = json.loads(args.labels.read_text(encoding="utf-8"))["sets"]
+    sets = load_sets(args.labels)
     if args.only:
         if args.only not in sets:
             print(f"claim_precision: no set {args.only!r} in {args.labels} (sets: {', '.join(sets)})", file=sys.stderr)

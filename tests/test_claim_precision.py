@@ -22,7 +22,7 @@ bench = _bench()
 
 
 def test_every_label_is_one_of_the_three_and_every_guide_has_its_rubric() -> None:
-    sets = json.loads(bench.LABELS.read_text(encoding="utf-8"))["sets"]
+    sets = bench.load_sets(bench.LABELS)
     assert sets, "no audit set"
     for name, entry in sets.items():
         assert len(entry["prs"]) >= 30, name

@@ -28,12 +28,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from bot.engine.history.lines import ChangedLine, line_ranges, trace_plan
+from bot.engine.history.lines import line_ranges, trace_plan
 from bot.engine.history.model import WINDOW_DAYS, HistoryFacts, LineOrigin, PullOrigin
 from bot.engine.snapshot import PullRequestSnapshot
 from bot.sources.gitblame import BlamedCommit, blame_ranges, ignored_revisions
 from bot.sources.gitreplay import BranchCommit as _Commit
-from bot.sources.gitreplay import replay_origins
+from bot.sources.gitreplay import TraceRequest, replay_origins
 from bot.sources.gitrun import GitRepo, GitRepositoryError, open_repository, run_git, text
 
 _SQUASH = re.compile(r"\(#(\d+)\)\s*$")
@@ -45,17 +45,6 @@ def pull_number(subject: str) -> int | None:
     rebase-merged commit) or ``Merge pull request #N from ...``; ``None`` otherwise."""
     m = _MERGE.match(subject) or _SQUASH.search(subject)
     return int(m[1]) if m else None
-
-
-@dataclass(frozen=True, slots=True)
-class TraceRequest:
-    """One pull request to trace: its ``number``, its ``base`` (the commit on the branch
-    right before it: for a squash or merge commit its first parent; for a rebase merge
-    the first parent of its first commit; ``None`` when unknown) and the ``lines`` to blame."""
-
-    number: int
-    base: str | None
-    lines: tuple[ChangedLine, ...]
 
 
 def history_facts(

@@ -23,13 +23,20 @@ import bisect
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from bot.engine.history.lines import line_ranges
+from bot.engine.history.lines import ChangedLine, line_ranges
 from bot.sources.gitrun import GitRepo, run_git, text
 
-if TYPE_CHECKING:  # the caller's types; no import at run time
-    from bot.sources.githistory import TraceRequest
+@dataclass(frozen=True, slots=True)
+class TraceRequest:
+    """One pull request to trace: its ``number``, its ``base`` (the commit on the branch
+    right before it: for a squash or merge commit its first parent; for a rebase merge
+    the first parent of its first commit; ``None`` when unknown) and the ``lines`` to blame."""
+
+    number: int
+    base: str | None
+    lines: tuple[ChangedLine, ...]
+
 
 #: A run longer than any file: the lines after the last known one.
 _REST = 1 << 62
