@@ -48,6 +48,7 @@ import gidgethub
 import gidgethub.aiohttp
 import gidgethub.sansio
 
+from bot.app.api_paths import DEFAULT_API_URL, path_template
 from bot.app.answer_cache import MAX_BYTES as MAX_CACHE_BYTES, AnswerCache
 from bot.app.errors import RateLimited, RetryLater
 from bot.app.github_errors import Forbidden, GitHubError, NotFound, ValidationFailed, translate  # noqa: F401
@@ -66,8 +67,6 @@ from bot.app.ratelimit import (  # noqa: F401
 
 log = logging.getLogger(__name__)
 
-#: The public GitHub REST API; GitHub Enterprise Server uses ``https://HOST/api/v3``.
-DEFAULT_API_URL = "https://api.github.com"
 #: The REST API version prguide is written against ("API Versions").
 API_VERSION = "2022-11-28"
 #: The media type GitHub recommends for REST requests ("Getting started with the REST API").
@@ -169,50 +168,6 @@ class CallStats:
         """Count one request that ended with ``status``."""
         self.total += 1
         self.by_status[status] += 1
-
-
-def path_template(url: str, base_url: str = DEFAULT_API_URL) -> str:
-    """Return the route of an API URL with owner, repository, numbers and names replaced.
-
-    ``https://api.github.com/repos/o/r/issues/5/labels/bug?x=1`` ->
-    ``/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}``. Keeps metric labels
-    few, whatever the repository.
-    """
-    path = urlsplit(url).path
-    base_path = urlsplit(base_url).path.rstrip("/")
-    if base_path and path.startswith(base_path + "/"):
-        path = path[len(base_path) :]
-    parts = [p for p in path.split("/") if p]
-    out: list[str] = []
-    i = 0
-    while i < len(parts):
-        part = parts[i]
-        prev = parts[i - 1] if i else ""
-        if prev == "repos" and i == 1 and len(parts) >= 3:
-            out += ["{owner}", "{repo}"]
-            i += 2
-            continue
-        if prev == "contents":
-            out.append("{path}")
-            break
-        if prev == "labels" and not part.isdigit():
-            out.append("{name}")
-        elif part.isdigit():
-            out.append(_NUMBER_NAMES.get(prev, "{id}"))
-        else:
-            out.append(part)
-        i += 1
-    return "/" + "/".join(out)
-
-
-_NUMBER_NAMES = {
-    "pulls": "{pull_number}",
-    "issues": "{issue_number}",
-    "comments": "{comment_id}",
-    "installations": "{installation_id}",
-    "reviews": "{review_id}",
-    "repositories": "{repository_id}",
-}
 
 
 class _Transport(gidgethub.aiohttp.GitHubAPI):

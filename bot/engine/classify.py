@@ -32,12 +32,12 @@ little; files removed whole, lock and generated files not at all), see
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.engine.reading_time import reading_minutes, reading_weight  # noqa: F401 (reading_weight: part of this module's public face)
 from bot.engine.analysis.envvars import ENV_KINDS, breaks_users
 from bot.engine.analysis.model import DiffAnalysis, Evidence, FileAnalysis
 from bot.engine.breaking import (breaking_check, callers_rewritten, consequence_known, fact_evidence, group_key_removals, introduced_names, local_helper,
@@ -61,22 +61,6 @@ MAX_RULE_POINTS = 2
 #: Caps of the two parts of the score.
 MAX_REACH = 3
 MAX_RISK = 4
-#: Past three hours a number stops helping; the guide says "deep read" anyway.
-MAX_READING_MINUTES = 180
-#: How much one changed line weighs in reading time, by the kind of its file.
-LINE_WEIGHTS: Mapping[str, float] = {
-    "source": 1.5,
-    "config": 0.4,
-    "build": 0.4,
-    "example": 0.15,
-    "test": 0.1,
-    "docs": 0.1,
-    "ci": 0.1,
-}
-#: A behaviour fact weighs like this many source lines: the reader must stop and check it.
-FACT_WEIGHT = 10
-#: Behaviour facts of one file that add reading time; more are read as one block.
-MAX_FACTS_PER_FILE = 8
 #: Areas shown in the summary and given labels; the rest are counted ("and N more").
 MAX_AREAS = 5
 
@@ -241,33 +225,6 @@ def reading_level(importance: int, minutes: int = DEEP_READ_MINUTES, *, behaviou
     if importance >= 2:
         return "skim"
     return "skip"
-
-
-def reading_weight(analysis: DiffAnalysis) -> float:
-    """The weighted lines a reader must read: changed lines by :data:`LINE_WEIGHTS`
-    (files removed whole, generated, lock and binary files weigh nothing) plus
-    :data:`FACT_WEIGHT` per behaviour fact of a source or config file."""
-    total = 0.0
-    for f in analysis.files:
-        if f.status == "removed":
-            continue
-        total += LINE_WEIGHTS.get(f.kind, 0.0) * f.changes
-        if f.kind in ("source", "config"):
-            # Past a handful, facts of one file are read together (a block of removed keys).
-            total += FACT_WEIGHT * min(len(f.behaviour), MAX_FACTS_PER_FILE)
-    return total
-
-
-def reading_minutes(analysis: DiffAnalysis) -> int:
-    """Minutes to read the change: ``1 + sqrt(reading_weight)``, rounded, at most
-    :data:`MAX_READING_MINUTES`.
-
-    The square root is how reading scales: the first ten lines of a fix cost the
-    reader the context around them; the thousandth line of a new module is read
-    faster than the first. 10 source lines read in ~5 minutes, 300 in ~22, 2,000 in ~56.
-    """
-    minutes = 1 + math.sqrt(reading_weight(analysis))
-    return max(1, min(MAX_READING_MINUTES, math.floor(minutes + 0.5)))
 
 
 def source_lines(analysis: DiffAnalysis) -> int:
