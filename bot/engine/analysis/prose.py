@@ -25,7 +25,7 @@ _TRIPLE = re.compile(r"\"\"\"|'''")
 _DOCSTRING = re.compile(r"^[rRbBuU]{0,2}(?:\"\"\"|''')")
 
 
-def _docstring_lines(hunk: Hunk, side: str) -> set[int]:
+def docstring_lines(hunk: Hunk, side: str) -> set[int]:
     """``id()`` of the lines of ``side`` (``"+"`` or ``"-"``, with the context) inside a
     triple-quoted string standing alone as a statement. A hunk may start inside one: a
     line that *ends* one before any line opened one marks the lines above it too."""
@@ -77,7 +77,7 @@ def prose_only(hunks: Sequence[Hunk], language: str | None) -> bool:
             if not python:
                 return False
             if docs is None:
-                docs = (_docstring_lines(hunk, ADDED), _docstring_lines(hunk, REMOVED))
+                docs = (docstring_lines(hunk, ADDED), docstring_lines(hunk, REMOVED))
             if id(d) not in docs[0 if d.kind == ADDED else 1]:
                 return False
     return changed

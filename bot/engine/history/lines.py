@@ -34,6 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bot.engine.analysis.kinds import kind_of, language_of
+from bot.engine.analysis.prose import docstring_lines
 from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, Hunk, parse_patch
 from bot.engine.snapshot import ChangedFile
 
@@ -118,8 +119,6 @@ _KEYWORDS = frozenset({
     "esac", "then", "do", "end", "else {", "} else {", "default:", "return;", "break;", "continue;",
 })  # fmt: skip
 _ALNUM = re.compile(r"\w")
-_TRIPLE = re.compile(r"\"\"\"|'''")
-_DOCSTRING = re.compile(r"^[rRbBuU]{0,2}(?:\"\"\"|''')")
 
 #: File kinds whose lines are not traced (:data:`bot.engine.analysis.model.KINDS`): documents,
 #: generated files and binaries are not code; CI files, example and build scripts are
@@ -365,7 +364,7 @@ def _classified(hunk: Hunk, language: str | None, added: Counter[str], *, contex
     in_import = False
     blocks = _change_blocks(hunk)
     twins, reindented = _whitespace_twins(blocks, language in INDENT_SENSITIVE)
-    docstrings = _docstring_lines(hunk) if python else set()
+    docstrings = docstring_lines(hunk, REMOVED) if python else set()
     for d in hunk.lines:
         if d.kind == ADDED:
             continue
@@ -400,42 +399,6 @@ def _classified(hunk: Hunk, language: str | None, added: Counter[str], *, contex
             elif id(d) not in reindented and added[_key(d.text)] > 0:
                 reason = "moved"
         yield d, reason
-
-
-def _docstring_lines(hunk: Hunk) -> set[int]:
-    """``id()`` of the hunk's old-side lines inside a Python docstring (or other triple-quoted
-    text standing alone as a statement).
-
-    A line that starts with triple quotes opens one (and closes it when it has an even
-    number of them); a hunk may start inside one, which shows when a line *ends* one
-    before any line opened one: the lines above it in the hunk were inside too.
-    """
-    inside = False
-    seen = False
-    above: list[int] = []
-    marks: set[int] = set()
-    previous = ""
-    for d in hunk.lines:
-        if d.kind == ADDED:
-            continue
-        text = d.text.strip()
-        quotes = len(_TRIPLE.findall(text))
-        if inside:
-            marks.add(id(d))
-            inside = quotes % 2 == 0
-        elif quotes % 2 == 1 and not seen and text.endswith(('"""', "'''")) and (
-            text in ('"""', "'''") and not previous.endswith(":") or not _DOCSTRING.match(text)
-        ):
-            # Ends a docstring opened above the hunk: the lines above were inside it.
-            marks.update(above)
-            marks.add(id(d))
-        elif quotes and _DOCSTRING.match(text):
-            marks.add(id(d))
-            inside = quotes % 2 == 1
-        seen = seen or bool(quotes)
-        above.append(id(d))
-        previous = text or previous
-    return marks
 
 
 def _change_blocks(hunk: Hunk) -> list[tuple[list, list]]:
