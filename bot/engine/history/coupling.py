@@ -268,22 +268,22 @@ def earlier(history: Sequence[MergedChange], number: int, merged_at: str | None)
     time by its position, before ``number``'s own entry (or, when that is absent, before the
     first entry merged at or after ``merged_at``; all when that cannot be told).
     ``number``'s own entry is never kept."""
-    key = _moment(merged_at)
+    key = utc_moment(merged_at)
     stop = next((i for i, c in enumerate(history) if c.number == number), None)
     if stop is None:
-        stop = next((i for i, c in enumerate(history) if key is not None and (m := _moment(c.merged_at)) is not None and m >= key),
+        stop = next((i for i, c in enumerate(history) if key is not None and (m := utc_moment(c.merged_at)) is not None and m >= key),
                     len(history))  # fmt: skip
     out = []
     for i, c in enumerate(history):
         if c.number == number:
             continue
-        moment = _moment(c.merged_at) if key is not None else None
+        moment = utc_moment(c.merged_at) if key is not None else None
         if (moment < key) if moment is not None and key is not None else i < stop:
             out.append(c)
     return out
 
 
-def _moment(text: str | None) -> datetime | None:
+def utc_moment(text: str | None) -> datetime | None:
     """An ISO-8601 time in UTC (a time without an offset is UTC, as GitHub's are), or ``None``."""
     if not text:
         return None
@@ -320,11 +320,11 @@ def followed_up(history: Sequence[MergedChange], i: int, path: str, horizon: Hor
     who = history[i].author
     if not horizon.author or not who:
         return False
-    start = _moment(history[i].merged_at)
+    start = utc_moment(history[i].merged_at)
     for later in history[i + 1 :]:
         if later.author != who:
             continue
-        when = _moment(later.merged_at)
+        when = utc_moment(later.merged_at)
         if start is not None and when is not None and when - start > timedelta(days=horizon.days):
             return False
         return path in later.paths

@@ -24,10 +24,9 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from bot.engine.analysis.description import STRUCK
-from bot.engine.history.coupling import MergedChange
+from bot.engine.history.coupling import MergedChange, utc_moment
 
 #: Earlier pull requests merged at most this many days before count as followed up by history.
 WINDOW_DAYS = 30
@@ -338,20 +337,10 @@ def _shared(mine: Sequence[str], theirs: Iterable[str]) -> tuple[str, ...]:
 def _days(earlier: str | None, later: str | None) -> int | None:
     """Whole days from ``earlier`` to ``later`` (ISO-8601), ``None`` when either is unknown
     or ``earlier`` is not before ``later``."""
-    start, end = _moment(earlier), _moment(later)
+    start, end = utc_moment(earlier), utc_moment(later)
     if start is None or end is None or start >= end:
         return None
     return int((end - start).total_seconds() // 86400)
-
-
-def _moment(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def describe(link: FollowLink) -> dict:
