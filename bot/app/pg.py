@@ -28,7 +28,6 @@ import re
 import select
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -110,12 +109,14 @@ class Database:
     timeout: float
     _closed: bool = field(default=False, repr=False)
 
-    def connection(self) -> AbstractContextManager[psycopg.Connection]:
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[psycopg.Connection]:
         """``with db.connection() as conn:`` a pooled connection, waiting at most :attr:`timeout` seconds for one.
 
         Raises :class:`psycopg_pool.PoolTimeout` when none frees up in time.
         """
-        return self.pool.connection(timeout=self.timeout)
+        with self.pool.connection(timeout=self.timeout) as conn, _drop_if_unprepared(conn):
+            yield conn
 
     @contextlib.contextmanager
     def autocommit(self) -> Iterator[psycopg.Connection]:
@@ -127,7 +128,7 @@ class Database:
         (``conn.pipeline()``) with ``conn.transaction()`` inside sends a whole transaction
         at once. Raises :class:`psycopg_pool.PoolTimeout` as :meth:`connection` does.
         """
-        with self.pool.connection(timeout=self.timeout) as conn:
+        with self.pool.connection(timeout=self.timeout) as conn, _drop_if_unprepared(conn):
             conn.autocommit = True
             try:
                 yield conn
@@ -154,6 +155,26 @@ class Database:
         if not self._closed:
             self._closed = True
             self.pool.close(timeout=5.0)
+
+
+@contextlib.contextmanager
+def _drop_if_unprepared(conn: psycopg.Connection) -> Iterator[None]:
+    """Close ``conn`` (the pool then replaces it) when the server forgot a statement psycopg prepared.
+
+    Statements are prepared on their second run, and psycopg remembers which it prepared.
+    A pooler's server reset (PgBouncer's ``DISCARD ALL``) or a pooler restart that hands
+    the client another backend drops them behind psycopg's back: that statement then fails
+    with ``InvalidSqlStatementName`` on every later run, and the connection itself looks
+    healthy, so the pool would keep lending it. The failing call still raises (a 503).
+    """
+    import psycopg
+
+    try:
+        yield
+    except psycopg.errors.InvalidSqlStatementName:
+        with contextlib.suppress(Exception):
+            conn.close()
+        raise
 
 
 def _use_schema(conn: psycopg.Connection, schema: str) -> None:

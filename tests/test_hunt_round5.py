@@ -1,0 +1,45 @@
+"""Round 5 of the hunt: the PostgreSQL round-trip savings (autocommit, socket-polled pool
+checks, pipelined saves, statements prepared on second use), the bounded answer cache, the
+allocator trim and the tags page bound, attacked as an attacker and as an unlucky operator.
+
+Each test fails on the code as merged (b0e4f51) and passes with its fix, or is marked
+``xfail(strict=True)`` with the reason it is not fixed here."""
+
+from __future__ import annotations
+
+import pytest
+
+
+# --- statements prepared on second use ------------------------------------------------------
+
+
+def test_a_backend_that_forgot_its_prepared_statements_is_replaced_not_kept(pg_schema):
+    """A pooler's server reset (PgBouncer's ``DISCARD ALL``, or a pooler restart that hands the
+    client a fresh backend) drops the statements psycopg prepared; psycopg still believes
+    they exist, so every later run of that statement on the connection failed with
+    ``prepared statement "_pg3_0" does not exist``, and the pool kept lending it: every
+    delivery that used it answered 503, forever. One failure is acceptable (a 503, the
+    delivery retried); the connection must then be replaced."""
+    import psycopg
+
+    from bot.app import pg
+
+    pg.load_components()
+    url, schema = pg_schema
+    db = pg.connect(url, schema=schema, min_size=1, max_size=1, timeout=5.0, migrate_components=None)
+    try:
+        for _ in range(3):  # prepared on its second run
+            with db.autocommit() as conn:
+                conn.execute("SELECT count(*) FROM jobs WHERE id > %s", (0,)).fetchone()
+        with db.autocommit() as conn:
+            conn.pgconn.exec_(b"DEALLOCATE ALL")  # behind psycopg's back, as the pooler does
+        with pytest.raises(psycopg.Error):
+            with db.autocommit() as conn:
+                conn.execute("SELECT count(*) FROM jobs WHERE id > %s", (0,)).fetchone()
+        for _ in range(2):
+            with db.autocommit() as conn:
+                assert conn.execute("SELECT count(*) FROM jobs WHERE id > %s", (0,)).fetchone() == (0,)
+            with db.connection() as conn:
+                assert conn.execute("SELECT count(*) FROM jobs WHERE id > %s", (0,)).fetchone() == (0,)
+    finally:
+        db.close()
