@@ -43,3 +43,32 @@ def test_a_backend_that_forgot_its_prepared_statements_is_replaced_not_kept(pg_s
                 assert conn.execute("SELECT count(*) FROM jobs WHERE id > %s", (0,)).fetchone() == (0,)
     finally:
         db.close()
+
+
+def test_a_migration_that_retypes_a_column_does_not_break_the_other_replicas_for_good(pg_schema):
+    """During a rolling upgrade one replica migrates while the others run. A statement they
+    prepared before a migration changed a column's type fails with ``cached plan must not
+    change result type``, again on every run (PostgreSQL does not re-plan a prepared
+    statement into another result type), so the old replica answered 503 until restarted.
+    After the one failure the connection is replaced and the statement runs again."""
+    import psycopg
+
+    from bot.app import pg
+
+    pg.load_components()
+    url, schema = pg_schema
+    db = pg.connect(url, schema=schema, min_size=1, max_size=1, timeout=5.0, migrate_components=None)
+    try:
+        for _ in range(3):
+            with db.autocommit() as conn:
+                conn.execute("SELECT id, event FROM jobs WHERE id > %s", (0,)).fetchall()
+        with psycopg.connect(url, autocommit=True) as other:
+            other.execute(f'ALTER TABLE "{schema}".jobs ALTER COLUMN event TYPE varchar(200)')
+        with pytest.raises(psycopg.Error):
+            with db.autocommit() as conn:
+                conn.execute("SELECT id, event FROM jobs WHERE id > %s", (0,)).fetchall()
+        for _ in range(2):
+            with db.autocommit() as conn:
+                assert conn.execute("SELECT id, event FROM jobs WHERE id > %s", (0,)).fetchall() == []
+    finally:
+        db.close()

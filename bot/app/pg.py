@@ -165,13 +165,19 @@ def _drop_if_unprepared(conn: psycopg.Connection) -> Iterator[None]:
     A pooler's server reset (PgBouncer's ``DISCARD ALL``) or a pooler restart that hands
     the client another backend drops them behind psycopg's back: that statement then fails
     with ``InvalidSqlStatementName`` on every later run, and the connection itself looks
-    healthy, so the pool would keep lending it. The failing call still raises (a 503).
+    healthy, so the pool would keep lending it. Likewise a migration that changes a
+    column's type under a running replica: its prepared statement then fails with
+    ``cached plan must not change result type`` on every run. The failing call still
+    raises (a 503); the next one gets a fresh connection.
     """
     import psycopg
 
     try:
         yield
-    except psycopg.errors.InvalidSqlStatementName:
+    # FeatureNotSupported (0A000) is matched whole, not by its message (which the server may
+    # translate): prguide runs no statement that is otherwise unsupported, and a spare
+    # reconnect costs little.
+    except (psycopg.errors.InvalidSqlStatementName, psycopg.errors.FeatureNotSupported):
         with contextlib.suppress(Exception):
             conn.close()
         raise
