@@ -72,3 +72,37 @@ def test_a_migration_that_retypes_a_column_does_not_break_the_other_replicas_for
                 assert conn.execute("SELECT id, event FROM jobs WHERE id > %s", (0,)).fetchall() == []
     finally:
         db.close()
+
+
+# --- the conditional-request cache ----------------------------------------------------------
+
+from test_github_client import Answer, github, make_client, session  # noqa: E402,F401 - fixtures
+
+
+class _EvictedInFlight(dict):
+    """A shared answer cache from which another job's answers evict the entry gidgethub just
+    read, while its conditional request is under way (a 4 MiB cache holds 16 big pages)."""
+
+    def __getitem__(self, key):
+        value = super().__getitem__(key)
+        self.pop(key)
+        return value
+
+
+async def test_a_page_answered_304_keeps_its_next_link_when_the_cache_entry_was_evicted(session, github):
+    """``get_page`` looked the next page's link up in the cache again after a 304: when the
+    byte-bounded cache had dropped the entry meanwhile, the page was taken as the last one,
+    and a pull request's file list (or a repository's labels) stopped silently after one page."""
+    nxt = f'<{github.url}/repos/o/r/pulls/1/files?page=2>; rel="next"'
+    github.on(
+        "GET", "/repos/o/r/pulls/1/files",
+        Answer(200, [{"filename": "a.py"}], {"ETag": '"p1"', "Link": nxt}),
+        Answer(304, headers={"ETag": '"p1"'}),
+    )
+    cache = _EvictedInFlight()
+    client, _ = make_client(session, github, cache=cache)
+    first = await client.get_page("/repos/o/r/pulls/1/files")
+    again = await client.get_page("/repos/o/r/pulls/1/files")
+    assert client.calls_by_status == {200: 1, 304: 1}
+    assert again.items == first.items == [{"filename": "a.py"}]
+    assert again.next_url == first.next_url is not None
