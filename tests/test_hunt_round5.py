@@ -106,3 +106,33 @@ async def test_a_page_answered_304_keeps_its_next_link_when_the_cache_entry_was_
     assert client.calls_by_status == {200: 1, 304: 1}
     assert again.items == first.items == [{"filename": "a.py"}]
     assert again.next_url == first.next_url is not None
+
+
+# --- the tags page bound ----------------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="each label keeps at least one row, so past page_entries labels the page grows by one "
+    "section and one entry per label; bounding it means choosing which labels the page leaves "
+    "to their own pages (a design choice, not made here)",
+)
+async def test_the_tags_page_stays_bounded_with_more_labels_than_entries(tmp_path):
+    """``page_entries`` promises a page of the same size however many labels a repository
+    gathers; with 30 labels and ``page_entries=12`` it held 30 entries (every label one)."""
+    from test_tagview_web import Page, client_for
+    from test_tagview_store import make_guide
+
+    from bot.tagview.store import GuideStore
+
+    with GuideStore(tmp_path / "labels.db") as store:
+        for number in range(1, 31):
+            label = f"area/{number:02d}"
+            details = [{"name": label, "source": "rule", "rule": "r"}]
+            store.save(make_guide(number, labels=[label], label_details=details), visibility="public")
+        c = await client_for(store, rows_per_label=3, page_entries=12)
+        try:
+            page = Page(await (await c.get("/repos/acme/rocket/tags")).text())
+            assert sum(len(rows) for _, _, rows in page.summary()) <= 12
+        finally:
+            await c.close()
