@@ -136,3 +136,27 @@ async def test_the_tags_page_stays_bounded_with_more_labels_than_entries(tmp_pat
             assert sum(len(rows) for _, _, rows in page.summary()) <= 12
         finally:
             await c.close()
+
+
+# --- hostile text on PostgreSQL -----------------------------------------------------------------
+
+from pg_helpers import pg_url  # noqa: E402,F401 - fixture
+
+
+def test_a_title_with_a_nul_character_does_not_keep_its_guide_out_of_the_tag_view(pg_url):  # noqa: F811
+    """PostgreSQL's text cannot hold NUL (0x00); a pull request's title (or author, summary,
+    label) carrying one made every attempt at saving its guide fail with ``DataError``, so
+    the guide never reached the tag view (the SQLite store keeps it). The NUL is dropped."""
+    from test_tagview_store import make_guide
+
+    from bot.tagview.pgstore import PgGuideStore
+
+    with PgGuideStore.open(pg_url) as store:
+        store.save(
+            make_guide(3, title="fix\x00 the thing", labels=["bu\x00g"],
+                       label_details=[{"name": "bu\x00g", "source": "rule", "rule": "r"}]),
+            visibility="public", label_descriptions={"bu\x00g": "a\x00 bug"},
+        )
+        found = store.query("acme/rocket")
+        assert found.total == 1
+        assert found.items[0].title == "fix the thing"
