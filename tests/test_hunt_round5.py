@@ -160,3 +160,28 @@ def test_a_title_with_a_nul_character_does_not_keep_its_guide_out_of_the_tag_vie
         found = store.query("acme/rocket")
         assert found.total == 1
         assert found.items[0].title == "fix the thing"
+
+
+async def test_a_nul_in_a_tag_view_address_is_a_bad_request_not_an_outage(pg_url):  # noqa: F811
+    """On PostgreSQL a NUL (``%00``) in a filter or a repository name reached the database,
+    which refused it (``DataError``), and the tag view answered 503 "unavailable, retry in
+    30 s" to anyone who asked: an outage signal for monitoring, from one request. A NUL
+    matches nothing stored: a bad filter is 400, an unknown repository 404."""
+    from test_tagview_store import make_guide
+    from test_tagview_web import client_for
+
+    from bot.tagview.pgstore import PgGuideStore
+
+    with PgGuideStore.open(pg_url) as store:
+        store.save(make_guide(3), visibility="public")
+        c = await client_for(store)
+        try:
+            for query in ({"q": "a\x00"}, {"label": "bu\x00g"}, {"area": "c\x00"}):
+                for page in ("tags", "tags.json", "tags.atom"):
+                    answer = await c.get(f"/repos/acme/rocket/{page}", params=query)
+                    assert answer.status == 400, (page, query, answer.status)
+            assert (await c.get("/repos/acme/rocket/digest", params={"label": "bu\x00g"})).status in (200, 400)
+            assert (await c.get("/repos/acme/ro%00cket/tags")).status == 404
+            assert (await c.get("/repos/acme/rocket/tags")).status == 200
+        finally:
+            await c.close()
