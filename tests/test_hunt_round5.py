@@ -185,3 +185,24 @@ async def test_a_nul_in_a_tag_view_address_is_a_bad_request_not_an_outage(pg_url
             assert (await c.get("/repos/acme/rocket/tags")).status == 200
         finally:
             await c.close()
+
+
+def test_a_connection_given_back_in_autocommit_is_not_lent_for_a_transaction(pg_schema):
+    """``Database.autocommit`` sets the lent connection back to transaction mode, silently
+    giving up when it cannot (a transaction left open on it); the pool then rolled the
+    transaction back but kept the connection in autocommit, and the next ``connection()``
+    borrower's "transaction" committed each statement by itself: not atomic."""
+    from bot.app import pg
+
+    pg.load_components()
+    url, schema = pg_schema
+    db = pg.connect(url, schema=schema, min_size=1, max_size=1, timeout=5.0, migrate_components=None)
+    try:
+        with pytest.raises(RuntimeError):
+            with db.autocommit() as conn:
+                conn.execute("BEGIN")
+                raise RuntimeError("interrupted with a transaction open")
+        with db.connection() as conn:
+            assert conn.autocommit is False
+    finally:
+        db.close()

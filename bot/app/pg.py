@@ -133,9 +133,15 @@ class Database:
             try:
                 yield conn
             finally:
-                # The pool lends connections in transaction mode; a broken one is discarded anyway.
-                with contextlib.suppress(Exception):
+                # The pool lends connections in transaction mode, and does not reset the mode of
+                # one given back: when it cannot be set back (a transaction left open), the
+                # connection is closed (then replaced), or the next borrower's transaction
+                # would commit statement by statement.
+                try:
                     conn.autocommit = False
+                except Exception:
+                    with contextlib.suppress(Exception):
+                        conn.close()
 
     def connect(self, *, autocommit: bool = True) -> psycopg.Connection:
         """A new connection of its own (not pooled), ``search_path`` set to :attr:`schema`."""
