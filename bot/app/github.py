@@ -478,27 +478,25 @@ class GitHubClient:
         """All items of a paginated list (see :meth:`getiter`)."""
         return [item async for item in self.getiter(url, url_vars, accept=accept, iterable_key=iterable_key)]
 
-    async def get_page(
-        self, url: str, url_vars: Mapping[str, Any] | None = None, *, iterable_key: str = "items"
-    ) -> Page:
+    async def get_page(self, url: str, url_vars: Mapping[str, Any] | None = None, *, iterable_key: str = "items") -> Page:
         """GET one page of a list and the URL of the next page (from ``Link: rel="next"``).
 
         Lets callers fetch several pages at once instead of following links one by one.
         A page that is an object holds its items under ``iterable_key`` (as :meth:`getiter`).
         """
         answer: dict[str, Any] = {}
+        # The entry gidgethub reads before its first await: looked up after a 304, it may have
+        # been evicted by other jobs' answers, and the page would pass for the last one.
+        cached = (self._gh._cache or {}).get(gidgethub.sansio.format_url(url, url_vars or {}, base_url=self.api_url))
         token = _answer.set(answer)
         try:
             with _mapped("GET", url):
                 data = await self._gh.getitem(url, url_vars or {}, accept=ACCEPT)
         finally:
             _answer.reset(token)
-        link = answer.get("link")
-        if answer.get("status") == 304 and self._gh._cache is not None:
-            # A 304 may omit Link; gidgethub cached it as (etag, last_modified, data, next_url).
-            cached = self._gh._cache.get(gidgethub.sansio.format_url(url, url_vars or {}, base_url=self.api_url))
-            return Page(_items(data, iterable_key), cached[3] if cached else None)
-        match = _NEXT_LINK.search(link or "")
+        if answer.get("status") == 304 and cached is not None:  # Link may be omitted: the cached next_url
+            return Page(_items(data, iterable_key), cached[3])
+        match = _NEXT_LINK.search(answer.get("link") or "")
         return Page(_items(data, iterable_key), match.group(1) if match else None)
 
     async def post(self, url: str, url_vars: Mapping[str, Any] | None = None, *, data: Any, idempotent: bool = False, accept: str = ACCEPT, optional: bool = False) -> Any:

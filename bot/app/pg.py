@@ -28,7 +28,6 @@ import re
 import select
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -110,12 +109,14 @@ class Database:
     timeout: float
     _closed: bool = field(default=False, repr=False)
 
-    def connection(self) -> AbstractContextManager[psycopg.Connection]:
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[psycopg.Connection]:
         """``with db.connection() as conn:`` a pooled connection, waiting at most :attr:`timeout` seconds for one.
 
         Raises :class:`psycopg_pool.PoolTimeout` when none frees up in time.
         """
-        return self.pool.connection(timeout=self.timeout)
+        with self.pool.connection(timeout=self.timeout) as conn, _drop_if_unprepared(conn):
+            yield conn
 
     @contextlib.contextmanager
     def autocommit(self) -> Iterator[psycopg.Connection]:
@@ -127,14 +128,20 @@ class Database:
         (``conn.pipeline()``) with ``conn.transaction()`` inside sends a whole transaction
         at once. Raises :class:`psycopg_pool.PoolTimeout` as :meth:`connection` does.
         """
-        with self.pool.connection(timeout=self.timeout) as conn:
+        with self.pool.connection(timeout=self.timeout) as conn, _drop_if_unprepared(conn):
             conn.autocommit = True
             try:
                 yield conn
             finally:
-                # The pool lends connections in transaction mode; a broken one is discarded anyway.
-                with contextlib.suppress(Exception):
+                # The pool lends connections in transaction mode, and does not reset the mode of
+                # one given back: when it cannot be set back (a transaction left open), the
+                # connection is closed (then replaced), or the next borrower's transaction
+                # would commit statement by statement.
+                try:
                     conn.autocommit = False
+                except Exception:
+                    with contextlib.suppress(Exception):
+                        conn.close()
 
     def connect(self, *, autocommit: bool = True) -> psycopg.Connection:
         """A new connection of its own (not pooled), ``search_path`` set to :attr:`schema`."""
@@ -154,6 +161,32 @@ class Database:
         if not self._closed:
             self._closed = True
             self.pool.close(timeout=5.0)
+
+
+@contextlib.contextmanager
+def _drop_if_unprepared(conn: psycopg.Connection) -> Iterator[None]:
+    """Close ``conn`` (the pool then replaces it) when the server forgot a statement psycopg prepared.
+
+    Statements are prepared on their second run, and psycopg remembers which it prepared.
+    A pooler's server reset (PgBouncer's ``DISCARD ALL``) or a pooler restart that hands
+    the client another backend drops them behind psycopg's back: that statement then fails
+    with ``InvalidSqlStatementName`` on every later run, and the connection itself looks
+    healthy, so the pool would keep lending it. Likewise a migration that changes a
+    column's type under a running replica: its prepared statement then fails with
+    ``cached plan must not change result type`` on every run. The failing call still
+    raises (a 503); the next one gets a fresh connection.
+    """
+    import psycopg
+
+    try:
+        yield
+    # FeatureNotSupported (0A000) is matched whole, not by its message (which the server may
+    # translate): prguide runs no statement that is otherwise unsupported, and a spare
+    # reconnect costs little.
+    except (psycopg.errors.InvalidSqlStatementName, psycopg.errors.FeatureNotSupported):
+        with contextlib.suppress(Exception):
+            conn.close()
+        raise
 
 
 def _use_schema(conn: psycopg.Connection, schema: str) -> None:

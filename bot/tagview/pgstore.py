@@ -174,6 +174,9 @@ class PgGuideStore:
 
         Same arguments, defaults and errors as :meth:`bot.tagview.store.GuideStore.save`.
         """
+        # PostgreSQL's text (and jsonb) cannot hold NUL, which a pull request's title or
+        # body may carry: the save failed on every attempt and the guide was never stored.
+        guide_data, label_descriptions = _without_nul(guide_data), _without_nul(label_descriptions)
         row, labels, descriptions = prepare_save(guide_data, visibility, label_descriptions)
         files = change_columns(row, change)
         merged_at = _moment(row["merged_at"])
@@ -581,6 +584,17 @@ class PgGuideStore:
                     (per_label, repository, *label_params),
                 ).fetchall()
         return label_sections(found, descriptions, _row)
+
+
+def _without_nul(value: Any) -> Any:
+    """``value`` (decoded JSON: dicts, lists, strings, numbers) with every NUL character dropped from its strings."""
+    if isinstance(value, str):
+        return value.replace("\x00", "") if "\x00" in value else value
+    if isinstance(value, Mapping):
+        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_without_nul(item) for item in value]
+    return value
 
 
 def _where(repository: str, flt: GuideFilter) -> tuple[str, list[Any]]:

@@ -141,6 +141,8 @@ def parse_filters(query: Mapping[str, str]) -> GuideFilter:
 
     def text(name: str) -> str | None:
         value = (query.get(name) or "").strip()
+        if "\x00" in value:  # stored text holds none (PostgreSQL refuses it: a 503, not a 400)
+            raise FilterError(f"{name} must not contain a NUL character")
         return value or None
 
     level = text("level")
@@ -177,6 +179,8 @@ def _window(query: Mapping[str, str]) -> tuple[date, date, str | None]:
     """``since``, ``until`` and ``label`` of a digest request; raises :class:`WindowError`."""
     since, until = parse_window(query.get("since"), query.get("until"), datetime.now(UTC).date())
     label = (query.get("label") or "").strip() or None
+    if label is not None and "\x00" in label:
+        raise WindowError("label must not contain a NUL character")
     return since, until, label
 
 
@@ -250,7 +254,8 @@ class TagView:
 
     def _repository(self, request: web.Request, lang: str, *, as_json: bool = False) -> str:
         authorised = self._authorised(request, lang, as_json=as_json)
-        name = self.store.canonical_name(f"{request.match_info['owner']}/{request.match_info['repo']}")
+        asked = f"{request.match_info['owner']}/{request.match_info['repo']}"
+        name = None if "\x00" in asked else self.store.canonical_name(asked)  # no stored name holds a NUL
         if name is None or not self._may_see(self.store.visibility(name), authorised):
             raise _Refusal(_error(404, "not_found", lang, as_json=as_json, text_key="not_found_text"))
         return name
