@@ -135,9 +135,9 @@ def _days_only(history: Sequence[MergedChange], last: int, days: float, skip: in
     from bot.engine.history import coupling
 
     def within(i: int, path: str) -> bool:
-        start = coupling._moment(history[i].merged_at)
+        start = coupling.utc_moment(history[i].merged_at)
         for later in history[i + 1 :]:
-            when = coupling._moment(later.merged_at)
+            when = coupling.utc_moment(later.merged_at)
             if start is None or when is None or when - start > timedelta(days=days):
                 return False
             if path in later.paths:
