@@ -328,3 +328,56 @@ def test_a_sentence_pointing_at_another_pull_request_is_not_the_purpose():
     assert parse_description("Adjust the Qwen3 example to reduce rollout memory pressure after `verl-project/verl#6346`.").purpose == ""
     assert parse_description("Re-apply override_transformer_config in engine worker, because that PR causes certain patches to fail.").purpose == ""
     assert parse_description("Adjust the Qwen3 example to reduce rollout memory pressure on small nodes.").purpose != ""
+
+
+# --- blind rating, fresh-j: author sentences kept or refused ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "purpose"),
+    [
+        # The author wrote over the template's quote and kept its "> " marker: their words.
+        ("> Make `FullyAsyncRollouter` honor existing `data.train_max_samples` /\n> `data.val_max_samples` config by passing them through.",
+         "Make `FullyAsyncRollouter` honor existing `data.train_max_samples` / `data.val_max_samples` config by passing them through."),
+        ("> Enable log_val_generations in fully async training\n\n1. a", "Enable log_val_generations in fully async training"),
+        # The title-format notes of the template are nobody's purpose.
+        ("- `{modules}` include `fsdp`, `megatron`, `veomni`, `sglang`, `vllm`,\n`rollout`, `trainer`\n"
+         "- If this PR involves multiple modules, separate them with `,` like `[megatron, fsdp, doc]`\n\n"
+         "Adds DeepSeek-V4 scripts for AMD GPUs.", "Adds DeepSeek-V4 scripts for AMD GPUs."),
+        # A participle left dangling by a link that was cut off goes with its comma.
+        ("Make generation dump in RayPPOTrainer asynchronous with streaming writes, resolving\nhttps://github.com/o/r/issues/6302",
+         "Make generation dump in RayPPOTrainer asynchronous with streaming writes."),
+    ],
+)
+def test_author_words_in_quotes_and_after_template_notes(body, purpose):
+    assert parse_description(WHAT + body).purpose == purpose
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # "also": a second change, the first said elsewhere (raters: not what the PR does).
+        "We also fixed the issue 5754 here by properly calling ApplyRotaryEmb at NPU patch.",
+        "This PR also adds a retry to the uploader.",
+        # A circumstance, then a situation: not what this change does.
+        "After migrating from megatron worker to engine worker, there is no longer Critic worker to use.",
+        # A GitHub alert box is not the author's purpose.
+        "> [!NOTE]\n> Adds nothing of its own here.",
+    ],
+)
+def test_secondary_and_circumstantial_sentences_are_not_the_purpose(body):
+    assert parse_description(WHAT + body).purpose == ""
+
+
+def test_module_paths_and_methods_of_changed_classes_are_in_the_diff():
+    from bot.engine.analysis.model import DiffAnalysis, FileAnalysis
+
+    diff = DiffAnalysis((
+        FileAnalysis("verl/model_merger/base_model_merger.py", "modified", "source", "python", symbols_touched=("save_lora_adapter",)),
+        FileAnalysis("verl/models/transformers/glm4v.py", "modified", "source", "python", symbols_touched=("FullyAsyncTrainer",)),
+    ))
+    body = (WHAT + "Fixes a compatibility issue in `verl.model_merger` and `glm4v`, adds `FullyAsyncTrainer.__init__` "
+            "setup, drops `verl.other_module`, `OtherClass.__init__` and `glm`.")
+    present, absent = check_against_diff(parse_description(body), diff)
+    assert {"verl.model_merger", "glm4v", "FullyAsyncTrainer.__init__"} <= set(present)
+    assert {"verl.other_module", "OtherClass.__init__"} <= set(absent)

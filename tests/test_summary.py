@@ -329,3 +329,18 @@ def test_one_small_edit_of_a_large_pull_request_is_not_its_summary(monkeypatch):
     # The same edit as most of a small pull request's code is its summary.
     small = facts([src("verl/trainer/main_ppo.py", 1, 1, added_lines=("if a or b:", "# why"), removed_lines=("if a:",))])
     assert S.choose(small, "en").source == "edit"
+
+
+# --- the author's sentence: names found as the diff spells them ------------------------------------
+
+
+def test_author_sentence_names_methods_of_changed_classes_and_model_names():
+    f = src(path="examples/grpo/run_qwen3_5_122b_a10b.sh", symbols_touched=("SGLangHttpServer",),
+            added_lines=("MODEL=Qwen/qwen3_5_122b_a10b",))
+    for purpose in ("Removes a guard in `SGLangHttpServer.__init__` that overrode the load format.",
+                    "This PR makes the Qwen3.5-122B-A10B script compatible with both GPU and Ascend NPU.",
+                    "Fixes the AssertionError raised in `SGLangHttpServer` on NPU during start."):
+        assert S.summary_source(facts([f], purpose=purpose, title="[x] fix: y"), "en") == "author", purpose
+    for purpose in ("Removes a guard in `OtherServer.__init__` that overrode the load format.",
+                    "This PR makes the Llama-70B script compatible with both GPU and Ascend NPU."):
+        assert S.summary_source(facts([f], purpose=purpose, title="[x] fix: y"), "en") != "author", purpose

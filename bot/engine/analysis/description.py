@@ -67,6 +67,12 @@ _TEMPLATE_PHRASES = (
     "please check all the following items",
     "paste at least one query link",
     "reference related github issues and prs",
+    # the title-format notes under "Format the PR title as …", left when its checkbox went
+    "{modules}` include",
+    "if this pr involves multiple modules",
+    "{type}` is in",
+    "if this pr breaks any api",
+    "[breaking][fsdp, megatron]",
 )
 #: Any of :data:`_TEMPLATE_PHRASES` in lower-cased text: one scan per line instead of one per phrase.
 _TEMPLATE_PHRASE = re.compile("|".join(re.escape(p) for p in _TEMPLATE_PHRASES))
@@ -184,6 +190,10 @@ def _first_sentence(text: str) -> str:
     items, tables, code, quotes, HTML and images are skipped; a link keeps its text."""
     for paragraph in _PARAGRAPH_BREAK.split(text):
         lines = [line.strip() for line in paragraph.split("\n") if line.strip() and not _BARE_URL.match(line)]
+        if lines and lines[0].startswith(">") and not lines[0].lstrip("> ").startswith("[!"):
+            # Authors often write over the template's "> Add concise overview …" and keep its
+            # quote marker (the template's own words were dropped by _clean): their text.
+            lines = [line.lstrip(">").strip() for line in lines if line.lstrip(">").strip()]
         if lines and _BULLET.match(lines[0]) and not _UNTICKED.match(lines[0]):
             # A list: its first item, read to its end over hard-wrapped lines.
             lines = [_bullets("\n".join(lines))[0]]
@@ -202,6 +212,9 @@ def _first_sentence(text: str) -> str:
             if labelled is not None and len(sentence) > labelled.end():
                 rest = sentence[labelled.end() :]
                 sentence = rest[:1].upper() + rest[1:]
+            cut = _TRAILING_PARTICIPLE.search(sentence)
+            if cut is not None:
+                sentence = sentence[: cut.start()] + "."
             if sentence.endswith(" by:"):
                 # "… match canonical GRPO by:" before its list of means says what it does.
                 sentence = sentence[: -len(" by:")] + "."
@@ -265,7 +278,10 @@ _POINTERS = ("see ", "please see", "please refer", "refer to", "for details", "f
 #: Openings of stories, greetings and notes: context, not what the change does.
 _STORIES = ("hi ", "hi,", "hello", "hey ", "dear ", "thanks", "thank you", "as discussed", "as title", "as the title",
             "follow-up", "follow up", "followup", "this is a follow", "tl;dr", "note:", "update:", "fyi", "previously",
-            "currently", "before this", "in the past", "recently", "when ", "if ", "while ")  # fmt: skip
+            "currently", "before this", "in the past", "recently", "when ", "if ", "while ",
+            # a clause of circumstance first: what follows states a situation ("After migrating …,
+            # there is no longer …"), not what this change does
+            "after ", "since ", "because ", "as ")  # fmt: skip
 #: Words of PR templates that are no one's own.
 _TEMPLATE_WORDS = ("if possible", "specific changes", "what does this pr do", "concise overview", "describe your change",
                    "checklist", "- [ ]",
@@ -284,6 +300,11 @@ _LEAD_IN = re.compile(
     r"according to [^,]{1,60},\s*|(?:we|i|it)\s+)(?:also\s+|mainly\s+|simply\s+|just\s+|will\s+|now\s+)?",
     re.I,
 )
+#: "also" among a sentence's first words: it adds to a change said before it.
+_ALSO = re.compile(r"(?:\S+\s+){0,3}also\b")
+#: A last clause of one "-ing" word: what it went on to name was a link or reference now gone
+#: ("…, resolving." after "resolving #123" lost its reference).
+_TRAILING_PARTICIPLE = re.compile(r",\s*\w+ing\s*\.?$")
 #: Verbs that say what a change does (with -s, -es, -ed, -d, -ing forms).
 _CHANGE_VERBS = frozenset(
     """add fix support make use remove replace introduce enable disable allow implement refactor update move rename
@@ -331,6 +352,8 @@ def _informative(sentence: str) -> bool:
         return False
     if (" now " in f" {lowered} " or " no longer " in lowered or " should be " in lowered) and not lowered.startswith(_VAGUE_SUBJECTS):
         return True
+    if _ALSO.match(lowered):
+        return False  # "We also fixed …": a second change, the first one said elsewhere
     first = _LEAD_IN.sub("", sentence, count=1).split(maxsplit=2)
     quantified = len(first) > 1 and first[1].lower() in _BACK_QUANTIFIERS
     if quantified and (len(first) < 3 or re.match(r"of\b", first[2].lower())):
@@ -500,6 +523,8 @@ def check_against_diff(
             ident in names
             or any(f.path.endswith("/" + ident) for f in diff.files)
             or ("." in ident and any(n.endswith("." + ident) for n in names))
+            or _module_of_changed_file(ident, diff)
+            or _method_of_changed_class(ident, names)
         )
         if not ok:
             if texts is None:
@@ -507,6 +532,28 @@ def check_against_diff(
             ok = any(v in texts for v in _spellings(ident))
         (present if ok else absent).append(ident)
     return tuple(present), tuple(absent)
+
+
+def _module_of_changed_file(ident: str, diff: DiffAnalysis) -> bool:
+    """True when ``ident`` names a changed file's module or package as Python spells it:
+    ``verl.model_merger`` for ``verl/model_merger/base.py``, ``glm4v`` for
+    ``verl/models/transformers/glm4v.py`` (one path part, at least four characters)."""
+    if "/" in ident or not _IDENTIFIER.fullmatch(ident):
+        return False
+    if "." in ident:
+        folder = ident.replace(".", "/")
+        return any(f.path.startswith(folder + "/") or f.path == folder + ".py" or f"/{folder}/" in f.path
+                   or f.path.endswith(f"/{folder}.py") for f in diff.files)  # fmt: skip
+    if len(ident) < 4:
+        return False
+    return any(ident in f.path.removesuffix(".py").split("/") for f in diff.files)
+
+
+def _method_of_changed_class(ident: str, names: set[str]) -> bool:
+    """True when ``ident`` is ``Class.method`` and the diff changes ``Class`` (a hunk deep in
+    a method shows only its class in the diff; the method's name may not appear at all)."""
+    owner, dot, method = ident.rpartition(".")
+    return bool(dot) and owner in names and owner[:1].isupper() and method.isidentifier()
 
 
 #: Characters of patch text searched (a 3,000-file pull request stays fast).

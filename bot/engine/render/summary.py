@@ -37,6 +37,7 @@ nothing qualifies the summary says less. Each choice carries the evidence it res
 
 from __future__ import annotations
 
+import builtins
 import html
 import posixpath
 import re
@@ -311,10 +312,17 @@ def author_evidence(sentence: str, title: str, analysis: DiffAnalysis) -> tuple[
     if names:
         hay = _haystack(analysis)
         symbols = _changed_names(analysis)
+        squashed = None
         for name in names:
             low = name.lower()
-            if low not in hay and low not in symbols and not ("." in low and any(low.endswith("." + k) for k in symbols if "." in k)):
-                return None  # ("Class.method" and a YAML key's dotted path are found as changed names)
+            if low in hay or low in symbols or name in _NOT_NAMES_OF_THIS_CHANGE:
+                continue
+            if "." in low and (any(low.endswith("." + k) for k in symbols if "." in k) or _changed_class(name, symbols)):
+                continue  # "Class.method" and a YAML key's dotted path are found as changed names
+            squashed = _squash(hay) if squashed is None else squashed
+            if len(_squash(low)) >= 5 and _squash(low) in squashed:
+                continue  # "Qwen3.5-122B" is the script's "qwen3_5_122b"
+            return None
         for name in names[:_MAX_NAME_EVIDENCE]:
             ev = _line_with(analysis, name.lower())
             if ev is not None:
@@ -323,6 +331,27 @@ def author_evidence(sentence: str, title: str, analysis: DiffAnalysis) -> tuple[
 
 
 _DASH_OR_SLASH = re.compile(r"[-/]")
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
+def _squash(text: str) -> str:
+    """Lower-case letters and digits only: how a model name is matched across spellings."""
+    return _NOT_ALNUM.sub("", text.lower())
+
+
+def _changed_class(name: str, symbols: set[str]) -> bool:
+    """``Class.method`` whose class the diff changes: a hunk deep inside a method shows only
+    its class (the hunk header), so the method's own name need not be in any changed line."""
+    owner, _, method = name.rpartition(".")
+    return owner[:1].isupper() and owner.lower() in symbols and method.isidentifier()
+
+
+#: Names a sentence may use that are no name of the change: Python's built-in exceptions
+#: and log levels ("fixes the AssertionError …" names the symptom).
+_NOT_NAMES_OF_THIS_CHANGE = frozenset(
+    [n for n in dir(builtins) if n.endswith(("Error", "Exception", "Warning"))]
+    + ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+)
 
 
 def sentence_names(sentence: str) -> list[str]:
