@@ -309,3 +309,12 @@ def test_struck_through_text_of_the_description_is_no_promise():
     d = parse_description(body)
     text = " ".join(d.sections.values())
     assert "wild_card" not in text and "BatchData" in text and "However the decorator will break." in text
+
+
+def test_a_name_after_for_new_is_what_the_change_is_for_not_a_promise():
+    # fresh-j: "add concrete `CrossEntropyLoss.Config` for new abstract `BaseLoss`" promised no BaseLoss.
+    from bot.engine.analysis.description import parse_description, promised_missing
+
+    d = parse_description("### What does this PR do?\n\nAdd concrete `CrossEntropyLoss.Config` for new abstract `BaseLoss`. "
+                          "It also adds a new `--fast-loss` flag.")
+    assert promised_missing(d, ("BaseLoss", "--fast-loss")) == (("--fast-loss", "It also adds a new `--fast-loss` flag."),)

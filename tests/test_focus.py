@@ -1,5 +1,7 @@
 """Focus points, review summaries and follow-ups, as plain functions."""
 
+import pytest
+
 from bot.engine.analysis.model import (
     Definition,
     DependencyChange,
@@ -226,3 +228,24 @@ def test_an_added_assert_is_said_as_written_and_ranked_below_changes_of_behaviou
 
     assert assert_condition("assert self.config.reward.enable_resource_pool, (") == "assert self.config.reward.enable_resource_pool"
     assert assert_condition("if a: assert f(x, y) == 2, 'msg'") == "assert f(x, y) == 2"
+
+
+def test_a_call_of_a_name_several_new_definitions_share_is_no_wiring():
+    # fresh-j: four engines each add get_model_parallel_group; megatron's added lines call
+    # mpu.get_model_parallel_group(), which is none of them ("added lines … call FSDPEngine…" was false).
+    engines = [
+        FileAnalysis(f"{n.lower()}.py", "modified", "source", additions=30,
+                     definitions_added=(Definition(f"{n}Engine.get_model_parallel_group", "method"),),
+                     added_lines=("    def get_model_parallel_group(self):", "        return mpu.get_model_parallel_group()"))
+        for n in ("Fsdp", "Megatron", "Titan")
+    ]
+    assert not any(p.key == "focus.added_called" for p in points(*engines))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_existing_code_factors_name_where_without_a_count_the_analysis_cannot_vouch_for(lang):
+    # fresh-j: "changes code in 3 definitions that existed before (…)" where the diff changed
+    # more: a hunk deep in a method shows only its class, so the total is not known.
+    for key in ("factor.existing", "factor.runtime"):
+        text = t(key, lang, {"count": 3, "names": ("A.fit", "B.fit", "C.fit"), "type": "chore"})
+        assert "3" not in text and "A.fit" in text

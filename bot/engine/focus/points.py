@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -497,10 +497,13 @@ def _entry_points(analysis: DiffAnalysis, called: set[str]) -> dict[str, tuple[s
         return {}
     out: dict[str, tuple[str, str]] = {}
     home = {d.name: f.path for f in analysis.files for d in f.definitions_added if d.name in called}
+    # A short name several new definitions share ("get_model_parallel_group" added to four
+    # engine classes) cannot be traced from a call: a call in one of their files is another's.
+    defined = Counter(short_name(d.name) for f in analysis.files[:MAX_DESCRIBED_FILES] for d in f.definitions_added)
     everything = "\n".join([line for f in analysis.files[:MAX_DESCRIBED_FILES] if f.kind not in ("docs", "generated", "binary") for line in f.added_lines])
     for name in sorted(called):
         short = short_name(name)
-        if len(short) < 6 or short in _GENERIC_NAMES or everything.count(short) < 2:
+        if len(short) < 6 or short in _GENERIC_NAMES or everything.count(short) < 2 or defined[short] > 1:
             continue  # `main(` in another file is more likely another `main`; one mention is the definition
         register = None  # compiled only for a file that registers something: most names have none
         for f in analysis.files[:MAX_DESCRIBED_FILES]:
