@@ -156,6 +156,8 @@ async def test_the_tags_page_stays_bounded_with_more_labels_than_entries(tmp_pat
                 if page_number == 4:  # filtered: every guide matches, the same first page
                     assert len(labels) == 12 and "of 30" in html and "Next labels: 18 more" in html
             assert sorted(seen) == [f"area/{i:02d}" for i in range(1, 31)]  # every label on one page
+            past = await (await c.get("/repos/acme/rocket/tags?page=9")).text()
+            assert Page(past).summary() == [] and '<a href="/repos/acme/rocket/tags" rel="prev">' in past and "Labels 0" not in past
         finally:
             await c.close()
 

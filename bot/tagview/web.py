@@ -335,7 +335,8 @@ class TagView:
                     first=found_labels.offset + 1 if sections else 0,
                     last=found_labels.offset + len(sections) if sections else 0,
                     total=found_labels.labels,
-                    newer=links.page(page - 1) if page > 1 else None,
+                    # Past the last page (no label): back to the first.
+                    newer=(links.page(page - 1) if sections else links.page(1)) if page > 1 else None,
                     older=links.page(page + 1) if found_labels.more else None,
                 )
         datas = self.store.cards(repository, [row.number for section in sections for row in section.rows], lang)
