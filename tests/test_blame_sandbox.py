@@ -15,7 +15,7 @@ from git_helpers import Repo
 from loopback import Loopback, Sleeps, pr_delivery, running_app, settings_for, shipped_rules
 from sandbox_helpers import app_private_key, start_sandbox  # noqa: F401
 
-from bot.app.blame import blame_query, facts_from_answers, graphql_url
+from bot.app.blame import blame_query, facts_from_answers, graphql_url, parent_expression
 from bot.engine.history.lines import ChangedLine
 from bot.sandbox.graphql import run_query
 from bot.sources import merged_pull_requests
@@ -154,8 +154,11 @@ def test_sandbox_answers_the_blame_query_in_github_s_shape(tmp_path):
     (name,) = sandbox.add_git_repo(repo.path)
     owner, short = name.split("/")
     merge = repo.git("rev-parse", "HEAD")
-    answer = run_query(sandbox.state, blame_query(1), {"owner": owner, "name": short, "oid": merge, "p0": "calc.py"})
+    answer = run_query(sandbox.state, blame_query(1), {"owner": owner, "name": short, "oid": merge, "p0": "calc.py",
+                                                       "t0": parent_expression(merge, "calc.py")})  # fmt: skip
     assert "errors" not in answer
+    # The file at the parent, as a blob (the query finds the patch's lines in it).
+    assert answer["data"]["repository"]["t0"] == {"text": MODULE, "isTruncated": False, "isBinary": False}
     (parent,) = answer["data"]["repository"]["object"]["parents"]["nodes"]
     assert parent["oid"] == repo.git("rev-parse", "HEAD^")
     assert parent["associatedPullRequests"]["nodes"] == [{"number": 2}]
@@ -164,10 +167,11 @@ def test_sandbox_answers_the_blame_query_in_github_s_shape(tmp_path):
     (pull,) = ranges[0]["commit"]["associatedPullRequests"]["nodes"]
     assert (pull["number"], pull["author"]["login"], pull["title"]) == (1, "Ann", "Add the limit")
     assert 1 <= ranges[0]["age"] <= 10
-    missing = run_query(sandbox.state, blame_query(1), {"owner": owner, "name": short, "oid": "e" * 40, "p0": "calc.py"})
+    missing = run_query(sandbox.state, blame_query(1), {"owner": owner, "name": short, "oid": "e" * 40, "p0": "calc.py", "t0": "e" * 40 + "~1:calc.py"})
     assert missing["data"]["repository"]["object"] is None and missing["errors"][0]["type"] == "NOT_FOUND"
-    no_file = run_query(sandbox.state, blame_query(1), {"owner": owner, "name": short, "oid": merge, "p0": "nope.py"})
+    no_file = run_query(sandbox.state, blame_query(1), {"owner": owner, "name": short, "oid": merge, "p0": "nope.py", "t0": parent_expression(merge, "nope.py")})
     assert no_file["data"]["repository"]["object"]["parents"]["nodes"][0]["f0"] is None and no_file["errors"]
+    assert no_file["data"]["repository"]["t0"] is None
     assert "errors" in run_query(sandbox.state, "query { repository(owner: 1", {})
 
 
@@ -178,9 +182,10 @@ def test_bundles_without_a_repository_blame_no_lines(load_bundle_json):
     bundle = load_bundle_json(7491)
     sandbox = Sandbox(1, generate_private_key_pem(), bundles=[bundle])
     owner, name = bundle["pull"]["base"]["repo"]["full_name"].split("/")
-    variables = {"owner": owner, "name": name, "oid": bundle["pull"]["merge_commit_sha"], "p0": "any.py"}
+    variables = {"owner": owner, "name": name, "oid": bundle["pull"]["merge_commit_sha"], "p0": "any.py", "t0": "x"}
     answer = run_query(sandbox.state, blame_query(1), variables)
     assert answer["data"]["repository"]["object"]["parents"]["nodes"][0]["f0"] == {"ranges": []}
+    assert answer["data"]["repository"]["t0"] is None  # no file to read: the app says nothing of it
 
 
 def test_facts_from_ranges_keep_only_the_traced_lines_and_the_window():

@@ -188,13 +188,6 @@ def test_migration_6_survives_a_damaged_guide_row(tmp_path):
 # --- the tag view: links to an origin that is not stored --------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an entry links 'Fixes code from #N' to /pulls/N/guide whether or not a guide of #N is stored "
-    "(an origin merged before the app was installed, or a deleted guide): a 404. Knowing which origins are "
-    "stored takes one more query on each of the five pages that build entries (digest, read-first, tags, "
-    "search, export); left for a change of its own",
-)
 async def test_a_fix_s_entry_does_not_link_to_a_guide_that_is_not_stored(tmp_path):
     from test_tagview_fix_links import fill
     from test_tagview_web import client_for

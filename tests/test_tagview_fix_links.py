@@ -131,3 +131,44 @@ def test_guides_stored_before_get_their_origin_from_their_data(store):
         store.connection.execute(FIXES_FROM_BACKFILL)
     briefs = {b.number: b.fixes_from for b in store.briefs("acme/rocket")}
     assert briefs == {10: None, 11: None, 12: None, 13: 10, 14: 11, 15: 12, 16: 99, 17: None}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_an_origin_without_a_stored_guide_links_to_github_not_to_a_missing_guide(store, lang):
+    """#16 fixes code from #99, whose guide is not stored (merged before the app was installed,
+    or deleted): its entry linked to /pulls/99/guide, a 404. It links to #99 on GitHub; #13's
+    origin #10 is stored and keeps its guide link. The digest, the tags page and search build
+    entries alike (on both stores, in both languages)."""
+    query = "" if lang == "en" else "&lang=zh"
+    guide_10 = "/repos/acme/rocket/pulls/10/guide" + ("?lang=zh" if lang == "zh" else "")
+    client = await client_for(store)
+    try:
+        for path in ("/repos/acme/rocket/tags?label=bug", "/repos/acme/rocket/tags?q=fix",
+                     "/repos/acme/rocket/digest?since=2026-03-09&until=2026-03-15"):  # fmt: skip
+            response = await client.get(path + query)
+            assert response.status == 200, path
+            html = await response.text()
+            assert 'data-number="16"' in html and 'data-number="13"' in html, path
+            assert "/pulls/99/guide" not in html, path
+            assert f'<a href="{guide_10}">#10</a>' in html, path
+            if "/tags" in path:  # the digest lists #16 in its table, not as an entry
+                assert '<a href="https://github.com/acme/rocket/pull/99">#99</a>' in html, path
+        cards = store.cards("acme/rocket", [13, 16, 17], lang)
+        assert [cards[n]["fixes_code_from_stored"] for n in (13, 16, 17)] == [True, False, False]
+        assert store.delete("acme/rocket", 10)  # a deleted origin loses its guide link too
+        assert store.cards("acme/rocket", [13], lang)[13]["fixes_code_from_stored"] is False
+        html = await (await client.get("/repos/acme/rocket/tags?q=fix" + query)).text()
+        assert "/pulls/10/guide" not in html and '<a href="https://github.com/acme/rocket/pull/10">#10</a>' in html
+    finally:
+        await client.close()
+
+
+def test_an_origin_s_link_is_plain_text_when_the_row_has_no_github_address():
+    from bot.tagview.model import GuideRow
+
+    row = GuideRow("a/b", 16, "t", "https://example.com/x", None, "2026-03-13T10:00:00Z", "fix", False, 5, "quick", 3, (), (), "")
+    entry = make_entry(row, {"fixes_code_from": 99}, "en", Messages("en"))
+    assert entry.fixes_from == 99 and not entry.fixes_from_stored and entry.fixes_from_url == ""
+    row = GuideRow("a/b", 16, "t", "https://github.com/a/b/pull/16", None, "2026-03-13T10:00:00Z", "fix", False, 5, "quick", 3, (), (), "")
+    entry = make_entry(row, {"fixes_code_from": 99, "fixes_code_from_stored": True}, "en", Messages("en"))
+    assert entry.fixes_from_stored and entry.fixes_from_url == "https://github.com/a/b/pull/99"

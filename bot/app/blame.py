@@ -8,6 +8,15 @@ adds), numbered as in the file before the pull request; they are blamed at the c
 the pull request was merged onto: the first parent of ``merge_commit_sha`` (for a squash
 or a merge commit, the base branch right before it).
 
+The patches' old side is the merge base, not that parent: when the base branch changed a
+file in between, the patch's line numbers name other lines there, and their blame other
+pull requests. So the same query reads each blamed file at the parent (``Repository.object``
+with the expression ``<merge commit>~1:<path>``, a ``Blob``) and finds each hunk's old side
+in it (:mod:`bot.engine.history.drift`): the lines of a hunk found once are blamed where
+they are now, those of a hunk the base branch changed (not found, or found twice) are
+left out, and a file that cannot be read whole (missing, binary, cut at GitHub's 512 KiB
+``Blob.text`` limit) gives no line: exact or silent.
+
 GitHub docs: "Objects" in the GraphQL reference, ``Blame``, ``BlameRange`` and ``Commit``
 (https://docs.github.com/en/graphql/reference/objects#blame,
 https://docs.github.com/en/graphql/reference/objects#commit); "Forming calls with
@@ -16,8 +25,8 @@ file in ranges of lines (``startingLine``..``endingLine``, 1-based) and the comm
 last changed them; ``associatedPullRequests`` names the merged pull request that brought
 that commit to the repository.
 
-Cost: one ``POST /graphql`` per :data:`FILES_PER_QUERY` files (the parent commit is
-reached inside the same query), for at most :data:`MAX_FILES` files, most traced lines
+Cost: one ``POST /graphql`` per :data:`FILES_PER_QUERY` files (the parent commit, and each
+file's text there, are reached inside the same query: more bytes, no more requests), for at most :data:`MAX_FILES` files, most traced lines
 first; nothing for a pull request without traced lines. The first of them also reads the
 repository's ``.git-blame-ignore-revs`` as the merge left it (``Repository.object`` with
 the expression ``<merge commit>:.git-blame-ignore-revs``, a ``Blob``; ``null`` when there
@@ -43,6 +52,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.app.fetch import split_repository
+from bot.engine.history.drift import lines_at_parent
 from bot.engine.history.lines import ChangedLine, trace_plan
 from bot.engine.history.model import IGNORE_REVS_FILE, WINDOW_DAYS, HistoryFacts, LineOrigin, PullOrigin, listed_revisions
 from bot.engine.snapshot import PullRequestSnapshot
@@ -82,15 +92,18 @@ def graphql_url(api_url: str) -> str:
 
 def blame_query(count: int, *, ignore_revs: bool = False) -> str:
     """The GraphQL query blaming ``count`` files (variables ``$p0``..) at the first parent of
-    ``$oid`` in ``$owner/$name``; each file's blame is aliased ``f0``, ``f1``... With
+    ``$oid`` in ``$owner/$name``; each file's blame is aliased ``f0``, ``f1``..., and the file
+    there, as a blob (``text``, ``isTruncated``, ``isBinary``), ``t0``, ``t1``... (variables
+    ``$t0``.. name it: ``"<oid>~1:<path>"``, see :func:`parent_expression`). With
     ``ignore_revs``, the repository's :data:`IGNORE_ALIAS` is the blob ``$ignore`` names
     (``"<oid>:.git-blame-ignore-revs"``), with its ``text``, ``byteSize`` and ``isTruncated``."""
-    paths = ", ".join(f"$p{i}: String!" for i in range(count))
+    paths = ", ".join(f"$p{i}: String!, $t{i}: String!" for i in range(count))
     blames = " ".join(f"f{i}: blame(path: $p{i}) {{ {_RANGE_FIELDS} }}" for i in range(count))
+    texts = "".join(f"t{i}: object(expression: $t{i}) {{ ... on Blob {{ text isTruncated isBinary }} }} " for i in range(count))
     ignore = f"{IGNORE_ALIAS}: object(expression: $ignore) {{ ... on Blob {{ text byteSize isTruncated }} }} " if ignore_revs else ""
     return (
         f"query($owner: String!, $name: String!, $oid: GitObjectID!, {'$ignore: String!, ' if ignore_revs else ''}{paths}) {{ "
-        f"repository(owner: $owner, name: $name) {{ {ignore}object(oid: $oid) {{ ... on Commit {{ "
+        f"repository(owner: $owner, name: $name) {{ {ignore}{texts}object(oid: $oid) {{ ... on Commit {{ "
         "parents(first: 1) { nodes { oid committedDate associatedPullRequests(first: 1) { nodes { number } } "
         f"{blames} }} }} }} }} }} }}"
     )
@@ -126,7 +139,13 @@ async def fetch_blame(client: Any, snapshot: PullRequestSnapshot, *, deadline: f
                              for i, batch in enumerate(batches))), deadline
         )  # fmt: skip
         ignored = _ignored(asked[0][2], where)
-        return facts_from_answers([(paths, commit) for paths, commit, _ in asked], traced, own=snapshot.number, ignored=ignored)
+        patches: dict[str, str | None] = {}
+        for f in snapshot.files:
+            patches.setdefault(f.previous_filename or f.filename, f.patch)
+        at_parent = {path: _lines_at_parent(patches.get(path), blob) for _, _, _, texts in asked for path, blob in texts.items()}
+        return facts_from_answers(
+            [(paths, commit) for paths, commit, _, _ in asked], traced, own=snapshot.number, ignored=ignored, at_parent=at_parent,
+        )
     except asyncio.TimeoutError:
         log.warning("%s: GitHub's blame did not answer within %.0fs; the guide is built without it", where, deadline)
     except Exception as exc:  # noqa: BLE001 -- an optional read: the guide is built without it
@@ -134,16 +153,24 @@ async def fetch_blame(client: Any, snapshot: PullRequestSnapshot, *, deadline: f
     return None
 
 
+def parent_expression(oid: str, path: str) -> str:
+    """The revision expression of ``path`` at the first parent of commit ``oid`` (``"<oid>~1:<path>"``,
+    git's rev-parse syntax, which ``Repository.object(expression:)`` takes)."""
+    return f"{oid}~1:{path}"
+
+
 async def _ask(
     client: Any, owner: str, name: str, oid: str, paths: Sequence[str], *, ignore_revs: bool = False
-) -> tuple[Sequence[str], Mapping[str, Any], Any]:
+) -> tuple[Sequence[str], Mapping[str, Any], Any, dict[str, Any]]:
     """POST one blame query; returns ``(paths, the Commit object of the merge, the ignore-revs
-    blob or None)``. Raises ``ValueError`` for GraphQL ``errors`` (other than about the
-    ignore-revs blob alone, which is then ``None``) or an answer without the commit."""
+    blob or None, {path: its blob at the parent or None})``. Raises ``ValueError`` for GraphQL
+    ``errors`` (other than about the ignore-revs blob or the files' blobs alone, which are then
+    ``None``) or an answer without the commit."""
     variables: dict[str, Any] = {"owner": owner, "name": name, "oid": oid}
     if ignore_revs:
         variables["ignore"] = f"{oid}:{IGNORE_REVS_FILE}"
     variables.update({f"p{i}": p for i, p in enumerate(paths)})
+    variables.update({f"t{i}": parent_expression(oid, p) for i, p in enumerate(paths)})
     url = graphql_url(getattr(client, "api_url", ""))
     query = blame_query(len(paths), ignore_revs=ignore_revs)
     # Optional: not repeated after a 5xx, a time-out or a rate limit, though a query could be:
@@ -153,7 +180,8 @@ async def _ask(
     if not isinstance(answer, Mapping):
         raise ValueError("the GraphQL answer is not an object")
     errors = answer.get("errors")
-    blob_only = isinstance(errors, list) and all(_about_ignore_file(e) for e in errors)
+    blobs = {IGNORE_ALIAS, *(f"t{i}" for i in range(len(paths)))}
+    blob_only = isinstance(errors, list) and all(_about(e, blobs) for e in errors)
     if errors and not blob_only:
         first = errors[0] if isinstance(errors, list) and errors and isinstance(errors[0], Mapping) else {}
         raise ValueError(f"GraphQL errors: {first.get('message') or errors!r}"[:300])
@@ -161,13 +189,23 @@ async def _ask(
     commit = repository.get("object")
     if not isinstance(commit, Mapping):
         raise ValueError(f"no commit {oid} in {owner}/{name}")
-    return paths, commit, None if errors else repository.get(IGNORE_ALIAS)
+    failed = {alias for alias in blobs if errors and any(_about(e, {alias}) for e in errors)}
+    texts = {p: None if f"t{i}" in failed else repository.get(f"t{i}") for i, p in enumerate(paths)}
+    return paths, commit, None if IGNORE_ALIAS in failed else repository.get(IGNORE_ALIAS), texts
 
 
-def _about_ignore_file(error: Any) -> bool:
-    """Whether a GraphQL error entry is about the ignore-revs blob (its ``path`` names the alias)."""
+def _about(error: Any, aliases: set[str]) -> bool:
+    """Whether a GraphQL error entry is about one of the blobs ``aliases`` names (its ``path`` names the alias)."""
     path = error.get("path") if isinstance(error, Mapping) else None
-    return isinstance(path, list) and IGNORE_ALIAS in path
+    return isinstance(path, list) and any(alias in path for alias in aliases)
+
+
+def _lines_at_parent(patch: str | None, blob: Any) -> dict[int, int]:
+    """:func:`bot.engine.history.drift.lines_at_parent` of a file's patch in its blob at the
+    parent; ``{}`` (nothing said of the file) without a readable, whole text."""
+    if not isinstance(blob, Mapping) or not isinstance(blob.get("text"), str) or blob.get("isTruncated") or blob.get("isBinary"):
+        return {}
+    return lines_at_parent(patch, blob["text"])
 
 
 def _ignored(blob: Any, where: str) -> tuple[str, ...]:
@@ -188,6 +226,7 @@ def facts_from_answers(
     own: int,
     window_days: float = WINDOW_DAYS,
     ignored: Sequence[str] = (),
+    at_parent: Mapping[str, Mapping[int, int]] | None = None,
 ) -> HistoryFacts | None:
     """:class:`HistoryFacts` from the merge commits' objects of the blame queries
     (``(paths, {"parents": {"nodes": [{... "f0": {"ranges": [...]}}]}})``) for ``lines``.
@@ -198,7 +237,11 @@ def facts_from_answers(
     ``merged_at`` (Unix seconds), author login (else the commit author's login, else
     name) and title. A line whose commit ``ignored`` lists (full hashes or their prefixes,
     from ``.git-blame-ignore-revs``) has no origin either: the revision only re-formatted
-    it, and GitHub's blame cannot see through it to who wrote it. ``None`` when no traced
+    it, and GitHub's blame cannot see through it to who wrote it. ``at_parent``, when given,
+    maps each blamed path's traced line numbers (the patch's, at the merge base) to the same
+    lines' numbers at the parent (:func:`bot.engine.history.drift.lines_at_parent`): a line
+    it does not place (the base branch changed it since) has no origin and is left out,
+    and a path it does not name is read as it is. ``None`` when no traced
     line was covered (nothing was blamed);
     status ``"no-base"`` when the parent belongs to the pull request ``own`` itself.
     Raises ``ValueError`` when the merge commit has no parent.
@@ -225,6 +268,11 @@ def facts_from_answers(
         since = max(0, int(base_time - window_days * 86400)) if base_time and window_days else 0
         for i, path in enumerate(paths):
             wanted = by_path.get(path, [])
+            placed = at_parent.get(path) if at_parent is not None else None
+            if placed is not None:
+                # Blamed at the parent's numbers, told at the patch's: {parent line: patch line}.
+                back = {placed[n]: n for n in wanted if n in placed}
+                wanted = sorted(back)
             blame = parent.get(f"f{i}") or {}
             for r in blame.get("ranges") or ():
                 if not isinstance(r, Mapping):
@@ -233,7 +281,7 @@ def facts_from_answers(
                 if not isinstance(first, int) or not isinstance(last, int):
                     continue
                 for n in wanted[bisect_left(wanted, first) : bisect_right(wanted, last)]:
-                    covered[(path, n)] = r.get("commit") or {}
+                    covered[(path, back[n] if placed is not None else n)] = r.get("commit") or {}
     if not covered:
         return None
     origins: list[LineOrigin] = []

@@ -348,6 +348,7 @@ IDS = (
     NP_("digest.breaking_more", "digest.breaking_more"),
     NP_("digest.more_window", "digest.more_window"),
     NP_("digest.fixes_more", "digest.fixes_more"),
+    NP_("labels_more", "labels_more"),  # bot/tagview/templates/tags.html: a count
     N_("digest.fixes_code_from"),  # t.markup() in bot/tagview/templates/_entry.html
     N_("digest.reverted_by"),
     NP_("digest.threads", "digest.threads"),

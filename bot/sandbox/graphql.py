@@ -4,8 +4,9 @@ GitHub docs: "Forming calls with GraphQL" (a JSON body ``{"query", "variables"}`
 ``{"data"}`` plus ``{"errors": [{"type", "path", "message", "locations"}]}`` when a part
 could not be resolved) and the reference's objects ``Repository.object``, ``Commit``
 (``oid``, ``committedDate``, ``author``, ``parents``, ``associatedPullRequests``,
-``blame(path)``), ``Blob`` (``text``, ``byteSize``, ``isTruncated``, ``isBinary``: ``object(expression:
-"<commit>:<path>")``) and ``Blame``/``BlameRange`` (``startingLine``, ``endingLine``, ``age``,
+``blame(path)``), ``Blob`` (``oid``, ``text``, ``byteSize``, ``isTruncated``, ``isBinary``: ``object(expression:
+"<commit>:<path>")``, the commit perhaps followed by rev-parse's ``~N``/``^N``, as in
+``"<commit>~1:<path>"`` for the file at its first parent) and ``Blame``/``BlameRange`` (``startingLine``, ``endingLine``, ``age``,
 ``commit``): https://docs.github.com/en/graphql/reference/objects#blame.
 
 A small GraphQL reader runs the query: fields with aliases and arguments (strings,
@@ -38,6 +39,8 @@ from bot.sandbox.state import SandboxState
 
 _TOKEN = re.compile(r'\s*(?:(\.\.\.)|([{}()\[\]:!$=@,])|("(?:[^"\\]|\\.)*")|(-?\d+(?:\.\d+)?)|([_A-Za-z][_0-9A-Za-z]*))')
 _SHA = re.compile(r"^[0-9a-f]{4,64}$")
+# A commit named by its hash and then, perhaps, ancestors (``~1``, ``^2``) as rev-parse reads them.
+_REV = re.compile(r"^[0-9a-f]{4,64}(?:[~^][0-9]{0,3})*$")
 _NO_PARENT = "0" * 40
 
 
@@ -235,16 +238,18 @@ BLOB_TEXT_BYTES = 512 * 1024
 
 
 def _blob(ctx: _Context, rev: str, path: str) -> dict[str, Any] | None:
-    """``{text, byteSize, isTruncated, isBinary}`` of ``path`` at commit ``rev`` of a git-served
-    repository, or ``None`` (no such commit or file, or a repository served from bundles)."""
+    """``{oid, text, byteSize, isTruncated, isBinary}`` of ``path`` at commit ``rev`` (a hash,
+    perhaps followed by ``~N``/``^N`` ancestry steps: ``<oid>~1`` is its first parent) of a
+    git-served repository, or ``None`` (no such commit or file, or a repository served from bundles)."""
     record = ctx.record
-    if record is None or record.git_dir is None or not _SHA.match(rev) or not path or path.startswith("-"):
+    if record is None or record.git_dir is None or not _REV.match(rev) or not path or path.startswith("-"):
         return None
     data = _git(record.git_dir, "cat-file", "blob", f"{rev}:{path}")
     if data is None:
         return None
     binary = b"\0" in data[:8000]
-    return {"text": None if binary else data[:BLOB_TEXT_BYTES].decode("utf-8", "replace"), "byteSize": len(data),
+    oid = (_git(record.git_dir, "rev-parse", "--verify", "-q", f"{rev}:{path}") or b"").decode().strip()
+    return {"oid": oid, "text": None if binary else data[:BLOB_TEXT_BYTES].decode("utf-8", "replace"), "byteSize": len(data),
             "isTruncated": len(data) > BLOB_TEXT_BYTES, "isBinary": binary}  # fmt: skip
 
 

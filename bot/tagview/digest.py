@@ -14,6 +14,7 @@ there are; only the shown ones have their stored guide read and rendered.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -93,6 +94,11 @@ class Entry:
     page_lang: str = ""
     #: The pull request whose code this fix changes, as the guide's history names it (``None``: none).
     fixes_from: int | None = None
+    #: Whether the guide of :attr:`fixes_from` is stored (the entry links to it only then).
+    fixes_from_stored: bool = False
+    #: :attr:`fixes_from` on GitHub, from this row's own address ("": not known): the link when
+    #: its guide is not stored (merged before the app was installed, or deleted).
+    fixes_from_url: str = ""
     #: The pull request that reverted this one (``None``: not reverted).
     reverted_by: int | None = None
 
@@ -295,6 +301,7 @@ def make_entry(row: GuideRow, data: Mapping[str, Any] | None, lang: str, message
     count = data.get("breaking_count")
     total = count if isinstance(count, int) and not isinstance(count, bool) and count > len(breaking) else len(breaking)
     area = row.areas[0] if row.areas else ""
+    fixes_from = _number(data.get("fixes_code_from"))
     return Entry(
         row=row,
         # The JSON summary is plain text (code spans unwrapped): escaped as text, never
@@ -312,9 +319,22 @@ def make_entry(row: GuideRow, data: Mapping[str, Any] | None, lang: str, message
         area_name=area_display(data, area, lang)[0] if area else "",
         readers_html=readers_html,
         page_lang=lang,
-        fixes_from=_number(data.get("fixes_code_from")),
+        fixes_from=fixes_from,
+        fixes_from_stored=data.get("fixes_code_from_stored") is True,
+        fixes_from_url=sibling_pull_url(row, fixes_from) if fixes_from is not None else "",
         reverted_by=_number(_mapping(data.get("reverted_by")).get("number")),
     )
+
+
+def sibling_pull_url(row: GuideRow, number: int) -> str:
+    """The GitHub address of pull request ``number`` of ``row``'s repository, made from ``row.url``
+    (``https://github.com/OWNER/REPO/pull/N``), or "" when that is not such an address of ``row``."""
+    found = _PULL_URL.fullmatch(row.url or "")
+    return f"{found[1]}{number}" if found and int(found[2]) == row.number else ""
+
+
+# A pull request's address on GitHub (or GitHub Enterprise): everything up to its number.
+_PULL_URL = re.compile(r"(https?://[^\s?#]+/pull/)([0-9]{1,10})/?")
 
 
 def _number(value: Any) -> int | None:

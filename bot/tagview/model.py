@@ -129,6 +129,22 @@ class LabelSection:
 
 
 @dataclass(frozen=True, slots=True)
+class SectionPage:
+    """One page of label sections (:meth:`GuideStore.section_page`): ``sections`` by label name,
+    ``labels`` the labels matching in all (0 when the page is past the last), ``offset`` the
+    labels ranked before this page (by matching guides, most first)."""
+
+    sections: list[LabelSection]
+    labels: int
+    offset: int
+
+    @property
+    def more(self) -> int:
+        """Matching labels ranked after this page."""
+        return max(0, self.labels - self.offset - len(self.sections))
+
+
+@dataclass(frozen=True, slots=True)
 class RepositoryInfo:
     """A repository with stored guides: ``visibility`` is ``"public"`` or ``"private"``."""
 
@@ -223,6 +239,11 @@ class GuideStorage(Protocol):
     ) -> GuidePage: ...
 
     def sections(self, repository: str, flt: GuideFilter | None = None, *, per_label: int = 10) -> list[LabelSection]: ...
+
+    def section_page(
+        self, repository: str, flt: GuideFilter | None = None, *, per_label: int = 10, limit: int | None = None,
+        offset: int = 0,
+    ) -> SectionPage: ...
 
     def briefs(
         self, repository: str, *, label: str | None = None, since: date | datetime | str | None = None,

@@ -280,6 +280,7 @@ def render_tags_page(
     single_label: bool = False,
     datas: Mapping[int, Mapping[str, Any]] | None = None,
     feeds: Sequence[tuple[str, str]] = (),
+    label_pager: Pager | None = None,
 ) -> str:
     """The tag view of one repository: a filter form (live only) and one section per label.
 
@@ -288,7 +289,9 @@ def render_tags_page(
     is given (then newer/older links follow it). ``single_label`` adds a link back to
     all labels. ``datas`` maps pull request numbers to their stored guide data, for the
     digest entries (a row without data shows what the row holds); ``feeds`` are
-    ``(title, url)`` pairs advertised as Atom alternates.
+    ``(title, url)`` pairs advertised as Atom alternates. ``label_pager`` places a page of
+    labels among all of them (labels ranked by their pull requests, most first): ``newer``
+    links to the labels before it, ``older`` to those after.
     """
     messages = Messages(lang)
     datas = datas or {}
@@ -308,6 +311,7 @@ def render_tags_page(
         area_options=area_options,
         pager=pager,
         single_label=single_label,
+        label_pager=label_pager,
     )
 
 

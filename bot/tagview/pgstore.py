@@ -36,9 +36,10 @@ from bot.tagview.model import (
     LabelCount,
     LabelSection,
     RepositoryInfo,
+    SectionPage,
 )
 from bot.tagview.sql import (
-    ROW_COLUMNS, check_page, chosen_cards, filter_sql, guide_row, label_sections, like_pattern, split_label,
+    ROW_COLUMNS, check_page, chosen_cards, filter_sql, guide_row, label_page, like_pattern, split_label,
 )
 
 pg.register_migrations(pg_schema.COMPONENT, pg_schema.MIGRATIONS)
@@ -398,7 +399,8 @@ class PgGuideStore:
     def cards(self, repository: str, numbers: Iterable[int], lang: str) -> dict[int, dict[str, Any]]:
         """What a listed entry shows of several guides, in ``lang`` (see :meth:`bot.tagview.store.GuideStore.cards`).
 
-        One statement (the numbers as one array parameter), plus one for guides stored before cards existed.
+        One statement (the numbers as one array parameter), plus one for guides stored before cards
+        existed; it also says whether each fix's origin is stored (``fixes_code_from_stored``).
         """
         wanted = sorted({int(n) for n in numbers})
         if not wanted:
@@ -409,9 +411,16 @@ class PgGuideStore:
             # into a hash, 1.3 ms of the server's CPU at 10,000 guides against 0.4 at 1,000;
             # the LIMIT keeps the lateral subquery from being flattened into that join.)
             found = conn.execute(
-                "SELECT g.number, c.lang, c.card FROM tagview_guides g CROSS JOIN LATERAL ("
+                # (LEFT JOIN: a guide without a card still gives a row, for whether its origin
+                # is stored: one lookup of the (repository, number) key per row, a lateral
+                # join too, as an EXISTS was planned as a hash of every guide of the table.)
+                "SELECT g.number, c.lang, c.card, o.stored IS NOT NULL "
+                "FROM tagview_guides g LEFT JOIN LATERAL ("
                 " SELECT lang, card FROM tagview_guide_cards WHERE guide_id = g.id"
-                " AND (lang = %s OR lang = COALESCE(g.lang, '')) LIMIT 2) c "
+                " AND (lang = %s OR lang = COALESCE(g.lang, '')) LIMIT 2) c ON true "
+                "LEFT JOIN LATERAL ("
+                " SELECT true AS stored FROM tagview_guides WHERE repository = g.repository AND number = g.fixes_from LIMIT 1"
+                ") o ON true "
                 "WHERE g.repository = %s AND g.number = ANY(%s)",
                 (lang, repository, wanted),
             ).fetchall()
@@ -543,8 +552,16 @@ class PgGuideStore:
 
     def sections(self, repository: str, flt: GuideFilter | None = None, *, per_label: int = 10) -> list[LabelSection]:
         """Every label with its matching guides' count and newest ``per_label`` rows (see the SQLite store)."""
-        label, narrowed = split_label(flt, per_label)
+        return self.section_page(repository, flt, per_label=per_label).sections
+
+    def section_page(
+        self, repository: str, flt: GuideFilter | None = None, *, per_label: int = 10, limit: int | None = None, offset: int = 0,
+    ) -> SectionPage:
+        """One page of :meth:`sections`, its labels ranked by matching guides (see the SQLite store)."""
+        label, narrowed = split_label(flt, per_label, limit, offset)
         where, params = _where(repository, narrowed)
+        window = " LIMIT %s OFFSET %s" if limit is not None else ""
+        window_params = (limit, offset) if limit is not None else ()
         label_sql = " AND l.label = %s" if label else ""
         label_params = (label,) if label else ()
         with self._read() as conn:
@@ -554,36 +571,44 @@ class PgGuideStore:
             if narrowed.active:
                 found = conn.execute(
                     f"""
-                    WITH ranked AS (
-                        SELECT l.label, l.guide_id,
-                               ROW_NUMBER() OVER (PARTITION BY l.label ORDER BY l.merged_at DESC NULLS LAST, l.number DESC) AS position,
-                               COUNT(*) OVER (PARTITION BY l.label) AS total
-                        FROM tagview_labels l
+                    WITH matching AS (
+                        SELECT l.label, l.guide_id, l.merged_at, l.number FROM tagview_labels l
                         WHERE l.repository = %s{label_sql}
                           AND l.guide_id IN (SELECT g.id FROM tagview_guides g WHERE {where})
+                    ), chosen AS (
+                        SELECT t.label, t.total, COUNT(*) OVER () AS labels
+                        FROM (SELECT label, COUNT(*) AS total FROM matching GROUP BY label) t
+                        ORDER BY t.total DESC, t.label{window}
+                    ), ranked AS (
+                        SELECT m.label, m.guide_id, c.total, c.labels,
+                               ROW_NUMBER() OVER (PARTITION BY m.label ORDER BY m.merged_at DESC NULLS LAST, m.number DESC) AS position
+                        FROM matching m JOIN chosen c ON c.label = m.label
                     )
-                    SELECT r.label, r.total, {ROW_COLUMNS}
+                    SELECT r.label, r.total, r.labels, {ROW_COLUMNS}
                     FROM ranked r JOIN tagview_guides g ON g.id = r.guide_id
                     WHERE r.position <= %s ORDER BY r.position
                     """,
-                    (repository, *label_params, *params, per_label),
+                    (repository, *label_params, *params, *window_params, per_label),
                 ).fetchall()
             else:
-                # Unfiltered: the kept counts, and per label one short walk of its index,
-                # newest first, stopping after per_label (one statement: a lateral join).
+                # Unfiltered: the kept counts of the page's labels, and per label one short walk
+                # of its index, newest first, stopping after per_label (one statement: a lateral join).
                 found = conn.execute(
                     f"""
-                    SELECT c.name, c.guides, r.*
-                    FROM tagview_counts c CROSS JOIN LATERAL (
+                    SELECT c.name, c.guides, c.labels, r.*
+                    FROM (
+                        SELECT name, guides, repository, COUNT(*) OVER () AS labels FROM tagview_counts
+                        WHERE repository = %s AND kind = 'label' AND guides > 0{' AND name = %s' if label else ''}
+                        ORDER BY guides DESC, name{window}
+                    ) c CROSS JOIN LATERAL (
                         SELECT {ROW_COLUMNS} FROM tagview_labels l JOIN tagview_guides g ON g.id = l.guide_id
                         WHERE l.repository = c.repository AND l.label = c.name
                         ORDER BY l.merged_at DESC NULLS LAST, l.number DESC LIMIT %s
                     ) r
-                    WHERE c.repository = %s AND c.kind = 'label' AND c.guides > 0{' AND c.name = %s' if label else ''}
                     """,
-                    (per_label, repository, *label_params),
+                    (repository, *label_params, *window_params, per_label),
                 ).fetchall()
-        return label_sections(found, descriptions, _row)
+        return label_page(found, descriptions, _row, offset)
 
 
 def _without_nul(value: Any) -> Any:

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bot.tagview.guide_data import day_start, pick_card, utc
-from bot.tagview.model import MAX_LIMIT, READING_LEVELS, GuideFilter, GuideRow, LabelSection
+from bot.tagview.model import MAX_LIMIT, READING_LEVELS, GuideFilter, GuideRow, LabelSection, SectionPage
 
 
 def _same(value: Any) -> Any:
@@ -74,12 +74,35 @@ def like_pattern(word: str) -> str:
     return "%" + re.sub(r"([\\%_])", r"\\\1", word) + "%"
 
 
-def split_label(flt: GuideFilter | None, per_label: int) -> tuple[str | None, GuideFilter]:
-    """``(label, the rest of the filter)`` for :meth:`GuideStore.sections`; ``ValueError`` for ``per_label`` < 1."""
+def split_label(
+    flt: GuideFilter | None, per_label: int, limit: int | None = None, offset: int = 0
+) -> tuple[str | None, GuideFilter]:
+    """``(label, the rest of the filter)`` for :meth:`GuideStore.section_page`; ``ValueError`` for
+    ``per_label`` or ``limit`` (labels of a page; ``None``: all) below 1, or ``offset`` below 0."""
     if per_label < 1:
         raise ValueError(f"per_label must be at least 1, got {per_label}")
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be at least 1, got {limit}")
+    if offset < 0:
+        raise ValueError(f"offset must not be negative, got {offset}")
     flt = flt or GuideFilter()
     return flt.label, dataclasses.replace(flt, label=None)
+
+
+def label_page(
+    found: Iterable[Sequence[Any]], descriptions: Iterable[Sequence[str]], to_row: Callable[[Sequence[Any]], GuideRow],
+    offset: int,
+) -> SectionPage:
+    """The :class:`SectionPage` of :meth:`GuideStore.section_page`, its sections by label name (any case).
+
+    ``found``: ``(label, matching guides, matching labels in all, *ROW_COLUMNS)`` records,
+    each label's newest first; ``descriptions``: ``(label, description)`` pairs; ``to_row``
+    reads the backend's columns; ``offset``: labels ranked before the page.
+    """
+    records = [tuple(record) for record in found]
+    labels = max((int(record[2]) for record in records), default=0)
+    sections = label_sections(((r[0], r[1], *r[3:]) for r in records), descriptions, to_row)
+    return SectionPage(sections, labels, offset)
 
 
 def label_sections(
@@ -151,16 +174,23 @@ def chosen_cards(
 ) -> dict[int, dict[str, Any]]:
     """The cards of :meth:`GuideStore.cards`: for each of ``wanted``, its card in ``lang``, else its own.
 
-    ``found``: ``(number, card language, card)`` records (the card as JSON
-    text or already decoded); ``stored(numbers)`` reads the stored data of guides that have
-    no card (stored before cards existed), which are then cut from it (:func:`pick_card`).
+    ``found``: ``(number, card language, card, origin stored)`` records (the card as JSON
+    text or already decoded, ``None`` for a guide without one; the last says whether the
+    guide of the pull request whose code the guide's fix changes is stored);
+    ``stored(numbers)`` reads the stored data of guides that have no card (stored before
+    cards existed), which are then cut from it (:func:`pick_card`). Each card gets
+    ``fixes_code_from_stored`` (bool): an entry links only to a stored guide.
     """
     cards: dict[int, dict[str, Any]] = {}
-    for number, card_lang, card in found:
-        if number not in cards or card_lang == lang:
+    origin_stored: dict[int, bool] = {}
+    for number, card_lang, card, has_origin in found:
+        origin_stored[number] = bool(has_origin)
+        if card is not None and (number not in cards or card_lang == lang):
             cards[number] = json.loads(card) if isinstance(card, str) else dict(card)
-    missing = [number for number in wanted if number not in cards]
+    missing = [number for number in wanted if number not in cards and number in origin_stored]
     if missing:
         for number, data in stored(missing).items():
             cards[number] = pick_card(data, lang)
+    for number, card in cards.items():
+        card["fixes_code_from_stored"] = origin_stored.get(number, False)
     return cards

@@ -35,15 +35,16 @@ from bot.tagview.model import (
     LabelCount,
     LabelSection,
     RepositoryInfo,
+    SectionPage,
 )
 from bot.tagview.schema import migrate_tagview, open_connection
 from bot.tagview.sql import (
-    ROW_COLUMNS, check_page, chosen_cards, filter_sql, guide_row, label_sections, like_pattern, split_label,
+    ROW_COLUMNS, check_page, chosen_cards, filter_sql, guide_row, label_page, like_pattern, split_label,
 )
 
 __all__ = [
     "MAX_LIMIT", "READING_LEVELS", "VISIBILITIES", "Brief", "GuideDataError", "GuideFilter", "GuidePage", "GuideRow",
-    "GuideStorage", "GuideStore", "LabelCount", "LabelSection", "RepositoryInfo",
+    "GuideStorage", "GuideStore", "LabelCount", "LabelSection", "RepositoryInfo", "SectionPage",
 ]
 
 
@@ -340,18 +341,23 @@ class GuideStore:
         focus points and breaking changes in ``lang`` when the guide was stored in it, else
         in the guide's own language (``card["lang"]`` says which), and its reviews and area
         names. One small row per guide is read, never its Markdown; a guide stored before
-        cards existed is read in full and shown as stored.
+        cards existed is read in full and shown as stored. A fix's card says under
+        ``fixes_code_from_stored`` whether the guide of the pull request whose code it fixes
+        (``fixes_code_from``) is stored, so that its entry links there only then.
         """
         wanted = sorted({int(n) for n in numbers})
-        found: list[tuple[int, str, str]] = []
+        found: list[tuple[int, str | None, str | None, int]] = []
         for start in range(0, len(wanted), 500):
             chunk = wanted[start:start + 500]
             marks = ", ".join("?" * len(chunk))
             found += self._conn.execute(
-                "SELECT g.number, c.lang, c.card FROM tagview_guides g "
-                "JOIN tagview_guide_cards c ON c.guide_id = g.id "
-                f"WHERE g.repository = ? AND g.number IN ({marks}) AND (c.lang = ? OR c.lang = COALESCE(g.lang, ''))",
-                (repository, *chunk, lang),
+                # A guide without a card still gives a row (its card NULL), for whether its origin is stored.
+                "SELECT g.number, c.lang, c.card, g.fixes_from IS NOT NULL AND EXISTS ("
+                " SELECT 1 FROM tagview_guides o WHERE o.repository = g.repository AND o.number = g.fixes_from) "
+                "FROM tagview_guides g LEFT JOIN tagview_guide_cards c "
+                "ON c.guide_id = g.id AND (c.lang = ? OR c.lang = COALESCE(g.lang, '')) "
+                f"WHERE g.repository = ? AND g.number IN ({marks})",
+                (lang, repository, *chunk),
             ).fetchall()
         return chosen_cards(found, wanted, lang, lambda missing: self.get_many(repository, missing))
 
@@ -492,14 +498,26 @@ class GuideStore:
         ).fetchall()
         return GuidePage(tuple(_row(r) for r in rows), total, limit, offset)
 
-    @_locked
     def sections(self, repository: str, flt: GuideFilter | None = None, *, per_label: int = 10) -> list[LabelSection]:
         """Every label (only ``flt.label`` when set) with its matching guides' count and newest ``per_label`` rows.
 
         Labels without a matching guide are left out; sections are ordered by label name.
         Raises :class:`ValueError` for a bad filter value.
         """
-        label, narrowed = split_label(flt, per_label)
+        return self.section_page(repository, flt, per_label=per_label).sections
+
+    @_locked
+    def section_page(
+        self, repository: str, flt: GuideFilter | None = None, *, per_label: int = 10, limit: int | None = None, offset: int = 0,
+    ) -> SectionPage:
+        """One page of :meth:`sections`: the labels ranked ``offset + 1`` to ``offset + limit`` by their
+        matching guides (most first, then by name; ``limit=None``: all), ordered by name, and how
+        many labels match in all. Rows are read for the page's labels only. ``ValueError`` for a
+        bad filter value, ``limit`` < 1 or ``offset`` < 0.
+        """
+        label, narrowed = split_label(flt, per_label, limit, offset)
+        window = " LIMIT ? OFFSET ?" if limit is not None else ""
+        window_params = (limit, offset) if limit is not None else ()
         label_sql = " AND l.label = ?" if label else ""
         label_params = (label,) if label else ()
         where, params = self._where(repository, narrowed)
@@ -507,42 +525,51 @@ class GuideStore:
             "SELECT label, description FROM tagview_label_info WHERE repository = ?", (repository,)
         ).fetchall()
         if narrowed.active:
-            # Rank the matching label rows in one window pass and read full rows only for
-            # the winners. "IN (subquery)" is evaluated once into a lookup table, so the
-            # plan stays one covering-index scan however selective the filter is.
+            # Count each label's matching guides, keep the page's labels, then rank their rows
+            # and read full rows only for the winners. "IN (subquery)" is evaluated once into
+            # a lookup table, so the plan stays one covering-index scan however selective the
+            # filter is.
             found = self._conn.execute(
                 f"""
-                WITH ranked AS (
-                    SELECT l.label, l.guide_id,
-                           ROW_NUMBER() OVER (PARTITION BY l.label ORDER BY l.merged_at DESC, l.number DESC) AS position,
-                           COUNT(*) OVER (PARTITION BY l.label) AS total
-                    FROM tagview_labels l
+                WITH matching AS (
+                    SELECT l.label, l.guide_id, l.merged_at, l.number FROM tagview_labels l
                     WHERE l.repository = ?{label_sql} AND l.guide_id IN (SELECT g.id FROM tagview_guides g WHERE {where})
+                ), chosen AS (
+                    SELECT label, total, COUNT(*) OVER () AS labels
+                    FROM (SELECT label, COUNT(*) AS total FROM matching GROUP BY label)
+                    ORDER BY total DESC, label{window}
+                ), ranked AS (
+                    SELECT m.label, m.guide_id, c.total, c.labels,
+                           ROW_NUMBER() OVER (PARTITION BY m.label ORDER BY m.merged_at DESC, m.number DESC) AS position
+                    FROM matching m JOIN chosen c ON c.label = m.label
                 )
-                SELECT r.label, r.total, {ROW_COLUMNS}
+                SELECT r.label, r.total, r.labels, {ROW_COLUMNS}
                 FROM ranked r JOIN tagview_guides g ON g.id = r.guide_id
                 WHERE r.position <= ? ORDER BY r.label, r.position
                 """,
-                (repository, *label_params, *params, per_label),
+                (repository, *label_params, *params, *window_params, per_label),
             ).fetchall()
         else:
-            # Unfiltered: counts are the kept ones (tagview_counts), rows from one short
-            # index walk per label (newest first, stopping after per_label).
+            # Unfiltered: counts are the kept ones (tagview_counts, one small row per label,
+            # the page's cut here), rows from one short index walk per label of the page
+            # (newest first, stopping after per_label).
             counts = self._conn.execute(
                 "SELECT c.name, c.guides FROM tagview_counts c WHERE c.repository = ? AND c.kind = 'label' "
-                f"AND c.guides > 0{' AND c.name = ?' if label else ''}",
+                f"AND c.guides > 0{' AND c.name = ?' if label else ''} ORDER BY c.guides DESC, c.name",
                 (repository, *label_params),
             ).fetchall()
+            total = len(counts)
+            counts = [(name, count, total) for name, count in counts[offset : None if limit is None else offset + limit]]
             walk = (
                 f"SELECT {ROW_COLUMNS} FROM tagview_labels l JOIN tagview_guides g ON g.id = l.guide_id "
                 "WHERE l.repository = ? AND l.label = ? ORDER BY l.merged_at DESC, l.number DESC LIMIT ?"
             )
             found = [
-                (name, count, *row)
-                for name, count in counts
+                (name, count, labels, *row)
+                for name, count, labels in counts
                 for row in self._conn.execute(walk, (repository, name, per_label))
             ]
-        return label_sections(found, descriptions, _row)
+        return label_page(found, descriptions, _row, offset)
 
     def _counted(self, repository: str, flt: GuideFilter) -> int | None:
         """How many guides match ``flt`` when the kept counts say it (no filter, or a label alone), else ``None``."""

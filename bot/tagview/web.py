@@ -8,7 +8,8 @@ Routes (all ``GET``; ``HEAD`` too):
   a filter form (``label``, ``area``, ``level``, ``min_importance``, ``from``, ``to``, ``q``)
   and ``lang=zh`` for Chinese pages, guides included (every page, digest and feed takes
   ``lang``: a guide stored once is shown in either language); with ``label`` set, that label's pull requests page
-  by ``page``.
+  by ``page``; without, at most ``page_entries`` labels are shown, the most used first, and
+  ``page`` pages through the others.
 - ``/repos/{owner}/{repo}/tags.json``: the same filters, ``per_page`` (1-100, default 30)
   and ``page``; a ``Link`` header and a ``next`` field point at the next page.
 - ``/repos/{owner}/{repo}/pulls/{number}/guide``: one guide rendered to HTML.
@@ -90,8 +91,9 @@ class TagViewSettings:
     ``rows_per_label``: newest pull requests shown per label before a "more" link.
     ``page_entries``: most entries the tags page of all labels shows together: with more
     labels than ``page_entries // rows_per_label`` each shows an equal share (at least
-    one), so the page stays the same size however many labels a repository gathers
-    (:func:`rows_per_section`).
+    one, :func:`rows_per_section`), and past ``page_entries`` labels the page shows the
+    most used ``page_entries`` with a link to the next ones, so the page stays the same
+    size however many labels a repository gathers.
     ``page_size``: rows per page of a single label. ``show_private``: serve private
     repositories without a token; only for the local ``prguide view`` server.
     ``say_hidden``: the index says how many private repositories it leaves out and how
@@ -301,7 +303,7 @@ class TagView:
             return _error(400, "bad_request", lang, text=str(exc))
         labels = self.store.labels(repository)
         links = self._links(repository, request.query, lang)
-        pager = None
+        pager = label_pager = None
         if flt.label:
             size = self.settings.page_size
             found = self.store.query(
@@ -322,14 +324,27 @@ class TagView:
                     older=links.page(page + 1) if found.next_offset is not None else None,
                 )
         else:
-            per_label = rows_per_section(len(labels), self.settings.rows_per_label, self.settings.page_entries)
-            sections = self.store.sections(repository, flt, per_label=per_label)
+            # At most page_entries labels (the most used first; page N the next ones), so that
+            # with a row each the page stays page_entries entries however many labels there are.
+            shown = self.settings.page_entries
+            per_label = rows_per_section(min(len(labels), shown), self.settings.rows_per_label, shown)
+            found_labels = self.store.section_page(repository, flt, per_label=per_label, limit=shown, offset=(page - 1) * shown)
+            sections = found_labels.sections
+            if found_labels.offset or found_labels.more:
+                label_pager = Pager(
+                    first=found_labels.offset + 1 if sections else 0,
+                    last=found_labels.offset + len(sections) if sections else 0,
+                    total=found_labels.labels,
+                    # Past the last page (no label): back to the first.
+                    newer=(links.page(page - 1) if sections else links.page(1)) if page > 1 else None,
+                    older=links.page(page + 1) if found_labels.more else None,
+                )
         datas = self.store.cards(repository, [row.number for section in sections for row in section.rows], lang)
         feed_params = {k: request.query.get(k) for k in FILTER_PARAMS}
         html = render_tags_page(
             repository=repository, sections=sections, lang=lang, links=links,
             filters=request.query, label_options=labels, area_options=self.store.areas(repository),
-            pager=pager, single_label=bool(flt.label), datas=datas,
+            pager=pager, single_label=bool(flt.label), datas=datas, label_pager=label_pager,
             feeds=[(feed_title(lang, repository, flt.label), links.feed("tags", **feed_params))],
         )
         return _html(html)
