@@ -631,7 +631,7 @@ def promised_missing(description: Description, absent: Sequence[str]) -> tuple[t
         for para in _PARA_OR_ITEM.split(text):
             for sentence in _SENTENCE_END.split(" ".join(para.split())):
                 for m in _PROMISE.finditer(sentence) if _may_promise(sentence) else ():
-                    if _AFTER_PREPOSITION.search(sentence, 0, m.start()):
+                    if _AFTER_PREPOSITION.search(sentence, max(0, m.start() - 16), m.start()):
                         continue  # "… for new abstract `BaseLoss`": what it is for, not what it adds
                     # The promised thing is the first name after the word, close to it:
                     # "adds a `--foo` flag", not "a new backend ... `bar`" or "#12 (`x`) adds".
@@ -642,7 +642,9 @@ def promised_missing(description: Description, absent: Sequence[str]) -> tuple[t
 
 
 #: A preposition just before a promise word ("for new", "of added"): the name after it is
-#: what the change is for or about, not something it adds.
+#: what the change is for or about, not something it adds. Searched in the 16 characters
+#: before the word only (the longest preposition and article fit), so a hostile 64 KB
+#: paragraph of promise words costs no quadratic scan.
 _AFTER_PREPOSITION = re.compile(r"\b(?:for|of|from|to|with|by|on|in|into|against|than|like|over)\s+(?:the\s+|a\s+|an\s+)?\Z", re.I)
 #: Characters after a promise word in which the promised name must start.
 _PROMISE_REACH = 60
