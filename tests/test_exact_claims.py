@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import pytest
+
 from bot.engine.analysis import analyse
 from bot.engine.build import build_guide
 from bot.engine.rules import load_rules
@@ -318,3 +320,11 @@ def test_a_name_after_for_new_is_what_the_change_is_for_not_a_promise():
     d = parse_description("### What does this PR do?\n\nAdd concrete `CrossEntropyLoss.Config` for new abstract `BaseLoss`. "
                           "It also adds a new `--fast-loss` flag.")
     assert promised_missing(d, ("BaseLoss", "--fast-loss")) == (("--fast-loss", "It also adds a new `--fast-loss` flag."),)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_no_test_file_changed_says_files_not_tests(lang):
+    # fresh-k: "No tests changed." on a PR that switched a test step off in a CI workflow.
+    from bot.engine.render.messages import t
+
+    assert t("tests.none", lang) in ("No test file changed.", "没有改动测试文件。")
