@@ -446,3 +446,35 @@ GATE_SPLIT = """@@ -190,10 +190,12 @@ class DistProfiler:
 
 def test_a_condition_whose_tests_moved_into_the_block_is_not_narrowed():
     assert not any(e.kind == "condition_changed" for e in _edits(GATE_SPLIT)), _edits(GATE_SPLIT)
+
+
+def test_a_block_with_a_check_replaced_by_a_call_is_no_removed_check():
+    # fresh-k: an inline loop with `assert key in params` became `self._sync_vllm_weights(...)`,
+    # a base-class method holding the same loop: "check removed" was untrue.
+    from bot.engine.analysis import analyse_file
+    from bot.engine.snapshot import ChangedFile
+
+    body = ("@@ -97,11 +97,7 @@ class DetachNcclSync(Base):\n"
+            "         if rollout_name == 'sglang':\n"
+            "             self._sync_sglang_weights(model, params, group)\n"
+            "         else:\n"
+            "-            for key, shape, dtype in self._weights_info:\n"
+            "-                tensor = torch.empty(shape, dtype=dtype)\n"
+            "-                if self._is_actor:\n"
+            "-                    assert key in params\n"
+            "-                    tensor.copy_(params[key])\n"
+            "-                collective.broadcast(tensor, src_rank=0)\n"
+            "+            self._sync_vllm_weights(model, params, group)\n"
+            " \n"
+            "         if self._is_actor:\n"
+            "             offload(self.module)\n")
+    extracted = analyse_file(ChangedFile("verl/w.py", "modified", 1, 6, body))
+    assert not any(b.kind == "check_removed" for b in extracted.behaviour)
+    # The assert alone taken out of a loop that stays is a removed check.
+    alone = ("@@ -97,6 +97,5 @@ class DetachNcclSync(Base):\n"
+             "     def sync(self, params):\n"
+             "         for key in self._weights_info:\n"
+             "-            assert key in params\n"
+             "             tensor.copy_(params[key])\n"
+             "             collective.broadcast(tensor, src_rank=0)\n")
+    assert [b.kind for b in analyse_file(ChangedFile("verl/w.py", "modified", 0, 1, alone)).behaviour] == ["check_removed"]

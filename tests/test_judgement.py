@@ -321,7 +321,7 @@ def test_a_new_environment_variable_is_one_point_across_its_files():
     reasons = env_reasons(guide(7127))
     assert reasons == [
         "sets environment variable `RAY_ENABLE_UV_RUN_RUNTIME_ENV` to `0` unless it is already set",
-        "now reads environment variables `VERL_USE_UV` (default `1`), `DEVICE` (default `gpu`) (here and in 63 other files)",
+        "now reads environment variables `VERL_USE_UV` (default `1`), `DEVICE` (default `gpu`) (the same change in 63 other files)",
     ]
     assert not [r for r in guide(7127).data["breaking_reasons"] if r["key"].startswith("breaking.env")]  # new is not breaking
     zh = "\n".join(p["reason"] for p in guide(7127, lang="zh").data["focus"])

@@ -368,6 +368,30 @@ def _check_type(text: str) -> str | None:
     return name
 
 
+#: Removed lines around a check that make its block a body taken out (see :func:`replaced_by_a_call`).
+_EXTRACTED_RUN = 5
+
+
+def replaced_by_a_call(lines: Sequence[DiffLine], index: int) -> bool:
+    """True when the removed line at ``index`` is inside a run of at least
+    :data:`_EXTRACTED_RUN` removed lines that one or two added lines holding a call replace
+    (``self._sync_weights(model, params)``): the block went into a function that diff may
+    not show, with its checks, so "check removed" cannot be said of them."""
+    start = index
+    while start > 0 and lines[start - 1].kind == REMOVED:
+        start -= 1
+    end = index
+    while end < len(lines) and lines[end].kind == REMOVED:
+        end += 1
+    if end - start < _EXTRACTED_RUN:
+        return False
+    added = end
+    while added < len(lines) and lines[added].kind == ADDED:
+        added += 1
+    new = [line.text.strip() for line in lines[end:added] if line.text.strip()]
+    return 0 < len(new) <= 2 and all("(" in text for text in new)
+
+
 def check_facts(path: str, kind: str, checks: Iterable[tuple[str, str, str, int, str]]) -> list[BehaviourFact]:
     """``check_added``/``check_removed`` from ``(side, symbol, line text, line, opener)`` tuples.
 

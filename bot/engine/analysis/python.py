@@ -46,6 +46,7 @@ from bot.engine.analysis.pybehaviour import (
     header_key,
     metric_facts,
     removal_facts,
+    replaced_by_a_call,
     signature_facts,
 )
 
@@ -369,7 +370,9 @@ def analyse_python(
                     if m is not None:
                         stack.append(_block(stack, indent, m.group(2), m.group(1) == "class"))
                         what = _DEFLINE
-            if want_checks and what == _CODE and stripped.startswith(_CHECK_PREFIXES):
+            if want_checks and what == _CODE and stripped.startswith(_CHECK_PREFIXES) and not (
+                line_kind == REMOVED and replaced_by_a_call(lines, index)
+            ):
                 opener = block_opener(lines, index, line_kind, indent)
                 checks.append((line_kind, stack[-1].symbol if stack else "", stripped, new_no if line_kind == ADDED else old_no, opener))
             if not stack:
