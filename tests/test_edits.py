@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from bot.engine.analysis import analyse, analyse_file
-from bot.engine.analysis.edits import Budget, file_edits, new_only
+from bot.engine.analysis.edit_consequence import new_only
+from bot.engine.analysis.edits import Budget, file_edits
 from bot.engine.analysis.model import EDIT_KINDS, DiffAnalysis, Edit, FileAnalysis
 from bot.engine.analysis.patch import parse_patch
 from bot.engine.focus.edits import edit_points, edit_sentence, main_edit
@@ -478,3 +479,38 @@ def test_a_block_with_a_check_replaced_by_a_call_is_no_removed_check():
              "             tensor.copy_(params[key])\n"
              "             collective.broadcast(tensor, src_rank=0)\n")
     assert [b.kind for b in analyse_file(ChangedFile("verl/w.py", "modified", 0, 1, alone)).behaviour] == ["check_removed"]
+
+
+def _one_file(patch: str):
+    from bot.engine.analysis import analyse_file
+    from bot.engine.snapshot import ChangedFile
+
+    return analyse_file(ChangedFile("verl/w.py", "modified", patch.count("\n+"), patch.count("\n-"), patch))
+
+
+def test_a_call_added_to_or_taken_out_of_an_existing_function_is_said_exactly():
+    added = _one_file("@@ -10,4 +10,5 @@ class Trainer:\n     def fit(self):\n         self.load()\n+        self._init_dump_executor()\n"
+                      "         self.step()\n         self.save()\n")
+    assert [(e.kind, e.symbol, e.new, e.line) for e in added.edits] == [("call_added", "Trainer.fit", "self._init_dump_executor()", 12)]
+    gone = _one_file("@@ -10,5 +10,4 @@ def sync(group):\n     broadcast(group)\n-    collective.barrier(group_name=group)\n"
+                     "     load()\n     done()\n")
+    assert [(e.kind, e.symbol, e.old, e.old_line) for e in gone.edits] == [("call_removed", "sync", "collective.barrier(group_name=group)", 11)]
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        # a log line, a list append: no behaviour worth a point
+        "@@ -10,3 +10,5 @@ def fit(self):\n     a()\n+    logger.info('x')\n+    self.items.append(1)\n     b()\n",
+        # the call moved within the file: neither added nor removed
+        "@@ -10,4 +10,4 @@ def fit(self):\n-    self.sync()\n     a()\n+    self.sync()\n     b()\n",
+        # a run that does more than call: a rewrite
+        "@@ -10,3 +10,5 @@ def fit(self):\n     a()\n+    x = compute()\n+    self.sync(x)\n     b()\n",
+        # a call inside a block the diff opens belongs to that block
+        "@@ -10,3 +10,5 @@ def fit(self):\n     a()\n+    if self.flag:\n+        self.sync()\n     b()\n",
+        # module level: no function to name
+        "@@ -10,3 +10,4 @@ import os\n import re\n+register_all()\n x = 1\n",
+    ],
+)
+def test_calls_that_are_no_change_of_an_existing_function_are_not_said(patch):
+    assert not any(e.kind in ("call_added", "call_removed") for e in _one_file(patch).edits)

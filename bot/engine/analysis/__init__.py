@@ -34,14 +34,8 @@ from bot.engine.analysis.config_keys import KeyChanges, config_changes
 from bot.engine.analysis.deps import dependency_changes, submodule_change
 from bot.engine.analysis.edit_filters import sentinel_default
 from bot.engine.analysis.quote import small_change
-from bot.engine.analysis.edits import (
-    CONDITIONED,
-    Budget,
-    edits_from_facts,
-    file_edits,
-    introduced_names,
-    mark_new_only,
-)
+from bot.engine.analysis.edit_consequence import CONDITIONED, introduced_names, mark_new_only
+from bot.engine.analysis.edits import Budget, edits_from_facts, file_edits
 from bot.engine.analysis.envvars import EnvFacts, dialect_of, env_facts, reconcile
 from bot.engine.analysis.kinds import (
     is_submodule_patch,

@@ -42,7 +42,6 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 
 from bot.engine.analysis.edit_filters import drop_moved_checks, drop_named_conditions, drop_split_conditions
 from bot.engine.analysis.model import BehaviourFact, Edit
@@ -509,7 +508,7 @@ def file_edits(hunks: Sequence[Hunk], path: str, kind: str, budget: Budget) -> t
             _block(lines, i, j, k, hunk.section, path, budget, out)
             i = max(k, i + 1)
     if out:
-        out = _drop_reraised(drop_split_conditions(drop_named_conditions(drop_moved_checks(out), hunks), hunks), hunks)
+        out = _drop_moved_calls(_drop_reraised(drop_split_conditions(drop_named_conditions(drop_moved_checks(out), hunks), hunks), hunks), hunks)
     return tuple(out[:_MAX_FILE_EDITS])
 
 
@@ -566,6 +565,8 @@ def _block(lines: Sequence[DiffLine], i: int, j: int, k: int, section: str, path
             check = _check(s, node, lines, side, budget) if node is not None else None
             if check is not None:
                 checks[side].append((s, *check, enclosing(lines, s.index, side, s.indent, section)[0]))
+    if bool(old_left) != bool(new_left):
+        _calls(old_left or new_left, REMOVED if old_left else ADDED, lines, section, path, budget, out)
     gone, came = checks[REMOVED], checks[ADDED]
     if gone and came:
         # A check removed where another is added was rewritten, not dropped ("no longer asserts X"
@@ -582,6 +583,58 @@ def _block(lines: Sequence[DiffLine], i: int, j: int, k: int, section: str, path
         # ("raises when x is None" when it raises only when also `y is None`).
         if not _opener_is_new(lines, s.index, s.indent, what == "raise"):
             out.append(Edit(f"{what}_added", path, symbol, "", _short(cond), exc, s.line, 0, ""))
+
+
+#: Calls that fill a list, set or dict: bookkeeping, not behaviour worth a focus point.
+_CONTAINER_CALLS = (".append", ".extend", ".insert", ".add", ".update", ".setdefault")
+#: One-sided call statements stated per change block; more is a rewritten block.
+_MAX_CALLS = 3
+
+
+def _calls(stmts: list[_Stmt], side: str, lines: Sequence[DiffLine], section: str, path: str, budget: Budget, out: list[Edit]) -> None:
+    """``call_added``/``call_removed`` for a run of one to :data:`_MAX_CALLS` statements on
+    one side only that are all call statements (``self._init_executor()``, ``await
+    x.sync()``) inside an existing function: "now also calls" / "no longer calls". Log and
+    print calls say nothing of behaviour and are left out; a call in a block the diff
+    opens is part of that block, not a call added to existing code."""
+    if len(stmts) > _MAX_CALLS:
+        return
+    found: list[tuple[_Stmt, str, str]] = []
+    for s in stmts:
+        if "(" not in s.text or s.text.startswith(("raise ", "assert", "return", "yield", "del ")):
+            return
+        node = _parse(s.text, budget)
+        value = node.value if isinstance(node, ast.Expr) else None
+        if isinstance(value, ast.Await):
+            value = value.value
+        if not isinstance(value, ast.Call):
+            return  # the run does more than call: a rewrite, said (or not) by the other edits
+        callee = _unparse(value.func)
+        if not callee or callee.startswith(_LOG_CALLS) or callee.endswith(_CONTAINER_CALLS):
+            continue
+        symbol = enclosing(lines, s.index, side, s.indent, section)[0]
+        if not symbol or (side == ADDED and _opener_is_new(lines, s.index, s.indent, False)):
+            return
+        found.append((s, symbol, callee))
+    for s, symbol, callee in found:
+        if side == ADDED:
+            out.append(Edit("call_added", path, symbol, "", _short(s.text), callee, s.line, 0))
+        else:
+            out.append(Edit("call_removed", path, symbol, _short(s.text), "", callee, 0, s.line))
+
+
+def _drop_moved_calls(edits: list[Edit], hunks: Sequence[Hunk]) -> list[Edit]:
+    """``edits`` without a call said added (removed) whose statement a removed (added) line
+    of the file still holds: the call moved within the file, it was neither added nor dropped."""
+    if not any(e.kind in ("call_added", "call_removed") for e in edits):
+        return edits
+    sides: dict[str, set[str]] = {ADDED: set(), REMOVED: set()}
+    for hunk in hunks:
+        for line in hunk.lines:
+            if line.kind != CONTEXT:
+                sides[line.kind].add(" ".join(line.text.split()))
+    return [e for e in edits if not ((e.kind == "call_added" and e.new in sides[REMOVED])
+                                     or (e.kind == "call_removed" and e.old in sides[ADDED]))]  # fmt: skip
 
 
 def _drop_reraised(edits: list[Edit], hunks: Sequence[Hunk]) -> list[Edit]:
@@ -611,90 +664,4 @@ def edits_from_facts(facts: Iterable[BehaviourFact]) -> list[Edit]:
         if fact.kind == "default_changed" and fact.symbol.endswith(")") and "(" in fact.symbol:
             func, _, param = fact.symbol[:-1].partition("(")
             out.append(Edit("parameter_default_changed", fact.path, func, fact.old, fact.new, param, fact.line, fact.line))
-    return out
-
-
-# --- consequence -------------------------------------------------------------------------------
-
-#: Edits whose condition decides who they can affect.
-#: Only a raise or a new branch fires exactly when its condition holds: an assert fails
-#: when it does not, and a guard stops existing code from running, so neither is
-#: "new options only". The condition is ``new`` of a raise, ``detail`` of a branch.
-CONDITIONED = ("raise_added", "branch_added")
-
-
-def introduced_names(files: Iterable[object]) -> frozenset[str]:
-    """Option, parameter, key and field names the pull request adds (last dotted part):
-    config keys and class fields added, parameters added to signatures."""
-    out: set[str] = set()
-    for f in files:
-        for key in getattr(f, "config_keys_added", ()):
-            out.add(key.rpartition(".")[2])
-        for fact in getattr(f, "behaviour", ()):
-            if fact.kind in ("parameter_added", "signature_changed"):
-                out.update(m.group(1) for m in _ADDED_PARAM.finditer(fact.detail))
-    out.discard("")
-    return frozenset(out)
-
-
-_ADDED_PARAM = re.compile(r"added (?:required parameter )?`\**([A-Za-z_]\w*)")
-
-
-def new_only(condition: str, fresh: frozenset[str]) -> bool:
-    """True when ``condition`` can hold only where a name in ``fresh`` is set: a
-    conjunction with such a term, or a term that tests a fresh name for being set,
-    equal or in range (``not x``, ``x != v`` hold by default, so they never count)."""
-    if not fresh or not condition:
-        return False
-    try:
-        node = ast.parse(condition, mode="eval").body
-    except (SyntaxError, ValueError, RecursionError):
-        return False
-    return _fresh_term(node, fresh)
-
-
-def _names(node: ast.AST) -> set[str]:
-    out = set()
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Attribute):
-            out.add(sub.attr)
-        elif isinstance(sub, ast.Name):
-            out.add(sub.id)
-        elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-            out.add(sub.value)
-    return out
-
-
-def _fresh_term(node: ast.AST, fresh: frozenset[str]) -> bool:
-    if isinstance(node, ast.BoolOp):
-        terms = [_fresh_term(v, fresh) for v in node.values]
-        return any(terms) if isinstance(node.op, ast.And) else all(terms)
-    if isinstance(node, (ast.Name, ast.Attribute)):
-        return bool(_names(node) & fresh)
-    if isinstance(node, ast.Call):
-        return bool(_names(node) & fresh)  # `cfg.get("new_key")`, `getattr(cfg, "new_opt", False)`
-    if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        op, right = node.ops[0], node.comparators[0]
-        if isinstance(op, (ast.NotEq, ast.NotIn)):
-            return False
-        if isinstance(op, ast.IsNot) and not (isinstance(right, ast.Constant) and right.value is None):
-            return False
-        if isinstance(op, ast.Is) and isinstance(right, ast.Constant) and right.value is None:
-            return False  # `x is None` holds by default
-        return bool(_names(node.left) & fresh) or (isinstance(op, ast.In) and bool(_names(right) & fresh))
-    return False
-
-
-def mark_new_only(edits: Sequence[Edit], fresh: frozenset[str]) -> list[Edit]:
-    """``edits`` with ``consequence`` set on raises, asserts and guards: ``"new_only"``
-    when their condition can only hold for something in ``fresh``, else ``"existing"``."""
-    out = []
-    for e in edits:
-        if e.kind in CONDITIONED and e.consequence in ("", "unknown"):
-            # In a block the diff opens, a condition that does not name a new option
-            # still says nothing about who reaches the check: unknown ("").
-            otherwise = "" if e.consequence == "unknown" else "existing"
-            cond = e.detail if e.kind == "branch_added" else e.new
-            e = replace(e, consequence="new_only" if new_only(cond, fresh) else otherwise)
-        out.append(e)
     return out

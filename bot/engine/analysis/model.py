@@ -51,6 +51,8 @@ BEHAVIOUR_KINDS = (
 EDIT_KINDS = (
     "call_args_changed",  # the same callee, other arguments
     "call_replaced",  # another callee, the same arguments
+    "call_added",  # a call statement added to an existing block, nothing else in its run
+    "call_removed",  # the reverse: a call statement taken out, nothing put in its place
     "parameter_default_changed",
     "return_changed",
     "constant_changed",  # a module or class constant's value
