@@ -50,6 +50,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import history_evidence
 from common import ROOT, header, verdict_line
 
 from bot.engine.analysis.patch import parse_patch  # noqa: E402
@@ -273,6 +274,26 @@ def speed(repo_path: str, n: int) -> tuple[list[str], float]:
     return rows, rates["replay"]
 
 
+def evidence_kinds(repo_path, repo, cases, ours, lines, unanimous, whole) -> list[str]:
+    """Other kinds of evidence for the fixes prguide names nobody for (:mod:`history_evidence`),
+    each setting chosen on one parity half and scored on the other."""
+    started = time.perf_counter()
+    history = history_evidence.definitions_history(repo_path)
+    wide = {days: blame_all(HistoryReader(repo, window_days=days), cases, lines, "replay") for days in (240, 365)}
+    wide[0] = whole
+    out = [
+        f"\nOther kinds of evidence, for the fixes prguide names nobody for ({len(history)} merged pull requests analysed "
+        f"in {time.perf_counter() - started:.1f} s); the setting is chosen on one parity half (most right added answers at "
+        "precision >= 0.85, else the most precise) and scored on the other; not used by the guide:\n",
+        "| kind | chosen on | setting | added answers right / given, that half | held-out half | prguide with it, that half (P / R) | held-out half (P / R) |",
+        "| --- | --- | --- | ---: | ---: | --- | --- |",
+    ]
+    for kind, grid in history_evidence.grids(cases, ours, lines, history, wide).items():
+        for dev, label, own, held, (p1, r1, _, _), (p2, r2, _, _) in history_evidence.chosen_on_half(cases, ours, grid, score):
+            out.append(f"| {kind} | {dev} | {label} | {own[0]} / {own[1]} | {held[0]} / {held[1]} | {p1:.2f} / {r1:.2f} | {p2:.2f} / {r2:.2f} |")
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -338,6 +359,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, answers in (("**prguide**", ours), ("prguide, deleted lines of code only", code_only), ("plain SZZ", baseline)):
         cells = [score(answers, part) for part in (ordered[: len(ordered) // 2], ordered[len(ordered) // 2 :])]
         print(f"| {name} | " + " | ".join(f"{p:.2f} / {r:.2f} ({right}/{n})" for p, r, n, right in cells) + " |")
+
+    parity = history_evidence.halves(cases)
+    print("\nBy parity of the fix's number (the split the kinds of evidence below are chosen on), precision / recall:\n")
+    print("| method | odd | even |")
+    print("| --- | --- | --- |")
+    for name, answers in (("**prguide**", ours), ("plain SZZ", baseline)):
+        cells = [score(answers, parity[half]) for half in ("odd", "even")]
+        print(f"| {name} | " + " | ".join(f"{p:.2f} / {r:.2f} ({right}/{n})" for p, r, n, right in cells) + " |")
+    print("\n".join(evidence_kinds(args.repo, repo, cases, ours, meaningful, unanimous, wide)))
 
     print("\nThresholds chosen on one half, scored on the other (precision / recall):\n")
     print("| split | chosen | on its own half | on the other half |")
