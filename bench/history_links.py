@@ -28,7 +28,11 @@ their insertions, :func:`bot.engine.history.lines.insertion_context`); ablations
 part of prguide off at a time); why each fix prguide misses is missed (first reason
 that applies: no deleted line, every deleted line dropped, no clear winner, origin older
 than the window, origin wrote none of the traced lines, another pull request wrote
-most); both methods on each half of the oracle; the dominance thresholds chosen
+most); both methods on each half of the oracle, by fix number and by its parity;
+other kinds of evidence for the fixes prguide names nobody for (``history_evidence.py``:
+the one pull request that changed the functions a fix changes, that defined a name its
+added lines use, or that wrote all its lines in a wider window), each setting chosen
+on one parity half and scored on the other; the dominance thresholds chosen
 on one half of the oracle (by fix number) and scored on the other, both ways; the
 description check ("introduced in #N" against the blame) on the oracle's true and
 rejected claims; and speed: the blame step of ``prguide history`` on the newest
