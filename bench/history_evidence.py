@@ -12,6 +12,12 @@ points at exactly one pull request:
   dunder, not one the fix defines) was defined (``FileAnalysis.definitions_added``) by exactly one
   pull request merged within ``window`` days before it (with ``same_file``: in a file the fix
   changes). Claim: "`name`, which this fix uses, was added in #N";
+* **same added lines**: the lines the fix adds (not also deleting them, 10 characters or
+  more, not a comment or an import, in files ``trace_plan`` traces) were added by one pull
+  request merged within ``window`` days before it: the only one, or with ``lead`` times as
+  many of them as the next. Claim: "this fix adds N lines #N also added (to `g`)": the
+  fix completes or repeats what #N did (the oracle's ``adds`` pairs: a key added to one
+  configuration and not another);
 * **wider window**: the traced lines blamed ``window`` days back (0: the whole history)
   instead of 120, and one pull request wrote every blamed line, at least ``least``. Claim:
   the guide's own "the lines this fix changes were written in #N", older.
@@ -124,6 +130,80 @@ def identifier_answers(cases, first, history: Sequence[Merged], *, window: float
     return out
 
 
+#: Added lines shorter than this (whitespace collapsed) say too little to match on.
+MIN_TEXT = 10
+_IMPORT_LINE = re.compile(r"(?:import\s|from\s+\S+\s+import\b|#\s*include\b)")
+
+
+@dataclass(frozen=True, slots=True)
+class Added:
+    """The lines one merged pull request adds, whitespace collapsed, with the files it adds
+    each to: ``lines`` ``{text: files}``; only lines it does not also delete (a move or a
+    re-wrap adds nothing new), of :data:`MIN_TEXT` characters or more, with a letter, not a
+    comment or an import, in files not of ``skipped`` kinds."""
+
+    number: int
+    merged_at: float
+    lines: dict[str, frozenset[str]]
+
+
+def added_lines(snapshot, skipped: frozenset[str]) -> dict[str, frozenset[str]]:
+    """``{text: files}``: the lines ``snapshot`` adds, as :class:`Added` keeps them."""
+    added: dict[str, set[str]] = {}
+    deleted: set[str] = set()
+    for f in snapshot.files:
+        if kind_of(f.filename, status=f.status, patch=f.patch, changes=f.changes) in skipped:
+            continue
+        for hunk in parse_patch(f.patch):
+            for d in hunk.lines:
+                key = " ".join(d.text.split())
+                if d.kind == ADDED:
+                    added.setdefault(key, set()).add(f.filename)
+                elif d.kind != " ":
+                    deleted.add(key)
+    return {
+        k: frozenset(v) for k, v in added.items()
+        if k not in deleted and len(k) >= MIN_TEXT and re.search(r"[A-Za-z]", k)
+        and not k.startswith(("#", "//", "/*", "*", '"""', "'''")) and not _IMPORT_LINE.match(k)
+    }  # fmt: skip
+
+
+def added_history(repo: str, skipped: frozenset[str]) -> list[Added]:
+    """Every merged pull request of ``repo`` with the lines it adds (:class:`Added`), oldest first."""
+    out = []
+    for bundle in merged_pull_requests(repo):
+        snapshot = snapshot_from_bundle(bundle)
+        moment = utc_moment(snapshot.merged_at)
+        if moment is not None:
+            out.append(Added(snapshot.number, moment.timestamp(), added_lines(snapshot, skipped)))
+    return sorted(out, key=lambda m: m.merged_at)
+
+
+def same_lines_answers(cases, first, history: Sequence[Added], *, window: float, lead: float | None) -> dict[int, int | None]:
+    """``first``, and for the fixes it names nobody for, the pull request merged within
+    ``window`` days before that added the most of the lines the fix adds: when it is the
+    only one (``lead`` None) or has ``lead`` times as many as the next."""
+    by_number = {m.number: m for m in history}
+    out = dict(first)
+    for c in cases:
+        mine = by_number.get(c.number)
+        if out.get(c.number) is not None or mine is None or not mine.lines:
+            continue
+        counts = {}
+        for m in history:
+            if m.number != c.number and mine.merged_at - window * 86400 <= m.merged_at < mine.merged_at:
+                shared = sum(1 for k in mine.lines if k in m.lines)
+                if shared:
+                    counts[m.number] = (shared, m.merged_at)
+        ranked = sorted(counts, key=lambda n: (-counts[n][0], -counts[n][1]))
+        if not ranked:
+            continue
+        runner = counts[ranked[1]][0] if len(ranked) > 1 else 0
+        if (not runner) if lead is None else counts[ranked[0]][0] >= lead * runner:
+            out[c.number] = ranked[0]
+    return out
+
+
 def wider_answers(cases, first, lines, wide_facts, *, least: int) -> dict[int, int | None]:
     """``first``, and for the fixes it names nobody for, the pull request that wrote every
     traced line blamed in ``wide_facts`` (a wider window), at least ``least`` of them."""
@@ -171,11 +251,20 @@ def chosen_on_half(cases, first, grid: dict[str, Callable[[], dict[int, int | No
     return out
 
 
-def grids(cases, first, lines, history, wide: dict[float, dict]) -> dict[str, dict[str, Callable[[], dict[int, int | None]]]]:
+#: File kinds whose added lines the same-lines kind leaves out: those ``trace_plan`` does not trace.
+SKIPPED_KINDS = frozenset({"docs", "generated", "binary", "ci", "example", "build"})
+
+
+def grids(cases, first, lines, history, wide: dict[float, dict], added: Sequence[Added]) -> dict[str, dict[str, Callable[[], dict[int, int | None]]]]:
     """The settings tried for each kind, strictest first: ``{kind: {label: answers}}``;
-    ``wide`` maps each wider window (days; 0: the whole history) to its blame facts."""
+    ``wide`` maps each wider window (days; 0: the whole history) to its blame facts;
+    ``added`` is :func:`added_history` (with :data:`SKIPPED_KINDS`)."""
     windows = (14, 30, 60, 120)
     return {
+        "same added lines": {
+            f"{w} days, {'the only one' if lead is None else f'lead >= {lead}x'}": (lambda w=w, lead=lead: same_lines_answers(cases, first, added, window=w, lead=lead))
+            for w, lead in itertools.product((30, 60, 120), (None, 3, 2))
+        },
         "function": {f"{w} days": (lambda w=w: function_answers(cases, first, history, window=w)) for w in windows},
         "identifier": {
             f"{w} days{', same file' if same else ''}": (lambda w=w, same=same: identifier_answers(cases, first, history, window=w, same_file=same))

@@ -30,8 +30,9 @@ that applies: no deleted line, every deleted line dropped, no clear winner, orig
 than the window, origin wrote none of the traced lines, another pull request wrote
 most); both methods on each half of the oracle, by fix number and by its parity;
 other kinds of evidence for the fixes prguide names nobody for (``history_evidence.py``:
-the one pull request that changed the functions a fix changes, that defined a name its
-added lines use, or that wrote all its lines in a wider window), each setting chosen
+the one pull request that added the same lines as the fix, that changed the functions it
+changes, that defined a name its added lines use, or that wrote all its lines in a wider
+window), each setting chosen
 on one parity half and scored on the other; the dominance thresholds chosen
 on one half of the oracle (by fix number) and scored on the other, both ways; the
 description check ("introduced in #N" against the blame) on the oracle's true and
@@ -292,7 +293,8 @@ def evidence_kinds(repo_path, repo, cases, ours, lines, unanimous, whole) -> lis
         "| kind | chosen on | setting | added answers right / given, that half | held-out half | prguide with it, that half (P / R) | held-out half (P / R) |",
         "| --- | --- | --- | ---: | ---: | --- | --- |",
     ]
-    for kind, grid in history_evidence.grids(cases, ours, lines, history, wide).items():
+    added = history_evidence.added_history(repo_path, history_evidence.SKIPPED_KINDS)
+    for kind, grid in history_evidence.grids(cases, ours, lines, history, wide, added).items():
         for dev, label, own, held, (p1, r1, _, _), (p2, r2, _, _) in history_evidence.chosen_on_half(cases, ours, grid, score):
             out.append(f"| {kind} | {dev} | {label} | {own[0]} / {own[1]} | {held[0]} / {held[1]} | {p1:.2f} / {r1:.2f} | {p2:.2f} / {r2:.2f} |")
     return out
