@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from bot.engine.analysis import analyse
 from bot.engine.analysis.kinds import kind_of
 from bot.engine.analysis.patch import ADDED, parse_patch
+from bot.engine.history.copies import added_lines
 from bot.engine.history.coupling import utc_moment
 from bot.engine.history.follows import MAX_DEFINITIONS, changed_definitions
 from bot.engine.history.links import find_link
@@ -130,52 +131,24 @@ def identifier_answers(cases, first, history: Sequence[Merged], *, window: float
     return out
 
 
-#: Added lines shorter than this (whitespace collapsed) say too little to match on.
-MIN_TEXT = 10
-_IMPORT_LINE = re.compile(r"(?:import\s|from\s+\S+\s+import\b|#\s*include\b)")
-
-
 @dataclass(frozen=True, slots=True)
 class Added:
-    """The lines one merged pull request adds, whitespace collapsed, with the files it adds
-    each to: ``lines`` ``{text: files}``; only lines it does not also delete (a move or a
-    re-wrap adds nothing new), of :data:`MIN_TEXT` characters or more, with a letter, not a
-    comment or an import, in files not of ``skipped`` kinds."""
+    """The lines one merged pull request adds, as the guide compares them
+    (:func:`bot.engine.history.copies.added_lines`: ``{text: first file}``)."""
 
     number: int
     merged_at: float
-    lines: dict[str, frozenset[str]]
+    lines: dict[str, str]
 
 
-def added_lines(snapshot, skipped: frozenset[str]) -> dict[str, frozenset[str]]:
-    """``{text: files}``: the lines ``snapshot`` adds, as :class:`Added` keeps them."""
-    added: dict[str, set[str]] = {}
-    deleted: set[str] = set()
-    for f in snapshot.files:
-        if kind_of(f.filename, status=f.status, patch=f.patch, changes=f.changes) in skipped:
-            continue
-        for hunk in parse_patch(f.patch):
-            for d in hunk.lines:
-                key = " ".join(d.text.split())
-                if d.kind == ADDED:
-                    added.setdefault(key, set()).add(f.filename)
-                elif d.kind != " ":
-                    deleted.add(key)
-    return {
-        k: frozenset(v) for k, v in added.items()
-        if k not in deleted and len(k) >= MIN_TEXT and re.search(r"[A-Za-z]", k)
-        and not k.startswith(("#", "//", "/*", "*", '"""', "'''")) and not _IMPORT_LINE.match(k)
-    }  # fmt: skip
-
-
-def added_history(repo: str, skipped: frozenset[str]) -> list[Added]:
+def added_history(repo: str) -> list[Added]:
     """Every merged pull request of ``repo`` with the lines it adds (:class:`Added`), oldest first."""
     out = []
     for bundle in merged_pull_requests(repo):
         snapshot = snapshot_from_bundle(bundle)
         moment = utc_moment(snapshot.merged_at)
         if moment is not None:
-            out.append(Added(snapshot.number, moment.timestamp(), added_lines(snapshot, skipped)))
+            out.append(Added(snapshot.number, moment.timestamp(), added_lines(snapshot.files)))
     return sorted(out, key=lambda m: m.merged_at)
 
 
@@ -251,14 +224,10 @@ def chosen_on_half(cases, first, grid: dict[str, Callable[[], dict[int, int | No
     return out
 
 
-#: File kinds whose added lines the same-lines kind leaves out: those ``trace_plan`` does not trace.
-SKIPPED_KINDS = frozenset({"docs", "generated", "binary", "ci", "example", "build"})
-
-
 def grids(cases, first, lines, history, wide: dict[float, dict], added: Sequence[Added]) -> dict[str, dict[str, Callable[[], dict[int, int | None]]]]:
     """The settings tried for each kind, strictest first: ``{kind: {label: answers}}``;
     ``wide`` maps each wider window (days; 0: the whole history) to its blame facts;
-    ``added`` is :func:`added_history` (with :data:`SKIPPED_KINDS`)."""
+    ``added`` is :func:`added_history`."""
     windows = (14, 30, 60, 120)
     return {
         "same added lines": {

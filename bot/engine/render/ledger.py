@@ -306,6 +306,8 @@ def _history(link: HistoryLink | None, lang: str, reverted: int | None = None) -
                   "lines": top.lines, "count": top.total, "where": where}
         evidence = tuple(_history_evidence(top.number, e) for e in link.evidence)
         out.append(GuideClaim(key, "history", t(key, lang, params, raw=True), evidence))
+    elif link.same is not None and origin is not None and link.fix and link.same.number != reverted:
+        out.append(_same_lines(link, origin, lang))
     for named in link.named:
         if not named.total or link.adds_only:
             continue  # nothing was blamed, or only lines it does not change: no verdict either way
@@ -319,6 +321,19 @@ def _history(link: HistoryLink | None, lang: str, reverted: int | None = None) -
             blamed = (Evidence(new=f"{named.total} lines blamed, none from #{named.number}", source="history"),)
             out.append(GuideClaim("history.named_unconfirmed", "history", text, (said, *blamed)))
     return out
+
+
+def _same_lines(link: HistoryLink, origin, lang: str) -> GuideClaim:
+    """"N of the M lines this fix adds were also added by #K": only that the same text was
+    added there (:mod:`bot.engine.history.copies`), each line shown with where #K added it."""
+    same = link.same
+    assert same is not None  # the caller checked
+    when = t("history.earlier", lang) if link.days is None else t("history.same_day", lang) if link.days == 0 else t("history.days_earlier", lang, {"count": link.days})
+    people = sanitize.login(origin.author) if _LOGIN.fullmatch(origin.author) else sanitize.quote(origin.author, 60)
+    params = {"number": same.number, "lines": len(same.texts), "count": link.added, "when": when, "people": people,
+              "file": sanitize.code(same.files[0]), "text": sanitize.code(same.texts[0], 80)}  # fmt: skip
+    evidence = tuple(Evidence(path=path, new=f"#{same.number} {_quote(text)}", source="history") for text, path in list(zip(same.texts, same.files))[:3])
+    return GuideClaim("history.fix_adds_same_lines", "history", t("history.fix_adds_same_lines", lang, params, raw=True), evidence)
 
 
 def _follows(link: FollowLink | None, lang: str) -> list[GuideClaim]:
