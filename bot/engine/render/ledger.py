@@ -333,7 +333,9 @@ def _same_lines(link: HistoryLink, origin, lang: str) -> GuideClaim:
     params = {"number": same.number, "lines": len(same.texts), "count": link.added, "when": when, "people": people,
               "file": sanitize.code(same.files[0]), "text": sanitize.code(same.texts[0], 80)}  # fmt: skip
     evidence = tuple(Evidence(path=path, new=f"#{same.number} {_quote(text)}", source="history") for text, path in list(zip(same.texts, same.files))[:3])
-    return GuideClaim("history.fix_adds_same_lines", "history", t("history.fix_adds_same_lines", lang, params, raw=True), evidence)
+    # "1 of the 1 lines" when it added all of them: said as "the code lines this fix adds".
+    key = "history.fix_adds_same_lines.all" if len(same.texts) >= link.added else "history.fix_adds_same_lines"
+    return GuideClaim(key, "history", t(key, lang, params, raw=True), evidence)
 
 
 def _follows(link: FollowLink | None, lang: str) -> list[GuideClaim]:
