@@ -1,5 +1,7 @@
 """Kinds of evidence beyond blamed lines for "fixes code from #N", measured on the oracle of
-``bench/history_links.py``; none is used by the guide (see ``bench/HISTORY.md``, section 22).
+``bench/history_links.py`` (``bench/HISTORY.md``, section 22); the guide uses the first,
+"same added lines" (:mod:`bot.engine.history.copies`, with the setting chosen on the odd
+half), and none of the others.
 
 Each kind answers only for the fixes prguide names nobody for, and only when its evidence
 points at exactly one pull request:

@@ -15,7 +15,9 @@ oracle fix is rebuilt from git as ``prguide history`` does, and in the same run:
   lines (:func:`bot.engine.history.lines.trace_plan`'s ``to_blame``: of code, else of
   CI files and example scripts, then with a unanimous origin), blamed by
   :class:`bot.sources.githistory.HistoryReader` (replay, window, ``.git-blame-ignore-revs``):
-  it answers only when one pull request clearly dominates;
+  it answers only when one pull request clearly dominates; for a fix they name nobody for,
+  the pull request that added the same lines as the fix (:mod:`bot.engine.history.copies`,
+  the earlier diffs read by :func:`bot.sources.gitadded.earlier_added`);
 * **plain SZZ**: every deleted line blamed (``git blame``, no filters, no window, no
   ignored revisions), answering the pull request of the most recently merged commit
   blamed.

@@ -80,3 +80,20 @@ def test_history_says_which_pull_request_added_the_lines_a_fix_adds(repo, capsys
             "such as `max_model_len: null` in `conf/train.yaml`.") in guides[4]["markdown"]  # fmt: skip
     # Not a fix: no such claim (#3 adds nothing #2 added; #2 is a feature).
     assert "same_lines_as" not in guides[2]["history"] and "added the code lines" not in guides[3]["markdown"]
+
+
+def test_the_claim_counts_the_lines_and_names_where_they_were_added():
+    from bot.engine.history.model import HistoryLink, PullOrigin
+    from bot.engine.render.ledger import _history
+
+    same = EarlierAdded(12, ("max_model_len: null", "enforce_eager: true"), ("conf/a.yaml", "conf/b.yaml"))
+    link = HistoryLink(None, PullOrigin(12, "c" * 40, 0, "octocat"), (), (), (), 9, True, 0, same=same, added=3)
+    (claim,) = _history(link, "en")
+    assert claim.kind == "history.fix_adds_same_lines" and [e.path for e in claim.evidence] == ["conf/a.yaml", "conf/b.yaml"]
+    assert claim.text == ("#12 (merged 9 days earlier, by **octocat**) added 2 of the 3 code lines this fix adds "
+                          "(comments, imports and short lines aside), such as `max_model_len: null` in `conf/a.yaml`.")  # fmt: skip
+    (zh,) = _history(link, "zh")
+    assert "#12" in zh.text and "3 行代码中的 2 行" in zh.text
+    # Not a fix, or a revert of that very pull request: nothing is said.
+    assert _history(HistoryLink(None, link.origin, (), (), (), 9, False, 0, same=same, added=3), "en") == []
+    assert _history(link, "en", reverted=12) == []

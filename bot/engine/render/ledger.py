@@ -32,7 +32,7 @@ from bot.engine.focus.housekeeping import api_names, is_lock_file
 from bot.engine.focus.model import FocusPoint, Housekeeping, ReviewSummary
 from bot.engine.history.follows import SEP as _DEF_SEP
 from bot.engine.history.follows import FollowLink
-from bot.engine.history.model import HistoryLink
+from bot.engine.history.model import EarlierAdded, HistoryLink, PullOrigin
 from bot.engine.render import sanitize
 from bot.engine.render.messages import MESSAGES, t
 
@@ -307,7 +307,7 @@ def _history(link: HistoryLink | None, lang: str, reverted: int | None = None) -
         evidence = tuple(_history_evidence(top.number, e) for e in link.evidence)
         out.append(GuideClaim(key, "history", t(key, lang, params, raw=True), evidence))
     elif link.same is not None and origin is not None and link.fix and link.same.number != reverted:
-        out.append(_same_lines(link, origin, lang))
+        out.append(_same_lines(link, link.same, origin, lang))
     for named in link.named:
         if not named.total or link.adds_only:
             continue  # nothing was blamed, or only lines it does not change: no verdict either way
@@ -323,11 +323,9 @@ def _history(link: HistoryLink | None, lang: str, reverted: int | None = None) -
     return out
 
 
-def _same_lines(link: HistoryLink, origin, lang: str) -> GuideClaim:
-    """"N of the M lines this fix adds were also added by #K": only that the same text was
-    added there (:mod:`bot.engine.history.copies`), each line shown with where #K added it."""
-    same = link.same
-    assert same is not None  # the caller checked
+def _same_lines(link: HistoryLink, same: EarlierAdded, origin: PullOrigin, lang: str) -> GuideClaim:
+    """"#K added N of the M code lines this fix adds": only that the same text was added
+    there (:mod:`bot.engine.history.copies`), each line shown with where #K added it."""
     when = t("history.earlier", lang) if link.days is None else t("history.same_day", lang) if link.days == 0 else t("history.days_earlier", lang, {"count": link.days})
     people = sanitize.login(origin.author) if _LOGIN.fullmatch(origin.author) else sanitize.quote(origin.author, 60)
     params = {"number": same.number, "lines": len(same.texts), "count": link.added, "when": when, "people": people,
