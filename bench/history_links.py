@@ -271,8 +271,10 @@ def speed(repo_path: str, n: int) -> tuple[list[str], float]:
     bundles = merged_pull_requests(repo_path, last=n)
     read = time.perf_counter() - started
     reqs = []
+    snapshots = []
     for b in bundles:
         s = snapshot_from_bundle(b)
+        snapshots.append(s)
         reqs.append(TraceRequest(s.number, b["pull"]["base"]["sha"], history_lines.trace_plan(s.files).to_blame))
     repo = open_repository(repo_path)
     rows, results, rates = [], {}, {}
@@ -287,6 +289,11 @@ def speed(repo_path: str, n: int) -> tuple[list[str], float]:
     )
     total = sum(len(results["blame"][r.number].origins) for r in reqs)
     rows.append(f"\nreplay and blame agree on {same} of {total} lines; reading the {len(bundles)} pull requests from git took {read:.2f} s")
+    # The other history step of prguide history: the earlier pull requests that added the same lines.
+    started, cpu = time.perf_counter(), time.process_time()
+    added, _ = earlier_added(repo, snapshots)
+    rows.append(f"finding the earlier pull requests that added the same lines (their diffs read from git) took {time.perf_counter() - started:.2f} s "
+                f"({time.process_time() - cpu:.2f} s of CPU in this process); {len(added)} of the {len(snapshots)} pull requests share lines with one")
     return rows, rates["replay"]
 
 
