@@ -6,6 +6,12 @@ half), and none of the others.
 Each kind answers only for the fixes prguide names nobody for, and only when its evidence
 points at exactly one pull request:
 
+* **same added lines**: the lines the fix adds (as :func:`bot.engine.history.copies.added_lines`
+  counts them) were added by one pull request merged within ``window`` days before it: the
+  only one, or with ``lead`` times as many of them as the next, and at least 2 of them or
+  all (``copies.MIN_LINES``). Claim: "#N added K of the M code lines this fix adds": the fix
+  completes or repeats what #N did (the oracle's ``adds`` pairs: a key added to one
+  configuration and not another);
 * **function**: the functions this fix changes (:func:`bot.engine.history.follows.changed_definitions`)
   were changed by exactly one pull request merged within ``window`` days before it (sweeps
   of more than :data:`bot.engine.history.follows.MAX_DEFINITIONS` left out). Its claim would
@@ -14,12 +20,6 @@ points at exactly one pull request:
   dunder, not one the fix defines) was defined (``FileAnalysis.definitions_added``) by exactly one
   pull request merged within ``window`` days before it (with ``same_file``: in a file the fix
   changes). Claim: "`name`, which this fix uses, was added in #N";
-* **same added lines**: the lines the fix adds (not also deleting them, 10 characters or
-  more, not a comment or an import, in files ``trace_plan`` traces) were added by one pull
-  request merged within ``window`` days before it: the only one, or with ``lead`` times as
-  many of them as the next. Claim: "this fix adds N lines #N also added (to `g`)": the
-  fix completes or repeats what #N did (the oracle's ``adds`` pairs: a key added to one
-  configuration and not another);
 * **wider window**: the traced lines blamed ``window`` days back (0: the whole history)
   instead of 120, and one pull request wrote every blamed line, at least ``least``. Claim:
   the guide's own "the lines this fix changes were written in #N", older.
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from bot.engine.analysis import analyse
 from bot.engine.analysis.kinds import kind_of
 from bot.engine.analysis.patch import ADDED, parse_patch
-from bot.engine.history.copies import added_lines
+from bot.engine.history.copies import MIN_LINES, added_lines
 from bot.engine.history.coupling import utc_moment
 from bot.engine.history.follows import MAX_DEFINITIONS, changed_definitions
 from bot.engine.history.links import find_link
@@ -173,8 +173,10 @@ def same_lines_answers(cases, first, history: Sequence[Added], *, window: float,
         ranked = sorted(counts, key=lambda n: (-counts[n][0], -counts[n][1]))
         if not ranked:
             continue
+        top = counts[ranked[0]][0]
         runner = counts[ranked[1]][0] if len(ranked) > 1 else 0
-        if (not runner) if lead is None else counts[ranked[0]][0] >= lead * runner:
+        # As the guide: at least MIN_LINES of the lines, or all of them.
+        if ((not runner) if lead is None else top >= lead * runner) and (top >= MIN_LINES or top >= len(mine.lines)):
             out[c.number] = ranked[0]
     return out
 

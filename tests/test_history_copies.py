@@ -36,6 +36,8 @@ def test_same_lines_needs_a_clear_lead():
     assert same_lines((EarlierAdded(6, ("a" * 12,), ("z.py",)), b)) is None  # a tie: nobody
     assert same_lines((a,), own=5) is None  # never the pull request itself
     assert same_lines(()) is None
+    # One line among several the fix adds is not enough; one line that is all it adds is.
+    assert same_lines((b,), total=5) is None and same_lines((b,), total=1) == b
 
 
 CONFIG = "actor:\n  lr: 0.1\n  batch_size: 8\nrollout:\n  name: vllm\n"

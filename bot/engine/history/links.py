@@ -174,7 +174,8 @@ def find_link(
         mine = written_by(n) if n in by_number else []
         named.append(NamedCulprit(n, phrase, len(mine), total, mine[0] if mine else None))
     # A fix no pull request clearly wrote the changed lines of: the one that added the same lines it adds.
-    same = same_lines(facts.added, own=snapshot.number) if top is None and fix and facts.available else None
+    added = len(added_lines(snapshot.files)) if top is None and fix and facts.available and facts.added else 0
+    same = same_lines(facts.added, own=snapshot.number, total=added) if added else None
     origin = facts.pulls.get(top.number) if top else facts.pulls.get(same.number) if same else None
     if same is not None and origin is None:
         same = None  # nothing to say who or when
@@ -194,7 +195,7 @@ def find_link(
         traced=total,
         adds_only=adds_only,
         same=same,
-        added=len(added_lines(snapshot.files)) if same is not None else 0,
+        added=added if same is not None else 0,
     )
 
 
