@@ -15,7 +15,9 @@ oracle fix is rebuilt from git as ``prguide history`` does, and in the same run:
   lines (:func:`bot.engine.history.lines.trace_plan`'s ``to_blame``: of code, else of
   CI files and example scripts, then with a unanimous origin), blamed by
   :class:`bot.sources.githistory.HistoryReader` (replay, window, ``.git-blame-ignore-revs``):
-  it answers only when one pull request clearly dominates;
+  it answers only when one pull request clearly dominates; for a fix they name nobody for,
+  the pull request that added the same lines as the fix (:mod:`bot.engine.history.copies`,
+  the earlier diffs read by :func:`bot.sources.gitadded.earlier_added`);
 * **plain SZZ**: every deleted line blamed (``git blame``, no filters, no window, no
   ignored revisions), answering the pull request of the most recently merged commit
   blamed.
@@ -28,7 +30,12 @@ their insertions, :func:`bot.engine.history.lines.insertion_context`); ablations
 part of prguide off at a time); why each fix prguide misses is missed (first reason
 that applies: no deleted line, every deleted line dropped, no clear winner, origin older
 than the window, origin wrote none of the traced lines, another pull request wrote
-most); both methods on each half of the oracle; the dominance thresholds chosen
+most); both methods on each half of the oracle, by fix number and by its parity;
+other kinds of evidence for the fixes prguide names nobody for (``history_evidence.py``:
+the one pull request that added the same lines as the fix, that changed the functions it
+changes, that defined a name its added lines use, or that wrote all its lines in a wider
+window), each setting chosen
+on one parity half and scored on the other; the dominance thresholds chosen
 on one half of the oracle (by fix number) and scored on the other, both ways; the
 description check ("introduced in #N" against the blame) on the oracle's true and
 rejected claims; and speed: the blame step of ``prguide history`` on the newest
@@ -41,6 +48,7 @@ whether the two agree line for line.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import json
 import os
@@ -50,6 +58,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import history_evidence
 from common import ROOT, header, verdict_line
 
 from bot.engine.analysis.patch import parse_patch  # noqa: E402
@@ -59,6 +68,7 @@ from bot.engine.history.model import HistoryFacts  # noqa: E402
 from bot.engine.snapshot import PullRequestSnapshot  # noqa: E402
 from bot.sources.bundle import snapshot_from_bundle  # noqa: E402
 from bot.sources.githistory import WINDOW_DAYS, HistoryReader, TraceRequest  # noqa: E402
+from bot.sources.gitadded import earlier_added  # noqa: E402
 from bot.sources.gitrepo import merged_pull_requests  # noqa: E402
 from bot.sources.gitrun import open_repository  # noqa: E402
 
@@ -114,6 +124,13 @@ def plain_szz(cases: Sequence[Case], facts: dict[int, HistoryFacts]) -> dict[int
     return out
 
 
+def with_added(facts: HistoryFacts, added, pulls) -> HistoryFacts:
+    """``facts`` with the earlier pull requests that added the same lines (``HistoryFacts.added``)."""
+    if not facts.available or not added:
+        return facts
+    return dataclasses.replace(facts, added=tuple(added), pulls={**{e.number: pulls[e.number] for e in added}, **facts.pulls})
+
+
 def prguide_answers(cases, lines, facts, relocated=None, unanimous=frozenset(), **thresholds) -> dict[int, int | None]:
     """prguide's answer per fix; ``relocated`` ``{fix: lines moved to another file}`` counted
     in the shares (:func:`bot.engine.history.links.rank`; the guide counts none); the fixes
@@ -123,7 +140,7 @@ def prguide_answers(cases, lines, facts, relocated=None, unanimous=frozenset(), 
     for c in cases:
         moved = relocated.get(c.number, 0) if relocated else 0
         link = find_link(c.snapshot, lines[c.number], facts[c.number], fix=True, unanimous=c.number in unanimous, relocated=moved, **thresholds)
-        out[c.number] = link.top.number if link.top else None
+        out[c.number] = link.top.number if link.top else link.same.number if link.same else None
     return out
 
 
@@ -254,8 +271,10 @@ def speed(repo_path: str, n: int) -> tuple[list[str], float]:
     bundles = merged_pull_requests(repo_path, last=n)
     read = time.perf_counter() - started
     reqs = []
+    snapshots = []
     for b in bundles:
         s = snapshot_from_bundle(b)
+        snapshots.append(s)
         reqs.append(TraceRequest(s.number, b["pull"]["base"]["sha"], history_lines.trace_plan(s.files).to_blame))
     repo = open_repository(repo_path)
     rows, results, rates = [], {}, {}
@@ -270,7 +289,35 @@ def speed(repo_path: str, n: int) -> tuple[list[str], float]:
     )
     total = sum(len(results["blame"][r.number].origins) for r in reqs)
     rows.append(f"\nreplay and blame agree on {same} of {total} lines; reading the {len(bundles)} pull requests from git took {read:.2f} s")
+    # The other history step of prguide history: the earlier pull requests that added the same lines.
+    started, cpu = time.perf_counter(), time.process_time()
+    added, _ = earlier_added(repo, snapshots)
+    rows.append(f"finding the earlier pull requests that added the same lines (their diffs read from git) took {time.perf_counter() - started:.2f} s "
+                f"({time.process_time() - cpu:.2f} s of CPU in this process); {len(added)} of the {len(snapshots)} pull requests share lines with one")
     return rows, rates["replay"]
+
+
+def evidence_kinds(repo_path, repo, cases, ours, lines, unanimous, whole) -> list[str]:
+    """Other kinds of evidence for the fixes the blamed lines name nobody for (``ours``:
+    prguide's answers from them alone; :mod:`history_evidence`), each setting chosen on one
+    parity half and scored on the other."""
+    started = time.perf_counter()
+    history = history_evidence.definitions_history(repo_path)
+    wide = {days: blame_all(HistoryReader(repo, window_days=days), cases, lines, "replay") for days in (240, 365)}
+    wide[0] = whole
+    out = [
+        f"\nKinds of evidence, for the fixes the blamed lines name nobody for ({len(history)} merged pull requests analysed "
+        f"in {time.perf_counter() - started:.1f} s); the setting is chosen on one parity half (most right added answers at "
+        "precision >= 0.85, else the most precise) and scored on the other; the guide uses \"same added lines\" "
+        "(60 days, lead >= 3x), not the others:\n",
+        "| kind | chosen on | setting | added answers right / given, that half | held-out half | prguide with it, that half (P / R) | held-out half (P / R) |",
+        "| --- | --- | --- | ---: | ---: | --- | --- |",
+    ]
+    added = history_evidence.added_history(repo_path)
+    for kind, grid in history_evidence.grids(cases, ours, lines, history, wide, added).items():
+        for dev, label, own, held, (p1, r1, n1, k1), (p2, r2, n2, k2) in history_evidence.chosen_on_half(cases, ours, grid, score):
+            out.append(f"| {kind} | {dev} | {label} | {own[0]} / {own[1]} | {held[0]} / {held[1]} | {p1:.3f} / {r1:.2f} ({k1}/{n1}) | {p2:.3f} / {r2:.2f} ({k2}/{n2}) |")
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -301,14 +348,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     strict_deleted = {n for n, plan in plans.items() if not plan.traced and plan.fallback}
     context = {c.number: history_lines.insertion_context(c.snapshot.files) for c in cases}
     every = {c.number: history_lines.deleted_lines(c.snapshot.files) for c in cases}
-    facts = blame_all(HistoryReader(repo), cases, meaningful, "replay")
+    blamed = blame_all(HistoryReader(repo), cases, meaningful, "replay")
+    # As prguide history gives them: with the earlier pull requests that added the same lines.
+    same, same_pulls = earlier_added(repo, [c.snapshot for c in cases])
+    facts = {n: with_added(f, same.get(n, ()), same_pulls) for n, f in blamed.items()}
     plain = blame_all(HistoryReader(repo, window_days=0, ignore_revs=False), cases, every, "blame")
 
     print("| method | precision | recall (all fixes) | recall (fixes that change their origin's lines) | answered | right |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     ours, baseline = prguide_answers(cases, meaningful, facts, unanimous=unanimous), plain_szz(cases, plain)
+    blame_only = prguide_answers(cases, meaningful, blamed, unanimous=unanimous)
     print(row("**prguide**", ours, cases))
     print(row("plain SZZ (most recent blamed commit, no filters)", baseline, cases))
+    print(row("prguide, blamed lines only (no \"added the same lines\")", blame_only, cases))
     # The tiers of TracePlan.to_blame, one at a time, and variants the guide does not use.
     code_only = prguide_answers(cases, {n: p.traced for n, p in plans.items()}, facts)
     print(row("prguide, deleted lines of code only", code_only, cases))
@@ -338,6 +390,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, answers in (("**prguide**", ours), ("prguide, deleted lines of code only", code_only), ("plain SZZ", baseline)):
         cells = [score(answers, part) for part in (ordered[: len(ordered) // 2], ordered[len(ordered) // 2 :])]
         print(f"| {name} | " + " | ".join(f"{p:.2f} / {r:.2f} ({right}/{n})" for p, r, n, right in cells) + " |")
+
+    parity = history_evidence.halves(cases)
+    print("\nBy parity of the fix's number (the split the kinds of evidence below are chosen on), precision / recall:\n")
+    print("| method | odd | even |")
+    print("| --- | --- | --- |")
+    for name, answers in (("**prguide**", ours), ("prguide, blamed lines only", blame_only), ("plain SZZ", baseline)):
+        cells = [score(answers, parity[half]) for half in ("odd", "even")]
+        print(f"| {name} | " + " | ".join(f"{p:.2f} / {r:.2f} ({right}/{n})" for p, r, n, right in cells) + " |")
+    print("\n".join(evidence_kinds(args.repo, repo, cases, blame_only, meaningful, unanimous, wide)))
 
     print("\nThresholds chosen on one half, scored on the other (precision / recall):\n")
     print("| split | chosen | on its own half | on the other half |")

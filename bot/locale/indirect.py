@@ -379,6 +379,8 @@ IDS = (
     N_("history.changes_code_from.part"),
     N_("history.fix_adds_among"),
     N_("history.adds_among"),
+    N_("history.fix_adds_same_lines"),
+    N_("history.fix_adds_same_lines.all"),
     NP_("history.days_earlier", "history.days_earlier"),
     NP_("history.named_agrees", "history.named_agrees"),
     NP_("history.named_unconfirmed", "history.named_unconfirmed"),

@@ -31,6 +31,7 @@ from pathlib import Path
 from bot.engine.history.lines import line_ranges, trace_plan
 from bot.engine.history.model import WINDOW_DAYS, HistoryFacts, LineOrigin, PullOrigin
 from bot.engine.snapshot import PullRequestSnapshot
+from bot.sources.gitadded import earlier_added
 from bot.sources.gitblame import BlamedCommit, blame_ranges, ignored_revisions
 from bot.sources.gitreplay import BranchCommit as _Commit
 from bot.sources.gitreplay import TraceRequest, replay_origins
@@ -60,7 +61,8 @@ def history_facts(
     ``merge_commit_sha`` (:meth:`HistoryReader.base_of`). The lines blamed are those
     :func:`bot.engine.history.lines.trace_plan` picks (``to_blame``); ``method`` as in
     :meth:`HistoryReader.facts`. Raises :class:`GitRepositoryError` when ``repo`` is
-    not a git repository.
+    not a git repository. Each available fact also carries the earlier pull requests that
+    added the same lines (:func:`bot.sources.gitadded.earlier_added`, ``HistoryFacts.added``).
     """
     reader = HistoryReader(repo if isinstance(repo, GitRepo) else open_repository(repo))
     requests = []
@@ -72,10 +74,20 @@ def history_facts(
         plans[snapshot.number] = plan
         requests.append(TraceRequest(snapshot.number, base, plan.to_blame))
     found = reader.facts(requests, method=method)
+    # The earlier pull requests that added the same lines (bot.engine.history.copies); without
+    # them (git failed) the guides only lack that claim.
+    try:
+        added, origins = earlier_added(reader.repo, [s for s, _ in pulls])
+    except GitRepositoryError:
+        added, origins = {}, {}
     # The trace plans go along: the guide would trace the same files again (1 ms a pull request).
     for number, facts in found.items():
         if number in plans:
-            found[number] = replace(facts, traced=plans[number])
+            facts = replace(facts, traced=plans[number])
+        if facts.available and added.get(number):
+            more = {e.number: origins[e.number] for e in added[number]}
+            facts = replace(facts, added=added[number], pulls={**more, **facts.pulls})
+        found[number] = facts
     return found
 
 

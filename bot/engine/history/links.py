@@ -19,6 +19,10 @@ denominator (``relocated``) for ``bench/history_links.py``; the guide does not: 
 oracle it removes one wrong link, on the corpus it also removes right ones (a fix that
 moved a configuration section and rewrote code of one pull request).
 
+When no pull request clearly wrote the traced lines of a fix, the earlier pull request
+that added the same lines as the fix may be named instead, with its own claim
+(:mod:`bot.engine.history.copies`; only where the source read earlier diffs).
+
 A description that names the pull request it fixes ("introduced in #N", "regression
 from #N", "broken by #N", "caused by #N"...) is checked against the same blame.
 """
@@ -30,6 +34,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from datetime import datetime
 
+from bot.engine.history.copies import added_lines, same_lines
 from bot.engine.history.lines import ChangedLine
 from bot.engine.history.model import Candidate, HistoryFacts, HistoryLink, NamedCulprit
 from bot.engine.snapshot import PullRequestSnapshot
@@ -168,7 +173,12 @@ def find_link(
     for n, phrase in named_culprits(snapshot.body, snapshot.repository, snapshot.number):
         mine = written_by(n) if n in by_number else []
         named.append(NamedCulprit(n, phrase, len(mine), total, mine[0] if mine else None))
-    origin = facts.pulls.get(top.number) if top else None
+    # A fix no pull request clearly wrote the changed lines of: the one that added the same lines it adds.
+    added = len(added_lines(snapshot.files)) if top is None and fix and facts.available and facts.added else 0
+    same = same_lines(facts.added, own=snapshot.number, total=added) if added else None
+    origin = facts.pulls.get(top.number) if top else facts.pulls.get(same.number) if same else None
+    if same is not None and origin is None:
+        same = None  # nothing to say who or when
     evidence: tuple[tuple[str, int, str, str], ...] = ()
     if top is not None:
         mine = written_by(top.number)
@@ -184,6 +194,8 @@ def find_link(
         fix=fix,
         traced=total,
         adds_only=adds_only,
+        same=same,
+        added=added if same is not None else 0,
     )
 
 
@@ -210,8 +222,11 @@ def _days_between(earlier: int | None, merged_at: str | None) -> int | None:
 def describe(link: HistoryLink) -> dict:
     """The JSON form of ``link``: ``{"fixes_code_from": N|None, "share", "lines", "traced",
     "adds_only", "days", "candidates": [{number, lines}], "named": [{number, phrase, lines}]}``
-    (``adds_only``: the lines blamed are those around what the pull request only adds)."""
+    (``adds_only``: the lines blamed are those around what the pull request only adds), and
+    when a fix adds lines an earlier pull request added (``HistoryLink.same``), ``"same_lines_as":
+    {number, lines, added}`` (``days`` and ``author`` are then that pull request's)."""
     top = link.top
+    extra = {"same_lines_as": {"number": link.same.number, "lines": len(link.same.texts), "added": link.added}} if link.same else {}
     return {
         "fixes_code_from": top.number if top else None,
         "share": round(top.share, 3) if top else None,
@@ -222,4 +237,5 @@ def describe(link: HistoryLink) -> dict:
         "author": link.origin.author if link.origin else None,
         "candidates": [{"number": c.number, "lines": c.lines} for c in link.candidates[:5]],
         "named": [{"number": n.number, "phrase": n.phrase, "lines": n.lines} for n in link.named],
+        **extra,
     }

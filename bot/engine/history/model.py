@@ -65,6 +65,18 @@ class PullOrigin:
 
 
 @dataclass(frozen=True, slots=True)
+class EarlierAdded:
+    """An earlier merged pull request that added some of the lines a pull request adds
+    (:mod:`bot.engine.history.copies`): its ``number``; ``texts`` those lines (whitespace
+    collapsed), in the later pull request's order; ``files`` where the earlier one added
+    each (one path per text, parallel to ``texts``)."""
+
+    number: int
+    texts: tuple[str, ...]
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class HistoryFacts:
     """What a source found about the history of one pull request's changed lines.
 
@@ -77,7 +89,10 @@ class HistoryFacts:
     reached: lines older than it have no origin commit (0: the whole history).
     ``traced``, when the source kept it, is how it traced: ``trace_plan(files)`` of the pull
     request's files (a :class:`bot.engine.history.lines.TracePlan`), so the engine does not
-    trace the same files again; ``None`` when not kept.
+    trace the same files again; ``None`` when not kept. ``added``: the merged pull requests of
+    the :data:`bot.engine.history.copies.WINDOW_DAYS` days before this one that added some of
+    the lines it adds (:class:`EarlierAdded`, newest first; their :class:`PullOrigin` in
+    ``pulls``); empty when the source does not read earlier diffs (the app does not).
     """
 
     status: str
@@ -86,6 +101,7 @@ class HistoryFacts:
     since: int = 0
     detail: str = ""
     traced: Any = field(default=None, compare=False, repr=False)  # a TracePlan (lines.py imports this module)
+    added: tuple[EarlierAdded, ...] = ()
 
     @property
     def available(self) -> bool:
@@ -137,7 +153,10 @@ class HistoryLink:
     merged (``None`` when either date is unknown); ``fix`` whether this pull request is
     a fix (the sentence says "this fix"); ``adds_only`` whether the blamed lines are those
     around what the pull request only adds (it changes none of them: the sentence says
-    so), ``traced`` how many lines were blamed.
+    so), ``traced`` how many lines were blamed. When no pull request clearly wrote the
+    traced lines of a fix, ``same`` is the earlier pull request that added the same lines
+    as the fix (:func:`bot.engine.history.copies.same_lines`), ``origin`` and ``days`` then
+    describe it, and ``added`` is how many lines the fix adds that could match.
     """
 
     top: Candidate | None
@@ -149,3 +168,5 @@ class HistoryLink:
     fix: bool
     traced: int
     adds_only: bool = False
+    same: EarlierAdded | None = None
+    added: int = 0

@@ -32,7 +32,7 @@ from bot.engine.focus.housekeeping import api_names, is_lock_file
 from bot.engine.focus.model import FocusPoint, Housekeeping, ReviewSummary
 from bot.engine.history.follows import SEP as _DEF_SEP
 from bot.engine.history.follows import FollowLink
-from bot.engine.history.model import HistoryLink
+from bot.engine.history.model import EarlierAdded, HistoryLink, PullOrigin
 from bot.engine.render import sanitize
 from bot.engine.render.messages import MESSAGES, t
 
@@ -306,6 +306,8 @@ def _history(link: HistoryLink | None, lang: str, reverted: int | None = None) -
                   "lines": top.lines, "count": top.total, "where": where}
         evidence = tuple(_history_evidence(top.number, e) for e in link.evidence)
         out.append(GuideClaim(key, "history", t(key, lang, params, raw=True), evidence))
+    elif link.same is not None and origin is not None and link.fix and link.same.number != reverted:
+        out.append(_same_lines(link, link.same, origin, lang))
     for named in link.named:
         if not named.total or link.adds_only:
             continue  # nothing was blamed, or only lines it does not change: no verdict either way
@@ -319,6 +321,19 @@ def _history(link: HistoryLink | None, lang: str, reverted: int | None = None) -
             blamed = (Evidence(new=f"{named.total} lines blamed, none from #{named.number}", source="history"),)
             out.append(GuideClaim("history.named_unconfirmed", "history", text, (said, *blamed)))
     return out
+
+
+def _same_lines(link: HistoryLink, same: EarlierAdded, origin: PullOrigin, lang: str) -> GuideClaim:
+    """"#K added N of the M code lines this fix adds": only that the same text was added
+    there (:mod:`bot.engine.history.copies`), each line shown with where #K added it."""
+    when = t("history.earlier", lang) if link.days is None else t("history.same_day", lang) if link.days == 0 else t("history.days_earlier", lang, {"count": link.days})
+    people = sanitize.login(origin.author) if _LOGIN.fullmatch(origin.author) else sanitize.quote(origin.author, 60)
+    params = {"number": same.number, "lines": len(same.texts), "count": link.added, "when": when, "people": people,
+              "file": sanitize.code(same.files[0]), "text": sanitize.code(same.texts[0], 80)}  # fmt: skip
+    evidence = tuple(Evidence(path=path, new=f"#{same.number} {_quote(text)}", source="history") for text, path in list(zip(same.texts, same.files))[:3])
+    # "1 of the 1 lines" when it added all of them: said as "the code lines this fix adds".
+    key = "history.fix_adds_same_lines.all" if len(same.texts) >= link.added else "history.fix_adds_same_lines"
+    return GuideClaim(key, "history", t(key, lang, params, raw=True), evidence)
 
 
 def _follows(link: FollowLink | None, lang: str) -> list[GuideClaim]:
