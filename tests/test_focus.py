@@ -249,3 +249,13 @@ def test_existing_code_factors_name_where_without_a_count_the_analysis_cannot_vo
     for key in ("factor.existing", "factor.runtime"):
         text = t(key, lang, {"count": 3, "names": ("A.fit", "B.fit", "C.fit"), "type": "chore"})
         assert "3" not in text and "A.fit" in text
+
+
+def test_an_added_call_is_a_point_only_where_the_file_changed_little_else():
+    from bot.engine.analysis.model import Edit
+
+    call = Edit("call_added", "w.py", "Server.resume", "", "self.engine.wake_up()", "self.engine.wake_up", 12)
+    small = FileAnalysis("w.py", "modified", "source", "python", additions=1, symbols_touched=("Server.resume",), edits=(call,))
+    assert any(p.key and p.key.startswith("focus.edit.call_added") for p in points(small))
+    big = FileAnalysis("w.py", "modified", "source", "python", additions=30, deletions=19, symbols_touched=("Server.resume",), edits=(call,))
+    assert not any(p.key and p.key.startswith("focus.edit.call_added") for p in points(big))

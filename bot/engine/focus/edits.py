@@ -63,8 +63,8 @@ _WEIGHTS = {
     "guard_added": FACT_WEIGHT + 2,
     "return_changed": FACT_WEIGHT + 2,
     "raise_added": FACT_WEIGHT + 2,
-    "call_removed": FACT_WEIGHT + 2,
-    "call_added": FACT_WEIGHT,
+    "call_removed": FACT_WEIGHT,
+    "call_added": FACT_WEIGHT - 6,
     "call_args_added": FACT_WEIGHT,
     "call_args_removed": FACT_WEIGHT,
     "assert_removed": FACT_WEIGHT - 2,
@@ -80,6 +80,8 @@ _WEIGHTS = {
 }
 #: Edits of example scripts and build files weigh this much less than edits of the package.
 _SCRIPT_DISCOUNT = 20
+#: Changed lines of a file above which its added or removed calls make no point of their own.
+_CALL_FILE_LINES = 12
 #: Edits turned into candidate points per pull request (six points are shown).
 _MAX_EDIT_POINTS = 60
 #: The file kinds whose edits make points.
@@ -186,10 +188,15 @@ def edit_points(analysis: DiffAnalysis) -> list[FocusPoint]:
     """Focus points stating exact edits, heaviest first, each with its evidence.
 
     The point's ``symbol`` is the enclosing definition (the path when at module level),
-    so two edits of one definition are one point (the heavier)."""
+    so two edits of one definition are one point (the heavier). A call added or removed
+    makes a point only in a file that changed little else (:data:`_CALL_FILE_LINES`): in a
+    bigger change one call stands for the file less well than the file's own point."""
+    changes = {f.path: f.changes for f in analysis.files}
     # The same edit in several files (one condition fixed in two managers) is one point.
     groups: dict[tuple[str, str, str, str], list[tuple[int, Edit]]] = {}
     for weight, edit in _ranked(analysis)[:_MAX_EDIT_POINTS]:
+        if edit.kind in ("call_added", "call_removed") and changes.get(edit.path, 0) > _CALL_FILE_LINES:
+            continue
         groups.setdefault((edit.kind, edit.old, edit.new, edit.detail), []).append((weight, edit))
     out = []
     for members in groups.values():
