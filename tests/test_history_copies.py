@@ -99,3 +99,13 @@ def test_the_claim_counts_the_lines_and_names_where_they_were_added():
     # Not a fix, or a revert of that very pull request: nothing is said.
     assert _history(HistoryLink(None, link.origin, (), (), (), 9, False, 0, same=same, added=3), "en") == []
     assert _history(link, "en", reverted=12) == []
+
+
+def test_a_few_shared_lines_among_many_and_shared_test_lines_name_nobody():
+    # On verl's history: "#N added 2 of the 43 code lines this fix adds, such as sort_keys = []",
+    # and tests built the same way sharing set-up lines, tied fixes to unrelated pull requests.
+    few = EarlierAdded(5, ("sort_keys = []", "values = list(x)"), ("pkg/a.py",) * 2)
+    assert same_lines((few,), total=43) is None
+    assert same_lines((few,), total=4) == few  # half of what the fix adds
+    test = _file("tests/test_run.py", "@@ -1,2 +1,3 @@\n def test_run():\n+    dataset = Dataset.__new__(Dataset)\n     assert run()")
+    assert added_lines([test]) == {}

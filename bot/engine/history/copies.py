@@ -5,8 +5,8 @@ Pure. SZZ blames lines a fix deletes or rewrites; a fix that completes an earlie
 deletes nothing of #N's, so blame cannot find #N. But the fix *adds* lines #N added: the
 same text. When no pull request clearly wrote the traced lines of a fix, the one merged
 within :data:`WINDOW_DAYS` days before it that added the most of the lines it adds is
-named, when it added at least :data:`MIN_LEAD` times as many of them as the next one, and
-at least :data:`MIN_LINES` of them or all of them. The
+named, when it added at least :data:`MIN_LEAD` times as many of them as the next one, at
+least :data:`MIN_LINES` of them or all of them, and at least half of them. The
 claim is only that: these lines were also added by #N (where, and which), not that #N
 wrote the lines the fix changes.
 
@@ -14,7 +14,7 @@ A line counts when it says something on its own (:func:`added_lines`): at least
 :data:`MIN_TEXT` characters once whitespace is collapsed, with a letter, not a comment or
 an import, not also deleted by the same pull request (a move or a re-wrap adds nothing),
 in a file whose lines :func:`bot.engine.history.lines.trace_plan` traces (code and
-configuration; not documentation, CI, examples or build files).
+configuration; not documentation, CI, examples or build files), tests aside.
 
 Only a source that reads earlier diffs gives the facts (``prguide history`` and
 ``prguide guide --repo`` with a clone, :func:`bot.sources.githistory.history_facts`); the
@@ -49,6 +49,9 @@ MIN_LINES = 2
 #: on the work, and on what the source keeps: a generated sweep adds thousands).
 MAX_TEXTS = 500
 
+#: Kinds of files whose added lines are not compared: those blame does not trace, and tests
+#: (two tests built the same way share set-up lines, which says nothing of what a fix completes).
+_NOT_COMPARED = _SKIPPED_KINDS | {"test"}
 _LETTER = re.compile(r"[A-Za-z]")
 #: Line openers that are comments or docstrings in any language (a language's own are added).
 _COMMENTS = ("#", "//", "/*", "*", '"""', "'''")
@@ -61,7 +64,7 @@ def added_lines(files: Sequence[ChangedFile]) -> dict[str, str]:
     deleted: set[str] = set()
     for f in files:
         hunks = parse_patch(f.patch)
-        if not hunks or _is_lock(f.filename) or kind_of(f.filename, status=f.status, patch=f.patch, changes=f.changes) in _SKIPPED_KINDS:
+        if not hunks or _is_lock(f.filename) or kind_of(f.filename, status=f.status, patch=f.patch, changes=f.changes) in _NOT_COMPARED:
             continue
         language = language_of(f.filename) or ""
         comment = _COMMENTS + COMMENT_PREFIXES.get(language, ())
@@ -97,4 +100,6 @@ def same_lines(
         return None
     top = len(ranked[0].texts)
     runner = len(ranked[1].texts) if len(ranked) > 1 else 0
-    return ranked[0] if top >= min_lead * runner and (top >= min_lines or top >= total) else None
+    # At least half the lines: "#N added 2 of the 43 lines this fix adds" tied the fix to #N
+    # on a line or two any change of that code could write (``sort_keys = []``).
+    return ranked[0] if top >= min_lead * runner and (top >= min_lines or top >= total) and 2 * top >= total else None
