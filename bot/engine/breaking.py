@@ -135,7 +135,8 @@ def consequence_known(fact: Any, f: FileAnalysis) -> bool:
 
 
 def callers_rewritten(name: str, analysis: DiffAnalysis, removed: str | None | object = _MADE_HERE) -> bool:
-    """True when the pull request rewrote calls of ``name``: ``name(`` or ``.name(`` is on
+    """True when the pull request rewrote calls of ``name``: ``name(`` or ``.name(``, or the
+    name passed as a value (``patch(path, name)``, ``executor(self.name, x)``), is on
     a removed line of some file that is not its ``def`` (the author changed the callers
     the repository has). A definition whose callers moved with it is an internal helper
     refactored, not an API removed under its users; an outside caller cannot be seen,
@@ -156,7 +157,7 @@ def callers_rewritten(name: str, analysis: DiffAnalysis, removed: str | None | o
                 if short not in line:
                     continue
                 if call is None:
-                    call = re.compile(rf"(?<![\w]){re.escape(short)}\(|\bimport\b.*(?<![\w.]){re.escape(short)}\b")
+                    call = re.compile(rf"(?<![\w]){re.escape(short)}(?:\(|\s*[,)\]])|\bimport\b.*(?<![\w.]){re.escape(short)}\b")
                 if call.search(line) and not line.lstrip().startswith(("def ", "async def ", "class ")):
                     return True
         return False
@@ -171,7 +172,7 @@ def callers_rewritten(name: str, analysis: DiffAnalysis, removed: str | None | o
         end = len(text) if end < 0 else end
         line = text[start:end]
         if call is None:
-            call = re.compile(rf"(?<![\w]){re.escape(short)}\(|\bimport\b.*(?<![\w.]){re.escape(short)}\b")
+            call = re.compile(rf"(?<![\w]){re.escape(short)}(?:\(|\s*[,)\]])|\bimport\b.*(?<![\w.]){re.escape(short)}\b")
         if call.search(line) and not line.lstrip().startswith(("def ", "async def ", "class ")):
             return True
         at = text.find(short, end + 1)
