@@ -22,6 +22,10 @@ from bot.engine.analysis.patch import CONTEXT, REMOVED, parse_patch
 #: A hunk whose rarest line is in the file more often than this is not looked for (it is
 #: made of lines such as ``}`` or blank ones only, and could match in too many places).
 MAX_CANDIDATES = 200
+#: Places compared, over all the hunks of one file: past it, the file's other hunks place no
+#: line. (Up to MAX_CANDIDATES places per hunk, and a patch may hold tens of thousands of
+#: hunks: a hostile 1.8 MB patch cost 1.4 s of the app's event loop, where the blame runs, per file.)
+MAX_PLACES = 20_000
 
 
 def lines_at_parent(patch: str | None, parent_text: str) -> dict[int, int]:
@@ -32,7 +36,8 @@ def lines_at_parent(patch: str | None, parent_text: str) -> dict[int, int]:
     ``patch`` is GitHub's per-file patch; ``parent_text`` the file at the blamed commit (line
     ends ``\\n`` or ``\\r\\n``; a ``\\r`` ending a line is ignored on both sides, as the patch
     parser drops it). Cost: one pass over ``parent_text`` plus, per hunk, a slice comparison
-    at each place its rarest line occurs.
+    at each place its rarest line occurs, at most :data:`MAX_PLACES` places in all (the
+    hunks after those place no line).
     """
     hunks = parse_patch(patch)
     if not hunks:
@@ -44,11 +49,18 @@ def lines_at_parent(patch: str | None, parent_text: str) -> dict[int, int]:
     for i, line in enumerate(parent):
         where.setdefault(line, []).append(i)
     out: dict[int, int] = {}
+    places = MAX_PLACES
     for hunk in hunks:
         old = [(d.old_line, d.text) for d in hunk.lines if d.kind in (CONTEXT, REMOVED)]
         if not old:
             continue
-        start = _unique_place([text for _, text in old], parent, where)
+        block = [text for _, text in old]
+        # The anchor's places, as _unique_place counts them (a hunk past MAX_CANDIDATES costs none).
+        seen = min(len(where.get(text, ())) for text in block)
+        places -= seen if seen <= MAX_CANDIDATES else 0
+        if places < 0:
+            break  # precision first: no line rather than an unbounded search
+        start = _unique_place(block, parent, where)
         if start is None:
             continue
         for offset, (number, _text) in enumerate(old):
