@@ -11,13 +11,19 @@ found there exactly once gives its lines their number there; a hunk not found (t
 branch changed those lines) or found more than once (no telling which) gives none, so
 nothing is said of its lines (precision first). A file the base branch left alone finds
 every hunk where the patch says, and nothing moves.
+
+A hunk found elsewhere than the patch says may also be an identical copy of its lines
+while the base branch changed the hunk's own outer context (three lines from the change:
+no merge conflict). The lines next to each change, which the base branch could not
+change without a conflict, are then looked for too: when they are in the file more than
+once, the hunk's own place may be any of them, and the hunk places no line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from bot.engine.analysis.patch import CONTEXT, REMOVED, parse_patch
+from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, Hunk, parse_patch
 
 #: A hunk whose rarest line is in the file more often than this is not looked for (it is
 #: made of lines such as ``}`` or blank ones only, and could match in too many places).
@@ -51,21 +57,49 @@ def lines_at_parent(patch: str | None, parent_text: str) -> dict[int, int]:
     out: dict[int, int] = {}
     places = MAX_PLACES
     for hunk in hunks:
-        old = [(d.old_line, d.text) for d in hunk.lines if d.kind in (CONTEXT, REMOVED)]
-        if not old:
+        numbers, block, core = _old_side(hunk)
+        if not block:
             continue
-        block = [text for _, text in old]
-        # The anchor's places, as _unique_place counts them (a hunk past MAX_CANDIDATES costs none).
-        seen = min(len(where.get(text, ())) for text in block)
-        places -= seen if seen <= MAX_CANDIDATES else 0
+        places -= _cost(block, where)
         if places < 0:
             break  # precision first: no line rather than an unbounded search
         start = _unique_place(block, parent, where)
         if start is None:
             continue
-        for offset, (number, _text) in enumerate(old):
+        if start + 1 != numbers[0]:
+            # Moved: its own place, or an identical copy of it while the base branch changed its
+            # outer context? The lines by the changes are at its own place whatever the base did.
+            places -= _cost(core, where)
+            if places < 0 or _unique_place(core, parent, where) is None:
+                continue
+        for offset, number in enumerate(numbers):
             out[number] = start + offset + 1
     return out
+
+
+def _old_side(hunk: Hunk) -> tuple[list[int], list[str], list[str]]:
+    """``(old line numbers, their texts, the texts by the changes)`` of a hunk's old side (context
+    and removed lines); the last are those from the line before its first change (a removed
+    line, or an insertion) to the line after its last one."""
+    numbers: list[int] = []
+    block: list[str] = []
+    near: list[int] = []
+    for d in hunk.lines:
+        if d.kind == ADDED:
+            near += (len(block) - 1, len(block))  # the old lines either side of the insertion
+        elif d.kind in (CONTEXT, REMOVED):
+            if d.kind == REMOVED:
+                near += (len(block) - 1, len(block) + 1)
+            numbers.append(d.old_line)
+            block.append(d.text)
+    inside = [i for i in near if 0 <= i < len(block)]
+    return numbers, block, block[min(inside) : max(inside) + 1] if inside else block
+
+
+def _cost(block: Sequence[str], where: Mapping[str, list[int]]) -> int:
+    """Places :func:`_unique_place` compares ``block`` at: its rarest line's (none past MAX_CANDIDATES)."""
+    seen = min(len(where.get(text, ())) for text in block)
+    return seen if seen <= MAX_CANDIDATES else 0
 
 
 def _unique_place(block: Sequence[str], lines: Sequence[str], where: Mapping[str, list[int]]) -> int | None:
