@@ -13,7 +13,8 @@ file in between, the patch's line numbers name other lines there, and their blam
 pull requests. So the same query reads each blamed file at the parent (``Repository.object``
 with the expression ``<merge commit>~1:<path>``, a ``Blob``) and finds each hunk's old side
 in it (:mod:`bot.engine.history.drift`): the lines of a hunk found once are blamed where
-they are now, those of a hunk the base branch changed (not found, or found twice) are
+they are now, those of a hunk the base branch changed (not found, or found twice, or
+found elsewhere while the lines by its changes are in the file twice: a copy) are
 left out, and a file that cannot be read whole (missing, binary, cut at GitHub's 512 KiB
 ``Blob.text`` limit) gives no line: exact or silent.
 

@@ -78,13 +78,14 @@ def split_label(
     flt: GuideFilter | None, per_label: int, limit: int | None = None, offset: int = 0
 ) -> tuple[str | None, GuideFilter]:
     """``(label, the rest of the filter)`` for :meth:`GuideStore.section_page`; ``ValueError`` for
-    ``per_label`` or ``limit`` (labels of a page; ``None``: all) below 1, or ``offset`` below 0."""
+    ``per_label`` or ``limit`` (labels of a page; ``None``: all) below 1, or ``offset`` outside
+    0-:data:`MAX_OFFSET`."""
     if per_label < 1:
         raise ValueError(f"per_label must be at least 1, got {per_label}")
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be at least 1, got {limit}")
-    if offset < 0:
-        raise ValueError(f"offset must not be negative, got {offset}")
+    if not 0 <= offset <= MAX_OFFSET:
+        raise ValueError(f"offset must be between 0 and {MAX_OFFSET}, got {offset}")
     flt = flt or GuideFilter()
     return flt.label, dataclasses.replace(flt, label=None)
 
@@ -137,12 +138,17 @@ def check_filter(flt: GuideFilter) -> None:
         raise ValueError(f"minimum importance must be a whole number 1-10, got {flt.min_importance!r}")
 
 
+#: Largest ``offset`` a store takes: SQLite and PostgreSQL read ``OFFSET`` as a signed 64-bit
+#: integer, and past it they fail as a database error would (``OverflowError``, ``DataError``).
+MAX_OFFSET = 2**62
+
+
 def check_page(limit: int, offset: int) -> None:
-    """Raise :class:`ValueError` unless ``limit`` is 1-:data:`MAX_LIMIT` and ``offset`` >= 0."""
+    """Raise :class:`ValueError` unless ``limit`` is 1-:data:`MAX_LIMIT` and ``offset`` 0-:data:`MAX_OFFSET`."""
     if not 1 <= limit <= MAX_LIMIT:
         raise ValueError(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
-    if offset < 0:
-        raise ValueError(f"offset must not be negative, got {offset}")
+    if not 0 <= offset <= MAX_OFFSET:
+        raise ValueError(f"offset must be between 0 and {MAX_OFFSET}, got {offset}")
 
 
 #: The columns of a :class:`GuideRow`, in the order :func:`guide_row` reads them.

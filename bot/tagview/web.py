@@ -74,6 +74,11 @@ MAX_SEARCH = 200
 #: Largest ``per_page`` of ``tags.json`` (larger values are lowered to it, as GitHub does).
 MAX_PER_PAGE = 100
 DEFAULT_PER_PAGE = 30
+#: Largest ``page`` accepted (a larger one is a 400): far past the last page of any store, and
+#: ``(page - 1) x`` any page size stays inside the 64-bit integers SQLite and PostgreSQL
+#: take for ``OFFSET`` (past them SQLite raised ``OverflowError``, a 500, and PostgreSQL
+#: ``bigint out of range``, a 503 that told monitoring the database was down).
+MAX_PAGE = 1_000_000
 #: Threads reading and rendering tag-view pages, per process: pages beyond it wait their turn.
 PAGE_THREADS = 4
 _executor: ThreadPoolExecutor | None = None
@@ -196,16 +201,20 @@ def _filter_params(flt: GuideFilter) -> dict[str, str | None]:
     }
 
 
-def _positive(query: Mapping[str, str], name: str, default: int) -> int:
+def _positive(query: Mapping[str, str], name: str, default: int, *, most: int | None = None) -> int:
+    """The whole number ``query[name]`` (``default`` when absent or empty), at least 1 and at
+    most ``most``; raises :class:`FilterError` naming ``name`` otherwise."""
     raw = (query.get(name) or "").strip()
     if not raw:
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise FilterError(f"{name} must be a whole number >= 1, got {raw!r}") from None
-    if value < 1:
-        raise FilterError(f"{name} must be a whole number >= 1, got {raw!r}")
+    # ASCII digits only: int() also reads "+2", "1_0" and other scripts' digits ("١٢").
+    digits = raw.lstrip("0")
+    if not (raw.isascii() and raw.isdigit()) or not digits:
+        raise FilterError(f"{name} must be a whole number >= 1, got {raw[:40]!r}")
+    # More than 20 digits is past any limit (and int() refuses past 4,300 digits).
+    value = int(digits) if len(digits) <= 20 else 10**20
+    if most is not None and value > most:
+        raise FilterError(f"{name} must be at most {most}, got {raw[:40]!r}")
     return value
 
 
@@ -298,7 +307,7 @@ class TagView:
         repository = self._repository(request, lang)
         try:
             flt = parse_filters(request.query)
-            page = _positive(request.query, "page", 1)
+            page = _positive(request.query, "page", 1, most=MAX_PAGE)
         except FilterError as exc:
             return _error(400, "bad_request", lang, text=str(exc))
         labels = self.store.labels(repository)
@@ -423,7 +432,7 @@ class TagView:
         repository = self._repository(request, "en", as_json=True)
         try:
             flt = parse_filters(request.query)
-            page = _positive(request.query, "page", 1)
+            page = _positive(request.query, "page", 1, most=MAX_PAGE)
             per_page = min(_positive(request.query, "per_page", DEFAULT_PER_PAGE), MAX_PER_PAGE)
         except FilterError as exc:
             return _json({"error": str(exc)}, status=400)

@@ -184,16 +184,22 @@ _BARE_URL = re.compile(r"^\s*<?https?://\S+>?\s*$")
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 
 
-def _first_sentence(text: str) -> str:
+def _first_sentence(text: str, *, over_template: bool = False) -> str:
     """The first informative sentence of ``text`` (see :func:`_informative`). A
     paragraph's hard-wrapped lines are read as one text up to the sentence end; list
-    items, tables, code, quotes, HTML and images are skipped; a link keeps its text."""
+    items, tables, code, quotes, HTML and images are skipped; a link keeps its text.
+    With ``over_template`` (the "what" section, whose template opens with a quote) a quote
+    that opens ``text`` is read as the author's own words."""
+    opening = over_template
     for paragraph in _PARAGRAPH_BREAK.split(text):
         lines = [line.strip() for line in paragraph.split("\n") if line.strip() and not _BARE_URL.match(line)]
-        if lines and lines[0].startswith(">") and not lines[0].lstrip("> ").startswith("[!"):
+        if opening and lines and lines[0].startswith(">") and not lines[0].lstrip("> ").startswith("[!"):
             # Authors often write over the template's "> Add concise overview …" and keep its
             # quote marker (the template's own words were dropped by _clean): their text.
+            # Only there: a quote elsewhere is someone else's words (the issue's "… now
+            # crashes"), never what this change does.
             lines = [line.lstrip(">").strip() for line in lines if line.lstrip(">").strip()]
+        opening = opening and not lines
         if lines and _BULLET.match(lines[0]) and not _UNTICKED.match(lines[0]):
             # A list: its first item, read to its end over hard-wrapped lines.
             lines = [_bullets("\n".join(lines))[0]]
@@ -477,7 +483,7 @@ def parse_description(body: object) -> Description:
     joined = {k: v for k, v in joined.items() if v}
     # A body without a "what" section ("## Problem", "## Fix") says what it does in its design
     # or fix section: its first sentence or list item.
-    purpose = _first_sentence(joined.get("what", "")) or _first_sentence(joined.get("", "")) or _first_sentence(joined.get("design", ""))
+    purpose = _first_sentence(joined.get("what", ""), over_template=True) or _first_sentence(joined.get("", "")) or _first_sentence(joined.get("design", ""))
     points = _bullets(joined.get("design", ""))
     return Description(
         purpose=purpose,
