@@ -500,8 +500,8 @@ def test_a_call_added_to_or_taken_out_of_an_existing_function_is_said_exactly():
 @pytest.mark.parametrize(
     "patch",
     [
-        # a log line, a list append: no behaviour worth a point
-        "@@ -10,3 +10,5 @@ def fit(self):\n     a()\n+    logger.info('x')\n+    self.items.append(1)\n     b()\n",
+        # a log line, a list append, a project's own log helper: no behaviour worth a point
+        "@@ -10,3 +10,6 @@ def fit(self):\n     a()\n+    logger.info('x')\n+    self.items.append(1)\n+    log_gpu_memory_usage('x', logger=logger)\n     b()\n",
         # the call moved within the file: neither added nor removed
         "@@ -10,4 +10,4 @@ def fit(self):\n-    self.sync()\n     a()\n+    self.sync()\n     b()\n",
         # a run that does more than call: a rewrite
@@ -514,3 +514,23 @@ def test_a_call_added_to_or_taken_out_of_an_existing_function_is_said_exactly():
 )
 def test_calls_that_are_no_change_of_an_existing_function_are_not_said(patch):
     assert not any(e.kind in ("call_added", "call_removed") for e in _one_file(patch).edits)
+
+
+def test_an_assert_moved_into_a_block_the_diff_opens_is_not_removed():
+    # fresh-l #3404: `assert spec is not None` went under a new `if module is None:`.
+    patch = ("@@ -64,9 +64,10 @@ def get_fn(config):\n     if not path:\n         return None\n"
+             "-    spec = load(path)\n-    assert spec is not None\n-    module = build(spec)\n"
+             "     name = config.get('name')\n     assert name is not None\n"
+             "+    module = cache.get('m')\n+    if module is None:\n+        spec = load(path)\n+        assert spec is not None\n+        module = build(spec)\n"
+             "     return getattr(module, name)\n")
+    assert not any(e.kind == "assert_removed" for e in _one_file(patch).edits)
+
+
+def test_a_function_defined_inside_a_method_the_hunk_starts_in_is_no_method():
+    # fresh-l #3955: "FullyAsyncRayPPOTrainer.compute_old_log_prob" named a local function.
+    patch = ("@@ -350,4 +350,7 @@ class Trainer:\n         batch = self.prepare()\n"
+             "+        def compute_old_log_prob(batch):\n+            return self.actor.log_prob(batch)\n+\n"
+             "         out = run(batch)\n         return out\n")
+    f = _one_file(patch)
+    assert "Trainer.compute_old_log_prob" not in {d.name for d in f.definitions_added}
+    assert "Trainer.compute_old_log_prob" not in f.symbols_touched

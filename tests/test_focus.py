@@ -116,7 +116,7 @@ import re  # noqa: E402
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
-from bot.engine.focus.points import _mentions  # noqa: E402
+from bot.engine.focus.wiring import _mentions  # noqa: E402
 
 _PIECES = st.sampled_from(["load_ckpt", "x", "_", ".", "(", " ", "\t", '"', "'", "@", "é", "٣", "-", "a1", ":", "\n"])
 
@@ -259,3 +259,26 @@ def test_an_added_call_is_a_point_only_where_the_file_changed_little_else():
     assert any(p.key and p.key.startswith("focus.edit.call_added") for p in points(small))
     big = FileAnalysis("w.py", "modified", "source", "python", additions=30, deletions=19, symbols_touched=("Server.resume",), edits=(call,))
     assert not any(p.key and p.key.startswith("focus.edit.call_added") for p in points(big))
+
+
+def test_checks_of_a_function_the_diff_removes_or_moves_are_not_points_of_their_own():
+    # fresh-l #3505: `_determine_resume_path` moved to another class whole; "check removed (it
+    # raised AssertionError) (and 4 more like it)" read as resume validation dropped.
+    from bot.engine.analysis.model import BehaviourFact
+
+    fact = BehaviourFact("check_removed", "t.py", "SFTTrainer._determine_resume_path", "assert os.path.exists(p)", "", "AssertionError", 180, True)
+    gone = FileAnalysis("t.py", "modified", "source", "python", deletions=30, behaviour=(fact,),
+                        definitions_removed=(Definition("SFTTrainer._determine_resume_path", "method"),))
+    assert not any(p.key == "focus.fact.check_removed" for p in points(gone))
+    kept = FileAnalysis("t.py", "modified", "source", "python", deletions=1, behaviour=(fact,), symbols_touched=("SFTTrainer._determine_resume_path",))
+    assert any(p.key == "focus.fact.check_removed" for p in points(kept))
+
+
+def test_a_version_check_whose_branches_do_nothing_is_no_compatibility_handling():
+    # fresh-l #3295: `if sys.version_info >= (3, 11): pass / else: pass` was the first focus point.
+    dead = FileAnalysis("m.py", "added", "source", "python", additions=6, shims=("version check: if sys.version_info >= (3, 11):",),
+                        added_lines=("import sys", "if sys.version_info >= (3, 11):", "    pass", "else:", "    pass", "x = 1"))
+    assert not any(p.key == "focus.shim" for p in points(dead))
+    live = FileAnalysis("m.py", "added", "source", "python", additions=6, shims=("version check: if sys.version_info >= (3, 11):",),
+                        added_lines=("import sys", "if sys.version_info >= (3, 11):", "    import tomllib", "else:", "    import tomli as tomllib"))
+    assert any(p.key == "focus.shim" for p in points(live))

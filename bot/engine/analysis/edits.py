@@ -610,7 +610,8 @@ def _calls(stmts: list[_Stmt], side: str, lines: Sequence[DiffLine], section: st
         if not isinstance(value, ast.Call):
             return  # the run does more than call: a rewrite, said (or not) by the other edits
         callee = _unparse(value.func)
-        if not callee or callee.startswith(_LOG_CALLS) or callee.endswith(_CONTAINER_CALLS):
+        last = callee.rpartition(".")[2]
+        if not callee or callee.startswith(_LOG_CALLS) or callee.endswith(_CONTAINER_CALLS) or last.startswith(("log_", "print_")):
             continue
         symbol = enclosing(lines, s.index, side, s.indent, section)[0]
         if not symbol or (side == ADDED and _opener_is_new(lines, s.index, s.indent, False)):
@@ -625,16 +626,19 @@ def _calls(stmts: list[_Stmt], side: str, lines: Sequence[DiffLine], section: st
 
 def _drop_moved_calls(edits: list[Edit], hunks: Sequence[Hunk]) -> list[Edit]:
     """``edits`` without a call said added (removed) whose statement a removed (added) line
-    of the file still holds: the call moved within the file, it was neither added nor dropped."""
-    if not any(e.kind in ("call_added", "call_removed") for e in edits):
+    of the file still holds, nor an assert said removed that an added line still makes (it
+    went into a block the diff opens, #3404): moved within the file, not added or dropped."""
+    if not any(e.kind in ("call_added", "call_removed", "assert_removed") for e in edits):
         return edits
     sides: dict[str, set[str]] = {ADDED: set(), REMOVED: set()}
     for hunk in hunks:
         for line in hunk.lines:
             if line.kind != CONTEXT:
                 sides[line.kind].add(" ".join(line.text.split()))
+    asserts = {text.partition(",")[0].rstrip() for text in sides[ADDED] if text.startswith("assert ")}
     return [e for e in edits if not ((e.kind == "call_added" and e.new in sides[REMOVED])
-                                     or (e.kind == "call_removed" and e.old in sides[ADDED]))]  # fmt: skip
+                                     or (e.kind == "call_removed" and e.old in sides[ADDED])
+                                     or (e.kind == "assert_removed" and not e.old.endswith("…") and f"assert {e.old}" in asserts))]  # fmt: skip
 
 
 def _drop_reraised(edits: list[Edit], hunks: Sequence[Hunk]) -> list[Edit]:

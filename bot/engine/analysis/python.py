@@ -156,7 +156,9 @@ def _block(stack: list[_Block], indent: int, name: str, is_class: bool) -> _Bloc
     parent = stack[-1] if stack else None
     if parent is None:
         return _Block(indent, is_class, name, False, "class" if is_class else "function")
-    if parent.nested or not parent.is_class:
+    # A def more than one level inside its class is inside a method whose own def line the
+    # hunk does not show (it starts in the method's body): a local function, not a method.
+    if parent.nested or not parent.is_class or indent - parent.indent > 4:
         return _Block(indent, is_class, parent.symbol, True, "class" if is_class else "function")
     return _Block(indent, is_class, f"{parent.symbol}.{name}", False, "class" if is_class else "method")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -42,6 +42,7 @@ from bot.engine.focus.model import (
     ReviewSummary,
 )
 from bot.engine.focus.renames import rename_map
+from bot.engine.focus.wiring import entry_points
 from bot.engine.focus.names import (
     added_texts,
     changed_texts,
@@ -238,7 +239,7 @@ def focus_points(
     by_path = {f.path: f for f in analysis.files}
     # Which new API is an entry point is only worth finding out for the points shown.
     added_names = {n for p in chosen if p.key == "focus.added" for n in p.params.get("names", ())}
-    entries = _entry_points(analysis, added_names)
+    entries = entry_points(analysis, added_names)
     shown: set[str] = set()
     out = []
     removed_cache: list[str] = []
@@ -364,6 +365,8 @@ def _fact_points(
             continue  # a return annotation is no contract: the code may have returned that shape before
         if fact.kind in ("check_added", "check_removed") and not _existing_function(fact.symbol, f):
             continue  # a check in a function this diff adds refuses nothing that used to pass
+        if fact.kind == "check_removed" and not _existing_function(fact.symbol, f, removed=True):
+            continue  # the whole function went (or moved): its removal is the point, not its checks
         if fact.kind in ("check_added", "check_removed") and (fact.path, fact.line) in stated:
             continue
         if fact.kind == "default_changed" and fact.symbol.endswith(")") and (fact.path, fact.line) in stated:
@@ -487,81 +490,6 @@ def _env_points(analysis: DiffAnalysis, behaviour: Sequence[Any], house: set[str
     return out
 
 
-def _entry_points(analysis: DiffAnalysis, called: set[str]) -> dict[str, tuple[str, str]]:
-    """Of the new symbols ``called``, those the change wires in, each with how:
-    ``("call", path)`` when the added lines of another file ``path`` call it (or apply it
-    as a decorator), ``("name", path)`` when they only quote its name, ``("register", "@decorator")`` when a ``@...register...``
-    decorator registers it where it is defined. A helper only its own new file calls is
-    structure, left out."""
-    if not called:
-        return {}
-    out: dict[str, tuple[str, str]] = {}
-    home = {d.name: f.path for f in analysis.files for d in f.definitions_added if d.name in called}
-    # A short name several new definitions share ("get_model_parallel_group" added to four
-    # engine classes) cannot be traced from a call: a call in one of their files is another's.
-    defined = Counter(short_name(d.name) for f in analysis.files[:MAX_DESCRIBED_FILES] for d in f.definitions_added)
-    everything = "\n".join([line for f in analysis.files[:MAX_DESCRIBED_FILES] if f.kind not in ("docs", "generated", "binary") for line in f.added_lines])
-    for name in sorted(called):
-        short = short_name(name)
-        if len(short) < 6 or short in _GENERIC_NAMES or everything.count(short) < 2 or defined[short] > 1:
-            continue  # `main(` in another file is more likely another `main`; one mention is the definition
-        register = None  # compiled only for a file that registers something: most names have none
-        for f in analysis.files[:MAX_DESCRIBED_FILES]:
-            if f.kind in ("docs", "generated", "binary") or not f.added_lines:
-                continue
-            if f.path != home.get(name):
-                lines = [line for line in f.added_lines if short in line]
-                if not lines:
-                    continue
-                how = max((_mentions(line, short) for line in lines), key=("", "name", "call").index)
-                if how:
-                    out[name] = (how, f.path)
-                    break
-            else:
-                text = "\n".join(f.added_lines)
-                if "regist" not in text:
-                    continue
-                if register is None:
-                    register = re.compile(rf"(@[\w.]*regist\w*)[^\n]*\n(?:[ \t]*@[^\n]*\n)*[ \t]*(?:async\s+)?(?:def|class)\s+{re.escape(short)}\b")
-                found = register.search(text)
-                if found:
-                    out[name] = ("register", found.group(1))
-                    break
-    return out
-
-
-def _is_word(ch: str) -> bool:
-    """True for what a regex's ``\\w`` matches."""
-    return ch.isalnum() or ch == "_"
-
-
-def _mentions(line: str, short: str) -> str:
-    """``"call"`` when ``line`` calls ``short`` (``short(``, ``obj.short (``, not
-    ``other_short(``) or applies it as a decorator (``@short``), ``"name"`` when it only
-    quotes it (``"short"``), else ``""``: what the regex
-    ``(?<![\\w.])(?:[\\w.]*\\.)?short\\s*\\(|["']short["']|@short\\b`` finds, without
-    compiling one per name."""
-    quoted = ""
-    size = len(short)
-    at = line.find(short)
-    while at >= 0:
-        before = line[at - 1] if at else ""
-        end = at + size
-        after = line[end : end + 1]
-        if not (before and _is_word(before)) and line[end:].lstrip().startswith("("):
-            return "call"
-        if before and before in "\"'" and after and after in "\"'":
-            quoted = "name"
-        if before == "@" and _is_word(short[-1]) != bool(after and _is_word(after)):
-            return "call"
-        at = line.find(short, at + 1)
-    return quoted
-
-
-#: Names too common for a call in another file to be a call of *this* definition.
-_GENERIC_NAMES = frozenset({"main", "run", "setup", "build", "apply", "create", "forward", "update", "process", "execute", "start", "launch", "handler", "wrapper", "helper", "compute"})
-
-
 def _leaf_keys(keys: list[str], named: set[str]) -> list[str]:
     """The keys a user sets: not a section that holds other new keys (``hybrid``
     beside ``hybrid.enable``), not ``_target_``; those the description names first."""
@@ -570,11 +498,27 @@ def _leaf_keys(keys: list[str], named: set[str]) -> list[str]:
     return sorted(leaves, key=lambda k: short_name(k) not in named)
 
 
-def _existing_function(symbol: str, f: FileAnalysis | None) -> bool:
-    """True when ``symbol`` (or the class holding it) is not one the diff adds in ``f``."""
-    if f is None or f.status == "added":
+def _branches_do_nothing(snippet: str, added: Sequence[str]) -> bool:
+    """True when the added ``if`` line ``snippet`` opens only empty branches (``if
+    sys.version_info >= (3, 11): pass`` / ``else: pass``, #3295): no second version is served."""
+    head = snippet.rstrip("…").strip()
+    lines = [line.strip() for line in added]
+    at = next((i for i, line in enumerate(lines) if line.startswith(head)), -1) if head else -1
+    if at < 0:
         return False
-    added = {d.name for d in f.definitions_added}
+    body = [line for line in lines[at + 1 : at + 6] if line]
+    empty = ("pass", "...")
+    if not body or body[0] not in empty:
+        return False
+    return len(body) < 2 or body[1] != "else:" or (len(body) > 2 and body[2] in empty)
+
+
+def _existing_function(symbol: str, f: FileAnalysis | None, *, removed: bool = False) -> bool:
+    """True when ``symbol`` (or the class holding it) is not one the diff adds in ``f``
+    (with ``removed``: not one it removes, and ``f`` is not removed whole)."""
+    if f is None or f.status == ("removed" if removed else "added"):
+        return False
+    added = {d.name for d in (f.definitions_removed if removed else f.definitions_added)}
     while symbol:
         if symbol in added:
             return False
@@ -629,7 +573,7 @@ def _file_points(
         for shim in f.shims:
             what, _, snippet = shim.partition(": ")
             # A hasattr() probe is not evidence of a second version being served.
-            if what in ("import fallback", "version check"):
+            if what in ("import fallback", "version check") and not _branches_do_nothing(snippet, f.added_lines):
                 points.append(FocusPoint(f.path, None, "focus.shim", {"what": what, "code": snippet or what}, weight=API_WEIGHT + 5))
                 break
     deps = [d for d in f.dependency_changes if not _TEMPLATED.search(d.name)]
