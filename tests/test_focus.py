@@ -282,3 +282,13 @@ def test_a_version_check_whose_branches_do_nothing_is_no_compatibility_handling(
     live = FileAnalysis("m.py", "added", "source", "python", additions=6, shims=("version check: if sys.version_info >= (3, 11):",),
                         added_lines=("import sys", "if sys.version_info >= (3, 11):", "    import tomllib", "else:", "    import tomli as tomllib"))
     assert any(p.key == "focus.shim" for p in points(live))
+
+
+def test_a_setter_added_where_a_method_went_is_no_rename():
+    # fresh-l #3439: "CriticWorker.loss_fn renamed to CriticWorker.set_loss_fn" (a new setter).
+    from bot.engine.focus.renames import renamed_pairs
+
+    f = FileAnalysis("w.py", "modified", "source", "python",
+                     definitions_removed=(Definition("CriticWorker.loss_fn", "method"), Definition("clear_rocm_attention_weight_caches", "function")),
+                     definitions_added=(Definition("CriticWorker.set_loss_fn", "method"), Definition("refresh_rocm_attention_weight_caches", "function")))
+    assert renamed_pairs(f) == (("clear_rocm_attention_weight_caches", "refresh_rocm_attention_weight_caches"),)

@@ -216,3 +216,15 @@ def test_code_spans_read_as_their_text_as_the_callback_did():
         assert _plain(text) == html.unescape(span.sub(lambda m: m.group(2), text))
 
     check()
+
+
+def test_the_audience_share_counts_every_changed_line_inside_the_named_folder():
+    # fresh-l #3955: "recipe/fully_async_policy/ (50 %)" where every changed code line was
+    # in that folder, half of them in its shell/ example scripts.
+    files = (
+        FileAnalysis("recipe/fa/trainer.py", "modified", "source", "python", additions=190, deletions=0),
+        FileAnalysis("recipe/fa/shell/run.sh", "added", "example", "shell", additions=182, deletions=0),
+        FileAnalysis("examples/other.sh", "modified", "example", "shell", additions=28, deletions=0),
+    )
+    (claim,) = [c for c in build(facts([POINT], files=files), "en") if c.section == "audience"]
+    assert claim.text == "For anyone working on `recipe/fa/` (93 % of the changed code lines)."

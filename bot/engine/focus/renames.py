@@ -47,7 +47,8 @@ def renamed_pairs(f: FileAnalysis) -> tuple[tuple[str, str], ...]:
                 if old.name in taken or "_" not in old.name or not old.public:
                     continue
                 tail = tuple(short_name(old.name).lower().rsplit("_", 2)[-2:])
-                matches = [d for d in by_tail.get(tail, ()) if d.kind == old.kind and d.name not in taken and _shared_tail(old.name, d.name)]
+                matches = [d for d in by_tail.get(tail, ()) if d.kind == old.kind and d.name not in taken and _shared_tail(old.name, d.name)
+                           and not _accessor_of(old.name, d.name)]  # fmt: skip
                 if len(matches) == 1:
                     pairs.append((old.name, matches[0].name))
                     taken.update((old.name, matches[0].name))
@@ -65,3 +66,15 @@ def _shared_tail(a: str, b: str) -> bool:
     while shared < min(len(wa), len(wb)) and wa[-1 - shared] == wb[-1 - shared]:
         shared += 1
     return shared >= 2 and shared * 2 > max(len(wa), len(wb)) - 1 and a != b
+
+
+#: Verbs that make an accessor of a name: ``set_loss_fn`` sets ``loss_fn``, it is not it renamed.
+_ACCESSOR_VERBS = frozenset({"set", "get", "is", "has", "make", "build", "create", "init", "reset", "update", "with"})
+
+
+def _accessor_of(old: str, new: str) -> bool:
+    """True when ``new`` is an accessor verb put before the whole of ``old`` (``loss_fn`` ->
+    ``set_loss_fn``, fresh-l #3439): a new method beside what went, not the same one renamed."""
+    old_short, new_short = short_name(old), short_name(new)
+    verb, _, rest = new_short.partition("_")
+    return rest == old_short and verb.lower() in _ACCESSOR_VERBS

@@ -543,16 +543,22 @@ def _top_dirs(analysis: DiffAnalysis, n: int = 2) -> tuple[list[str], int]:
     folders beside the real change), so the share is stated and small ones are left out."""
     weight: dict[str, int] = defaultdict(int)
     total = 0
+    counted: list[tuple[str, int]] = []
     for f in analysis.files:
         if f.kind in _AUDIENCE_TOTAL_KINDS and f.status != "removed" and not f.prose_only:
             # Examples and CI count in the whole a reader calls "the changed code", so one
             # requirements line beside 58 workflow lines is not "100 % of the code".
             total += f.changes or 1
+            counted.append((f.path, f.changes or 1))
             if f.kind in ("source", "config", "build"):
                 head = f.path.rsplit("/", 1)[0] + "/" if "/" in f.path else f.path
                 weight[head] += f.changes or 1
     ranked = [(d, w) for d, w in sorted(weight.items(), key=lambda kv: (-kv[1], kv[0]))[:n] if w >= _AUDIENCE_SHARE * total]
-    share = int(100 * sum(w for _, w in ranked) / total) if ranked else 0
+    # The share is of every counted line in the named folders, their example scripts and
+    # sub-folders included ("50 %" was said of a folder holding all the changed code, #3955).
+    dirs = [d for d, _ in ranked]
+    inside = sum(lines for path, lines in counted if any(path.startswith(d) if d.endswith("/") else path == d for d in dirs))
+    share = int(100 * inside / total) if ranked else 0
     if share < _AUDIENCE_MIN_SHARE:
         return [], 0  # the named folders hold less than half of the change: they are not who it is for
     return [d for d, _ in ranked], share
