@@ -504,6 +504,11 @@ def _factors(
             # Running or parsing untrusted input can cost more than a wrong number.
             key = f"factor.{tok.kind}_{'added' if tok.added else 'removed'}"
             factors.append(Factor(2 if tok.kind == "untrusted" else 1, tok.kind, key, {"file": tok.path, "code": tok.token.rstrip("(")}, "risk", (tok.evidence,)))
+    broken = [e for e in analysis.edits if e.kind == "continuation_broken"]
+    if broken:
+        # A command cut short fails, or runs without the arguments after the break: never safe to skip.
+        factors.append(Factor(4, "broken-command", "factor.broken_command", {"file": broken[0].path, "line": broken[0].line}, "risk",
+                              tuple(e.evidence for e in broken[:3])))
     _capped(factors, "risk", MAX_RISK)
     tests = [t for f in analysis.files for t in f.tests_added]
     # A fix that comes with its regression test shows what was wrong; a feature's tests come with it anyway.

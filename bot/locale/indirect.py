@@ -365,6 +365,7 @@ IDS = (
     N_("factor.concurrency_removed"),
     N_("factor.untrusted_added"),
     N_("factor.untrusted_removed"),
+    N_("factor.broken_command"),
     NP_("follow.no_tests", "follow.no_tests"),
     NP_("breaking.keys_removed", "breaking.keys_removed"),
     NP_("factor.existing", "factor.existing"),

@@ -34,6 +34,7 @@ from bot.engine.analysis.config_keys import KeyChanges, config_changes
 from bot.engine.analysis.deps import dependency_changes, submodule_change
 from bot.engine.analysis.edit_filters import sentinel_default
 from bot.engine.analysis.quote import small_change
+from bot.engine.analysis.shell import broken_continuations
 from bot.engine.analysis.edit_consequence import CONDITIONED, introduced_names, mark_new_only
 from bot.engine.analysis.edits import Budget, edits_from_facts, file_edits
 from bot.engine.analysis.envvars import EnvFacts, dialect_of, env_facts, reconcile
@@ -173,6 +174,10 @@ def _analyse_file(
         facts["todos_added"] = todos_added(added)
         if kind in _FIELD_KINDS and prose_only(hunks, language):
             facts["prose_only"] = True
+        if language == "shell":
+            breaks = broken_continuations(hunks, path)
+            if breaks:
+                facts["edits"] = breaks
         dialect = dialect_of(language, kind, patch)
         if dialect is not None:
             found = env_facts(hunks, dialect, path, kind, file.status)

@@ -53,6 +53,7 @@ EDIT_KINDS = (
     "call_replaced",  # another callee, the same arguments
     "call_added",  # a call statement added to an existing block, nothing else in its run
     "call_removed",  # the reverse: a call statement taken out, nothing put in its place
+    "continuation_broken",  # a shell command's backslash continuation ended by a comment or blank line
     "parameter_default_changed",
     "return_changed",
     "constant_changed",  # a module or class constant's value

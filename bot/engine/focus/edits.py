@@ -44,6 +44,8 @@ _KEYS = {
     "branch_added_new": (N_("focus.edit.branch_added_new"), N_("focus.edit.branch_added_new.at")),
     "call_added": (N_("focus.edit.call_added"), N_("focus.edit.call_added.at")),
     "call_removed": (N_("focus.edit.call_removed"), N_("focus.edit.call_removed.at")),
+    "continuation_broken": (N_("focus.edit.continuation_broken"), N_("focus.edit.continuation_broken.at")),
+    "continuation_broken_blank": (N_("focus.edit.continuation_broken_blank"), N_("focus.edit.continuation_broken_blank.at")),
     "lines_replaced": (N_("focus.edit.lines_replaced"), N_("focus.edit.lines_replaced.at")),
     "lines_added": (N_("focus.edit.lines_added"), N_("focus.edit.lines_added.at")),
     "lines_removed": (N_("focus.edit.lines_removed"), N_("focus.edit.lines_removed.at")),
@@ -52,6 +54,9 @@ _KEYS = {
 #: How much each form of edit weighs as a focus point (orders points; behaviour a
 #: reader cannot see from the call site first).
 _WEIGHTS = {
+    # A command cut short fails or drops arguments whatever the script is for.
+    "continuation_broken": FACT_WEIGHT + 30,
+    "continuation_broken_blank": FACT_WEIGHT + 30,
     "cast_removed": FACT_WEIGHT + 8,
     "guard_removed": FACT_WEIGHT + 8,
     "call_replaced": FACT_WEIGHT + 6,
@@ -96,6 +101,8 @@ def _form(edit: Edit) -> str:
         return {"+": "call_args_added", "-": "call_args_removed"}.get(edit.detail[:1], "call_args_changed")
     if edit.kind == "lines":
         return "lines_replaced" if edit.old and edit.new else "lines_added" if edit.new else "lines_removed"
+    if edit.kind == "continuation_broken" and not edit.new:
+        return "continuation_broken_blank"
     if edit.kind in ("raise_added", "branch_added") and edit.consequence == "new_only":
         return edit.kind + "_new"
     return edit.kind
@@ -127,7 +134,7 @@ def edit_message(edit: Edit) -> tuple[str, dict[str, Any]]:
         params["old"], params["new"] = before, after
     elif form in ("raise_added", "raise_added_new", "raise_removed", "constant_changed", "parameter_default_changed",
                   "guard_added", "guard_removed", "cast_added", "cast_removed", "branch_added", "branch_added_new",
-                  "assignment_changed"):
+                  "assignment_changed", "continuation_broken", "continuation_broken_blank"):
         params["code"] = edit.detail
     return _KEYS[form][0 if edit.symbol else 1], params
 
@@ -142,7 +149,7 @@ def quote_point(edit: Edit, weight: int) -> FocusPoint:
 def edit_weight(edit: Edit, file_kind: str = "source") -> int:
     """How much ``edit`` weighs as a focus point."""
     weight = _WEIGHTS[_form(edit)]
-    return weight - _SCRIPT_DISCOUNT if file_kind != "source" else weight
+    return weight - _SCRIPT_DISCOUNT if file_kind != "source" and edit.kind != "continuation_broken" else weight
 
 
 def edit_sentence(edit: Edit, lang: str) -> str:
@@ -154,7 +161,9 @@ def edit_sentence(edit: Edit, lang: str) -> str:
 
 def _ranked(analysis: DiffAnalysis) -> list[tuple[int, Edit]]:
     kinds = {f.path: f.kind for f in analysis.files}
-    ranked = [(edit_weight(e, kinds.get(e.path, "source")), e) for e in analysis.edits if kinds.get(e.path) in _KINDS]
+    # A command cut short is said in any script, a test's or a CI job's too.
+    ranked = [(edit_weight(e, kinds.get(e.path, "source")), e) for e in analysis.edits
+              if kinds.get(e.path) in _KINDS or e.kind == "continuation_broken"]  # fmt: skip
     ranked.sort(key=lambda pair: -pair[0])  # stable: file order within a weight
     return ranked
 
