@@ -292,3 +292,18 @@ def test_a_setter_added_where_a_method_went_is_no_rename():
                      definitions_removed=(Definition("CriticWorker.loss_fn", "method"), Definition("clear_rocm_attention_weight_caches", "function")),
                      definitions_added=(Definition("CriticWorker.set_loss_fn", "method"), Definition("refresh_rocm_attention_weight_caches", "function")))
     assert renamed_pairs(f) == (("clear_rocm_attention_weight_caches", "refresh_rocm_attention_weight_caches"),)
+
+
+def test_a_files_largest_change_point_quotes_its_exact_changes_instead_of_names_it_uses():
+    from bot.engine.analysis.model import Edit
+
+    calls = (Edit("call_added", "w.py", "Server.resume", "", "self.engine.wake_up()", "self.engine.wake_up", 853),
+             Edit("call_removed", "w.py", "Server.release", "self.barrier()", "", "self.barrier", 0, 869))
+    big = FileAnalysis("w.py", "modified", "source", "python", additions=30, deletions=19, symbols_touched=("Server.resume", "Server.release"),
+                       edits=calls, added_lines=("    self.engine.wake_up()", "    if a or b:", "    x = compute_total(y)"))
+    (point,) = [p for p in points(big) if p.file == "w.py" and p.params.get("edits")]
+    text = t(point.key, "en", point.params)
+    assert "uses" not in point.params and "now also calls" not in text  # the counts; the edits are rendered by the ledger
+    # Calls in a file this big make no points of their own: the file's point quotes them.
+    assert [key for key, _params in point.params["edits"]] == ["focus.edit.call_removed", "focus.edit.call_added"]
+    assert {ev.start for ev in point.evidence} == {853, 869}

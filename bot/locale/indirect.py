@@ -366,6 +366,8 @@ IDS = (
     N_("factor.untrusted_added"),
     N_("factor.untrusted_removed"),
     N_("factor.broken_command"),
+    N_("focus.inner_edits"),
+    N_("focus.inner_sep"),
     NP_("follow.no_tests", "follow.no_tests"),
     NP_("breaking.keys_removed", "breaking.keys_removed"),
     NP_("factor.existing", "factor.existing"),

@@ -13,7 +13,7 @@ from bot.engine.analysis.model import (
     Evidence,
     FileAnalysis,
 )
-from bot.engine.focus.edits import assert_condition, edit_points, quote_point
+from bot.engine.focus.edits import assert_condition, edit_message, edit_points, edit_weight, quote_point
 from bot.engine.focus.housekeeping import (
     api_names,
     dep_is_major,
@@ -257,6 +257,7 @@ def focus_points(
             added_cache.append("\n".join(line for f in analysis.files if f.counts_as_code for line in f.added_lines))
         return added_cache[0]
 
+    stated = {(ev.path, ev.start) for q in chosen if q.key and q.key.startswith(_EDIT_PREFIX) for ev in q.evidence}
     for p in chosen:
         wired = [n for n in p.params.get("names", ()) if n in entries] if p.key == "focus.added" else []
         if wired:
@@ -267,9 +268,15 @@ def focus_points(
             key = {"call": "focus.added_called", "name": "focus.added_named"}.get(how, "focus.added_registered")
             extra = {"code": where} if how == "register" else {"file": where}
             p = FocusPoint(p.file, p.symbol, key, {**p.params, "names": names, "name": wired[0], **extra}, p.text, p.weight)
-        # A name already shown by an earlier point is not repeated: three config files
-        # with the same new keys say them once.
-        p = with_uses(p, by_path.get(p.file or ""), named, shown, uses_limit(len(chosen)), removed_text, added_text)
+        inner = _inner_edits(p, by_path.get(p.file or ""), stated) if p.key in ("focus.largest", "focus.largest_symbols") else ()
+        if inner:
+            # The file's own exact changes say what its lines do; a list of the names its
+            # added code uses read to raters as an identifier dump.
+            p = p._replace(params={**p.params, "edits": tuple(edit_message(e) for e in inner)}, evidence=tuple(e.evidence for e in inner))
+        else:
+            # A name already shown by an earlier point is not repeated: three config files
+            # with the same new keys say them once.
+            p = with_uses(p, by_path.get(p.file or ""), named, shown, uses_limit(len(chosen)), removed_text, added_text)
         if not p.evidence:
             p = p._replace(evidence=_evidence(p, by_path.get(p.file or "")))
         if p.key in ("focus.largest", "focus.largest_symbols") and not p.params.get("names") and any(q.file == p.file for q in out):
@@ -280,6 +287,20 @@ def focus_points(
         shown.update(p.params.get("uses", ()) or ())
         out.append(p)
     return tuple(out)
+
+
+#: Exact changes a file's "largest change" point quotes.
+_INNER_EDITS = 2
+
+
+def _inner_edits(point: FocusPoint, f: FileAnalysis | None, stated: set[tuple[str, int]]) -> tuple[Any, ...]:
+    """The weightiest exact changes of ``point``'s file (at most :data:`_INNER_EDITS`) that no
+    other point states and that can affect existing code."""
+    if f is None or not f.edits:
+        return ()
+    kept = [e for e in f.edits if e.consequence != "new_only" and e.kind != "lines" and (e.path, e.line or e.old_line) not in stated]
+    kept.sort(key=lambda e: -edit_weight(e, f.kind))
+    return tuple(kept[:_INNER_EDITS])
 
 
 def _implementation_first(chosen: list[FocusPoint], candidates: list[FocusPoint], kinds: Mapping[str, str]) -> list[FocusPoint]:

@@ -575,6 +575,9 @@ def _focus_line(point: FocusPoint, lang: str) -> str:
             return reason  # the rule's note already names its file
     else:
         reason = t(point.key or "focus.largest", lang, point.params)
+        if point.params.get("edits"):
+            changes = t("focus.inner_sep", lang).join(t(key, lang, params) for key, params in point.params["edits"])
+            reason += t("focus.inner_edits", lang, {"changes": changes}, raw=True)
         if point.params.get("similar"):
             reason += t("focus.similar", lang, {"count": point.params["similar"]})
         reason += _elsewhere(point, lang)
