@@ -228,3 +228,12 @@ def test_the_audience_share_counts_every_changed_line_inside_the_named_folder():
     )
     (claim,) = [c for c in build(facts([POINT], files=files), "en") if c.section == "audience"]
     assert claim.text == "For anyone working on `recipe/fa/` (93 % of the changed code lines)."
+
+
+@pytest.mark.parametrize(("lang", "said"), [("en", "; among them, in `S.resume`, line 853: now also calls `self.sync()`"),
+                                            ("zh", "；其中：`S.resume` 中第 853 行：现在还会调用 `self.sync()`")])
+def test_a_largest_change_point_says_its_inner_exact_changes_in_the_guides_language(lang, said):
+    edit = ("focus.edit.call_added", {"line": "853", "old": "", "new": "self.sync()", "name": "S.resume"})
+    point = FocusPoint("w.py", None, "focus.largest", {"additions": 30, "deletions": 19, "edits": (edit,)}, weight=1)
+    (claim,) = [c for c in build(facts([point]), lang) if c.section == "focus"]
+    assert claim.text.endswith(said)
