@@ -237,9 +237,14 @@ def main(argv: list[str] | None = None) -> int:
     for name, item in report.items():
         r = item["rubric"]
         print(f"## {name} (rated on engine {item['engine']})\n")
-        print(f"- guides: {r['guides']}; with a misleading statement: {r['with_misleading']} "
-              f"({1 - r['without_misleading_share']:.0%}); misleading per guide: {r['misleading_per_guide']:.2f}")
-        print(f"- focus helpfulness (0-3): {r['helpfulness']:.2f}; summaries: {r['summary']}; verdicts: {r['verdict']}")
+        if sets[name].get("scope") == "kind":
+            # One claim kind audited statement by statement: no whole-guide rubric to report.
+            print(f"- one claim kind, {sum(len(pr['statements']) for pr in sets[name]['prs'].values())} statements on "
+                  f"{r['guides']} pull requests, each labelled from its diff")
+        else:
+            print(f"- guides: {r['guides']}; with a misleading statement: {r['with_misleading']} "
+                  f"({1 - r['without_misleading_share']:.0%}); misleading per guide: {r['misleading_per_guide']:.2f}")
+            print(f"- focus helpfulness (0-3): {r['helpfulness']:.2f}; summaries: {r['summary']}; verdicts: {r['verdict']}")
         _print_table("As rated:", item["as_rated"])
         if "now" in item:
             _print_table("This checkout, statements a rater labelled:", item["now"])
