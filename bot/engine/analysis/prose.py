@@ -53,7 +53,36 @@ def docstring_lines(hunk: Hunk, side: str) -> set[int]:
         seen = seen or bool(quotes)
         above.append(id(d))
         previous = text or previous
+    if not seen and _in_docstring_body(hunk, side):
+        return {id(d) for d in hunk.lines if d.kind == CONTEXT or d.kind == side}
     return marks
+
+
+#: A docstring section header (Google and NumPy styles) or a NumPy underline.
+_SECTION_HEADER = re.compile(r"(?:Args|Arguments|Parameters|Params|Returns?|Raises|Yields?|Examples?|Notes?|Attributes|Warnings?|See Also)\s*:?|-{3,}")
+_DEF_SECTION = re.compile(r"(?:async\s+)?(?:def|class)\s")
+
+
+def _in_docstring_body(hunk: Hunk, side: str) -> bool:
+    """True when a hunk that shows no triple quote at all sits in the middle of a docstring:
+    its header names a ``def``/``class``, a line beside the change is a docstring section
+    header (``Args:``, ``Returns:``, ``----``), and no line of the hunk on ``side`` is Python
+    (each is a syntax error: ``max_length: Target sequence length``). Verl #2462 changed one
+    line of an ``Args:`` list, read as code changed in ``postprocess_data``."""
+    if not _DEF_SECTION.match(hunk.section) or any(_TRIPLE.search(d.text) for d in hunk.lines):
+        return False
+    lines = [d.text.strip() for d in hunk.lines if d.kind == CONTEXT or d.kind == side]
+    if not any(_SECTION_HEADER.fullmatch(text) for text in lines):
+        return False
+    for text in lines:
+        if not text:
+            continue
+        try:
+            compile(text, "<docstring line>", "exec")
+        except (SyntaxError, ValueError):
+            continue
+        return False  # a line that is Python: this may be code after all
+    return True
 
 
 def prose_only(hunks: Sequence[Hunk], language: str | None) -> bool:
