@@ -109,3 +109,22 @@ def test_a_few_shared_lines_among_many_and_shared_test_lines_name_nobody():
     assert same_lines((few,), total=4) == few  # half of what the fix adds
     test = _file("tests/test_run.py", "@@ -1,2 +1,3 @@\n def test_run():\n+    dataset = Dataset.__new__(Dataset)\n     assert run()")
     assert added_lines([test]) == {}
+
+
+def test_a_block_moved_into_a_new_function_of_the_same_file_is_not_traced():
+    # fresh-m #2901: finalize()'s five lines became the body of a new helper; the guide said
+    # the fix rewrote lines #2362 wrote.
+    from bot.engine.history.lines import trace_plan
+
+    patch = ("@@ -10,3 +10,9 @@ class R:\n     def a(self):\n         x = 1\n+        self._strip()\n"
+             "+\n+    def _strip(self):\n+        if self.ids.eq(self.gen).all():\n+            self.ids = self.ids[:-3]\n"
+             "+            self.mask = self.mask[:-3]\n+            self.pos = self.pos[:-3]\n"
+             "@@ -20,6 +26,3 @@ class R:\n     def finalize(self):\n"
+             "-        if self.ids.eq(self.gen).all():\n-            self.ids = self.ids[:-3]\n"
+             "-            self.mask = self.mask[:-3]\n-            self.pos = self.pos[:-3]\n+        self._strip()\n"
+             "         return self.ids\n")
+    moved = trace_plan([_file("pkg/r.py", patch)])
+    assert not moved.traced and moved.dropped.get("moved") == 4
+    # One line put after another in the same file is an order changed: traced.
+    order = "@@ -1,4 +1,4 @@ def f():\n-    load_weights(model)\n     sync(model)\n+    load_weights(model)\n     return model\n"
+    assert [line.text.strip() for line in trace_plan([_file("pkg/f.py", order)]).traced] == ["load_weights(model)"]

@@ -241,6 +241,37 @@ def _additions(parsed) -> tuple[Counter[str], dict[str, Counter[str]]]:
     return added, added_in
 
 
+#: Removed lines in a row, all re-added in their own file, that make a block moved (a body
+#: taken into a new function), not statements put in another order.
+MOVED_BLOCK = 3
+
+
+def _moved_blocks(lines: list, added_here: Counter[str]) -> set[int]:
+    """``id()`` of the removed lines of runs of at least :data:`MOVED_BLOCK` that are all
+    re-added in the same file (verl #2901: ``finalize``'s five lines became the body of a
+    new helper, and the guide blamed them as lines the fix rewrote)."""
+    out: set[int] = set()
+    run: list[int] = []
+    last = -2  # old-file line of the run's last line: a run is lines next to each other
+    for d, reason in [*lines, (None, "")]:
+        adjacent = d is not None and d.kind == REMOVED and d.old_line == last + 1
+        if adjacent and reason in ("blank", "comment"):
+            last = d.old_line  # a blank or comment line inside the block does not end it
+            continue
+        if adjacent and reason == "moved" and added_here[_key(d.text)] > 0:
+            run.append(id(d))
+            last = d.old_line
+            continue
+        if len(run) >= MOVED_BLOCK:
+            out.update(run)
+        run = []
+        if d is not None and d.kind == REMOVED and reason == "moved" and added_here[_key(d.text)] > 0:
+            run, last = [id(d)], d.old_line
+        else:
+            last = -2
+    return out
+
+
 def _meaningful(parsed, additions, kept: frozenset[str], dropped: Counter[str]) -> tuple[ChangedLine, ...]:
     """The meaningful deleted lines of ``parsed`` files; the others counted in ``dropped`` by reason."""
     added, added_in = additions
@@ -248,8 +279,10 @@ def _meaningful(parsed, additions, kept: frozenset[str], dropped: Counter[str]) 
     for f, language, hunks in parsed:
         old = f.previous_filename or f.filename
         for hunk in hunks:
-            for d, reason in _classified(hunk, language, added):
-                if reason == "moved" and added_in[f.filename][_key(d.text)] > 0:
+            lines = list(_classified(hunk, language, added))
+            block = _moved_blocks(lines, added_in[f.filename])
+            for d, reason in lines:
+                if reason == "moved" and added_in[f.filename][_key(d.text)] > 0 and id(d) not in block:
                     # Re-added in the same file: the order of statements changed, which is
                     # behaviour (a call moved before another), not a move of code elsewhere.
                     reason = ""
