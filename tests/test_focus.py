@@ -307,3 +307,17 @@ def test_a_files_largest_change_point_quotes_its_exact_changes_instead_of_names_
     # Calls in a file this big make no points of their own: the file's point quotes them.
     assert [key for key, _params in point.params["edits"]] == ["focus.edit.call_removed", "focus.edit.call_added"]
     assert {ev.start for ev in point.evidence} == {853, 869}
+
+
+def test_a_floor_raised_in_a_dockerfile_binds_the_image_not_users_installs():
+    # fresh-m #3192: "minimum version raised …; older installs must upgrade" said of a Dockerfile.
+    from bot.engine.analysis.model import BehaviourFact
+
+    fact = BehaviourFact("dep_floor_raised", "docker/Dockerfile.vllm", "transformers", ">=4.51.0", ">=4.55.4", "minor", 12, False)
+    image = FileAnalysis("docker/Dockerfile.vllm", "modified", "build", None, additions=1, deletions=1, behaviour=(fact,))
+    (point,) = [p for p in points(image) if p.key and p.key.startswith("focus.fact.dep_floor_raised")]
+    assert point.key == "focus.fact.dep_floor_raised.install"
+    assert "must upgrade" not in t(point.key, "en", point.params)
+    req_fact = BehaviourFact("dep_floor_raised", "requirements.txt", "transformers", ">=4.51.0", ">=4.55.4", "minor", 12, True)
+    req = FileAnalysis("requirements.txt", "modified", "build", None, additions=1, deletions=1, behaviour=(req_fact,))
+    assert any(p.key == "focus.fact.dep_floor_raised" for p in points(req))

@@ -184,6 +184,7 @@ IDS = (
     N_("focus.fact.dep_ceiling_added"),
     N_("focus.fact.dep_commit_moved"),
     N_("focus.fact.dep_floor_raised"),
+    N_("focus.fact.dep_floor_raised.install"),
     N_("focus.fact.dep_pin_changed"),
     N_("focus.fact.dep_pin_changed.commit"),
     N_("focus.fact.dep_pin_changed.major"),

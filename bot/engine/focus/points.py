@@ -404,8 +404,10 @@ def _fact_points(
             # file may come from another: say that it went, not that configs setting it fail.
             if not config or (f is not None and kind in ("key_removed", "default_changed") and not consequence_known(fact, f)):
                 key += ".plain"
-        elif kind in ("dep_added", "dep_removed") and install_script(path):
-            key += ".install"  # "no longer installs transformers==5.3.0", not "drops dependency"
+        elif kind in ("dep_added", "dep_removed", "dep_floor_raised") and install_script(path):
+            # "no longer installs transformers==5.3.0", not "drops dependency"; an image's
+            # floor binds what it installs, not users' installs ("older installs must upgrade", #3192).
+            key += ".install"
         elif kind == "dep_pin_changed" and not fact.old:
             key = "focus.fact.dep_pinned"
         elif kind == "dep_pin_changed":
