@@ -381,3 +381,12 @@ def test_module_paths_and_methods_of_changed_classes_are_in_the_diff():
     present, absent = check_against_diff(parse_description(body), diff)
     assert {"verl.model_merger", "glm4v", "FullyAsyncTrainer.__init__"} <= set(present)
     assert {"verl.other_module", "OtherClass.__init__"} <= set(absent)
+
+
+def test_a_name_the_description_spells_with_its_words_reordered_is_in_the_diff():
+    # fresh-m #3194: "adds extra_reward_info" where the code says reward_extra_info.
+    from bot.engine.analysis.model import DiffAnalysis, FileAnalysis
+
+    diff = DiffAnalysis((FileAnalysis("a.py", "modified", "source", "python", added_lines=("out.reward_extra_info = info",)),))
+    present, absent = check_against_diff(parse_description(WHAT + "Adds `extra_reward_info` and `extra_metric_field` to the output."), diff)
+    assert present == ("extra_reward_info",) and absent == ("extra_metric_field",)

@@ -321,3 +321,14 @@ def test_a_floor_raised_in_a_dockerfile_binds_the_image_not_users_installs():
     req_fact = BehaviourFact("dep_floor_raised", "requirements.txt", "transformers", ">=4.51.0", ">=4.55.4", "minor", 12, True)
     req = FileAnalysis("requirements.txt", "modified", "build", None, additions=1, deletions=1, behaviour=(req_fact,))
     assert any(p.key == "focus.fact.dep_floor_raised" for p in points(req))
+
+
+def test_no_test_follow_up_when_a_ci_workflow_gained_lines():
+    # fresh-m #2519: the PR added the e2e steps that save and resume a checkpoint to a CI workflow;
+    # "no test file changed" read as "untested".
+    src = FileAnalysis("verl/ckpt.py", "modified", "source", "python", additions=60, deletions=28)
+    ci = FileAnalysis(".github/workflows/e2e.yml", "modified", "ci", "yaml", additions=12)
+    snapshot = PullRequestSnapshot(repository="o/r", number=1, title="t")
+    keys = lambda *files: [x.key for x in follow_ups(snapshot, DiffAnalysis(files), ReviewSummary(), "fix")]  # noqa: E731
+    assert "follow.no_tests" in keys(src)
+    assert "follow.no_tests" not in keys(src, ci)

@@ -81,7 +81,10 @@ def follow_ups(
         people = tuple(u for u, s, _ in review.reviewers if s == "CHANGES_REQUESTED")
         out.append(FollowUp("follow.changes_requested", {"people": people}, None, (Evidence(new="CHANGES_REQUESTED: " + ", ".join(people), source="review"),)))
     sources = [f for f in analysis.of_kind("source") if f.changes]
-    if sources and not analysis.of_kind("test") and change_type not in ("docs", "ci", "build", "revert"):
+    # A CI workflow that gains lines may be the test (fresh-m #2519 added the e2e steps that
+    # save and resume a checkpoint): "no test file changed" then reads as "untested".
+    ci_grew = any(f.additions for f in analysis.of_kind("ci"))
+    if sources and not analysis.of_kind("test") and not ci_grew and change_type not in ("docs", "ci", "build", "revert"):
         ev = tuple(Evidence(f.path, new=f"+{f.additions}/-{f.deletions}", source="metadata") for f in sources[:MAX_NAMES])
         out.append(FollowUp("follow.no_tests", {"count": len(sources), "lines": sum(f.changes for f in sources)}, None, ev))
     if snapshot.truncated:
