@@ -10,6 +10,7 @@ import sqlite3
 import sys
 
 import pytest
+from step_count import line_events
 from loopback import pr_delivery
 from sandbox_helpers import app_private_key  # noqa: F401
 from test_blame_sandbox import app_on_repo, graphql_calls
@@ -91,26 +92,7 @@ def test_hidden_parts_are_judged_as_before():
 
 def _line_events(fn) -> int:
     """Python line events run in :mod:`bot.app.blame` while ``fn()`` runs (a step count, not a time)."""
-    count = 0
-    target = blame.__file__
-
-    def tracer(frame, event, arg):
-        nonlocal count
-        if frame.f_code.co_filename != target:
-            return None
-        if event == "line":
-            count += 1
-        return tracer
-
-    # The tracer in place before (coverage's, under pytest-cov) comes back afterwards:
-    # clearing it would stop coverage for every later test of this worker.
-    before = sys.gettrace()
-    sys.settrace(tracer)
-    try:
-        fn()
-    finally:
-        sys.settrace(before)
-    return count
+    return line_events(blame.__file__, fn)
 
 
 def _answer(n: int):

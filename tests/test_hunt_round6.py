@@ -8,10 +8,10 @@ Each test fails on the code as merged (054fd9b) and passes with its fix, or is m
 from __future__ import annotations
 
 import asyncio
-import sys
 from typing import Any
 
 import pytest
+from step_count import line_events
 from pg_helpers import pg_url  # noqa: F401 - fixture
 
 # --- the tags page: a page number past 64-bit offsets ---------------------------------------------
@@ -113,24 +113,7 @@ def _drift_line_events(fn) -> int:
     """Python line events run in :mod:`bot.engine.history.drift` while ``fn()`` runs (a step count, not a time)."""
     from bot.engine.history import drift
 
-    count = 0
-    target = drift.__file__
-
-    def tracer(frame, event, arg):
-        nonlocal count
-        if frame.f_code.co_filename != target:
-            return None
-        if event == "line":
-            count += 1
-        return tracer
-
-    before = sys.gettrace()  # coverage's tracer, under pytest-cov, comes back afterwards
-    sys.settrace(tracer)
-    try:
-        fn()
-    finally:
-        sys.settrace(before)
-    return count
+    return line_events(drift.__file__, fn)
 
 
 def test_a_hostile_patch_costs_the_drift_check_a_bounded_number_of_places():
