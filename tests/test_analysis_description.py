@@ -390,3 +390,13 @@ def test_a_name_the_description_spells_with_its_words_reordered_is_in_the_diff()
     diff = DiffAnalysis((FileAnalysis("a.py", "modified", "source", "python", added_lines=("out.reward_extra_info = info",)),))
     present, absent = check_against_diff(parse_description(WHAT + "Adds `extra_reward_info` and `extra_metric_field` to the output."), diff)
     assert present == ("extra_reward_info",) and absent == ("extra_metric_field",)
+
+
+def test_the_older_templates_placeholder_and_wildcard_names_are_nobodys_words():
+    # fresh-n #1350, #1891: the template's "Add one-line overview …" became the summary, and
+    # "save_xx" (for the should_save_* properties) a name the diff was said to lack.
+    body = ("### What does this PR do?\n\nAdd one-line overview of what this PR aims to achieve or accomplish.\n\n"
+            "### Specific Changes\n\n- add `save_xx` and `load_*` properties\n- add `should_save_model`\n")
+    d = parse_description(body)
+    assert d.purpose == ""
+    assert "save_xx" not in d.mentioned_identifiers and "should_save_model" in d.mentioned_identifiers

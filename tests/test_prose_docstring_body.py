@@ -31,3 +31,14 @@ def test_code_beside_a_returns_word_is_still_code():
     # No section header beside the change: nothing says it is a docstring.
     bare = "@@ -10,3 +10,3 @@ def f(x):\n     max_length: Target sequence length\n-    a b c\n+    a b c d\n"
     assert not prose_only(parse_patch(bare), "python")
+
+
+def test_a_line_that_changed_only_in_its_trailing_comment_is_prose():
+    # fresh-n #1912: typo fixes in two `x = y  # …` comments scored "changes source code".
+    comment = ("@@ -55,3 +55,3 @@ class Actor:\n     a = 1\n-    self.beta = beta  # the strenght of the penalty\n"
+               "+    self.beta = beta  # the strength of the penalty\n     b = 2\n")
+    assert prose_only(parse_patch(comment), "python")
+    code = ("@@ -55,3 +55,3 @@ class Actor:\n     a = 1\n-    self.beta = beta  # the strenght\n+    self.beta = 2 * beta  # the strength\n     b = 2\n")
+    assert not prose_only(parse_patch(code), "python")
+    text = "@@ -1,1 +1,1 @@\n-x = '# a'  # one\n+x = '# b'  # one\n"
+    assert not prose_only(parse_patch(text), "python")  # the string changed, not the comment

@@ -344,3 +344,12 @@ def test_author_sentence_names_methods_of_changed_classes_and_model_names():
     for purpose in ("Removes a guard in `OtherServer.__init__` that overrode the load format.",
                     "This PR makes the Llama-70B script compatible with both GPU and Ascend NPU."):
         assert S.summary_source(facts([f], purpose=purpose, title="[x] fix: y"), "en") != "author", purpose
+
+
+def test_headings_that_only_changed_level_are_no_added_sections():
+    # fresh-n #2127: six "# X" headings became "## X"; the summary said it "adds the sections".
+    page = FileAnalysis("docs/algo/entropy.md", "modified", "docs", "markdown", additions=2, deletions=2,
+                        added_lines=("## 🎉News", "## ✨Getting started"), removed_lines=("# 🎉News", "# ✨Getting started"))
+    assert S.page_headings(page) == []
+    grown = dataclasses.replace(page, added_lines=("## 🎉News", "## Results"))
+    assert S.page_headings(grown) == ["Results"]

@@ -73,6 +73,9 @@ _TEMPLATE_PHRASES = (
     "{type}` is in",
     "if this pr breaks any api",
     "[breaking][fsdp, megatron]",
+    # the older template's placeholder, copied in as it was (verl #1350, #1891)
+    "add one-line overview of what this pr aims",
+    "aims to achieve or accomplish",
 )
 #: Any of :data:`_TEMPLATE_PHRASES` in lower-cased text: one scan per line instead of one per phrase.
 _TEMPLATE_PHRASE = re.compile("|".join(re.escape(p) for p in _TEMPLATE_PHRASES))
@@ -417,7 +420,17 @@ def _identifiers(text: str) -> tuple[str, ...]:
                 if "://" not in prose[max(0, start - 12) : start] and not m.group(1).startswith(("www.", "github.com")):
                     found[m.group(1)] = None
         offset += len(line) + 1
-    return tuple([i for i in found if len(i) >= 3][:_MAX_IDENTIFIERS])
+    return tuple([i for i in found if len(i) >= 3 and not _placeholder(i)][:_MAX_IDENTIFIERS])
+
+
+#: Parts of a name that stand for "any" (``save_xx`` for the ``should_save_*`` properties).
+_WILDCARD_PARTS = frozenset({"xx", "xxx", "xxxx", "yy", "yyy", "foo", "bar"})
+
+
+def _placeholder(name: str) -> bool:
+    """True for a name written as a pattern, not one identifier: ``save_xx``, ``get_*``,
+    ``xxx_config`` (fresh-n #1350: "the description says this change adds save_xx")."""
+    return "*" in name or any(part.lower() in _WILDCARD_PARTS for part in re.split(r"[_.\-]", name))
 
 
 #: Lines that start a block of their own and so end a list item's paragraph.

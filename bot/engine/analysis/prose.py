@@ -9,7 +9,9 @@ the diff; other languages for their line comments.
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from collections.abc import Sequence
 
 from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, Hunk
@@ -106,7 +108,48 @@ def prose_only(hunks: Sequence[Hunk], language: str | None) -> bool:
             if not python:
                 return False
             if docs is None:
-                docs = (docstring_lines(hunk, ADDED), docstring_lines(hunk, REMOVED))
+                docs = (docstring_lines(hunk, ADDED) | comment_edits(hunk), docstring_lines(hunk, REMOVED) | comment_edits(hunk))
             if id(d) not in docs[0 if d.kind == ADDED else 1]:
                 return False
     return changed
+
+
+def comment_edits(hunk: Hunk) -> set[int]:
+    """``id()`` of the removed and added Python lines of ``hunk`` that changed only in their
+    trailing comment: a run of removed lines replaced by as many added lines whose code,
+    comments left out, is the same token for token (verl #1912 fixed typos in two
+    ``x = y  # …`` comments, read as source code changed)."""
+    out: set[int] = set()
+    lines = hunk.lines
+    i, n = 0, len(lines)
+    while i < n:
+        if lines[i].kind != REMOVED:
+            i += 1
+            continue
+        j = i
+        while j < n and lines[j].kind == REMOVED:
+            j += 1
+        k = j
+        while k < n and lines[k].kind == ADDED:
+            k += 1
+        if j - i == k - j:
+            pairs = list(zip(lines[i:j], lines[j:k]))
+            if all("#" in a.text or "#" in b.text for a, b in pairs):
+                codes = [(_code(a.text), _code(b.text)) for a, b in pairs]
+                if all(x is not None and x == y for x, y in codes):
+                    out.update(id(d) for d in lines[i:k])
+        i = max(k, i + 1)
+    return out
+
+
+def _code(text: str) -> str | None:
+    """The tokens of one line of Python without its comment, or None when the line does not
+    tokenize alone (a string or bracket that goes on over lines)."""
+    try:
+        tokens = tokenize.generate_tokens(io.StringIO(text.strip() + "\n").readline)
+        return " ".join(t.string for t in tokens if t.type not in _NOT_CODE)
+    except (tokenize.TokenError, SyntaxError):
+        return None
+
+
+_NOT_CODE = frozenset({tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT})

@@ -471,10 +471,19 @@ _MAX_SECTIONS = 2
 def page_headings(f) -> list[str]:
     """The headings among the added lines of a Markdown or reStructuredText page, in
     order: ``# Title`` lines outside fenced code, and unindented lines underlined by a
-    repeated punctuation character (``Title`` then ``=====``)."""
-    low = f.path.lower()
+    repeated punctuation character (``Title`` then ``=====``). A heading whose text a
+    removed line of the page had is not new: it moved or changed level (``#`` to ``##``,
+    verl #2127, said to "add the sections")."""
+    added = _headings(f.path, f.added_lines)
+    if not added or not f.removed_lines:
+        return added
+    before = set(_headings(f.path, f.removed_lines))
+    return [h for h in added if h not in before]
+
+
+def _headings(path: str, lines) -> list[str]:
+    low = path.lower()
     md, rst = low.endswith((".md", ".markdown")), low.endswith(".rst")
-    lines = f.added_lines
     out: list[str] = []
     fenced = False
     for i, line in enumerate(lines):
