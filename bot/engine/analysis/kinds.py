@@ -355,6 +355,13 @@ class _Classifier:
                 self.name_regexes.append((globs.name_regex, rank))
         self.any_name_prefix = tuple(prefix for prefix, _rank in self.name_prefixes)
         self.any_name_suffix = tuple(suffix for suffix, _rank in self.name_suffixes)
+        # Suffixes by text (the first, lowest rank wins) and their lengths, longest first:
+        # a name that ends with one is looked up once per length rather than tested
+        # against every suffix (most names that end with one end with a common ``.yaml``).
+        self.suffix_rank: dict[str, int] = {}
+        for suffix, rank in self.name_suffixes:
+            self.suffix_rank.setdefault(suffix, rank)
+        self.suffix_lengths = tuple(sorted({len(s) for s in self.suffix_rank}, reverse=True))
         self.any_prefix = tuple(prefix for prefix, _rank in self.prefixes)
 
     def _name_rank(self, name: str) -> int:
@@ -365,7 +372,11 @@ class _Classifier:
             if self.any_name_prefix and name.startswith(self.any_name_prefix):
                 rank = min(rank, next(r for p, r in self.name_prefixes if name.startswith(p)))
             if self.any_name_suffix and name.endswith(self.any_name_suffix):
-                rank = min(rank, next(r for x, r in self.name_suffixes if name.endswith(x)))
+                ranks = self.suffix_rank
+                for length in self.suffix_lengths:
+                    r = ranks.get(name[-length:])
+                    if r is not None and r < rank:
+                        rank = r
             for regex, r in self.name_regexes:
                 if r >= rank:
                     break
