@@ -190,3 +190,17 @@ from bot.engine.breaking import _calls  # noqa: E402
 def test_a_helper_call_is_found_as_the_regex_finds_it(line, short):
     regex = re.compile(rf"(?<![\w.]){re.escape(short)}[(.]")
     assert _calls(line, short) == (regex.search(line) is not None)
+
+
+def test_config_keys_one_option_in_two_config_files_counts_once():
+    from bot.engine.classify import _config_keys
+
+    a = FileAnalysis(path="cfg/a.yaml", status="modified", kind="config", language="yaml", config_keys_added=("veomni.rms_norm", "seed", "lr"))
+    b = FileAnalysis(path="cfg/b.yaml", status="modified", kind="config", language="yaml",
+                     config_keys_added=("rms_norm", "trainer.seed", "other.lr_min", "lr"), config_keys_removed=("model.veomni.rms_norm",))
+    # ``rms_norm`` ends ``veomni.rms_norm``, ``trainer.seed`` ends with ``seed``, ``model.veomni.rms_norm``
+    # with ``veomni.rms_norm``, ``lr`` equals ``lr``: all of another file; ``other.lr_min`` is its own option.
+    assert _config_keys(DiffAnalysis((a, b)), None) == ["veomni.rms_norm", "seed", "lr", "other.lr_min"]
+    # Within one file nothing is folded.
+    c = FileAnalysis(path="cfg/c.yaml", status="modified", kind="config", language="yaml", config_keys_added=("x.seed", "seed"))
+    assert _config_keys(DiffAnalysis((c,)), None) == ["x.seed", "seed"]

@@ -227,7 +227,12 @@ def _literals(globs: Sequence[str]) -> tuple[str, ...] | None:
 def _may_match(literals: tuple[str, ...] | None, path: str) -> bool:
     # Case-insensitive regexes also fold non-ASCII letters (``ſ`` matches ``s``); the
     # substring test is only a shortcut for ASCII paths.
-    return literals is None or not path.isascii() or any(text in path for text in literals)
+    if literals is None or not path.isascii():
+        return True
+    for text in literals:  # a loop, not any(): no generator to make for every path
+        if text in path:
+            return True
+    return False
 
 
 class GlobSet:
@@ -242,7 +247,8 @@ class GlobSet:
     """
 
     __slots__ = (
-        "paths", "prefixes", "dirs", "names", "name_prefixes", "name_suffixes", "name_regex", "path_regex", "path_literals"
+        "paths", "prefixes", "dirs", "names", "name_prefixes", "name_suffixes", "name_regex", "name_literals", "path_regex",
+        "path_literals",
     )
 
     def __init__(self, patterns: Sequence[str]):
@@ -287,6 +293,7 @@ class GlobSet:
         self.name_regex = _compile(fnmatch.translate(name_globs, flags=_NAME_FLAGS)[0]) if name_globs else None
         self.path_regex = _compile(glob.translate(path_globs, flags=_FLAGS)[0]) if path_globs else None
         self.path_literals = _literals(path_globs)
+        self.name_literals = _literals(name_globs)
 
     def match(self, path: str) -> bool:
         """True when ``path`` (repository-relative, ``/``-separated) matches one of the globs."""
@@ -312,7 +319,7 @@ class GlobSet:
             return True
         if self.name_suffixes and name.endswith(self.name_suffixes):
             return True
-        return self.name_regex is not None and self.name_regex.match(name) is not None
+        return self.name_regex is not None and _may_match(self.name_literals, name) and self.name_regex.match(name) is not None
 
 
 class _Classifier:
@@ -338,7 +345,7 @@ class _Classifier:
         self.name_rank: dict[str, int] = {}
         self.name_prefixes: list[tuple[str, int]] = []
         self.name_suffixes: list[tuple[str, int]] = []
-        self.name_regexes: list[tuple[re.Pattern[str], int]] = []
+        self.name_regexes: list[tuple[re.Pattern[str], tuple[str, ...] | None, int]] = []
         for rank, (_kind, globs) in enumerate(self.rules):
             for folder in globs.dirs:
                 self.dir_rank.setdefault(folder, rank)
@@ -352,9 +359,17 @@ class _Classifier:
             self.name_prefixes.extend((prefix, rank) for prefix in globs.name_prefixes)
             self.name_suffixes.extend((suffix, rank) for suffix in globs.name_suffixes)
             if globs.name_regex is not None:
-                self.name_regexes.append((globs.name_regex, rank))
+                self.name_regexes.append((globs.name_regex, globs.name_literals, rank))
         self.any_name_prefix = tuple(prefix for prefix, _rank in self.name_prefixes)
-        self.any_name_suffix = tuple(suffix for suffix, _rank in self.name_suffixes)
+        # Suffixes by the extension they end with (in rank order): a name can only end with
+        # a suffix that ends with its own extension, so a name is tested against those few
+        # rather than against every suffix; suffixes without a dot are tested as before.
+        self.suffixes_by_ext: dict[str, list[tuple[str, int]]] = {}
+        for suffix, rank in self.name_suffixes:
+            if "." in suffix:
+                self.suffixes_by_ext.setdefault(suffix.rpartition(".")[2], []).append((suffix, rank))
+        self.undotted_suffixes = [(suffix, rank) for suffix, rank in self.name_suffixes if "." not in suffix]
+        self.any_undotted_suffix = tuple(suffix for suffix, _rank in self.undotted_suffixes)
         self.any_prefix = tuple(prefix for prefix, _rank in self.prefixes)
 
     def _name_rank(self, name: str) -> int:
@@ -364,11 +379,25 @@ class _Classifier:
             rank = self.name_rank.get(name, self._NONE)
             if self.any_name_prefix and name.startswith(self.any_name_prefix):
                 rank = min(rank, next(r for p, r in self.name_prefixes if name.startswith(p)))
-            if self.any_name_suffix and name.endswith(self.any_name_suffix):
-                rank = min(rank, next(r for x, r in self.name_suffixes if name.endswith(x)))
-            for regex, r in self.name_regexes:
+            dot = name.rfind(".")
+            if dot >= 0:
+                for suffix, r in self.suffixes_by_ext.get(name[dot + 1 :], ()):
+                    if name.endswith(suffix):
+                        rank = min(rank, r)
+                        break
+            if self.any_undotted_suffix and name.endswith(self.any_undotted_suffix):
+                rank = min(rank, next(r for x, r in self.undotted_suffixes if name.endswith(x)))
+            for regex, literals, r in self.name_regexes:
                 if r >= rank:
                     break
+                if literals is not None and name.isascii():
+                    # :func:`_may_match` written out: a name holding none of the glob's
+                    # literal texts cannot match, and the test is cheaper than the regex.
+                    for text in literals:
+                        if text in name:
+                            break
+                    else:
+                        continue
                 if regex.match(name) is not None:
                     rank = r
                     break

@@ -87,8 +87,8 @@ def _parse_header(line: str) -> tuple[int, int, int, int, str] | None:
     if m is None:
         return None
     old_start, old_len, new_start, new_len, section = m.groups()
-    numbers = [int(old_start), int(old_len or 1), int(new_start), int(new_len or 1)]
-    if any(n > _MAX_LINE for n in numbers):
+    numbers = int(old_start), int(old_len or 1), int(new_start), int(new_len or 1)
+    if max(numbers) > _MAX_LINE:
         return None
     return numbers[0], numbers[1], numbers[2], numbers[3], section.strip()
 
@@ -215,4 +215,5 @@ def _hunk(rows: list[str], start: int, end: int, header: tuple[int, int, int, in
                 old_eof = True
             if last_kind == ADDED or last_kind == CONTEXT:
                 new_eof = True
-    return Hunk(*header, lines=tuple(lines), old_missing_newline=old_eof, new_missing_newline=new_eof)
+    # Every field in order, without the named tuple's Python-level __new__ (its keywords).
+    return make(Hunk, (*header, tuple(lines), old_eof, new_eof))

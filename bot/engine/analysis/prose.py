@@ -97,9 +97,12 @@ def prose_only(hunks: Sequence[Hunk], language: str | None) -> bool:
     python = language in ("python", "cython")
     changed = False
     for hunk in hunks:
-        docs: tuple[set[int], set[int]] | None = None
+        # Each side's docstring lines are read when a line of that side needs them: the
+        # first code line of a side usually settles the answer.
+        docs: dict[str, set[int]] = {}
         for d in hunk.lines:
-            if d.kind == CONTEXT:
+            kind = d.kind
+            if kind == CONTEXT:
                 continue
             changed = True
             text = d.text.strip()
@@ -107,9 +110,14 @@ def prose_only(hunks: Sequence[Hunk], language: str | None) -> bool:
                 continue
             if not python:
                 return False
-            if docs is None:
-                docs = (docstring_lines(hunk, ADDED) | comment_edits(hunk), docstring_lines(hunk, REMOVED) | comment_edits(hunk))
-            if id(d) not in docs[0 if d.kind == ADDED else 1]:
+            marks = docs.get(kind)
+            if marks is None:
+                marks = docs[kind] = docstring_lines(hunk, ADDED if kind == ADDED else REMOVED)
+            if id(d) not in marks:
+                if "comments" not in docs:
+                    docs["comments"] = comment_edits(hunk)
+                if id(d) in docs["comments"]:
+                    continue
                 return False
     return changed
 

@@ -153,14 +153,19 @@ class _Side:
 
 
 def _block(stack: list[_Block], indent: int, name: str, is_class: bool) -> _Block:
+    # tuple.__new__ with the fields in order: one is made per definition line read, and
+    # the named tuple's own __new__ is a Python function.
     parent = stack[-1] if stack else None
     if parent is None:
-        return _Block(indent, is_class, name, False, "class" if is_class else "function")
+        return _new_block(_Block, (indent, is_class, name, False, "class" if is_class else "function"))
     # A def more than one level inside its class is inside a method whose own def line the
     # hunk does not show (it starts in the method's body): a local function, not a method.
     if parent.nested or not parent.is_class or indent - parent.indent > 4:
-        return _Block(indent, is_class, parent.symbol, True, "class" if is_class else "function")
-    return _Block(indent, is_class, f"{parent.symbol}.{name}", False, "class" if is_class else "method")
+        return _new_block(_Block, (indent, is_class, parent.symbol, True, "class" if is_class else "function"))
+    return _new_block(_Block, (indent, is_class, f"{parent.symbol}.{name}", False, "class" if is_class else "method"))
+
+
+_new_block = tuple.__new__
 
 
 #: Lines that are code, never the words of a docstring.
@@ -276,6 +281,8 @@ def _read_context(side: _Side, lines: tuple[DiffLine, ...], start: int, end: int
 
 
 def _pair(old: Mapping[str, object], new: Mapping[str, object]) -> tuple[list[str], list[str], list[str]]:
+    if not old or not new:  # most files: no fields, or definitions on one side only
+        return list(new), list(old), []
     added = [n for n in new if n not in old]
     removed = [n for n in old if n not in new]
     changed = [n for n in new if n in old]
@@ -388,10 +395,10 @@ def analyse_python(
                     defs = new_defs if line_kind == ADDED else old_defs
                     if block.symbol not in defs:
                         definition = defs[block.symbol] = Definition(block.symbol, block.kind, new_no if line_kind == ADDED else old_no)
-                        where[(line_kind, block.symbol)] = DefSite(
+                        where[(line_kind, block.symbol)] = _new_block(DefSite, (
                             path, kind, line_kind, definition, lines, index, indent,
                             header_key(stripped),
-                        )
+                        ))  # every field, in order: a DefSite without its __new__
                 continue
             # A field sits one level inside its class; deeper, it is a method's local
             # variable (a hunk that starts inside a method knows only the class around it).
@@ -408,11 +415,11 @@ def analyse_python(
             _read_context(new, lines, new_read + 1, len(lines), shims)
     added, removed, modified = _pair(old_defs, new_defs)
     f_added, f_removed, f_changed = _pair(old_fields, new_fields)
-    definitions_added = tuple(new_defs[n] for n in added)
-    definitions_removed = tuple(old_defs[n] for n in removed)
+    definitions_added = tuple(map(new_defs.__getitem__, added))
+    definitions_removed = tuple(map(old_defs.__getitem__, removed))
     # Tests are the test functions and methods; a ``TestX`` class holds tests but is not
     # one (counting both said "10 tests" for 7).
-    tests = tuple(d.name for d in definitions_added if d.kind != "class" and d.name.rsplit(".", 1)[-1].startswith("test"))
+    tests = tuple(d.name for d in definitions_added if d.kind != "class" and d.name.rsplit(".", 1)[-1].startswith("test")) if added else ()
     behaviour: list[BehaviourFact] = []
     if old_fields and kind != "test":
         gone = {d.name for d in definitions_removed if d.kind == "class"}
@@ -425,20 +432,26 @@ def analyse_python(
         behaviour.extend(check_facts(path, kind, checks))
     if metric_hint and kind != "test":
         behaviour.extend(metric_facts(path, kind, hunks))
-    sites = [where[(REMOVED, n)] for n in removed]
+    sites = [where[(REMOVED, n)] for n in removed] if removed else []
     if sites and kind != "test" and kind != "docs":
         behaviour.extend(removal_facts(sites, ()))
-    sites += [where[(ADDED, n)] for n in added]
-    return PythonFacts(
-        symbols_touched=tuple(touched),
-        definitions_added=definitions_added,
-        definitions_removed=definitions_removed,
-        definitions_modified=tuple(new_defs[n] for n in modified),
-        fields_added=tuple(f_added),
-        fields_removed=tuple(f_removed),
-        fields_changed=tuple(f_changed),
-        tests_added=tests,
-        shims=tuple(shims),
-        behaviour=tuple(behaviour),
-        sites=tuple(sites),
-    )
+    if added:
+        sites += [where[(ADDED, n)] for n in added]
+    # Made as a tuple of the fields in their order: the named tuple's keyword handling
+    # costs more than the rest of this tail for a small file.
+    return _new_facts(PythonFacts, (
+        tuple(touched),
+        definitions_added,
+        definitions_removed,
+        tuple(map(new_defs.__getitem__, modified)),
+        tuple(f_added),
+        tuple(f_removed),
+        tuple(f_changed),
+        tests,
+        tuple(shims),
+        tuple(behaviour),
+        tuple(sites),
+    ))
+
+
+_new_facts = tuple.__new__

@@ -49,6 +49,15 @@ class FocusPoint(NamedTuple):
     evidence: tuple[Any, ...] = ()
 
 
+def file_point(file: str, symbol: str | None, key: str, params: Mapping[str, Any], weight: int) -> FocusPoint:
+    """``FocusPoint(file, symbol, key, params, weight=weight)`` without the named tuple's
+    keyword handling: a point made for every changed file of a pull request."""
+    return _new_point(FocusPoint, (file, symbol, key, params, _NOTHING, weight, ()))
+
+
+_new_point = tuple.__new__
+
+
 @dataclass(frozen=True, slots=True)
 class Thread:
     """A review-comment thread: where, how many comments, who, and its opening words."""

@@ -38,6 +38,7 @@ from bot.engine.focus.model import (
     RULE_NOTE_WEIGHT,
     FocusPoint,
     Housekeeping,
+    file_point,
     IsConfig,
     ReviewSummary,
 )
@@ -613,7 +614,7 @@ def _file_points(
         # New API the description names is what the change is about: it ranks with the facts.
         # Which of it is an entry point ("focus.added_called") is found for the points shown only.
         weight = FACT_WEIGHT + min(9, 3 * len(described_names)) if described_names else API_WEIGHT
-        points.append(FocusPoint(f.path, names[0], "focus.added", {"names": names, "count": len(added)}, weight=weight))
+        points.append(file_point(f.path, names[0], "focus.added", {"names": names, "count": len(added)}, weight))
     if f.prose_only and f.changes and f.status != "removed":
         # Reworded docstrings or dropped comments: said as such, after any point on code.
         points.append(FocusPoint(f.path, None, "focus.prose_only", {"additions": f.additions, "deletions": f.deletions}, weight=5))
@@ -642,7 +643,7 @@ def _file_points(
         if f.quote is not None and not points:
             points.append(quote_point(f.quote, weight))
         else:
-            points.append(FocusPoint(f.path, symbols[0] if symbols else None, key, {"additions": f.additions, "deletions": f.deletions, "names": symbols, "count": count}, weight=weight))
+            points.append(file_point(f.path, symbols[0] if symbols else None, key, {"additions": f.additions, "deletions": f.deletions, "names": symbols, "count": count}, weight))
     elif f.kind in ("ci", "docs", "test") and f.changes and f.status != "removed" and not f.tests_added:
         symbols = tuple(f.symbols_touched[:MAX_NAMES]) if f.kind == "test" else ()
         key = "focus.largest_symbols" if symbols else "focus.largest"
@@ -650,7 +651,7 @@ def _file_points(
         if f.quote is not None and f.kind != "test" and not points:
             points.append(quote_point(f.quote, weight))
         else:
-            points.append(FocusPoint(f.path, symbols[0] if symbols else None, key, {"additions": f.additions, "deletions": f.deletions, "names": symbols}, weight=weight))
+            points.append(file_point(f.path, symbols[0] if symbols else None, key, {"additions": f.additions, "deletions": f.deletions, "names": symbols}, weight))
     if f.tests_added:
         points.append(FocusPoint(f.path, f.tests_added[0], "focus.tests", {"names": tuple(f.tests_added[:2]), "count": len(f.tests_added)}, weight=40))
     return points
