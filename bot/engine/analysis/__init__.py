@@ -174,7 +174,7 @@ def _analyse_file(
         facts["todos_added"] = todos_added(added)
         if kind in _FIELD_KINDS and prose_only(hunks, language):
             facts["prose_only"] = True
-        if language == "shell":
+        if language == "shell" and "\\\n" in patch:  # a continued line somewhere in the patch
             breaks = broken_continuations(hunks, path)
             if breaks:
                 facts["edits"] = breaks

@@ -14,6 +14,7 @@ accepted; nothing raises.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -537,7 +538,6 @@ def check_against_diff(
     present: list[str] = []
     absent: list[str] = []
     texts = None
-    word_sets: frozenset[tuple[str, ...]] | None = None
     for ident in description.mentioned_identifiers:
         ok = (
             ident in names
@@ -549,11 +549,7 @@ def check_against_diff(
         if not ok:
             if texts is None:
                 texts = _patch_text(diff, patches)
-            ok = any(v in texts for v in _spellings(ident))
-            if not ok and ident.count("_") >= 2:
-                if word_sets is None:
-                    word_sets = _word_sets(texts)
-                ok = _reordered(ident, word_sets)
+            ok = any(v in texts for v in _spellings(ident)) or _reordered(ident, texts)
         (present if ok else absent).append(ident)
     return tuple(present), tuple(absent)
 
@@ -608,19 +604,26 @@ def _spellings(ident: str) -> tuple[str, ...]:
 _SNAKE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+")
 
 
-def _word_sets(texts: str) -> frozenset[tuple[str, ...]]:
-    """The sorted words of every snake_case name of three words or more in ``texts``."""
-    return frozenset(tuple(sorted(name.lower().split("_"))) for name in set(_SNAKE.findall(texts)) if name.count("_") >= 2)
-
-
-def _reordered(ident: str, word_sets: frozenset[tuple[str, ...]]) -> bool:
-    """True when the patches hold a snake_case name of the same words as ``ident`` (in
-    another order: the description's ``extra_reward_info`` for the code's
+def _reordered(ident: str, texts: str) -> bool:
+    """True when the patches hold a snake_case name of the same three or four words as
+    ``ident`` in another order (the description's ``extra_reward_info`` for the code's
     ``reward_extra_info``, fresh-m #3194): the same thing, named as the author recalled it.
-    ``word_sets`` is :func:`_word_sets` of the patches."""
-    if ident.count("_") < 2 or not _SNAKE.fullmatch(ident):
+    Each other order is looked for as a whole name (a C-speed scan per order)."""
+    words = ident.split("_")
+    if not 3 <= len(words) <= 4 or not _SNAKE.fullmatch(ident):
         return False
-    return tuple(sorted(ident.lower().split("_"))) in word_sets
+    for order in itertools.permutations(words):
+        name = "_".join(order)
+        if name == ident:
+            continue
+        at = texts.find(name)
+        while at >= 0:
+            before = texts[at - 1] if at else " "
+            after = texts[at + len(name) : at + len(name) + 1] or " "
+            if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+                return True
+            at = texts.find(name, at + 1)
+    return False
 
 
 #: Words that make a sentence promise something of this change ("adds `--foo`").

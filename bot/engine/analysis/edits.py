@@ -587,6 +587,9 @@ def _block(lines: Sequence[DiffLine], i: int, j: int, k: int, section: str, path
 
 #: Calls that fill a list, set or dict: bookkeeping, not behaviour worth a focus point.
 _CONTAINER_CALLS = (".append", ".extend", ".insert", ".add", ".update", ".setdefault")
+#: Openings of statements that are no call statement.
+_NOT_CALL_STARTS = ("raise ", "assert", "return", "yield", "del ", "if ", "elif ", "for ", "while ", "with ", "def ", "class ",
+                    "async def", "async for", "async with", "import ", "from ", "global ", "nonlocal ", "@", "lambda")
 #: One-sided call statements stated per change block; more is a rewritten block.
 _MAX_CALLS = 3
 
@@ -601,8 +604,8 @@ def _calls(stmts: list[_Stmt], side: str, lines: Sequence[DiffLine], section: st
         return
     found: list[tuple[_Stmt, str, str]] = []
     for s in stmts:
-        if "(" not in s.text or s.text.startswith(("raise ", "assert", "return", "yield", "del ")):
-            return
+        if not s.text.rstrip().endswith(")") or s.text.startswith(_NOT_CALL_STARTS):
+            return  # a call statement ends with its closing bracket; keywords open other statements
         node = _parse(s.text, budget)
         value = node.value if isinstance(node, ast.Expr) else None
         if isinstance(value, ast.Await):

@@ -71,10 +71,12 @@ def _in_docstring_body(hunk: Hunk, side: str) -> bool:
     header (``Args:``, ``Returns:``, ``----``), and no line of the hunk on ``side`` is Python
     (each is a syntax error: ``max_length: Target sequence length``). Verl #2462 changed one
     line of an ``Args:`` list, read as code changed in ``postprocess_data``."""
-    if not _DEF_SECTION.match(hunk.section) or any(_TRIPLE.search(d.text) for d in hunk.lines):
+    if not _DEF_SECTION.match(hunk.section):
         return False
     lines = [d.text.strip() for d in hunk.lines if d.kind == CONTEXT or d.kind == side]
-    if not any(_SECTION_HEADER.fullmatch(text) for text in lines):
+    if not any(text[-1:] == ":" or text[:3] == "---" for text in lines) or not any(_SECTION_HEADER.fullmatch(text) for text in lines):
+        return False
+    if any(_TRIPLE.search(d.text) for d in hunk.lines):
         return False
     for text in lines:
         if not text:
@@ -114,6 +116,8 @@ def prose_only(hunks: Sequence[Hunk], language: str | None) -> bool:
             if marks is None:
                 marks = docs[kind] = docstring_lines(hunk, ADDED if kind == ADDED else REMOVED)
             if id(d) not in marks:
+                if "#" not in d.text:
+                    return False  # code, or a line whose comment went with it (counted as code)
                 if "comments" not in docs:
                     docs["comments"] = comment_edits(hunk)
                 if id(d) in docs["comments"]:
