@@ -230,3 +230,16 @@ def test_submodule_pointer_move():
 def test_other_files_and_empty_hunks_have_no_dependencies():
     assert dependency_changes("verl/x.py", parse_patch("@@ -1 +1 @@\n-a==1\n+a==2")) == ()
     assert dependency_changes("requirements.txt", ()) == ()
+
+
+def test_an_extras_key_of_setup_py_is_no_dependency():
+    # fresh-o #683: `'math': MATH_REQUIRES` was said to add a dependency called `math`.
+    patch = """@@ -40,8 +40,10 @@ GEO_REQUIRES = ['mathruler']
++MATH_REQUIRES = ['math-verify']
+ extras_require = {
+   'test': TEST_REQUIRES,
++  'math': MATH_REQUIRES,
++  "vision": ["qwen-vl-utils>=0.0.8"],
+ }
+"""
+    assert changes("setup.py", patch) == [("qwen-vl-utils", "added", "", ">=0.0.8")]

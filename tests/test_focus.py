@@ -332,3 +332,16 @@ def test_no_test_follow_up_when_a_ci_workflow_gained_lines():
     keys = lambda *files: [x.key for x in follow_ups(snapshot, DiffAnalysis(files), ReviewSummary(), "fix")]  # noqa: E731
     assert "follow.no_tests" in keys(src)
     assert "follow.no_tests" not in keys(src, ci)
+
+
+def test_an_exact_change_inside_a_class_the_diff_adds_is_no_point():
+    # fresh-o #1190: "in DecoratorLoggerBase.log_by_logging, line 62: now raises ValueError when
+    # self.logger is None" — the class is new: nothing ran it before.
+    from bot.engine.analysis.model import Edit
+
+    raise_edit = Edit("raise_added", "log.py", "DecoratorLoggerBase.log_by_logging", "", "self.logger is None", "ValueError", 62)
+    new = FileAnalysis("log.py", "modified", "source", "python", additions=30, edits=(raise_edit,),
+                       definitions_added=(Definition("DecoratorLoggerBase", "class"),))
+    assert not any(p.key and p.key.startswith("focus.edit.raise") for p in points(new))
+    old = FileAnalysis("log.py", "modified", "source", "python", additions=3, edits=(raise_edit,), symbols_touched=("DecoratorLoggerBase.log_by_logging",))
+    assert any(p.key and p.key.startswith("focus.edit.raise") for p in points(old))

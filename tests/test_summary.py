@@ -351,5 +351,12 @@ def test_headings_that_only_changed_level_are_no_added_sections():
     page = FileAnalysis("docs/algo/entropy.md", "modified", "docs", "markdown", additions=2, deletions=2,
                         added_lines=("## 🎉News", "## ✨Getting started"), removed_lines=("# 🎉News", "# ✨Getting started"))
     assert S.page_headings(page) == []
-    grown = dataclasses.replace(page, added_lines=("## 🎉News", "## Results"))
+    grown = dataclasses.replace(page, added_lines=("## 🎉News", "## ✨Getting started", "## Results"))
     assert S.page_headings(grown) == ["Results"]
+
+
+def test_a_renamed_heading_is_no_added_section():
+    # fresh-o #1045: "Use vLLM v0.8.2" → "Upgrade to vLLM v0.8.2", beside a new "Use Latest SGLang".
+    page = FileAnalysis("README.md", "modified", "docs", "markdown", additions=2, deletions=1,
+                        added_lines=("## Upgrade to vLLM v0.8.2", "## Use Latest SGLang"), removed_lines=("## Use vLLM v0.8.2",))
+    assert S.page_headings(page) == []

@@ -169,10 +169,21 @@ def _setup_py(hunks: Iterable[Hunk]) -> dict[str, _Side]:
                 if line.kind == CONTEXT:
                     continue
                 for text in _quoted(stripped):
+                    if _dict_key(stripped, text):
+                        continue  # `'math': MATH_REQUIRES` names an extra, not a package (fresh-o #683)
                     found = parse_requirement(text, require_version=not in_list)
                     if found is not None and "::" not in text:
                         _record(sides, side, "", *found)
     return sides
+
+
+def _dict_key(line: str, text: str) -> bool:
+    """True when the quoted ``text`` is a key of a dict on ``line`` (a colon follows its closing quote)."""
+    for quote in ("'", '"'):
+        at = line.find(f"{quote}{text}{quote}")
+        if at >= 0 and line[at + len(text) + 2 :].lstrip().startswith(":"):
+            return True
+    return False
 
 
 def _loose_lines(hunks: Iterable[Hunk], *, list_items: bool) -> dict[str, _Side]:

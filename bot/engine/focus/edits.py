@@ -161,11 +161,24 @@ def edit_sentence(edit: Edit, lang: str) -> str:
 
 def _ranked(analysis: DiffAnalysis) -> list[tuple[int, Edit]]:
     kinds = {f.path: f.kind for f in analysis.files}
+    # An edit inside a definition this diff adds changes nothing that ran before: "now raises
+    # ValueError" of a new class's method (fresh-o #1190) is no change of behaviour.
+    fresh = {(f.path, d.name) for f in analysis.files if f.definitions_added for d in f.definitions_added}
     # A command cut short is said in any script, a test's or a CI job's too.
     ranked = [(edit_weight(e, kinds.get(e.path, "source")), e) for e in analysis.edits
-              if kinds.get(e.path) in _KINDS or e.kind == "continuation_broken"]  # fmt: skip
+              if (kinds.get(e.path) in _KINDS or e.kind == "continuation_broken") and not (fresh and _in_new(e, fresh))]  # fmt: skip
     ranked.sort(key=lambda pair: -pair[0])  # stable: file order within a weight
     return ranked
+
+
+def _in_new(edit: Edit, fresh: set[tuple[str, str]]) -> bool:
+    """True when ``edit``'s enclosing definition, or one around it, is added by the diff."""
+    symbol = edit.symbol
+    while symbol:
+        if (edit.path, symbol) in fresh:
+            return True
+        symbol = symbol.rpartition(".")[0]
+    return False
 
 
 def main_edit(analysis: DiffAnalysis) -> Edit | None:

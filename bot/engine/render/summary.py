@@ -477,8 +477,14 @@ def page_headings(f) -> list[str]:
     added = _headings(f.path, f.added_lines)
     if not added or not f.removed_lines:
         return added
-    before = set(_headings(f.path, f.removed_lines))
-    return [h for h in added if h not in before]
+    before = _headings(f.path, f.removed_lines)
+    if not before:
+        return added
+    kept = [h for h in added if h not in set(before)]
+    # A heading removed that is not among the added ones was renamed or dropped: which of the
+    # new headings renames it cannot be told, so none is said to be a new section (fresh-o
+    # #1045: "Use vLLM v0.8.2" became "Upgrade to vLLM v0.8.2", said to "add the section").
+    return [] if any(h not in set(added) for h in before) else kept
 
 
 def _headings(path: str, lines) -> list[str]:
