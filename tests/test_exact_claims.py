@@ -330,3 +330,28 @@ def test_no_test_file_changed_says_files_not_tests(lang):
     from bot.engine.render.messages import t
 
     assert t("tests.none", lang) in ("No test file changed.", "没有改动测试文件。")
+
+
+REMOVED_KEY = """@@ -60,4 +60,3 @@ trainer:
+   save_freq: -1
+-  remove_previous_ckpt_in_save: False
+   default_local_dir: checkpoints
+"""
+STILL_READ = """@@ -670,3 +670,7 @@ class RayPPOTrainer:
+         max_keep = self.config.trainer.get("max_actor_ckpt_to_keep", None)
++        if self.config.trainer.get("remove_previous_ckpt_in_save", False):
++            warnings.warn("remove_previous_ckpt_in_save is deprecated", DeprecationWarning)
++            max_keep = 1
++
+         self.save(max_keep)
+"""
+
+
+def test_a_removed_key_the_code_still_reads_is_no_break():
+    # fresh-o #724: "configs that still set it will fail or be ignored" — the trainer still
+    # reads it with .get and maps it, with a deprecation warning.
+    alone = guide_text({"verl/trainer/config/ppo_trainer.yaml": REMOVED_KEY}, title="[trainer] feat: keep N checkpoints")
+    assert "will fail or be ignored" in alone
+    mapped = guide_text({"verl/trainer/config/ppo_trainer.yaml": REMOVED_KEY, "verl/trainer/ppo/ray_trainer.py": STILL_READ},
+                        title="[trainer] feat: keep N checkpoints")
+    assert "will fail or be ignored" not in mapped and "Breaking" not in mapped

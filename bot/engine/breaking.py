@@ -134,6 +134,23 @@ def consequence_known(fact: Any, f: FileAnalysis) -> bool:
     )
 
 
+def key_still_read(key: str, analysis: DiffAnalysis) -> bool:
+    """True when an added line of the package's source still reads config key ``key`` by its
+    last part (``config.get("remove_previous_ckpt_in_save")``, ``cfg.remove_previous_ckpt_in_save``):
+    a key gone from the YAML that the code still maps (fresh-o #724, with a deprecation
+    warning) is neither refused nor ignored, so no consequence can be stated."""
+    last = key.rpartition(".")[2]
+    if len(last) < 4 or not last.isidentifier():
+        return False
+    for f in analysis.files:
+        if f.kind != "source":
+            continue
+        for line in f.added_lines:
+            if last in line and (f'"{last}"' in line or f"'{last}'" in line or f".{last}" in line):
+                return True
+    return False
+
+
 def callers_rewritten(name: str, analysis: DiffAnalysis, removed: str | None | object = _MADE_HERE) -> bool:
     """True when the pull request rewrote calls of ``name``: ``name(`` or ``.name(``, or the
     name passed as a value (``patch(path, name)``, ``executor(self.name, x)``), is on

@@ -40,7 +40,7 @@ from typing import Any
 from bot.engine.reading_time import reading_minutes, reading_weight  # noqa: F401 (reading_weight: part of this module's public face)
 from bot.engine.analysis.envvars import ENV_KINDS, breaks_users
 from bot.engine.analysis.model import DiffAnalysis, Evidence, FileAnalysis
-from bot.engine.breaking import (breaking_check, callers_rewritten, consequence_known, fact_evidence, group_key_removals, introduced_names, local_helper,
+from bot.engine.breaking import (breaking_check, callers_rewritten, consequence_known, fact_evidence, group_key_removals, introduced_names, key_still_read, local_helper,
                                  removed_code_lines, signature_detail)
 from bot.engine.focus.housekeeping import api_names, dep_is_major, public_keys
 from bot.engine.focus.renames import rename_map
@@ -374,7 +374,7 @@ def breaking_reasons(
                 continue
         if fact.kind in ("default_changed", "key_removed", "key_renamed", "field_removed") and not _config_fact(fact, f, is_config):
             continue
-        if not consequence_known(fact, f):
+        if not consequence_known(fact, f) or (fact.kind == "key_removed" and key_still_read(fact.symbol, analysis)):
             continue
         if fact.kind == "symbol_removed" and (fact.path, fact.symbol) not in renamed_to and local_helper(fact.symbol, f):
             continue  # a helper its own file called, caller rewritten too: not an API users import

@@ -22,7 +22,7 @@ from bot.engine.focus.housekeeping import (
     removed_trees,
 )
 from bot.engine.analysis.versions import install_script, named_on
-from bot.engine.breaking import consequence_known, signature_detail
+from bot.engine.breaking import consequence_known, key_still_read, signature_detail
 from bot.engine.focus.model import (
     API_WEIGHT,
     ASSERT_WEIGHT,
@@ -403,7 +403,8 @@ def _fact_points(
             config = f is not None and (f.kind == "config" or (is_config is not None and f.kind == "source" and is_config(path, fact.symbol.rpartition(".")[0] or None)))
             # In a config composed from others whose composition changed, a key that left this
             # file may come from another: say that it went, not that configs setting it fail.
-            if not config or (f is not None and kind in ("key_removed", "default_changed") and not consequence_known(fact, f)):
+            if not config or (f is not None and kind in ("key_removed", "default_changed") and not consequence_known(fact, f)) \
+                    or (kind == "key_removed" and key_still_read(fact.symbol, analysis)):
                 key += ".plain"
         elif kind in ("dep_added", "dep_removed", "dep_floor_raised") and install_script(path):
             # "no longer installs transformers==5.3.0", not "drops dependency"; an image's
