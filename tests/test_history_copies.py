@@ -128,3 +128,18 @@ def test_a_block_moved_into_a_new_function_of_the_same_file_is_not_traced():
     # One line put after another in the same file is an order changed: traced.
     order = "@@ -1,4 +1,4 @@ def f():\n-    load_weights(model)\n     sync(model)\n+    load_weights(model)\n     return model\n"
     assert [line.text.strip() for line in trace_plan([_file("pkg/f.py", order)]).traced] == ["load_weights(model)"]
+
+
+def test_arguments_re_indented_with_their_call_are_re_wrapped_not_rewritten():
+    # fresh-o #960: the lines of an `LLM(...)` call moved one level deeper (into a new `with`),
+    # counted as lines the PR rewrote.
+    from bot.engine.history.lines import trace_plan
+
+    patch = ("@@ -100,5 +100,6 @@ class Rollout:\n"
+             "-        self.engine = LLM(\n-            model=path,\n-            **engine_kwargs,\n-        )\n"
+             "+        with ctx():\n+            self.engine = LLM(\n+                model=path,\n+                **engine_kwargs,\n+            )\n"
+             "         return self.engine\n")
+    plan = trace_plan([_file("pkg/rollout.py", patch)])
+    # The statement's own first line moved into the new block: that still counts (a `with` now
+    # wraps it); the argument lines and the closing bracket were only re-wrapped.
+    assert [line.text.strip() for line in plan.traced] == ["self.engine = LLM("]

@@ -482,8 +482,31 @@ def _whitespace_twins(blocks: list[tuple[list, list]], indent_matters: bool) -> 
                 same.add(id(d))
             elif bare_pool[key[0]] > 0:
                 bare_pool[key[0]] -= 1
-                reindented.add(id(d))
+                # Inside brackets indentation means nothing: an argument or element line
+                # re-indented with its call (fresh-o #960, `LLM(...)` moved one level) was
+                # only re-wrapped.
+                (same if _continuation(d.text) else reindented).add(id(d))
     return same, reindented
+
+
+#: A line inside brackets: a keyword argument or an element, ending with a comma, or a
+#: closing bracket line.
+_CONTINUATION = re.compile(r"\s*(?:[)\]}].*|\*{0,2}[\w.]+\s*=[^=].*,|\*{0,2}[^=(\[{:#]+,)\s*")
+
+
+def _continuation(text: str) -> bool:
+    """True for a line that continues a bracketed expression (see :data:`_CONTINUATION`):
+    balanced in itself (``x = foo(a,`` opens a statement) and not a statement keyword's."""
+    if _CONTINUATION.fullmatch(text) is None:
+        return False
+    stripped = text.strip()
+    if stripped[:1] in ")]}":
+        return True
+    first = stripped.split(None, 1)[0].rstrip(",")
+    return first not in _STATEMENT_WORDS and all(stripped.count(a) == stripped.count(b) for a, b in ("()", "[]", "{}"))
+
+
+_STATEMENT_WORDS = frozenset({"return", "yield", "raise", "assert", "del", "import", "from", "global", "nonlocal", "print", "await"})
 
 
 def _twin_key(text: str, indent_matters: bool) -> tuple[str, str]:
