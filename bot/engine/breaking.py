@@ -138,17 +138,23 @@ def key_still_read(key: str, analysis: DiffAnalysis) -> bool:
     """True when an added line of the package's source still reads config key ``key`` by its
     last part (``config.get("remove_previous_ckpt_in_save")``, ``cfg.remove_previous_ckpt_in_save``):
     a key gone from the YAML that the code still maps (fresh-o #724, with a deprecation
-    warning) is neither refused nor ignored, so no consequence can be stated."""
+    warning) is neither refused nor ignored, so no consequence can be stated. The names read
+    are gathered once per analysis (a pull request removing thousands of keys asks for each)."""
     last = key.rpartition(".")[2]
     if len(last) < 4 or not last.isidentifier():
         return False
-    for f in analysis.files:
-        if f.kind != "source":
-            continue
-        for line in f.added_lines:
-            if last in line and (f'"{last}"' in line or f"'{last}'" in line or f".{last}" in line):
-                return True
-    return False
+    cached = _READ_NAMES.get(id(analysis))
+    if cached is None or cached[0] is not analysis:
+        text = "\n".join(line for f in analysis.files if f.kind == "source" for line in f.added_lines)
+        cached = (analysis, frozenset(_READ_NAME.findall(text)))
+        _READ_NAMES.clear()  # one analysis at a time: a guide asks for its own only
+        _READ_NAMES[id(analysis)] = cached
+    return last in cached[1]
+
+
+#: A name read by the code: quoted whole, or after a dot.
+_READ_NAME = re.compile(r"""(?<=["'.])([A-Za-z_]\w{3,})(?=["']|\b)""")
+_READ_NAMES: dict[int, tuple[DiffAnalysis, frozenset[str]]] = {}
 
 
 def callers_rewritten(name: str, analysis: DiffAnalysis, removed: str | None | object = _MADE_HERE) -> bool:
