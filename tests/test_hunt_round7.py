@@ -53,3 +53,24 @@ def test_text_after_a_hash_inside_an_embedded_string_is_no_comment():
              '-    WHERE a = 1 # AND admin = 0\n'
              '+    WHERE a = 1 # OR 1 = 1\n')
     assert not prose_only(parse_patch(patch), "python")
+
+
+# --- a removed config key "still read" ---------------------------------------------------------
+
+REFUSED = '''@@ -670,3 +670,6 @@ class RayPPOTrainer:
+         max_keep = self.config.trainer.get("max_actor_ckpt_to_keep", None)
++        # trainer.remove_previous_ckpt_in_save is gone: set max_actor_ckpt_to_keep instead
++        if "remove_previous_ckpt_in_save" in self.config.trainer:
++            raise ValueError("trainer.remove_previous_ckpt_in_save was removed")
+         self.save(max_keep)
+'''
+
+
+def test_a_removed_key_the_code_refuses_or_names_in_a_comment_is_still_a_break():
+    # A comment, a membership test before a raise and an error message name the key; none
+    # reads its value: configs that still set it fail, and the guide must say so.
+    from tests.test_exact_claims import REMOVED_KEY, guide_text
+
+    text = guide_text({"verl/trainer/config/ppo_trainer.yaml": REMOVED_KEY, "verl/trainer/ppo/ray_trainer.py": REFUSED},
+                      title="[trainer] feat: keep N checkpoints")
+    assert "will fail or be ignored" in text

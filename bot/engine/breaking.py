@@ -25,6 +25,7 @@ import re
 from typing import Any
 
 from bot.engine.analysis.model import DiffAnalysis, Evidence, FileAnalysis
+from bot.engine.analysis.pybehaviour import code_only
 
 #: Exceptions that refuse input; an ``assert`` is an internal invariant, not a contract.
 REFUSALS = (
@@ -138,15 +139,25 @@ def key_still_read(key: str, analysis: DiffAnalysis) -> bool:
     """True when an added line of the package's source still reads config key ``key`` by its
     last part (``config.get("remove_previous_ckpt_in_save")``, ``cfg.remove_previous_ckpt_in_save``):
     a key gone from the YAML that the code still maps (fresh-o #724, with a deprecation
-    warning) is neither refused nor ignored, so no consequence can be stated."""
+    warning) is neither refused nor ignored, so no consequence can be stated. A comment, an
+    error message or a membership test (``if "k" in cfg: raise …``) names the key without
+    reading its value: a refused key is still a break."""
     last = key.rpartition(".")[2]
     if len(last) < 4 or not last.isidentifier():
         return False
+    attribute = by_name = None
     for f in analysis.files:
         if f.kind != "source":
             continue
         for line in f.added_lines:
-            if last in line and (f'"{last}"' in line or f"'{last}'" in line or f".{last}" in line):
+            if last not in line or line.lstrip().startswith(("#", "raise ")):
+                continue
+            if attribute is None:
+                # A read, not a write (`cfg.k = …`) nor a test of presence.
+                attribute = re.compile(rf"\.{last}\b(?!\s*=(?!=))")
+                by_name = re.compile(rf"""(?:\.get\(\s*|\[\s*|getattr\([^,()]+,\s*)["']{last}["']\s*[,\])](?!\s*=(?!=))""")
+            code = code_only(line)
+            if attribute.search(code) or by_name.search(line.split("#", 1)[0]):
                 return True
     return False
 
