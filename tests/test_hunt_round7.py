@@ -74,3 +74,60 @@ def test_a_removed_key_the_code_refuses_or_names_in_a_comment_is_still_a_break()
     text = guide_text({"verl/trainer/config/ppo_trainer.yaml": REMOVED_KEY, "verl/trainer/ppo/ray_trainer.py": REFUSED},
                       title="[trainer] feat: keep N checkpoints")
     assert "will fail or be ignored" in text
+
+
+# --- a removed function's "callers rewritten" ---------------------------------------------------
+
+RECURSIVE = '''@@ -10,11 +10,3 @@ import torch
+ 
+ 
+-def flatten_config(cfg, prefix=""):
+-    """Flatten a nested config."""
+-    out = {}
+-    for k, v in cfg.items():
+-        out.update(flatten_config(v, prefix + k + ".") if isinstance(v, dict) else {prefix + k: v})
+-    return out
+-
+-
+ def save_model(model, path):
+'''
+COMMENTED = '''@@ -10,9 +10,3 @@ import torch
+ 
+ 
+-def load_sharded_model(path, device):
+-    # load_sharded_model(path) reads every shard
+-    state = torch.load(path)
+-    return build(state, device)
+-
+-
+ def save_model(model, path):
+'''
+CALLER = '''@@ -40,4 +40,4 @@ def main(cfg):
+     model = build(cfg)
+-    flat = flatten_config(cfg)
++    flat = dict(cfg)
+     save(flat)
+'''
+
+
+def test_a_removed_function_whose_only_reference_is_a_comment_is_a_break():
+    # `# load_sharded_model(path) reads …` is no caller the pull request rewrote: the public
+    # function is gone, not an internal refactor.
+    from tests.test_exact_claims import guide_text
+
+    assert "Breaking" in guide_text({"verl/utils/model_io.py": COMMENTED}, title="remove helper")
+
+
+@pytest.mark.xfail(strict=True, reason="a recursive call in the removed function's own body counts as a caller rewritten: "
+                   "FileAnalysis keeps removed_lines without hunk bounds, so which removed lines are that body is a guess "
+                   "(a caller in the next hunk reads as more of it)")
+def test_a_removed_recursive_function_is_a_break():
+    from tests.test_exact_claims import guide_text
+
+    assert "Breaking" in guide_text({"verl/utils/model_io.py": RECURSIVE}, title="remove helper")
+
+
+def test_a_removed_function_whose_caller_the_diff_rewrote_is_still_no_break():
+    from tests.test_exact_claims import guide_text
+
+    assert "Breaking" not in guide_text({"verl/utils/model_io.py": RECURSIVE, "verl/trainer/main.py": CALLER}, title="remove helper")

@@ -186,7 +186,7 @@ def callers_rewritten(name: str, analysis: DiffAnalysis, removed: str | None | o
                     continue
                 if call is None:
                     call = re.compile(rf"(?<![\w]){re.escape(short)}(?:\(|\s*[,)\]])|\bimport\b.*(?<![\w.]){re.escape(short)}\b")
-                if call.search(line) and not line.lstrip().startswith(("def ", "async def ", "class ")):
+                if _reference(call, line):
                     return True
         return False
     assert isinstance(text, str)
@@ -201,10 +201,16 @@ def callers_rewritten(name: str, analysis: DiffAnalysis, removed: str | None | o
         line = text[start:end]
         if call is None:
             call = re.compile(rf"(?<![\w]){re.escape(short)}(?:\(|\s*[,)\]])|\bimport\b.*(?<![\w.]){re.escape(short)}\b")
-        if call.search(line) and not line.lstrip().startswith(("def ", "async def ", "class ")):
+        if _reference(call, line):
             return True
         at = text.find(short, end + 1)
     return False
+
+
+def _reference(call: re.Pattern[str], line: str) -> bool:
+    """True when removed ``line`` refers to ``short`` in code, its comment and strings left
+    out (``# load_x(path) reads …`` is no caller), and is not its ``def``."""
+    return not line.lstrip().startswith(("def ", "async def ", "class ")) and call.search(code_only(line)) is not None
 
 
 def removed_code_lines(analysis: DiffAnalysis) -> str | None:
@@ -228,7 +234,7 @@ def local_helper(name: str, f: FileAnalysis) -> bool:
     short = name.rpartition(".")[2]
     if not short.isidentifier() or "." in name:
         return False  # a method: its callers go through the object, not visible here
-    return any(_calls(line, short) and not line.lstrip().startswith(("def ", "async def ")) for line in f.removed_lines)
+    return any(_calls(line, short) and not line.lstrip().startswith(("def ", "async def ")) and _calls(code_only(line), short) for line in f.removed_lines)
 
 
 def _calls(line: str, short: str) -> bool:
