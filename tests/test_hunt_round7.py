@@ -131,3 +131,20 @@ def test_a_removed_function_whose_caller_the_diff_rewrote_is_still_no_break():
     from tests.test_exact_claims import guide_text
 
     assert "Breaking" not in guide_text({"verl/utils/model_io.py": RECURSIVE, "verl/trainer/main.py": CALLER}, title="remove helper")
+
+
+# --- CPU: a re-indented line's continuation check -----------------------------------------------
+
+
+def test_a_re_indented_line_of_spaces_costs_linear_time():
+    # A leading \s* before a class that takes spaces too backtracked once per leading space
+    # over the whole line: 50,000 spaces took seconds (quadratic), one line of a hostile patch.
+    import time
+
+    from bot.engine.history.lines import _continuation
+
+    line = " " * 50_000 + "x"
+    start = time.process_time()
+    assert not _continuation(line)
+    assert _continuation(" " * 50_000 + "value=1,") and _continuation("    )")
+    assert time.process_time() - start < 1.0  # ~6 s before; linear now (well under 1 ms)
