@@ -148,3 +148,41 @@ def test_a_re_indented_line_of_spaces_costs_linear_time():
     assert not _continuation(line)
     assert _continuation(" " * 50_000 + "value=1,") and _continuation("    )")
     assert time.process_time() - start < 1.0  # ~6 s before; linear now (well under 1 ms)
+
+
+# --- CPU: names the description spells in another word order ------------------------------------
+
+def _many_names_description():
+    from bot.engine.analysis.description import parse_description
+
+    names = [f"{a}{b}x_q{a}_zz{b}_w{i}" for i, (a, b) in enumerate((a, b) for a in "abcdefghij" for b in "abcdefghijklmnopqrst")]
+    return parse_description("## What does this PR do?\n" + "\n".join(f"- uses `{n}`" for n in names))
+
+
+def test_two_hundred_absent_snake_names_scan_the_patches_a_bounded_number_of_times():
+    # Each absent three- or four-word name cost 23 scans of up to 4 MB of patches (one per
+    # other word order): 200 names took seconds. Past the first few, the patches' names are
+    # read once. Counted as line events of the check, not as time.
+    from bot.engine.analysis import description as description_module
+    from bot.engine.analysis import reordered as reordered_module
+    from bot.engine.analysis.description import check_against_diff
+    from bot.engine.analysis.model import DiffAnalysis
+    from tests.step_count import line_events
+
+    desc = _many_names_description()
+    assert len(desc.mentioned_identifiers) == 200
+    patches = ["x = foo(bar)\n" * 2000]
+    run = lambda: check_against_diff(desc, DiffAnalysis(files=()), patches)  # noqa: E731
+    steps = line_events(description_module.__file__, run) + line_events(reordered_module.__file__, run)
+    assert steps < 12_000  # 30,213 line events before (23 order scans per name), 7,784 now
+
+
+@pytest.mark.parametrize("patch,found", [("y = self.reward_extra_info\n", True), ("y = self.reward_extra_info_v2\n", False),
+                                         ("y = x_reward_extra_info\n", False), ("y = 2_info_extra\n", True), ("z = 1\n", False)])
+def test_reordered_names_read_once_agree_with_the_order_scans(patch, found):
+    from bot.engine.analysis.reordered import reordered
+
+    for ident in ("extra_reward_info", "extra_info_2"):
+        scans = reordered(ident, patch)
+        assert reordered(ident, patch, [99]) == scans  # the names read once
+    assert reordered("extra_reward_info", patch) == found or reordered("extra_info_2", patch) == found
