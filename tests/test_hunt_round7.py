@@ -186,3 +186,25 @@ def test_reordered_names_read_once_agree_with_the_order_scans(patch, found):
         scans = reordered(ident, patch)
         assert reordered(ident, patch, [99]) == scans  # the names read once
     assert reordered("extra_reward_info", patch) == found or reordered("extra_info_2", patch) == found
+
+
+# --- call edits of a call that moved --------------------------------------------------------------
+
+from tests.test_edits import _one_file  # noqa: E402
+
+
+@pytest.mark.parametrize("patch", [
+    # the call moved down the file and was wrapped over lines on the way
+    "@@ -10,4 +10,3 @@ def fit(self):\n     a()\n-    self.sync(group=g)\n     b()\n"
+    "@@ -40,3 +39,6 @@ def fit2(self):\n     d()\n+    self.sync(\n+        group=g,\n+    )\n     e()\n",
+    # a multi-line call moved whole
+    "@@ -10,7 +10,4 @@ def fit(self):\n     a()\n-    self.sync(\n-        group=g,\n-    )\n     b()\n     c()\n"
+    "@@ -40,3 +37,6 @@ def fit2(self):\n     d()\n+    self.sync(\n+        group=g,\n+    )\n     e()\n",
+    # the call moved with its spacing tidied
+    "@@ -10,4 +10,3 @@ def fit(self):\n     a()\n-    self.sync( x )\n     b()\n@@ -40,3 +39,4 @@ def fit(self):\n     c()\n+    self.sync(x)\n     d()\n",
+], ids=["re-wrapped", "multi-line", "spacing"])
+def test_a_call_moved_within_its_file_is_neither_added_nor_removed(patch):
+    # "no longer calls self.sync" for a call the diff only moved (one line removed, the
+    # same call re-added lower, wrapped or re-spaced) misleads like a dropped call; a call
+    # moved to another function of the file is not said either (as for one unchanged line).
+    assert not any(e.kind in ("call_added", "call_removed") for e in _one_file(patch).edits)
