@@ -208,3 +208,18 @@ def test_a_call_moved_within_its_file_is_neither_added_nor_removed(patch):
     # same call re-added lower, wrapped or re-spaced) misleads like a dropped call; a call
     # moved to another function of the file is not said either (as for one unchanged line).
     assert not any(e.kind in ("call_added", "call_removed") for e in _one_file(patch).edits)
+
+
+def test_a_removed_method_whose_ray_remote_call_the_diff_rewrote_is_no_break():
+    # verl-2026h1 #5487: set_parameter_synchronizer went with its one caller,
+    # `trainer.set_parameter_synchronizer.remote(…)`; only an error message's "Call
+    # set_parameter_synchronizer() first." had kept it from a break, and strings no longer count.
+    from bot.engine.breaking import callers_rewritten
+    from bot.engine.analysis.model import DiffAnalysis, FileAnalysis
+
+    removed = ('        ray.get(self.components["trainer"].set_parameter_synchronizer.remote(sync))',)
+    analysis = DiffAnalysis((FileAnalysis("verl/main.py", "modified", "source", removed_lines=removed),))
+    assert callers_rewritten("FullyAsyncTrainer.set_parameter_synchronizer", analysis)
+    text_only = ('        raise ValueError("Call set_parameter_synchronizer() first.")',)
+    analysis = DiffAnalysis((FileAnalysis("verl/main.py", "modified", "source", removed_lines=text_only),))
+    assert not callers_rewritten("FullyAsyncTrainer.set_parameter_synchronizer", analysis)

@@ -163,7 +163,8 @@ def key_still_read(key: str, analysis: DiffAnalysis) -> bool:
 
 
 def callers_rewritten(name: str, analysis: DiffAnalysis, removed: str | None | object = _MADE_HERE) -> bool:
-    """True when the pull request rewrote calls of ``name``: ``name(`` or ``.name(``, or the
+    """True when the pull request rewrote calls of ``name``: ``name(``, ``.name(`` or a Ray
+    actor's ``.name.remote(``, or the
     name passed as a value (``patch(path, name)``, ``executor(self.name, x)``), is on
     a removed line of some file that is not its ``def`` (the author changed the callers
     the repository has). A definition whose callers moved with it is an internal helper
@@ -185,7 +186,7 @@ def callers_rewritten(name: str, analysis: DiffAnalysis, removed: str | None | o
                 if short not in line:
                     continue
                 if call is None:
-                    call = re.compile(rf"(?<![\w]){re.escape(short)}(?:\(|\s*[,)\]])|\bimport\b.*(?<![\w.]){re.escape(short)}\b")
+                    call = re.compile(rf"(?<![\w]){re.escape(short)}(?:\(|\.remote\(|\s*[,)\]])|\bimport\b.*(?<![\w.]){re.escape(short)}\b")
                 if _reference(call, line):
                     return True
         return False
@@ -200,7 +201,7 @@ def callers_rewritten(name: str, analysis: DiffAnalysis, removed: str | None | o
         end = len(text) if end < 0 else end
         line = text[start:end]
         if call is None:
-            call = re.compile(rf"(?<![\w]){re.escape(short)}(?:\(|\s*[,)\]])|\bimport\b.*(?<![\w.]){re.escape(short)}\b")
+            call = re.compile(rf"(?<![\w]){re.escape(short)}(?:\(|\.remote\(|\s*[,)\]])|\bimport\b.*(?<![\w.]){re.escape(short)}\b")
         if _reference(call, line):
             return True
         at = text.find(short, end + 1)
