@@ -223,3 +223,16 @@ def test_a_removed_method_whose_ray_remote_call_the_diff_rewrote_is_no_break():
     text_only = ('        raise ValueError("Call set_parameter_synchronizer() first.")',)
     analysis = DiffAnalysis((FileAnalysis("verl/main.py", "modified", "source", removed_lines=text_only),))
     assert not callers_rewritten("FullyAsyncTrainer.set_parameter_synchronizer", analysis)
+
+
+# --- crashes on odd input ----------------------------------------------------------------------
+
+
+def test_a_line_that_is_only_a_backslash_does_not_crash_the_guide():
+    # The file's whole change, quoted, was one empty line (a lone `\\` cleaned of its shell
+    # continuation): the summary's sentence then had neither old nor new lines (KeyError 'olds').
+    from tests.test_exact_claims import guide_text
+
+    patch = "@@ -10,3 +10,4 @@\n python3 -m verl.trainer \\\n     a=1 \\\n+    \\\n     b=2\n"
+    text = guide_text({"scripts/run.sh": patch}, title="run script")
+    assert "scripts/run.sh" in text
