@@ -236,3 +236,19 @@ def test_a_line_that_is_only_a_backslash_does_not_crash_the_guide():
     patch = "@@ -10,3 +10,4 @@\n python3 -m verl.trainer \\\n     a=1 \\\n+    \\\n     b=2\n"
     text = guide_text({"scripts/run.sh": patch}, title="run script")
     assert "scripts/run.sh" in text
+
+
+# --- a point's inner edits ---------------------------------------------------------------------
+
+
+def test_a_points_inner_edits_say_no_call_added_inside_a_definition_the_diff_adds():
+    # The old body of `a` became the new `b` (its lines are context), one call added among
+    # them: the edits' own points leave it out as new code, the file point's "among them, in
+    # `b`, line 13: now also calls `self_audit(x)`" did not.
+    from tests.test_exact_claims import guide_text
+
+    patch = ("@@ -1,9 +1,17 @@\n import os\n \n \n def a(x):\n+    go(x)\n+    go2(x)\n+    go3(x)\n+    return x\n+\n+\n"
+             "+def b(x):\n     setup(x)\n+    self_audit(x)\n     finish(x)\n     return x\n \n \n def c(y):\n     pass\n+\n+\n"
+             "+def d(y):\n+    return y\n")
+    text = guide_text({"verl/w.py": patch}, title="add b")
+    assert "verl/w.py" in text and "now also calls `self_audit(x)`" not in text
