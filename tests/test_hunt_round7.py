@@ -252,3 +252,26 @@ def test_a_points_inner_edits_say_no_call_added_inside_a_definition_the_diff_add
              "+def d(y):\n+    return y\n")
     text = guide_text({"verl/w.py": patch}, title="add b")
     assert "verl/w.py" in text and "now also calls `self_audit(x)`" not in text
+
+
+# --- CPU: a page's headings ----------------------------------------------------------------------
+
+
+def test_a_pages_headings_are_compared_through_sets_made_once(monkeypatch):
+    # `h not in set(before)` inside the comprehension made the set once per heading: quadratic
+    # in a page's headings (3,000 took 0.2 s a file, a 3,000-file pull request minutes).
+    from types import SimpleNamespace
+
+    from bot.engine.render import summary
+
+    made = []
+
+    def counting_set(*args):
+        made.append(1)
+        return set(*args)
+
+    monkeypatch.setattr(summary, "set", counting_set, raising=False)
+    f = SimpleNamespace(path="docs/a.md", added_lines=tuple(f"# New {i}" for i in range(3000)),
+                        removed_lines=tuple(f"# New {i}" for i in range(1, 3001)))
+    assert summary.page_headings(f) == []  # "# New 3000" was removed: renamed, no new section said
+    assert len(made) <= 4
