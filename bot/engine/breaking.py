@@ -139,27 +139,45 @@ def key_still_read(key: str, analysis: DiffAnalysis) -> bool:
     """True when an added line of the package's source still reads config key ``key`` by its
     last part (``config.get("remove_previous_ckpt_in_save")``, ``cfg.remove_previous_ckpt_in_save``):
     a key gone from the YAML that the code still maps (fresh-o #724, with a deprecation
-    warning) is neither refused nor ignored, so no consequence can be stated. A comment, an
-    error message or a membership test (``if "k" in cfg: raise …``) names the key without
-    reading its value: a refused key is still a break."""
+    warning) is neither refused nor ignored, so no consequence can be stated. The names read
+    are gathered once per analysis (a pull request removing thousands of keys asks for each);
+    a key among them is then looked for on its lines: a comment, an error message or a
+    membership test (``if "k" in cfg: raise …``) names the key without reading its value,
+    and a refused key is still a break."""
     last = key.rpartition(".")[2]
     if len(last) < 4 or not last.isidentifier():
         return False
-    attribute = by_name = None
-    for f in analysis.files:
-        if f.kind != "source":
-            continue
-        for line in f.added_lines:
-            if last not in line or line.lstrip().startswith(("#", "raise ")):
-                continue
-            if attribute is None:
-                # A read, not a write (`cfg.k = …`) nor a test of presence.
-                attribute = re.compile(rf"\.{last}\b(?!\s*=(?!=))")
-                by_name = re.compile(rf"""(?:\.get\(\s*|\[\s*|getattr\([^,()]+,\s*)["']{last}["']\s*[,\])](?!\s*=(?!=))""")
-            code = code_only(line)
-            if attribute.search(code) or by_name.search(line.split("#", 1)[0]):
-                return True
-    return False
+    cached = _READ_NAMES.get(id(analysis))
+    if cached is None or cached[0] is not analysis:
+        text = "\n".join(line for f in analysis.files if f.kind == "source" for line in f.added_lines)
+        cached = (analysis, frozenset(_READ_NAME.findall(text)), text)
+        _READ_NAMES.clear()  # one analysis at a time: a guide asks for its own only
+        _READ_NAMES[id(analysis)] = cached
+    if last not in cached[1]:
+        return False
+    text = cached[2]
+    # A read, not a write (`cfg.k = …`) nor a test of presence; strings and comments left out.
+    attribute = re.compile(rf"\.{last}\b(?!\s*=(?!=))")
+    by_name = re.compile(rf"""(?:\.get\(\s*|\[\s*|getattr\([^,()]+,\s*)["']{last}["']\s*[,\])](?!\s*=(?!=))""")
+    at = text.find(last)
+    for _ in range(_MAX_LOOKS):
+        if at < 0:
+            return False
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        line = text[start:end]
+        if not line.lstrip().startswith(("#", "raise ")) and (attribute.search(code_only(line)) or by_name.search(line.split("#", 1)[0])):
+            return True
+        at = text.find(last, end + 1)
+    return at >= 0  # a name on more lines than are looked at: read somewhere, as the names said
+
+
+#: Lines holding a removed key's name looked at for a read of it.
+_MAX_LOOKS = 64
+#: A name read by the code: quoted whole, or after a dot (the keys worth a look on their lines).
+_READ_NAME = re.compile(r"""(?<=["'.])([A-Za-z_]\w{3,})(?=["']|\b)""")
+_READ_NAMES: dict[int, tuple[DiffAnalysis, frozenset[str], str]] = {}
 
 
 def callers_rewritten(name: str, analysis: DiffAnalysis, removed: str | None | object = _MADE_HERE) -> bool:
