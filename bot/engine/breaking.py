@@ -156,9 +156,6 @@ def key_still_read(key: str, analysis: DiffAnalysis) -> bool:
     if last not in cached[1]:
         return False
     text = cached[2]
-    # A read, not a write (`cfg.k = …`) nor a test of presence; strings and comments left out.
-    attribute = re.compile(rf"\.{last}\b(?!\s*=(?!=))")
-    by_name = re.compile(rf"""(?:\.get\(\s*|\[\s*|getattr\([^,()]+,\s*)["']{last}["']\s*[,\])](?!\s*=(?!=))""")
     at = text.find(last)
     for _ in range(_MAX_LOOKS):
         if at < 0:
@@ -167,10 +164,40 @@ def key_still_read(key: str, analysis: DiffAnalysis) -> bool:
         end = text.find("\n", at)
         end = len(text) if end < 0 else end
         line = text[start:end]
-        if not line.lstrip().startswith(("#", "raise ")) and (attribute.search(code_only(line)) or by_name.search(line.split("#", 1)[0])):
+        if not line.lstrip().startswith(("#", "raise ")) and _reads(line, last):
             return True
         at = text.find(last, end + 1)
     return at >= 0  # a name on more lines than are looked at: read somewhere, as the names said
+
+
+def _reads(line: str, last: str) -> bool:
+    """True when ``line`` reads ``last``: ``x.last`` in its code (strings and comment left out),
+    or ``.get("last"``, ``["last"]``, ``getattr(x, "last"``; not a write (``x.last = …``) nor a
+    test of presence (``"last" in cfg``). String scans, no pattern compiled per key."""
+    code = code_only(line)
+    at = code.find("." + last)
+    while at >= 0:
+        end = at + 1 + len(last)
+        nxt = code[end : end + 1]
+        if not (nxt.isalnum() or nxt == "_") and not _assigned(code[end:]):
+            return True
+        at = code.find("." + last, end)
+    raw = line.split("#", 1)[0]
+    for quote in ("'", '"'):
+        at = raw.find(f"{quote}{last}{quote}")
+        while at >= 0:
+            before, after = raw[:at].rstrip(), raw[at + len(last) + 2 :].lstrip()
+            if (before.endswith((".get(", "[")) or (before.endswith(",") and "getattr(" in before)) and after[:1] in (",", ")", "]"):
+                if not (after[:1] == "]" and _assigned(after[1:])):
+                    return True
+            at = raw.find(f"{quote}{last}{quote}", at + 1)
+    return False
+
+
+def _assigned(rest: str) -> bool:
+    """True when ``rest`` (what follows a name) assigns to it: ``= …``, not ``== …``."""
+    rest = rest.lstrip()
+    return rest[:1] == "=" and rest[:2] != "=="
 
 
 #: Lines holding a removed key's name looked at for a read of it.
