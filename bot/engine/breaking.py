@@ -25,6 +25,7 @@ import re
 from typing import Any
 
 from bot.engine.analysis.model import DiffAnalysis, Evidence, FileAnalysis
+from bot.engine.analysis.pybehaviour import code_only
 
 #: Exceptions that refuse input; an ``assert`` is an internal invariant, not a contract.
 REFUSALS = (
@@ -139,26 +140,76 @@ def key_still_read(key: str, analysis: DiffAnalysis) -> bool:
     last part (``config.get("remove_previous_ckpt_in_save")``, ``cfg.remove_previous_ckpt_in_save``):
     a key gone from the YAML that the code still maps (fresh-o #724, with a deprecation
     warning) is neither refused nor ignored, so no consequence can be stated. The names read
-    are gathered once per analysis (a pull request removing thousands of keys asks for each)."""
+    are gathered once per analysis (a pull request removing thousands of keys asks for each);
+    a key among them is then looked for on its lines: a comment, an error message or a
+    membership test (``if "k" in cfg: raise …``) names the key without reading its value,
+    and a refused key is still a break."""
     last = key.rpartition(".")[2]
     if len(last) < 4 or not last.isidentifier():
         return False
     cached = _READ_NAMES.get(id(analysis))
     if cached is None or cached[0] is not analysis:
         text = "\n".join(line for f in analysis.files if f.kind == "source" for line in f.added_lines)
-        cached = (analysis, frozenset(_READ_NAME.findall(text)))
+        cached = (analysis, frozenset(_READ_NAME.findall(text)), text)
         _READ_NAMES.clear()  # one analysis at a time: a guide asks for its own only
         _READ_NAMES[id(analysis)] = cached
-    return last in cached[1]
+    if last not in cached[1]:
+        return False
+    text = cached[2]
+    at = text.find(last)
+    for _ in range(_MAX_LOOKS):
+        if at < 0:
+            return False
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        line = text[start:end]
+        if not line.lstrip().startswith(("#", "raise ")) and _reads(line, last):
+            return True
+        at = text.find(last, end + 1)
+    return at >= 0  # a name on more lines than are looked at: read somewhere, as the names said
 
 
-#: A name read by the code: quoted whole, or after a dot.
+def _reads(line: str, last: str) -> bool:
+    """True when ``line`` reads ``last``: ``x.last`` in its code (strings and comment left out),
+    or ``.get("last"``, ``["last"]``, ``getattr(x, "last"``; not a write (``x.last = …``) nor a
+    test of presence (``"last" in cfg``). String scans, no pattern compiled per key."""
+    code = code_only(line)
+    at = code.find("." + last)
+    while at >= 0:
+        end = at + 1 + len(last)
+        nxt = code[end : end + 1]
+        if not (nxt.isalnum() or nxt == "_") and not _assigned(code[end:]):
+            return True
+        at = code.find("." + last, end)
+    raw = line.split("#", 1)[0]
+    for quote in ("'", '"'):
+        at = raw.find(f"{quote}{last}{quote}")
+        while at >= 0:
+            before, after = raw[:at].rstrip(), raw[at + len(last) + 2 :].lstrip()
+            if (before.endswith((".get(", "[")) or (before.endswith(",") and "getattr(" in before)) and after[:1] in (",", ")", "]"):
+                if not (after[:1] == "]" and _assigned(after[1:])):
+                    return True
+            at = raw.find(f"{quote}{last}{quote}", at + 1)
+    return False
+
+
+def _assigned(rest: str) -> bool:
+    """True when ``rest`` (what follows a name) assigns to it: ``= …``, not ``== …``."""
+    rest = rest.lstrip()
+    return rest[:1] == "=" and rest[:2] != "=="
+
+
+#: Lines holding a removed key's name looked at for a read of it.
+_MAX_LOOKS = 64
+#: A name read by the code: quoted whole, or after a dot (the keys worth a look on their lines).
 _READ_NAME = re.compile(r"""(?<=["'.])([A-Za-z_]\w{3,})(?=["']|\b)""")
-_READ_NAMES: dict[int, tuple[DiffAnalysis, frozenset[str]]] = {}
+_READ_NAMES: dict[int, tuple[DiffAnalysis, frozenset[str], str]] = {}
 
 
 def callers_rewritten(name: str, analysis: DiffAnalysis, removed: str | None | object = _MADE_HERE) -> bool:
-    """True when the pull request rewrote calls of ``name``: ``name(`` or ``.name(``, or the
+    """True when the pull request rewrote calls of ``name``: ``name(``, ``.name(`` or a Ray
+    actor's ``.name.remote(``, or the
     name passed as a value (``patch(path, name)``, ``executor(self.name, x)``), is on
     a removed line of some file that is not its ``def`` (the author changed the callers
     the repository has). A definition whose callers moved with it is an internal helper
@@ -180,8 +231,8 @@ def callers_rewritten(name: str, analysis: DiffAnalysis, removed: str | None | o
                 if short not in line:
                     continue
                 if call is None:
-                    call = re.compile(rf"(?<![\w]){re.escape(short)}(?:\(|\s*[,)\]])|\bimport\b.*(?<![\w.]){re.escape(short)}\b")
-                if call.search(line) and not line.lstrip().startswith(("def ", "async def ", "class ")):
+                    call = re.compile(rf"(?<![\w]){re.escape(short)}(?:\(|\.remote\(|\s*[,)\]])|\bimport\b.*(?<![\w.]){re.escape(short)}\b")
+                if _reference(call, line):
                     return True
         return False
     assert isinstance(text, str)
@@ -195,11 +246,17 @@ def callers_rewritten(name: str, analysis: DiffAnalysis, removed: str | None | o
         end = len(text) if end < 0 else end
         line = text[start:end]
         if call is None:
-            call = re.compile(rf"(?<![\w]){re.escape(short)}(?:\(|\s*[,)\]])|\bimport\b.*(?<![\w.]){re.escape(short)}\b")
-        if call.search(line) and not line.lstrip().startswith(("def ", "async def ", "class ")):
+            call = re.compile(rf"(?<![\w]){re.escape(short)}(?:\(|\.remote\(|\s*[,)\]])|\bimport\b.*(?<![\w.]){re.escape(short)}\b")
+        if _reference(call, line):
             return True
         at = text.find(short, end + 1)
     return False
+
+
+def _reference(call: re.Pattern[str], line: str) -> bool:
+    """True when removed ``line`` refers to ``short`` in code, its comment and strings left
+    out (``# load_x(path) reads …`` is no caller), and is not its ``def``."""
+    return not line.lstrip().startswith(("def ", "async def ", "class ")) and call.search(code_only(line)) is not None
 
 
 def removed_code_lines(analysis: DiffAnalysis) -> str | None:
@@ -223,7 +280,7 @@ def local_helper(name: str, f: FileAnalysis) -> bool:
     short = name.rpartition(".")[2]
     if not short.isidentifier() or "." in name:
         return False  # a method: its callers go through the object, not visible here
-    return any(_calls(line, short) and not line.lstrip().startswith(("def ", "async def ")) for line in f.removed_lines)
+    return any(_calls(line, short) and not line.lstrip().startswith(("def ", "async def ")) and _calls(code_only(line), short) for line in f.removed_lines)
 
 
 def _calls(line: str, short: str) -> bool:

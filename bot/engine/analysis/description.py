@@ -14,13 +14,13 @@ accepted; nothing raises.
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from bot.engine.analysis.model import DiffAnalysis
+from bot.engine.analysis.reordered import reordered
 
 #: Longest body read; GitHub caps a PR body at 65,536 characters.
 MAX_BODY = 65_536
@@ -538,6 +538,7 @@ def check_against_diff(
     present: list[str] = []
     absent: list[str] = []
     texts = None
+    orders: list[int | set[tuple[str, ...]]] = [0]  # names looked for by word order, then the patches' names
     for ident in description.mentioned_identifiers:
         ok = (
             ident in names
@@ -549,7 +550,7 @@ def check_against_diff(
         if not ok:
             if texts is None:
                 texts = _patch_text(diff, patches)
-            ok = any(v in texts for v in _spellings(ident)) or _reordered(ident, texts)
+            ok = any(v in texts for v in _spellings(ident)) or reordered(ident, texts, orders)
         (present if ok else absent).append(ident)
     return tuple(present), tuple(absent)
 
@@ -599,31 +600,6 @@ def _spellings(ident: str) -> tuple[str, ...]:
         if len(last) >= 4:
             out.append(last)
     return tuple(out)
-
-
-_SNAKE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+")
-
-
-def _reordered(ident: str, texts: str) -> bool:
-    """True when the patches hold a snake_case name of the same three or four words as
-    ``ident`` in another order (the description's ``extra_reward_info`` for the code's
-    ``reward_extra_info``, fresh-m #3194): the same thing, named as the author recalled it.
-    Each other order is looked for as a whole name (a C-speed scan per order)."""
-    words = ident.split("_")
-    if not 3 <= len(words) <= 4 or not _SNAKE.fullmatch(ident):
-        return False
-    for order in itertools.permutations(words):
-        name = "_".join(order)
-        if name == ident:
-            continue
-        at = texts.find(name)
-        while at >= 0:
-            before = texts[at - 1] if at else " "
-            after = texts[at + len(name) : at + len(name) + 1] or " "
-            if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-                return True
-            at = texts.find(name, at + 1)
-    return False
 
 
 #: Words that make a sentence promise something of this change ("adds `--foo`").

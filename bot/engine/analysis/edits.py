@@ -639,9 +639,21 @@ def _drop_moved_calls(edits: list[Edit], hunks: Sequence[Hunk]) -> list[Edit]:
             if line.kind != CONTEXT:
                 sides[line.kind].add(" ".join(line.text.split()))
     asserts = {text.partition(",")[0].rstrip() for text in sides[ADDED] if text.startswith("assert ")}
-    return [e for e in edits if not ((e.kind == "call_added" and e.new in sides[REMOVED])
-                                     or (e.kind == "call_removed" and e.old in sides[ADDED])
+    # A call statement re-wrapped over lines (or its spacing changed) where it moved is the
+    # same call: compared without white space and a trailing comma before the bracket, with
+    # the other side's lines and its call statements.
+    keys = {ADDED: {_call_key(e.new) for e in edits if e.kind == "call_added"}, REMOVED: {_call_key(e.old) for e in edits if e.kind == "call_removed"}}
+    if keys[ADDED] and keys[REMOVED]:
+        for side in (ADDED, REMOVED):
+            keys[side] |= {_call_key(text) for text in sides[side]}
+    return [e for e in edits if not ((e.kind == "call_added" and (e.new in sides[REMOVED] or _call_key(e.new) in keys[REMOVED]))
+                                     or (e.kind == "call_removed" and (e.old in sides[ADDED] or _call_key(e.old) in keys[ADDED]))
                                      or (e.kind == "assert_removed" and not e.old.endswith("…") and f"assert {e.old}" in asserts))]  # fmt: skip
+
+
+def _call_key(text: str) -> str:
+    """A call statement without white space and with no comma before its closing bracket."""
+    return "".join(text.split()).replace(",)", ")")
 
 
 def _drop_reraised(edits: list[Edit], hunks: Sequence[Hunk]) -> list[Edit]:

@@ -10,6 +10,7 @@ the diff; other languages for their line comments.
 from __future__ import annotations
 
 import io
+import keyword
 import re
 import tokenize
 from collections.abc import Sequence
@@ -63,6 +64,18 @@ def docstring_lines(hunk: Hunk, side: str) -> set[int]:
 #: A docstring section header (Google and NumPy styles) or a NumPy underline.
 _SECTION_HEADER = re.compile(r"(?:Args|Arguments|Parameters|Params|Returns?|Raises|Yields?|Examples?|Notes?|Attributes|Warnings?|See Also)\s*:?|-{3,}")
 _DEF_SECTION = re.compile(r"(?:async\s+)?(?:def|class)\s")
+#: Two names side by side (``Target sequence``): prose, never Python outside a string.
+_NAME_PAIR = re.compile(r"\b([A-Za-z_]\w*)[ \t]+(?=([A-Za-z_]\w*)\b)")
+_KEYWORDS = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
+
+
+def _reads_as_prose(text: str) -> bool:
+    """True when a line with no quote, comment or backslash holds two names side by side that
+    are no keywords (``max_length: Target sequence length``): code outside a string never does,
+    and a line with a quote or a line end backslash may be inside a string that code holds."""
+    if "'" in text or '"' in text or "#" in text or "\\" in text:
+        return False
+    return any(a not in _KEYWORDS and b not in _KEYWORDS for a, b in (m.groups() for m in _NAME_PAIR.finditer(text)))
 
 
 def _in_docstring_body(hunk: Hunk, side: str) -> bool:
@@ -77,6 +90,11 @@ def _in_docstring_body(hunk: Hunk, side: str) -> bool:
     if not any(text[-1:] == ":" or text[:3] == "---" for text in lines) or not any(_SECTION_HEADER.fullmatch(text) for text in lines):
         return False
     if any(_TRIPLE.search(d.text) for d in hunk.lines):
+        return False
+    # Lines that are no Python alone may still be code (the items of a dict opened above the
+    # hunk, with an ``Args:`` key): a line of the side must read as prose, and none may go on
+    # past its end with a backslash (a string continued over lines).
+    if not any(_reads_as_prose(text) for text in lines) or any(text[-1:] == "\\" for text in lines):
         return False
     for text in lines:
         if not text:
@@ -158,10 +176,12 @@ def _code(text: str) -> str | None:
     """The tokens of one line of Python without its comment, or None when the line does not
     tokenize alone (a string or bracket that goes on over lines)."""
     try:
-        tokens = tokenize.generate_tokens(io.StringIO(text.strip() + "\n").readline)
-        return " ".join(t.string for t in tokens if t.type not in _NOT_CODE)
+        tokens = list(tokenize.generate_tokens(io.StringIO(text.strip() + "\n").readline))
     except (tokenize.TokenError, SyntaxError):
         return None
+    if any(t.type == tokenize.ERRORTOKEN for t in tokens):
+        return None  # an unclosed quote: the line is inside a string, its "comment" is text
+    return " ".join(t.string for t in tokens if t.type not in _NOT_CODE)
 
 
 _NOT_CODE = frozenset({tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT})

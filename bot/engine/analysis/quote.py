@@ -132,8 +132,11 @@ def small_change(hunks: Sequence[Hunk], path: str, kind: str, language: str | No
                 return None
     if where is None:
         return None
-    old = list(dict.fromkeys(_clean(line.text, docs) for _i, line in removed))
-    new = list(dict.fromkeys(_clean(line.text, docs) for _i, line in added))
+    # A line that is only a shell continuation (``    \\``) quotes as nothing: left out.
+    old = [x for x in dict.fromkeys(_clean(line.text, docs) for _i, line in removed) if x]
+    new = [x for x in dict.fromkeys(_clean(line.text, docs) for _i, line in added) if x]
+    if not old and not new:
+        return None
     if docs and any(_URL.search(x) for x in old + new):
         return None  # a bare address left: quoting it would make the summary a link
     keyed = len(old) == len(new) and all(_key(a) and _key(a) == _key(b) for a, b in zip(old, new))

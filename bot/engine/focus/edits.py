@@ -166,13 +166,14 @@ def _ranked(analysis: DiffAnalysis) -> list[tuple[int, Edit]]:
     fresh = {(f.path, d.name) for f in analysis.files if f.definitions_added for d in f.definitions_added}
     # A command cut short is said in any script, a test's or a CI job's too.
     ranked = [(edit_weight(e, kinds.get(e.path, "source")), e) for e in analysis.edits
-              if (kinds.get(e.path) in _KINDS or e.kind == "continuation_broken") and not (fresh and _in_new(e, fresh))]  # fmt: skip
+              if (kinds.get(e.path) in _KINDS or e.kind == "continuation_broken") and not (fresh and in_new(e, fresh))]  # fmt: skip
     ranked.sort(key=lambda pair: -pair[0])  # stable: file order within a weight
     return ranked
 
 
-def _in_new(edit: Edit, fresh: set[tuple[str, str]]) -> bool:
-    """True when ``edit``'s enclosing definition, or one around it, is added by the diff."""
+def in_new(edit: Edit, fresh: set[tuple[str, str]]) -> bool:
+    """True when ``edit``'s enclosing definition, or one around it, is added by the diff
+    (``fresh``: ``(path, name)`` of the definitions added)."""
     symbol = edit.symbol
     while symbol:
         if (edit.path, symbol) in fresh:

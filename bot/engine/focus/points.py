@@ -13,7 +13,7 @@ from bot.engine.analysis.model import (
     Evidence,
     FileAnalysis,
 )
-from bot.engine.focus.edits import assert_condition, edit_message, edit_points, edit_weight, quote_point
+from bot.engine.focus.edits import assert_condition, edit_message, edit_points, edit_weight, in_new, quote_point
 from bot.engine.focus.housekeeping import (
     api_names,
     dep_is_major,
@@ -299,7 +299,10 @@ def _inner_edits(point: FocusPoint, f: FileAnalysis | None, stated: set[tuple[st
     other point states and that can affect existing code."""
     if f is None or not f.edits:
         return ()
-    kept = [e for e in f.edits if e.consequence != "new_only" and e.kind != "lines" and (e.path, e.line or e.old_line) not in stated]
+    # An edit inside a definition the diff adds is new code, as for the edits' own points.
+    fresh = {(f.path, d.name) for d in f.definitions_added}
+    kept = [e for e in f.edits if e.consequence != "new_only" and e.kind != "lines" and (e.path, e.line or e.old_line) not in stated
+            and not (fresh and in_new(e, fresh))]
     kept.sort(key=lambda e: -edit_weight(e, f.kind))
     return tuple(kept[:_INNER_EDITS])
 

@@ -491,15 +491,17 @@ def _whitespace_twins(blocks: list[tuple[list, list]], indent_matters: bool) -> 
 
 #: A line inside brackets: a keyword argument or an element, ending with a comma, or a
 #: closing bracket line.
-_CONTINUATION = re.compile(r"\s*(?:[)\]}].*|\*{0,2}[\w.]+\s*=[^=].*,|\*{0,2}[^=(\[{:#]+,)\s*")
+# Matched against the stripped line: a leading ``\s*`` before ``[^=(…]+`` (which takes spaces
+# too) backtracked once per leading space over the whole line (quadratic in a hostile line's indent).
+_CONTINUATION = re.compile(r"[)\]}].*|\*{0,2}[\w.]+\s*=[^=].*,|\*{0,2}[^=(\[{:#]+,")
 
 
 def _continuation(text: str) -> bool:
     """True for a line that continues a bracketed expression (see :data:`_CONTINUATION`):
     balanced in itself (``x = foo(a,`` opens a statement) and not a statement keyword's."""
-    if _CONTINUATION.fullmatch(text) is None:
-        return False
     stripped = text.strip()
+    if _CONTINUATION.fullmatch(stripped) is None:
+        return False
     if stripped[:1] in ")]}":
         return True
     first = stripped.split(None, 1)[0].rstrip(",")

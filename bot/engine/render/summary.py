@@ -480,11 +480,13 @@ def page_headings(f) -> list[str]:
     before = _headings(f.path, f.removed_lines)
     if not before:
         return added
-    kept = [h for h in added if h not in set(before)]
+    # Each side's headings as a set made once (made per heading, 3,000 of them cost 0.2 s a page).
+    gone, came = set(before), set(added)
+    kept = [h for h in added if h not in gone]
     # A heading removed that is not among the added ones was renamed or dropped: which of the
     # new headings renames it cannot be told, so none is said to be a new section (fresh-o
     # #1045: "Use vLLM v0.8.2" became "Upgrade to vLLM v0.8.2", said to "add the section").
-    return [] if any(h not in set(added) for h in before) else kept
+    return [] if any(h not in came for h in before) else kept
 
 
 def _headings(path: str, lines) -> list[str]:
