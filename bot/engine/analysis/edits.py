@@ -45,7 +45,7 @@ from collections.abc import Iterable, Sequence
 
 from bot.engine.analysis.edit_filters import drop_moved_checks, drop_named_conditions, drop_split_conditions
 from bot.engine.analysis.model import BehaviourFact, Edit
-from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, DiffLine, Hunk
+from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, DiffLine, Hunk, change_blocks
 from bot.engine.analysis.pybehaviour import block_opener, code_only
 
 _TEXT_LIMIT = 160
@@ -494,19 +494,8 @@ def file_edits(hunks: Sequence[Hunk], path: str, kind: str, budget: Budget) -> t
         seen_lines += n
         if seen_lines > _MAX_FILE_LINES or len(out) >= _MAX_FILE_EDITS or budget.parses <= 0:
             break
-        i = 0
-        while i < n:
-            if lines[i].kind == CONTEXT:
-                i += 1
-                continue
-            j = i
-            while j < n and lines[j].kind == REMOVED:
-                j += 1
-            k = j
-            while k < n and lines[k].kind == ADDED:
-                k += 1
+        for i, j, k in change_blocks(lines):
             _block(lines, i, j, k, hunk.section, path, budget, out)
-            i = max(k, i + 1)
     if out:
         out = _drop_moved_calls(_drop_reraised(drop_split_conditions(drop_named_conditions(drop_moved_checks(out), hunks), hunks), hunks), hunks)
     return tuple(out[:_MAX_FILE_EDITS])

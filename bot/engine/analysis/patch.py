@@ -13,6 +13,7 @@ lines it cannot place are skipped rather than raising.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import partial
 from itertools import repeat
 from operator import itemgetter
@@ -217,3 +218,24 @@ def _hunk(rows: list[str], start: int, end: int, header: tuple[int, int, int, in
                 new_eof = True
     # Every field in order, without the named tuple's Python-level __new__ (its keywords).
     return make(Hunk, (*header, tuple(lines), old_eof, new_eof))
+
+
+def change_blocks(lines: Sequence[DiffLine]) -> list[tuple[int, int, int]]:
+    """The change blocks of one hunk's ``lines``: ``(i, j, k)`` where ``lines[i:j]`` is a run
+    of removed lines and ``lines[j:k]`` the run of added lines right after it (either may be
+    empty, never both), in order. A block is what a reader sees replaced at one place."""
+    out: list[tuple[int, int, int]] = []
+    i, n = 0, len(lines)
+    while i < n:
+        if lines[i].kind == CONTEXT:
+            i += 1
+            continue
+        j = i
+        while j < n and lines[j].kind == REMOVED:
+            j += 1
+        k = j
+        while k < n and lines[k].kind == ADDED:
+            k += 1
+        out.append((i, j, k))
+        i = max(k, i + 1)
+    return out

@@ -15,7 +15,7 @@ import re
 import tokenize
 from collections.abc import Sequence
 
-from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, Hunk
+from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, Hunk, change_blocks
 
 #: Line comment markers by language (as :func:`bot.engine.analysis.kinds.language_of` names them).
 _COMMENTS: dict[str, tuple[str, ...]] = {
@@ -151,24 +151,13 @@ def comment_edits(hunk: Hunk) -> set[int]:
     ``x = y  # …`` comments, read as source code changed)."""
     out: set[int] = set()
     lines = hunk.lines
-    i, n = 0, len(lines)
-    while i < n:
-        if lines[i].kind != REMOVED:
-            i += 1
-            continue
-        j = i
-        while j < n and lines[j].kind == REMOVED:
-            j += 1
-        k = j
-        while k < n and lines[k].kind == ADDED:
-            k += 1
-        if j - i == k - j:
+    for i, j, k in change_blocks(lines):
+        if j > i and j - i == k - j:
             pairs = list(zip(lines[i:j], lines[j:k]))
             if all("#" in a.text or "#" in b.text for a, b in pairs):
                 codes = [(_code(a.text), _code(b.text)) for a, b in pairs]
                 if all(x is not None and x == y for x, y in codes):
                     out.update(id(d) for d in lines[i:k])
-        i = max(k, i + 1)
     return out
 
 

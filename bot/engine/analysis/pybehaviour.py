@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from bot.engine.analysis.model import BehaviourFact, Definition
-from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, DiffLine, Hunk
+from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, DiffLine, Hunk, change_blocks
 
 #: Similarity of two bodies (normalised lines) for a rename or move.
 SIMILARITY = 0.8
@@ -332,25 +332,13 @@ def metric_facts(path: str, kind: str, hunks: Sequence[Hunk]) -> list[BehaviourF
     out = []
     for hunk in hunks:
         lines = hunk.lines
-        n = len(lines)
-        i = 0
-        while i < n:
-            if lines[i].kind != REMOVED:
-                i += 1
-                continue
-            j = i
-            while j < n and lines[j].kind == REMOVED:
-                j += 1
-            k = j
-            while k < n and lines[k].kind == ADDED:
-                k += 1
-            if j - i == k - j:
+        for i, j, k in change_blocks(lines):
+            if j > i and j - i == k - j:
                 for a, b in zip(lines[i:j], lines[j:k]):
                     if "/" in a.text and "/" in b.text and a.text != b.text:
                         pair = _metric_pair(a.text, b.text)
                         if pair is not None:
                             out.append(BehaviourFact("metric_renamed", path, pair[1], pair[0], pair[1], "", b.new_line, kind == "source"))
-            i = max(k, i + 1)
     return out
 
 
