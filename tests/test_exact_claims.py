@@ -355,3 +355,21 @@ def test_a_removed_key_the_code_still_reads_is_no_break():
     mapped = guide_text({"verl/trainer/config/ppo_trainer.yaml": REMOVED_KEY, "verl/trainer/ppo/ray_trainer.py": STILL_READ},
                         title="[trainer] feat: keep N checkpoints")
     assert "will fail or be ignored" not in mapped and "Breaking" not in mapped
+
+
+def test_a_re_spaced_default_is_no_new_default_and_a_moved_todo_is_not_added():
+    # fresh-p #74: "default of override_config changes from {} to { }" (and a list re-spaced),
+    # and "TODO added: add response length" for a note the diff only moved.
+    from bot.engine.analysis import analyse_file
+    from bot.engine.snapshot import ChangedFile
+
+    yaml = ("@@ -1,3 +1,3 @@\n model:\n-  override_config: {}\n+  override_config: { }\n"
+            "-  logger: ['console', 'wandb']\n+  logger: [ 'console', 'wandb' ]\n")
+    f = analyse_file(ChangedFile("verl/trainer/config/ppo_trainer.yaml", "modified", 2, 2, yaml))
+    assert not [b for b in f.behaviour if b.kind == "default_changed"]
+    changed = analyse_file(ChangedFile("verl/trainer/config/ppo_trainer.yaml", "modified", 1, 1,
+                                       "@@ -1,2 +1,2 @@\n model:\n-  logger: ['console']\n+  logger: ['console', 'wandb']\n"))
+    assert [b.kind for b in changed.behaviour if b.kind == "default_changed"] == ["default_changed"]
+    py = ("@@ -10,4 +10,4 @@ def fit(self):\n-    # TODO: add response length\n     a = 1\n     b = 2\n"
+          "+    # TODO: add response length\n")
+    assert analyse_file(ChangedFile("verl/t.py", "modified", 1, 1, py)).todos_added == ()

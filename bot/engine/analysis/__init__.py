@@ -171,7 +171,12 @@ def _analyse_file(
             facts.update(_keys(keys))
             if key_facts:
                 behaviour.extend(key_facts)
-        facts["todos_added"] = todos_added(added)
+        todos = todos_added(added)
+        if todos and removed:
+            # A note the diff only moves (removed and added with the same words) is not added.
+            gone = set(todos_added(removed))
+            todos = tuple(t for t in todos if t not in gone)
+        facts["todos_added"] = todos
         if kind in _FIELD_KINDS and prose_only(hunks, language):
             facts["prose_only"] = True
         if language == "shell" and "\\\n" in patch:  # a continued line somewhere in the patch

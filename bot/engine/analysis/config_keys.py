@@ -422,6 +422,11 @@ def _scalar(value: str) -> str:
     return value
 
 
+#: Spaces beside a flow collection's punctuation: ``{ }`` is ``{}``, ``[ 'a', 'b' ]`` is
+#: ``['a','b']`` (a re-spaced value is no new default, fresh-p #74).
+_FLOW_SPACE = re.compile(r"\s*([\[\]{},:])\s*")
+
+
 def value_facts(path: str, old: Sequence[_Value], new: Sequence[_Value]) -> list[BehaviourFact]:
     """``default_changed``, ``key_renamed`` and ``key_removed`` facts from keys seen on each side."""
     user_facing = "/." not in "/" + path
@@ -436,7 +441,7 @@ def value_facts(path: str, old: Sequence[_Value], new: Sequence[_Value]) -> list
         if other is not None:
             if value != other[1]:
                 before, after = _scalar(value), _scalar(other[1])
-                if before and after and before != after:
+                if before and after and before != after and _FLOW_SPACE.sub(r"\1", before) != _FLOW_SPACE.sub(r"\1", after):
                     out.append(BehaviourFact("default_changed", path, key, before, after, "", other[2], user_facing))
             continue
         parent = key.rpartition(".")[0]
