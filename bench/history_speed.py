@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import ROOT, header, shown, table, verdict_line
+from common import ROOT, export_revision, header, shown, table, verdict_line
 
 TARGET = 4.0
 
@@ -54,16 +54,6 @@ def run_timed(argv: list[str], *, cwd: Path | None = None, env: dict[str, str] |
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv[:4])}...: exit {done.returncode}: {done.stderr.decode(errors='replace').strip()[-1500:]}")
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-
-def export_revision(revision: str, into: Path) -> Path:
-    """The ``bot`` and ``config`` folders of git revision ``revision`` of this checkout, written under ``into``."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "bot", "config"], capture_output=True, check=False)
-    if archive.returncode != 0:
-        raise SystemExit(f"--baseline {revision}: {archive.stderr.decode(errors='replace').strip()}")
-    into.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
-    return into
 
 
 def synthetic_repository(where: Path, prs: int, seed: int = 7) -> Path:

@@ -4,6 +4,7 @@ definitions both changed (bot.engine.history.follows, and the guide's line from 
 from __future__ import annotations
 
 import pytest
+from test_history_guide import PATCH  # the same one-function fix
 
 from bot.engine.build import build_guide
 from bot.engine.history.coupling import History, MergedChange
@@ -13,14 +14,6 @@ from bot.engine.snapshot import ChangedFile, PullRequestSnapshot
 
 REPO = "acme/shapes"
 
-PATCH = (
-    "@@ -10,4 +10,4 @@ def scale(x, k):\n"
-    "     # keep in step with area()\n"
-    "-    offset = compute_offset(k)\n"
-    "-    return x * k + offset\n"
-    "+    return x * k\n"
-    "     \n"
-)
 
 
 @pytest.mark.parametrize(

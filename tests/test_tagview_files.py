@@ -8,21 +8,7 @@ import pytest
 from bot.engine.history.coupling import MergedChange
 from bot.tagview.store import GuideStore
 from pg_helpers import pg_url  # noqa: F401 - fixture
-from test_tagview_store import make_guide
-
-
-@pytest.fixture
-def sqlite_store(tmp_path):
-    with GuideStore(tmp_path / "prguide.db") as s:
-        yield s
-
-
-@pytest.fixture
-def pg_store(pg_url):  # noqa: F811 - the fixture imported above
-    from bot.tagview.pgstore import PgGuideStore
-
-    with PgGuideStore.open(pg_url) as s:
-        yield s
+from test_tagview_store import make_guide, pg_store, sqlite_store  # noqa: F401 - fixtures
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

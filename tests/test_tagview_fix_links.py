@@ -8,13 +8,12 @@ from datetime import date
 
 import pytest
 from pg_helpers import pg_url  # noqa: F401 - fixture
-from test_tagview_store import make_guide
+from test_tagview_store import make_guide, pg_store, sqlite_store  # noqa: F401 - fixtures
 from test_tagview_web import client_for
 
 from bot.tagview.digest import FixOfEarlier, fixes_of_earlier, load_digest, make_entry
 from bot.tagview.guide_data import guide_cards
 from bot.tagview.i18n import Messages
-from bot.tagview.store import GuideStore
 
 WEEK = (date(2026, 3, 9), date(2026, 3, 15))
 
@@ -38,20 +37,6 @@ def fill(store) -> None:
     store.save(fix_of(15, "2026-03-13", 12), visibility="public")  # fixes this week's code: not in the group
     store.save(fix_of(16, "2026-03-13", 99), visibility="public")  # its origin is not stored: left out
     store.save(fix_of(17, "2026-03-14", 10, change_type="feature"), visibility="public")  # no fix: no link
-
-
-@pytest.fixture
-def sqlite_store(tmp_path):
-    with GuideStore(tmp_path / "prguide.db") as s:
-        yield s
-
-
-@pytest.fixture
-def pg_store(pg_url):  # noqa: F811 - the fixture imported above
-    from bot.tagview.pgstore import PgGuideStore
-
-    with PgGuideStore.open(pg_url) as s:
-        yield s
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
