@@ -242,3 +242,91 @@ def test_settings_changed_line_by_line_are_quoted_as_pairs():
 def test_a_line_changed_only_by_the_final_newline_is_not_quoted():
     edit = small_change(parse_patch(EOF_NEWLINE), "run.sh", "example", "shell")
     assert edit is not None and edit.old == "export NGPUS_PER_NODE=16" and edit.new == "export NGPUS_PER_NODE=8"
+
+
+# --- keyword statements, one-per-line entries, the same lines in two places -----------------
+
+BREAK = """@@ -266,6 +266,7 @@ class RayWorkerGroup(WorkerGroup):
+             for actor in actors:
+                 if actor.name == name:
+                     self._register_center = actor
++                    break
+         return self._register_center
+"""
+
+TWICE = """@@ -684,6 +684,8 @@ class vLLMHttpServer:
+     async def start_profile(self, **kwargs):
++        kwargs = self._with_rank(kwargs)
+         if self.enabled:
+@@ -692,6 +693,7 @@ class vLLMHttpServer:
+     async def stop_profile(self, **kwargs):
++        kwargs = self._with_rank(kwargs)
+         if self.enabled:
+"""
+
+ENTRY = """@@ -45,6 +45,6 @@ def should_quantize_param(param_name: str) -> bool:
+     skip = [
+-        "gate",  # Gate (for MoE)
++        "mlp.gate.weight",  # MoE router
+         "lm_head",
+"""
+
+APART = """@@ -45,6 +45,7 @@ def should_quantize_param(param_name: str) -> bool:
+     name = param_name.lower()
++    name = name.removeprefix("model.")
+     skip = SKIP
+@@ -64,7 +65,6 @@ def should_quantize_param(param_name: str) -> bool:
+     found = any(s in name for s in skip)
+-    found = found and not name.endswith("bias")
+     return found
+"""
+
+
+def test_a_keyword_statement_alone_is_quoted():
+    """``break`` reads as a name to a check for fragments, so a one-line fix that ends a
+    loop was "+1/−0 lines, in `RayWorkerGroup`" (fresh-p #18: "never says what the
+    one-line change does")."""
+    edit = small_change(parse_patch(BREAK), "single_controller/ray/base.py", "source", "python")
+    assert edit is not None and edit.new == "break" and edit.line == 269 and edit.symbol == "RayWorkerGroup"
+
+
+def test_the_same_lines_added_in_two_functions_are_not_quoted_as_one():
+    """Quoted once, the line added to both methods read "in `start_profile`: adds …",
+    hiding ``stop_profile``: an exact quote may not drop a place (#3500's shape)."""
+    assert small_change(parse_patch(TWICE), "verl/rollout/server.py", "source", "python") is None
+
+
+def test_one_entry_of_a_list_replaced_is_quoted():
+    edit = small_change(parse_patch(ENTRY), "verl/utils/quant.py", "source", "python")
+    assert edit is not None
+    assert (edit.old, edit.new) == ('"gate",  # Gate (for MoE)', '"mlp.gate.weight",  # MoE router')
+
+
+def test_a_line_removed_in_one_place_and_another_added_elsewhere_is_no_replacement():
+    """"line 46: A → B" for lines twenty lines apart guesses that one became the other."""
+    assert small_change(parse_patch(APART), "verl/utils/quant.py", "source", "python") is None
+
+
+def test_a_docstring_line_is_still_no_statement():
+    patch = '@@ -3,3 +3,3 @@ def f():\n     """Sum.\n-    "old wording"\n+    "new wording"\n     """\n'
+    assert small_change(parse_patch(patch), "m.py", "source", "python") is None
+
+
+def test_the_code_of_a_pull_request_makes_python_warn_nothing():
+    """``x is 1`` in a changed docstring line made ``prguide history`` print CPython's
+    "SyntaxWarning: "is" with a literal" for the pull request's code (in a fresh process:
+    CPython warns once per place)."""
+    import subprocess
+    import sys
+
+    script = (
+        "from bot.engine.build import build_guide\n"
+        "from bot.engine.rules import load_rules\n"
+        "from bot.engine.snapshot import ChangedFile, PullRequestSnapshot\n"
+        "patch = '@@ -30,4 +30,4 @@ def f(x):\\n     Args:\\n-        x is 1\\n+        x is 2\\n         when the length is unknown\\n     Returns:\\n'\n"
+        "f = ChangedFile(filename='m.py', status='modified', additions=1, deletions=1, patch=patch)\n"
+        "build_guide(PullRequestSnapshot(repository='o/r', number=1, title='docs: wording', body='', files=(f,)), load_rules())\n"
+    )
+    done = subprocess.run([sys.executable, "-W", "default", "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Warning" not in done.stderr

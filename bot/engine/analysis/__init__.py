@@ -27,6 +27,7 @@ Behaviour facts (:class:`BehaviourFact`, kinds :data:`BEHAVIOUR_KINDS`) are on e
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -61,6 +62,13 @@ from bot.engine.analysis.symbols import analyse_symbols, supports
 from bot.engine.analysis.todos import todos_added
 from bot.engine.analysis.versions import dependency_facts, install_script
 from bot.engine.snapshot import ChangedFile, PullRequestSnapshot
+
+# The analysers compile lines of the pull request's code (``ast.parse``, ``compile``) to
+# read them; what CPython warns about that code ("is" with a literal, an invalid escape)
+# is the pull request's business, not a message for whoever runs prguide. Such code is
+# compiled under a "<...>" file name, so only those warnings are silenced.
+warnings.filterwarnings("ignore", category=SyntaxWarning, module="<")
+warnings.filterwarnings("ignore", category=DeprecationWarning, module="<")
 
 __all__ = [
     "BEHAVIOUR_KINDS",

@@ -12,6 +12,7 @@ preferred where they exist.
 from __future__ import annotations
 
 import ast
+import keyword
 import re
 from collections.abc import Sequence
 
@@ -65,11 +66,18 @@ def _statement(text: str) -> bool:
     if text.endswith(":"):
         text += " pass"
     try:
-        ast.parse(text)
+        tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return _entry(text)
-    # A lone string or name is a docstring line or a fragment, not a statement of the change.
-    return not (text[:1] in "\"'" or text.isidentifier())
+    if text[:1] in "\"'":
+        # A lone string is a docstring line; a string and its comma is one entry of a list
+        # written one per line (``"mlp.gate.weight",  # MoE router``): that entry is the change.
+        body = tree.body
+        return (len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Tuple)
+                and len(body[0].value.elts) == 1 and isinstance(body[0].value.elts[0], ast.Constant))
+    # A lone name is a fragment (part of a wrapped expression), but a keyword alone
+    # (``break``, ``return``, ``continue``) is a whole statement.
+    return not text.isidentifier() or keyword.iskeyword(text)
 
 
 def _entry(text: str) -> bool:
@@ -120,12 +128,15 @@ def small_change(hunks: Sequence[Hunk], path: str, kind: str, language: str | No
     removed: list[tuple[int, DiffLine]] = []
     added: list[tuple[int, DiffLine]] = []
     where: tuple[Hunk, int] | None = None
-    for hunk in hunks:
+    removed_in: set[int] = set()  # which hunks hold the meaningful removed and added lines
+    added_in: set[int] = set()
+    for number, hunk in enumerate(hunks):
         eof = _eof_newline(hunk)
         for i, line in enumerate(hunk.lines):
             if line.kind not in (ADDED, REMOVED) or not _meaningful(line, docs) or i in eof:
                 continue
             (added if line.kind == ADDED else removed).append((i, line))
+            (added_in if line.kind == ADDED else removed_in).add(number)
             if where is None:
                 where = (hunk, i)
             if len(added) > MAX_KEYED_LINES or len(removed) > MAX_KEYED_LINES:
@@ -137,6 +148,8 @@ def small_change(hunks: Sequence[Hunk], path: str, kind: str, language: str | No
     new = [x for x in dict.fromkeys(_clean(line.text, docs) for _i, line in added) if x]
     if not old and not new:
         return None
+    if language == "python" and len(old) + len(new) < sum(1 for _i, line in removed + added if _clean(line.text, docs)):
+        return None  # the same lines in two places: "in f: adds X" would hide the second function
     if docs and any(_URL.search(x) for x in old + new):
         return None  # a bare address left: quoting it would make the summary a link
     keyed = len(old) == len(new) and all(_key(a) and _key(a) == _key(b) for a, b in zip(old, new))
@@ -144,6 +157,8 @@ def small_change(hunks: Sequence[Hunk], path: str, kind: str, language: str | No
         return None
     if old and new and (len(old) != len(new) or len(old) > 1 and not keyed):
         return None  # lines that do not pair up: "A becomes B" would guess which became which
+    if old and new and not keyed and removed_in != added_in:
+        return None  # a line dropped in one place and another added elsewhere: no "A becomes B"
     limit = MAX_DOCS_LINE_CHARS if docs else MAX_LINE_CHARS
     if set(old) & set(new) or any(len(x) > limit for x in old + new):
         return None
