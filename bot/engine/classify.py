@@ -378,7 +378,7 @@ def breaking_reasons(
             continue
         if fact.kind == "symbol_removed" and (fact.path, fact.symbol) not in renamed_to and local_helper(fact.symbol, f):
             continue  # a helper its own file called, caller rewritten too: not an API users import
-        if fact.kind in ("symbol_removed", "symbol_moved", "signature_changed") and rewritten(fact.old or fact.symbol):
+        if fact.kind in ("symbol_removed", "symbol_renamed", "symbol_moved", "signature_changed") and rewritten(fact.old or fact.symbol):
             # The pull request rewrote the calls and references it has (of the old name, for a
             # rename: #4222 renamed a patch target and changed its one `patch(...)` line): a
             # refactor of internals; an importer outside the repository cannot be seen.

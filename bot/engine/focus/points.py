@@ -22,7 +22,8 @@ from bot.engine.focus.housekeeping import (
     removed_trees,
 )
 from bot.engine.analysis.versions import install_script, named_on
-from bot.engine.breaking import consequence_known, key_still_read, signature_detail
+from bot.locale import N_
+from bot.engine.breaking import callers_rewritten, consequence_known, key_still_read, signature_detail
 from bot.engine.focus.model import (
     API_WEIGHT,
     ASSERT_WEIGHT,
@@ -421,7 +422,12 @@ def _fact_points(
             if bump in ("major", "pre-1.0 minor", "commit"):
                 key = {"major": "focus.fact.dep_pin_changed.major", "pre-1.0 minor": "focus.fact.dep_pin_changed.pre1", "commit": "focus.fact.dep_pin_changed.commit"}[bump]
         weight = _FACT_POINTS[kind]
-        if kind in _BREAKING_KINDS and fact.user_facing:
+        internal = kind == "symbol_renamed" and len(facts) == 1 and callers_rewritten(fact.old or fact.symbol, analysis)
+        if internal:
+            # The diff changes the references to the old name it has (#4222's one ``patch(...)``
+            # line): said as that, not as callers who "must change".
+            key = N_("focus.fact.symbol_renamed.rewritten")
+        elif kind in _BREAKING_KINDS and fact.user_facing:
             weight += BREAKING_WEIGHT - FACT_WEIGHT
         params = {"name": fact.symbol, "old": fact.old, "new": fact.new, "detail": fact.detail, "count": len(facts)}
         if kind == "check_added" and fact.detail == "AssertionError":
