@@ -272,6 +272,19 @@ def test_a_moved_or_reindented_line_is_not_formatting():
     assert house.formatting == ("pkg/wrap.py",)
 
 
+def test_argument_lines_re_aligned_under_their_bracket_are_formatting():
+    """A formatter re-aligned a call's argument lines (fresh-p #3: 20 such lines were the
+    first focus point, "+20/−20 lines, in `RayPPOTrainer`", sending readers to a no-op);
+    inside brackets indentation means nothing. A statement re-indented still counts."""
+    from bot.engine.focus.housekeeping import housekeeping
+
+    aligned = py("pkg/trainer.py",
+                 added_lines=("                              tokenizer=self.tokenizer,", "                              truncation='error')"),
+                 removed_lines=("                                 tokenizer=self.tokenizer,", "                                 truncation='error')"))
+    statement = py("pkg/run.py", added_lines=("    step(a,", "         b)"), removed_lines=("step(a,", "     b)"))
+    assert housekeeping(DiffAnalysis((aligned, statement))).formatting == ("pkg/trainer.py",)
+
+
 def test_a_test_class_is_not_counted_as_a_test():
     a = analyse(snap(files=[ChangedFile("tests/test_x.py", "added", additions=6, patch=(
         "@@ -0,0 +1,6 @@\n+class TestX:\n+    def test_a(self):\n+        pass\n+\n+    def test_b(self):\n+        pass"))]))

@@ -188,3 +188,26 @@ def test_a_pull_request_that_deletes_nothing_worth_blaming_blames_the_lines_arou
     # A deleted line of code, or of a CI file, comes first.
     assert not trace_plan([adds, ChangedFile("ci.py", patch=patch("-y = 1", "+y = 2"))]).adds_only
     assert trace_plan([adds, ChangedFile(".github/workflows/t.yml", patch=patch("-  run: a", "+  run: b"))]).around == ()
+
+
+def test_the_last_argument_line_of_a_re_indented_call_is_only_re_wrapped():
+    """A formatter moved a call's argument lines one column: the lines ending in a comma
+    were "formatting", but the last one, ``num_key_value_heads=16)``, read as code moved
+    to another level and was traced (a blind rating: "every change of that file is yapf
+    re-indentation", yet two of its lines named the PR the fix came from)."""
+    lines = (
+        " def init_model(self):",
+        "     config = LlamaConfig(vocab_size=256,",
+        "-                                hidden_size=2048,",
+        "-                                num_key_value_heads=16)",
+        "+                                 hidden_size=2048,",
+        "+                                 num_key_value_heads=16)",
+        "     return config",
+    )
+    assert traced("tests/server.py", *lines) == []
+    assert dropped("tests/server.py", *lines) == {"formatting": 2}
+
+
+def test_a_statement_moved_to_another_level_is_still_traced():
+    lines = (" def f(x):", "-    y = g(x)", "+    if x:", "+        y = g(x)")
+    assert traced("a.py", *lines) == ["y = g(x)"]

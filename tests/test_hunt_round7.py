@@ -141,12 +141,12 @@ def test_a_re_indented_line_of_spaces_costs_linear_time():
     # over the whole line: 50,000 spaces took seconds (quadratic), one line of a hostile patch.
     import time
 
-    from bot.engine.history.lines import _continuation
+    from bot.engine.history.lines import continuation_line
 
     line = " " * 50_000 + "x"
     start = time.process_time()
-    assert not _continuation(line)
-    assert _continuation(" " * 50_000 + "value=1,") and _continuation("    )")
+    assert not continuation_line(line)
+    assert continuation_line(" " * 50_000 + "value=1,") and continuation_line("    )")
     assert time.process_time() - start < 1.0  # ~6 s before; linear now (well under 1 ms)
 
 

@@ -6,6 +6,7 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 
+from bot.engine.history.lines import continuation_line
 from bot.engine.analysis.model import (
     Definition,
     DependencyChange,
@@ -119,8 +120,10 @@ def _formatting_only(f: FileAnalysis) -> bool:
     # A line removed and added back unchanged but for its indentation or its place is a
     # move or a re-indent, which changes what Python and YAML do (a statement taken out of
     # its `if`, two statements swapped): not formatting. Rewrapping and spacing change the
-    # lines themselves.
-    return not {line.strip() for line in f.added_lines}.intersection(line.strip() for line in f.removed_lines)
+    # lines themselves, and so does re-aligning a call's argument lines under its opening
+    # bracket (fresh-p #3): inside brackets indentation means nothing.
+    both = {line.strip() for line in f.added_lines}.intersection(line.strip() for line in f.removed_lines)
+    return all(continuation_line(line) for line in both)
 
 
 def public_keys(f: FileAnalysis, keys: Sequence[str]) -> list[str]:

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 from bot.engine.analysis.kinds import kind_of, language_of
 from bot.engine.analysis.prose import docstring_lines
+from bot.engine.analysis.pybehaviour import code_only
 from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, Hunk, parse_patch
 from bot.engine.snapshot import ChangedFile
 
@@ -485,7 +486,7 @@ def _whitespace_twins(blocks: list[tuple[list, list]], indent_matters: bool) -> 
                 # Inside brackets indentation means nothing: an argument or element line
                 # re-indented with its call (fresh-o #960, `LLM(...)` moved one level) was
                 # only re-wrapped.
-                (same if _continuation(d.text) else reindented).add(id(d))
+                (same if continuation_line(d.text) else reindented).add(id(d))
     return same, reindented
 
 
@@ -496,16 +497,28 @@ def _whitespace_twins(blocks: list[tuple[list, list]], indent_matters: bool) -> 
 _CONTINUATION = re.compile(r"[)\]}].*|\*{0,2}[\w.]+\s*=[^=].*,|\*{0,2}[^=(\[{:#]+,")
 
 
-def _continuation(text: str) -> bool:
+def continuation_line(text: str) -> bool:
     """True for a line that continues a bracketed expression (see :data:`_CONTINUATION`):
     balanced in itself (``x = foo(a,`` opens a statement) and not a statement keyword's."""
     stripped = text.strip()
+    if _closes_more(stripped):
+        return True  # it closes a bracket opened above: it starts inside brackets (`post_process=x)`)
     if _CONTINUATION.fullmatch(stripped) is None:
         return False
     if stripped[:1] in ")]}":
         return True
     first = stripped.split(None, 1)[0].rstrip(",")
     return first not in _STATEMENT_WORDS and all(stripped.count(a) == stripped.count(b) for a, b in ("()", "[]", "{}"))
+
+
+def _closes_more(stripped: str) -> bool:
+    """True when the line's code (its comment and strings aside) closes more brackets than
+    it opens: a line can only do that when it starts inside brackets opened above, where
+    indentation means nothing to Python (the last argument line of a re-indented call)."""
+    code = code_only(stripped)
+    if code[-1:] not in ")]}":
+        return False
+    return sum(map(code.count, ")]}")) > sum(map(code.count, "([{"))
 
 
 _STATEMENT_WORDS = frozenset({"return", "yield", "raise", "assert", "del", "import", "from", "global", "nonlocal", "print", "await"})
