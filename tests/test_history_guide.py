@@ -194,3 +194,17 @@ def test_lines_the_source_traced_are_not_traced_again(rules, monkeypatch):
     kept = dataclasses.replace(facts(), traced=trace_plan(snapshot().files))
     monkeypatch.setattr(bot.engine.build, "trace_plan", lambda files: pytest.fail("traced again"))
     assert build_guide(snapshot(), rules, blame=kept).markdown == plain.markdown
+
+
+def test_one_line_of_a_share_is_that_line_never_those_1():
+    """"1 of the 2 code lines … those 1 all in `…`" (a reader of the history guides)."""
+    from bot.engine.history.model import Candidate, HistoryLink
+    from bot.engine.render.ledger import _history
+
+    top = Candidate(12, 1, 2, ("shapes/app.py",), 1)
+    origin = PullOrigin(12, "c" * 40, MERGED_TS - 9 * DAY, "Hollow Man", "Add an offset")
+    link = HistoryLink(top, origin, (("shapes/app.py", 11, "offset = compute_offset(k)", "c" * 40),), (top,), (), 9, True, 2)
+    en = " ".join(c.text for c in _history(link, "en"))
+    zh = " ".join(c.text for c in _history(link, "zh"))
+    assert "1 of the 2 code lines" in en and "those 1" not in en and "that line in `shapes/app.py`" in en
+    assert "这一行在 `shapes/app.py`" in zh

@@ -297,7 +297,9 @@ def _history(link: HistoryLink | None, lang: str, reverted: int | None = None) -
             # lines aside), so it says so; a file is named only when it holds most of them.
             key += ".part"
             if len(top.paths) == 1:
-                where = t("history.where.all", lang, {"file": sanitize.code(top.paths[0]), "lines": top.lines}, raw=True)
+                at = {"file": sanitize.code(top.paths[0]), "lines": top.lines}
+                # "that line in FILE", never "those 1 all in FILE"
+                where = t("history.where.all", lang, at, raw=True) if top.lines > 1 else t("history.where.one", lang, at, raw=True)
             elif top.first * 2 > top.lines:
                 where = t("history.where.most", lang, {"file": sanitize.code(top.paths[0]), "lines": top.lines}, raw=True)
         # A GitHub login is shown as one; a git author's name (offline history) as quoted text.
