@@ -147,7 +147,8 @@ def test_dockerfile_from_pip_install_and_version_args():
         ("nvidia/cuda", "changed", "12.8.0-devel-ubuntu22.04", "13.0.2-devel-ubuntu24.04"),
         ("vllm", "changed", "0.23.0", "0.24.0"),
         ("torch", "changed", "==2.10.0", "==2.11.0"),
-        ("megatron-bridge", "removed", "==0.5.0", ""),
+        # Installed from its git tag now, not dropped (it read "removed" before VCS installs counted).
+        ("megatron-bridge", "changed", "==0.5.0", "@r0.5.0"),
     ]
 
 
@@ -243,3 +244,38 @@ def test_an_extras_key_of_setup_py_is_no_dependency():
  }
 """
     assert changes("setup.py", patch) == [("qwen-vl-utils", "added", "", ">=0.0.8")]
+
+
+# --- pip VCS installs (git+https://...) -----------------------------------------------------
+
+
+def test_a_dockerfile_s_vcs_installs_are_dependencies():
+    """A blind rating: "3 dependencies changed (flash-attn, wandb, py-spy)" undercounts: the
+    image also installs apex and TransformerEngine, from their git repositories."""
+    patch = parse_patch(
+        "@@ -30,3 +30,9 @@ RUN pip3 install vllm==0.6.3\n"
+        " \n"
+        "+RUN MAX_JOBS=4 pip3 install -v --no-build-isolation \\\n"
+        "+    --config-settings \"--build-option=--cpp_ext\" \\\n"
+        "+    git+https://github.com/NVIDIA/apex\n"
+        "+RUN pip3 install flash-attn==2.5.8 --no-cache-dir\n"
+        "+RUN pip3 install git+https://github.com/NVIDIA/TransformerEngine.git@v1.7\n"
+        "+RUN pip install --no-deps git+ssh://git@github.com/NVIDIA-NeMo/Megatron-Bridge.git@de93536e\n"
+    )
+    found = {(c.name, c.new_spec) for c in dependency_changes("docker/Dockerfile.ngc", patch)}
+    assert {("apex", ""), ("transformerengine", "@v1.7"), ("flash-attn", "==2.5.8"), ("megatron-bridge", "@de93536e")} <= {
+        (normalize_name(n), s) for n, s in found}
+
+
+def test_a_requirements_vcs_line_is_a_dependency_and_a_wheel_url_is_not_guessed():
+    patch = parse_patch("@@ -1,2 +1,3 @@\n torch==2.4\n+git+https://github.com/org/fastkernels.git@v2\n+https://example.com/some.whl\n")
+    assert [(c.name, c.new_spec) for c in dependency_changes("requirements.txt", patch)] == [("fastkernels", "@v2")]
+
+
+def test_an_image_named_by_a_build_argument_is_no_dependency():
+    """``FROM ${BASE_IMAGE:-$DEFAULT_BASE}`` was listed as "`${BASE_IMAGE` `-$DEFAULT_BASE}` installed"
+    and counted in "23 dependencies changed (`${BASE_IMAGE`, …)"."""
+    patch = parse_patch("@@ -1,2 +1,3 @@\n ARG DEFAULT_BASE=rocm/vllm:latest\n-FROM rocm/vllm:v0.9\n+FROM ${BASE_IMAGE:-$DEFAULT_BASE}\n+RUN pip install mathruler==0.1.0\n")
+    names = [c.name for c in dependency_changes("docker/rocm/Dockerfile.rocm", patch)]
+    assert not [n for n in names if "$" in n or "{" in n]
+    assert "mathruler" in names

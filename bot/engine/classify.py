@@ -80,6 +80,9 @@ _BREAKING_FACTS = {
     "env_default_changed": "breaking.env_default",
 }
 
+#: A name holding a shell or build variable (``${BASE_IMAGE}``): no package.
+_TEMPLATED_NAME = re.compile(r"[${}]")
+
 
 @dataclass(slots=True, unsafe_hash=True)  # read-only by convention: see bot.engine.analysis.model
 class Factor:
@@ -466,10 +469,12 @@ def _factors(
         factors.append(Factor(1, "env", "factor.env", {"count": len(env), "names": _first(env)}, "reach", _fact_evidence_for(analysis, _first(env))))
     # A file removed whole drops its install lines, not the project's dependencies.
     dep_files = [f for f in analysis.files if f.kind in ("build", "source", "config") and f.status != "removed" and f.dependency_changes]
-    deps = [d for f in dep_files for d in f.dependency_changes]
+    # ``FROM ${BASE_IMAGE}`` names a build argument, not a dependency (as in the focus points).
+    deps = [d for f in dep_files for d in f.dependency_changes if not _TEMPLATED_NAME.search(d.name)]
     if deps:
         names = list(dict.fromkeys(d.name for d in deps))
-        ev = tuple(Evidence(f.path, old=f"{d.name}{d.old_spec}", new=f"{d.name}{d.new_spec}") for f in dep_files for d in f.dependency_changes[:1])[:3]
+        ev = tuple(Evidence(f.path, old=f"{d.name}{d.old_spec}", new=f"{d.name}{d.new_spec}") for f in dep_files
+                   for d in [x for x in f.dependency_changes if not _TEMPLATED_NAME.search(x.name)][:1])[:3]
         factors.append(Factor(1, "dependencies", "factor.deps", {"count": len(names), "names": _first(names)}, "reach", ev))
     _capped(factors, "reach", MAX_REACH)
     # -- risk: how likely it is to hurt someone, and how badly

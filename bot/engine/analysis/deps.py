@@ -115,6 +115,22 @@ def _new_sides() -> dict[str, _Side]:
 _TRAILING_COMMENT = re.compile(r"\s+#")
 
 
+#: A pip VCS install: ``git+https://github.com/NVIDIA/TransformerEngine.git@v1.7``.
+_VCS_URL = re.compile(r"(?:git|hg|svn|bzr)\+[a-z]+://(?:[^\s/@]+@)?[^\s@#]*/([A-Za-z0-9_.-]+?)(?:\.git)?/?(?:@([^\s#@]+))?(?:#\S*)?$")
+
+
+def vcs_requirement(token: str) -> tuple[str, str] | None:
+    """``(name, spec)`` of a pip VCS install (``git+https://host/owner/Repo.git@ref``): the
+    name its ``#egg=`` gives, else the repository's; the spec ``@ref`` (empty without a
+    ref). None for anything else. pip installs these like any package, so a count of the
+    dependencies an image installs must include them."""
+    m = _VCS_URL.match(token)
+    if m is None:
+        return None
+    egg = _EGG.search(token)
+    return (egg.group(1) if egg else m.group(1)), (f"@{m.group(2)}" if m.group(2) else "")
+
+
 def _requirements(hunks: Iterable[Hunk]) -> dict[str, _Side]:
     sides = _new_sides()
     for side, text in _changed_lines(hunks):
@@ -127,7 +143,10 @@ def _requirements(hunks: Iterable[Hunk]) -> dict[str, _Side]:
                 _record(sides, side, "", egg.group(1), line.split(None, 1)[-1])
             continue
         if "://" in line and " @ " not in line:
-            if egg:
+            vcs = vcs_requirement(line.split()[0])
+            if vcs is not None:
+                _record(sides, side, "", *vcs)
+            elif egg:
                 _record(sides, side, "", egg.group(1), line)
             continue
         line = _TRAILING_COMMENT.split(line, maxsplit=1)[0]
@@ -467,6 +486,9 @@ def _dockerfile(hunks: Iterable[Hunk]) -> dict[str, _Side]:
                     continue
                 for token in tokens:
                     if "/" in token or token.startswith(".") or token.endswith((".whl", ".tar.gz", ".zip")):
+                        vcs = vcs_requirement(token) if "+" in token else None
+                        if vcs is not None:
+                            _record(sides, side, "pip", *vcs)
                         continue
                     found = parse_requirement(token)
                     if found is not None:
@@ -475,7 +497,8 @@ def _dockerfile(hunks: Iterable[Hunk]) -> dict[str, _Side]:
                 if upper == "FROM":
                     m = _FROM.match(text)
                     # "FROM builder" without a tag or registry path names an earlier stage.
-                    if m is not None and (m.group(2) or m.group(3) or "/" in m.group(1)):
+                    # "FROM ${BASE_IMAGE:-x}" names a build argument: which image is not in the line.
+                    if m is not None and "$" not in text and (m.group(2) or m.group(3) or "/" in m.group(1)):
                         _record(sides, side, "image", m.group(1), m.group(2) or m.group(3) or "latest", python=False)
                 elif upper in ("ARG ", "ENV ") and "VERSION" in text.upper():
                     m = _ARG_VERSION.match(text)
