@@ -224,6 +224,20 @@ def test_synthetic_design_bullet_about_another_file():
     assert [(p.file, p.params["text"][:9]) for p in points] == [("pkg/b.py", "`pkg/b.py")]  # the tie is left out
 
 
+def test_a_design_bullet_whose_code_the_file_s_change_lacks_is_left_out():
+    """A blind rating: "`vllm_async_server.py` — at engine launch, if `kv_store.enable`,
+    append…" on a file whose diff has no kv_store (only the prefix-cache resets the bullet
+    also names, past what the guide shows) quotes a design the merged code does not have."""
+    b = py("pkg/server.py", added_lines=("await self.engine.reset_prefix_cache(**KWARGS)",), symbols_touched=("Server.wake_up",))
+    gone = parse_description("### Design & Code Changes\n\n- `pkg/server.py` — at engine launch, if `kv_store.enable`, append "
+                             "`--kv-transfer-config` to the serve args. Three reset call sites (`wake_up`) now pass the kwargs.\n")
+    kept = parse_description("### Design & Code Changes\n\n- `pkg/server.py` — `wake_up` resets the prefix cache with `reset_prefix_cache`.\n")
+    analysis = DiffAnalysis((b,))
+    touched = {b.path: " ".join(b.symbols_touched)}
+    assert design_points(changed_texts(analysis, set()), gone, None, touched) == []
+    assert [p.file for p in design_points(changed_texts(analysis, set()), kept, None, touched)] == ["pkg/server.py"]
+
+
 # --- class 7: counts, reverts, template fragments --------------------------------------
 
 

@@ -30,7 +30,8 @@ _SPAN_NAME = re.compile(r"`([^`\n]{3,80})`")
 _MAX_DESIGN = 8
 
 
-def design_points(texts: Mapping[str, str], description: Any, added: Mapping[str, str] | None = None) -> list[FocusPoint]:
+def design_points(texts: Mapping[str, str], description: Any, added: Mapping[str, str] | None = None,
+                  touched: Mapping[str, str] | None = None) -> list[FocusPoint]:
     """The author's design bullets that name code the diff changes, each on the one file
     it is about, with the bullet as evidence.
 
@@ -41,13 +42,15 @@ def design_points(texts: Mapping[str, str], description: Any, added: Mapping[str
     With ``added`` (path -> the file's added lines, joined: :func:`added_texts`), a
     bullet that is a line of code found only among the removed lines (the old side of a
     diff the description shows) is left out: it is what the pull request replaces.
+    ``touched`` (path -> the names of the definitions its changed lines are in) lets a
+    bullet that names its file quote the function it changes.
     """
     bullets = getattr(description, "design_points", ())[:_MAX_DESIGN]
     if not bullets:
         return []
     out = []
     for bullet in bullets:
-        path, name = _bullet_file(bullet, texts)
+        path, name = _bullet_file(bullet, texts, touched)
         if path and added is not None and _removed_code(bullet, texts.get(path, ""), added.get(path, "")):
             continue
         if path and not _contradicted(bullet, texts.get(path, "")):
@@ -106,16 +109,31 @@ _FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]*\w\.(?:py|pyi|ya?ml|toml|json|cfg|
 
 
 _LETTERS = re.compile(r"[A-Za-z]{2,}")
+_IDENT = re.compile(r"[A-Za-z_][\w-]{2,}")
+#: How much of a design bullet a guide quotes (``bot.engine.render.messages`` cuts params there).
+_SHOWN = 120
 
 
-def _bullet_file(bullet: str, texts: Mapping[str, str]) -> tuple[str | None, str | None]:
-    """``(path, name)`` the bullet is about, or ``(None, None)``."""
+def _bullet_file(bullet: str, texts: Mapping[str, str], touched: Mapping[str, str] | None = None) -> tuple[str | None, str | None]:
+    """``(path, name)`` the bullet is about, or ``(None, None)``; ``touched`` maps a path to the
+    names of the definitions its changed lines are in (space-separated)."""
     files = _FILE_NAME.findall(bullet)
     if len(_LETTERS.findall(_FILE_NAME.sub(" ", bullet))) < 3:
         return None, None  # a bare file name (a sub-list's heading) says nothing
     if files:
         hits = [p for p in texts if any(p == f or p.endswith("/" + f.lstrip("./")) for f in files)]
-        return (hits[0], None) if len(hits) == 1 else (None, None)
+        if len(hits) != 1:
+            return None, None
+        # The code it quotes must be in that file's change (its changed lines, or the names of
+        # the definitions they are in): "if `kv_store.enable`, append …" on a file whose diff has
+        # no kv_store describes a design the merged code does not have.
+        # Only the part a guide shows is read (a bullet is quoted up to 120 characters).
+        quoted = [n.strip() for n in _SPAN_NAME.findall(bullet[:_SHOWN]) if not _FILE_NAME.fullmatch(n.strip())]
+        around = texts[hits[0]] + "\n" + (touched or {}).get(hits[0], "")
+        found = sum(1 for n in quoted if all(word in around for word in _IDENT.findall(n)))
+        if quoted and found * 2 < len(quoted):
+            return None, None
+        return hits[0], None
     spans = [n.strip().rstrip("()") for n in _SPAN_NAME.findall(bullet)]
     names = spans or [w for w in _WORD.findall(bullet) if CODE_LIKE.search(w)]
     # Literals and keywords (`True`, `None`) are in every file: they say nothing of which one.

@@ -170,7 +170,9 @@ def focus_points(
         candidates.extend(_env_points(analysis, behaviour, house, getattr(snapshot, "repository", "") or ""))
     texts = changed_texts(analysis, house) if named or getattr(description, "design_points", ()) else {}
     described = described_files(texts, named)
-    candidates.extend(design_points(texts, description, added_texts(analysis, house) if getattr(description, "design_points", ()) else None))
+    if getattr(description, "design_points", ()):
+        touched = {f.path: " ".join(f.symbols_touched) for f in analysis.files if f.path in texts}
+        candidates.extend(design_points(texts, description, added_texts(analysis, house), touched))
     edited = {p.file for p in edits}
     for f in analysis.files:
         if f.path in house:
