@@ -169,21 +169,20 @@ class _OneAnswer:
     def __init__(self, answer: dict[str, Any]):
         self.answer = answer
         self.calls = 0
+        self.queries: list[str] = []
 
     async def post(self, url: str, *, data: Any, optional: bool) -> Any:
         self.calls += 1
+        self.queries.append(data["query"])
         return self.answer
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Commit.blame is non-null (Blame!) on GitHub: an error about one file's blame nulls the whole "
-    "parent commit of the batch; keeping the other files needs each file's blame under a nullable "
-    "object of its own (object(expression: \"<oid>~1\") per file), a change of the query"))
 def test_an_error_about_one_file_s_blame_keeps_the_other_files():
     """Five files per request; one of them cannot be blamed at the parent (the base branch
     renamed it since the merge base: ``NOT_FOUND``). GitHub nulls the non-null field's parent,
-    the commit, so the blame of the four others is lost with it and the guide says nothing
-    of who wrote the lines. (Exact or silent still holds: no wrong pull request is named.)"""
+    which was the commit holding every file's blame, so the blame of the four others was lost
+    with it and the guide said nothing of who wrote the lines. Each file's blame is now under
+    an object of its own (``fN``): the error nulls that file's alone."""
     from test_blame_drift import MODULE, PATCH
 
     from bot.app.blame import fetch_blame
@@ -192,15 +191,25 @@ def test_an_error_about_one_file_s_blame_keeps_the_other_files():
     files = (ChangedFile("a.py", "modified", 3, 3, PATCH), ChangedFile("b.py", "modified", 3, 3, PATCH))
     snapshot = PullRequestSnapshot(repository="o/r", number=9, title="fix: limits", files=files, merge_commit_sha="c" * 40)
     blob = {"text": MODULE, "isTruncated": False, "isBinary": False}
+    pull = {"number": 1, "title": "Add the limit", "mergedAt": "2024-05-01T00:00:00Z", "author": {"login": "ann"}}
+    commit = {"oid": "a" * 40, "committedDate": "2024-05-01T00:00:00Z", "author": {"name": "Ann", "user": None},
+              "associatedPullRequests": {"nodes": [pull]}}
+    parent = {"oid": "p" * 40, "committedDate": "2024-06-01T00:00:00Z", "associatedPullRequests": {"nodes": []}}
+    blame = {"ranges": [{"startingLine": 1, "endingLine": 8, "age": 1, "commit": commit}]}
     answer = {
-        "data": {"repository": {"ignoreRevs": None, "t0": blob, "t1": blob, "object": {"parents": {"nodes": [None]}}}},
-        "errors": [{"type": "NOT_FOUND", "path": ["repository", "object", "parents", "nodes", 0, "f1"],
+        "data": {"repository": {"ignoreRevs": None, "t0": blob, "t1": blob, "f0": {"blame": blame}, "f1": None,
+                                "object": {"parents": {"nodes": [parent]}}}},
+        "errors": [{"type": "NOT_FOUND", "path": ["repository", "f1", "blame"],
                     "message": "Could not resolve file for path 'b.py'."}],
     }  # fmt: skip
     client = _OneAnswer(answer)
     facts = asyncio.run(fetch_blame(client, snapshot))
     assert client.calls == 1
     assert facts is not None and {o.path for o in facts.origins} == {"a.py"}
+    assert {(o.line, o.pull) for o in facts.origins} == {(2, 1), (3, 1), (4, 1)}
+    # Each file's blame sits under an object of its own in the query: none shares the commit.
+    query = client.queries[0]
+    assert "f0: object(expression: $parent)" in query and "f1: object(expression: $parent)" in query
 
 
 # --- the description: quoted text is the author's only over the template's quote ------------------
