@@ -15,7 +15,7 @@ from git_helpers import Repo
 from loopback import Loopback, Sleeps, pr_delivery, running_app, settings_for, shipped_rules
 from sandbox_helpers import app_private_key, start_sandbox  # noqa: F401
 
-from bot.app.blame import blame_query, facts_from_answers, parent_expression
+from bot.app.blame import blame_query, facts_from_answers, merge_commit, parent_expression
 from bot.engine.history.drift import lines_at_parent
 from bot.engine.history.lines import trace_plan
 from bot.engine.snapshot import ChangedFile
@@ -100,11 +100,12 @@ def test_the_merge_base_s_numbers_name_the_wrong_pull_request_at_the_parent(tmp_
     merge = repo.git("rev-parse", "HEAD")
     traced = trace_plan([ChangedFile.from_github(f) for f in files]).to_blame
     assert {line.line for line in traced} == {2, 3, 4}
-    variables = {"owner": owner, "name": short, "oid": merge, "p0": "calc.py", "t0": parent_expression(merge, "calc.py")}
+    variables = {"owner": owner, "name": short, "oid": merge, "parent": f"{merge}~1", "p0": "calc.py",
+                 "t0": parent_expression(merge, "calc.py")}  # fmt: skip
     answer = run_query(sandbox.state, blame_query(1), variables)
     assert "errors" not in answer
     repository = answer["data"]["repository"]
-    answers = [(["calc.py"], repository["object"])]
+    answers = [(["calc.py"], merge_commit(repository, 1))]
     drifted = facts_from_answers(answers, traced, own=3)  # the merge base's numbers, as before
     assert {o.pull for o in drifted.origins} == {2}
     at_parent = {"calc.py": lines_at_parent(files[0]["patch"], repository["t0"]["text"])}

@@ -84,7 +84,7 @@ def test_the_sandbox_answers_the_file_as_a_blob_and_null_without_one(tmp_path):
     (name,) = sandbox.add_git_repo(repo.path)
     owner, short = name.split("/")
     head, first = repo.git("rev-parse", "HEAD"), repo.git("rev-list", "--max-parents=0", "HEAD")
-    variables = {"owner": owner, "name": short, "oid": head, "p0": "calc.py", "t0": f"{head}~1:calc.py",
+    variables = {"owner": owner, "name": short, "oid": head, "parent": f"{head}~1", "p0": "calc.py", "t0": f"{head}~1:calc.py",
                  "ignore": f"{head}:.git-blame-ignore-revs"}  # fmt: skip
     answer = run_query(sandbox.state, blame_query(1, ignore_revs=True), variables)
     assert "errors" not in answer
@@ -133,9 +133,10 @@ class FakeClient:
 
 def test_an_error_about_the_file_alone_keeps_the_blame():
     about_file = {"type": "FORBIDDEN", "path": ["repository", IGNORE_ALIAS], "message": "no"}
-    data = {"repository": {IGNORE_ALIAS: None, "object": {"parents": {"nodes": [PARENT]}}}}
+    base = {k: v for k, v in PARENT.items() if k != "f0"}
+    data = {"repository": {IGNORE_ALIAS: None, "object": {"parents": {"nodes": [base]}}, "f0": {"blame": PARENT["f0"]}}}
     paths, found, blob, _texts = asyncio.run(_ask(FakeClient({"data": data, "errors": [about_file]}), "o", "r", "c" * 40, ["x.py"], ignore_revs=True))
-    assert found["parents"]["nodes"][0] is PARENT and blob is None
+    assert found["parents"]["nodes"][0] == PARENT and blob is None
     other = {"type": "NOT_FOUND", "path": ["repository", "object"], "message": "no"}
     with pytest.raises(ValueError):
         asyncio.run(_ask(FakeClient({"data": data, "errors": [about_file, other]}), "o", "r", "c" * 40, ["x.py"], ignore_revs=True))

@@ -15,7 +15,7 @@ from git_helpers import Repo
 from loopback import Loopback, Sleeps, pr_delivery, running_app, settings_for, shipped_rules
 from sandbox_helpers import app_private_key, start_sandbox  # noqa: F401
 
-from bot.app.blame import blame_query, facts_from_answers, graphql_url, parent_expression
+from bot.app.blame import blame_query, facts_from_answers, graphql_url, merge_commit, parent_expression
 from bot.engine.history.lines import ChangedLine
 from bot.sandbox.graphql import run_query
 from bot.sources import merged_pull_requests
@@ -155,23 +155,33 @@ def test_sandbox_answers_the_blame_query_in_github_s_shape(tmp_path):
     owner, short = name.split("/")
     merge = repo.git("rev-parse", "HEAD")
     answer = run_query(sandbox.state, blame_query(1), {"owner": owner, "name": short, "oid": merge, "p0": "calc.py",
-                                                       "t0": parent_expression(merge, "calc.py")})  # fmt: skip
+                                                       "parent": f"{merge}~1", "t0": parent_expression(merge, "calc.py")})  # fmt: skip
     assert "errors" not in answer
     # The file at the parent, as a blob (the query finds the patch's lines in it).
     assert answer["data"]["repository"]["t0"] == {"text": MODULE, "isTruncated": False, "isBinary": False}
     (parent,) = answer["data"]["repository"]["object"]["parents"]["nodes"]
     assert parent["oid"] == repo.git("rev-parse", "HEAD^")
     assert parent["associatedPullRequests"]["nodes"] == [{"number": 2}]
-    ranges = parent["f0"]["ranges"]
+    # Each file's blame under an object of its own: the parent, named "<oid>~1".
+    ranges = answer["data"]["repository"]["f0"]["blame"]["ranges"]
+    assert merge_commit(answer["data"]["repository"], 1)["parents"]["nodes"][0]["f0"]["ranges"] == ranges
     assert [(r["startingLine"], r["endingLine"]) for r in ranges] == [(1, 8)]
     (pull,) = ranges[0]["commit"]["associatedPullRequests"]["nodes"]
     assert (pull["number"], pull["author"]["login"], pull["title"]) == (1, "Ann", "Add the limit")
     assert 1 <= ranges[0]["age"] <= 10
-    missing = run_query(sandbox.state, blame_query(1), {"owner": owner, "name": short, "oid": "e" * 40, "p0": "calc.py", "t0": "e" * 40 + "~1:calc.py"})
+    missing = run_query(sandbox.state, blame_query(1), {"owner": owner, "name": short, "oid": "e" * 40, "p0": "calc.py",
+                                                        "parent": "e" * 40 + "~1", "t0": "e" * 40 + "~1:calc.py"})  # fmt: skip
     assert missing["data"]["repository"]["object"] is None and missing["errors"][0]["type"] == "NOT_FOUND"
-    no_file = run_query(sandbox.state, blame_query(1), {"owner": owner, "name": short, "oid": merge, "p0": "nope.py", "t0": parent_expression(merge, "nope.py")})
-    assert no_file["data"]["repository"]["object"]["parents"]["nodes"][0]["f0"] is None and no_file["errors"]
-    assert no_file["data"]["repository"]["t0"] is None
+    assert missing["data"]["repository"]["f0"] is None
+    # A file not at the parent: Commit.blame is non-null (Blame!), so, as on GitHub, its null
+    # nulls the nearest nullable object above it, that file's own, with a NOT_FOUND error there.
+    no_file = run_query(sandbox.state, blame_query(2), {"owner": owner, "name": short, "oid": merge, "parent": f"{merge}~1",
+                                                        "p0": "nope.py", "t0": parent_expression(merge, "nope.py"),
+                                                        "p1": "calc.py", "t1": parent_expression(merge, "calc.py")})  # fmt: skip
+    repository = no_file["data"]["repository"]
+    assert repository["f0"] is None and repository["t0"] is None
+    assert [(e["type"], e["path"]) for e in no_file["errors"]] == [("NOT_FOUND", ["repository", "f0", "blame"])]
+    assert repository["f1"]["blame"]["ranges"] == ranges and repository["object"]["parents"]["nodes"][0]["oid"] == parent["oid"]
     assert "errors" in run_query(sandbox.state, "query { repository(owner: 1", {})
 
 
@@ -182,9 +192,11 @@ def test_bundles_without_a_repository_blame_no_lines(load_bundle_json):
     bundle = load_bundle_json(7491)
     sandbox = Sandbox(1, generate_private_key_pem(), bundles=[bundle])
     owner, name = bundle["pull"]["base"]["repo"]["full_name"].split("/")
-    variables = {"owner": owner, "name": name, "oid": bundle["pull"]["merge_commit_sha"], "p0": "any.py", "t0": "x"}
+    merge = bundle["pull"]["merge_commit_sha"]
+    variables = {"owner": owner, "name": name, "oid": merge, "parent": f"{merge}~1", "p0": "any.py", "t0": "x"}
     answer = run_query(sandbox.state, blame_query(1), variables)
-    assert answer["data"]["repository"]["object"]["parents"]["nodes"][0]["f0"] == {"ranges": []}
+    assert answer["data"]["repository"]["f0"] == {"blame": {"ranges": []}}
+    assert answer["data"]["repository"]["object"]["parents"]["nodes"][0]["oid"] == "0" * 40
     assert answer["data"]["repository"]["t0"] is None  # no file to read: the app says nothing of it
 
 
@@ -216,3 +228,37 @@ def test_facts_from_ranges_keep_only_the_traced_lines_and_the_window():
 def test_graphql_url_of_github_and_enterprise_server():
     assert graphql_url("https://api.github.com") == "https://api.github.com/graphql"
     assert graphql_url("https://ghe.example.com/api/v3/") == "https://ghe.example.com/api/graphql"
+
+
+def test_a_file_the_parent_lacks_costs_its_own_blame_alone(tmp_path):
+    """Through the sandbox's GitHub-shaped answer (an error about the missing file's non-null
+    blame, nulling its nearest nullable object): the other file of the request keeps its blame.
+    With every blame under the shared commit, the error nulled the commit and both were lost."""
+    import asyncio
+
+    from bot.app.blame import fetch_blame
+    from bot.engine.snapshot import ChangedFile, PullRequestSnapshot
+    from bot.sandbox import Sandbox
+    from sandbox_helpers import generate_private_key_pem
+
+    repo = build_repo(tmp_path / "calc")
+    sandbox = Sandbox(1, generate_private_key_pem())
+    (name,) = sandbox.add_git_repo(repo.path)
+    merge = repo.git("rev-parse", "HEAD")
+
+    class SandboxClient:
+        api_url = "https://api.github.com"
+        answers: list[dict[str, Any]] = []
+
+        async def post(self, url: str, *, data: Any, optional: bool) -> Any:
+            self.answers.append(run_query(sandbox.state, data["query"], data["variables"]))
+            return self.answers[-1]
+
+    patch = "@@ -1,5 +1,5 @@\n def limit(n):\n-    if n > 100:\n-        return 100\n-    return n + 1\n+    if n >= 10:\n+        return 10\n+    return n * 2\n \n"
+    files = (ChangedFile("calc.py", "modified", 3, 3, patch), ChangedFile("gone.py", "modified", 3, 3, patch))
+    snapshot = PullRequestSnapshot(repository=name, number=3, title="fix: cap", files=files, merge_commit_sha=merge)
+    client = SandboxClient()
+    facts = asyncio.run(fetch_blame(client, snapshot))
+    (answer,) = client.answers
+    assert [e["path"] for e in answer["errors"]] == [["repository", "f1", "blame"]]  # gone.py: not at the parent
+    assert facts is not None and [(o.path, o.line, o.pull) for o in facts.origins] == [("calc.py", n, 1) for n in (2, 3, 4)]

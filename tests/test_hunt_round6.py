@@ -81,14 +81,12 @@ def test_a_store_refuses_an_offset_past_64_bits_as_a_bad_value(tmp_path, request
 
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the filter form lists every label and area of the repository (store.labels(), store.areas()); "
-    "bounding it (the most used, plus the one selected) changes the form, not a small safe fix"))
 async def test_the_tags_page_stays_bounded_however_many_labels_its_filter_form_offers(tmp_path):
     """``page_entries`` bounds the sections (30 entries here), but the filter form's label and
     area lists offer every label and area: 3,000 of each made a 344 KB page of 6,000
     ``<option>`` elements per request (pages 2, 3... and one label's page alike), read and
-    rendered each time. The page should stay about the same size however many labels there are."""
+    rendered each time. The form now offers the most used ``form_options`` (50) labels and areas
+    and the ones selected, so the page stays about the same size however many labels there are."""
     from test_tagview_store import make_guide
     from test_tagview_web import client_for
 
@@ -105,6 +103,56 @@ async def test_the_tags_page_stays_bounded_however_many_labels_its_filter_form_o
         finally:
             await c.close()
     assert html.count("<option") <= 4 * 30, html.count("<option")
+
+def _labelled(number: int, label: str, area: str) -> dict:
+    from test_tagview_store import make_guide
+
+    return make_guide(number, labels=[label], label_details=[{"name": label, "source": "rule", "rule": "r"}], areas=[area])
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_the_stores_give_the_most_used_labels_and_areas_and_the_one_asked_for(tmp_path, request, backend):
+    """The filter form's options, read by a bounded query on both backends: the ``limit`` most
+    used (then by name), plus the one ``include`` names (any case) when it is stored, by name."""
+    with _store(backend, tmp_path, request) as store:
+        counts = {"common": 3, "Middle": 2, "rare": 1, "also-rare": 1}
+        number = 0
+        for label, count in counts.items():
+            for _ in range(count):
+                number += 1
+                store.save(_labelled(number, label, f"area-{label}"), visibility="public")
+        top = store.labels("acme/rocket", limit=2)
+        assert [(o.name, o.count) for o in top] == [("common", 3), ("Middle", 2)]
+        assert [o.name for o in store.labels("acme/rocket", limit=2, include="RARE")] == ["common", "Middle", "rare"]
+        assert [o.name for o in store.labels("acme/rocket", limit=2, include="middle")] == ["common", "Middle"]
+        assert [o.name for o in store.labels("acme/rocket", limit=2, include="nowhere")] == ["common", "Middle"]
+        assert [o.name for o in store.labels("acme/rocket")] == ["also-rare", "common", "Middle", "rare"]  # unbounded, as before
+        assert store.label_count("acme/rocket") == 4
+        assert store.areas("acme/rocket", limit=1, include="area-rare") == [("area-common", 3), ("area-rare", 1)]
+        assert len(store.areas("acme/rocket")) == 4
+
+
+async def test_a_label_past_the_form_s_options_is_offered_when_selected_and_still_filters(tmp_path):
+    """A label not among the most used is still the form's selected option on its page, and
+    ``?label=`` still filters on it; the labels past the bound are not offered otherwise."""
+    from test_tagview_web import client_for
+
+    from bot.tagview.store import GuideStore
+
+    with GuideStore(tmp_path / "labels.db") as store:
+        for i in range(1, 5):
+            store.save(_labelled(i, "common", "core"), visibility="public")
+        store.save(_labelled(5, "rare-one", "edge"), visibility="public")
+        c = await client_for(store, form_options=1)
+        try:
+            everything = await (await c.get("/repos/acme/rocket/tags")).text()
+            rare = await (await c.get("/repos/acme/rocket/tags?label=rare-one")).text()
+        finally:
+            await c.close()
+    assert '<option value="common"' in everything and '<option value="rare-one"' not in everything
+    assert '<option value="rare-one" selected>' in rare
+    assert "/pull/5" in rare and "/pull/1\"" not in rare
+
 
 # --- the blame's drift check ----------------------------------------------------------------------
 
@@ -169,21 +217,20 @@ class _OneAnswer:
     def __init__(self, answer: dict[str, Any]):
         self.answer = answer
         self.calls = 0
+        self.queries: list[str] = []
 
     async def post(self, url: str, *, data: Any, optional: bool) -> Any:
         self.calls += 1
+        self.queries.append(data["query"])
         return self.answer
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Commit.blame is non-null (Blame!) on GitHub: an error about one file's blame nulls the whole "
-    "parent commit of the batch; keeping the other files needs each file's blame under a nullable "
-    "object of its own (object(expression: \"<oid>~1\") per file), a change of the query"))
 def test_an_error_about_one_file_s_blame_keeps_the_other_files():
     """Five files per request; one of them cannot be blamed at the parent (the base branch
     renamed it since the merge base: ``NOT_FOUND``). GitHub nulls the non-null field's parent,
-    the commit, so the blame of the four others is lost with it and the guide says nothing
-    of who wrote the lines. (Exact or silent still holds: no wrong pull request is named.)"""
+    which was the commit holding every file's blame, so the blame of the four others was lost
+    with it and the guide said nothing of who wrote the lines. Each file's blame is now under
+    an object of its own (``fN``): the error nulls that file's alone."""
     from test_blame_drift import MODULE, PATCH
 
     from bot.app.blame import fetch_blame
@@ -192,15 +239,25 @@ def test_an_error_about_one_file_s_blame_keeps_the_other_files():
     files = (ChangedFile("a.py", "modified", 3, 3, PATCH), ChangedFile("b.py", "modified", 3, 3, PATCH))
     snapshot = PullRequestSnapshot(repository="o/r", number=9, title="fix: limits", files=files, merge_commit_sha="c" * 40)
     blob = {"text": MODULE, "isTruncated": False, "isBinary": False}
+    pull = {"number": 1, "title": "Add the limit", "mergedAt": "2024-05-01T00:00:00Z", "author": {"login": "ann"}}
+    commit = {"oid": "a" * 40, "committedDate": "2024-05-01T00:00:00Z", "author": {"name": "Ann", "user": None},
+              "associatedPullRequests": {"nodes": [pull]}}
+    parent = {"oid": "p" * 40, "committedDate": "2024-06-01T00:00:00Z", "associatedPullRequests": {"nodes": []}}
+    blame = {"ranges": [{"startingLine": 1, "endingLine": 8, "age": 1, "commit": commit}]}
     answer = {
-        "data": {"repository": {"ignoreRevs": None, "t0": blob, "t1": blob, "object": {"parents": {"nodes": [None]}}}},
-        "errors": [{"type": "NOT_FOUND", "path": ["repository", "object", "parents", "nodes", 0, "f1"],
+        "data": {"repository": {"ignoreRevs": None, "t0": blob, "t1": blob, "f0": {"blame": blame}, "f1": None,
+                                "object": {"parents": {"nodes": [parent]}}}},
+        "errors": [{"type": "NOT_FOUND", "path": ["repository", "f1", "blame"],
                     "message": "Could not resolve file for path 'b.py'."}],
     }  # fmt: skip
     client = _OneAnswer(answer)
     facts = asyncio.run(fetch_blame(client, snapshot))
     assert client.calls == 1
     assert facts is not None and {o.path for o in facts.origins} == {"a.py"}
+    assert {(o.line, o.pull) for o in facts.origins} == {(2, 1), (3, 1), (4, 1)}
+    # Each file's blame sits under an object of its own in the query: none shares the commit.
+    query = client.queries[0]
+    assert "f0: object(expression: $parent)" in query and "f1: object(expression: $parent)" in query
 
 
 # --- the description: quoted text is the author's only over the template's quote ------------------

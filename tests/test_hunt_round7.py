@@ -45,8 +45,6 @@ def test_text_after_an_unclosed_quote_is_no_trailing_comment():
     assert not prose_only(parse_patch(patch), "python")
 
 
-@pytest.mark.xfail(strict=True, reason="a hunk inside a non-docstring multi-line string, its quotes out of the hunk, "
-                   "reads as Python: a line whose text after '#' changed is a 'trailing comment' change (needs the file)")
 def test_text_after_a_hash_inside_an_embedded_string_is_no_comment():
     patch = ('@@ -20,3 +20,3 @@ def query(db):\n'
              '     SELECT * FROM users\n'
@@ -54,6 +52,35 @@ def test_text_after_a_hash_inside_an_embedded_string_is_no_comment():
              '+    WHERE a = 1 # OR 1 = 1\n')
     assert not prose_only(parse_patch(patch), "python")
 
+
+
+def test_a_hunk_that_shows_a_string_around_the_hash_changes_no_comment():
+    # The quotes in the hunk: the line is the string's text, not code with a comment.
+    patch = ('@@ -20,5 +20,5 @@ def query(db):\n'
+             '     sql = """\n'
+             '     SELECT * FROM users\n'
+             '-    WHERE a = 1 # AND admin = 0\n'
+             '+    WHERE a = 1 # OR 1 = 1\n'
+             '     """\n')
+    assert not prose_only(parse_patch(patch), "python")
+
+
+@pytest.mark.parametrize("context", [
+    ["    x = compute(", "        a,"],
+    ['    config = {', '        "lr": 1e-3,'],
+    ["    if (ready", "        and done):"],
+    ["    else:", "    @cached"],
+    ["    return x", "    )"],
+    ['    """Docstring.', "", "    Words of prose here.", '    """'],
+])
+def test_a_trailing_comment_beside_code_lines_is_still_a_comment_edit(context):
+    # The lines around the change are Python (in brackets, after an operator, a block's
+    # header, a docstring the hunk shows): the '#' starts a comment, as before.
+    lines = "".join(f" {line}\n" for line in context)
+    patch = (f"@@ -20,{len(context) + 1} +20,{len(context) + 1} @@ def run(x):\n{lines}"
+             "-        limit=3,  # the old wrod\n"
+             "+        limit=3,  # the old word\n")
+    assert prose_only(parse_patch(patch), "python")
 
 # --- a removed config key "still read" ---------------------------------------------------------
 

@@ -27,7 +27,10 @@ last changed them; ``associatedPullRequests`` names the merged pull request that
 that commit to the repository.
 
 Cost: one ``POST /graphql`` per :data:`FILES_PER_QUERY` files (the parent commit, and each
-file's text there, are reached inside the same query: more bytes, no more requests), for at most :data:`MAX_FILES` files, most traced lines
+file's text there, are reached inside the same query: more bytes, no more requests; each
+file's blame is under an object of its own, so an error about one file, which GitHub
+answers by nulling the nearest nullable object above the non-null ``blame``, costs that
+file alone), for at most :data:`MAX_FILES` files, most traced lines
 first; nothing for a pull request without traced lines. The first of them also reads the
 repository's ``.git-blame-ignore-revs`` as the merge left it (``Repository.object`` with
 the expression ``<merge commit>:.git-blame-ignore-revs``, a ``Blob``; ``null`` when there
@@ -48,7 +51,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -93,21 +96,52 @@ def graphql_url(api_url: str) -> str:
 
 def blame_query(count: int, *, ignore_revs: bool = False) -> str:
     """The GraphQL query blaming ``count`` files (variables ``$p0``..) at the first parent of
-    ``$oid`` in ``$owner/$name``; each file's blame is aliased ``f0``, ``f1``..., and the file
-    there, as a blob (``text``, ``isTruncated``, ``isBinary``), ``t0``, ``t1``... (variables
+    ``$oid`` in ``$owner/$name`` (the variable ``$parent``: ``"<oid>~1"``, see :func:`parent_revision`).
+
+    The merge commit (``object``) answers its first parent's ``oid``, ``committedDate`` and
+    pull request; each file's blame is under an object of its own, aliased ``f0``, ``f1``...
+    (``object(expression: $parent) { ... on Commit { blame(path: $p0) ... } }``): GitHub's
+    ``Commit.blame`` is non-null (``Blame!``), so an error about one file's blame (a path the
+    base branch renamed since: ``NOT_FOUND``) nulls its nearest nullable ancestor, which is
+    then that file's ``fN`` alone, not a commit shared by every file of the request. The file
+    there, as a blob (``text``, ``isTruncated``, ``isBinary``), is ``t0``, ``t1``... (variables
     ``$t0``.. name it: ``"<oid>~1:<path>"``, see :func:`parent_expression`). With
     ``ignore_revs``, the repository's :data:`IGNORE_ALIAS` is the blob ``$ignore`` names
     (``"<oid>:.git-blame-ignore-revs"``), with its ``text``, ``byteSize`` and ``isTruncated``."""
     paths = ", ".join(f"$p{i}: String!, $t{i}: String!" for i in range(count))
-    blames = " ".join(f"f{i}: blame(path: $p{i}) {{ {_RANGE_FIELDS} }}" for i in range(count))
+    blames = "".join(
+        f"f{i}: object(expression: $parent) {{ ... on Commit {{ blame(path: $p{i}) {{ {_RANGE_FIELDS} }} }} }} " for i in range(count)
+    )
     texts = "".join(f"t{i}: object(expression: $t{i}) {{ ... on Blob {{ text isTruncated isBinary }} }} " for i in range(count))
     ignore = f"{IGNORE_ALIAS}: object(expression: $ignore) {{ ... on Blob {{ text byteSize isTruncated }} }} " if ignore_revs else ""
     return (
-        f"query($owner: String!, $name: String!, $oid: GitObjectID!, {'$ignore: String!, ' if ignore_revs else ''}{paths}) {{ "
-        f"repository(owner: $owner, name: $name) {{ {ignore}{texts}object(oid: $oid) {{ ... on Commit {{ "
-        "parents(first: 1) { nodes { oid committedDate associatedPullRequests(first: 1) { nodes { number } } "
-        f"{blames} }} }} }} }} }} }}"
+        f"query($owner: String!, $name: String!, $oid: GitObjectID!, $parent: String!, "
+        f"{'$ignore: String!, ' if ignore_revs else ''}{paths}) {{ "
+        f"repository(owner: $owner, name: $name) {{ {ignore}{texts}{blames}object(oid: $oid) {{ ... on Commit {{ "
+        "parents(first: 1) { nodes { oid committedDate associatedPullRequests(first: 1) { nodes { number } } } } "
+        "} } } }"
     )
+
+
+def merge_commit(repository: Mapping[str, Any], count: int, failed: Collection[str] = ()) -> Mapping[str, Any] | None:
+    """The merge commit of a :func:`blame_query` answer's ``repository`` (its ``object``), with each
+    file's blame (``fN``'s ``blame``) set on its first parent as ``fN``, the shape
+    :func:`facts_from_answers` reads: ``{"parents": {"nodes": [{..., "f0": {"ranges": [...]}}]}}``.
+    A file among ``failed`` (aliases an ``errors`` entry names), or whose object is ``null``,
+    has no blame. ``None`` without the commit; the parent is left as it is when it is none."""
+    commit = repository.get("object")
+    if not isinstance(commit, Mapping):
+        return None
+    nodes = (commit.get("parents") or {}).get("nodes") or []
+    if not nodes or not isinstance(nodes[0], Mapping):
+        return commit
+    parent = dict(nodes[0])
+    for i in range(count):
+        node = repository.get(f"f{i}")
+        blame = node.get("blame") if isinstance(node, Mapping) and f"f{i}" not in failed else None
+        if isinstance(blame, Mapping):
+            parent[f"f{i}"] = blame
+    return {**commit, "parents": {**commit["parents"], "nodes": [parent, *nodes[1:]]}}
 
 
 def wanted_files(lines: Sequence[ChangedLine], limit: int = MAX_FILES) -> list[str]:
@@ -154,6 +188,12 @@ async def fetch_blame(client: Any, snapshot: PullRequestSnapshot, *, deadline: f
     return None
 
 
+def parent_revision(oid: str) -> str:
+    """The revision expression of the first parent of commit ``oid`` (``"<oid>~1"``), which
+    ``Repository.object(expression:)`` resolves to that commit."""
+    return f"{oid}~1"
+
+
 def parent_expression(oid: str, path: str) -> str:
     """The revision expression of ``path`` at the first parent of commit ``oid`` (``"<oid>~1:<path>"``,
     git's rev-parse syntax, which ``Repository.object(expression:)`` takes)."""
@@ -164,10 +204,11 @@ async def _ask(
     client: Any, owner: str, name: str, oid: str, paths: Sequence[str], *, ignore_revs: bool = False
 ) -> tuple[Sequence[str], Mapping[str, Any], Any, dict[str, Any]]:
     """POST one blame query; returns ``(paths, the Commit object of the merge, the ignore-revs
-    blob or None, {path: its blob at the parent or None})``. Raises ``ValueError`` for GraphQL
-    ``errors`` (other than about the ignore-revs blob or the files' blobs alone, which are then
-    ``None``) or an answer without the commit."""
-    variables: dict[str, Any] = {"owner": owner, "name": name, "oid": oid}
+    blob or None, {path: its blob at the parent or None})``, the commit as :func:`merge_commit`
+    gives it. Raises ``ValueError`` for GraphQL ``errors`` (other than about the ignore-revs
+    blob, a file's blob or a file's blame alone, which are then ``None`` or left out) or an
+    answer without the commit."""
+    variables: dict[str, Any] = {"owner": owner, "name": name, "oid": oid, "parent": parent_revision(oid)}
     if ignore_revs:
         variables["ignore"] = f"{oid}:{IGNORE_REVS_FILE}"
     variables.update({f"p{i}": p for i, p in enumerate(paths)})
@@ -181,16 +222,19 @@ async def _ask(
     if not isinstance(answer, Mapping):
         raise ValueError("the GraphQL answer is not an object")
     errors = answer.get("errors")
+    # Errors about one file (its blob, its blame) or the ignore-revs blob cost that file or
+    # that blob alone; any other is the whole request's.
+    files = {f"f{i}" for i in range(len(paths))}
     blobs = {IGNORE_ALIAS, *(f"t{i}" for i in range(len(paths)))}
-    blob_only = isinstance(errors, list) and all(_about(e, blobs) for e in errors)
-    if errors and not blob_only:
+    one_file = isinstance(errors, list) and all(_about(e, blobs | files) for e in errors)
+    if errors and not one_file:
         first = errors[0] if isinstance(errors, list) and errors and isinstance(errors[0], Mapping) else {}
         raise ValueError(f"GraphQL errors: {first.get('message') or errors!r}"[:300])
     repository = (answer.get("data") or {}).get("repository") or {}
-    commit = repository.get("object")
+    failed = {alias for alias in blobs | files if errors and any(_about(e, {alias}) for e in errors)}
+    commit = merge_commit(repository, len(paths), failed)
     if not isinstance(commit, Mapping):
         raise ValueError(f"no commit {oid} in {owner}/{name}")
-    failed = {alias for alias in blobs if errors and any(_about(e, {alias}) for e in errors)}
     texts = {p: None if f"t{i}" in failed else repository.get(f"t{i}") for i, p in enumerate(paths)}
     return paths, commit, None if IGNORE_ALIAS in failed else repository.get(IGNORE_ALIAS), texts
 

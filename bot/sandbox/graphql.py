@@ -17,7 +17,11 @@ the repository's own (``git log``) and a blame is ``git blame --porcelain
 ``Merge pull request #N``, as :func:`bot.sources.githistory.pull_number` reads it).
 A repository served from bundles alone knows the merge commits of its pull requests,
 each with one parent, and blames every file with no ranges. An unknown repository,
-commit or file is ``null`` with an ``errors`` entry (``NOT_FOUND``), as on GitHub.
+commit or file is ``null`` with an ``errors`` entry (``NOT_FOUND``), as on GitHub; as there,
+a non-null field's ``null`` (``Commit.blame`` is ``Blame!``) nulls its nearest nullable
+ancestor instead (the ``object`` holding the blame, or a connection's node), the error's
+``path`` still naming the field. ``object(expression: "<oid>~1")`` is a commit's first
+parent; a revision there is none of is ``null`` without an error.
 """
 
 from __future__ import annotations
@@ -233,6 +237,26 @@ def _blame(ctx: _Context, commit: Mapping[str, Any], path: str) -> dict[str, Any
     return {"ranges": ranges}
 
 
+def _revision(ctx: _Context, rev: str) -> dict[str, Any] | None:
+    """The commit ``rev`` names (a hash, then perhaps ``~N`` / ``^N`` steps as rev-parse reads
+    them: ``~N`` the N-th first-parent ancestor, ``^N`` the N-th parent), or ``None``."""
+    if not _REV.match(rev):
+        return None
+    head = re.match(r"[0-9a-f]+", rev)
+    found = _commit(ctx, head.group(0)) if head else None
+    for step, digits in re.findall(r"([~^])([0-9]{0,3})", rev[head.end() if head else 0 :]):
+        n = int(digits or 1)
+        if found is None:
+            return None
+        if step == "^":
+            if n:
+                found = _commit(ctx, found["parents"][n - 1]) if len(found["parents"]) >= n else None
+            continue
+        for _ in range(n):
+            found = _commit(ctx, found["parents"][0]) if found and found["parents"] else None
+    return found
+
+
 #: GitHub's ``Blob.text`` holds at most this many bytes (``isTruncated`` says when it was cut).
 BLOB_TEXT_BYTES = 512 * 1024
 
@@ -273,8 +297,11 @@ def _field(ctx: _Context, typename: str, obj: Any, name: str, args: Mapping[str,
         if name == "object" and ":" in str(args.get("expression") or ""):
             # "<rev>:<path>": a file's blob at a commit, ``null`` (no error) when there is none, as on GitHub.
             return "Blob", _blob(ctx, *str(args["expression"]).split(":", 1))
+        if name == "object" and "expression" in args:
+            # "<rev>", perhaps with ancestry steps ("<oid>~1": its first parent); ``null`` when there is none.
+            return "Commit", _revision(ctx, str(args.get("expression") or ""))
         if name == "object":
-            oid = str(args.get("oid") or args.get("expression") or "")
+            oid = str(args.get("oid") or "")
             found = _commit(ctx, oid)
             if found is None:
                 ctx.not_found(path, f"Could not resolve to a Commit with the oid '{oid}'.")
@@ -308,7 +335,17 @@ def _field(ctx: _Context, typename: str, obj: Any, name: str, args: Mapping[str,
     raise GraphQLError(f"Field '{name}' doesn't exist on type '{typename}'")
 
 
+class _Null(Exception):
+    """A non-null field answered ``null``: GitHub nulls its nearest nullable ancestor instead."""
+
+
+#: Fields GitHub's schema marks non-null that may be ``null`` here: ``Commit.blame`` is ``Blame!``,
+#: so a file that cannot be blamed nulls the object holding the blame (with the field's error).
+_NON_NULL = {("Commit", "blame")}
+
+
 def _run(ctx: _Context, typename: str, obj: Any, selections: list, path: list[Any]) -> dict[str, Any]:
+    """The answer to ``selections`` on ``obj``. Raises :class:`_Null` when a non-null field is ``null``."""
     out: dict[str, Any] = {}
     for selection in selections:
         if selection[0] == "on" and len(selection) == 3:
@@ -317,13 +354,29 @@ def _run(ctx: _Context, typename: str, obj: Any, selections: list, path: list[An
             continue
         alias, name, args, sub = selection
         kind, value = _field(ctx, typename, obj, name, args, [*path, alias])
+        non_null = (typename, name) in _NON_NULL
+        if value is None and non_null:
+            raise _Null
         if sub is None or value is None:
             out[alias] = value
         elif isinstance(value, list):
-            out[alias] = [_run(ctx, kind or "", v, sub, [*path, alias, i]) for i, v in enumerate(value)]
+            # A connection's nodes are nullable one by one ([Commit]): a null stops at the node.
+            out[alias] = [_nullable(ctx, kind or "", v, sub, [*path, alias, i]) for i, v in enumerate(value)]
         else:
-            out[alias] = _run(ctx, kind or "", value, sub, [*path, alias])
+            try:
+                out[alias] = _run(ctx, kind or "", value, sub, [*path, alias])
+            except _Null:
+                if non_null:
+                    raise
+                out[alias] = None
     return out
+
+
+def _nullable(ctx: _Context, typename: str, obj: Any, selections: list, path: list[Any]) -> dict[str, Any] | None:
+    try:
+        return _run(ctx, typename, obj, selections, path)
+    except _Null:
+        return None
 
 
 def run_query(state: SandboxState, query: str, variables: Mapping[str, Any] | None = None, *,
@@ -333,7 +386,7 @@ def run_query(state: SandboxState, query: str, variables: Mapping[str, Any] | No
     caller's, which does not see another installation's private repositories."""
     ctx = _Context(state, installation_id)
     try:
-        data = _run(ctx, "Query", None, _Reader(query, variables or {}).document(), [])
+        data: dict[str, Any] | None = _nullable(ctx, "Query", None, _Reader(query, variables or {}).document(), [])
     except GraphQLError as exc:
         return {"errors": [{"message": str(exc), "locations": [{"line": 1, "column": 1}]}]}
     return {"data": data, "errors": ctx.errors} if ctx.errors else {"data": data}

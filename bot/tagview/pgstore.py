@@ -489,25 +489,43 @@ class PgGuideStore:
         """The repository's name as stored (names match case-insensitively), or ``None``."""
         return self._value("SELECT name FROM tagview_repositories WHERE name = %s", (repository,))
 
-    def labels(self, repository: str) -> list[LabelCount]:
-        """Labels on the repository's stored guides, with counts and descriptions, by name."""
+    def labels(self, repository: str, *, limit: int | None = None, include: str | None = None) -> list[LabelCount]:
+        """Labels on the repository's stored guides, with counts and descriptions, by name;
+        ``limit`` and ``include`` as for :meth:`bot.tagview.store.GuideStore.labels`."""
+        select = (
+            "SELECT c.name, c.guides, COALESCE(i.description, '') FROM tagview_counts c "
+            "LEFT JOIN tagview_label_info i ON i.repository = c.repository AND i.label = c.name "
+            "WHERE c.repository = %s AND c.kind = 'label' AND c.guides > 0"
+        )
         with self._read() as conn:
-            rows = conn.execute(
-                "SELECT c.name, c.guides, COALESCE(i.description, '') FROM tagview_counts c "
-                "LEFT JOIN tagview_label_info i ON i.repository = c.repository AND i.label = c.name "
-                "WHERE c.repository = %s AND c.kind = 'label' AND c.guides > 0",
-                (repository,),
-            ).fetchall()
-        return sorted((LabelCount(*row) for row in rows), key=lambda item: item.name.casefold())
+            if limit is None:
+                rows = conn.execute(select, (repository,)).fetchall()
+            else:
+                rows = conn.execute(select + " ORDER BY c.guides DESC, c.name LIMIT %s", (repository, max(0, limit))).fetchall()
+                if include:
+                    rows += conn.execute(select + " AND c.name = %s", (repository, include)).fetchall()
+        found = {row[0].casefold(): LabelCount(*row) for row in rows}
+        return sorted(found.values(), key=lambda item: item.name.casefold())
 
-    def areas(self, repository: str) -> list[tuple[str, int]]:
-        """Areas on the repository's stored guides as ``(area, count)``, by name."""
+    def label_count(self, repository: str) -> int:
+        """How many labels the repository's stored guides carry."""
+        return int(self._value(
+            "SELECT COUNT(*) FROM tagview_counts WHERE repository = %s AND kind = 'label' AND guides > 0", (repository,)
+        ) or 0)  # fmt: skip
+
+    def areas(self, repository: str, *, limit: int | None = None, include: str | None = None) -> list[tuple[str, int]]:
+        """Areas on the repository's stored guides as ``(area, count)``, by name; ``limit`` and
+        ``include`` as for :meth:`labels`."""
+        select = "SELECT name, guides FROM tagview_counts WHERE repository = %s AND kind = 'area' AND guides > 0"
         with self._read() as conn:
-            rows = conn.execute(
-                "SELECT name, guides FROM tagview_counts WHERE repository = %s AND kind = 'area' AND guides > 0",
-                (repository,),
-            ).fetchall()
-        return sorted((tuple(row) for row in rows), key=lambda item: item[0].casefold())
+            if limit is None:
+                rows = conn.execute(select, (repository,)).fetchall()
+            else:
+                rows = conn.execute(select + " ORDER BY guides DESC, name LIMIT %s", (repository, max(0, limit))).fetchall()
+                if include:
+                    rows += conn.execute(select + " AND name = %s", (repository, include)).fetchall()
+        found = {row[0].casefold(): tuple(row) for row in rows}
+        return sorted(found.values(), key=lambda item: item[0].casefold())
 
     def query(
         self,

@@ -440,26 +440,48 @@ class GuideStore:
         return found[0] if found else None
 
     @_locked
-    def labels(self, repository: str) -> list[LabelCount]:
-        """Labels on the repository's stored guides, with counts and descriptions, by name."""
-        rows = self._conn.execute(
-            """
+    def labels(self, repository: str, *, limit: int | None = None, include: str | None = None) -> list[LabelCount]:
+        """Labels on the repository's stored guides, with counts and descriptions, by name.
+
+        With ``limit``, the ``limit`` most used only (most guides first, then by name), and the
+        label ``include`` names (case-insensitively) when it is on a stored guide, each read
+        by a bounded query (``ORDER BY guides DESC LIMIT``)."""
+        select = """
             SELECT c.name, c.guides, COALESCE(i.description, '')
             FROM tagview_counts c
             LEFT JOIN tagview_label_info i ON i.repository = c.repository AND i.label = c.name
             WHERE c.repository = ? AND c.kind = 'label' AND c.guides > 0
-            """,
-            (repository,),
-        ).fetchall()
-        return sorted((LabelCount(*tuple(row)) for row in rows), key=lambda item: item.name.casefold())
+            """
+        if limit is None:
+            rows = self._conn.execute(select, (repository,)).fetchall()
+        else:
+            rows = self._conn.execute(select + " ORDER BY c.guides DESC, c.name LIMIT ?", (repository, max(0, limit))).fetchall()
+            if include:
+                rows += self._conn.execute(select + " AND c.name = ?", (repository, include)).fetchall()
+        found = {row[0].casefold(): LabelCount(*tuple(row)) for row in rows}
+        return sorted(found.values(), key=lambda item: item.name.casefold())
 
     @_locked
-    def areas(self, repository: str) -> list[tuple[str, int]]:
-        """Areas on the repository's stored guides as ``(area, count)``, by name."""
-        rows = self._conn.execute(
-            "SELECT name, guides FROM tagview_counts WHERE repository = ? AND kind = 'area' AND guides > 0", (repository,)
-        ).fetchall()
-        return sorted((tuple(row) for row in rows), key=lambda item: item[0].casefold())
+    def label_count(self, repository: str) -> int:
+        """How many labels the repository's stored guides carry."""
+        found = self._conn.execute(
+            "SELECT COUNT(*) FROM tagview_counts WHERE repository = ? AND kind = 'label' AND guides > 0", (repository,)
+        ).fetchone()
+        return int(found[0])
+
+    @_locked
+    def areas(self, repository: str, *, limit: int | None = None, include: str | None = None) -> list[tuple[str, int]]:
+        """Areas on the repository's stored guides as ``(area, count)``, by name; ``limit`` and
+        ``include`` as for :meth:`labels`."""
+        select = "SELECT name, guides FROM tagview_counts WHERE repository = ? AND kind = 'area' AND guides > 0"
+        if limit is None:
+            rows = self._conn.execute(select, (repository,)).fetchall()
+        else:
+            rows = self._conn.execute(select + " ORDER BY guides DESC, name LIMIT ?", (repository, max(0, limit))).fetchall()
+            if include:
+                rows += self._conn.execute(select + " AND name = ?", (repository, include)).fetchall()
+        found = {row[0].casefold(): tuple(row) for row in rows}
+        return sorted(found.values(), key=lambda item: item[0].casefold())
 
     @_locked
     def query(

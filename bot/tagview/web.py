@@ -99,7 +99,10 @@ class TagViewSettings:
     one, :func:`rows_per_section`), and past ``page_entries`` labels the page shows the
     most used ``page_entries`` with a link to the next ones, so the page stays the same
     size however many labels a repository gathers.
-    ``page_size``: rows per page of a single label. ``show_private``: serve private
+    ``page_size``: rows per page of a single label. ``form_options``: labels, and areas, the
+    filter form offers at most: the most used, and the one selected (any other is still
+    filtered on by its ``?label=``/``?area=`` or its link), so the form too stays the same
+    size however many labels there are. ``show_private``: serve private
     repositories without a token; only for the local ``prguide view`` server.
     ``say_hidden``: the index says how many private repositories it leaves out and how
     to show them; only for the local ``prguide view`` server on a loopback address
@@ -114,6 +117,7 @@ class TagViewSettings:
     rows_per_label: int = 10
     page_entries: int = 150
     page_size: int = 50
+    form_options: int = 50
     show_private: bool = False
     say_hidden: bool = False
     public_url: str | None = None
@@ -310,7 +314,9 @@ class TagView:
             page = _positive(request.query, "page", 1, most=MAX_PAGE)
         except FilterError as exc:
             return _error(400, "bad_request", lang, text=str(exc))
-        labels = self.store.labels(repository)
+        # The form offers the most used labels and areas, and the ones selected: bounded queries.
+        options = self.settings.form_options
+        labels = self.store.labels(repository, limit=options, include=flt.label)
         links = self._links(repository, request.query, lang)
         pager = label_pager = None
         if flt.label:
@@ -336,7 +342,7 @@ class TagView:
             # At most page_entries labels (the most used first; page N the next ones), so that
             # with a row each the page stays page_entries entries however many labels there are.
             shown = self.settings.page_entries
-            per_label = rows_per_section(min(len(labels), shown), self.settings.rows_per_label, shown)
+            per_label = rows_per_section(min(self.store.label_count(repository), shown), self.settings.rows_per_label, shown)
             found_labels = self.store.section_page(repository, flt, per_label=per_label, limit=shown, offset=(page - 1) * shown)
             sections = found_labels.sections
             if found_labels.offset or found_labels.more:
@@ -352,7 +358,7 @@ class TagView:
         feed_params = {k: request.query.get(k) for k in FILTER_PARAMS}
         html = render_tags_page(
             repository=repository, sections=sections, lang=lang, links=links,
-            filters=request.query, label_options=labels, area_options=self.store.areas(repository),
+            filters=request.query, label_options=labels, area_options=self.store.areas(repository, limit=options, include=flt.area),
             pager=pager, single_label=bool(flt.label), datas=datas, label_pager=label_pager,
             feeds=[(feed_title(lang, repository, flt.label), links.feed("tags", **feed_params))],
         )
@@ -372,7 +378,7 @@ class TagView:
         links = self._links(repository, {}, lang, here=self._here(request, kept))
         return _html(render_digest_page(
             repository=repository, digest=digest, lang=lang, links=links, label=label,
-            label_options=self.store.labels(repository), datas=datas,
+            label_options=self.store.labels(repository, limit=self.settings.form_options, include=label), datas=datas,
             feeds=[(feed_title(lang, repository, label, digest=True), links.feed("digest", **params))],
         ))
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 import io
 import keyword
 import re
+import textwrap
 import tokenize
+import warnings
 from collections.abc import Sequence
 
 from bot.engine.analysis.patch import ADDED, CONTEXT, REMOVED, Hunk, change_blocks
@@ -148,17 +150,111 @@ def comment_edits(hunk: Hunk) -> set[int]:
     """``id()`` of the removed and added Python lines of ``hunk`` that changed only in their
     trailing comment: a run of removed lines replaced by as many added lines whose code,
     comments left out, is the same token for token (verl #1912 fixed typos in two
-    ``x = y  # …`` comments, read as source code changed)."""
+    ``x = y  # …`` comments, read as source code changed).
+
+    Only when the hunk shows the ``#`` starts a comment: a hunk inside a multi-line string
+    whose quotes are out of it (an SQL query: ``WHERE a = 1 # AND admin = 0``) reads line by
+    line as Python, but its other lines do not (``SELECT * FROM users``). So a line inside a
+    triple-quoted string the hunk shows, or a hunk with a line outside one that is no Python
+    in any place a line of code can be (:func:`_plausible`), changes no comment here: its
+    change is code. Precision first: never a change hidden as "comment only" unless sure."""
     out: set[int] = set()
     lines = hunk.lines
+    trusted: set[int] | None = None
     for i, j, k in change_blocks(lines):
         if j > i and j - i == k - j:
             pairs = list(zip(lines[i:j], lines[j:k]))
             if all("#" in a.text or "#" in b.text for a, b in pairs):
                 codes = [(_code(a.text), _code(b.text)) for a, b in pairs]
                 if all(x is not None and x == y for x, y in codes):
-                    out.update(id(d) for d in lines[i:k])
+                    if trusted is None:
+                        trusted = _code_lines(hunk)
+                    if all(id(d) in trusted for d in lines[i:k]):
+                        out.update(id(d) for d in lines[i:k])
     return out
+
+
+def _code_lines(hunk: Hunk) -> set[int]:
+    """``id()`` of the lines of ``hunk`` out of any triple-quoted string it shows, on each side
+    (the context with the removed lines, and with the added ones), read from its top as out
+    of a string; empty when a line of either side out of a string is no Python
+    (:func:`_plausible`): the hunk may then be inside a string whose quotes it does not show."""
+    out: set[int] = set()
+    for side in (REMOVED, ADDED):
+        inside = False
+        for d in hunk.lines:
+            if d.kind != CONTEXT and d.kind != side:
+                continue
+            quotes = len(_TRIPLE.findall(d.text))
+            if inside or quotes:
+                inside = inside != (quotes % 2 == 1)
+                continue
+            if not _plausible(d.text):
+                return set()
+            out.add(id(d))
+    return out
+
+
+#: Brackets: each closer's opener.
+_OPENER_OF = {")": "(", "]": "[", "}": "{"}
+_CLOSER_OF = {v: k for k, v in _OPENER_OF.items()}
+
+
+def _plausible(text: str) -> bool:
+    """Whether one line (a triple quote aside) may be a line of Python code somewhere: alone, in
+    brackets opened above or going on below (``"key": value,``, ``x=1,``, ``)``), after an
+    operator (``and ready``) or before one, as a block's header (``else:``, ``except E:``), a
+    decorator, or in a function's loop (``return x``, ``break``). Prose or another language
+    (``SELECT * FROM users``) is none of these; nor is a line with an unclosed quote or a
+    backslash at its end (a string may go on)."""
+    text = text.strip()
+    if not text or text.startswith("#"):
+        return True
+    if text.endswith("\\"):
+        return False
+    tokens: list[tokenize.TokenInfo] = []
+    try:
+        for t in tokenize.generate_tokens(io.StringIO(text + "\n").readline):
+            tokens.append(t)
+    except (tokenize.TokenError, SyntaxError):
+        pass  # brackets left open: the tokens so far say which
+    if any(t.type == tokenize.ERRORTOKEN and t.string.strip() for t in tokens):
+        return False
+    end, unmatched, stack = len(text), [], []
+    for t in tokens:
+        if t.type == tokenize.COMMENT:
+            end = t.start[1]
+        elif t.type == tokenize.OP and t.string in _CLOSER_OF:
+            stack.append(t.string)
+        elif t.type == tokenize.OP and t.string in _OPENER_OF:
+            if stack and stack[-1] == _OPENER_OF[t.string]:
+                stack.pop()
+            else:
+                unmatched.append(t.string)
+    code = text[:end].rstrip()
+    if not code:
+        return True
+    before, after = "".join(_OPENER_OF[c] for c in reversed(unmatched)), "".join(_CLOSER_OF[c] for c in reversed(stack))
+    forms = []
+    for body in (code, "_ " + code, code + " _", "_ " + code + " _"):
+        line = before + body + after
+        forms += [line, f"_({line})", f"{{{line}}}", f"[{line}]"]
+        if after:
+            forms.append(line + ": pass")  # a block's header going on below (``if (ready``)
+        if line.endswith(":"):
+            forms += [line + " pass", f"if {line} pass", f"if 1: pass\n{line} pass", f"try: pass\n{line} pass", f"match _:\n {line} pass"]
+    if code.startswith("@"):
+        forms.append(code + "\ndef _(): pass")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for form in forms:
+            for source in (form, "async def _():\n while 1:\n" + textwrap.indent(form, "  ")):
+                try:
+                    compile(source, "<line>", "exec", dont_inherit=True)
+                except (SyntaxError, ValueError):
+                    continue
+                return True
+    return False
 
 
 def _code(text: str) -> str | None:
