@@ -22,8 +22,10 @@ from bot.engine.render.messages import t
 from bot.locale import N_, NP_
 
 #: Focus point keys (or their prefixes, ending in ".") whose message states an exact change.
-_EXACT = ("focus.fact.", "focus.edit.", "focus.config_added", "focus.config_removed", "focus.config_moved",
-          "focus.dep_", "focus.added", "focus.removed")
+_EXACT = tuple("focus." + p for p in ("fact.", "edit.", "config_added", "config_removed", "config_moved", "dep_", "added",
+                                        "removed"))
+#: Keys of exact edits, worded with their line ("line 12: now also calls …").
+_EDIT = "focus." + "edit."
 #: File kinds whose points a summary may state (a test's or an example's change is not
 #: what the pull request does).
 _KINDS = ("source", "config", "build", "ci")
@@ -68,7 +70,7 @@ def _candidates(focus, analysis: DiffAnalysis) -> list[tuple[Any, str, dict, tup
 def _sentence(point, key: str, params: dict, lang: str) -> str:
     """"In `file.py`: <change>" (an edit: "In `name` (`file.py`), line 12: <change>")."""
     where = sanitize.code(posixpath.basename(point.file))
-    if key.startswith("focus.edit."):
+    if key.startswith(_EDIT):
         name = params.get("name")
         at = key if key.endswith(".at") else key + ".at"
         change = t(at, lang, params)
@@ -102,8 +104,9 @@ def point_summary(focus, analysis: DiffAnalysis, lang: str, reject=lambda en: Fa
     of source, config, build or CI (or every such sentence is over :data:`MAX_CHARS`).
 
     When exact changes in other files exist too, the sentence says how many and across
-    how many other code files ("; and 2 more changes among 5 files"); when there are none but the rest of the pull request
-    changed more lines than the point's file, it is said to be one of several.
+    how many other code files ("; and 2 more changes among 5 files"); when there are
+    none but the rest of the pull request changed more lines than the point's file, it
+    is said to be one of several.
     ``reject(english_markdown) -> bool`` turns a sentence down (the title restated), for
     both languages alike."""
     found = _candidates(focus, analysis)
