@@ -27,7 +27,13 @@ Pure. :func:`summary_claim` picks, in this order, the first source that qualifie
    (:func:`covers_most`);
 9. ``function`` -- the change is inside one function or method: which, and whether
    code was added, removed or changed (:func:`function_summary`);
-10. ``count`` -- a plain true count of what changed ("Changes 3 source files under
+10. ``point`` -- the guide's strongest exact focus point (a behaviour or breaking fact,
+    an exact edit, a new or removed definition or config key, a dependency change), with
+    its file, and how many more exact changes other files hold
+    (:func:`bot.engine.render.summary_point.point_summary`);
+11. ``only`` -- a pull request that changes tests, CI files, examples or documentation
+    only, all of one kind: which files (:func:`bot.engine.render.summary_point.only_kind_summary`);
+12. ``count`` -- a plain true count of what changed ("Changes 3 source files under
     `verl/trainer/` (+40/−12).").
 
 There is no template guess ("Fix in AREA: changes X") and no restated title: when
@@ -47,6 +53,7 @@ from bot.engine.analysis.model import DiffAnalysis, Evidence
 from bot.engine.focus import edits
 from bot.engine.render import sanitize
 from bot.engine.render.messages import t
+from bot.engine.render.summary_point import only_kind_summary, point_summary
 from bot.engine.snapshot import PullRequestSnapshot
 from bot.locale import N_, NP_
 
@@ -58,10 +65,11 @@ class GuideFacts(Protocol):
     snapshot: PullRequestSnapshot
     analysis: DiffAnalysis
     purpose: str | None
+    focus: tuple  # the guide's focus points (bot.engine.focus.model.FocusPoint), heaviest first
 
 
 #: Summary sources, in the order they are tried.
-SOURCES = ("edit", "fact", "quote", "new_file", "tests", "author", "docs", "edit_among", "function", "count")
+SOURCES = ("edit", "fact", "quote", "new_file", "tests", "author", "docs", "edit_among", "function", "point", "only", "count")
 
 #: A pull request is "small" (its summary may be one exact change) up to these many
 #: changed lines and files of code that is neither test nor docs.
@@ -194,6 +202,14 @@ def _choose(facts: GuideFacts, lang: str) -> Summary:
     one = function_summary(analysis, lang)
     if one is not None:
         return one
+    # The count is the last resort: the guide's strongest exact focus point says what changed.
+    title = facts.snapshot.title
+    exact = point_summary(getattr(facts, "focus", ()), analysis, lang, reject=lambda en: restates(plain_text(en), title))
+    if exact is not None:
+        return Summary(_end(exact.text, lang), "point", exact.evidence)
+    only = only_kind_summary(analysis, lang)
+    if only is not None:
+        return Summary(_end(only.text, lang), "only", only.evidence)
     return count_summary(facts, lang)
 
 
