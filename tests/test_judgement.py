@@ -277,7 +277,7 @@ def test_summaries_state_the_fact_without_its_advice_in_both_languages():
     # leads with its strongest exact change and says the others are there (one exact change
     # of it is no summary of 36,000 lines on its own), never advice.
     en, zh = guide(4795).data["summary"], guide(4795, lang="zh").data["summary"]
-    assert en.startswith("In collabllm_agent_loop.py: removed CollabLLMAgentLoop; and ") and " more changes among " in en
+    assert en.startswith("In collabllm_agent_loop.py: removed CollabLLMAgentLoop; ") and " other files change too" in en
     assert "另有" in zh and not zh.startswith("改动之一：")
     assert "relies" not in en and "确认" not in zh
 
@@ -402,7 +402,7 @@ def test_a_new_variable_read_is_the_summary_only_when_it_is_the_one_change():
         assert "VERL_MODE" in guide_of(("verl/trainer/a.py", "modified", READ_MODE), lang=lang).data["summary"]
         beside = guide_of(("verl/trainer/a.py", "modified", READ_MODE), ("verl/trainer/b.py", "modified", "@@ -1,1 +1,2 @@\n x = 1\n+y = 2\n"), lang=lang)
         summary = beside.data["summary"]
-        assert "VERL_MODE" not in summary or ("1 more change among 1 file" in summary or "另有 1 处改动" in summary), summary
+        assert "VERL_MODE" not in summary or ("1 other file changes too" in summary or "另有 1 个文件也有改动" in summary), summary
     patch = '@@ -40,3 +40,3 @@ def build(config):\n-    mode = os.environ.get("VERL_MODE", "fast")\n+    mode = os.environ.get("VERL_MODE", "safe")\n     return x\n'
     assert "VERL_MODE" in guide_of(("verl/trainer/a.py", "modified", patch), lang="zh").data["summary"]
 

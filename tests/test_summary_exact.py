@@ -97,7 +97,7 @@ def test_two_unrelated_changes_name_the_first_and_count_the_rest():
     f = facts([src(ROLLOUT, 40, 30, kind="config"), src(CKPT, 11, 31)], [DEFAULT_POINT, ENV_POINT])
     s = S.choose(f, "en")
     assert s.text == ("In `rollout.yaml`: default of `max_num_seqs` changes from `256` to `1024`; "
-                      "and 1 more change among 1 file.")
+                      "1 other file changes too.")
     assert s.evidence == (DEFAULT_EVIDENCE, ENV_EVIDENCE[0])  # the one counted rests on its own line
 
 
@@ -110,7 +110,7 @@ def test_the_chinese_summary_states_the_same_fact():
     f = facts([src(ROLLOUT, 40, 30, kind="config"), src(CKPT, 11, 31)], [DEFAULT_POINT, ENV_POINT])
     zh = S.choose(f, "zh")
     assert zh.source == "point" and zh.evidence == S.choose(f, "en").evidence
-    assert zh.text == "`rollout.yaml` 中：`max_num_seqs` 的默认值从 `256` 改为 `1024`；另有 1 处改动，分布在 1 个文件中。"
+    assert zh.text == "`rollout.yaml` 中：`max_num_seqs` 的默认值从 `256` 改为 `1024`；另有 1 个文件也有改动。"
     one = S.choose(facts([src(CKPT)], [ENV_POINT]), "zh").text
     assert one.startswith("`megatron_checkpoint_manager.py` 中：不再读取环境变量 `RAY_LOCAL_WORLD_SIZE`、`NNODES`") and one.endswith("。")
 

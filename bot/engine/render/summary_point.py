@@ -103,8 +103,8 @@ def point_summary(focus, analysis: DiffAnalysis, lang: str, reject=lambda en: Fa
     with that point's evidence, or None when no point states an exact change in a file
     of source, config, build or CI (or every such sentence is over :data:`MAX_CHARS`).
 
-    When exact changes in other files exist too, the sentence says how many and across
-    how many other code files ("; and 2 more changes among 5 files"); when there are
+    When exact changes in other files exist too, the sentence says how many other code
+    files change ("; 5 other files change too"); when there are
     none but the rest of the pull request changed more lines than the point's file, it
     is said to be one of several.
     ``reject(english_markdown) -> bool`` turns a sentence down (the title restated), for
@@ -127,12 +127,13 @@ def point_summary(focus, analysis: DiffAnalysis, lang: str, reject=lambda en: Fa
 
 
 def _full(point, key: str, params: dict, others: list, spread: int, among: bool, lang: str) -> str:
-    """The sentence with its tail: how many exact changes other files hold (and across how
-    many files, ``spread``), or that it is one of several."""
+    """The sentence with its tail: how many other code files change (``spread``) when other
+    files hold exact changes too, or that it is one of several."""
     text = _sentence(point, key, params, lang)
     if others:
-        files = t("summary.count.files", lang, {"count": spread})
-        text += t(NP_("summary.point.more", "summary.point.more"), lang, {"count": len(others), "files": files}, raw=True)
+        # How many other files change, not "N more changes among M files": the focus list is
+        # capped, so a count of the other changes would be a guess below the truth.
+        text += t(NP_("summary.point.more", "summary.point.more"), lang, {"count": spread}, raw=True)
     elif among:
         text += t(N_("summary.point.among"), lang)
     return text
