@@ -148,7 +148,7 @@ def test_dockerfile_from_pip_install_and_version_args():
         ("vllm", "changed", "0.23.0", "0.24.0"),
         ("torch", "changed", "==2.10.0", "==2.11.0"),
         # Installed from its git tag now, not dropped (it read "removed" before VCS installs counted).
-        ("megatron-bridge", "changed", "==0.5.0", "@r0.5.0"),
+        ("megatron-bridge", "changed", "==0.5.0", "git:r0.5.0"),
     ]
 
 
@@ -263,13 +263,13 @@ def test_a_dockerfile_s_vcs_installs_are_dependencies():
         "+RUN pip install --no-deps git+ssh://git@github.com/NVIDIA-NeMo/Megatron-Bridge.git@de93536e\n"
     )
     found = {(c.name, c.new_spec) for c in dependency_changes("docker/Dockerfile.ngc", patch)}
-    assert {("apex", ""), ("transformerengine", "@v1.7"), ("flash-attn", "==2.5.8"), ("megatron-bridge", "@de93536e")} <= {
+    assert {("apex", ""), ("transformerengine", "git:v1.7"), ("flash-attn", "==2.5.8"), ("megatron-bridge", "git:de93536e")} <= {
         (normalize_name(n), s) for n, s in found}
 
 
 def test_a_requirements_vcs_line_is_a_dependency_and_a_wheel_url_is_not_guessed():
     patch = parse_patch("@@ -1,2 +1,3 @@\n torch==2.4\n+git+https://github.com/org/fastkernels.git@v2\n+https://example.com/some.whl\n")
-    assert [(c.name, c.new_spec) for c in dependency_changes("requirements.txt", patch)] == [("fastkernels", "@v2")]
+    assert [(c.name, c.new_spec) for c in dependency_changes("requirements.txt", patch)] == [("fastkernels", "git:v2")]
 
 
 def test_an_image_named_by_a_build_argument_is_no_dependency():

@@ -121,14 +121,14 @@ _VCS_URL = re.compile(r"(?:git|hg|svn|bzr)\+[a-z]+://(?:[^\s/@]+@)?[^\s@#]*/([A-
 
 def vcs_requirement(token: str) -> tuple[str, str] | None:
     """``(name, spec)`` of a pip VCS install (``git+https://host/owner/Repo.git@ref``): the
-    name its ``#egg=`` gives, else the repository's; the spec ``@ref`` (empty without a
-    ref). None for anything else. pip installs these like any package, so a count of the
+    name its ``#egg=`` gives, else the repository's; the spec ``git:ref`` (empty without
+    a ref; never ``@ref``, which a summary would show as a mention). None for anything else. pip installs these like any package, so a count of the
     dependencies an image installs must include them."""
     m = _VCS_URL.match(token)
     if m is None:
         return None
     egg = _EGG.search(token)
-    return (egg.group(1) if egg else m.group(1)), (f"@{m.group(2)}" if m.group(2) else "")
+    return (egg.group(1) if egg else m.group(1)), (f"git:{m.group(2)}" if m.group(2) else "")
 
 
 def _requirements(hunks: Iterable[Hunk]) -> dict[str, _Side]:
