@@ -148,3 +148,13 @@ def test_corpus_the_environment_variable_pr_leads_with_the_variables():
     assert guide.data["summary"].startswith("In megatron_checkpoint_manager.py: no longer reads environment variables")
     claim = next(c for c in guide.data["claims"] if c["kind"] == "summary")
     assert claim["evidence"][0]["path"] == CKPT and claim["evidence"][0]["start"] == 653
+
+
+def test_a_point_standing_for_several_changes_keeps_its_count():
+    """"In `Dockerfile.ngc.vllm`: now installs `apex`." for an image that installs five new
+    packages read as its one change; the point's "(and 4 more like it)" stays."""
+    docker = "docker/Dockerfile.ngc.vllm"
+    point = FocusPoint(docker, "apex", "focus.fact.dep_added.install", {"name": "apex", "old": "", "new": "", "count": 5, "similar": 4},
+                       weight=100, evidence=(Evidence(docker, 36, 36, "", "apex", "diff"),))
+    s = S.choose(facts([src(docker, 12, 0, kind="build")], [point]), "en")
+    assert s.text.startswith("In `Dockerfile.ngc.vllm`: ") and s.text.endswith("(and 4 more like it).")

@@ -78,6 +78,10 @@ def _sentence(point, key: str, params: dict, lang: str) -> str:
             return t(N_("summary.point.edit_in"), lang, {"name": sanitize.code(name), "file": where, "change": change}, raw=True)
         return t(N_("summary.point.edit"), lang, {"file": where, "change": change}, raw=True)
     change = _without_advice(t(key, lang, params))
+    if params.get("similar"):
+        # "now installs `apex` (and 4 more like it)": the point's count stays with it, or the
+        # summary would read as the file's one change.
+        change += t("focus.similar", lang, {"count": params["similar"]})
     return t(N_("summary.point"), lang, {"file": where, "change": change}, raw=True)
 
 
